@@ -1,0 +1,10 @@
+package main
+
+import (
+	"errors"
+	"io"
+)
+
+func cmdReport(stdout, stderr io.Writer, args []string) error {
+	return errors.New("report: not implemented yet")
+}

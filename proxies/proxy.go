@@ -1,0 +1,84 @@
+// Package proxies holds an adapter per kind of proxy: its configuration
+// for each mode, its command line, its own config check and the addresses
+// that answer once it is ready. Adapters are pure; the harness runs them.
+package proxies
+
+import "bench/scenarios"
+
+// Group is which side of the tables' ‖ a column sits on.
+type Group string
+
+// The groups of the tables.
+const (
+	Baseline Group = "baseline" // no proxy: the kernel forwarding
+	Copy     Group = "copy"     // proxies copying through user space
+	Splice   Group = "splice"   // proxies using splice()
+)
+
+// Column is one column of the tables: a proxy kind with its binary and
+// flags, e.g. "devel -s0" = 3proxy, /opt/3proxy/devel/bin/3proxy, -s0, copy.
+type Column struct {
+	Name   string   // the tables' column name
+	Kind   string   // the adapter
+	Binary string   // path of the binary; empty for the adapter's default
+	Flags  []string // extra command-line flags
+	Group  Group
+	// Options are adapter-specific switches, e.g. haproxy's "splice-auto".
+	Options []string
+	// Source and Line say where the column was declared, for errors.
+	Source string
+	Line   int
+}
+
+// Env is what the harness provides to one proxy instance.
+type Env struct {
+	Dir        string // the instance's private directory: configs, logs, pid files
+	ClientSide string // the proxy's address facing the client, e.g. 10.0.1.1
+	OriginSide string // the proxy's address facing the origin, e.g. 10.0.2.1
+	Origin     string // the origin's address, e.g. 10.0.2.2
+	MaxConns   int    // connections the descriptor limit allows the proxy
+	CertFile   string // PEM certificate chain the proxy presents (tls-term)
+	KeyFile    string // its private key
+	CAFile     string // the CA that signed the origin's certificate (tls-init)
+}
+
+// File is a file an instance needs, written before it starts.
+type File struct {
+	Path  string // relative to Env.Dir
+	Data  []byte
+	Owner string // user that must own it (and its directory), "" for root
+}
+
+// Plan is everything the harness needs to run a column in a mode.
+type Plan struct {
+	Files []File
+	// Validate is the proxy's own config check, run before the session
+	// starts; nil if the proxy has none.
+	Validate []string
+	// Argv runs the proxy in the foreground; nil for the baseline, which
+	// is the kernel forwarding (Forward).
+	Argv []string
+	// Forward asks for ip_forward in the proxy namespace.
+	Forward bool
+	// Ready lists host:port addresses that accept TCP once the proxy serves.
+	Ready []string
+}
+
+// Adapter knows one kind of proxy.
+type Adapter interface {
+	// Kind names the adapter as the CSV's kind column does ("nginx").
+	Kind() string
+	// Modes lists the modes the kind can serve.
+	Modes() []scenarios.Mode
+	// DefaultBinary is the program used when a column names none: a
+	// name looked up in PATH, or "" when the user must name one (envoy,
+	// 3proxy).
+	DefaultBinary() string
+	// VersionArgv is the command that prints bin's version.
+	VersionArgv(bin string) []string
+	// ParseVersion picks the version string out of that command's output.
+	ParseVersion(out []byte) string
+	// Plan renders column c in mode m for env. It fails for a mode the
+	// kind cannot serve or an option it does not know.
+	Plan(c Column, m scenarios.Mode, env Env) (Plan, error)
+}
