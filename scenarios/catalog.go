@@ -1,0 +1,160 @@
+package scenarios
+
+import (
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+	"time"
+)
+
+// wrkTimeout is wrk's per-request limit; the seeds count requests over it
+// as timeouts ("wrk's 2 second limit").
+const wrkTimeout = 2 * time.Second
+
+// The loads of the seeds' Scenarios table, by name.
+var (
+	loadStream1     = Load{Name: "stream1", Tool: ToolIperf3, Conns: 1}
+	loadStream1Down = Load{Name: "stream1-down", Tool: ToolIperf3, Conns: 1, Reverse: true}
+	loadStream16    = Load{Name: "stream16", Tool: ToolIperf3, Conns: 16}
+	// 1 KB answers over 64 kept-alive connections.
+	loadKa1k = Load{Name: "ka-1k", Tool: ToolWrk, Conns: 64, Path: "/1k", Timeout: wrkTimeout}
+	// 1 MB answers over 16 kept-alive connections.
+	loadKa1m = Load{Name: "ka-1m", Tool: ToolWrk, Conns: 16, Path: "/1m", Timeout: wrkTimeout}
+	// 2000 kept-alive connections, 50 KB answers.
+	loadKa50k2000 = Load{Name: "ka-50k-2000", Tool: ToolWrk, Conns: 2000, Path: "/50k", Timeout: wrkTimeout}
+	// The same, each request a POST with a 2 KB body.
+	loadKa2k50k2000 = Load{Name: "ka-2k-50k-2000", Tool: ToolWrk, Conns: 2000, Path: "/50k", PostBytes: 2048, Timeout: wrkTimeout}
+	// 64 connections, a new one for every request.
+	loadClose1k = Load{Name: "close-1k", Tool: ToolWrk, Conns: 64, Path: "/1k", Close: true, Timeout: wrkTimeout}
+)
+
+// catalog lists, per mode, the loads the seeds measure in it, in the
+// order of their tables' rows.
+var catalog = []struct {
+	mode  Mode
+	loads []Load
+}{
+	{HTTP, []Load{loadKa1k, loadKa1m, loadKa50k2000, loadKa2k50k2000, loadClose1k}},
+	{Connect, []Load{loadStream1Down, loadStream16, loadKa1k, loadKa50k2000, loadKa2k50k2000, loadClose1k}},
+	{Socks, []Load{loadStream1Down, loadStream16, loadKa1k, loadKa50k2000, loadKa2k50k2000, loadClose1k}},
+	{Relay, []Load{loadStream1, loadStream1Down, loadStream16, loadKa1k, loadKa50k2000, loadKa2k50k2000, loadClose1k}},
+}
+
+// Catalog returns every scenario a session can run, grouped by mode in
+// the order of the reference tables. The slice is the caller's.
+func Catalog() []Scenario {
+	var out []Scenario
+	for _, m := range catalog {
+		for _, l := range m.loads {
+			out = append(out, Scenario{Name: string(m.mode) + "-" + l.Name, Mode: m.mode, Load: l})
+		}
+	}
+	return out
+}
+
+// ByName returns the scenario of the catalog called name.
+func ByName(name string) (Scenario, bool) {
+	for _, s := range Catalog() {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return Scenario{}, false
+}
+
+// Select picks scenarios from the catalog by spec: "all", a name, a glob
+// ("socks-*", "*-ka-1k") or a comma-separated list of these. Each
+// scenario appears once, in the order the spec first names it. A name or
+// glob that matches nothing is an error that lists the names closest to
+// it.
+func Select(spec string) ([]Scenario, error) {
+	all := Catalog()
+	var out []Scenario
+	seen := make(map[string]bool)
+	add := func(s Scenario) {
+		if !seen[s.Name] {
+			seen[s.Name] = true
+			out = append(out, s)
+		}
+	}
+	for _, term := range strings.Split(spec, ",") {
+		term = strings.TrimSpace(term)
+		if term == "" {
+			return nil, fmt.Errorf("scenario list %q: empty name; give \"all\", names or globs separated by commas", spec)
+		}
+		if term == "all" {
+			for _, s := range all {
+				add(s)
+			}
+			continue
+		}
+		if _, err := path.Match(term, ""); err != nil {
+			return nil, fmt.Errorf("scenario %q: bad glob: %w", term, err)
+		}
+		n := len(seen)
+		for _, s := range all {
+			if ok, _ := path.Match(term, s.Name); ok {
+				add(s)
+			}
+		}
+		if len(seen) == n && !matchesAny(term, out) {
+			return nil, unknownScenario(term, all)
+		}
+	}
+	return out, nil
+}
+
+// matchesAny reports whether term matches a scenario already selected, so
+// that "http-ka-1k,http-*" is not an error.
+func matchesAny(term string, picked []Scenario) bool {
+	for _, s := range picked {
+		if ok, _ := path.Match(term, s.Name); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// unknownScenario is the error for a term that matches no scenario: it
+// names the closest scenarios so that a typo is a glance away.
+func unknownScenario(term string, all []Scenario) error {
+	type scored struct {
+		name string
+		d    int
+	}
+	var c []scored
+	for _, s := range all {
+		c = append(c, scored{s.Name, distance(term, s.Name)})
+	}
+	sort.SliceStable(c, func(i, j int) bool { return c[i].d < c[j].d })
+	var names []string
+	for _, x := range c {
+		if len(names) == 3 || (len(names) > 0 && x.d > c[0].d+2) {
+			break
+		}
+		names = append(names, x.name)
+	}
+	return fmt.Errorf("unknown scenario %q: did you mean %s? (bench list prints them all)", term, strings.Join(names, ", "))
+}
+
+// distance is the Levenshtein distance between a and b.
+func distance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

@@ -1,0 +1,78 @@
+package scenarios
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Iperf3 drives iperf3 for the stream loads.
+type Iperf3 struct{}
+
+var _ Driver = Iperf3{}
+
+// Tool returns "iperf3".
+func (Iperf3) Tool() string { return ToolIperf3 }
+
+// Invocation runs iperf3 -c for window with JSON output: upload, or
+// download with -R, and -P for several streams. It targets the origin
+// for connect and socks (inside the tunnel, see Build) and when t is
+// Direct, and the relay's client-side address for relay. The session
+// warms up on its own, so no interval is omitted.
+func (Iperf3) Invocation(s Scenario, t Target, window time.Duration, dir string) (Invocation, error) {
+	l := s.Load
+	if l.Conns < 1 {
+		return Invocation{}, fmt.Errorf("scenario %s: iperf3 needs at least one stream, has %d", s.Name, l.Conns)
+	}
+	host := t.Origin
+	switch {
+	case t.Direct, tunnelled(s, t):
+	case s.Mode == Relay:
+		host = relayHost(t)
+	default:
+		return Invocation{}, fmt.Errorf("scenario %s: iperf3 cannot run mode %q", s.Name, s.Mode)
+	}
+	if host == "" {
+		return Invocation{}, fmt.Errorf("scenario %s: target has no address for iperf3", s.Name)
+	}
+	argv := []string{ToolIperf3, "-c", host, "-p", strconv.Itoa(PortIperf), "-t", seconds(window), "-O", "0", "-J"}
+	if l.Conns > 1 {
+		argv = append(argv, "-P", strconv.Itoa(l.Conns))
+	}
+	if l.Reverse {
+		argv = append(argv, "-R")
+	}
+	// iperf3 connects, runs the window, then exchanges results with the
+	// server.
+	return Invocation{Argv: argv, Grace: 5 * time.Second}, nil
+}
+
+// iperfResult is the part of iperf3 -J's output the driver reads.
+type iperfResult struct {
+	Error string `json:"error"`
+	End   struct {
+		SumReceived *struct {
+			Seconds float64 `json:"seconds"`
+			Bytes   int64   `json:"bytes"`
+		} `json:"sum_received"`
+	} `json:"end"`
+}
+
+// Parse reads iperf3 -J's output: the bytes the receiver got and the
+// seconds it measured them over. An "error" in the JSON fails the run.
+func (Iperf3) Parse(stdout []byte) (Measurement, error) {
+	var r iperfResult
+	if err := json.Unmarshal(stdout, &r); err != nil {
+		return Measurement{}, fmt.Errorf("iperf3 output: %w (killed before its report?)", err)
+	}
+	if r.Error != "" {
+		return Measurement{}, fmt.Errorf("iperf3: %s", strings.TrimSpace(r.Error))
+	}
+	sr := r.End.SumReceived
+	if sr == nil || sr.Seconds <= 0 {
+		return Measurement{}, fmt.Errorf("iperf3 output has no end.sum_received: the test did not finish")
+	}
+	return Measurement{Seconds: sr.Seconds, Bytes: sr.Bytes}, nil
+}

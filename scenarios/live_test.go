@@ -1,0 +1,211 @@
+package scenarios
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// skipUnlessRoot skips a test that binds the origin's ports below 1024.
+func skipUnlessRoot(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("test binds ports 80 and 443 on loopback: run as root")
+	}
+}
+
+// needTool skips a test when a program it runs is not installed.
+func needTool(t *testing.T, name string) {
+	t.Helper()
+	if _, err := exec.LookPath(name); err != nil {
+		t.Skipf("%s not installed: %v", name, err)
+	}
+}
+
+// loopback returns a random 127.x.y.z address, so that parallel runs of
+// the tests bind different addresses on the same ports.
+func loopback() string {
+	return fmt.Sprintf("127.%d.%d.%d", 1+rand.IntN(254), rand.IntN(256), 1+rand.IntN(254))
+}
+
+// writeFiles writes the origin's files below dir.
+func writeOrigin(t *testing.T, dir string, p OriginPlan) {
+	t.Helper()
+	for _, f := range p.Files {
+		name := filepath.Join(dir, f.Path)
+		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(name, f.Data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// start runs argv in the background until the test ends; its output goes
+// to the test's log when the test fails.
+func start(t *testing.T, argv ...string) {
+	t.Helper()
+	var out bytes.Buffer
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", argv[0], err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+		if t.Failed() {
+			t.Logf("%s:\n%s", argv[0], out.String())
+		}
+	})
+}
+
+// waitReady returns once every address accepts TCP, or fails the test.
+func waitReady(t *testing.T, addrs ...string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for _, a := range addrs {
+		for {
+			c, err := net.DialTimeout("tcp", a, time.Second)
+			if err == nil {
+				c.Close()
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s not ready: %v", a, err)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
+
+// startOrigin runs the origin's nginx and iperf3 on a fresh loopback
+// address and returns that address.
+func startOrigin(t *testing.T) string {
+	t.Helper()
+	skipUnlessRoot(t)
+	needTool(t, "nginx")
+	needTool(t, ToolIperf3)
+	addr := loopback()
+	dir := t.TempDir()
+	p := Origin(dir, addr, 1)
+	writeOrigin(t, dir, p)
+	if out, err := exec.Command(p.Validate[0], p.Validate[1:]...).CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", strings.Join(p.Validate, " "), err, out)
+	}
+	for _, s := range p.Servers {
+		start(t, s...)
+	}
+	waitReady(t, p.Ready...)
+	return addr
+}
+
+// TestOriginServes runs the rendered origin config in a real nginx and
+// fetches every answer, the POST of ka-2k-50k-2000 and one over HTTPS.
+func TestOriginServes(t *testing.T) {
+	addr := startOrigin(t)
+	client := &http.Client{Timeout: 5 * time.Second}
+	for _, a := range originAnswers {
+		for _, post := range []bool{false, true} {
+			url := "http://" + addr + a.Path
+			var (
+				resp *http.Response
+				err  error
+			)
+			if post {
+				resp, err = client.Post(url, "application/octet-stream", bytes.NewReader(make([]byte, 2048)))
+			} else {
+				resp, err = client.Get(url)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.StatusCode != 200 || !bytes.Equal(body, OriginAnswer(a.Size)) {
+				t.Errorf("POST=%v %s = %d, %d bytes; want 200, the %d bytes of OriginAnswer", post, url, resp.StatusCode, len(body), a.Size)
+			}
+		}
+	}
+	out, err := exec.Command("openssl", "s_client", "-connect", net.JoinHostPort(addr, "443"), "-brief").CombinedOutput()
+	if err != nil && !bytes.Contains(out, []byte("TLSv1.3")) {
+		t.Errorf("openssl s_client to the origin: %v\n%s", err, out)
+	}
+}
+
+// runTool runs an invocation as the harness would: its files written to
+// dir, its standard output returned.
+func runTool(t *testing.T, inv Invocation, dir string, window time.Duration) []byte {
+	t.Helper()
+	for name, data := range inv.Files {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), window+inv.Grace+5*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, inv.Argv[0], inv.Argv[1:]...)
+	cmd.Env = append(os.Environ(), inv.Env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("%s: still running after %v", strings.Join(inv.Argv, " "), window+inv.Grace)
+	}
+	if err != nil {
+		t.Logf("%s: %v\n%s", strings.Join(inv.Argv, " "), err, stderr.String())
+	}
+	return stdout.Bytes()
+}
+
+// TestDirectRuns runs each tool through Build against a real origin and
+// parses what it printed.
+func TestDirectRuns(t *testing.T) {
+	needTool(t, ToolWrk)
+	addr := startOrigin(t)
+	for _, name := range []string{"http-ka-1k", "http-ka-2k-50k-2000", "http-close-1k", "relay-stream1-down"} {
+		t.Run(name, func(t *testing.T) {
+			s, _ := ByName(name)
+			if s.Load.Conns > 100 {
+				s.Load.Conns = 100 // the test shares the machine
+			}
+			dir := t.TempDir()
+			inv, d, err := Build(s, Target{Direct: true, Origin: addr}, time.Second, dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := runTool(t, inv, dir, time.Second)
+			m, err := d.Parse(out)
+			if err != nil {
+				t.Fatalf("Parse(%q) error: %v", out, err)
+			}
+			if m.Bytes <= 0 || m.Seconds <= 0 || m.Errors != 0 {
+				t.Errorf("Parse(%q) = %+v; want bytes and seconds, no errors", out, m)
+			}
+			if s.Load.Tool == ToolWrk && (m.Requests <= 0 || !m.HasLatency) {
+				t.Errorf("Parse(%q) = %+v; want requests and latency", out, m)
+			}
+		})
+	}
+}

@@ -1,0 +1,259 @@
+package scenarios
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"math"
+	"net"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/template"
+	"time"
+)
+
+// The load tools' names, as Load.Tool and Driver.Tool give them.
+const (
+	ToolWrk         = "wrk"
+	ToolIperf3      = "iperf3"
+	ToolProxychains = "proxychains4"
+)
+
+// Threads of wrk: 4 as the seeds ran it, 16 under proxychains, whose
+// connect() blocks until the proxy answers and costs the client a thread
+// per tunnel being opened (the seeds' "wrk gets more threads there").
+const (
+	wrkThreads       = 4
+	wrkThreadsTunnel = 16
+)
+
+// WrkScript is the name of the Lua script in the run directory.
+const WrkScript = "wrk.lua"
+
+// wrkLinePrefix starts the line the script's done() prints.
+const wrkLinePrefix = "bench-wrk:"
+
+// Wrk drives wrk for the HTTP loads.
+type Wrk struct{}
+
+var _ Driver = Wrk{}
+
+// Tool returns "wrk".
+func (Wrk) Tool() string { return ToolWrk }
+
+// Invocation runs wrk for window: against the proxy with absolute URIs
+// in mode http, against the origin inside a tunnel for connect and socks
+// (the caller wraps it in proxychains, see Build), against the relay's
+// client-side address for relay, and against the origin when t is Direct.
+func (Wrk) Invocation(s Scenario, t Target, window time.Duration, dir string) (Invocation, error) {
+	l := s.Load
+	if l.Conns < 1 || l.Path == "" {
+		return Invocation{}, fmt.Errorf("scenario %s: wrk needs connections and a path, has %d and %q", s.Name, l.Conns, l.Path)
+	}
+	if t.Origin == "" {
+		return Invocation{}, fmt.Errorf("scenario %s: target has no origin address", s.Name)
+	}
+	// The origin's HTTP port is 80, so it needs no port in URLs.
+	origin := t.Origin
+	url := "http://" + origin + "/"
+	path := l.Path
+	switch {
+	case t.Direct:
+	case s.Mode == HTTP:
+		if t.Proxy == "" {
+			return Invocation{}, fmt.Errorf("scenario %s: target has no proxy address", s.Name)
+		}
+		url = "http://" + hostPort(t.Proxy, PortHTTPProxy) + "/"
+		path = "http://" + origin + l.Path
+	case s.Mode == Relay:
+		h := relayHost(t)
+		if h == "" {
+			return Invocation{}, fmt.Errorf("scenario %s: target has no relay address", s.Name)
+		}
+		url = "http://" + hostPort(h, PortHTTP) + "/"
+	case tunnelled(s, t):
+	default:
+		return Invocation{}, fmt.Errorf("scenario %s: wrk cannot run mode %q", s.Name, s.Mode)
+	}
+	threads := wrkThreads
+	if tunnelled(s, t) {
+		threads = wrkThreadsTunnel
+	}
+	threads = min(threads, l.Conns)
+	timeout := l.Timeout
+	if timeout <= 0 {
+		timeout = wrkTimeout
+	}
+	script, err := WrkLua(WrkRequest{Path: path, Host: origin, PostBytes: l.PostBytes, Close: l.Close})
+	if err != nil {
+		return Invocation{}, fmt.Errorf("scenario %s: %w", s.Name, err)
+	}
+	return Invocation{
+		Argv: []string{ToolWrk,
+			"-t", strconv.Itoa(threads),
+			"-c", strconv.Itoa(l.Conns),
+			"-d", seconds(window) + "s",
+			"--timeout", seconds(timeout) + "s",
+			"--latency",
+			"-s", filepath.Join(dir, WrkScript),
+			url,
+		},
+		Files: map[string][]byte{WrkScript: script},
+		// wrk stops at the window; connecting 2000 clients before it and
+		// its report after it take a few seconds more.
+		Grace: timeout + 3*time.Second,
+	}, nil
+}
+
+// WrkRequest is the request the Lua script makes wrk send.
+type WrkRequest struct {
+	Path      string // request target: "/1k", or "http://10.0.2.2/1k" for an HTTP proxy
+	Host      string // Host header
+	PostBytes int    // POST body size; 0 sends GET
+	Close     bool   // adds Connection: close
+}
+
+var wrkLua = template.Must(template.New(WrkScript).Parse(`-- wrk script written by bench: the request of one scenario and a
+-- machine-readable summary line.
+wrk.method = "{{.Method}}"
+wrk.path = "{{.Path}}"
+wrk.headers["Host"] = "{{.Host}}"
+{{- if .PostBytes}}
+wrk.headers["Content-Type"] = "application/octet-stream"
+wrk.body = string.rep("x", {{.PostBytes}})
+{{- end}}
+{{- if .Close}}
+wrk.headers["Connection"] = "close"
+{{- end}}
+
+done = function(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format("` + wrkLinePrefix + ` requests=%d bytes=%d duration_us=%d connect=%d read=%d write=%d status=%d timeout=%d p50_us=%d p99_us=%d\n",
+    summary.requests, summary.bytes, summary.duration,
+    e.connect, e.read, e.write, e.status, e.timeout,
+    latency:percentile(50), latency:percentile(99)))
+end
+`))
+
+// WrkLua renders the Lua script for r.
+func WrkLua(r WrkRequest) ([]byte, error) {
+	for _, s := range []string{r.Path, r.Host} {
+		if strings.ContainsAny(s, "\"\\\r\n") {
+			return nil, fmt.Errorf("wrk request %q: quotes, backslashes and line breaks are not allowed", s)
+		}
+	}
+	method := "GET"
+	if r.PostBytes > 0 {
+		method = "POST"
+	}
+	var b bytes.Buffer
+	err := wrkLua.Execute(&b, struct {
+		WrkRequest
+		Method string
+	}{r, method})
+	return b.Bytes(), err
+}
+
+// Parse reads wrk's output: the script's summary line for exact figures,
+// checked against wrk's own "Requests/sec:" line.
+func (Wrk) Parse(stdout []byte) (Measurement, error) {
+	var (
+		f       map[string]int64
+		rps     float64
+		haveRPS bool
+	)
+	sc := bufio.NewScanner(bytes.NewReader(stdout))
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		switch {
+		case strings.HasPrefix(line, wrkLinePrefix):
+			var err error
+			if f, err = parseFields(strings.TrimPrefix(line, wrkLinePrefix)); err != nil {
+				return Measurement{}, fmt.Errorf("wrk output: %w", err)
+			}
+		case strings.HasPrefix(line, "Requests/sec:"):
+			v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimPrefix(line, "Requests/sec:")), 64)
+			if err != nil {
+				return Measurement{}, fmt.Errorf("wrk output: %q: %w", line, err)
+			}
+			rps, haveRPS = v, true
+		}
+	}
+	if f == nil {
+		return Measurement{}, fmt.Errorf("wrk output has no %q line: wrk failed before its summary, or ran without the bench script", wrkLinePrefix)
+	}
+	for _, k := range []string{"requests", "bytes", "duration_us", "connect", "read", "write", "status", "timeout", "p50_us", "p99_us"} {
+		if _, ok := f[k]; !ok {
+			return Measurement{}, fmt.Errorf("wrk output: summary line has no %s", k)
+		}
+	}
+	if !haveRPS {
+		return Measurement{}, fmt.Errorf("wrk output has no Requests/sec line")
+	}
+	if f["duration_us"] <= 0 {
+		return Measurement{}, fmt.Errorf("wrk output: duration %d µs", f["duration_us"])
+	}
+	m := Measurement{
+		Seconds:    float64(f["duration_us"]) / 1e6,
+		Requests:   f["requests"],
+		Bytes:      f["bytes"],
+		Errors:     f["connect"] + f["read"] + f["write"] + f["status"],
+		Timeouts:   f["timeout"],
+		P50Ms:      float64(f["p50_us"]) / 1e3,
+		P99Ms:      float64(f["p99_us"]) / 1e3,
+		HasLatency: f["requests"] > 0,
+	}
+	// wrk prints requests / duration with two decimals.
+	if got := float64(m.Requests) / m.Seconds; math.Abs(got-rps) > 0.006+rps*1e-9 {
+		return Measurement{}, fmt.Errorf("wrk output: summary line gives %.2f requests/s, wrk printed %.2f", got, rps)
+	}
+	return m, nil
+}
+
+// parseFields reads "k=v k=v" with integer values.
+func parseFields(s string) (map[string]int64, error) {
+	f := make(map[string]int64)
+	for _, kv := range strings.Fields(s) {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return nil, fmt.Errorf("field %q is not key=value", kv)
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("field %s: %q is not a whole number", k, v)
+		}
+		f[k] = n
+	}
+	return f, nil
+}
+
+// tunnelled reports whether the client reaches the origin through
+// proxychains: CONNECT and SOCKS through a proxy.
+func tunnelled(s Scenario, t Target) bool {
+	return !t.Direct && (s.Mode == Connect || s.Mode == Socks)
+}
+
+// relayHost is the relay's client-side address.
+func relayHost(t Target) string {
+	if t.ProxyHost != "" {
+		return t.ProxyHost
+	}
+	if h, _, err := net.SplitHostPort(t.Proxy); err == nil {
+		return h
+	}
+	return t.Proxy
+}
+
+// hostPort adds port to addr unless it has one.
+func hostPort(addr string, port int) string {
+	if _, _, err := net.SplitHostPort(addr); err == nil {
+		return addr
+	}
+	return net.JoinHostPort(addr, strconv.Itoa(port))
+}
+
+// seconds renders d as whole seconds for the tools' flags, at least 1.
+func seconds(d time.Duration) string {
+	return strconv.Itoa(max(1, int(math.Ceil(d.Seconds()))))
+}
