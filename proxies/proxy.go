@@ -25,6 +25,9 @@ type Column struct {
 	Group  Group
 	// Options are adapter-specific switches, e.g. haproxy's "splice-auto".
 	Options []string
+	// Modes, when set, limits the modes measured for the column to these;
+	// nil means every mode the kind can serve.
+	Modes []scenarios.Mode
 	// Source and Line say where the column was declared, for errors.
 	Source string
 	Line   int
@@ -36,10 +39,20 @@ type Env struct {
 	ClientSide string // the proxy's address facing the client, e.g. 10.0.1.1
 	OriginSide string // the proxy's address facing the origin, e.g. 10.0.2.1
 	Origin     string // the origin's address, e.g. 10.0.2.2
-	MaxConns   int    // connections the descriptor limit allows the proxy
-	CertFile   string // PEM certificate chain the proxy presents (tls-term)
-	KeyFile    string // its private key
-	CAFile     string // the CA that signed the origin's certificate (tls-init)
+	// MaxConns is how many client connections the proxy must accept,
+	// each relayed one costing two descriptors (one per side); adapters
+	// that need more per connection (haproxy's splice pipes) lower it.
+	MaxConns int
+	// CertFile is the PEM certificate chain the proxy presents
+	// (tls-term). haproxy reads the key from it too when it follows the
+	// chain (PKI.CertKeyPEM), else from CertFile with its extension
+	// replaced by ".key" (server.pem, server.key): KeyFile must be there.
+	CertFile string
+	KeyFile  string // the private key alone, PEM
+	CAFile   string // the CA that signed the origin's certificate (tls-init)
+	// ServerName is the name checked in the origin's certificate and sent
+	// as SNI when the proxy begins TLS (tls-init); "" means Origin.
+	ServerName string
 }
 
 // File is a file an instance needs, written before it starts.

@@ -1,0 +1,254 @@
+package proxies
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"text/template"
+
+	"bench/scenarios"
+)
+
+// adapters is the registry, in the order bench list shows them.
+var adapters = []Adapter{
+	Direct{}, ThreeProxy{}, Nginx{}, HAProxy{}, Envoy{},
+	Squid{}, Tinyproxy{}, Dante{}, Stunnel{},
+}
+
+// Adapters returns every known adapter, the baseline first.
+func Adapters() []Adapter { return slices.Clone(adapters) }
+
+// Lookup returns the adapter of a kind ("nginx"), or false.
+func Lookup(kind string) (Adapter, bool) {
+	for _, a := range adapters {
+		if a.Kind() == kind {
+			return a, true
+		}
+	}
+	return nil, false
+}
+
+// BaseMode is the mode a proxy instance is configured for when a session
+// runs scenario mode m: the mix scenarios run through the same listeners
+// as their plain modes, handshakes against the TLS-ending listener.
+func BaseMode(m scenarios.Mode) scenarios.Mode {
+	switch m {
+	case scenarios.MixHTTP:
+		return scenarios.HTTP
+	case scenarios.MixConnect:
+		return scenarios.Connect
+	case scenarios.MixSocks:
+		return scenarios.Socks
+	case scenarios.MixRelay:
+		return scenarios.Relay
+	case scenarios.TLSHandshake:
+		return scenarios.TLSTerm
+	}
+	return m
+}
+
+// Supports reports whether a can serve mode m (or, for the mix and
+// handshake scenarios, the mode they run through).
+func Supports(a Adapter, m scenarios.Mode) bool {
+	return slices.Contains(a.Modes(), BaseMode(m))
+}
+
+// optioner is implemented by adapters that take Column.Options.
+type optioner interface {
+	// Options lists the options the kind knows, each with what it does.
+	Options() map[string]string
+}
+
+// KnownOptions returns the options an adapter accepts, with what each
+// does; nil when it takes none.
+func KnownOptions(a Adapter) map[string]string {
+	if o, ok := a.(optioner); ok {
+		return o.Options()
+	}
+	return nil
+}
+
+// checkPlan is what every Plan does first: the mode is one the kind
+// serves and every option is one it knows. It returns the base mode.
+func checkPlan(a Adapter, c Column, m scenarios.Mode) (scenarios.Mode, error) {
+	if !Supports(a, m) {
+		return "", fmt.Errorf("column %q: %s cannot serve mode %s (it serves %s)", c.Name, a.Kind(), m, modeList(a.Modes()))
+	}
+	if err := checkOptions(a, c); err != nil {
+		return "", err
+	}
+	return BaseMode(m), nil
+}
+
+// checkOptions fails on an option the kind does not know.
+func checkOptions(a Adapter, c Column) error {
+	known := KnownOptions(a)
+	for _, o := range c.Options {
+		if _, ok := known[o]; !ok {
+			return fmt.Errorf("column %q: %s has no option %q%s", c.Name, a.Kind(), o, optionHint(known))
+		}
+	}
+	return nil
+}
+
+func optionHint(known map[string]string) string {
+	if len(known) == 0 {
+		return " (it takes none)"
+	}
+	names := make([]string, 0, len(known))
+	for n := range known {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return " (it knows " + strings.Join(names, ", ") + ")"
+}
+
+func modeList(ms []scenarios.Mode) string {
+	s := make([]string, len(ms))
+	for i, m := range ms {
+		s[i] = string(m)
+	}
+	return strings.Join(s, ", ")
+}
+
+// binary is the program a column runs.
+func binary(a Adapter, c Column) string {
+	if c.Binary != "" {
+		return c.Binary
+	}
+	return a.DefaultBinary()
+}
+
+// hostPort joins an address and a port.
+func hostPort(host string, port int) string {
+	return net.JoinHostPort(host, strconv.Itoa(port))
+}
+
+// serverName is the name tls-init verifies in the origin's certificate.
+func serverName(env Env) string {
+	if env.ServerName != "" {
+		return env.ServerName
+	}
+	return env.Origin
+}
+
+// hop is one listener of a relay and where it leads.
+type hop struct {
+	Name   string // a label for configs that name their sections
+	Listen string // host:port on the client side
+	Host   string // the listener's address
+	Port   int
+	To     string // host:port of the origin
+	ToHost string
+	ToPort int
+}
+
+// relayHops are the listeners of the relay and TLS modes: the HTTP port
+// and the iperf3 port, as the seed's scenarios use them.
+func relayHops(m scenarios.Mode, env Env) []hop {
+	pairs := [][2]int{{scenarios.PortHTTP, scenarios.PortHTTP}, {scenarios.PortIperf, scenarios.PortIperf}}
+	switch m {
+	case scenarios.TLSTerm:
+		pairs = [][2]int{{scenarios.PortHTTPS, scenarios.PortHTTP}, {scenarios.PortIperfTLS, scenarios.PortIperf}}
+	case scenarios.TLSInit:
+		pairs = [][2]int{{scenarios.PortHTTP, scenarios.PortHTTPS}, {scenarios.PortIperf, scenarios.PortIperfTLS}}
+	}
+	names := []string{"http", "iperf"}
+	hops := make([]hop, len(pairs))
+	for i, p := range pairs {
+		hops[i] = hop{
+			Name:   names[i],
+			Listen: hostPort(env.ClientSide, p[0]),
+			Host:   env.ClientSide,
+			Port:   p[0],
+			To:     hostPort(env.Origin, p[1]),
+			ToHost: env.Origin,
+			ToPort: p[1],
+		}
+	}
+	return hops
+}
+
+// listeners are the addresses Plan.Ready waits for in mode m.
+func listeners(m scenarios.Mode, env Env) []string {
+	switch m {
+	case scenarios.HTTP, scenarios.Connect:
+		return []string{hostPort(env.ClientSide, scenarios.PortHTTPProxy)}
+	case scenarios.Socks:
+		return []string{hostPort(env.ClientSide, scenarios.PortSocks)}
+	}
+	var out []string
+	for _, h := range relayHops(m, env) {
+		out = append(out, h.Listen)
+	}
+	return out
+}
+
+// view is what the config templates see.
+type view struct {
+	Column   Column
+	Mode     scenarios.Mode
+	Env      Env
+	Binary   string
+	Hops     []hop
+	Listen   string // the single listener of the proxy modes
+	Name     string // serverName(env)
+	NameIsIP bool   // Name is an address, checked as one
+	MaxConns int
+	// FDs are the descriptors MaxConns connections take: two each, and
+	// some for listeners, logs and the proxy's own files.
+	FDs  int
+	Path func(name string) string // a file in env.Dir
+}
+
+// Has reports whether the column has option o.
+func (v view) Has(o string) bool { return slices.Contains(v.Column.Options, o) }
+
+func newView(a Adapter, c Column, m scenarios.Mode, env Env) view {
+	maxConns := env.MaxConns
+	if maxConns <= 0 {
+		maxConns = 1024
+	}
+	v := view{
+		Column: c, Mode: m, Env: env, Binary: binary(a, c),
+		Hops: relayHops(m, env), Name: serverName(env),
+		MaxConns: maxConns, FDs: 2*maxConns + 64,
+		Path: func(name string) string { return filepath.Join(env.Dir, name) },
+	}
+	v.NameIsIP = net.ParseIP(v.Name) != nil
+	if l := listeners(m, env); len(l) == 1 {
+		v.Listen = l[0]
+	}
+	return v
+}
+
+var blankLines = regexp.MustCompile(`\n(\s*\n)+`)
+
+// render executes a config template, folding runs of blank lines that
+// the template's conditions leave behind into one.
+func render(t *template.Template, v any) ([]byte, error) {
+	var b bytes.Buffer
+	if err := t.Execute(&b, v); err != nil {
+		return nil, fmt.Errorf("render %s config: %w", t.Name(), err)
+	}
+	out := bytes.TrimLeft(blankLines.ReplaceAll(b.Bytes(), []byte("\n\n")), "\n")
+	if !bytes.HasSuffix(out, []byte("\n")) {
+		out = append(out, '\n')
+	}
+	return out, nil
+}
+
+// versionLine returns the first match of re's first group in out, or
+// the first line of out when nothing matches.
+func versionLine(out []byte, re *regexp.Regexp) string {
+	if m := re.FindSubmatch(out); m != nil {
+		return string(m[1])
+	}
+	line, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
+	return strings.TrimSpace(line)
+}

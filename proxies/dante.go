@@ -1,0 +1,78 @@
+package proxies
+
+import (
+	"regexp"
+	"text/template"
+
+	"bench/scenarios"
+)
+
+// Dante is dante's SOCKS server: no authentication, one sockd process
+// tree (-N 1), connecting out from the proxy's origin-side address.
+type Dante struct{}
+
+var _ Adapter = Dante{}
+
+// Kind is "dante".
+func (Dante) Kind() string { return "dante" }
+
+// Modes: SOCKS only.
+func (Dante) Modes() []scenarios.Mode { return []scenarios.Mode{scenarios.Socks} }
+
+// DefaultBinary is danted, as Debian names sockd.
+func (Dante) DefaultBinary() string { return "danted" }
+
+// VersionArgv is danted -v.
+func (Dante) VersionArgv(bin string) []string { return []string{bin, "-v"} }
+
+var danteVersion = regexp.MustCompile(`Dante v(\S+?)\.?\s`)
+
+// ParseVersion picks "1.4.2" out of "Dante v1.4.2.  Copyright ...".
+func (Dante) ParseVersion(out []byte) string { return versionLine(out, danteVersion) }
+
+// Plan renders danted.conf; Validate is danted -V (check the config and
+// exit) on it.
+func (d Dante) Plan(c Column, m scenarios.Mode, env Env) (Plan, error) {
+	base, err := checkPlan(d, c, m)
+	if err != nil {
+		return Plan{}, err
+	}
+	v := newView(d, c, base, env)
+	conf, err := render(danteConf, v)
+	if err != nil {
+		return Plan{}, err
+	}
+	bin := binary(d, c)
+	cfg := v.Path("danted.conf")
+	return Plan{
+		Files:    []File{{Path: "danted.conf", Data: conf}},
+		Validate: append([]string{bin, "-V", "-f", cfg}, c.Flags...),
+		// danted stays in the foreground unless given -D.
+		Argv:  append([]string{bin, "-N", "1", "-f", cfg, "-p", v.Path("danted.pid")}, c.Flags...),
+		Ready: listeners(base, env),
+	}, nil
+}
+
+var danteConf = template.Must(template.New("dante").Parse(`# danted for column "{{.Column.Name}}", mode {{.Mode}}; rendered by bench.
+logoutput: {{call .Path "danted.log"}}
+debug: 0
+internal: {{.Env.ClientSide}} port = 1080
+external: {{.Env.OriginSide}}
+# no authentication
+clientmethod: none
+socksmethod: none
+user.privileged: root
+user.unprivileged: nobody
+
+client pass {
+    from: 0.0.0.0/0 to: {{.Env.ClientSide}}/32
+    log: error
+}
+
+# the origin only
+socks pass {
+    from: 0.0.0.0/0 to: {{.Env.Origin}}/32
+    command: connect
+    log: error
+}
+`))

@@ -1,0 +1,36 @@
+package proxies
+
+import (
+	"bench/scenarios"
+)
+
+// Direct is the "no proxy" baseline: the client talks to the origin and
+// the kernel forwards between the namespaces. It runs no process.
+type Direct struct{}
+
+var _ Adapter = Direct{}
+
+// Kind is "direct".
+func (Direct) Kind() string { return "direct" }
+
+// Modes are those in which the client can reach the origin by itself.
+func (Direct) Modes() []scenarios.Mode {
+	return []scenarios.Mode{scenarios.HTTP, scenarios.Relay, scenarios.TLSTerm, scenarios.TLSInit}
+}
+
+// DefaultBinary is empty: there is nothing to run.
+func (Direct) DefaultBinary() string { return "" }
+
+// VersionArgv is nil: the kernel's version is in the session's metadata.
+func (Direct) VersionArgv(string) []string { return nil }
+
+// ParseVersion returns "kernel".
+func (Direct) ParseVersion([]byte) string { return "kernel" }
+
+// Plan asks for forwarding in the proxy namespace and nothing else.
+func (d Direct) Plan(c Column, m scenarios.Mode, env Env) (Plan, error) {
+	if _, err := checkPlan(d, c, m); err != nil {
+		return Plan{}, err
+	}
+	return Plan{Forward: true}, nil
+}

@@ -1,0 +1,193 @@
+package proxies
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"bench/scenarios"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// goldenEnv is the seed's topology as the harness hands it to a proxy.
+var goldenEnv = Env{
+	Dir:        "/run/bench-golden/proxy",
+	ClientSide: "10.0.1.1",
+	OriginSide: "10.0.2.1",
+	Origin:     "10.0.2.2",
+	MaxConns:   9000,
+	CertFile:   "/run/bench-golden/server.pem",
+	KeyFile:    "/run/bench-golden/server.key",
+	CAFile:     "/run/bench-golden/ca.pem",
+	ServerName: "origin.bench",
+}
+
+// goldenColumns are the columns whose plans are golden-tested in every
+// mode their kind serves: each kind's plain column, and the variants
+// whose options or flags change the config.
+var goldenColumns = []Column{
+	{Name: "no proxy", Kind: "direct", Group: Baseline},
+	{Name: "devel", Kind: "3proxy", Binary: "/opt/3proxy/devel/bin/3proxy", Group: Splice},
+	{Name: "1.0.1", Kind: "3proxy", Binary: "/opt/3proxy/1.0.1/bin/3proxy", Group: Copy,
+		Flags: []string{"-ocTCP_NODELAY", "-osTCP_NODELAY"}},
+	{Name: "0.9.4", Kind: "3proxy", Binary: "/opt/3proxy/0.9.4/bin/3proxy", Group: Copy,
+		Options: []string{"ssl-plugin"}},
+	{Name: "nginx", Kind: "nginx", Binary: "/usr/sbin/nginx", Group: Copy},
+	{Name: "haproxy", Kind: "haproxy", Binary: "/usr/sbin/haproxy", Group: Copy},
+	{Name: "haproxy splice-auto", Kind: "haproxy", Binary: "/usr/sbin/haproxy", Group: Splice,
+		Options: []string{"splice-auto"}},
+	{Name: "haproxy splice", Kind: "haproxy", Binary: "/usr/sbin/haproxy", Group: Splice,
+		Options: []string{"splice"}},
+	{Name: "envoy", Kind: "envoy", Binary: "/opt/envoy/bin/envoy", Group: Copy},
+	{Name: "squid", Kind: "squid", Binary: "/usr/sbin/squid", Group: Copy},
+	{Name: "tinyproxy", Kind: "tinyproxy", Binary: "/usr/bin/tinyproxy", Group: Copy},
+	{Name: "dante", Kind: "dante", Binary: "/usr/sbin/danted", Group: Copy},
+	{Name: "stunnel", Kind: "stunnel", Binary: "/usr/bin/stunnel", Group: Copy},
+}
+
+// dumpPlan is a plan as the golden files hold it: the command lines,
+// the listeners and every file it writes.
+func dumpPlan(p Plan) []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "forward: %v\n", p.Forward)
+	fmt.Fprintf(&b, "argv: %q\n", p.Argv)
+	fmt.Fprintf(&b, "validate: %q\n", p.Validate)
+	fmt.Fprintf(&b, "ready: %q\n", p.Ready)
+	for _, f := range p.Files {
+		fmt.Fprintf(&b, "\n===== %s (owner %q)\n%s", f.Path, f.Owner, f.Data)
+	}
+	return b.Bytes()
+}
+
+func goldenName(c Column, m scenarios.Mode) string {
+	name := strings.NewReplacer(" ", "_", ".", "_").Replace(c.Name)
+	return filepath.Join("testdata", "golden", c.Kind+"--"+name+"--"+string(m)+".txt")
+}
+
+// TestGolden renders every column of goldenColumns in every mode its
+// kind serves and compares with testdata/golden (go test -update
+// rewrites them).
+func TestGolden(t *testing.T) {
+	seen := map[string]bool{}
+	for _, c := range goldenColumns {
+		a, ok := Lookup(c.Kind)
+		if !ok {
+			t.Fatalf("Lookup(%q) failed", c.Kind)
+		}
+		for _, m := range a.Modes() {
+			path := goldenName(c, m)
+			seen[filepath.Base(path)] = true
+			t.Run(filepath.Base(path), func(t *testing.T) {
+				p, err := a.Plan(c, m, goldenEnv)
+				if err != nil {
+					t.Fatalf("Plan(%q, %s) = %v", c.Name, m, err)
+				}
+				got := dumpPlan(p)
+				if *update {
+					if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.WriteFile(path, got, 0o644); err != nil {
+						t.Fatal(err)
+					}
+					return
+				}
+				want, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatalf("read golden file (go test ./proxies -run TestGolden -update writes it): %v", err)
+				}
+				if !bytes.Equal(got, want) {
+					t.Errorf("Plan(%q, %s) differs from %s:\n%s", c.Name, m, path, got)
+				}
+			})
+		}
+	}
+	// No golden file outlives its case.
+	files, _ := filepath.Glob(filepath.Join("testdata", "golden", "*.txt"))
+	for _, f := range files {
+		if !seen[filepath.Base(f)] {
+			if *update {
+				os.Remove(f)
+				continue
+			}
+			t.Errorf("%s belongs to no case: remove it or go test -update", f)
+		}
+	}
+}
+
+// TestPlanRefuses checks that a mode a kind cannot serve and an unknown
+// option fail with a message naming both.
+func TestPlanRefuses(t *testing.T) {
+	cases := []struct {
+		c    Column
+		m    scenarios.Mode
+		want string
+	}{
+		// nginx has no CONNECT
+		{Column{Name: "nginx", Kind: "nginx"}, scenarios.Connect, "nginx cannot serve mode connect"},
+		// dante only SOCKS
+		{Column{Name: "dante", Kind: "dante"}, scenarios.HTTP, "dante cannot serve mode http"},
+		// stunnel has no splice
+		{Column{Name: "x", Kind: "stunnel", Options: []string{"splice"}}, scenarios.TLSTerm, `stunnel has no option "splice" (it takes none)`},
+		// a typo in haproxy's option
+		{Column{Name: "h", Kind: "haproxy", Options: []string{"splice-aut"}}, scenarios.HTTP, `haproxy has no option "splice-aut" (it knows splice, splice-auto)`},
+		// the mix scenarios run through the plain mode: socks is not http
+		{Column{Name: "squid", Kind: "squid"}, scenarios.MixSocks, "squid cannot serve mode mix-socks"},
+	}
+	for _, tc := range cases {
+		a, _ := Lookup(tc.c.Kind)
+		_, err := a.Plan(tc.c, tc.m, goldenEnv)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Plan(%q, %s) = %v; want an error containing %q", tc.c.Name, tc.m, err, tc.want)
+		}
+	}
+}
+
+// TestMixModes checks that the mix scenarios render as their plain mode.
+func TestMixModes(t *testing.T) {
+	c := Column{Name: "devel", Kind: "3proxy", Binary: "/opt/3proxy"}
+	for mix, plain := range map[scenarios.Mode]scenarios.Mode{
+		scenarios.MixHTTP: scenarios.HTTP, scenarios.MixConnect: scenarios.Connect,
+		scenarios.MixSocks: scenarios.Socks, scenarios.MixRelay: scenarios.Relay,
+	} {
+		p1, err1 := ThreeProxy{}.Plan(c, mix, goldenEnv)
+		p2, err2 := ThreeProxy{}.Plan(c, plain, goldenEnv)
+		if err1 != nil || err2 != nil {
+			t.Fatalf("Plan(%s), Plan(%s) = %v, %v", mix, plain, err1, err2)
+		}
+		if !bytes.Equal(bytes.Replace(dumpPlan(p1), []byte(mix), []byte(plain), 1), dumpPlan(p2)) {
+			t.Errorf("Plan(%s) differs from Plan(%s) beyond the mode's name", mix, plain)
+		}
+	}
+}
+
+// TestVersions parses each proxy's version output as the machines print it.
+func TestVersions(t *testing.T) {
+	cases := []struct {
+		kind, out, want string
+	}{
+		{"nginx", "nginx version: nginx/1.22.1\n", "1.22.1"},
+		{"haproxy", "HAProxy version 2.6.12-1+deb12u4 2026/10/17 - https://haproxy.org/\nStatus: long-term\n", "2.6.12-1+deb12u4"},
+		{"haproxy", "HA-Proxy version 2.0.33 2023/06/01\n", "2.0.33"},
+		{"squid", "Squid Cache: Version 5.7\nService Name: squid\n", "5.7"},
+		{"tinyproxy", "tinyproxy 1.11.1\n", "1.11.1"},
+		{"dante", "Dante v1.4.2.  Copyright (c) 1997 - 2014 Inferno Nettverk A/S, Norway\n", "1.4.2"},
+		{"stunnel", "stunnel 5.68 on x86_64-pc-linux-gnu platform\nCompiled with OpenSSL 3.0.8\n", "5.68"},
+		{"3proxy", "3proxy-1.0.0\n", "1.0.0"},
+		{"3proxy", "3proxy-0.9.4\n", "0.9.4"},
+		{"envoy", "\nenvoy  version: 5f3e4bc9c1e7d4e0a1b2c3d4e5f60718293a4b5c/1.34.1/Clean/RELEASE/BoringSSL\n\n", "1.34.1/Clean/RELEASE/BoringSSL"},
+		// no banner: the first line
+		{"nginx", "something else\nmore\n", "something else"},
+	}
+	for _, tc := range cases {
+		a, _ := Lookup(tc.kind)
+		if got := a.ParseVersion([]byte(tc.out)); got != tc.want {
+			t.Errorf("%s ParseVersion(%q) = %q; want %q", tc.kind, tc.out, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,134 @@
+package proxies
+
+import (
+	"regexp"
+	"text/template"
+
+	"bench/scenarios"
+)
+
+// HAProxy is haproxy measured as an HTTP proxy for the origin (mode http
+// with http-reuse always) and as a TCP relay (mode tcp), ending TLS with
+// ssl crt and beginning it with server ... ssl; one thread. Its splice
+// columns take the option "splice-auto" or "splice".
+type HAProxy struct{}
+
+var (
+	_ Adapter  = HAProxy{}
+	_ optioner = HAProxy{}
+)
+
+// Kind is "haproxy".
+func (HAProxy) Kind() string { return "haproxy" }
+
+// Modes: no CONNECT nor SOCKS in haproxy.
+func (HAProxy) Modes() []scenarios.Mode {
+	return []scenarios.Mode{scenarios.HTTP, scenarios.Relay, scenarios.TLSTerm, scenarios.TLSInit}
+}
+
+// Options are the seed's two ways of splicing.
+func (HAProxy) Options() map[string]string {
+	return map[string]string{
+		"splice-auto": "option splice-auto: splice a direction once reads fill the buffer",
+		"splice":      "option splice-request and option splice-response: splice both directions always",
+	}
+}
+
+// DefaultBinary is haproxy from PATH.
+func (HAProxy) DefaultBinary() string { return "haproxy" }
+
+// VersionArgv is haproxy -v.
+func (HAProxy) VersionArgv(bin string) []string { return []string{bin, "-v"} }
+
+var haproxyVersion = regexp.MustCompile(`(?i)HA-?Proxy version (\S+)`)
+
+// ParseVersion picks "2.6.12-1+deb12u4" out of haproxy -v.
+func (HAProxy) ParseVersion(out []byte) string { return versionLine(out, haproxyVersion) }
+
+// haproxyMaxConn is maxconn for the descriptors env.MaxConns connections
+// would take: two each, and with splice a pipe (two more) for every
+// fourth connection (haproxy's default maxpipes), 2.5 a connection.
+func haproxyMaxConn(c Column, maxConns int) int {
+	for _, o := range c.Options {
+		if o == "splice" || o == "splice-auto" {
+			return maxConns * 2 * 10 / 25 // the descriptors of 2 a connection, at 2.5
+		}
+	}
+	return maxConns
+}
+
+// Plan renders haproxy.cfg for mode m; Validate is haproxy -c on it.
+func (h HAProxy) Plan(c Column, m scenarios.Mode, env Env) (Plan, error) {
+	base, err := checkPlan(h, c, m)
+	if err != nil {
+		return Plan{}, err
+	}
+	v := newView(h, c, base, env)
+	v.MaxConns = haproxyMaxConn(c, v.MaxConns)
+	conf, err := render(haproxyConf, v)
+	if err != nil {
+		return Plan{}, err
+	}
+	bin := binary(h, c)
+	cfg := v.Path("haproxy.cfg")
+	return Plan{
+		Files:    []File{{Path: "haproxy.cfg", Data: conf}},
+		Validate: append([]string{bin, "-c", "-q", "-f", cfg}, c.Flags...),
+		// -db: foreground, no daemon; alerts go to standard error.
+		Argv:  append([]string{bin, "-db", "-f", cfg}, c.Flags...),
+		Ready: listeners(base, env),
+	}, nil
+}
+
+var haproxyConf = template.Must(template.New("haproxy").Parse(`# haproxy for column "{{.Column.Name}}", mode {{.Mode}}; rendered by bench.
+global
+    nbthread 1
+    maxconn {{.MaxConns}}
+{{- if eq .Mode "tls-term" "tls-init"}}
+    # the key beside the certificate: server.pem, server.key
+    ssl-load-extra-del-ext
+    ssl-default-bind-options ssl-min-ver TLSv1.3
+    ssl-default-server-options ssl-min-ver TLSv1.3
+{{- end}}
+    # no log lines: alerts only, to standard error
+
+defaults
+    mode {{if eq .Mode "http"}}http{{else}}tcp{{end}}
+    maxconn {{.MaxConns}}
+    timeout connect 10s
+    timeout client 120s
+    timeout server 120s
+    timeout client-fin 10s
+    timeout server-fin 10s
+{{- if eq .Mode "http"}}
+    timeout http-keep-alive 120s
+    timeout http-request 30s
+{{- end}}
+{{- if .Has "splice-auto"}}
+    option splice-auto
+{{- end}}
+{{- if .Has "splice"}}
+    option splice-request
+    option splice-response
+{{- end}}
+{{if eq .Mode "http"}}
+frontend proxy
+    bind {{.Listen}}
+    default_backend origin
+
+backend origin
+    http-reuse always
+    source {{.Env.OriginSide}}
+    server origin {{.Env.Origin}}:80
+{{- else}}
+{{- range .Hops}}
+frontend {{.Name}}
+    bind {{.Listen}}{{if eq $.Mode "tls-term"}} ssl crt {{$.Env.CertFile}}{{end}}
+    default_backend {{.Name}}
+
+backend {{.Name}}
+    source {{$.Env.OriginSide}}
+    server origin {{.To}}{{if eq $.Mode "tls-init"}} ssl verify required ca-file {{$.Env.CAFile}}{{if not $.NameIsIP}} sni str({{$.Name}}) verifyhost {{$.Name}}{{end}}{{end}}
+{{end}}
+{{- end}}
+`))

@@ -1,0 +1,133 @@
+package proxies
+
+import (
+	"regexp"
+	"text/template"
+
+	"bench/scenarios"
+)
+
+// Nginx is nginx measured as an HTTP proxy for the origin (proxy_pass to
+// an upstream with keepalive 1024) and as a TCP relay (stream with
+// proxy_half_close on), ending TLS with ssl and beginning it with
+// proxy_ssl: the seed's configuration, one worker.
+type Nginx struct{}
+
+var _ Adapter = Nginx{}
+
+// Kind is "nginx".
+func (Nginx) Kind() string { return "nginx" }
+
+// Modes: no CONNECT nor SOCKS in nginx.
+func (Nginx) Modes() []scenarios.Mode {
+	return []scenarios.Mode{scenarios.HTTP, scenarios.Relay, scenarios.TLSTerm, scenarios.TLSInit}
+}
+
+// DefaultBinary is nginx from PATH.
+func (Nginx) DefaultBinary() string { return "nginx" }
+
+// VersionArgv is nginx -v (it prints to stderr).
+func (Nginx) VersionArgv(bin string) []string { return []string{bin, "-v"} }
+
+var nginxVersion = regexp.MustCompile(`nginx/(\S+)`)
+
+// ParseVersion picks "1.22.1" out of "nginx version: nginx/1.22.1".
+func (Nginx) ParseVersion(out []byte) string { return versionLine(out, nginxVersion) }
+
+// Plan renders nginx.conf for mode m. Validate is nginx -t on it, run in
+// the proxy namespace so that the listen addresses resolve.
+func (n Nginx) Plan(c Column, m scenarios.Mode, env Env) (Plan, error) {
+	base, err := checkPlan(n, c, m)
+	if err != nil {
+		return Plan{}, err
+	}
+	v := newView(n, c, base, env)
+	conf, err := render(nginxConf, v)
+	if err != nil {
+		return Plan{}, err
+	}
+	args := []string{"-p", env.Dir + "/", "-e", v.Path("nginx-error.log"), "-c", v.Path("nginx.conf")}
+	bin := binary(n, c)
+	return Plan{
+		Files:    []File{{Path: "nginx.conf", Data: conf}},
+		Validate: append(append([]string{bin}, args...), append([]string{"-t", "-q"}, c.Flags...)...),
+		Argv:     append(append([]string{bin}, args...), c.Flags...),
+		Ready:    listeners(base, env),
+	}, nil
+}
+
+var nginxConf = template.Must(template.New("nginx").Parse(`# nginx for column "{{.Column.Name}}", mode {{.Mode}}; rendered by bench.
+{{- if ne .Mode "http"}}
+# The stream module, where the distribution builds it as a module.
+include /etc/nginx/modules-enabled/*stream*.conf;
+include /usr/share/nginx/modules/*stream*.conf;
+{{- end}}
+daemon off;
+master_process on;
+worker_processes 1;
+worker_rlimit_nofile {{.FDs}};
+pid {{call .Path "nginx.pid"}};
+error_log {{call .Path "nginx-error.log"}} error;
+
+events {
+    # a relayed connection takes two: the client's and the origin's
+    worker_connections {{.FDs}};
+    multi_accept on;
+}
+{{if eq .Mode "http"}}
+http {
+    access_log off;
+    client_body_temp_path {{call .Path "nginx-body-temp"}};
+    proxy_temp_path {{call .Path "nginx-proxy-temp"}};
+    fastcgi_temp_path {{call .Path "nginx-fastcgi-temp"}};
+    uwsgi_temp_path {{call .Path "nginx-uwsgi-temp"}};
+    scgi_temp_path {{call .Path "nginx-scgi-temp"}};
+    keepalive_requests 1000000;
+    keepalive_timeout 120s;
+
+    upstream origin {
+        server {{.Env.Origin}}:80;
+        keepalive 1024;
+        keepalive_requests 1000000;
+    }
+
+    server {
+        listen {{.Listen}} reuseport backlog=4096;
+        location / {
+            proxy_pass http://origin;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_bind {{.Env.OriginSide}};
+            # large answers stay in memory: no temp files
+            proxy_max_temp_file_size 0;
+        }
+    }
+}
+{{- else}}
+stream {
+{{- range .Hops}}
+    server {
+        listen {{.Listen}} reuseport backlog=4096{{if eq $.Mode "tls-term"}} ssl{{end}};
+        proxy_pass {{.To}};
+        proxy_bind {{$.Env.OriginSide}};
+        proxy_half_close on;
+{{- if eq $.Mode "tls-term"}}
+        ssl_certificate {{$.Env.CertFile}};
+        ssl_certificate_key {{$.Env.KeyFile}};
+        ssl_protocols TLSv1.3;
+        ssl_session_cache shared:tls:10m;
+{{- end}}
+{{- if eq $.Mode "tls-init"}}
+        proxy_ssl on;
+        proxy_ssl_protocols TLSv1.3;
+        proxy_ssl_server_name on;
+        proxy_ssl_name {{$.Name}};
+        proxy_ssl_verify on;
+        proxy_ssl_trusted_certificate {{$.Env.CAFile}};
+        proxy_ssl_session_reuse on;
+{{- end}}
+    }
+{{- end}}
+}
+{{- end}}
+`))

@@ -1,0 +1,100 @@
+package proxies
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"net"
+	"time"
+)
+
+// PKI is the TLS material of a session, PEM-encoded: a CA and a server
+// certificate it signed, both ECDSA P-256 as in the seed. The origin and
+// the proxy present the same server certificate.
+type PKI struct {
+	CACert     []byte // the CA's certificate: what clients and proxies trust
+	ServerCert []byte // the server's certificate
+	ServerKey  []byte // the server's private key (PKCS#8)
+}
+
+// CertKeyPEM is the server certificate followed by its key, for an
+// Env.CertFile that holds both.
+func (p PKI) CertKeyPEM() []byte {
+	return append(append([]byte(nil), p.ServerCert...), p.ServerKey...)
+}
+
+// GeneratePKI makes a fresh CA and a server certificate for hosts: each
+// an IP address (an IP SAN) or a DNS name. It writes no files.
+func GeneratePKI(hosts []string) (PKI, error) {
+	if len(hosts) == 0 {
+		return PKI{}, fmt.Errorf("generate certificates: no host names or addresses")
+	}
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return PKI{}, fmt.Errorf("generate CA key: %w", err)
+	}
+	now := time.Now().Add(-time.Hour) // clocks of the namespaces are one, but be lenient
+	ca := &x509.Certificate{
+		SerialNumber:          serial(),
+		Subject:               pkix.Name{CommonName: "bench CA", Organization: []string{"bench"}},
+		NotBefore:             now,
+		NotAfter:              now.Add(10 * 365 * 24 * time.Hour),
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+		MaxPathLenZero:        true,
+	}
+	caDER, err := x509.CreateCertificate(rand.Reader, ca, ca, &caKey.PublicKey, caKey)
+	if err != nil {
+		return PKI{}, fmt.Errorf("create CA certificate: %w", err)
+	}
+	caCert, err := x509.ParseCertificate(caDER)
+	if err != nil {
+		return PKI{}, fmt.Errorf("parse CA certificate: %w", err)
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return PKI{}, fmt.Errorf("generate server key: %w", err)
+	}
+	srv := &x509.Certificate{
+		SerialNumber: serial(),
+		Subject:      pkix.Name{CommonName: hosts[0], Organization: []string{"bench"}},
+		NotBefore:    now,
+		NotAfter:     now.Add(10 * 365 * 24 * time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	for _, h := range hosts {
+		if ip := net.ParseIP(h); ip != nil {
+			srv.IPAddresses = append(srv.IPAddresses, ip)
+		} else {
+			srv.DNSNames = append(srv.DNSNames, h)
+		}
+	}
+	srvDER, err := x509.CreateCertificate(rand.Reader, srv, caCert, &key.PublicKey, caKey)
+	if err != nil {
+		return PKI{}, fmt.Errorf("create server certificate for %v: %w", hosts, err)
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return PKI{}, fmt.Errorf("encode server key: %w", err)
+	}
+	return PKI{
+		CACert:     pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}),
+		ServerCert: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srvDER}),
+		ServerKey:  pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}),
+	}, nil
+}
+
+func serial() *big.Int {
+	n, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
+	if err != nil {
+		return big.NewInt(time.Now().UnixNano())
+	}
+	return n
+}

@@ -1,0 +1,96 @@
+package proxies
+
+import (
+	"regexp"
+	"text/template"
+
+	"bench/scenarios"
+)
+
+// Squid is squid as a forward proxy (absolute URIs and CONNECT): no
+// cache, no logs, via off. It runs as the user proxy, so the directory it
+// writes (squid/ in the instance's directory) is that user's.
+type Squid struct{}
+
+var _ Adapter = Squid{}
+
+// squidUser is the user squid drops to, as Debian packages it.
+const squidUser = "proxy"
+
+// Kind is "squid".
+func (Squid) Kind() string { return "squid" }
+
+// Modes: a forward proxy.
+func (Squid) Modes() []scenarios.Mode {
+	return []scenarios.Mode{scenarios.HTTP, scenarios.Connect}
+}
+
+// DefaultBinary is squid from PATH.
+func (Squid) DefaultBinary() string { return "squid" }
+
+// VersionArgv is squid -v.
+func (Squid) VersionArgv(bin string) []string { return []string{bin, "-v"} }
+
+var squidVersion = regexp.MustCompile(`Squid Cache: Version (\S+)`)
+
+// ParseVersion picks "5.7" out of "Squid Cache: Version 5.7".
+func (Squid) ParseVersion(out []byte) string { return versionLine(out, squidVersion) }
+
+// Plan renders squid/squid.conf; Validate is squid -k parse on it.
+func (s Squid) Plan(c Column, m scenarios.Mode, env Env) (Plan, error) {
+	base, err := checkPlan(s, c, m)
+	if err != nil {
+		return Plan{}, err
+	}
+	v := newView(s, c, base, env)
+	conf, err := render(squidConf, v)
+	if err != nil {
+		return Plan{}, err
+	}
+	bin := binary(s, c)
+	cfg := v.Path("squid/squid.conf")
+	return Plan{
+		Files:    []File{{Path: "squid/squid.conf", Data: conf, Owner: squidUser}},
+		Validate: append([]string{bin, "-k", "parse", "-f", cfg}, c.Flags...),
+		// -N: foreground, no daemon and no kid processes.
+		Argv:  append([]string{bin, "-N", "-f", cfg}, c.Flags...),
+		Ready: listeners(base, env),
+	}, nil
+}
+
+var squidConf = template.Must(template.New("squid").Parse(`# squid for column "{{.Column.Name}}", mode {{.Mode}}; rendered by bench.
+http_port {{.Listen}}
+# one process: -N runs no kids, as workers 1 (the default) would
+workers 1
+cache_effective_user ` + squidUser + `
+pid_filename {{call .Path "squid/squid.pid"}}
+coredump_dir {{call .Path "squid"}}
+max_filedescriptors {{.FDs}}
+shutdown_lifetime 0 seconds
+
+# no cache
+cache deny all
+cache_mem 0 MB
+memory_pools off
+
+# no logs but errors
+access_log none
+cache_store_log none
+logfile_rotate 0
+cache_log {{call .Path "squid/cache.log"}}
+debug_options ALL,0
+
+# pass requests as they are
+via off
+forwarded_for delete
+httpd_suppress_version_string on
+client_db off
+pinger_enable off
+netdb_filename none
+tcp_outgoing_address {{.Env.OriginSide}}
+
+# the origin only
+acl origin dst {{.Env.Origin}}/32
+http_access allow origin
+http_access deny all
+`))

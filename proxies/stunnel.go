@@ -1,0 +1,83 @@
+package proxies
+
+import (
+	"regexp"
+	"text/template"
+
+	"bench/scenarios"
+)
+
+// Stunnel is stunnel ending or beginning TLS 1.3 in front of the origin's
+// HTTP and iperf3 ports; TLS scenarios only.
+type Stunnel struct{}
+
+var _ Adapter = Stunnel{}
+
+// Kind is "stunnel".
+func (Stunnel) Kind() string { return "stunnel" }
+
+// Modes: the TLS ones.
+func (Stunnel) Modes() []scenarios.Mode {
+	return []scenarios.Mode{scenarios.TLSTerm, scenarios.TLSInit}
+}
+
+// DefaultBinary is stunnel from PATH.
+func (Stunnel) DefaultBinary() string { return "stunnel" }
+
+// VersionArgv is stunnel -version (it prints to stderr).
+func (Stunnel) VersionArgv(bin string) []string { return []string{bin, "-version"} }
+
+var stunnelVersion = regexp.MustCompile(`stunnel (\d\S*)`)
+
+// ParseVersion picks "5.68" out of "stunnel 5.68 on x86_64-pc-linux-gnu".
+func (Stunnel) ParseVersion(out []byte) string { return versionLine(out, stunnelVersion) }
+
+// Plan renders stunnel.conf. stunnel has no config check that leaves it
+// idle: Validate is nil, and a bad config fails at start.
+func (s Stunnel) Plan(c Column, m scenarios.Mode, env Env) (Plan, error) {
+	base, err := checkPlan(s, c, m)
+	if err != nil {
+		return Plan{}, err
+	}
+	v := newView(s, c, base, env)
+	conf, err := render(stunnelConf, v)
+	if err != nil {
+		return Plan{}, err
+	}
+	return Plan{
+		Files: []File{{Path: "stunnel.conf", Data: conf}},
+		Argv:  append([]string{binary(s, c), v.Path("stunnel.conf")}, c.Flags...),
+		Ready: listeners(base, env),
+	}, nil
+}
+
+var stunnelConf = template.Must(template.New("stunnel").Parse(`; stunnel for column "{{.Column.Name}}", mode {{.Mode}}; rendered by bench.
+foreground = yes
+pid =
+syslog = no
+output = {{call .Path "stunnel.log"}}
+debug = err
+
+{{- range .Hops}}
+
+[{{.Name}}]
+accept = {{.Listen}}
+connect = {{.To}}
+local = {{$.Env.OriginSide}}
+sslVersionMin = TLSv1.3
+{{- if eq $.Mode "tls-term"}}
+cert = {{$.Env.CertFile}}
+key = {{$.Env.KeyFile}}
+{{- else}}
+client = yes
+verifyChain = yes
+CAfile = {{$.Env.CAFile}}
+{{- if $.NameIsIP}}
+checkIP = {{$.Name}}
+{{- else}}
+sni = {{$.Name}}
+checkHost = {{$.Name}}
+{{- end}}
+{{- end}}
+{{- end}}
+`))
