@@ -1,0 +1,254 @@
+package harness
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Role is one of the three parts of the topology, each with a network
+// namespace, a cgroup and CPUs of its own.
+type Role string
+
+// The roles of the seed's topology.
+const (
+	RoleClient Role = "client" // the load tools
+	RoleProxy  Role = "proxy"  // the proxy under test, alone on its CPUs
+	RoleOrigin Role = "origin" // the servers the proxy reaches
+)
+
+// Roles lists the roles in the order the topology and the reports use.
+var Roles = []Role{RoleClient, RoleProxy, RoleOrigin}
+
+// Layout assigns CPUs to the roles. The proxy's CPUs are never shared with
+// another role; the client's and the origin's may be shared with each
+// other only in the fallback for small machines, which sets Warning.
+type Layout struct {
+	Client, Proxy, Origin []int
+	// Warning says how the layout departs from the seed's (empty when it
+	// does not); the session prints it and records it in the metadata.
+	Warning string
+}
+
+// CPUs returns the CPUs of role r (nil for an unknown role).
+func (l Layout) CPUs(r Role) []int {
+	switch r {
+	case RoleClient:
+		return l.Client
+	case RoleProxy:
+		return l.Proxy
+	case RoleOrigin:
+		return l.Origin
+	}
+	return nil
+}
+
+// String returns the layout in the form ParseLayout reads:
+// "client=0-3,proxy=4,origin=5-7".
+func (l Layout) String() string {
+	parts := make([]string, 0, len(Roles))
+	for _, r := range Roles {
+		parts = append(parts, string(r)+"="+formatCPUList(l.CPUs(r)))
+	}
+	return strings.Join(parts, ",")
+}
+
+// onlinePath is where the kernel lists the online CPUs.
+const onlinePath = "/sys/devices/system/cpu/online"
+
+// OnlineCPUs returns the CPUs the kernel has online, in ascending order.
+func OnlineCPUs() ([]int, error) {
+	b, err := os.ReadFile(onlinePath)
+	if err != nil {
+		return nil, fmt.Errorf("read online cpus: %w", err)
+	}
+	cpus, err := parseCPUList(strings.TrimSpace(string(b)))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", onlinePath, err)
+	}
+	return cpus, nil
+}
+
+// DefaultLayout returns the layout a session uses when none is given.
+// With 8 or more online CPUs it is the seed's: client on the first four,
+// proxy on the fifth, origin on the next three. Below that the proxy keeps
+// a CPU of its own and the others share what is left:
+//
+//	2 CPUs:   client and origin on the first, proxy on the second
+//	3 CPUs:   client on the first, proxy on the second, origin on the third
+//	4-7 CPUs: proxy on the second, client on half of the rest, origin on
+//	          the other half (client takes the odd one)
+//
+// Every fallback sets Warning. A single CPU cannot isolate the proxy and
+// is an error.
+func DefaultLayout(online []int) (Layout, error) {
+	cpus := slices.Clone(online)
+	slices.Sort(cpus)
+	n := len(cpus)
+	switch {
+	case n >= 8:
+		return Layout{Client: cpus[0:4], Proxy: cpus[4:5], Origin: cpus[5:8]}, nil
+	case n == 2:
+		return Layout{
+			Client: cpus[0:1], Proxy: cpus[1:2], Origin: cpus[0:1],
+			Warning: fmt.Sprintf("only 2 CPUs: client and origin share CPU %d, the proxy has CPU %d; "+
+				"client or origin may set the pace (see the bound column)", cpus[0], cpus[1]),
+		}, nil
+	case n == 3:
+		return Layout{
+			Client: cpus[0:1], Proxy: cpus[1:2], Origin: cpus[2:3],
+			Warning: "only 3 CPUs: client and origin have one CPU each instead of the seed's 4 and 3",
+		}, nil
+	case n >= 4:
+		rest := append([]int{cpus[0]}, cpus[2:]...)
+		half := (len(rest) + 1) / 2
+		return Layout{
+			Client: slices.Clone(rest[:half]), Proxy: cpus[1:2], Origin: slices.Clone(rest[half:]),
+			Warning: fmt.Sprintf("only %d CPUs: client and origin have fewer CPUs than the seed's 4 and 3", n),
+		}, nil
+	}
+	return Layout{}, fmt.Errorf("%d online CPUs: the proxy needs a CPU of its own and the others at least one more", n)
+}
+
+// ParseLayout reads a layout such as "client=0-3,proxy=4,origin=5-7" and
+// checks it against the online CPUs: every role is given, every CPU is
+// online, and the proxy shares none of its CPUs with the other roles. The
+// client and the origin may share CPUs (then Warning says so).
+func ParseLayout(spec string, online []int) (Layout, error) {
+	var l Layout
+	seen := map[Role]bool{}
+	// A CPU list itself contains commas: a field without "=" continues
+	// the previous role's list.
+	fields := strings.Split(spec, ",")
+	var cur Role
+	lists := map[Role][]string{}
+	for _, f := range fields {
+		f = strings.TrimSpace(f)
+		if name, list, ok := strings.Cut(f, "="); ok {
+			r := Role(strings.TrimSpace(name))
+			if !slices.Contains(Roles, r) {
+				return Layout{}, fmt.Errorf("cpu layout %q: unknown role %q (want client, proxy and origin)", spec, name)
+			}
+			if seen[r] {
+				return Layout{}, fmt.Errorf("cpu layout %q: role %s given twice", spec, r)
+			}
+			seen[r] = true
+			cur = r
+			f = list
+		} else if cur == "" {
+			return Layout{}, fmt.Errorf("cpu layout %q: %q is not role=cpus", spec, f)
+		}
+		lists[cur] = append(lists[cur], f)
+	}
+	for _, r := range Roles {
+		if !seen[r] {
+			return Layout{}, fmt.Errorf("cpu layout %q: no CPUs for %s (want e.g. client=0-3,proxy=4,origin=5-7)", spec, r)
+		}
+		cpus, err := parseCPUList(strings.Join(lists[r], ","))
+		if err != nil {
+			return Layout{}, fmt.Errorf("cpu layout %q: %s: %w", spec, r, err)
+		}
+		for _, c := range cpus {
+			if !slices.Contains(online, c) {
+				return Layout{}, fmt.Errorf("cpu layout %q: %s: CPU %d is not online (online: %s)", spec, r, c, formatCPUList(online))
+			}
+		}
+		switch r {
+		case RoleClient:
+			l.Client = cpus
+		case RoleProxy:
+			l.Proxy = cpus
+		case RoleOrigin:
+			l.Origin = cpus
+		}
+	}
+	for _, other := range []Role{RoleClient, RoleOrigin} {
+		if c, ok := overlap(l.Proxy, l.CPUs(other)); ok {
+			return Layout{}, fmt.Errorf("cpu layout %q: CPU %d is both the proxy's and the %s's; the proxy needs CPUs of its own", spec, c, other)
+		}
+	}
+	if c, ok := overlap(l.Client, l.Origin); ok {
+		l.Warning = fmt.Sprintf("client and origin share CPU %d; they may set the pace (see the bound column)", c)
+	}
+	return l, nil
+}
+
+// overlap returns a CPU that is in both a and b.
+func overlap(a, b []int) (int, bool) {
+	for _, c := range a {
+		if slices.Contains(b, c) {
+			return c, true
+		}
+	}
+	return 0, false
+}
+
+// parseCPUList reads the kernel's list format, "0-3,5,7-8", into sorted,
+// distinct CPU numbers.
+func parseCPUList(s string) ([]int, error) {
+	var cpus []int
+	if strings.TrimSpace(s) == "" {
+		return nil, fmt.Errorf("empty CPU list")
+	}
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.Atoi(lo)
+		if err != nil || a < 0 {
+			return nil, fmt.Errorf("%q is not a CPU number or range", part)
+		}
+		b := a
+		if isRange {
+			b, err = strconv.Atoi(hi)
+			if err != nil || b < a {
+				return nil, fmt.Errorf("%q is not a CPU range (want low-high)", part)
+			}
+		}
+		for c := a; c <= b; c++ {
+			cpus = append(cpus, c)
+		}
+	}
+	slices.Sort(cpus)
+	return slices.Compact(cpus), nil
+}
+
+// formatCPUList writes CPUs in the kernel's list format, "0-3,5".
+func formatCPUList(cpus []int) string {
+	c := slices.Clone(cpus)
+	slices.Sort(c)
+	c = slices.Compact(c)
+	var parts []string
+	for i := 0; i < len(c); {
+		j := i
+		for j+1 < len(c) && c[j+1] == c[j]+1 {
+			j++
+		}
+		if j == i {
+			parts = append(parts, strconv.Itoa(c[i]))
+		} else {
+			parts = append(parts, fmt.Sprintf("%d-%d", c[i], c[j]))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ",")
+}
+
+// cpuMask returns the hexadecimal mask the kernel's rps_cpus takes,
+// in comma-separated 32-bit words, most significant first.
+func cpuMask(cpus []int) string {
+	top := 0
+	for _, c := range cpus {
+		top = max(top, c)
+	}
+	words := make([]uint32, top/32+1)
+	for _, c := range cpus {
+		words[c/32] |= 1 << (c % 32)
+	}
+	parts := make([]string, len(words))
+	for i, w := range words {
+		parts[len(words)-1-i] = fmt.Sprintf("%08x", w)
+	}
+	return strings.Join(parts, ",")
+}
