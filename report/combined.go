@@ -1,0 +1,107 @@
+package report
+
+import (
+	"strings"
+
+	"gonum.org/v1/gonum/stat"
+)
+
+// combinedTables is the layout of the 11 October results: one throughput
+// table of the HTTP proxy, CONNECT, SOCKS and relay scenarios whose cells
+// read "M4 / Intel / average", from each machine's newest session, then
+// the other families a table per machine.
+func combinedTables(rows []Row) []Table {
+	var machines []string
+	byMachine := map[string][]Row{}
+	for _, r := range rows {
+		if _, ok := byMachine[r.Machine]; !ok {
+			machines = append(machines, r.Machine)
+		}
+		byMachine[r.Machine] = append(byMachine[r.Machine], r)
+	}
+	var kept, plainRows []Row
+	var ids []string
+	for _, m := range machines {
+		s := sessions(byMachine[m])[0]
+		if !contains(ids, s.id) {
+			ids = append(ids, s.id)
+		}
+		kept = append(kept, s.rows...)
+		for _, r := range s.rows {
+			if plain(familyOf(r.Mode)) {
+				plainRows = append(plainRows, r)
+			}
+		}
+	}
+	var out []Table
+	if len(plainRows) > 0 {
+		out = append(out, combinedTable(machines, strings.Join(ids, " / "), plainRows))
+	}
+	return append(out, machineTables(kept, plain)...)
+}
+
+// combinedLabel names a scenario across modes as the 11 October tables
+// do: the relay's loads bare, the others prefixed with their mode.
+func combinedLabel(r Row) string {
+	if r.Mode == "relay" || strings.HasPrefix(r.Load, r.Mode+"-") {
+		return r.Load
+	}
+	return r.Mode + "-" + r.Load
+}
+
+func combinedTable(machines []string, sessionIDs string, rows []Row) Table {
+	g := newGrid(rows, func(r Row) (string, string) { return r.Mode + "\x00" + r.Load, combinedLabel(r) })
+	var shorts []string
+	for _, m := range machines {
+		shorts = append(shorts, short(m))
+	}
+	machine := strings.Join(shorts, " / ") + " / average"
+	names, groups := g.header()
+	t := Table{Family: famCombined, Kind: "throughput", Machine: machine, Session: sessionIDs,
+		Corner: "scenario (" + machine + ")", Columns: names, Groups: groups, Failed: g.failed}
+	for _, k := range g.keys {
+		f := plainFigure(g.loads[k])
+		cells := make([]Cell, len(g.cols))
+		spreads := make([]*spread, len(g.cols))
+		for i, c := range g.cols {
+			var parts []string
+			var meds, lows, highs []float64
+			all := []float64{}
+			for _, m := range machines {
+				var runs []Row
+				for _, r := range g.runs[[2]string{k, c.proxy}] {
+					if r.Machine == m {
+						runs = append(runs, r)
+					}
+				}
+				s := summarize(runs, f)
+				all = append(all, s.runs...)
+				if !s.ok {
+					parts = append(parts, "–")
+					continue
+				}
+				parts = append(parts, fixed(s.med, 1))
+				meds, lows, highs = append(meds, s.med), append(lows, s.low), append(highs, s.high)
+			}
+			// the average and its range: from the average of each
+			// machine's slowest run to that of the fastest
+			sp := &spread{eligible: c.group != "baseline", group: c.group}
+			if len(meds) == len(machines) {
+				sp.ok = true
+				sp.value, sp.low, sp.high = stat.Mean(meds, nil), stat.Mean(lows, nil), stat.Mean(highs, nil)
+				parts = append(parts, fixed(sp.value, 1))
+			} else {
+				parts = append(parts, "–")
+			}
+			spreads[i] = sp
+			cells[i] = cellOf(c, summary{ok: sp.ok, med: sp.value, runs: all}, strings.Join(parts, " / "))
+		}
+		markRow(spreads, false)
+		for i := range cells {
+			cells[i].Bold, cells[i].Star = spreads[i].bold, spreads[i].star
+			cells[i].finish()
+		}
+		t.Rows = append(t.Rows, TableRow{Label: unitLabel(g.labels[k]), Cells: cells})
+	}
+	return t
+}

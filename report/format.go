@@ -1,0 +1,63 @@
+package report
+
+import (
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Per-run figures, derived as DESIGN.md states them.
+
+func gbits(r Row) float64 { return float64(r.Bytes) * 8 / r.Seconds / 1e9 }
+
+func kreqs(r Row) float64 { return float64(r.Requests) / r.Seconds / 1e3 }
+
+func reqs(r Row) float64 { return float64(r.Requests) / r.Seconds }
+
+func usPerReq(r Row) float64 { return r.CPUProxy / float64(r.Requests) * 1e6 }
+
+func sPerGB(r Row) float64 { return r.CPUProxy / (float64(r.Bytes) / 1e9) }
+
+func megabytes(r Row) float64 { return float64(r.PeakMemBytes) / 1e6 }
+
+// stream reports whether a load is a bulk stream (iperf3), measured in
+// Gbit/s alone.
+func stream(load string) bool { return strings.HasPrefix(load, "stream") }
+
+// bulk reports whether a load moves bulk data, streams or 1 MB answers,
+// whose tables give Gbit/s and CPU seconds per gigabyte.
+func bulk(load string) bool { return stream(load) || strings.HasSuffix(load, "-1m") }
+
+// fixed formats v with prec decimals.
+func fixed(v float64, prec int) string { return strconv.FormatFloat(v, 'f', prec, 64) }
+
+// thousands formats v rounded to an integer with commas between
+// thousands: 1613.2 -> "1,613".
+func thousands(v float64) string {
+	n := int64(math.Round(v))
+	s := strconv.FormatInt(n, 10)
+	neg := n < 0
+	if neg {
+		s = s[1:]
+	}
+	var b strings.Builder
+	if neg {
+		b.WriteByte('-')
+	}
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// short returns a machine's short label for a table's corner: the label up
+// to its parenthesis, "ARM (M4)" -> "ARM".
+func short(machine string) string {
+	if i := strings.Index(machine, " ("); i > 0 {
+		return machine[:i]
+	}
+	return machine
+}

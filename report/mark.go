@@ -1,0 +1,104 @@
+package report
+
+import (
+	"sort"
+
+	"gonum.org/v1/gonum/stat"
+)
+
+// median returns the median of x, sorting x in place; NaN-free input is
+// assumed. With an even number of values it is the mean of the middle two.
+func median(x []float64) float64 {
+	sort.Float64s(x)
+	n := len(x)
+	switch {
+	case n == 0:
+		return 0
+	case n%2 == 1:
+		return stat.Quantile(0.5, stat.Empirical, x, nil)
+	default:
+		return stat.Mean(x[n/2-1:n/2+1], nil)
+	}
+}
+
+// spread is what the marking rule knows of a cell: its median and the
+// range of its runs (for the combined layout, the averages over machines).
+type spread struct {
+	ok       bool    // at least one ok run
+	value    float64 // the median (or the average of the machines' medians)
+	low      float64 // the slowest run
+	high     float64 // the fastest run
+	bold     bool
+	star     bool
+	eligible bool // takes part in the marking (not the baseline)
+	group    string
+}
+
+// reaches is the seeds' "cannot be told apart" test: the fastest run of
+// one cell reaches the slowest run of the best. The slack absorbs the
+// rounding of figures computed from the same integers in different orders.
+func reaches(high, bestLow float64) bool {
+	return high >= bestLow-1e-9*abs(bestLow)
+}
+
+func abs(v float64) float64 {
+	if v < 0 {
+		return -v
+	}
+	return v
+}
+
+// threshold returns the slowest run of the best cell among those in(c)
+// accepts; when several share the best median the lowest of their slowest
+// runs counts, so that a tie never depends on the order of the columns.
+func threshold(cells []*spread, in func(*spread) bool) (float64, bool) {
+	found := false
+	var best, low float64
+	for _, c := range cells {
+		if !c.ok || !c.eligible || !in(c) {
+			continue
+		}
+		switch {
+		case !found || c.value > best:
+			found, best, low = true, c.value, c.low
+		case c.value == best && c.low < low:
+			low = c.low
+		}
+	}
+	return low, found
+}
+
+// markRow applies the seeds' rule to one row. Bold: the best median of its
+// group (copy or splice) and any other of the group whose fastest run
+// reaches the best's slowest. Star: the same over both groups. With
+// starOnly (the CONNECT and SOCKS tables, where one proxy alone splices)
+// only the star is decided, and a starred cell is bold too. The baseline
+// takes no part.
+func markRow(cells []*spread, starOnly bool) {
+	all := func(*spread) bool { return true }
+	if low, ok := threshold(cells, all); ok {
+		for _, c := range cells {
+			if c.ok && c.eligible && reaches(c.high, low) {
+				c.star = true
+				if starOnly {
+					c.bold = true
+				}
+			}
+		}
+	}
+	if starOnly {
+		return
+	}
+	for _, g := range []string{"copy", "splice"} {
+		in := func(c *spread) bool { return c.group == g }
+		low, ok := threshold(cells, in)
+		if !ok {
+			continue
+		}
+		for _, c := range cells {
+			if c.ok && c.eligible && in(c) && reaches(c.high, low) {
+				c.bold = true
+			}
+		}
+	}
+}

@@ -1,0 +1,209 @@
+package report
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
+)
+
+// Formats of Options.Format.
+const (
+	FormatMarkdown = "md"   // GitHub markdown, bold as **15.3** (the default)
+	FormatTSV      = "tsv"  // tab-separated text like the seeds', with a ‖ column
+	FormatJSON     = "json" // the tables as data: {"tables":[...]}
+)
+
+// Options says how Render renders.
+type Options struct {
+	Format  string // md (default), tsv or json
+	Layout  string // machine (default) or combined
+	Session string // the session to render; empty renders every one, newest first
+}
+
+// Render writes the tables of rows to w. Nothing is written unless the
+// whole report could be built.
+func Render(w io.Writer, rows []Row, opt Options) error {
+	switch opt.Format {
+	case "", FormatMarkdown, FormatTSV, FormatJSON:
+	default:
+		return fmt.Errorf("unknown format %q (want %s, %s or %s)", opt.Format, FormatMarkdown, FormatTSV, FormatJSON)
+	}
+	tables, err := Tables(rows, opt)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := Write(&buf, tables, opt.Format); err != nil {
+		return err
+	}
+	_, err = w.Write(buf.Bytes())
+	return err
+}
+
+// Write writes tables to w in format.
+func Write(w io.Writer, tables []Table, format string) error {
+	switch format {
+	case FormatJSON:
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		if tables == nil {
+			tables = []Table{}
+		}
+		return enc.Encode(struct {
+			Tables []Table `json:"tables"`
+		}{tables})
+	case FormatTSV:
+		return writeText(w, tables, false)
+	case "", FormatMarkdown:
+		return writeText(w, tables, true)
+	}
+	return fmt.Errorf("unknown format %q (want %s, %s or %s)", format, FormatMarkdown, FormatTSV, FormatJSON)
+}
+
+// writeText writes the tables with their headings, in markdown or as
+// the seeds' tab-separated text.
+func writeText(w io.Writer, tables []Table, md bool) error {
+	bw := bufio.NewWriter(w)
+	heading := func(level int, s string) {
+		if md {
+			bw.WriteString(strings.Repeat("#", level) + " ")
+		}
+		bw.WriteString(s + "\n\n")
+	}
+	var session, family, machine string
+	for i, t := range tables {
+		newSession := i == 0 || t.Session != session
+		newFamily := newSession || t.Family != family
+		if newSession {
+			heading(1, "Session "+t.Session)
+		}
+		if newFamily {
+			heading(2, t.Family)
+		}
+		if newFamily || t.Machine != machine {
+			heading(3, t.Machine)
+		}
+		session, family, machine = t.Session, t.Family, t.Machine
+		if t.Title != "" {
+			heading(4, t.Title)
+		}
+		if md {
+			if err := writeMarkdown(bw, t); err != nil {
+				return err
+			}
+		} else {
+			writeTSV(bw, t)
+		}
+		bw.WriteString("\n")
+		writeFailed(bw, t.Failed, md)
+	}
+	return bw.Flush()
+}
+
+// withBars inserts a ‖ wherever the group changes between columns.
+func withBars(groups []string, corner string, cells []string) []string {
+	out := make([]string, 0, len(cells)+3)
+	out = append(out, corner)
+	for i, c := range cells {
+		if i > 0 && groups[i] != groups[i-1] {
+			out = append(out, "‖")
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+func writeTSV(w *bufio.Writer, t Table) {
+	w.WriteString(strings.Join(withBars(t.Groups, t.Corner, t.Columns), "\t"))
+	w.WriteString("\n")
+	texts := make([]string, 0, len(t.Columns))
+	for _, r := range t.Rows {
+		texts = texts[:0]
+		for _, c := range r.Cells {
+			texts = append(texts, c.Text)
+		}
+		w.WriteString(strings.Join(withBars(t.Groups, r.Label, texts), "\t"))
+		w.WriteString("\n")
+	}
+}
+
+// markdownCell is a cell in markdown: the figure, bold when marked, then
+// ‡ and *: "**35.0** ‡ *".
+func markdownCell(c Cell) string {
+	s := c.figure
+	if c.Bold {
+		s = "**" + s + "**"
+	}
+	if c.Bound {
+		s += " ‡"
+	}
+	if c.Star {
+		s += " *"
+	}
+	return s
+}
+
+var mdEscaper = strings.NewReplacer("|", `\|`)
+
+func writeMarkdown(w io.Writer, t Table) error {
+	esc := func(cells []string) []string {
+		for i, c := range cells {
+			cells[i] = mdEscaper.Replace(c)
+		}
+		return cells
+	}
+	tbl := tablewriter.NewTable(w,
+		tablewriter.WithRenderer(renderer.NewMarkdown()),
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithHeaderAlignment(tw.AlignLeft),
+		tablewriter.WithRowAlignment(tw.AlignLeft),
+	)
+	tbl.Header(esc(withBars(t.Groups, t.Corner, t.Columns)))
+	for _, r := range t.Rows {
+		cells := make([]string, len(r.Cells))
+		for i, c := range r.Cells {
+			cells[i] = markdownCell(c)
+		}
+		if err := tbl.Append(esc(withBars(t.Groups, r.Label, cells))); err != nil {
+			return fmt.Errorf("render table %q of %s: %w", t.Family, t.Machine, err)
+		}
+	}
+	if err := tbl.Render(); err != nil {
+		return fmt.Errorf("render table %q of %s: %w", t.Family, t.Machine, err)
+	}
+	return nil
+}
+
+func writeFailed(w *bufio.Writer, failed []Failure, md bool) {
+	if len(failed) == 0 {
+		return
+	}
+	if md {
+		w.WriteString("Failed runs, left out of the medians:\n\n")
+		for _, f := range failed {
+			fmt.Fprintf(w, "- %s, %s, rep %d: %s\n", f.Proxy, f.Load, f.Rep, noteOrNone(f.Note))
+		}
+	} else {
+		w.WriteString("failed runs\tload\trep\tnote\n")
+		for _, f := range failed {
+			w.WriteString(f.Proxy + "\t" + f.Load + "\t" + strconv.Itoa(f.Rep) + "\t" + noteOrNone(f.Note) + "\n")
+		}
+	}
+	w.WriteString("\n")
+}
+
+func noteOrNone(note string) string {
+	if note == "" {
+		return "no note"
+	}
+	return note
+}

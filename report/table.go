@@ -1,0 +1,572 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Table is one table of the report: a family's figures on one machine (or,
+// in the combined layout, on every machine) in one session.
+type Table struct {
+	Family  string     `json:"family"`          // "HTTP proxy", "HTTPS", ...
+	Kind    string     `json:"kind"`            // throughput, cpu, memory, handshake
+	Machine string     `json:"machine"`         // "ARM (M4)"; "M4 / Intel / average" combined
+	Session string     `json:"session"`         // the session id
+	Title   string     `json:"title,omitempty"` // the subheading of a triple: "proxy peak memory, MB"
+	Corner  string     `json:"corner"`          // the header's first cell: "scenario (ARM)"
+	Columns []string   `json:"columns"`         // the header's other cells, without ‖
+	Groups  []string   `json:"groups"`          // each column's group; a ‖ sits where it changes
+	Rows    []TableRow `json:"rows"`
+	Failed  []Failure  `json:"failed,omitempty"` // failed runs, kept out of the medians
+}
+
+// TableRow is a row of a table: a scenario and a cell per column.
+type TableRow struct {
+	Label string `json:"label"` // "ka-1k, k req/s", "tls-term-ka-1k", "mix-http-3k"
+	Cells []Cell `json:"cells"`
+}
+
+// Cell is one figure: the median of a column's ok runs in a scenario.
+type Cell struct {
+	Proxy  string    `json:"proxy"`
+	Group  string    `json:"group"`
+	Text   string    `json:"text"`   // as printed in text form, marks included: "35.0 ‡ *"
+	Median *float64  `json:"median"` // in the table's unit; null without an ok run
+	Runs   []float64 `json:"runs"`   // the ok runs' figures in the same unit
+	Bold   bool      `json:"bold"`
+	Star   bool      `json:"star"`
+	Bound  bool      `json:"bound"` // most runs bound by the client or the origin (‡)
+
+	figure string // the figure alone, for markdown's bold
+}
+
+// Failure is a failed run, listed under its table.
+type Failure struct {
+	Proxy string `json:"proxy"`
+	Load  string `json:"load"`
+	Rep   int    `json:"rep"`
+	Note  string `json:"note"`
+}
+
+// The families of tables, in the order the report prints them.
+const (
+	famHTTP      = "HTTP proxy"
+	famConnect   = "CONNECT tunnel"
+	famSocks     = "SOCKSv5 tunnel"
+	famRelay     = "TCP relay"
+	famHTTPS     = "HTTPS"
+	famMix       = "mix scenarios"
+	famTunnel    = "TLS tunnel"
+	famHandshake = "TLS handshakes"
+	famCombined  = "Throughput"
+)
+
+var families = []string{famHTTP, famConnect, famSocks, famRelay, famHTTPS, famMix, famTunnel, famHandshake}
+
+// familyOf maps a mode to its family.
+func familyOf(mode string) string {
+	switch mode {
+	case "http":
+		return famHTTP
+	case "connect":
+		return famConnect
+	case "socks":
+		return famSocks
+	case "relay":
+		return famRelay
+	case "tls-term", "tls-init":
+		return famHTTPS
+	case "tls-tunnel":
+		return famTunnel
+	case "tls-handshake":
+		return famHandshake
+	}
+	return famMix
+}
+
+func plain(family string) bool {
+	return family == famHTTP || family == famConnect || family == famSocks || family == famRelay
+}
+
+// Subheadings of the throughput, CPU and memory triples, as in the seeds.
+const (
+	titleThroughput = "throughput, Gbit/s (thousands of requests per second for HTTP)"
+	titleCPU        = "proxy CPU time per gigabyte or per request"
+	titleMemory     = "proxy peak memory, MB"
+)
+
+// Layouts of Options.Layout.
+const (
+	LayoutMachine  = "machine"  // a table per machine (the default)
+	LayoutCombined = "combined" // "M4 / Intel / average" cells across machines
+)
+
+// Tables builds the report's tables from runs: for each session, newest
+// first, each family and each machine. opt.Session keeps one session;
+// opt.Layout combined puts the HTTP proxy, CONNECT, SOCKS and relay figures
+// of every machine's newest session into one table of combined cells.
+func Tables(rows []Row, opt Options) ([]Table, error) {
+	if opt.Session != "" {
+		var kept []Row
+		var ids []string
+		for _, r := range rows {
+			if r.Session == opt.Session {
+				kept = append(kept, r)
+			} else if !contains(ids, r.Session) {
+				ids = append(ids, r.Session)
+			}
+		}
+		if len(kept) == 0 {
+			return nil, fmt.Errorf("no session %q in the files; they hold %s", opt.Session, strings.Join(ids, ", "))
+		}
+		rows = kept
+	}
+	switch opt.Layout {
+	case "", LayoutMachine:
+		var out []Table
+		for _, s := range sessions(rows) {
+			out = append(out, machineTables(s.rows, nil)...)
+		}
+		return out, nil
+	case LayoutCombined:
+		return combinedTables(rows), nil
+	}
+	return nil, fmt.Errorf("unknown layout %q (want %s or %s)", opt.Layout, LayoutMachine, LayoutCombined)
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// session is the runs of one session id.
+type session struct {
+	id     string
+	latest time.Time
+	rows   []Row
+}
+
+// sessions splits rows by session id, newest first: by the latest start
+// of a run, then by id.
+func sessions(rows []Row) []*session {
+	var list []*session
+	byID := map[string]*session{}
+	for _, r := range rows {
+		s := byID[r.Session]
+		if s == nil {
+			s = &session{id: r.Session}
+			byID[r.Session] = s
+			list = append(list, s)
+		}
+		if r.Started.After(s.latest) {
+			s.latest = r.Started
+		}
+		s.rows = append(s.rows, r)
+	}
+	sort.SliceStable(list, func(i, j int) bool {
+		if !list[i].latest.Equal(list[j].latest) {
+			return list[i].latest.After(list[j].latest)
+		}
+		return list[i].id > list[j].id
+	})
+	return list
+}
+
+// machineTables renders the families of rows, a table set per machine;
+// skip leaves families out (the combined layout has them already).
+func machineTables(rows []Row, skip func(family string) bool) []Table {
+	var machines []string
+	byMachine := map[string][]Row{}
+	for _, r := range rows {
+		if _, ok := byMachine[r.Machine]; !ok {
+			machines = append(machines, r.Machine)
+		}
+		byMachine[r.Machine] = append(byMachine[r.Machine], r)
+	}
+	var out []Table
+	for _, fam := range families {
+		if skip != nil && skip(fam) {
+			continue
+		}
+		for _, m := range machines {
+			var fr []Row
+			for _, r := range byMachine[m] {
+				if familyOf(r.Mode) == fam {
+					fr = append(fr, r)
+				}
+			}
+			if len(fr) > 0 {
+				out = append(out, familyTables(fam, m, fr)...)
+			}
+		}
+	}
+	return out
+}
+
+// column is a table's column: a proxy and its group.
+type column struct{ proxy, group string }
+
+// grid holds one family's runs on one machine by scenario and column.
+type grid struct {
+	keys   []string          // scenario keys in order of first appearance
+	labels map[string]string // scenario key -> label without its unit
+	loads  map[string]string // scenario key -> load
+	cols   []column
+	runs   map[[2]string][]Row // (scenario key, proxy) -> ok runs
+	failed []Failure
+}
+
+// newGrid sorts rows into scenarios (key returns a scenario's key and
+// label) and columns: the baseline first, then copy, then splice, each in
+// order of first appearance.
+func newGrid(rows []Row, key func(Row) (string, string)) *grid {
+	g := &grid{labels: map[string]string{}, loads: map[string]string{}, runs: map[[2]string][]Row{}}
+	seen := map[string]bool{}
+	for _, r := range rows {
+		k, label := key(r)
+		if _, ok := g.labels[k]; !ok {
+			g.keys = append(g.keys, k)
+			g.labels[k], g.loads[k] = label, r.Load
+		}
+		if !seen[r.Proxy] {
+			seen[r.Proxy] = true
+			g.cols = append(g.cols, column{r.Proxy, r.Group})
+		}
+		if r.Status != "ok" {
+			g.failed = append(g.failed, Failure{Proxy: r.Proxy, Load: label, Rep: r.Rep, Note: r.Note})
+			continue
+		}
+		id := [2]string{k, r.Proxy}
+		g.runs[id] = append(g.runs[id], r)
+	}
+	rank := map[string]int{"baseline": 0, "copy": 1, "splice": 2}
+	sort.SliceStable(g.cols, func(i, j int) bool { return rank[g.cols[i].group] < rank[g.cols[j].group] })
+	return g
+}
+
+func (g *grid) header() (names, groups []string) {
+	for _, c := range g.cols {
+		names = append(names, c.proxy)
+		groups = append(groups, c.group)
+	}
+	return names, groups
+}
+
+// figures returns f of every ok run that gives a finite figure.
+func figures(runs []Row, f func(Row) float64) []float64 {
+	vals := make([]float64, 0, len(runs))
+	for _, r := range runs {
+		if v := f(r); !math.IsNaN(v) && !math.IsInf(v, 0) {
+			vals = append(vals, v)
+		}
+	}
+	return vals
+}
+
+// summary is the median and range of a cell's figures.
+type summary struct {
+	ok             bool
+	med, low, high float64
+	runs           []float64
+}
+
+func summarize(runs []Row, f func(Row) float64) summary {
+	vals := figures(runs, f)
+	if len(vals) == 0 {
+		return summary{runs: []float64{}}
+	}
+	out := append([]float64(nil), vals...)
+	m := median(vals) // sorts vals
+	return summary{ok: true, med: m, low: vals[0], high: vals[len(vals)-1], runs: out}
+}
+
+// boundElsewhere is the ‡ rule: most runs were bound by the client or the
+// origin rather than by the proxy.
+func boundElsewhere(runs []Row) bool {
+	n := 0
+	for _, r := range runs {
+		if r.Bound == "client" || r.Bound == "origin" {
+			n++
+		}
+	}
+	return len(runs) > 0 && 2*n > len(runs)
+}
+
+// cellOf builds a cell from a summary; figure formats the median.
+func cellOf(c column, s summary, figure string) Cell {
+	cell := Cell{Proxy: c.proxy, Group: c.group, Runs: s.runs, figure: figure}
+	if s.ok {
+		m := s.med
+		cell.Median = &m
+	}
+	return cell
+}
+
+// finish sets a cell's text from its figure and marks.
+func (c *Cell) finish() {
+	t := c.figure
+	if c.Bound {
+		t += " ‡"
+	}
+	if c.Star {
+		t += " *"
+	}
+	c.Text = t
+}
+
+func familyTables(fam, machine string, rows []Row) []Table {
+	switch {
+	case plain(fam):
+		return []Table{plainTable(fam, machine, rows)}
+	case fam == famHTTPS || fam == famMix:
+		return tripleTables(fam, machine, rows)
+	case fam == famTunnel:
+		return []Table{tunnelTable(machine, rows)}
+	default:
+		return []Table{handshakeTable(machine, rows)}
+	}
+}
+
+// unitLabel appends a plain row's unit: "ka-1k, k req/s".
+func unitLabel(load string) string {
+	if bulk(load) {
+		return load + ", Gbit/s"
+	}
+	return load + ", k req/s"
+}
+
+// plainFigure is a plain table's figure of a run: Gbit/s for bulk loads,
+// thousands of requests a second for the others.
+func plainFigure(load string) func(Row) float64 {
+	if bulk(load) {
+		return gbits
+	}
+	return kreqs
+}
+
+func plainTable(fam, machine string, rows []Row) Table {
+	g := newGrid(rows, func(r Row) (string, string) {
+		l := strings.TrimPrefix(r.Load, "http-")
+		return r.Load, l
+	})
+	names, groups := g.header()
+	t := Table{Family: fam, Kind: "throughput", Machine: machine, Session: rows[0].Session,
+		Corner: "scenario (" + short(machine) + ")", Columns: names, Groups: groups, Failed: g.failed}
+	starOnly := fam == famConnect || fam == famSocks
+	for _, k := range g.keys {
+		load := g.loads[k]
+		f := plainFigure(load)
+		cells := make([]Cell, len(g.cols))
+		spreads := make([]*spread, len(g.cols))
+		for i, c := range g.cols {
+			runs := g.runs[[2]string{k, c.proxy}]
+			s := summarize(runs, f)
+			fig := "–"
+			if s.ok {
+				fig = fixed(s.med, 1)
+			}
+			cells[i] = cellOf(c, s, fig)
+			cells[i].Bound = c.group != "baseline" && boundElsewhere(runs)
+			spreads[i] = &spread{ok: s.ok, value: s.med, low: s.low, high: s.high,
+				eligible: c.group != "baseline", group: c.group}
+		}
+		markRow(spreads, starOnly)
+		for i := range cells {
+			cells[i].Bold, cells[i].Star = spreads[i].bold, spreads[i].star
+			cells[i].finish()
+		}
+		t.Rows = append(t.Rows, TableRow{Label: unitLabel(g.labels[k]), Cells: cells})
+	}
+	return t
+}
+
+// tripleKey is the scenario of an HTTPS or mix row: "tls-term-ka-1k",
+// "mix-http", "mix-http-3k".
+func tripleKey(r Row) (string, string) {
+	var label string
+	if strings.HasPrefix(r.Mode, "mix-") {
+		suffix := strings.TrimPrefix(r.Load, "mix")
+		if suffix != "" && !strings.HasPrefix(suffix, "-") {
+			suffix = "-" + r.Load
+		}
+		label = r.Mode + suffix
+	} else {
+		label = r.Mode + "-" + r.Load
+	}
+	return label, label
+}
+
+// tripleTables builds the throughput, CPU and memory tables of the HTTPS
+// and mix families. Their cells carry ‡ in the throughput table and no
+// other mark, as in the seeds.
+func tripleTables(fam, machine string, rows []Row) []Table {
+	g := newGrid(rows, tripleKey)
+	names, groups := g.header()
+	base := Table{Family: fam, Machine: machine, Session: rows[0].Session, Corner: "scenario",
+		Columns: names, Groups: groups}
+	thr, cpu, mem := base, base, base
+	thr.Kind, thr.Title, thr.Failed = "throughput", titleThroughput, g.failed
+	cpu.Kind, cpu.Title = "cpu", titleCPU
+	mem.Kind, mem.Title = "memory", titleMemory
+	for _, k := range g.keys {
+		load := g.loads[k]
+		var tc, cc, mc []Cell
+		for _, c := range g.cols {
+			runs := g.runs[[2]string{k, c.proxy}]
+			baseline := c.group == "baseline"
+
+			// throughput: Gbit/s, and requests a second unless a stream
+			s := summarize(runs, gbits)
+			var fig string
+			switch {
+			case stream(load) && s.ok:
+				fig = fixed(s.med, 1)
+			case stream(load):
+				fig = "–"
+			case s.ok:
+				fig = fixed(s.med, 2) + " (" + fixed(summarize(runs, kreqs).med, 1) + "k/s)"
+			default:
+				fig = "– (–k/s)"
+			}
+			cell := cellOf(c, s, fig)
+			cell.Bound = !baseline && boundElsewhere(runs)
+			cell.finish()
+			tc = append(tc, cell)
+
+			// CPU: seconds per gigabyte for bulk loads, µs per request
+			// for the others; none for the baseline, which has no proxy
+			f, unit := usPerReq, " µs/req"
+			if bulk(load) {
+				f, unit = sPerGB, " s/GB"
+			}
+			s = summarize(runs, f)
+			switch {
+			case baseline:
+				s, fig = summary{runs: []float64{}}, "–"
+			case !s.ok:
+				fig = "–" + unit
+			case bulk(load):
+				fig = fixed(s.med, 2) + unit
+			default:
+				fig = thousands(s.med) + unit
+			}
+			cell = cellOf(c, s, fig)
+			cell.finish()
+			cc = append(cc, cell)
+
+			// peak memory, MB
+			s = summarize(runs, megabytes)
+			fig = "–"
+			if baseline {
+				s = summary{runs: []float64{}}
+			} else if s.ok {
+				fig = thousands(s.med)
+			}
+			cell = cellOf(c, s, fig)
+			cell.finish()
+			mc = append(mc, cell)
+		}
+		label := g.labels[k]
+		thr.Rows = append(thr.Rows, TableRow{Label: label, Cells: tc})
+		cpu.Rows = append(cpu.Rows, TableRow{Label: label, Cells: cc})
+		mem.Rows = append(mem.Rows, TableRow{Label: label, Cells: mc})
+	}
+	return []Table{thr, cpu, mem}
+}
+
+// proxyLabel appends the proxy to a row label when a table holds more than
+// one proxy's rows (stunnel's tables have their directions as columns).
+func proxyLabels(g *grid, label func(string) string) []string {
+	out := make([]string, len(g.keys))
+	for i, k := range g.keys {
+		proxy, rest, _ := strings.Cut(k, "\x00")
+		out[i] = label(rest)
+		if len(g.cols) > 1 {
+			out[i] += " (" + proxy + ")"
+		}
+	}
+	return out
+}
+
+// tunnelTable is stunnel's throughput table: Gbit/s per cipher suite,
+// client to server (load "<suite>-up") and server to client ("-down").
+func tunnelTable(machine string, rows []Row) Table {
+	g := newGrid(rows, func(r Row) (string, string) {
+		suite := strings.TrimSuffix(strings.TrimSuffix(r.Load, "-up"), "-down")
+		return r.Proxy + "\x00" + suite, suite
+	})
+	t := Table{Family: famTunnel, Kind: "throughput", Machine: machine, Session: rows[0].Session,
+		Corner: "Ciphersuite", Columns: []string{"Client to server", "Server to client"},
+		Groups: []string{"", ""}, Failed: g.failed}
+	labels := proxyLabels(g, func(s string) string { return s })
+	for i, k := range g.keys {
+		proxy, suite, _ := strings.Cut(k, "\x00")
+		group := ""
+		for _, c := range g.cols {
+			if c.proxy == proxy {
+				group = c.group
+			}
+		}
+		var cells []Cell
+		for _, dir := range []string{"-up", "-down"} {
+			var runs []Row
+			for _, r := range g.runs[[2]string{k, proxy}] {
+				if r.Load == suite+dir {
+					runs = append(runs, r)
+				}
+			}
+			s := summarize(runs, gbits)
+			fig := "–"
+			if s.ok {
+				fig = fixed(s.med, 2) + " Gbit/s"
+			}
+			cell := cellOf(column{proxy, group}, s, fig)
+			cell.finish()
+			cells = append(cells, cell)
+		}
+		t.Rows = append(t.Rows, TableRow{Label: labels[i], Cells: cells})
+	}
+	return t
+}
+
+// handshakeTable is stunnel's handshake table: connections a second, full
+// handshakes (load "full") and resumed sessions ("resumed").
+func handshakeTable(machine string, rows []Row) Table {
+	g := newGrid(rows, func(r Row) (string, string) { return r.Proxy + "\x00" + r.Load, r.Load })
+	t := Table{Family: famHandshake, Kind: "handshake", Machine: machine, Session: rows[0].Session,
+		Corner: "Handshake", Columns: []string{"Connections/s"}, Groups: []string{""}, Failed: g.failed}
+	labels := proxyLabels(g, func(load string) string {
+		switch load {
+		case "full":
+			return "Full handshake"
+		case "resumed":
+			return "Resumed session"
+		}
+		return load
+	})
+	for i, k := range g.keys {
+		proxy, _, _ := strings.Cut(k, "\x00")
+		var col column
+		for _, c := range g.cols {
+			if c.proxy == proxy {
+				col = c
+			}
+		}
+		s := summarize(g.runs[[2]string{k, proxy}], reqs)
+		fig := "–"
+		if s.ok {
+			fig = thousands(s.med)
+		}
+		cell := cellOf(col, s, fig)
+		cell.finish()
+		t.Rows = append(t.Rows, TableRow{Label: labels[i], Cells: []Cell{cell}})
+	}
+	return t
+}
