@@ -202,7 +202,7 @@ func (Wrk) Parse(stdout []byte) (Measurement, error) {
 		Timeouts:   f["timeout"],
 		P50Ms:      float64(f["p50_us"]) / 1e3,
 		P99Ms:      float64(f["p99_us"]) / 1e3,
-		HasLatency: f["requests"] > 0,
+		HasLatency: f["requests"] > f["timeout"], // late answers are left out of the latency
 	}
 	// wrk prints requests / duration with two decimals.
 	if got := float64(m.Requests) / m.Seconds; math.Abs(got-rps) > 0.006+rps*1e-9 {

@@ -1,0 +1,131 @@
+package scenarios
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestCatalog(t *testing.T) {
+	// The loads each mode's table has rows for in the seeds.
+	want := map[Mode][]string{
+		HTTP:    {"ka-1k", "ka-1m", "ka-50k-2000", "ka-2k-50k-2000", "close-1k"},
+		Connect: {"stream1-down", "stream16", "ka-1k", "ka-50k-2000", "ka-2k-50k-2000", "close-1k"},
+		Socks:   {"stream1-down", "stream16", "ka-1k", "ka-50k-2000", "ka-2k-50k-2000", "close-1k"},
+		Relay:   {"stream1", "stream1-down", "stream16", "ka-1k", "ka-50k-2000", "ka-2k-50k-2000", "close-1k"},
+	}
+	got := make(map[Mode][]string)
+	names := make(map[string]bool)
+	for _, s := range Catalog() {
+		got[s.Mode] = append(got[s.Mode], s.Load.Name)
+		if s.Name != string(s.Mode)+"-"+s.Load.Name {
+			t.Errorf("scenario %q: want the name %s-%s", s.Name, s.Mode, s.Load.Name)
+		}
+		if names[s.Name] {
+			t.Errorf("scenario %q twice", s.Name)
+		}
+		names[s.Name] = true
+		if DriverFor(s) == nil {
+			t.Errorf("scenario %q: no driver for %q", s.Name, s.Load.Tool)
+		}
+	}
+	for m, loads := range want {
+		if strings.Join(got[m], " ") != strings.Join(loads, " ") {
+			t.Errorf("mode %s loads = %v; want %v", m, got[m], loads)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("catalog modes = %d; want %d", len(got), len(want))
+	}
+}
+
+func TestLoads(t *testing.T) {
+	// The Scenarios table of the seeds, load by load.
+	cases := []struct {
+		name  string
+		tool  string
+		conns int
+		path  string
+		post  int
+		close bool
+		rev   bool
+	}{
+		{"relay-stream1", ToolIperf3, 1, "", 0, false, false},
+		{"relay-stream1-down", ToolIperf3, 1, "", 0, false, true},
+		{"relay-stream16", ToolIperf3, 16, "", 0, false, false},
+		{"http-ka-1k", ToolWrk, 64, "/1k", 0, false, false},
+		{"http-ka-1m", ToolWrk, 16, "/1m", 0, false, false},
+		{"http-ka-50k-2000", ToolWrk, 2000, "/50k", 0, false, false},
+		{"http-ka-2k-50k-2000", ToolWrk, 2000, "/50k", 2048, false, false},
+		{"http-close-1k", ToolWrk, 64, "/1k", 0, true, false},
+	}
+	for _, c := range cases {
+		s, ok := ByName(c.name)
+		if !ok {
+			t.Errorf("ByName(%q) not found", c.name)
+			continue
+		}
+		l := s.Load
+		if l.Tool != c.tool || l.Conns != c.conns || l.Path != c.path || l.PostBytes != c.post || l.Close != c.close || l.Reverse != c.rev {
+			t.Errorf("ByName(%q).Load = %+v; want tool %s, %d conns, path %q, post %d, close %v, reverse %v",
+				c.name, l, c.tool, c.conns, c.path, c.post, c.close, c.rev)
+		}
+	}
+	if s, ok := ByName("http-stream1"); ok {
+		t.Errorf("ByName(http-stream1) = %+v; the seeds measure no streams through the HTTP proxy", s)
+	}
+}
+
+func TestSelect(t *testing.T) {
+	cases := []struct {
+		spec    string
+		want    string // names, space-separated
+		wantN   int    // when want is empty: how many
+		wantErr string
+	}{
+		// A name.
+		{spec: "http-ka-1k", want: "http-ka-1k"},
+		// A list, kept in its order, spaces allowed.
+		{spec: "relay-close-1k, http-ka-1k", want: "relay-close-1k http-ka-1k"},
+		// A glob over a mode.
+		{spec: "socks-*", want: "socks-stream1-down socks-stream16 socks-ka-1k socks-ka-50k-2000 socks-ka-2k-50k-2000 socks-close-1k"},
+		// A glob over a load, across modes.
+		{spec: "*-stream16", want: "connect-stream16 socks-stream16 relay-stream16"},
+		// Overlaps appear once.
+		{spec: "http-ka-1k,http-*", want: "http-ka-1k http-ka-1m http-ka-50k-2000 http-ka-2k-50k-2000 http-close-1k"},
+		// Everything.
+		{spec: "all", wantN: 24},
+		// A typo names the close ones.
+		{spec: "http-ka-1kb", wantErr: `unknown scenario "http-ka-1kb": did you mean http-ka-1k`},
+		{spec: "sock-stream16", wantErr: "socks-stream16"},
+		// A glob that matches nothing.
+		{spec: "tls-*", wantErr: `unknown scenario "tls-*"`},
+		// A bad glob.
+		{spec: "http-[", wantErr: "bad glob"},
+		// Empty entries.
+		{spec: "", wantErr: "empty name"},
+		{spec: "http-ka-1k,,", wantErr: "empty name"},
+	}
+	for _, c := range cases {
+		got, err := Select(c.spec)
+		if c.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+				t.Errorf("Select(%q) error = %v; want one containing %q", c.spec, err, c.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("Select(%q) error: %v", c.spec, err)
+			continue
+		}
+		var names []string
+		for _, s := range got {
+			names = append(names, s.Name)
+		}
+		if c.want != "" && strings.Join(names, " ") != c.want {
+			t.Errorf("Select(%q) = %v; want %v", c.spec, names, c.want)
+		}
+		if c.want == "" && len(names) != c.wantN {
+			t.Errorf("Select(%q) = %d scenarios; want %d", c.spec, len(names), c.wantN)
+		}
+	}
+}

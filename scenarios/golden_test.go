@@ -1,0 +1,134 @@
+package scenarios
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata")
+
+// golden compares got with testdata/name, or rewrites it with -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./scenarios -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file (go test ./scenarios -update rewrites it):\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
+
+// The topology's addresses, as the harness gives them.
+var (
+	topoProxy = func(m Mode) Target {
+		port := PortHTTPProxy
+		switch m {
+		case Socks:
+			port = PortSocks
+		case Relay:
+			port = PortHTTP
+		}
+		return Target{Proxy: fmt.Sprintf("10.0.1.1:%d", port), ProxyHost: "10.0.1.1", Origin: "10.0.2.2"}
+	}
+	topoDirect = Target{Direct: true, Origin: "10.0.2.2"}
+)
+
+// dumpInvocation renders inv for a golden file: the command line, the
+// environment and every file.
+func dumpInvocation(inv Invocation) []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "argv: %s\ngrace: %v\n", strings.Join(inv.Argv, " "), inv.Grace)
+	for _, e := range inv.Env {
+		fmt.Fprintf(&b, "env: %s\n", e)
+	}
+	var names []string
+	for n := range inv.Files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(&b, "--- %s\n%s", n, inv.Files[n])
+	}
+	return b.Bytes()
+}
+
+// TestBuildGolden renders every scenario of the catalog through its
+// proxy, and the command lines of the baseline.
+func TestBuildGolden(t *testing.T) {
+	const dir = "/run/bench/run-1"
+	var direct bytes.Buffer
+	for _, s := range Catalog() {
+		inv, d, err := Build(s, topoProxy(s.Mode), 10*time.Second, dir)
+		if err != nil {
+			t.Fatalf("Build(%s) error: %v", s.Name, err)
+		}
+		if d.Tool() != s.Load.Tool {
+			t.Errorf("Build(%s) driver %s; want %s", s.Name, d.Tool(), s.Load.Tool)
+		}
+		golden(t, filepath.Join("build", s.Name+".golden"), dumpInvocation(inv))
+		inv, _, err = Build(s, topoDirect, 10*time.Second, dir)
+		if err != nil {
+			t.Fatalf("Build(%s, direct) error: %v", s.Name, err)
+		}
+		if len(inv.Files) > 0 && s.Load.Tool != ToolWrk || inv.Files[ProxychainsConf] != nil {
+			t.Errorf("Build(%s, direct) files %v; want only wrk's script", s.Name, inv.Files)
+		}
+		fmt.Fprintf(&direct, "%s: %s\n", s.Name, strings.Join(inv.Argv, " "))
+	}
+	golden(t, "build/direct.golden", direct.Bytes())
+}
+
+// TestOriginGolden renders the origin's config and lists its files.
+func TestOriginGolden(t *testing.T) {
+	p := Origin("/run/bench/origin", "10.0.2.2", 3)
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "validate: %s\n", strings.Join(p.Validate, " "))
+	for _, s := range p.Servers {
+		fmt.Fprintf(&b, "server: %s\n", strings.Join(s, " "))
+	}
+	fmt.Fprintf(&b, "ready: %s\n", strings.Join(p.Ready, " "))
+	for _, f := range p.Files {
+		fmt.Fprintf(&b, "file: %s %d bytes sha256 %x\n", f.Path, len(f.Data), sha256.Sum256(f.Data))
+		if f.Path == OriginConf {
+			golden(t, "origin/nginx.conf", f.Data)
+		}
+	}
+	golden(t, "origin/plan.golden", b.Bytes())
+	if !bytes.Equal(p.CA, originCertPEM) {
+		t.Errorf("Origin().CA is not the origin's certificate")
+	}
+}
+
+// TestProxychainsGolden renders the config for both tunnels.
+func TestProxychainsGolden(t *testing.T) {
+	for _, m := range []Mode{Connect, Socks} {
+		c, err := ChainFor(m, topoProxy(m))
+		if err != nil {
+			t.Fatal(err)
+		}
+		conf, err := ProxychainsConfig(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		golden(t, "proxychains/"+string(m)+".conf", conf)
+	}
+}
