@@ -40,7 +40,7 @@ func wrkPrinted(t *testing.T, out []byte) float64 {
 func TestWrkParse(t *testing.T) {
 	cases := []struct {
 		file    string
-		wantErr string                // substring of the error; "" for none
+		wantErr string                 // substring of the error; "" for none
 		check   func(Measurement) bool // what must hold beyond the golden
 	}{
 		// 64 kept-alive connections, 1 KB answers: no errors.
