@@ -99,6 +99,9 @@ func Select(spec string) ([]Scenario, error) {
 			}
 		}
 		if len(seen) == n && !matchesAny(term, out) {
+			if strings.ContainsAny(term, "*?[") {
+				return nil, fmt.Errorf("scenario glob %q matches no scenario (bench list prints them all)", term)
+			}
 			return nil, unknownScenario(term, all)
 		}
 	}
@@ -157,4 +160,36 @@ func distance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
+}
+
+// String describes the load for people: "wrk, 64 connections, GET /1k
+// kept alive", "iperf3, 16 streams, upload".
+func (l Load) String() string {
+	switch l.Tool {
+	case ToolIperf3:
+		dir := "upload"
+		if l.Reverse {
+			dir = "download"
+		}
+		return fmt.Sprintf("iperf3, %s, %s", plural(l.Conns, "stream"), dir)
+	case ToolWrk:
+		req := "GET " + l.Path
+		if l.PostBytes > 0 {
+			req = fmt.Sprintf("POST %s with %d bytes", l.Path, l.PostBytes)
+		}
+		conn := "kept alive"
+		if l.Close {
+			conn = "a new connection each"
+		}
+		return fmt.Sprintf("wrk, %s, %s %s", plural(l.Conns, "connection"), req, conn)
+	}
+	return fmt.Sprintf("%s, %s", l.Tool, plural(l.Conns, "connection"))
+}
+
+// plural renders n things.
+func plural(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }

@@ -98,7 +98,7 @@ func TestSelect(t *testing.T) {
 		{spec: "http-ka-1kb", wantErr: `unknown scenario "http-ka-1kb": did you mean http-ka-1k`},
 		{spec: "sock-stream16", wantErr: "socks-stream16"},
 		// A glob that matches nothing.
-		{spec: "tls-*", wantErr: `unknown scenario "tls-*"`},
+		{spec: "tls-*", wantErr: `scenario glob "tls-*" matches no scenario`},
 		// A bad glob.
 		{spec: "http-[", wantErr: "bad glob"},
 		// Empty entries.
@@ -126,6 +126,21 @@ func TestSelect(t *testing.T) {
 		}
 		if c.want == "" && len(names) != c.wantN {
 			t.Errorf("Select(%q) = %d scenarios; want %d", c.spec, len(names), c.wantN)
+		}
+	}
+}
+
+func TestLoadString(t *testing.T) {
+	cases := []struct{ name, want string }{
+		{"http-ka-2k-50k-2000", "wrk, 2000 connections, POST /50k with 2048 bytes kept alive"},
+		{"relay-close-1k", "wrk, 64 connections, GET /1k a new connection each"},
+		{"socks-stream1-down", "iperf3, 1 stream, download"},
+		{"relay-stream16", "iperf3, 16 streams, upload"},
+	}
+	for _, c := range cases {
+		s, _ := ByName(c.name)
+		if got := s.Load.String(); got != c.want {
+			t.Errorf("%s: Load.String() = %q; want %q", c.name, got, c.want)
 		}
 	}
 }
