@@ -184,14 +184,34 @@ func runTool(t *testing.T, inv Invocation, dir string, window time.Duration) []b
 func TestDirectRuns(t *testing.T) {
 	needTool(t, ToolWrk)
 	addr := startOrigin(t)
-	for _, name := range []string{"http-ka-1k", "http-ka-2k-50k-2000", "http-close-1k", "relay-stream1-down"} {
+	runScenarios(t, Target{Direct: true, Origin: addr}, "http-ka-1k", "http-ka-2k-50k-2000", "http-close-1k", "relay-stream1-down")
+}
+
+// TestTunnelRuns runs the tools under proxychains4 through tinyproxy's
+// CONNECT, and wrk with absolute URIs to it.
+func TestTunnelRuns(t *testing.T) {
+	needTool(t, ToolWrk)
+	needTool(t, ToolProxychains)
+	origin := startOrigin(t)
+	proxy := startTinyproxy(t)
+	target := Target{Proxy: net.JoinHostPort(proxy, "3128"), ProxyHost: proxy, Origin: origin}
+	runScenarios(t, target, "connect-ka-1k", "connect-close-1k", "connect-stream16")
+}
+
+// runScenarios runs the named scenarios for a second each against t and
+// checks what their tools reported.
+func runScenarios(t *testing.T, target Target, names ...string) {
+	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
-			s, _ := ByName(name)
+			s, ok := ByName(name)
+			if !ok {
+				t.Fatalf("no scenario %s", name)
+			}
 			if s.Load.Conns > 100 {
 				s.Load.Conns = 100 // the test shares the machine
 			}
 			dir := t.TempDir()
-			inv, d, err := Build(s, Target{Direct: true, Origin: addr}, time.Second, dir)
+			inv, d, err := Build(s, target, time.Second, dir)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -158,3 +158,27 @@ func TestIperf3Parse(t *testing.T) {
 		t.Errorf("Parse(no sum_received) = %+v, %v; want an error naming sum_received", m, err)
 	}
 }
+
+func BenchmarkWrkParse(b *testing.B) {
+	out, err := os.ReadFile(filepath.Join(captured, "wrk-ka-1k.out"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := (Wrk{}).Parse(out); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkIperf3Parse(b *testing.B) {
+	out, err := os.ReadFile(filepath.Join(captured, "iperf3-stream16.out"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := (Iperf3{}).Parse(out); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
