@@ -1,0 +1,438 @@
+package harness
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/containerd/cgroups/v3"
+)
+
+// The cgroups of a session are made through the cgroup file systems
+// directly. github.com/containerd/cgroups/v3 tells the version apart; its
+// cgroup1 and cgroup2 managers would add nine modules (runtime-spec,
+// protobuf, ebpf, dbus, systemd, logrus, ...) to the build for the dozen
+// file writes a session needs, and neither handles cgroup v2's rule that
+// a cgroup handing controllers to children holds no processes itself.
+
+// cgroupRoot is where the cgroup file systems are mounted.
+const cgroupRoot = "/sys/fs/cgroup"
+
+// cfsPeriod is the CFS period a CPU quota is expressed in (the kernel's
+// default, 100 ms).
+const cfsPeriod = 100000
+
+// cgroupVersion returns 1 on legacy and hybrid hosts (the controllers are
+// in the v1 hierarchies), 2 on unified ones, 0 when cgroups are missing.
+func cgroupVersion() int {
+	switch cgroups.Mode() {
+	case cgroups.Legacy, cgroups.Hybrid:
+		return 1
+	case cgroups.Unified:
+		return 2
+	}
+	return 0
+}
+
+// roleGroups are the cgroups of one role: one directory per v1 hierarchy
+// it uses, or one v2 directory.
+type roleGroups struct {
+	dirs []string // every directory, the cpuset's (v1) or the only one (v2) first
+	mem  string   // the directory with memory accounting, proxy only
+}
+
+// procsFiles returns the files a process writes its PID to in order to
+// join every cgroup of the role.
+func (g roleGroups) procsFiles() []string {
+	files := make([]string, len(g.dirs))
+	for i, d := range g.dirs {
+		files[i] = filepath.Join(d, "cgroup.procs")
+	}
+	return files
+}
+
+// cgroupSet is the cgroups of a session: a cpuset per role, memory
+// accounting and an optional CPU quota for the proxy.
+type cgroupSet struct {
+	version int
+	roles   map[Role]roleGroups
+	made    []string // directories made, in the order made
+	// v2 only: the leaf this process moved into, and the controllers it
+	// enabled on the parent, to undo on close.
+	v2Parent  string
+	v2Leaf    string
+	v2Enabled []string
+}
+
+// ownCgroups returns this process's cgroup path per v1 controller
+// ("cpuset" -> "/") and its v2 path under the key "".
+func ownCgroups() (map[string]string, error) {
+	f, err := os.Open("/proc/self/cgroup")
+	if err != nil {
+		return nil, fmt.Errorf("read own cgroups: %w", err)
+	}
+	defer f.Close()
+	paths := map[string]string{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		parts := strings.SplitN(sc.Text(), ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		for _, c := range strings.Split(parts[1], ",") {
+			paths[c] = parts[2]
+		}
+	}
+	return paths, sc.Err()
+}
+
+// v1Mount returns the mount point of a v1 controller's hierarchy.
+func v1Mount(controller string) (string, error) {
+	p := filepath.Join(cgroupRoot, controller)
+	if _, err := os.Stat(filepath.Join(p, "cgroup.procs")); err != nil {
+		return "", fmt.Errorf("cgroup v1 controller %s is not mounted at %s: %w", controller, p, err)
+	}
+	return p, nil
+}
+
+// newCgroupSet makes the cgroups of a session beneath parent ("" = this
+// process's own cgroup in each hierarchy). On error it removes what it
+// made.
+func newCgroupSet(prefix, parent string, layout Layout, quota float64) (cs *cgroupSet, err error) {
+	cs = &cgroupSet{version: cgroupVersion(), roles: map[Role]roleGroups{}}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, cs.close())
+			cs = nil
+		}
+	}()
+	own, err := ownCgroups()
+	if err != nil {
+		return nil, err
+	}
+	switch cs.version {
+	case 1:
+		err = cs.makeV1(prefix, parent, own, layout, quota)
+	case 2:
+		err = cs.makeV2(prefix, parent, own, layout, quota)
+	default:
+		err = fmt.Errorf("no cgroup file system at %s: mount cgroup v1 or v2", cgroupRoot)
+	}
+	return cs, err
+}
+
+// parentPath returns the parent within a hierarchy: the given one, or
+// this process's own path there.
+func parentPath(parent, own string) string {
+	if parent != "" {
+		return parent
+	}
+	return own
+}
+
+func (cs *cgroupSet) makeV1(prefix, parent string, own map[string]string, layout Layout, quota float64) error {
+	for _, r := range Roles {
+		var g roleGroups
+		controllers := []string{"cpuset"}
+		if r == RoleProxy {
+			controllers = append(controllers, "memory")
+			if quota > 0 {
+				controllers = append(controllers, "cpu")
+			}
+		}
+		for _, c := range controllers {
+			mount, err := v1Mount(c)
+			if err != nil {
+				return err
+			}
+			dir := filepath.Join(mount, parentPath(parent, own[c]), prefix+string(r))
+			if err := cs.mkdirAll(mount, dir, c == "cpuset"); err != nil {
+				return err
+			}
+			g.dirs = append(g.dirs, dir)
+			switch c {
+			case "cpuset":
+				if err := writeCgroupFile(dir, "cpuset.cpus", formatCPUList(layout.CPUs(r))); err != nil {
+					return err
+				}
+			case "memory":
+				g.mem = dir
+			case "cpu":
+				if err := writeCgroupFile(dir, "cpu.cfs_period_us", strconv.Itoa(cfsPeriod)); err != nil {
+					return err
+				}
+				if err := writeCgroupFile(dir, "cpu.cfs_quota_us", strconv.Itoa(int(quota*cfsPeriod))); err != nil {
+					return err
+				}
+			}
+		}
+		cs.roles[r] = g
+	}
+	return nil
+}
+
+// mkdirAll makes dir and any missing parent below mount; in the cpuset
+// hierarchy each new directory gets its parent's CPUs and memory nodes
+// first, as the kernel refuses processes in a cpuset without them.
+func (cs *cgroupSet) mkdirAll(mount, dir string, cpuset bool) error {
+	rel, err := filepath.Rel(mount, dir)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return fmt.Errorf("cgroup %s is outside %s", dir, mount)
+	}
+	cur := mount
+	for _, part := range strings.Split(rel, "/") {
+		up := cur
+		cur = filepath.Join(cur, part)
+		if _, err := os.Stat(cur); err == nil {
+			continue
+		}
+		if err := os.Mkdir(cur, 0o755); err != nil {
+			return fmt.Errorf("create cgroup %s: %w", cur, err)
+		}
+		cs.made = append(cs.made, cur)
+		if cpuset {
+			for _, f := range []string{"cpuset.cpus", "cpuset.mems"} {
+				b, err := os.ReadFile(filepath.Join(up, f))
+				if err != nil {
+					return fmt.Errorf("read %s of cgroup %s: %w", f, up, err)
+				}
+				if err := writeCgroupFile(cur, f, strings.TrimSpace(string(b))); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// v2Controllers are what a session's cgroups need on cgroup v2.
+var v2Controllers = []string{"cpuset", "cpu", "memory"}
+
+func (cs *cgroupSet) makeV2(prefix, parent string, own map[string]string, layout Layout, quota float64) error {
+	mount := cgroupRoot
+	pdir := filepath.Join(mount, parentPath(parent, own[""]))
+	avail, err := os.ReadFile(filepath.Join(pdir, "cgroup.controllers"))
+	if err != nil {
+		return fmt.Errorf("read controllers of cgroup %s: %w", pdir, err)
+	}
+	for _, c := range v2Controllers {
+		if !slices.Contains(strings.Fields(string(avail)), c) {
+			return fmt.Errorf("cgroup %s lacks the %s controller: enable it in its parent's cgroup.subtree_control or pass a cgroup parent that has it", pdir, c)
+		}
+	}
+	enabled, _ := os.ReadFile(filepath.Join(pdir, "cgroup.subtree_control"))
+	var missing []string
+	for _, c := range v2Controllers {
+		if !slices.Contains(strings.Fields(string(enabled)), c) {
+			missing = append(missing, c)
+		}
+	}
+	if len(missing) > 0 {
+		if err := cs.enableV2(prefix, pdir, missing); err != nil {
+			return err
+		}
+	}
+	for _, r := range Roles {
+		dir := filepath.Join(pdir, prefix+string(r))
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			return fmt.Errorf("create cgroup %s: %w", dir, err)
+		}
+		cs.made = append(cs.made, dir)
+		if err := writeCgroupFile(dir, "cpuset.cpus", formatCPUList(layout.CPUs(r))); err != nil {
+			return err
+		}
+		g := roleGroups{dirs: []string{dir}}
+		if r == RoleProxy {
+			g.mem = dir
+			if quota > 0 {
+				if err := writeCgroupFile(dir, "cpu.max", fmt.Sprintf("%d %d", int(quota*cfsPeriod), cfsPeriod)); err != nil {
+					return err
+				}
+			}
+		}
+		cs.roles[r] = g
+	}
+	return nil
+}
+
+// enableV2 hands controllers to the children of pdir. A v2 cgroup that
+// does so may hold no processes; when the only one in it is this process,
+// it moves into a leaf of its own first.
+func (cs *cgroupSet) enableV2(prefix, pdir string, controllers []string) error {
+	procs, err := readPIDs(filepath.Join(pdir, "cgroup.procs"))
+	if err != nil {
+		return err
+	}
+	if len(procs) > 0 {
+		if len(procs) != 1 || procs[0] != os.Getpid() {
+			return fmt.Errorf("cgroup %s holds other processes (%v), so it cannot hand cpuset, cpu and memory to a session's cgroups: "+
+				"start bench in a cgroup of its own (systemd-run --scope -p Delegate=yes) or pass an empty cgroup parent", pdir, procs)
+		}
+		leaf := filepath.Join(pdir, prefix+"harness")
+		if err := os.Mkdir(leaf, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+			return fmt.Errorf("create cgroup %s: %w", leaf, err)
+		}
+		cs.made = append(cs.made, leaf)
+		if err := writeCgroupFile(leaf, "cgroup.procs", strconv.Itoa(os.Getpid())); err != nil {
+			return err
+		}
+		cs.v2Parent, cs.v2Leaf = pdir, leaf
+	}
+	var toggle []string
+	for _, c := range controllers {
+		toggle = append(toggle, "+"+c)
+	}
+	if err := writeCgroupFile(pdir, "cgroup.subtree_control", strings.Join(toggle, " ")); err != nil {
+		return err
+	}
+	cs.v2Parent, cs.v2Enabled = pdir, controllers
+	return nil
+}
+
+// close removes the cgroups, deepest first, once their processes are gone
+// (it waits up to a second for the kernel to let go of exiting ones), and
+// undoes what makeV2 did to this process's own cgroup.
+func (cs *cgroupSet) close() error {
+	if cs == nil {
+		return nil
+	}
+	var errs []error
+	for i := len(cs.made) - 1; i >= 0; i-- {
+		d := cs.made[i]
+		if d == cs.v2Leaf {
+			continue
+		}
+		if err := removeCgroup(d); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(cs.v2Enabled) > 0 {
+		var toggle []string
+		for _, c := range cs.v2Enabled {
+			toggle = append(toggle, "-"+c)
+		}
+		if err := writeCgroupFile(cs.v2Parent, "cgroup.subtree_control", strings.Join(toggle, " ")); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if cs.v2Leaf != "" {
+		if err := writeCgroupFile(cs.v2Parent, "cgroup.procs", strconv.Itoa(os.Getpid())); err != nil {
+			errs = append(errs, err)
+		} else if err := removeCgroup(cs.v2Leaf); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	cs.made, cs.v2Enabled, cs.v2Leaf = nil, nil, ""
+	return errors.Join(errs...)
+}
+
+// removeCgroup removes an empty cgroup directory; one already gone is not
+// an error. The kernel refuses (EBUSY) while exiting processes are still
+// charged to it, so it retries for a second.
+func removeCgroup(dir string) error {
+	var err error
+	for delay := 5 * time.Millisecond; delay < time.Second; delay *= 2 {
+		err = os.Remove(dir)
+		if err == nil || errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		time.Sleep(delay)
+	}
+	pids, _ := readPIDs(filepath.Join(dir, "cgroup.procs"))
+	return fmt.Errorf("remove cgroup %s (processes %v): %w", dir, pids, err)
+}
+
+// pids returns the processes in a role's cgroup now.
+func (cs *cgroupSet) pids(r Role) ([]int, error) {
+	g, ok := cs.roles[r]
+	if !ok || len(g.dirs) == 0 {
+		return nil, nil
+	}
+	return readPIDs(filepath.Join(g.dirs[0], "cgroup.procs"))
+}
+
+// resetPeak starts the proxy's peak memory afresh.
+func (cs *cgroupSet) resetPeak() error {
+	g := cs.roles[RoleProxy]
+	if cs.version == 1 {
+		return writeCgroupFile(g.mem, "memory.max_usage_in_bytes", "0")
+	}
+	// v2's memory.peak is reset per open file only (and only on recent
+	// kernels); a fresh cgroup starts from zero, and the proxy's is empty
+	// between runs.
+	pids, err := readPIDs(filepath.Join(g.mem, "cgroup.procs"))
+	if err != nil {
+		return err
+	}
+	if len(pids) > 0 {
+		return fmt.Errorf("reset peak memory of cgroup %s: processes %v still run in it", g.mem, pids)
+	}
+	cpus, err := os.ReadFile(filepath.Join(g.mem, "cpuset.cpus"))
+	if err != nil {
+		return fmt.Errorf("read cpuset of cgroup %s: %w", g.mem, err)
+	}
+	quota, _ := os.ReadFile(filepath.Join(g.mem, "cpu.max"))
+	if err := removeCgroup(g.mem); err != nil {
+		return err
+	}
+	if err := os.Mkdir(g.mem, 0o755); err != nil {
+		return fmt.Errorf("create cgroup %s: %w", g.mem, err)
+	}
+	if err := writeCgroupFile(g.mem, "cpuset.cpus", strings.TrimSpace(string(cpus))); err != nil {
+		return err
+	}
+	if q := strings.TrimSpace(string(quota)); q != "" && !strings.HasPrefix(q, "max") {
+		return writeCgroupFile(g.mem, "cpu.max", q)
+	}
+	return nil
+}
+
+// peak returns the proxy's peak memory since the reset, in bytes.
+func (cs *cgroupSet) peak() (int64, error) {
+	g := cs.roles[RoleProxy]
+	file := "memory.peak"
+	if cs.version == 1 {
+		file = "memory.max_usage_in_bytes"
+	}
+	b, err := os.ReadFile(filepath.Join(g.mem, file))
+	if err != nil {
+		return 0, fmt.Errorf("read peak memory of cgroup %s: %w", g.mem, err)
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%s/%s: %q is not a number: %w", g.mem, file, b, err)
+	}
+	return n, nil
+}
+
+// writeCgroupFile writes one value to a cgroup's control file.
+func writeCgroupFile(dir, file, value string) error {
+	if err := os.WriteFile(filepath.Join(dir, file), []byte(value), 0); err != nil {
+		return fmt.Errorf("write %q to %s of cgroup %s: %w", value, file, dir, err)
+	}
+	return nil
+}
+
+// readPIDs reads a cgroup.procs file.
+func readPIDs(file string) ([]int, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("read %s: %w", file, err)
+	}
+	var pids []int
+	for _, f := range strings.Fields(string(b)) {
+		if pid, err := strconv.Atoi(f); err == nil {
+			pids = append(pids, pid)
+		}
+	}
+	return pids, nil
+}

@@ -1,0 +1,369 @@
+package harness
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// DefaultPrefix starts the name of everything a session makes.
+const DefaultPrefix = "bench-"
+
+// geteuid is os.Geteuid, replaced in tests.
+var geteuid = os.Geteuid
+
+// runBase is where the lock and the run directories live.
+const runBase = "/run"
+
+// HostConfig says how to build a Host.
+type HostConfig struct {
+	// Prefix starts every namespace, link, cgroup and run directory name
+	// ("" = DefaultPrefix); lower-case letters, digits and dashes, at most
+	// 13 characters so that link names fit the kernel's 15.
+	Prefix string
+	// Layout assigns CPUs to the roles; a zero Layout means DefaultLayout
+	// of the online CPUs.
+	Layout Layout
+	// ProxyCPUQuota caps the proxy's cgroup at this many CPUs (0 = no
+	// cap; 0.5 = half a CPU): cpu.max on v2, cpu.cfs_quota_us on v1.
+	ProxyCPUQuota float64
+	// CgroupParent is the cgroup path, in each hierarchy, the role
+	// cgroups are made beneath ("" = this process's own cgroup).
+	CgroupParent string
+	// RunDir is the session's private directory for logs and files ("" =
+	// a new directory /run/<prefix>run-<random>, mode 0700, removed by
+	// Close).
+	RunDir string
+}
+
+// Host is the kernel state of one session: three network namespaces
+// linked by two veth pairs, a cgroup per role, a run directory, the
+// processes started in them, and the lock that keeps a second session
+// with the same prefix out. Make it with NewHost; Close undoes all of it.
+type Host struct {
+	prefix   string
+	layout   Layout
+	runDir   string
+	ownRun   bool
+	lock     *os.File
+	cgroups  *cgroupSet
+	nsMade   []Role
+	stale    []string
+	procsMu  sync.Mutex
+	procs    []*Proc
+	logNames map[string]int
+	closed   bool
+	closeErr error
+}
+
+// lockState is what the lock file records, for Clean to find a killed
+// session's state.
+type lockState struct {
+	PID     int      `json:"pid"`
+	RunDir  string   `json:"run_dir,omitempty"`
+	OwnRun  bool     `json:"own_run,omitempty"`
+	Cgroups []string `json:"cgroups,omitempty"`
+}
+
+var prefixRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,12}$`)
+
+// validatePrefix checks a prefix fits link names and file names.
+func validatePrefix(prefix string) error {
+	if !prefixRE.MatchString(prefix) {
+		return fmt.Errorf("prefix %q: want 1 to 13 lower-case letters, digits or dashes (link names are at most 15 characters)", prefix)
+	}
+	return nil
+}
+
+// validateLayout checks a layout against the online CPUs.
+func validateLayout(l Layout, online []int) error {
+	_, err := ParseLayout(l.String(), online)
+	if err != nil {
+		return err
+	}
+	for _, r := range Roles {
+		if len(l.CPUs(r)) == 0 {
+			return fmt.Errorf("cpu layout %s: no CPUs for %s", l, r)
+		}
+	}
+	return nil
+}
+
+// NewHost checks its input, takes the prefix's lock, removes what a killed
+// session with the same prefix left (see Stale), and builds the topology
+// and the cgroups. A second Host with the same prefix refuses while the
+// first is open. On error it undoes its own work.
+func NewHost(cfg HostConfig) (_ *Host, err error) {
+	if cfg.Prefix == "" {
+		cfg.Prefix = DefaultPrefix
+	}
+	if err := validatePrefix(cfg.Prefix); err != nil {
+		return nil, err
+	}
+	if geteuid() != 0 {
+		return nil, errors.New("not root: network namespaces and cgroups need root; run with sudo")
+	}
+	online, err := OnlineCPUs()
+	if err != nil {
+		return nil, err
+	}
+	if len(cfg.Layout.Client)+len(cfg.Layout.Proxy)+len(cfg.Layout.Origin) == 0 {
+		if cfg.Layout, err = DefaultLayout(online); err != nil {
+			return nil, err
+		}
+	} else if err := validateLayout(cfg.Layout, online); err != nil {
+		return nil, err
+	}
+	if cfg.ProxyCPUQuota < 0 || cfg.ProxyCPUQuota > float64(len(cfg.Layout.Proxy)) {
+		return nil, fmt.Errorf("proxy cpu quota %g: want 0 (none) up to the proxy's %d CPUs", cfg.ProxyCPUQuota, len(cfg.Layout.Proxy))
+	}
+	h := &Host{prefix: cfg.Prefix, layout: cfg.Layout, logNames: map[string]int{}}
+	if h.lock, err = takeLock(cfg.Prefix); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, h.Close())
+		}
+	}()
+	if h.stale, err = clean(cfg.Prefix); err != nil {
+		return nil, fmt.Errorf("remove what an earlier session left: %w", err)
+	}
+	if err := h.makeRunDir(cfg.RunDir); err != nil {
+		return nil, err
+	}
+	if h.cgroups, err = newCgroupSet(cfg.Prefix, cfg.CgroupParent, cfg.Layout, cfg.ProxyCPUQuota); err != nil {
+		return nil, err
+	}
+	if err := h.saveState(); err != nil {
+		return nil, err
+	}
+	h.nsMade = Roles
+	if err := buildTopology(cfg.Prefix, h.Namespace, cfg.Layout); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// lockPath returns the lock file of a prefix.
+func lockPath(prefix string) string {
+	return filepath.Join(runBase, prefix+"lock")
+}
+
+// takeLock takes the prefix's lock without waiting.
+func takeLock(prefix string) (*os.File, error) {
+	p := lockPath(prefix)
+	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open lock %s: %w", p, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			holder := "another process"
+			if st, rerr := readLockState(p); rerr == nil && st.PID > 0 {
+				holder = "process " + strconv.Itoa(st.PID)
+			}
+			return nil, fmt.Errorf("a session with prefix %q is running (%s holds %s): wait for it to end, or stop it and run 'bench clean'", prefix, holder, p)
+		}
+		return nil, fmt.Errorf("lock %s: %w", p, err)
+	}
+	return f, nil
+}
+
+// readLockState reads what a session recorded in its lock file.
+func readLockState(p string) (lockState, error) {
+	var st lockState
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return st, err
+	}
+	if len(b) == 0 {
+		return st, nil
+	}
+	if err := json.Unmarshal(b, &st); err != nil {
+		return st, fmt.Errorf("%s: %w", p, err)
+	}
+	return st, nil
+}
+
+// saveState records in the lock file where this session's state is.
+func (h *Host) saveState() error {
+	st := lockState{PID: os.Getpid(), RunDir: h.runDir, OwnRun: h.ownRun}
+	if h.cgroups != nil {
+		st.Cgroups = slices.Clone(h.cgroups.made)
+	}
+	b, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	if err := h.lock.Truncate(0); err != nil {
+		return fmt.Errorf("write lock %s: %w", h.lock.Name(), err)
+	}
+	if _, err := h.lock.WriteAt(b, 0); err != nil {
+		return fmt.Errorf("write lock %s: %w", h.lock.Name(), err)
+	}
+	return nil
+}
+
+// makeRunDir makes the session's private run directory.
+func (h *Host) makeRunDir(dir string) error {
+	if dir != "" {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return fmt.Errorf("create run directory %s: %w", dir, err)
+		}
+		h.runDir = dir
+		return nil
+	}
+	id := make([]byte, 4)
+	rand.Read(id)
+	h.runDir = filepath.Join(runBase, h.prefix+"run-"+hex.EncodeToString(id))
+	if err := os.Mkdir(h.runDir, 0o700); err != nil {
+		return fmt.Errorf("create run directory %s: %w", h.runDir, err)
+	}
+	h.ownRun = true
+	return nil
+}
+
+// Layout returns the CPU layout the host pins the roles to.
+func (h *Host) Layout() Layout { return h.layout }
+
+// RunDir returns the session's private directory (mode 0700): process
+// logs, configuration files, the origin's documents.
+func (h *Host) RunDir() string { return h.runDir }
+
+// Namespace returns the name of role r's network namespace, as `ip netns`
+// lists it.
+func (h *Host) Namespace(r Role) string { return h.prefix + string(r) }
+
+// Stale returns what NewHost removed that a killed session had left.
+func (h *Host) Stale() []string { return h.stale }
+
+// SetForwarding turns IPv4 forwarding in the proxy's namespace on (the "no
+// proxy" baseline: the kernel routes between client and origin) or off.
+func (h *Host) SetForwarding(on bool) error {
+	return setForwarding(h.Namespace(RoleProxy), on)
+}
+
+// ResetPeakMemory starts the proxy's peak memory afresh; call it before
+// each run, with no proxy running on v2.
+func (h *Host) ResetPeakMemory() error { return h.cgroups.resetPeak() }
+
+// PeakMemory returns the proxy cgroup's peak memory in bytes since the
+// last ResetPeakMemory.
+func (h *Host) PeakMemory() (int64, error) { return h.cgroups.peak() }
+
+// PIDs returns the processes in role r's cgroup now.
+func (h *Host) PIDs(r Role) []int {
+	if h.cgroups == nil {
+		return nil
+	}
+	pids, _ := h.cgroups.pids(r)
+	return pids
+}
+
+// closeGrace is how long Close lets its processes end after SIGTERM.
+const closeGrace = 2 * time.Second
+
+// Close stops every process the host started and any other left in its
+// cgroups, then removes the cgroups, the namespaces with their links, the
+// run directory it made and the lock. It visits everything even when a
+// step fails, returns the joined errors, and is safe to call again.
+func (h *Host) Close() error {
+	if h == nil {
+		return nil
+	}
+	h.procsMu.Lock()
+	if h.closed {
+		h.procsMu.Unlock()
+		return h.closeErr
+	}
+	h.closed = true
+	procs := h.procs
+	h.procsMu.Unlock()
+
+	var errs []error
+	var wg sync.WaitGroup
+	for _, p := range procs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p.Stop(closeGrace)
+		}()
+	}
+	wg.Wait()
+	if h.cgroups != nil {
+		for _, r := range Roles {
+			pids, _ := h.cgroups.pids(r)
+			killAndWait(pids, time.Second)
+		}
+	}
+	for _, r := range h.nsMade {
+		pids := namespacePIDs(h.Namespace(r))
+		killAndWait(pids, time.Second)
+	}
+	if err := h.cgroups.close(); err != nil {
+		errs = append(errs, err)
+	}
+	for _, r := range h.nsMade {
+		if err := deleteNamespace(h.Namespace(r)); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if h.nsMade != nil {
+		if _, err := deleteHostLinks(h.prefix); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if h.ownRun && h.runDir != "" {
+		if err := os.RemoveAll(h.runDir); err != nil {
+			errs = append(errs, fmt.Errorf("remove run directory: %w", err))
+		}
+	}
+	if h.lock != nil {
+		if err := os.Remove(h.lock.Name()); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("remove lock: %w", err))
+		}
+		h.lock.Close()
+	}
+	h.closeErr = errors.Join(errs...)
+	return h.closeErr
+}
+
+// killAndWait sends SIGKILL to pids and waits until they are gone or the
+// deadline passes.
+func killAndWait(pids []int, deadline time.Duration) {
+	for _, pid := range pids {
+		if pid > 0 && pid != os.Getpid() {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+	end := time.Now().Add(deadline)
+	for _, pid := range pids {
+		for time.Now().Before(end) && processAlive(pid) {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+}
+
+// processAlive reports whether pid exists and is not a zombie.
+func processAlive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+}

@@ -1,0 +1,471 @@
+package harness
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/vishvananda/netlink"
+)
+
+// skipUnlessRoot skips tests that make namespaces and cgroups.
+func skipUnlessRoot(t testing.TB) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: makes network namespaces and cgroups")
+	}
+}
+
+// testPrefix returns a prefix no other run shares.
+func testPrefix(t testing.TB) string {
+	b := make([]byte, 3)
+	rand.Read(b)
+	return "bt-" + hex.EncodeToString(b) + "-"
+}
+
+// testLayout is the layout the tests use: the default of this machine.
+func testLayout(t testing.TB) Layout {
+	online, err := OnlineCPUs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := DefaultLayout(online)
+	if err != nil {
+		t.Skipf("needs 2 CPUs or more: %v", err)
+	}
+	return l
+}
+
+// newTestHost makes a host with a random prefix and closes it when the
+// test ends, failed or not.
+func newTestHost(t testing.TB) *Host {
+	t.Helper()
+	skipUnlessRoot(t)
+	h, err := NewHost(HostConfig{Prefix: testPrefix(t), Layout: testLayout(t)})
+	if err != nil {
+		t.Fatalf("NewHost: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := h.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return h
+}
+
+// helperEnv marks a run of the test binary as a helper process.
+const helperEnv = "BENCH_TEST_HELPER"
+
+// helperArgv returns the command that runs the test binary as a helper
+// doing mode.
+func helperArgv(mode string, args ...string) []string {
+	return append([]string{os.Args[0], "-test.run=^TestHelperProcess$", "--", mode}, args...)
+}
+
+// TestHelperProcess is not a test: it is what the tests start in the
+// namespaces and cgroups.
+func TestHelperProcess(t *testing.T) {
+	if os.Getenv(helperEnv) == "" {
+		return
+	}
+	args := os.Args
+	for len(args) > 0 && args[0] != "--" {
+		args = args[1:]
+	}
+	args = args[1:]
+	switch args[0] {
+	case "echo": // accept on args[1] and echo what arrives
+		ln, err := net.Listen("tcp", args[1])
+		if err != nil {
+			fmt.Println(err)
+			os.Exit(1)
+		}
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				os.Exit(1)
+			}
+			go func() { io.Copy(c, c); c.Close() }()
+		}
+	case "spin": // one busy thread
+		runtime.LockOSThread()
+		fmt.Println("ready")
+		for x := 0; ; x++ {
+		}
+	case "alloc": // allocate and touch args[1] MB, then wait
+		n, _ := strconv.Atoi(args[1])
+		b := make([]byte, n<<20)
+		for i := range b {
+			b[i] = byte(i)
+		}
+		fmt.Println("ready")
+		time.Sleep(time.Hour)
+		runtime.KeepAlive(b)
+	case "sleep":
+		fmt.Println("ready")
+		time.Sleep(time.Hour)
+	case "session": // a session that is then killed: host up, a process in each role
+		h, err := NewHost(HostConfig{Prefix: args[1], Layout: testLayout(t)})
+		if err != nil {
+			fmt.Println(err)
+			os.Exit(1)
+		}
+		for _, r := range Roles {
+			if _, err := h.Start(r, ProcSpec{Argv: helperArgv("sleep"), Env: []string{helperEnv + "=1"}}); err != nil {
+				fmt.Println(err)
+				os.Exit(1)
+			}
+		}
+		fmt.Println("up")
+		time.Sleep(time.Hour)
+	}
+	os.Exit(0)
+}
+
+// startHelper starts a helper in role r and waits until it says ready.
+func startHelper(t *testing.T, h *Host, r Role, mode string, args ...string) *Proc {
+	t.Helper()
+	pr, pw := io.Pipe()
+	p, err := h.Start(r, ProcSpec{Argv: helperArgv(mode, args...), Env: []string{helperEnv + "=1"}, Stdout: pw})
+	if err != nil {
+		t.Fatalf("Start(%s, %s): %v", r, mode, err)
+	}
+	ready := make(chan bool, 1)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			if sc.Text() == "ready" {
+				ready <- true
+			}
+		}
+	}()
+	t.Cleanup(func() { p.Stop(time.Second); pw.Close() })
+	select {
+	case <-ready:
+	case <-p.Done():
+		t.Fatalf("%s helper exited: %v\n%s", mode, p.Err(), p.LogTail(10))
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%s helper not ready after 30 s\n%s", mode, p.LogTail(10))
+	}
+	return p
+}
+
+func TestHostUp(t *testing.T) {
+	h := newTestHost(t)
+	origin := net.JoinHostPort(OriginAddr, "8080")
+	p, err := h.Start(RoleOrigin, ProcSpec{Argv: helperArgv("echo", origin), Env: []string{helperEnv + "=1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	// The proxy namespace reaches the origin directly.
+	if err := h.WaitReady(ctx, RoleProxy, []string{origin}, 20*time.Second); err != nil {
+		t.Fatalf("origin not ready from the proxy namespace: %v\n%s", err, p.LogTail(10))
+	}
+	// Without forwarding the client does not reach the origin.
+	if err := h.SetForwarding(false); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.WaitReady(ctx, RoleClient, []string{origin}, 300*time.Millisecond); err == nil {
+		t.Errorf("client reached the origin with forwarding off")
+	}
+	// With it, it does, and the bytes come back.
+	if err := h.SetForwarding(true); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.WaitReady(ctx, RoleClient, []string{origin}, 5*time.Second); err != nil {
+		t.Fatalf("client does not reach the origin with forwarding on: %v", err)
+	}
+	var got string
+	err = inNamespace(h.Namespace(RoleClient), func() error {
+		c, err := net.DialTimeout("tcp", origin, 5*time.Second)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		if local := c.LocalAddr().(*net.TCPAddr).IP.String(); local != ClientAddr {
+			return fmt.Errorf("client's source address %s; want %s", local, ClientAddr)
+		}
+		fmt.Fprint(c, "through the proxy namespace\n")
+		got, err = bufio.NewReader(c).ReadString('\n')
+		return err
+	})
+	if err != nil || got != "through the proxy namespace\n" {
+		t.Errorf("echo through the proxy namespace = %q, %v", got, err)
+	}
+	// RPS masks read back as set, each steering to the receiving role.
+	for _, pr := range topologyPairs(h.prefix) {
+		for _, e := range []end{pr.a, pr.b} {
+			mask, err := readRPSMask(h.Namespace(e.role), e.name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := maskValue(t, mask), maskValue(t, cpuMask(h.Layout().CPUs(e.role))); got != want {
+				t.Errorf("rps_cpus of %s in %s = %s; want %x (%s's CPUs)", e.name, e.role, mask, want, e.role)
+			}
+		}
+	}
+	// MTU and the descriptor limit of a started process.
+	for _, pr := range topologyPairs(h.prefix) {
+		err := inNamespace(h.Namespace(pr.a.role), func() error {
+			l, err := netlink.LinkByName(pr.a.name)
+			if err != nil {
+				return err
+			}
+			if l.Attrs().MTU != linkMTU {
+				t.Errorf("MTU of %s = %d; want %d", pr.a.name, l.Attrs().MTU, linkMTU)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	var hard syscall.Rlimit
+	syscall.Getrlimit(syscall.RLIMIT_NOFILE, &hard)
+	limits, _ := os.ReadFile(fmt.Sprintf("/proc/%d/limits", p.PID()))
+	if !strings.Contains(string(limits), fmt.Sprintf("Max open files            %-21d", hard.Max)) {
+		t.Errorf("descriptor limit of a started process is not the hard limit %d:\n%s", hard.Max, limits)
+	}
+}
+
+// maskValue reads a kernel CPU mask ("00000000,00000010" or "10").
+func maskValue(t *testing.T, mask string) uint64 {
+	v, err := strconv.ParseUint(strings.ReplaceAll(mask, ",", ""), 16, 64)
+	if err != nil {
+		t.Fatalf("mask %q: %v", mask, err)
+	}
+	return v
+}
+
+func TestProcessPlacement(t *testing.T) {
+	h := newTestHost(t)
+	p := startHelper(t, h, RoleProxy, "sleep")
+	// Its namespace is the proxy's.
+	var nsSt, pSt syscall.Stat_t
+	syscall.Stat(filepath.Join(netnsDir, h.Namespace(RoleProxy)), &nsSt)
+	syscall.Stat(fmt.Sprintf("/proc/%d/ns/net", p.PID()), &pSt)
+	if nsSt.Ino != pSt.Ino {
+		t.Errorf("process %d is not in namespace %s", p.PID(), h.Namespace(RoleProxy))
+	}
+	// It is in the proxy's cgroup, and only there.
+	if !slices.Contains(h.PIDs(RoleProxy), p.PID()) || slices.Contains(h.PIDs(RoleClient), p.PID()) {
+		t.Errorf("PIDs(proxy) = %v, PIDs(client) = %v; want %d in the proxy's only", h.PIDs(RoleProxy), h.PIDs(RoleClient), p.PID())
+	}
+	// Stop ends it and its group, and Err says how.
+	if err := p.Stop(time.Second); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-p.Done():
+	default:
+		t.Fatal("Done not closed after Stop")
+	}
+	if p.Err() == nil {
+		t.Errorf("Err() = nil after SIGTERM; want the signal")
+	}
+	if processAlive(p.PID()) {
+		t.Errorf("process %d alive after Stop", p.PID())
+	}
+	// Run reports a failing command, and a missing one before it starts.
+	if err := h.Run(context.Background(), RoleClient, ProcSpec{Argv: []string{"false"}}); err == nil {
+		t.Errorf("Run(false) = nil; want the exit status")
+	}
+	if err := h.Run(context.Background(), RoleClient, ProcSpec{Argv: []string{"no-such-command-here"}}); err == nil {
+		t.Errorf("Run(no-such-command-here) = nil; want not found")
+	}
+	// The run directory is private.
+	if fi, err := os.Stat(h.RunDir()); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("run directory %s: %v, %v; want mode 0700", h.RunDir(), fi.Mode(), err)
+	}
+}
+
+func TestSecondHostRefused(t *testing.T) {
+	h := newTestHost(t)
+	_, err := NewHost(HostConfig{Prefix: h.prefix, Layout: h.Layout()})
+	if err == nil || !strings.Contains(err.Error(), "is running") {
+		t.Fatalf("second NewHost with prefix %s: %v; want a refusal", h.prefix, err)
+	}
+	// The first is untouched by the refusal.
+	if !namespaceExists(h.Namespace(RoleProxy)) {
+		t.Errorf("namespace %s gone after a refused second host", h.Namespace(RoleProxy))
+	}
+}
+
+// state is what the harness could leave behind for one prefix.
+type state struct {
+	Namespaces, Links, Cgroups, RunDirs []string
+	Children                            []int
+}
+
+// snapshot lists the namespaces, host links, cgroups and run directories
+// of a prefix, and this process's children.
+func snapshot(t *testing.T, prefix string) state {
+	var s state
+	s.Namespaces, _ = filepath.Glob(filepath.Join(netnsDir, prefix+"*"))
+	links, err := netlink.LinkList()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range links {
+		if strings.HasPrefix(l.Attrs().Name, prefix) {
+			s.Links = append(s.Links, l.Attrs().Name)
+		}
+	}
+	own, _ := ownCgroups()
+	for _, c := range []string{"cpuset", "cpu", "memory"} {
+		found, _ := filepath.Glob(filepath.Join(cgroupRoot, c, own[c], prefix+"*"))
+		s.Cgroups = append(s.Cgroups, found...)
+	}
+	found, _ := filepath.Glob(filepath.Join(cgroupRoot, "unified", own[""], prefix+"*"))
+	s.Cgroups = append(s.Cgroups, found...)
+	s.RunDirs, _ = filepath.Glob(filepath.Join(runBase, prefix+"*"))
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+		if len(f) > 1 && f[1] == strconv.Itoa(os.Getpid()) && f[0] != "Z" {
+			pid, _ := strconv.Atoi(e.Name())
+			s.Children = append(s.Children, pid)
+		}
+	}
+	return s
+}
+
+func TestTeardownLeavesNothing(t *testing.T) {
+	skipUnlessRoot(t)
+	prefix := testPrefix(t)
+	before := snapshot(t, prefix)
+	h, err := NewHost(HostConfig{Prefix: prefix, Layout: testLayout(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	for _, r := range Roles {
+		startHelper(t, h, r, "sleep")
+	}
+	during := snapshot(t, prefix)
+	if len(during.Namespaces) != 3 || len(during.Cgroups) < 4 || len(during.Children) < 3 {
+		t.Errorf("while up: %+v; want 3 namespaces, a cgroup per role and the memory one, 3 processes", during)
+	}
+	if err := h.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if err := h.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if after := snapshot(t, prefix); !reflect.DeepEqual(after, before) {
+		t.Errorf("after Close: %+v; before: %+v", after, before)
+	}
+}
+
+func TestFailedNewHostLeavesNothing(t *testing.T) {
+	skipUnlessRoot(t)
+	prefix := testPrefix(t)
+	before := snapshot(t, prefix)
+	topologyHook = func() error { return fmt.Errorf("injected failure") }
+	defer func() { topologyHook = func() error { return nil } }()
+	h, err := NewHost(HostConfig{Prefix: prefix, Layout: testLayout(t)})
+	if err == nil {
+		h.Close()
+		t.Fatal("NewHost did not fail")
+	}
+	if after := snapshot(t, prefix); !reflect.DeepEqual(after, before) {
+		t.Errorf("after a failed NewHost (%v): %+v; before: %+v", err, after, before)
+	}
+}
+
+func TestCleanAfterKill(t *testing.T) {
+	skipUnlessRoot(t)
+	prefix := testPrefix(t)
+	before := snapshot(t, prefix)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "--", "session", prefix)
+	cmd.Env = append(os.Environ(), helperEnv+"=1")
+	out, _ := cmd.StdoutPipe()
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait(); Clean(prefix) })
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	if strings.TrimSpace(line) != "up" {
+		t.Fatalf("session helper: %q", line)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	left := snapshot(t, prefix)
+	if len(left.Namespaces) != 3 {
+		t.Fatalf("a killed session left %+v; want its namespaces at least", left)
+	}
+	removed, err := Clean(prefix)
+	if err != nil {
+		t.Fatalf("Clean: %v", err)
+	}
+	var procs int
+	for _, r := range removed {
+		if strings.HasPrefix(r, "process ") {
+			procs++
+		}
+	}
+	if procs != 3 {
+		t.Errorf("Clean removed %d processes (%v); want the 3 the session started", procs, removed)
+	}
+	if after := snapshot(t, prefix); !reflect.DeepEqual(after, before) {
+		t.Errorf("after Clean: %+v; before: %+v", after, before)
+	}
+	// Clean finds nothing more.
+	if again, err := Clean(prefix); err != nil || len(again) != 0 {
+		t.Errorf("second Clean = %v, %v; want nothing", again, err)
+	}
+}
+
+func TestNewHostBadInput(t *testing.T) {
+	prefix := testPrefix(t)
+	before := snapshot(t, prefix)
+	online, _ := OnlineCPUs()
+	top := online[len(online)-1]
+	tests := []struct {
+		name    string
+		cfg     HostConfig
+		euid    int
+		wantErr string
+	}{
+		{"offline CPU", HostConfig{Prefix: prefix, Layout: Layout{Client: []int{0}, Proxy: []int{top + 1}, Origin: []int{0}}}, 0, "is not online"},
+		{"overlap", HostConfig{Prefix: prefix, Layout: Layout{Client: []int{0}, Proxy: []int{0}, Origin: []int{0}}}, 0, "the proxy needs CPUs of its own"},
+		{"not root", HostConfig{Prefix: prefix}, 1000, "not root"},
+		{"bad prefix", HostConfig{Prefix: "Bench_"}, 0, "prefix"},
+		{"quota", HostConfig{Prefix: prefix, ProxyCPUQuota: 5}, 0, "quota"},
+	}
+	defer func() { geteuid = os.Geteuid }()
+	for _, tt := range tests {
+		geteuid = func() int { return tt.euid }
+		h, err := NewHost(tt.cfg)
+		if err == nil {
+			h.Close()
+		}
+		if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+			t.Errorf("%s: NewHost = %v; want an error containing %q", tt.name, err, tt.wantErr)
+		}
+	}
+	if after := snapshot(t, prefix); !reflect.DeepEqual(after, before) {
+		t.Errorf("bad input created %+v", after)
+	}
+}

@@ -1,0 +1,144 @@
+package harness
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+
+	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
+)
+
+// netnsDir is where named network namespaces are bind-mounted, as
+// iproute2 does, so that `ip netns` and `bench clean` see them.
+const netnsDir = "/run/netns"
+
+// inNamespace runs fn on an OS thread switched into the named network
+// namespace. Sockets fn opens belong to that namespace. A thread whose
+// switch back fails is never reused: its goroutine ends still locked, and
+// the runtime ends the thread with it.
+func inNamespace(name string, fn func() error) error {
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		orig, err := netns.Get()
+		if err != nil {
+			runtime.UnlockOSThread()
+			errc <- fmt.Errorf("get current network namespace: %w", err)
+			return
+		}
+		defer orig.Close()
+		target, err := netns.GetFromName(name)
+		if err != nil {
+			runtime.UnlockOSThread()
+			errc <- fmt.Errorf("open network namespace %s: %w", name, err)
+			return
+		}
+		defer target.Close()
+		if err := netns.Set(target); err != nil {
+			runtime.UnlockOSThread()
+			errc <- fmt.Errorf("enter network namespace %s: %w", name, err)
+			return
+		}
+		ferr := fn()
+		if err := netns.Set(orig); err != nil {
+			// Leave the thread locked: it dies with this goroutine.
+			errc <- errors.Join(ferr, fmt.Errorf("return from network namespace %s: %w", name, err))
+			return
+		}
+		runtime.UnlockOSThread()
+		errc <- ferr
+	}()
+	return <-errc
+}
+
+// withSysfs runs fn with the path of a sysfs that shows the named
+// namespace's links (the host's /sys shows only the host's). It uses a
+// thread of its own with a private mount namespace, which is never reused,
+// so nothing is mounted where anyone else can see it, nor left behind.
+func withSysfs(name string, fn func(sys string) error) error {
+	errc := make(chan error, 1)
+	go func() {
+		// Never unlocked: this thread ends with a mount namespace of its own.
+		runtime.LockOSThread()
+		errc <- func() error {
+			if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
+				return fmt.Errorf("unshare mount namespace: %w", err)
+			}
+			if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+				return fmt.Errorf("make mounts private: %w", err)
+			}
+			target, err := netns.GetFromName(name)
+			if err != nil {
+				return fmt.Errorf("open network namespace %s: %w", name, err)
+			}
+			defer target.Close()
+			if err := netns.Set(target); err != nil {
+				return fmt.Errorf("enter network namespace %s: %w", name, err)
+			}
+			if err := unix.Mount("sysfs", "/sys", "sysfs", 0, ""); err != nil {
+				return fmt.Errorf("mount sysfs for network namespace %s: %w", name, err)
+			}
+			return fn("/sys")
+		}()
+	}()
+	return <-errc
+}
+
+// createNamespace makes a named network namespace with its loopback down
+// (as the kernel makes it) and leaves the calling goroutine's thread where
+// it was.
+func createNamespace(name string) error {
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		orig, err := netns.Get()
+		if err != nil {
+			runtime.UnlockOSThread()
+			errc <- fmt.Errorf("get current network namespace: %w", err)
+			return
+		}
+		defer orig.Close()
+		h, err := netns.NewNamed(name)
+		if err != nil {
+			// NewNamed may have switched before it failed.
+			if serr := netns.Set(orig); serr != nil {
+				errc <- fmt.Errorf("create network namespace %s: %w", name, errors.Join(err, serr))
+				return
+			}
+			runtime.UnlockOSThread()
+			errc <- fmt.Errorf("create network namespace %s: %w", name, err)
+			return
+		}
+		h.Close()
+		if err := netns.Set(orig); err != nil {
+			errc <- fmt.Errorf("return from network namespace %s: %w", name, err)
+			return
+		}
+		runtime.UnlockOSThread()
+		errc <- nil
+	}()
+	return <-errc
+}
+
+// deleteNamespace unmounts and removes a named network namespace; one
+// already gone is not an error. The namespace itself ends when no process
+// is left in it.
+func deleteNamespace(name string) error {
+	p := filepath.Join(netnsDir, name)
+	if err := unix.Unmount(p, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
+		return fmt.Errorf("unmount network namespace %s: %w", name, err)
+	}
+	if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("remove network namespace %s: %w", name, err)
+	}
+	return nil
+}
+
+// namespaceExists reports whether a named network namespace is mounted.
+func namespaceExists(name string) bool {
+	_, err := os.Stat(filepath.Join(netnsDir, name))
+	return err == nil
+}

@@ -1,0 +1,390 @@
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Processes are started through a re-exec of this binary: the child first
+// runs this package's init, which joins the role's cgroups and network
+// namespace, raises its descriptor limit, drops to the user, and only then
+// executes the command. The command's first instruction thus runs in
+// place, and every worker it forks inherits namespace and cgroups. `ip
+// netns exec` would also remount /sys, but cannot join cgroups on v1, and
+// a shell wrapper would be one more process in the proxy's cgroup.
+
+// execEnv carries the placement of a child from Start to init.
+const execEnv = "BENCH_HARNESS_EXEC"
+
+// placement is what the child does before it executes the command.
+type placement struct {
+	Netns   string   `json:"netns"`   // file of the network namespace to join
+	Cgroups []string `json:"cgroups"` // cgroup.procs files to write the PID to
+	UID     int      `json:"uid"`
+	GID     int      `json:"gid"`
+	Groups  []int    `json:"groups,omitempty"`
+	Path    string   `json:"path"` // the command's executable
+	Argv    []string `json:"argv"`
+	// Status is the descriptor of a pipe to Start: closed by the exec
+	// when it succeeds, given the error when placement fails.
+	Status int `json:"status"`
+}
+
+func init() {
+	spec, ok := os.LookupEnv(execEnv)
+	if !ok {
+		return
+	}
+	runtime.LockOSThread()
+	status, err := place(spec)
+	if status != nil {
+		fmt.Fprint(status, err)
+	}
+	fmt.Fprintf(os.Stderr, "bench: start in namespace and cgroup: %v\n", err)
+	os.Exit(127)
+}
+
+// place joins the cgroups and the namespace, sets the limits and the
+// user, and executes the command; it returns only on error, with the
+// status pipe to report it on when it got that far.
+func place(spec string) (*os.File, error) {
+	var p placement
+	if err := json.Unmarshal([]byte(spec), &p); err != nil {
+		return nil, fmt.Errorf("read %s: %w", execEnv, err)
+	}
+	unix.CloseOnExec(p.Status)
+	status := os.NewFile(uintptr(p.Status), "status")
+	return status, placeAndExec(p)
+}
+
+func placeAndExec(p placement) error {
+	pid := []byte(strconv.Itoa(os.Getpid()))
+	for _, f := range p.Cgroups {
+		if err := os.WriteFile(f, pid, 0); err != nil {
+			return fmt.Errorf("join cgroup %s: %w", filepath.Dir(f), err)
+		}
+	}
+	fd, err := unix.Open(p.Netns, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("open network namespace %s: %w", p.Netns, err)
+	}
+	if err := unix.Setns(fd, unix.CLONE_NEWNET); err != nil {
+		return fmt.Errorf("join network namespace %s: %w", p.Netns, err)
+	}
+	unix.Close(fd)
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		return fmt.Errorf("get descriptor limit: %w", err)
+	}
+	lim.Cur = lim.Max
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		return fmt.Errorf("raise descriptor limit to %d: %w", lim.Max, err)
+	}
+	if p.UID != 0 || p.GID != 0 {
+		if err := syscall.Setgroups(p.Groups); err != nil {
+			return fmt.Errorf("set groups %v: %w", p.Groups, err)
+		}
+		if err := syscall.Setgid(p.GID); err != nil {
+			return fmt.Errorf("set gid %d: %w", p.GID, err)
+		}
+		if err := syscall.Setuid(p.UID); err != nil {
+			return fmt.Errorf("set uid %d: %w", p.UID, err)
+		}
+	}
+	env := make([]string, 0, len(os.Environ()))
+	for _, e := range os.Environ() {
+		if !strings.HasPrefix(e, execEnv+"=") {
+			env = append(env, e)
+		}
+	}
+	return fmt.Errorf("exec %s: %w", p.Path, syscall.Exec(p.Path, p.Argv, env))
+}
+
+// ProcSpec says what to start and how.
+type ProcSpec struct {
+	Argv []string // the command; Argv[0] is looked up in PATH
+	Dir  string   // working directory ("" = the run directory)
+	// Log receives stdout and stderr ("" = <RunDir>/<command name>.log,
+	// numbered when the name repeats).
+	Log string
+	// Env is added to a minimal environment (PATH, HOME, LANG=C).
+	Env []string
+	// User runs the command as this user ("" = root).
+	User string
+	// Stdout, when set, also receives stdout (a load tool's report);
+	// stderr still goes to Log only.
+	Stdout io.Writer
+}
+
+// Proc is a process a Host started. The host reaps it.
+type Proc struct {
+	cmd      *exec.Cmd
+	log      string
+	done     chan struct{}
+	err      error
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// minimalEnv is the environment every process starts from.
+var minimalEnv = []string{
+	"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+	"LANG=C",
+}
+
+// Start starts spec in role r's network namespace and cgroups, with its
+// descriptor soft limit raised to the hard limit and its output in its
+// log file. It returns once the command is executing or failed to; a
+// command that is not found is an error here.
+func (h *Host) Start(r Role, spec ProcSpec) (*Proc, error) {
+	if len(spec.Argv) == 0 {
+		return nil, errors.New("start: empty command")
+	}
+	h.procsMu.Lock()
+	closed := h.closed
+	h.procsMu.Unlock()
+	if closed {
+		return nil, fmt.Errorf("start %s: host is closed", spec.Argv[0])
+	}
+	path, err := exec.LookPath(spec.Argv[0])
+	if err != nil {
+		return nil, fmt.Errorf("start %s in %s: %w", spec.Argv[0], r, err)
+	}
+	pl := placement{
+		Status:  3, // the first of ExtraFiles
+		Netns:   filepath.Join(netnsDir, h.Namespace(r)),
+		Cgroups: h.cgroups.roles[r].procsFiles(),
+		Path:    path,
+		Argv:    spec.Argv,
+	}
+	home := "/root"
+	if spec.User != "" {
+		u, err := user.Lookup(spec.User)
+		if err != nil {
+			return nil, fmt.Errorf("start %s as %s: %w", spec.Argv[0], spec.User, err)
+		}
+		pl.UID, _ = strconv.Atoi(u.Uid)
+		pl.GID, _ = strconv.Atoi(u.Gid)
+		gids, _ := u.GroupIds()
+		for _, g := range gids {
+			if n, err := strconv.Atoi(g); err == nil {
+				pl.Groups = append(pl.Groups, n)
+			}
+		}
+		home = u.HomeDir
+	}
+	enc, err := json.Marshal(pl)
+	if err != nil {
+		return nil, err
+	}
+	logPath := spec.Log
+	if logPath == "" {
+		logPath = h.logPath(filepath.Base(spec.Argv[0]))
+	}
+	log, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open log of %s: %w", spec.Argv[0], err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("find own executable: %w", err)
+	}
+	cmd := exec.Command(self)
+	cmd.Args = spec.Argv
+	cmd.Env = append(append(append([]string{}, minimalEnv...), "HOME="+home), spec.Env...)
+	cmd.Env = append(cmd.Env, execEnv+"="+string(enc))
+	cmd.Dir = spec.Dir
+	if cmd.Dir == "" {
+		cmd.Dir = h.runDir
+	}
+	cmd.Stdout, cmd.Stderr = log, log
+	if spec.Stdout != nil {
+		cmd.Stdout = io.MultiWriter(log, spec.Stdout)
+	}
+	statusR, statusW, err := os.Pipe()
+	if err != nil {
+		log.Close()
+		return nil, fmt.Errorf("start %s: %w", spec.Argv[0], err)
+	}
+	defer statusR.Close()
+	cmd.ExtraFiles = []*os.File{statusW}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// A worker that keeps stdout open must not hold up the reaping.
+	cmd.WaitDelay = time.Second
+	err = cmd.Start()
+	statusW.Close()
+	if err != nil {
+		log.Close()
+		return nil, fmt.Errorf("start %s in %s: %w", spec.Argv[0], r, err)
+	}
+	// Read until the exec closes the pipe: then the command runs in its
+	// namespace and cgroups, and PIDs lists it.
+	msg, _ := io.ReadAll(statusR)
+	p := &Proc{cmd: cmd, log: logPath, done: make(chan struct{})}
+	go func() {
+		// The log stays open while stdout is copied into it.
+		p.err = cmd.Wait()
+		log.Close()
+		close(p.done)
+	}()
+	if len(msg) > 0 {
+		<-p.done
+		return nil, fmt.Errorf("start %s in %s: %s", spec.Argv[0], r, msg)
+	}
+	h.procsMu.Lock()
+	h.procs = append(h.procs, p)
+	h.procsMu.Unlock()
+	return p, nil
+}
+
+// logPath returns a fresh log file name for a command.
+func (h *Host) logPath(name string) string {
+	h.procsMu.Lock()
+	defer h.procsMu.Unlock()
+	h.logNames[name]++
+	if n := h.logNames[name]; n > 1 {
+		name += "-" + strconv.Itoa(n)
+	}
+	return filepath.Join(h.runDir, name+".log")
+}
+
+// runGrace is how long Run lets a cancelled command end after SIGTERM.
+const runGrace = 2 * time.Second
+
+// Run starts spec in role r and waits for it to exit. Cancelling ctx stops
+// it (SIGTERM, then SIGKILL after two seconds) and returns ctx's error.
+func (h *Host) Run(ctx context.Context, r Role, spec ProcSpec) error {
+	p, err := h.Start(r, spec)
+	if err != nil {
+		return err
+	}
+	select {
+	case <-p.Done():
+		if err := p.Err(); err != nil {
+			return fmt.Errorf("%s: %w", spec.Argv[0], err)
+		}
+		return nil
+	case <-ctx.Done():
+		p.Stop(runGrace)
+		return ctx.Err()
+	}
+}
+
+// PID returns the process's ID, which is also its process group's.
+func (p *Proc) PID() int { return p.cmd.Process.Pid }
+
+// Done is closed once the process has exited and been reaped.
+func (p *Proc) Done() <-chan struct{} { return p.done }
+
+// Err returns how the process exited (nil for status 0) once Done is
+// closed, and nil before.
+func (p *Proc) Err() error {
+	select {
+	case <-p.done:
+		return p.err
+	default:
+		return nil
+	}
+}
+
+// Stop sends SIGTERM to the process's group, waits up to grace for the
+// process to exit, then sends SIGKILL to the group, and waits until it is
+// reaped. It returns an error only when the process could not be reaped;
+// calling it again returns the same.
+func (p *Proc) Stop(grace time.Duration) error {
+	p.stopOnce.Do(func() {
+		pgid := p.cmd.Process.Pid
+		select {
+		case <-p.done:
+		default:
+			syscall.Kill(-pgid, syscall.SIGTERM)
+			select {
+			case <-p.done:
+			case <-time.After(grace):
+			}
+		}
+		// Workers of the group may outlive their parent.
+		syscall.Kill(-pgid, syscall.SIGKILL)
+		select {
+		case <-p.done:
+		case <-time.After(10 * time.Second):
+			p.stopErr = fmt.Errorf("stop %s (pid %d): not reaped 10 s after SIGKILL", p.cmd.Args[0], pgid)
+		}
+	})
+	return p.stopErr
+}
+
+// LogTail returns the last n lines of the process's log, for the note of
+// a failed run.
+func (p *Proc) LogTail(n int) string {
+	f, err := os.Open(p.log)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	const max = 64 << 10
+	if st, err := f.Stat(); err == nil && st.Size() > max {
+		f.Seek(st.Size()-max, io.SeekStart)
+	}
+	b, _ := io.ReadAll(f)
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// WaitReady dials each of addrs (host:port) over TCP from inside role
+// from's namespace until it accepts, and returns as soon as all have; it
+// fails when deadline passes or ctx ends first, naming what did not
+// answer and why.
+func (h *Host) WaitReady(ctx context.Context, from Role, addrs []string, deadline time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, deadline)
+	defer cancel()
+	ns := h.Namespace(from)
+	pending := append([]string(nil), addrs...)
+	delay := 2 * time.Millisecond
+	var last error
+	for {
+		var still []string
+		for _, a := range pending {
+			err := inNamespace(ns, func() error {
+				d := net.Dialer{Timeout: 250 * time.Millisecond}
+				c, err := d.DialContext(ctx, "tcp", a)
+				if err != nil {
+					return err
+				}
+				return c.Close()
+			})
+			if err != nil {
+				last = err
+				still = append(still, a)
+			}
+		}
+		if pending = still; len(pending) == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s not accepting from %s within %v: %w", strings.Join(pending, ", "), from, deadline, last)
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, 100*time.Millisecond)
+	}
+}
