@@ -10,16 +10,16 @@ import (
 // table of the HTTP proxy, CONNECT, SOCKS and relay scenarios whose cells
 // read "M4 / Intel / average", from each machine's newest session, then
 // the other families a table per machine.
-func combinedTables(rows []Row) []Table {
+func combinedTables(rows []*Row) []Table {
 	var machines []string
-	byMachine := map[string][]Row{}
+	byMachine := map[string][]*Row{}
 	for _, r := range rows {
 		if _, ok := byMachine[r.Machine]; !ok {
 			machines = append(machines, r.Machine)
 		}
 		byMachine[r.Machine] = append(byMachine[r.Machine], r)
 	}
-	var kept, plainRows []Row
+	var kept, plainRows []*Row
 	var ids []string
 	for _, m := range machines {
 		s := sessions(byMachine[m])[0]
@@ -42,15 +42,15 @@ func combinedTables(rows []Row) []Table {
 
 // combinedLabel names a scenario across modes as the 11 October tables
 // do: the relay's loads bare, the others prefixed with their mode.
-func combinedLabel(r Row) string {
+func combinedLabel(r *Row) string {
 	if r.Mode == "relay" || strings.HasPrefix(r.Load, r.Mode+"-") {
 		return r.Load
 	}
 	return r.Mode + "-" + r.Load
 }
 
-func combinedTable(machines []string, sessionIDs string, rows []Row) Table {
-	g := newGrid(rows, func(r Row) (string, string) { return r.Mode + "\x00" + r.Load, combinedLabel(r) })
+func combinedTable(machines []string, sessionIDs string, rows []*Row) Table {
+	g := newGrid(rows, func(r *Row) (string, string) { return r.Mode + "\x00" + r.Load, combinedLabel(r) })
 	var shorts []string
 	for _, m := range machines {
 		shorts = append(shorts, short(m))
@@ -68,7 +68,7 @@ func combinedTable(machines []string, sessionIDs string, rows []Row) Table {
 			var meds, lows, highs []float64
 			all := []float64{}
 			for _, m := range machines {
-				var runs []Row
+				var runs []*Row
 				for _, r := range g.runs[[2]string{k, c.proxy}] {
 					if r.Machine == m {
 						runs = append(runs, r)

@@ -54,7 +54,6 @@ func Write(w io.Writer, tables []Table, format string) error {
 	case FormatJSON:
 		enc := json.NewEncoder(w)
 		enc.SetEscapeHTML(false)
-		enc.SetIndent("", "  ")
 		if tables == nil {
 			tables = []Table{}
 		}

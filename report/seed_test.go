@@ -598,8 +598,36 @@ func TestGolden(t *testing.T) {
 				t.Fatalf("%v (run go test ./report -run TestGolden -update)", err)
 			}
 			if got != string(want) {
-				t.Errorf("%s: output differs from the golden file (run with -update and review the diff)\n%s", path, got)
+				t.Errorf("%s: output differs from the golden file (run with -update and review the diff): %s", path, firstDiff(got, string(want)))
 			}
 		}
 	}
+}
+
+// firstDiff describes the first line where got and want part.
+func firstDiff(got, want string) string {
+	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
+	for i := 0; i < len(g) || i < len(w); i++ {
+		var gl, wl string
+		if i < len(g) {
+			gl = g[i]
+		}
+		if i < len(w) {
+			wl = w[i]
+		}
+		if gl != wl {
+			if len(gl) > 200 || len(wl) > 200 {
+				gl, wl = clip(gl), clip(wl)
+			}
+			return fmt.Sprintf("line %d:\n got %q\nwant %q", i+1, gl, wl)
+		}
+	}
+	return "no line differs"
+}
+
+func clip(s string) string {
+	if len(s) > 200 {
+		return s[:200] + "..."
+	}
+	return s
 }

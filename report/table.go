@@ -108,9 +108,13 @@ const (
 // first, each family and each machine. opt.Session keeps one session;
 // opt.Layout combined puts the HTTP proxy, CONNECT, SOCKS and relay figures
 // of every machine's newest session into one table of combined cells.
-func Tables(rows []Row, opt Options) ([]Table, error) {
+func Tables(runs []Row, opt Options) ([]Table, error) {
+	rows := make([]*Row, len(runs))
+	for i := range runs {
+		rows[i] = &runs[i]
+	}
 	if opt.Session != "" {
-		var kept []Row
+		var kept []*Row
 		var ids []string
 		for _, r := range rows {
 			if r.Session == opt.Session {
@@ -150,12 +154,12 @@ func contains(list []string, s string) bool {
 type session struct {
 	id     string
 	latest time.Time
-	rows   []Row
+	rows   []*Row
 }
 
 // sessions splits rows by session id, newest first: by the latest start
 // of a run, then by id.
-func sessions(rows []Row) []*session {
+func sessions(rows []*Row) []*session {
 	var list []*session
 	byID := map[string]*session{}
 	for _, r := range rows {
@@ -181,14 +185,18 @@ func sessions(rows []Row) []*session {
 
 // machineTables renders the families of rows, a table set per machine;
 // skip leaves families out (the combined layout has them already).
-func machineTables(rows []Row, skip func(family string) bool) []Table {
+func machineTables(rows []*Row, skip func(family string) bool) []Table {
 	var machines []string
-	byMachine := map[string][]Row{}
+	byFamily := map[string]map[string][]*Row{} // machine -> family -> runs
 	for _, r := range rows {
-		if _, ok := byMachine[r.Machine]; !ok {
+		fams := byFamily[r.Machine]
+		if fams == nil {
+			fams = map[string][]*Row{}
+			byFamily[r.Machine] = fams
 			machines = append(machines, r.Machine)
 		}
-		byMachine[r.Machine] = append(byMachine[r.Machine], r)
+		f := familyOf(r.Mode)
+		fams[f] = append(fams[f], r)
 	}
 	var out []Table
 	for _, fam := range families {
@@ -196,13 +204,7 @@ func machineTables(rows []Row, skip func(family string) bool) []Table {
 			continue
 		}
 		for _, m := range machines {
-			var fr []Row
-			for _, r := range byMachine[m] {
-				if familyOf(r.Mode) == fam {
-					fr = append(fr, r)
-				}
-			}
-			if len(fr) > 0 {
+			if fr := byFamily[m][fam]; len(fr) > 0 {
 				out = append(out, familyTables(fam, m, fr)...)
 			}
 		}
@@ -219,15 +221,15 @@ type grid struct {
 	labels map[string]string // scenario key -> label without its unit
 	loads  map[string]string // scenario key -> load
 	cols   []column
-	runs   map[[2]string][]Row // (scenario key, proxy) -> ok runs
+	runs   map[[2]string][]*Row // (scenario key, proxy) -> ok runs
 	failed []Failure
 }
 
 // newGrid sorts rows into scenarios (key returns a scenario's key and
 // label) and columns: the baseline first, then copy, then splice, each in
 // order of first appearance.
-func newGrid(rows []Row, key func(Row) (string, string)) *grid {
-	g := &grid{labels: map[string]string{}, loads: map[string]string{}, runs: map[[2]string][]Row{}}
+func newGrid(rows []*Row, key func(*Row) (string, string)) *grid {
+	g := &grid{labels: map[string]string{}, loads: map[string]string{}, runs: map[[2]string][]*Row{}}
 	seen := map[string]bool{}
 	for _, r := range rows {
 		k, label := key(r)
@@ -260,7 +262,7 @@ func (g *grid) header() (names, groups []string) {
 }
 
 // figures returns f of every ok run that gives a finite figure.
-func figures(runs []Row, f func(Row) float64) []float64 {
+func figures(runs []*Row, f func(*Row) float64) []float64 {
 	vals := make([]float64, 0, len(runs))
 	for _, r := range runs {
 		if v := f(r); !math.IsNaN(v) && !math.IsInf(v, 0) {
@@ -277,7 +279,7 @@ type summary struct {
 	runs           []float64
 }
 
-func summarize(runs []Row, f func(Row) float64) summary {
+func summarize(runs []*Row, f func(*Row) float64) summary {
 	vals := figures(runs, f)
 	if len(vals) == 0 {
 		return summary{runs: []float64{}}
@@ -289,7 +291,7 @@ func summarize(runs []Row, f func(Row) float64) summary {
 
 // boundElsewhere is the ‡ rule: most runs were bound by the client or the
 // origin rather than by the proxy.
-func boundElsewhere(runs []Row) bool {
+func boundElsewhere(runs []*Row) bool {
 	n := 0
 	for _, r := range runs {
 		if r.Bound == "client" || r.Bound == "origin" {
@@ -321,7 +323,7 @@ func (c *Cell) finish() {
 	c.Text = t
 }
 
-func familyTables(fam, machine string, rows []Row) []Table {
+func familyTables(fam, machine string, rows []*Row) []Table {
 	switch {
 	case plain(fam):
 		return []Table{plainTable(fam, machine, rows)}
@@ -344,15 +346,15 @@ func unitLabel(load string) string {
 
 // plainFigure is a plain table's figure of a run: Gbit/s for bulk loads,
 // thousands of requests a second for the others.
-func plainFigure(load string) func(Row) float64 {
+func plainFigure(load string) func(*Row) float64 {
 	if bulk(load) {
 		return gbits
 	}
 	return kreqs
 }
 
-func plainTable(fam, machine string, rows []Row) Table {
-	g := newGrid(rows, func(r Row) (string, string) {
+func plainTable(fam, machine string, rows []*Row) Table {
+	g := newGrid(rows, func(r *Row) (string, string) {
 		l := strings.TrimPrefix(r.Load, "http-")
 		return r.Load, l
 	})
@@ -389,7 +391,7 @@ func plainTable(fam, machine string, rows []Row) Table {
 
 // tripleKey is the scenario of an HTTPS or mix row: "tls-term-ka-1k",
 // "mix-http", "mix-http-3k".
-func tripleKey(r Row) (string, string) {
+func tripleKey(r *Row) (string, string) {
 	var label string
 	if strings.HasPrefix(r.Mode, "mix-") {
 		suffix := strings.TrimPrefix(r.Load, "mix")
@@ -406,7 +408,7 @@ func tripleKey(r Row) (string, string) {
 // tripleTables builds the throughput, CPU and memory tables of the HTTPS
 // and mix families. Their cells carry ‡ in the throughput table and no
 // other mark, as in the seeds.
-func tripleTables(fam, machine string, rows []Row) []Table {
+func tripleTables(fam, machine string, rows []*Row) []Table {
 	g := newGrid(rows, tripleKey)
 	names, groups := g.header()
 	base := Table{Family: fam, Machine: machine, Session: rows[0].Session, Corner: "scenario",
@@ -497,8 +499,8 @@ func proxyLabels(g *grid, label func(string) string) []string {
 
 // tunnelTable is stunnel's throughput table: Gbit/s per cipher suite,
 // client to server (load "<suite>-up") and server to client ("-down").
-func tunnelTable(machine string, rows []Row) Table {
-	g := newGrid(rows, func(r Row) (string, string) {
+func tunnelTable(machine string, rows []*Row) Table {
+	g := newGrid(rows, func(r *Row) (string, string) {
 		suite := strings.TrimSuffix(strings.TrimSuffix(r.Load, "-up"), "-down")
 		return r.Proxy + "\x00" + suite, suite
 	})
@@ -516,7 +518,7 @@ func tunnelTable(machine string, rows []Row) Table {
 		}
 		var cells []Cell
 		for _, dir := range []string{"-up", "-down"} {
-			var runs []Row
+			var runs []*Row
 			for _, r := range g.runs[[2]string{k, proxy}] {
 				if r.Load == suite+dir {
 					runs = append(runs, r)
@@ -538,8 +540,8 @@ func tunnelTable(machine string, rows []Row) Table {
 
 // handshakeTable is stunnel's handshake table: connections a second, full
 // handshakes (load "full") and resumed sessions ("resumed").
-func handshakeTable(machine string, rows []Row) Table {
-	g := newGrid(rows, func(r Row) (string, string) { return r.Proxy + "\x00" + r.Load, r.Load })
+func handshakeTable(machine string, rows []*Row) Table {
+	g := newGrid(rows, func(r *Row) (string, string) { return r.Proxy + "\x00" + r.Load, r.Load })
 	t := Table{Family: famHandshake, Kind: "handshake", Machine: machine, Session: rows[0].Session,
 		Corner: "Handshake", Columns: []string{"Connections/s"}, Groups: []string{""}, Failed: g.failed}
 	labels := proxyLabels(g, func(load string) string {

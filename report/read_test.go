@@ -1,0 +1,167 @@
+package report
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const minimalHeader = "machine,session,proxy,group,mode,load,rep,seconds,requests,bytes,cpu_proxy_s,bound,peak_mem_bytes,status"
+
+func TestReadByName(t *testing.T) {
+	// columns in another order, an unknown one, the optional ones missing
+	in := "extra,status,machine,session,proxy,group,mode,load,rep,seconds,requests,bytes,cpu_proxy_s,bound,peak_mem_bytes,note\n" +
+		"x,ok,ARM (M4),s1,nginx,copy,http,ka-1k,2,10,150000,0,1.5,client,30000000,\n" +
+		"y,failed,ARM (M4),s1,squid,copy,http,ka-1k,1,,,,,,,connection reset\n"
+	rows, err := Read(strings.NewReader(in), "m4.csv")
+	if err != nil {
+		t.Fatalf("Read: %v", err)
+	}
+	if len(rows) != 2 {
+		t.Fatalf("Read gave %d rows; want 2", len(rows))
+	}
+	r := rows[0]
+	if r.Machine != "ARM (M4)" || r.Proxy != "nginx" || r.Rep != 2 || r.Requests != 150000 || r.Bound != "client" ||
+		r.PeakMemBytes != 30000000 || r.CPUProxy != 1.5 || r.HasLatency || r.Source != "m4.csv" || r.Line != 2 {
+		t.Errorf("Read row 1 = %+v", r)
+	}
+	if f := rows[1]; f.Status != "failed" || f.Note != "connection reset" || f.Line != 3 {
+		t.Errorf("Read row 2 = %+v", f)
+	}
+}
+
+func TestReadRoundTrip(t *testing.T) {
+	// what the harness writes with Record reads back the same
+	rows, err := ReadFiles([]string{filepath.Join("testdata", "csv", "000-https-arm.csv")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	b.WriteString(strings.Join(Header, ",") + "\n")
+	for _, r := range rows {
+		b.WriteString(strings.Join(r.Record(), ",") + "\n")
+	}
+	again, err := Read(&b, "again.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range rows {
+		a, b := rows[i], again[i]
+		a.Source, b.Source = "", ""
+		if a != b {
+			t.Fatalf("row %d: read %+v, read again %+v", i, a, b)
+		}
+	}
+}
+
+func TestReadErrors(t *testing.T) {
+	ok := "ARM,s1,nginx,copy,http,ka-1k,1,10,100,0,1,proxy,1000,ok"
+	cases := []struct {
+		name string
+		in   string
+		want string
+	}{
+		// no header at all
+		{"empty", "", "m4.csv: empty file"},
+		// the file and the column are named
+		{"missing column", strings.Replace(minimalHeader, ",seconds", "", 1) + "\n", `m4.csv:1: missing required column "seconds"`},
+		{"not a number", minimalHeader + "\n" + ok + "\n" + strings.Replace(ok, ",10,", ",ten,", 1) + "\n",
+			`m4.csv:3: column "seconds": "ten" is not a number`},
+		{"not a whole number", minimalHeader + "\n" + strings.Replace(ok, ",100,", ",1e3,", 1) + "\n",
+			`m4.csv:2: column "requests": "1e3" is not a whole number`},
+		{"unknown mode", minimalHeader + "\n" + strings.Replace(ok, ",http,", ",gopher,", 1) + "\n",
+			`m4.csv:2: column "mode": unknown mode "gopher"`},
+		{"unknown group", minimalHeader + "\n" + strings.Replace(ok, ",copy,", ",both,", 1) + "\n",
+			`m4.csv:2: column "group": unknown group "both" (want baseline, copy, splice)`},
+		{"unknown status", minimalHeader + "\n" + strings.Replace(ok, ",ok", ",fine", 1) + "\n",
+			`m4.csv:2: column "status": unknown status "fine"`},
+		{"unknown bound", minimalHeader + "\n" + strings.Replace(ok, ",proxy,", ",cpu,", 1) + "\n",
+			`m4.csv:2: column "bound": unknown bound "cpu"`},
+		// an ok run needs its figures
+		{"empty figure", minimalHeader + "\n" + strings.Replace(ok, ",100,", ",,", 1) + "\n",
+			`m4.csv:2: column "requests": is empty`},
+		{"zero window", minimalHeader + "\n" + strings.Replace(ok, ",10,", ",0,", 1) + "\n",
+			`m4.csv:2: column "seconds": 0 is not a positive length`},
+		{"empty proxy", minimalHeader + "\n" + strings.Replace(ok, ",nginx,", ",,", 1) + "\n",
+			`m4.csv:2: column "proxy": is empty`},
+		{"short line", minimalHeader + "\n" + "ARM,s1\n", "m4.csv:2: wrong number of fields"},
+		{"bad time", minimalHeader + ",started\n" + ok + ",yesterday\n", `m4.csv:2: column "started": "yesterday" is not an RFC 3339 time`},
+	}
+	for _, c := range cases {
+		_, err := Read(strings.NewReader(c.in), "m4.csv")
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%s: Read(%q) = %v; want an error starting %q", c.name, c.in, err, c.want)
+		}
+		var se *SyntaxError
+		if err != nil && !errors.As(err, &se) {
+			t.Errorf("%s: error %v is not a *SyntaxError", c.name, err)
+		}
+	}
+}
+
+func TestReadFilesMissing(t *testing.T) {
+	_, err := ReadFiles([]string{filepath.Join(t.TempDir(), "none.csv")})
+	if !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "none.csv") {
+		t.Errorf("ReadFiles(missing) = %v; want a not-exist error naming the file", err)
+	}
+}
+
+// run makes an ok run of a plain HTTP scenario.
+func run(machine, session, proxy, group, load string, rep int, kreq float64) Row {
+	return Row{Machine: machine, Session: session, Proxy: proxy, Group: group, Mode: "http", Load: load,
+		Rep: rep, Seconds: 10, Requests: int64(kreq * 1e4), Status: "ok", Bound: "proxy"}
+}
+
+func TestRenderSessionsAndFailures(t *testing.T) {
+	var rows []Row
+	for rep := 1; rep <= 3; rep++ {
+		rows = append(rows,
+			run("ARM", "2026-10-11", "nginx", "copy", "ka-1k", rep, 30+float64(rep)),
+			run("ARM", "2026-10-13", "nginx", "copy", "ka-1k", rep, 40+float64(rep)),
+			run("ARM", "2026-10-13", "devel", "splice", "ka-1k", rep, 20+float64(rep)))
+	}
+	failed := run("ARM", "2026-10-13", "squid", "copy", "ka-1k", 2, 0)
+	failed.Status, failed.Note = "failed", "origin reset the connection"
+	rows = append(rows, failed)
+
+	var b bytes.Buffer
+	if err := Render(&b, rows, Options{Format: FormatTSV}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	newer, older := strings.Index(out, "Session 2026-10-13"), strings.Index(out, "Session 2026-10-11")
+	if newer < 0 || older < 0 || newer > older {
+		t.Errorf("sessions not newest first:\n%s", out)
+	}
+	for _, want := range []string{
+		"ka-1k, k req/s\t42.0 *\t–\t‖\t22.0\n",
+		"squid\tka-1k\t2\torigin reset the connection\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+
+	b.Reset()
+	if err := Render(&b, rows, Options{Format: FormatMarkdown, Session: "2026-10-11"}); err != nil {
+		t.Fatal(err)
+	}
+	if out := b.String(); strings.Contains(out, "2026-10-13") || !strings.Contains(out, "| ka-1k, k req/s | **32.0** * |") {
+		t.Errorf("--session 2026-10-11 rendered:\n%s", out)
+	}
+
+	b.Reset()
+	err := Render(&b, rows, Options{Session: "2026-10-12"})
+	if err == nil || !strings.Contains(err.Error(), `no session "2026-10-12"`) || b.Len() > 0 {
+		t.Errorf("unknown session: err %v, output %q", err, b.String())
+	}
+	b.Reset()
+	for _, opt := range []Options{{Format: "html"}, {Layout: "stacked"}} {
+		if err := Render(&b, rows, opt); err == nil || b.Len() > 0 {
+			t.Errorf("Render(%+v) = %v, output %q; want an error and nothing written", opt, err, b.String())
+		}
+	}
+}
