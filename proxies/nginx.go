@@ -46,7 +46,9 @@ func (n Nginx) Plan(c Column, m scenarios.Mode, env Env) (Plan, error) {
 	if err != nil {
 		return Plan{}, err
 	}
-	args := []string{"-p", env.Dir + "/", "-e", v.Path("nginx-error.log"), "-c", v.Path("nginx.conf")}
+	// The prefix stays the distribution's, where its module configs
+	// (load_module modules/...) point; every path here is absolute.
+	args := []string{"-e", v.Path("nginx-error.log"), "-c", v.Path("nginx.conf")}
 	bin := binary(n, c)
 	return Plan{
 		Files:    []File{{Path: "nginx.conf", Data: conf}},

@@ -29,7 +29,8 @@ func (p PKI) CertKeyPEM() []byte {
 }
 
 // GeneratePKI makes a fresh CA and a server certificate for hosts: each
-// an IP address (an IP SAN) or a DNS name. It writes no files.
+// a DNS name, or an IP address (an IP SAN, and a DNS name for verifiers
+// that check names only). It writes no files.
 func GeneratePKI(hosts []string) (PKI, error) {
 	if len(hosts) == 0 {
 		return PKI{}, fmt.Errorf("generate certificates: no host names or addresses")
@@ -72,6 +73,9 @@ func GeneratePKI(hosts []string) (PKI, error) {
 	for _, h := range hosts {
 		if ip := net.ParseIP(h); ip != nil {
 			srv.IPAddresses = append(srv.IPAddresses, ip)
+			// nginx's proxy_ssl_name checks DNS names only, even for
+			// an address: it matches the address written as a name.
+			srv.DNSNames = append(srv.DNSNames, h)
 		} else {
 			srv.DNSNames = append(srv.DNSNames, h)
 		}

@@ -44,9 +44,10 @@ type Env struct {
 	// that need more per connection (haproxy's splice pipes) lower it.
 	MaxConns int
 	// CertFile is the PEM certificate chain the proxy presents
-	// (tls-term). haproxy reads the key from it too when it follows the
-	// chain (PKI.CertKeyPEM), else from CertFile with its extension
-	// replaced by ".key" (server.pem, server.key): KeyFile must be there.
+	// (tls-term), followed by its private key (PKI.CertKeyPEM): haproxy
+	// reads both from this one file. Failing that haproxy looks for the
+	// key in CertFile with ".crt" replaced by ".key" (server.crt,
+	// server.key), so a separate key must be named so.
 	CertFile string
 	KeyFile  string // the private key alone, PEM
 	CAFile   string // the CA that signed the origin's certificate (tls-init)

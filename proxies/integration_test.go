@@ -1,0 +1,581 @@
+package proxies_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"bench/proxies"
+	"bench/scenarios"
+)
+
+// The integration tests run every packaged proxy found on the machine,
+// and the 3proxy and envoy builds named by BENCH_3PROXY and BENCH_ENVOY,
+// in every mode it serves, on loopback addresses of their own
+// (127.X.Y.11 the proxy's client side, .12 its origin side, .13 the
+// origin), and exchange real bytes through it: an absolute-URI GET, a
+// CONNECT tunnel, a SOCKS5 tunnel, the relay, TLS ended and begun.
+
+// body1k and body1m are the origin's answers; their bytes are random so a
+// wrong or truncated answer cannot pass.
+var (
+	body1k = randomBytes(1 << 10)
+	body1m = randomBytes(1 << 20)
+)
+
+func randomBytes(n int) []byte {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic(err)
+	}
+	return b
+}
+
+func skipUnlessRoot(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: proxies bind ports 80 and 443 and drop to their own users")
+	}
+}
+
+// world is the test's loopback topology, PKI and origin.
+type world struct {
+	env    proxies.Env
+	caPool *x509.CertPool
+}
+
+// newWorld picks free loopback addresses, writes the certificates as the
+// harness does (ca.pem, server.pem, server.key) and starts the origin:
+// HTTP on :80, HTTPS on :443, an echo on :5201 and a TLS echo on :5202.
+func newWorld(t *testing.T) *world {
+	t.Helper()
+	n, _ := rand.Int(rand.Reader, big.NewInt(250*250))
+	prefix := fmt.Sprintf("127.%d.%d.", 1+n.Int64()/250, 1+n.Int64()%250)
+	dir, err := os.MkdirTemp("", "bench-proxies-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	// proxies that drop privileges must reach their files
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := proxies.Env{
+		ClientSide: prefix + "11",
+		OriginSide: prefix + "12",
+		Origin:     prefix + "13",
+		MaxConns:   1000,
+	}
+	pki, err := proxies.GeneratePKI([]string{env.ClientSide, env.Origin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env.CAFile = filepath.Join(dir, "ca.pem")
+	env.CertFile = filepath.Join(dir, "server.pem")
+	env.KeyFile = filepath.Join(dir, "server.key")
+	for path, data := range map[string][]byte{env.CAFile: pki.CACert, env.CertFile: pki.CertKeyPEM(), env.KeyFile: pki.ServerKey} {
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env.Dir = dir
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(pki.CACert)
+	cert, err := tls.X509KeyPair(pki.ServerCert, pki.ServerKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tlsConf := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS13}
+
+	mux := http.NewServeMux()
+	mux.HandleFunc("/1k", func(w http.ResponseWriter, r *http.Request) { w.Write(body1k) })
+	mux.HandleFunc("/1m", func(w http.ResponseWriter, r *http.Request) { w.Write(body1m) })
+	listen := func(port int, tlsOn bool) net.Listener {
+		l, err := net.Listen("tcp", net.JoinHostPort(env.Origin, strconv.Itoa(port)))
+		if err != nil {
+			t.Fatalf("origin: %v", err)
+		}
+		t.Cleanup(func() { l.Close() })
+		if tlsOn {
+			return tls.NewListener(l, tlsConf)
+		}
+		return l
+	}
+	for _, l := range []net.Listener{listen(scenarios.PortHTTP, false), listen(scenarios.PortHTTPS, true)} {
+		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go srv.Serve(l)
+		t.Cleanup(func() { srv.Close() })
+	}
+	for _, l := range []net.Listener{listen(scenarios.PortIperf, false), listen(scenarios.PortIperfTLS, true)} {
+		go echo(l)
+	}
+	return &world{env: env, caPool: pool}
+}
+
+// echo sends back what it reads and half-closes when the client does.
+func echo(l net.Listener) {
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		go func() {
+			defer c.Close()
+			io.Copy(c, c)
+			if cw, ok := c.(interface{ CloseWrite() error }); ok {
+				cw.CloseWrite()
+			}
+		}()
+	}
+}
+
+// columns are what the tests run: the packaged proxies found, plus the
+// builds named in the environment.
+func columns(t *testing.T) []proxies.Column {
+	cols := proxies.DefaultColumns(exec.LookPath)
+	// haproxy's second splice column
+	for _, c := range cols {
+		if c.Kind == "haproxy" {
+			cols = append(cols, proxies.Column{Name: "haproxy splice", Kind: "haproxy", Binary: c.Binary,
+				Group: proxies.Splice, Options: []string{"splice"}})
+			break
+		}
+	}
+	if bin := os.Getenv("BENCH_3PROXY"); bin != "" {
+		cols = append(cols,
+			proxies.Column{Name: "devel", Kind: "3proxy", Binary: bin, Group: proxies.Splice},
+			proxies.Column{Name: "devel -s0", Kind: "3proxy", Binary: bin, Flags: []string{"-s0"}, Group: proxies.Copy})
+	} else {
+		t.Log("BENCH_3PROXY not set: no 3proxy columns")
+	}
+	if bin := os.Getenv("BENCH_ENVOY"); bin != "" {
+		cols = append(cols, proxies.Column{Name: "envoy", Kind: "envoy", Binary: bin, Group: proxies.Copy})
+	} else {
+		t.Log("BENCH_ENVOY not set: no envoy column")
+	}
+	if err := proxies.Validate(cols, os.Stat); err != nil {
+		t.Fatal(err)
+	}
+	return cols
+}
+
+// TestProxiesExchange starts each column in each mode it serves, checks
+// that real exchanges go through it to the origin and back, stops it and
+// checks that nothing of it is left.
+func TestProxiesExchange(t *testing.T) {
+	skipUnlessRoot(t)
+	w := newWorld(t)
+	ran := 0
+	for _, c := range columns(t) {
+		if c.Kind == "direct" {
+			continue // the kernel forwarding: the harness's namespaces test it
+		}
+		a, _ := proxies.Lookup(c.Kind)
+		for _, m := range a.Modes() {
+			ran++
+			t.Run(strings.ReplaceAll(c.Name, " ", "_")+"/"+string(m), func(t *testing.T) {
+				env := w.env
+				env.Dir = filepath.Join(w.env.Dir, strings.ReplaceAll(c.Name, " ", "_")+"-"+string(m))
+				plan, err := a.Plan(c, m, env)
+				if err != nil {
+					t.Fatal(err)
+				}
+				p := start(t, plan, env)
+				for _, ex := range exchanges(m) {
+					if err := ex.run(w, env); err != nil {
+						t.Errorf("%s: %v\n%s", ex.name, err, p.logs())
+					}
+				}
+				p.stop(t)
+			})
+		}
+	}
+	if ran == 0 {
+		t.Skip("no proxy found on this machine: apt-get install nginx-light libnginx-mod-stream haproxy squid tinyproxy dante-server stunnel4")
+	}
+}
+
+// proc is a proxy started by the test, in a process group of its own.
+type proc struct {
+	cmd  *exec.Cmd
+	done chan error
+	dir  string
+	log  string
+}
+
+func start(t *testing.T, plan proxies.Plan, env proxies.Env) *proc {
+	t.Helper()
+	if err := os.MkdirAll(env.Dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range plan.Files {
+		path := filepath.Join(env.Dir, f.Path)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, f.Data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if f.Owner != "" {
+			u, err := user.Lookup(f.Owner)
+			if err != nil {
+				t.Fatalf("file %s: owner: %v", f.Path, err)
+			}
+			uid, _ := strconv.Atoi(u.Uid)
+			gid, _ := strconv.Atoi(u.Gid)
+			for _, p := range []string{path, filepath.Dir(path)} {
+				if err := os.Chown(p, uid, gid); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	if plan.Validate != nil {
+		out, err := exec.Command(plan.Validate[0], plan.Validate[1:]...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("%q: %v\n%s", plan.Validate, err, out)
+		}
+	}
+	p := &proc{dir: env.Dir, log: filepath.Join(env.Dir, "stdout.log"), done: make(chan error, 1)}
+	logf, err := os.Create(p.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logf.Close()
+	p.cmd = exec.Command(plan.Argv[0], plan.Argv[1:]...)
+	p.cmd.Dir = env.Dir
+	p.cmd.Stdout, p.cmd.Stderr = logf, logf
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatalf("start %q: %v", plan.Argv, err)
+	}
+	go func() { p.done <- p.cmd.Wait() }()
+	t.Cleanup(func() { p.kill() })
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	for _, addr := range plan.Ready {
+		if err := waitListen(ctx, addr, p.done); err != nil {
+			t.Fatalf("%q: %v\n%s", plan.Argv, err, p.logs())
+		}
+	}
+	return p
+}
+
+// waitListen dials addr until it accepts, the proxy exits or ctx ends.
+func waitListen(ctx context.Context, addr string, done chan error) error {
+	for {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+			return nil
+		}
+		select {
+		case err := <-done:
+			done <- err
+			return fmt.Errorf("exited before %s answered: %v", addr, err)
+		case <-ctx.Done():
+			return fmt.Errorf("%s never answered: %v", addr, err)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// logs is every log the proxy wrote in its directory, for failures.
+func (p *proc) logs() string {
+	var b strings.Builder
+	files, _ := filepath.Glob(filepath.Join(p.dir, "*.log"))
+	more, _ := filepath.Glob(filepath.Join(p.dir, "*", "*.log"))
+	for _, f := range append(files, more...) {
+		data, _ := os.ReadFile(f)
+		fmt.Fprintf(&b, "--- %s\n%s", f, data)
+	}
+	return b.String()
+}
+
+func (p *proc) kill() {
+	syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	select {
+	case err := <-p.done:
+		p.done <- err
+	case <-time.After(10 * time.Second):
+	}
+}
+
+// stop ends the proxy with SIGTERM (SIGKILL after a grace) and checks
+// that no process of its group is left.
+func (p *proc) stop(t *testing.T) {
+	t.Helper()
+	pgid := p.cmd.Process.Pid
+	syscall.Kill(-pgid, syscall.SIGTERM)
+	select {
+	case err := <-p.done:
+		p.done <- err
+	case <-time.After(10 * time.Second):
+		t.Errorf("still running 10s after SIGTERM")
+		p.kill()
+	}
+	// forked workers and children of the group go with it
+	deadline := time.Now().Add(10 * time.Second)
+	for syscall.Kill(-pgid, 0) == nil {
+		if time.Now().After(deadline) {
+			syscall.Kill(-pgid, syscall.SIGKILL)
+			t.Errorf("processes of group %d left after the proxy stopped", pgid)
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// exchange is one real exchange through the proxy.
+type exchange struct {
+	name string
+	run  func(w *world, env proxies.Env) error
+}
+
+func exchanges(m scenarios.Mode) []exchange {
+	switch m {
+	case scenarios.HTTP:
+		return []exchange{
+			{"absolute-URI GET /1k", func(w *world, env proxies.Env) error { return proxyGet(env, "/1k", body1k) }},
+			{"absolute-URI GET /1m", func(w *world, env proxies.Env) error { return proxyGet(env, "/1m", body1m) }},
+		}
+	case scenarios.Connect:
+		return []exchange{{"CONNECT tunnel, GET /1m inside", func(w *world, env proxies.Env) error {
+			return tunnel(env, hostPort(env.ClientSide, scenarios.PortHTTPProxy), connectHandshake)
+		}}}
+	case scenarios.Socks:
+		return []exchange{{"SOCKS5 tunnel, GET /1m inside", func(w *world, env proxies.Env) error {
+			return tunnel(env, hostPort(env.ClientSide, scenarios.PortSocks), socks5Handshake)
+		}}}
+	case scenarios.Relay:
+		return []exchange{
+			{"GET /1m through :80", func(w *world, env proxies.Env) error { return relayGet(w, env, false) }},
+			{"half-closed echo through :5201", func(w *world, env proxies.Env) error { return relayEcho(w, env, false, true) }},
+		}
+	case scenarios.TLSTerm:
+		return []exchange{
+			{"HTTPS GET /1m to :443", func(w *world, env proxies.Env) error { return relayGet(w, env, true) }},
+			{"TLS echo to :5202", func(w *world, env proxies.Env) error { return relayEcho(w, env, true, false) }},
+		}
+	case scenarios.TLSInit:
+		return []exchange{
+			{"GET /1m through :80 to the origin's :443", func(w *world, env proxies.Env) error { return relayGet(w, env, false) }},
+			{"echo through :5201 to the origin's :5202", func(w *world, env proxies.Env) error { return relayEcho(w, env, false, false) }},
+		}
+	}
+	return nil
+}
+
+func hostPort(h string, p int) string { return net.JoinHostPort(h, strconv.Itoa(p)) }
+
+func checkBody(what string, got, want []byte) error {
+	if !bytes.Equal(got, want) {
+		return fmt.Errorf("%s: got %d bytes, not the origin's %d", what, len(got), len(want))
+	}
+	return nil
+}
+
+// proxyGet asks the HTTP proxy for the origin's path with an absolute URI.
+func proxyGet(env proxies.Env, path string, want []byte) error {
+	proxyURL := &url.URL{Scheme: "http", Host: hostPort(env.ClientSide, scenarios.PortHTTPProxy)}
+	client := &http.Client{
+		Transport: &http.Transport{Proxy: http.ProxyURL(proxyURL), DisableKeepAlives: false},
+		Timeout:   20 * time.Second,
+	}
+	defer client.CloseIdleConnections()
+	for i := 0; i < 3; i++ { // kept alive: several requests on one connection
+		resp, err := client.Get("http://" + env.Origin + path)
+		if err != nil {
+			return err
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return err
+		}
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("GET %s: %s", path, resp.Status)
+		}
+		if err := checkBody("GET "+path, body, want); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// tunnel opens a tunnel to the origin's :80 with handshake and sends an
+// HTTP request for /1m through it.
+func tunnel(env proxies.Env, proxy string, handshake func(net.Conn, *bufio.Reader, string) error) error {
+	c, err := net.DialTimeout("tcp", proxy, 5*time.Second)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(20 * time.Second))
+	r := bufio.NewReader(c)
+	if err := handshake(c, r, env.Origin); err != nil {
+		return err
+	}
+	return getOver(c, r, env.Origin, "/1m", body1m)
+}
+
+// getOver sends GET path on an open connection and checks the answer.
+func getOver(c net.Conn, r *bufio.Reader, host, path string, want []byte) error {
+	if _, err := fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: %s\r\n\r\n", path, host); err != nil {
+		return err
+	}
+	resp, err := http.ReadResponse(r, nil)
+	if err != nil {
+		return fmt.Errorf("read answer: %w", err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s", path, resp.Status)
+	}
+	return checkBody("GET "+path, body, want)
+}
+
+func connectHandshake(c net.Conn, r *bufio.Reader, origin string) error {
+	target := hostPort(origin, scenarios.PortHTTP)
+	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", target, target)
+	resp, err := http.ReadResponse(r, &http.Request{Method: http.MethodConnect})
+	if err != nil {
+		return fmt.Errorf("CONNECT: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("CONNECT %s: %s", target, resp.Status)
+	}
+	return nil
+}
+
+func socks5Handshake(c net.Conn, r *bufio.Reader, origin string) error {
+	ip := net.ParseIP(origin).To4()
+	if _, err := c.Write([]byte{5, 1, 0}); err != nil { // version 5, one method: no authentication
+		return err
+	}
+	reply := make([]byte, 2)
+	if _, err := io.ReadFull(r, reply); err != nil {
+		return fmt.Errorf("SOCKS5 method: %w", err)
+	}
+	if reply[0] != 5 || reply[1] != 0 {
+		return fmt.Errorf("SOCKS5 method: got %v, want [5 0]", reply)
+	}
+	req := append([]byte{5, 1, 0, 1}, ip...) // connect, IPv4
+	req = append(req, byte(scenarios.PortHTTP>>8), byte(scenarios.PortHTTP&0xff))
+	if _, err := c.Write(req); err != nil {
+		return err
+	}
+	head := make([]byte, 4)
+	if _, err := io.ReadFull(r, head); err != nil {
+		return fmt.Errorf("SOCKS5 connect: %w", err)
+	}
+	if head[1] != 0 {
+		return fmt.Errorf("SOCKS5 connect: reply code %d", head[1])
+	}
+	skip := map[byte]int{1: 4 + 2, 4: 16 + 2}[head[3]]
+	if head[3] == 3 {
+		n, err := r.ReadByte()
+		if err != nil {
+			return err
+		}
+		skip = int(n) + 2
+	}
+	_, err := io.ReadFull(r, make([]byte, skip))
+	return err
+}
+
+// dialRelay connects to the relay's port for the origin's port, with
+// TLS when the proxy ends it.
+func dialRelay(w *world, env proxies.Env, port int, tlsOn bool) (net.Conn, error) {
+	addr := hostPort(env.ClientSide, port)
+	if tlsOn {
+		d := &tls.Dialer{NetDialer: &net.Dialer{Timeout: 5 * time.Second},
+			Config: &tls.Config{RootCAs: w.caPool, ServerName: env.ClientSide, MinVersion: tls.VersionTLS13}}
+		return d.Dial("tcp", addr)
+	}
+	return net.DialTimeout("tcp", addr, 5*time.Second)
+}
+
+// relayGet fetches /1m through the relay's HTTP port (443 with TLS).
+func relayGet(w *world, env proxies.Env, tlsOn bool) error {
+	port := scenarios.PortHTTP
+	if tlsOn {
+		port = scenarios.PortHTTPS
+	}
+	c, err := dialRelay(w, env, port, tlsOn)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(20 * time.Second))
+	r := bufio.NewReader(c)
+	for i := 0; i < 2; i++ {
+		if err := getOver(c, r, env.Origin, "/1m", body1m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// relayEcho sends 1 MB through the relay's iperf3 port (5202 with TLS)
+// to the origin's echo and reads it back. halfClose shuts the sending
+// side first, as clients do, and expects the whole answer after it.
+func relayEcho(w *world, env proxies.Env, tlsOn, halfClose bool) error {
+	port := scenarios.PortIperf
+	if tlsOn {
+		port = scenarios.PortIperfTLS
+	}
+	c, err := dialRelay(w, env, port, tlsOn)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(20 * time.Second))
+	errc := make(chan error, 1)
+	go func() {
+		_, err := c.Write(body1m)
+		if err == nil && halfClose {
+			err = c.(*net.TCPConn).CloseWrite()
+		}
+		errc <- err
+	}()
+	got := make([]byte, len(body1m))
+	if _, err := io.ReadFull(c, got); err != nil {
+		return fmt.Errorf("echo: %w", err)
+	}
+	if err := <-errc; err != nil {
+		return fmt.Errorf("send: %w", err)
+	}
+	if err := checkBody("echo", got, body1m); err != nil {
+		return err
+	}
+	if halfClose {
+		if n, err := c.Read(make([]byte, 1)); !errors.Is(err, io.EOF) {
+			return fmt.Errorf("after the echo: read %d bytes, %v; want EOF passed on", n, err)
+		}
+	}
+	return nil
+}
