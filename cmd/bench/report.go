@@ -3,8 +3,26 @@ package main
 import (
 	"errors"
 	"io"
+
+	"bench/report"
 )
 
 func cmdReport(stdout, stderr io.Writer, args []string) error {
-	return errors.New("report: not implemented yet")
+	fs := newFlagSet("report", stderr, "[--format md|tsv|json] [--layout machine|combined] [--session id] file.csv...")
+	var opt report.Options
+	fs.StringVar(&opt.Format, "format", report.FormatMarkdown, "output `format`: md (GitHub markdown), tsv (the seeds' text) or json")
+	fs.StringVar(&opt.Layout, "layout", report.LayoutMachine, "`layout`: machine (a table per machine) or combined (\"M4 / Intel / average\" cells)")
+	fs.StringVar(&opt.Session, "session", "", "render only the session with this `id` (default: every session, newest first)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		fs.Usage()
+		return errors.New("report: no session files given: bench report data/*.csv")
+	}
+	rows, err := report.ReadFiles(fs.Args())
+	if err != nil {
+		return err
+	}
+	return report.Render(stdout, rows, opt)
 }

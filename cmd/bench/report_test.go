@@ -1,0 +1,86 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var updateReport = flag.Bool("update-report", false, "rewrite the expected outputs under testdata/report")
+
+// reportDir holds the CLI goldens: input CSVs and, for each case, the
+// expected standard output (<case>.out) or error (<case>.err).
+var reportDir = filepath.Join("..", "..", "testdata", "report")
+
+func TestCmdReport(t *testing.T) {
+	in := func(names ...string) []string {
+		var out []string
+		for _, n := range names {
+			out = append(out, filepath.Join(reportDir, n))
+		}
+		return out
+	}
+	cases := []struct {
+		name string
+		args []string
+	}{
+		// both sessions of one machine, newest first, markdown
+		{"m4-md", in("m4.csv")},
+		{"m4-tsv", append([]string{"--format", "tsv"}, in("m4.csv")...)},
+		{"m4-json", append([]string{"--format", "json"}, in("m4.csv")...)},
+		// one session picked
+		{"m4-session", append([]string{"--session", "2026-10-12"}, in("m4.csv")...)},
+		// two machines' newest sessions in "M4 / Intel / average" cells
+		{"combined", append([]string{"--layout", "combined", "--format", "tsv"}, in("m4.csv", "intel.csv")...)},
+		// bad input: nothing on stdout, the place in the error
+		{"missing-column", in("missing-column.csv")},
+		{"not-a-number", in("not-a-number.csv")},
+		{"unknown-mode", in("unknown-mode.csv")},
+		{"unknown-group", in("unknown-group.csv")},
+		{"missing-file", in("m4.csv", "no-such-file.csv")},
+		{"unknown-session", append([]string{"--session", "2026-01-01"}, in("m4.csv")...)},
+		{"unknown-format", append([]string{"--format", "html"}, in("m4.csv")...)},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			err := cmdReport(&stdout, &stderr, c.args)
+			got, ext := stdout.String(), ".out"
+			if err != nil {
+				if stdout.Len() > 0 {
+					t.Errorf("bench report %s failed (%v) but wrote to stdout:\n%s", strings.Join(c.args, " "), err, got)
+				}
+				// the error as main prints it, with the paths as the
+				// user typed them relative to the repository
+				got, ext = "bench: "+strings.ReplaceAll(err.Error(), reportDir+string(filepath.Separator), "testdata/report/")+"\n", ".err"
+			}
+			path := filepath.Join(reportDir, c.name+ext)
+			if *updateReport {
+				os.Remove(filepath.Join(reportDir, c.name+".out"))
+				os.Remove(filepath.Join(reportDir, c.name+".err"))
+				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, rerr := os.ReadFile(path)
+			if rerr != nil {
+				t.Fatalf("bench report %s: %v; got err %v (run go test ./cmd/bench -run TestCmdReport -update-report)", strings.Join(c.args, " "), rerr, err)
+			}
+			if got != string(want) {
+				t.Errorf("bench report %s:\n got:\n%s\nwant:\n%s", strings.Join(c.args, " "), got, want)
+			}
+		})
+	}
+}
+
+func TestCmdReportNoFiles(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	err := cmdReport(&stdout, &stderr, nil)
+	if err == nil || stdout.Len() > 0 || !strings.Contains(stderr.String(), "Usage: bench report") {
+		t.Errorf("bench report with no files: err %v, stdout %q, stderr %q; want an error and the usage", err, stdout.String(), stderr.String())
+	}
+}
