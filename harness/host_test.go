@@ -102,11 +102,6 @@ func TestHelperProcess(t *testing.T) {
 			}
 			go func() { io.Copy(c, c); c.Close() }()
 		}
-	case "spin": // one busy thread
-		runtime.LockOSThread()
-		fmt.Println("ready")
-		for x := 0; ; x++ {
-		}
 	case "alloc": // allocate and touch args[1] MB, then wait
 		n, _ := strconv.Atoi(args[1])
 		b := make([]byte, n<<20)
@@ -137,11 +132,19 @@ func TestHelperProcess(t *testing.T) {
 	os.Exit(0)
 }
 
+// spinArgv is a process of one thread that keeps its CPU busy (a shell:
+// a Go program's runtime would preempt and move the spinning goroutine).
+var spinArgv = []string{"sh", "-c", "echo ready; while :; do :; done"}
+
 // startHelper starts a helper in role r and waits until it says ready.
 func startHelper(t *testing.T, h *Host, r Role, mode string, args ...string) *Proc {
 	t.Helper()
+	argv := helperArgv(mode, args...)
+	if mode == "spin" {
+		argv = spinArgv
+	}
 	pr, pw := io.Pipe()
-	p, err := h.Start(r, ProcSpec{Argv: helperArgv(mode, args...), Env: []string{helperEnv + "=1"}, Stdout: pw})
+	p, err := h.Start(r, ProcSpec{Argv: argv, Env: []string{helperEnv + "=1"}, Stdout: pw})
 	if err != nil {
 		t.Fatalf("Start(%s, %s): %v", r, mode, err)
 	}
