@@ -96,11 +96,7 @@ func combinedTable(machines []string, sessionIDs string, rows []*Row) Table {
 			spreads[i] = sp
 			cells[i] = cellOf(c, summary{ok: sp.ok, med: sp.value, runs: all}, strings.Join(parts, " / "))
 		}
-		markRow(spreads, false)
-		for i := range cells {
-			cells[i].Bold, cells[i].Star = spreads[i].bold, spreads[i].star
-			cells[i].finish()
-		}
+		markCells(cells, spreads, false)
 		t.Rows = append(t.Rows, TableRow{Label: unitLabel(g.labels[k]), Cells: cells})
 	}
 	return t

@@ -102,3 +102,12 @@ func markRow(cells []*spread, starOnly bool) {
 		}
 	}
 }
+
+// markCells marks a row's cells by the rule of markRow and sets their text.
+func markCells(cells []Cell, spreads []*spread, starOnly bool) {
+	markRow(spreads, starOnly)
+	for i := range cells {
+		cells[i].Bold, cells[i].Star = spreads[i].bold, spreads[i].star
+		cells[i].finish()
+	}
+}

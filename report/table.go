@@ -379,11 +379,7 @@ func plainTable(fam, machine string, rows []*Row) Table {
 			spreads[i] = &spread{ok: s.ok, value: s.med, low: s.low, high: s.high,
 				eligible: c.group != "baseline", group: c.group}
 		}
-		markRow(spreads, starOnly)
-		for i := range cells {
-			cells[i].Bold, cells[i].Star = spreads[i].bold, spreads[i].star
-			cells[i].finish()
-		}
+		markCells(cells, spreads, starOnly)
 		t.Rows = append(t.Rows, TableRow{Label: unitLabel(g.labels[k]), Cells: cells})
 	}
 	return t
