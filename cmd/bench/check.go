@@ -1,10 +1,89 @@
 package main
 
 import (
-	"errors"
+	"fmt"
 	"io"
+	"strings"
+	"text/tabwriter"
+
+	"bench/harness"
 )
 
+// checkTools are the load tools and packaged proxies `bench check` looks
+// for: name, version arguments, how to install it, whether a session
+// cannot run without it.
+var checkTools = []struct {
+	name     string
+	args     []string
+	install  string
+	required bool
+}{
+	{"wrk", []string{"-v"}, "apt-get install wrk", true},
+	{"iperf3", []string{"--version"}, "apt-get install iperf3", true},
+	{"proxychains4", nil, "apt-get install proxychains4", true},
+	{"openssl", []string{"version"}, "apt-get install openssl", true},
+	{"nginx", []string{"-v"}, "apt-get install nginx-light libnginx-mod-stream", true},
+	{"haproxy", []string{"-v"}, "apt-get install haproxy", false},
+	{"squid", []string{"-v"}, "apt-get install squid", false},
+	{"tinyproxy", []string{"-v"}, "apt-get install tinyproxy", false},
+	{"danted", []string{"-v"}, "apt-get install dante-server", false},
+	{"stunnel4", []string{"-version"}, "apt-get install stunnel4", false},
+}
+
+// checkExtras add lines to `bench check` (the proxy columns of a user's
+// file, say); each runs after the system and tool checks.
+var checkExtras []func() []harness.CheckItem
+
 func cmdCheck(stdout, stderr io.Writer, args []string) error {
-	return errors.New("check: not implemented yet")
+	fs := newFlagSet("check", stderr, "[--cpus client=0-3,proxy=4,origin=5-7]")
+	cpus := fs.String("cpus", "", "the CPU layout to check instead of the default")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var layout *harness.Layout
+	if *cpus != "" {
+		online, err := harness.OnlineCPUs()
+		if err != nil {
+			return err
+		}
+		l, err := harness.ParseLayout(*cpus, online)
+		if err != nil {
+			return fmt.Errorf("--cpus: %w", err)
+		}
+		layout = &l
+	}
+	items := harness.CheckSystem(layout)
+	for _, t := range checkTools {
+		items = append(items, harness.CheckBinary(t.name, t.args, t.install, t.required))
+	}
+	for _, extra := range checkExtras {
+		items = append(items, extra()...)
+	}
+	return printChecks(stdout, items)
+}
+
+// printChecks writes the items as a table and returns an error naming
+// the required items that failed.
+func printChecks(w io.Writer, items []harness.CheckItem) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "CHECK\tRESULT\tFOUND\tDETAIL")
+	var failed []string
+	for _, it := range items {
+		result := "ok"
+		switch {
+		case !it.OK && it.Required:
+			result = "FAIL"
+			failed = append(failed, it.Name)
+		case !it.OK:
+			result = "warn"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", it.Name, result, it.Status, it.Detail)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("check: a session cannot run here: %s failed (see DETAIL above)", strings.Join(failed, ", "))
+	}
+	return nil
 }

@@ -1,10 +1,30 @@
 package main
 
 import (
-	"errors"
+	"fmt"
 	"io"
+
+	"bench/harness"
 )
 
 func cmdClean(stdout, stderr io.Writer, args []string) error {
-	return errors.New("clean: not implemented yet")
+	fs := newFlagSet("clean", stderr, "[--prefix bench-]")
+	prefix := fs.String("prefix", harness.DefaultPrefix, "the prefix of the session's namespaces, links, cgroups and run directories")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("clean: unexpected argument %q", fs.Arg(0))
+	}
+	removed, err := harness.Clean(*prefix)
+	for _, r := range removed {
+		fmt.Fprintf(stdout, "removed %s\n", r)
+	}
+	if err != nil {
+		return fmt.Errorf("clean: %w", err)
+	}
+	if len(removed) == 0 {
+		fmt.Fprintf(stdout, "nothing left by a session with prefix %q\n", *prefix)
+	}
+	return nil
 }

@@ -1,0 +1,214 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// CheckItem is one line of `bench check`.
+type CheckItem struct {
+	Name   string // what was checked: "root", "cgroups", "wrk"
+	Status string // what was found, short: "cgroup v1 (hybrid)", "4.1.0"
+	Detail string // what it means or what to do: "apt-get install wrk"
+	// OK is false when the check failed; a failed Required item means
+	// the main job cannot run.
+	OK, Required bool
+}
+
+// fdReserve is what a process keeps for itself beyond its connections:
+// listeners, logs, the event loop, libraries.
+const fdReserve = 100
+
+// mixConns is the connection count of the seeds' mix scenarios.
+const mixConns = 20000
+
+// CheckSystem says whether this machine can run a session, changing
+// nothing: root, network namespaces, the cgroup version and controllers,
+// the online CPUs and the layout a session would use (layout, or the
+// default when nil), and the descriptor limit with the connections it
+// allows. Proxies and load tools are checked by CheckBinary.
+func CheckSystem(layout *Layout) []CheckItem {
+	var items []CheckItem
+	root := geteuid() == 0
+	items = append(items, CheckItem{Name: "root", Status: yesNo(root), OK: root, Required: true,
+		Detail: ifElse(root, "", "namespaces, cgroups and clean need root: sudo bench run")})
+	items = append(items, checkNamespaces())
+	items = append(items, checkCgroups())
+	items = append(items, checkCPUs(layout)...)
+	items = append(items, checkDescriptors())
+	items = append(items, checkLeftovers(DefaultPrefix))
+	return items
+}
+
+func yesNo(b bool) string { return ifElse(b, "yes", "no") }
+
+func ifElse(c bool, a, b string) string {
+	if c {
+		return a
+	}
+	return b
+}
+
+func checkNamespaces() CheckItem {
+	it := CheckItem{Name: "network namespaces", Required: true}
+	if _, err := os.Stat("/proc/self/ns/net"); err != nil {
+		it.Status, it.Detail = "missing", "the kernel lacks network namespaces (CONFIG_NET_NS)"
+		return it
+	}
+	if _, err := exec.LookPath("ip"); err != nil {
+		it.Detail = "iproute2 is not needed, but `ip netns` helps to look: apt-get install iproute2"
+	}
+	it.Status, it.OK = "yes", true
+	return it
+}
+
+func checkCgroups() CheckItem {
+	it := CheckItem{Name: "cgroups", Required: true}
+	own, err := ownCgroups()
+	if err != nil {
+		it.Status, it.Detail = "unreadable", err.Error()
+		return it
+	}
+	switch cgroupVersion() {
+	case 1:
+		it.Status = "v1 (controllers in the v1 hierarchies)"
+		var missing []string
+		for _, c := range []string{"cpuset", "cpu", "memory"} {
+			if _, err := v1Mount(c); err != nil {
+				missing = append(missing, c)
+			}
+		}
+		if len(missing) > 0 {
+			it.Detail = "not mounted: " + strings.Join(missing, ", ")
+			return it
+		}
+		it.Detail = fmt.Sprintf("cpuset, cpu and memory; made beneath cpuset:%s memory:%s", own["cpuset"], own["memory"])
+	case 2:
+		it.Status = "v2"
+		dir := filepath.Join(cgroupRoot, own[""])
+		b, err := os.ReadFile(filepath.Join(dir, "cgroup.controllers"))
+		if err != nil {
+			it.Detail = err.Error()
+			return it
+		}
+		var missing []string
+		for _, c := range v2Controllers {
+			if !slices.Contains(strings.Fields(string(b)), c) {
+				missing = append(missing, c)
+			}
+		}
+		if len(missing) > 0 {
+			it.Detail = fmt.Sprintf("cgroup %s lacks %s: start bench in a delegated cgroup (systemd-run --scope -p Delegate=yes)", dir, strings.Join(missing, ", "))
+			return it
+		}
+		it.Detail = "cpuset, cpu and memory beneath " + dir
+	default:
+		it.Status, it.Detail = "missing", "no cgroup file system at "+cgroupRoot
+		return it
+	}
+	it.OK = true
+	return it
+}
+
+func checkCPUs(layout *Layout) []CheckItem {
+	online, err := OnlineCPUs()
+	if err != nil {
+		return []CheckItem{{Name: "CPUs", Status: "unreadable", Detail: err.Error(), Required: true}}
+	}
+	items := []CheckItem{{Name: "CPUs", Status: fmt.Sprintf("%d online (%s)", len(online), formatCPUList(online)), OK: true, Required: true}}
+	lay := CheckItem{Name: "CPU layout", Required: true}
+	var l Layout
+	if layout != nil {
+		l = *layout
+		err = validateLayout(l, online)
+	} else {
+		l, err = DefaultLayout(online)
+	}
+	if err != nil {
+		lay.Status, lay.Detail = "none", err.Error()
+	} else {
+		lay.Status, lay.Detail, lay.OK = l.String(), l.Warning, true
+	}
+	return append(items, lay)
+}
+
+func checkDescriptors() CheckItem {
+	it := CheckItem{Name: "descriptor limit"}
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		it.Status, it.Detail = "unreadable", err.Error()
+		return it
+	}
+	it.Status = fmt.Sprintf("hard %d", lim.Max)
+	// A proxy holds two descriptors per connection, client and origin
+	// side; the processes get the hard limit.
+	conns := (int64(lim.Max) - fdReserve) / 2
+	need := int64(2*mixConns + fdReserve)
+	it.OK = int64(lim.Max) >= need
+	it.Detail = fmt.Sprintf("about %d proxied connections (2 descriptors each)", max(conns, 0))
+	if !it.OK {
+		it.Detail += fmt.Sprintf("; the %d-connection mixes need %d: raise the hard limit (ulimit -Hn, /etc/security/limits.conf) or expect their runs to fail", mixConns, need)
+	}
+	return it
+}
+
+func checkLeftovers(prefix string) CheckItem {
+	it := CheckItem{Name: "leftovers", Status: "none", OK: true}
+	var found []string
+	for _, r := range Roles {
+		if namespaceExists(prefix + string(r)) {
+			found = append(found, "namespace "+prefix+string(r))
+		}
+	}
+	if dirs, _ := filepath.Glob(filepath.Join(runBase, prefix+"run-*")); len(dirs) > 0 {
+		found = append(found, dirs...)
+	}
+	if f, err := os.OpenFile(lockPath(prefix), os.O_RDONLY, 0); err == nil {
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); errors.Is(err, syscall.EWOULDBLOCK) {
+			it.Status, it.Detail = "a session is running", "its lock "+lockPath(prefix)+" is held"
+			f.Close()
+			return it
+		}
+		f.Close()
+	}
+	if len(found) > 0 {
+		it.Status, it.OK = "from a killed session", false
+		it.Detail = strings.Join(found, ", ") + ": sudo bench clean (a new session also removes them)"
+	}
+	return it
+}
+
+var versionRE = regexp.MustCompile(`\d+\.\d+`)
+
+// CheckBinary looks for a program and asks it for its version with args
+// (none = no arguments); the first line with a version number (1.2) is
+// the version.
+// install says how to get it ("apt-get install wrk").
+func CheckBinary(name string, args []string, install string, required bool) CheckItem {
+	it := CheckItem{Name: name, Required: required}
+	path, err := exec.LookPath(name)
+	if err != nil {
+		it.Status, it.Detail = "missing", install
+		return it
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	out, _ := exec.CommandContext(ctx, path, args...).CombinedOutput()
+	it.Status, it.OK, it.Detail = "found (no version printed)", true, path
+	for _, line := range strings.Split(string(out), "\n") {
+		if versionRE.MatchString(line) {
+			it.Status = strings.Join(strings.Fields(line), " ")
+			break
+		}
+	}
+	return it
+}
