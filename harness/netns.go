@@ -16,10 +16,26 @@ import (
 const netnsDir = "/run/netns"
 
 // inNamespace runs fn on an OS thread switched into the named network
-// namespace. Sockets fn opens belong to that namespace. A thread whose
-// switch back fails is never reused: its goroutine ends still locked, and
-// the runtime ends the thread with it.
+// namespace. Sockets fn opens belong to that namespace.
 func inNamespace(name string, fn func() error) error {
+	return onThread(func() error {
+		target, err := netns.GetFromName(name)
+		if err != nil {
+			return fmt.Errorf("open network namespace %s: %w", name, err)
+		}
+		defer target.Close()
+		if err := netns.Set(target); err != nil {
+			return fmt.Errorf("enter network namespace %s: %w", name, err)
+		}
+		return fn()
+	})
+}
+
+// onThread runs fn on a locked OS thread, then switches the thread back
+// to the network namespace it had, whether fn switched it or not. A thread
+// whose switch back fails is never reused: its goroutine ends still
+// locked, and the runtime ends the thread with it.
+func onThread(fn func() error) error {
 	errc := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
@@ -30,22 +46,9 @@ func inNamespace(name string, fn func() error) error {
 			return
 		}
 		defer orig.Close()
-		target, err := netns.GetFromName(name)
-		if err != nil {
-			runtime.UnlockOSThread()
-			errc <- fmt.Errorf("open network namespace %s: %w", name, err)
-			return
-		}
-		defer target.Close()
-		if err := netns.Set(target); err != nil {
-			runtime.UnlockOSThread()
-			errc <- fmt.Errorf("enter network namespace %s: %w", name, err)
-			return
-		}
 		ferr := fn()
 		if err := netns.Set(orig); err != nil {
-			// Leave the thread locked: it dies with this goroutine.
-			errc <- errors.Join(ferr, fmt.Errorf("return from network namespace %s: %w", name, err))
+			errc <- errors.Join(ferr, fmt.Errorf("return to the host's network namespace: %w", err))
 			return
 		}
 		runtime.UnlockOSThread()
@@ -91,36 +94,14 @@ func withSysfs(name string, fn func(sys string) error) error {
 // (as the kernel makes it) and leaves the calling goroutine's thread where
 // it was.
 func createNamespace(name string) error {
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		orig, err := netns.Get()
-		if err != nil {
-			runtime.UnlockOSThread()
-			errc <- fmt.Errorf("get current network namespace: %w", err)
-			return
-		}
-		defer orig.Close()
+	return onThread(func() error {
+		// NewNamed switches the thread into the new namespace.
 		h, err := netns.NewNamed(name)
 		if err != nil {
-			// NewNamed may have switched before it failed.
-			if serr := netns.Set(orig); serr != nil {
-				errc <- fmt.Errorf("create network namespace %s: %w", name, errors.Join(err, serr))
-				return
-			}
-			runtime.UnlockOSThread()
-			errc <- fmt.Errorf("create network namespace %s: %w", name, err)
-			return
+			return fmt.Errorf("create network namespace %s: %w", name, err)
 		}
-		h.Close()
-		if err := netns.Set(orig); err != nil {
-			errc <- fmt.Errorf("return from network namespace %s: %w", name, err)
-			return
-		}
-		runtime.UnlockOSThread()
-		errc <- nil
-	}()
-	return <-errc
+		return h.Close()
+	})
 }
 
 // deleteNamespace unmounts and removes a named network namespace; one
