@@ -1,10 +1,73 @@
 package main
 
 import (
-	"errors"
+	"fmt"
 	"io"
+	"strings"
+	"text/tabwriter"
+
+	"bench/harness"
+	"bench/proxies"
+	"bench/scenarios"
 )
 
 func cmdList(stdout, stderr io.Writer, args []string) error {
-	return errors.New("list: not implemented yet")
+	fs := newFlagSet("list", stderr, "[flags]\n\nPrints the scenario catalog and the proxy columns found on this machine.")
+	columnsFile := fs.String("columns", "", "file declaring columns of your own builds; see examples/columns.conf")
+	scenario := fs.String("scenario", "all", "scenarios to list: all, a name, a comma list or globs")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	scs, err := scenarios.Select(*scenario)
+	if err != nil {
+		return err
+	}
+	cols, err := loadColumns(*columnsFile, "")
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SCENARIO\tMODE\tLOAD\tTOOL\tCONNECTIONS\tEXCHANGE")
+	for _, s := range scs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", s.Name, s.Mode, s.Load.Name,
+			scenarios.DriverFor(s).Tool(), s.Load.Conns, describeLoad(s.Load))
+	}
+	tw.Flush()
+	fmt.Fprintln(stdout)
+	fmt.Fprintln(tw, "COLUMN\tKIND\tGROUP\tVERSION\tMODES\tBINARY")
+	for _, c := range cols {
+		a, _ := proxies.Lookup(c.Kind)
+		var modes []string
+		for _, m := range a.Modes() {
+			modes = append(modes, string(m))
+		}
+		bin := c.Binary
+		if bin == "" {
+			bin = a.DefaultBinary()
+		}
+		v := harness.ColumnVersion(c)
+		if v == "" {
+			v = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s %s\n", c.Name, c.Kind, c.Group, v,
+			strings.Join(modes, ","), bin, strings.Join(c.Flags, " "))
+	}
+	return tw.Flush()
+}
+
+func describeLoad(l scenarios.Load) string {
+	switch {
+	case l.Path == "":
+		dir := "upload"
+		if l.Reverse {
+			dir = "download"
+		}
+		return fmt.Sprintf("%d stream(s), %s", l.Conns, dir)
+	case l.PostBytes > 0:
+		return fmt.Sprintf("POST %d B, answer %s, kept alive", l.PostBytes, strings.TrimPrefix(l.Path, "/"))
+	case l.Close:
+		return fmt.Sprintf("GET %s, new connection per request", strings.TrimPrefix(l.Path, "/"))
+	default:
+		return fmt.Sprintf("GET %s, kept alive", strings.TrimPrefix(l.Path, "/"))
+	}
 }

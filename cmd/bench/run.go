@@ -1,10 +1,305 @@
 package main
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"bench/harness"
+	"bench/proxies"
+	"bench/report"
+	"bench/scenarios"
 )
 
+const runSynopsis = `[flags]
+
+Runs a session: every selected scenario x every selected column x --reps
+repetitions, in network namespaces of its own, writing a row per run to
+<out>/<machine>-<session>.csv and the session's tables at the end.
+Needs root.`
+
 func cmdRun(stdout, stderr io.Writer, args []string) error {
-	return errors.New("run: not implemented yet")
+	fs := newFlagSet("run", stderr, runSynopsis)
+	scenario := fs.String("scenario", "all", "scenarios: all, a name, a comma list or globs (socks-*); see bench list")
+	proxyList := fs.String("proxy", "", "columns to run, comma-separated (default: every column found)")
+	columnsFile := fs.String("columns", "", "file declaring columns of your own builds (3proxy versions, envoy); see examples/columns.conf")
+	reps := fs.Int("reps", 3, "repetitions of each run")
+	window := fs.Duration("duration", 10*time.Second, "measured window of each run")
+	warmup := fs.Duration("warmup", 2*time.Second, "load before each window, not measured")
+	machine := fs.String("machine", "", "the machine's label in the tables (default: the CPU model)")
+	out := fs.String("out", "data", "directory of the session files")
+	session := fs.String("session", "", "session id (default: the start time, e.g. 2026-10-13-1930)")
+	resume := fs.Bool("resume", false, "continue a killed session (--session names it; default the newest unfinished one in --out)")
+	dryRun := fs.Bool("dry-run", false, "print the plan and stop")
+	cpus := fs.String("cpus", "", "CPU layout, e.g. client=0-3,proxy=4,origin=5-7 (default: the seed's on 8+ CPUs, a fallback below)")
+	proxyCPU := fs.Float64("proxy-cpu", 0, "CPU quota of the proxy's cgroup in CPUs, e.g. 0.5 (default: none)")
+	prefix := fs.String("prefix", "bench-", "prefix of the namespaces, links and cgroups the session creates")
+	cgroupParent := fs.String("cgroup-parent", "", "cgroup beneath which the session's cgroups are created (default: this process's own)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("run: unexpected argument %q", fs.Arg(0))
+	}
+	if *reps < 1 {
+		return fmt.Errorf("--reps %d: need at least 1", *reps)
+	}
+	if *window < time.Second {
+		return fmt.Errorf("--duration %s: need at least 1s", *window)
+	}
+	if *proxyCPU < 0 {
+		return fmt.Errorf("--proxy-cpu %g: must be positive", *proxyCPU)
+	}
+
+	scs, err := scenarios.Select(*scenario)
+	if err != nil {
+		return err
+	}
+	cols, err := loadColumns(*columnsFile, *proxyList)
+	if err != nil {
+		return err
+	}
+	online, err := harness.OnlineCPUs()
+	if err != nil {
+		return err
+	}
+	var layout harness.Layout
+	if *cpus != "" {
+		layout, err = harness.ParseLayout(*cpus, online)
+	} else {
+		layout, err = harness.DefaultLayout(online)
+	}
+	if err != nil {
+		return err
+	}
+	if *machine == "" {
+		*machine = harness.DefaultMachineLabel()
+	}
+	if *resume && *session == "" {
+		if *session, err = newestUnfinished(*out); err != nil {
+			return err
+		}
+	}
+	if *session == "" {
+		*session = time.Now().Format("2006-01-02-1504")
+	}
+	cfg := harness.SessionConfig{
+		Scenarios: scs, Columns: cols, Reps: *reps, Window: *window, Warmup: *warmup,
+		Machine: *machine, ID: *session, OutDir: *out, Resume: *resume,
+		Host: harness.HostConfig{
+			Prefix: *prefix, Layout: layout, ProxyCPUQuota: *proxyCPU, CgroupParent: *cgroupParent,
+		},
+		CommandLine: append([]string{"bench", "run"}, args...),
+		Progress:    stderr,
+		Live:        isTerminal(stderr),
+	}
+	runs, skipped, done, err := harness.Plan(cfg)
+	if err != nil {
+		return err
+	}
+	printPlan(stderr, cfg, runs, skipped, done)
+	if err := checkFit(cfg, runs); err != nil {
+		return err
+	}
+	if *dryRun {
+		return nil
+	}
+	if os.Geteuid() != 0 {
+		return errors.New("run needs root (namespaces, cgroups): sudo bench run ...")
+	}
+	if err := requireTools(runs); err != nil {
+		return err
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	s, err := harness.NewSession(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	execErr := s.Execute(ctx)
+	closeErr := s.Close()
+	if execErr != nil {
+		if ctx.Err() != nil {
+			fmt.Fprintf(stderr, "\ninterrupted: the runs done are in %s; continue with: bench run --resume --session %s --out %s\n", s.CSVPath, cfg.ID, cfg.OutDir)
+			return errors.Join(errors.New("interrupted"), closeErr)
+		}
+		return errors.Join(execErr, closeErr)
+	}
+	if closeErr != nil {
+		return closeErr
+	}
+	fmt.Fprintf(stderr, "session written to %s\n\n", s.CSVPath)
+	rows, err := report.ReadFiles([]string{s.CSVPath})
+	if err != nil {
+		return err
+	}
+	return report.Render(stdout, rows, report.Options{Format: "md", Session: cfg.ID})
+}
+
+// loadColumns returns the packaged columns found on the machine plus the
+// user's file, narrowed to names when given.
+func loadColumns(file, names string) ([]proxies.Column, error) {
+	cols := proxies.DefaultColumns(exec.LookPath)
+	if file != "" {
+		f, err := os.Open(file)
+		if err != nil {
+			return nil, fmt.Errorf("columns file: %w", err)
+		}
+		defer f.Close()
+		own, err := proxies.ParseColumns(f, file)
+		if err != nil {
+			return nil, err
+		}
+		cols = append(cols, own...)
+	}
+	if err := proxies.Validate(cols, os.Stat); err != nil {
+		return nil, err
+	}
+	if names == "" {
+		return cols, nil
+	}
+	byName := map[string]proxies.Column{}
+	var all []string
+	for _, c := range cols {
+		byName[c.Name] = c
+		all = append(all, c.Name)
+	}
+	var picked []proxies.Column
+	for _, n := range strings.Split(names, ",") {
+		n = strings.TrimSpace(n)
+		c, ok := byName[n]
+		if !ok {
+			return nil, fmt.Errorf("--proxy: no column %q (columns: %s)", n, strings.Join(all, ", "))
+		}
+		picked = append(picked, c)
+	}
+	return picked, nil
+}
+
+func printPlan(w io.Writer, cfg harness.SessionConfig, runs []harness.RunSpec, skipped int, done map[harness.RunKey]bool) {
+	todo := 0
+	for _, r := range runs {
+		if !done[r.Key()] {
+			todo++
+		}
+	}
+	var names []string
+	for _, c := range cfg.Columns {
+		names = append(names, c.Name)
+	}
+	fmt.Fprintf(w, "session %s on %q: %d scenarios x %d columns x %d reps = %d runs",
+		cfg.ID, cfg.Machine, len(cfg.Scenarios), len(cfg.Columns), cfg.Reps, len(runs))
+	if skipped > 0 {
+		fmt.Fprintf(w, " (%d scenario x column pairs skipped: mode not served)", skipped)
+	}
+	fmt.Fprintln(w)
+	if done := len(runs) - todo; done > 0 {
+		fmt.Fprintf(w, "resuming: %d runs done, %d to go\n", done, todo)
+	}
+	fmt.Fprintf(w, "columns: %s\n", strings.Join(names, ", "))
+	fmt.Fprintf(w, "cpus: %s", cfg.Host.Layout)
+	if cfg.Host.ProxyCPUQuota > 0 {
+		fmt.Fprintf(w, ", proxy quota %g CPU", cfg.Host.ProxyCPUQuota)
+	}
+	fmt.Fprintln(w)
+	if cfg.Host.Layout.Warning != "" {
+		fmt.Fprintf(w, "warning: %s\n", cfg.Host.Layout.Warning)
+	}
+	est := harness.Estimate(todo, cfg.Window, cfg.Warmup, 1500*time.Millisecond)
+	fmt.Fprintf(w, "each run: %s warm-up + %s window; estimated %s\n",
+		cfg.Warmup, cfg.Window, harness.FormatDuration(est))
+	csvPath, _ := harness.SessionPaths(cfg.OutDir, cfg.Machine, cfg.ID)
+	fmt.Fprintf(w, "writing %s\n\n", csvPath)
+}
+
+// checkFit says before anything starts what cannot fit this machine: a
+// load with more connections than the descriptor limit allows.
+func checkFit(cfg harness.SessionConfig, runs []harness.RunSpec) error {
+	limit, err := harness.NofileLimit()
+	if err != nil {
+		return err
+	}
+	var errs []error
+	seen := map[string]bool{}
+	for _, r := range runs {
+		// The client holds a socket per connection; the proxy two, and
+		// two pipes more when it splices (haproxy: about 2.5 per connection).
+		perConn := 2
+		if r.Column.Group == proxies.Splice {
+			perConn = 4
+		}
+		need := r.Scenario.Load.Conns*perConn + 64
+		if need > int(limit) && !seen[r.Scenario.Name+r.Column.Name] {
+			seen[r.Scenario.Name+r.Column.Name] = true
+			errs = append(errs, fmt.Errorf("%s with %s needs %d file descriptors; the limit here is %d (raise the hard limit of nofile, or leave the scenario out)",
+				r.Scenario.Name, r.Column.Name, need, limit))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// requireTools makes sure the load tools the plan uses are installed.
+func requireTools(runs []harness.RunSpec) error {
+	need := map[string]bool{"nginx": true, "iperf3": true} // the origin
+	for _, r := range runs {
+		need[scenarios.DriverFor(r.Scenario).Tool()] = true
+		switch r.Scenario.Mode {
+		case scenarios.Connect, scenarios.Socks:
+			need["proxychains4"] = true
+		}
+	}
+	var missing []string
+	for t := range need {
+		if _, err := exec.LookPath(t); err != nil {
+			missing = append(missing, t)
+		}
+	}
+	sort.Strings(missing)
+	if len(missing) > 0 {
+		return fmt.Errorf("not installed: %s (sudo make deps, or apt-get install %s)",
+			strings.Join(missing, ", "), strings.Join(harness.PackagesFor(missing), " "))
+	}
+	return nil
+}
+
+// newestUnfinished finds the session id of the newest session file in dir
+// whose metadata has no end time.
+func newestUnfinished(dir string) (string, error) {
+	metas, _ := filepath.Glob(filepath.Join(dir, "*.meta.json"))
+	var best string
+	var bestTime time.Time
+	for _, p := range metas {
+		m, err := harness.ReadMeta(p)
+		if err != nil || m.Ended != nil {
+			continue
+		}
+		if m.Started.After(bestTime) {
+			best, bestTime = m.Session, m.Started
+		}
+	}
+	if best == "" {
+		return "", fmt.Errorf("--resume: no unfinished session in %s; name one with --session", dir)
+	}
+	return best, nil
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
 }

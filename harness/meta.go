@@ -1,0 +1,243 @@
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/prometheus/procfs"
+	"golang.org/x/sys/unix"
+
+	"bench/proxies"
+)
+
+// Meta is the metadata file beside a session's CSV: the machine, the CPU
+// layout, every tool's and proxy's version, the command line and the
+// times. It is written when the session starts and when it ends.
+type Meta struct {
+	Session     string            `json:"session"`
+	Machine     MachineInfo       `json:"machine"`
+	Layout      string            `json:"cpu_layout"`
+	LayoutNote  string            `json:"cpu_layout_warning,omitempty"`
+	ProxyQuota  float64           `json:"proxy_cpu_quota,omitempty"`
+	Reps        int               `json:"reps"`
+	Window      string            `json:"window"`
+	Warmup      string            `json:"warmup"`
+	Tools       map[string]string `json:"tools"`
+	Columns     []ColumnMeta      `json:"columns"`
+	CommandLine []string          `json:"command_line"`
+	Started     time.Time         `json:"started"`
+	Resumed     []time.Time       `json:"resumed,omitempty"`
+	Ended       *time.Time        `json:"ended,omitempty"`
+}
+
+// MachineInfo describes the machine a session ran on.
+type MachineInfo struct {
+	Label        string `json:"label"`
+	CPUModel     string `json:"cpu_model"`
+	CPUs         int    `json:"cpus"`
+	MemoryBytes  uint64 `json:"memory_bytes"`
+	Kernel       string `json:"kernel"`
+	Distribution string `json:"distribution"`
+	Arch         string `json:"arch"`
+}
+
+// ColumnMeta records a column as it was run.
+type ColumnMeta struct {
+	Name    string   `json:"name"`
+	Kind    string   `json:"kind"`
+	Group   string   `json:"group"`
+	Binary  string   `json:"binary,omitempty"`
+	Flags   []string `json:"flags,omitempty"`
+	Options []string `json:"options,omitempty"`
+	Version string   `json:"version"`
+}
+
+// LoadTools are the client programs a session runs.
+var LoadTools = []struct {
+	Name, Package string
+	Argv          []string
+}{
+	{"wrk", "wrk", []string{"wrk", "-v"}},
+	{"iperf3", "iperf3", []string{"iperf3", "-v"}},
+	{"proxychains4", "proxychains4", []string{"dpkg-query", "-W", "-f=${Version}", "proxychains4"}},
+	{"openssl", "openssl", []string{"openssl", "version"}},
+}
+
+// DescribeMachine reads the machine's facts from /proc, uname and os-release.
+func DescribeMachine(label string) MachineInfo {
+	m := MachineInfo{Label: label, CPUs: runtime.NumCPU(), Arch: runtime.GOARCH}
+	if fs, err := procfs.NewDefaultFS(); err == nil {
+		if ci, err := fs.CPUInfo(); err == nil && len(ci) > 0 {
+			m.CPUModel = ci[0].ModelName
+		}
+		if mi, err := fs.Meminfo(); err == nil && mi.MemTotal != nil {
+			m.MemoryBytes = *mi.MemTotal * 1024
+		}
+	}
+	var u unix.Utsname
+	if unix.Uname(&u) == nil {
+		m.Kernel = "Linux " + unix.ByteSliceToString(u.Release[:])
+	}
+	if b, err := os.ReadFile("/etc/os-release"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(l, "PRETTY_NAME="); ok {
+				m.Distribution = strings.Trim(v, `"`)
+			}
+		}
+	}
+	return m
+}
+
+// DefaultMachineLabel is the label the tables print when --machine is not
+// given: the CPU model, shortened.
+func DefaultMachineLabel() string {
+	m := DescribeMachine("")
+	s := m.CPUModel
+	for _, junk := range []string{"(R)", "(TM)", "(tm)", " CPU", " Processor", "  "} {
+		s = strings.ReplaceAll(s, junk, " ")
+	}
+	s = strings.Join(strings.Fields(s), " ")
+	if i := strings.Index(s, " @ "); i > 0 {
+		s = s[:i]
+	}
+	if s == "" {
+		s = runtime.GOARCH
+	}
+	return s
+}
+
+// Version runs argv (on the host, with a short deadline) and returns the
+// first line of its output, or "" if it failed.
+func Version(argv []string) string {
+	if len(argv) == 0 {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	out, _ := exec.CommandContext(ctx, argv[0], argv[1:]...).CombinedOutput()
+	return string(out)
+}
+
+// ColumnVersion is the version string of a column's binary.
+func ColumnVersion(c proxies.Column) string {
+	a, ok := proxies.Lookup(c.Kind)
+	if !ok {
+		return ""
+	}
+	bin := c.Binary
+	if bin == "" {
+		bin = a.DefaultBinary()
+	}
+	argv := a.VersionArgv(bin)
+	if len(argv) == 0 {
+		return ""
+	}
+	return a.ParseVersion([]byte(Version(argv)))
+}
+
+// ToolVersion is the first line of a load tool's version output.
+func ToolVersion(argv []string) string {
+	if argv == nil {
+		return ""
+	}
+	s := strings.TrimSpace(Version(argv))
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}
+
+// NewMeta describes a starting session and writes it to path; a resumed
+// session keeps its first start and records the resumption.
+func NewMeta(cfg SessionConfig, l Layout, path string) (*Meta, error) {
+	now := time.Now().UTC()
+	m := &Meta{}
+	if cfg.Resume {
+		if b, err := os.ReadFile(path); err == nil {
+			if err := json.Unmarshal(b, m); err != nil {
+				return nil, fmt.Errorf("%s: %w", path, err)
+			}
+			m.Resumed = append(m.Resumed, now)
+			m.Ended = nil
+		}
+	}
+	if m.Started.IsZero() {
+		m.Started = now
+	}
+	m.Session = cfg.ID
+	m.Machine = DescribeMachine(cfg.Machine)
+	m.Layout, m.LayoutNote = l.String(), l.Warning
+	m.ProxyQuota = cfg.Host.ProxyCPUQuota
+	m.Reps, m.Window, m.Warmup = cfg.Reps, cfg.Window.String(), cfg.Warmup.String()
+	m.CommandLine = cfg.CommandLine
+	m.Tools = map[string]string{}
+	for _, t := range LoadTools {
+		m.Tools[t.Name] = ToolVersion(t.Argv)
+	}
+	m.Columns = nil
+	for _, c := range cfg.Columns {
+		m.Columns = append(m.Columns, ColumnMeta{
+			Name: c.Name, Kind: c.Kind, Group: string(c.Group), Binary: c.Binary,
+			Flags: c.Flags, Options: c.Options, Version: ColumnVersion(c),
+		})
+	}
+	return m, m.write(path)
+}
+
+// Finish records the end of the session.
+func (m *Meta) Finish(path string) error {
+	now := time.Now().UTC()
+	m.Ended = &now
+	return m.write(path)
+}
+
+func (m *Meta) write(path string) error {
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// ReadMeta reads a session's metadata file.
+func ReadMeta(path string) (*Meta, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	m := &Meta{}
+	if err := json.Unmarshal(b, m); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return m, nil
+}
+
+// PackagesFor names the Debian packages that install the given programs.
+func PackagesFor(programs []string) []string {
+	pkg := map[string]string{"danted": "dante-server", "stunnel4": "stunnel4", "stunnel": "stunnel4", "nginx": "nginx-light libnginx-mod-stream"}
+	for _, t := range LoadTools {
+		pkg[t.Name] = t.Package
+	}
+	var out []string
+	for _, p := range programs {
+		if n, ok := pkg[p]; ok {
+			out = append(out, n)
+		} else {
+			out = append(out, p)
+		}
+	}
+	return out
+}

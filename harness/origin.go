@@ -1,0 +1,110 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"bench/scenarios"
+)
+
+// origin is the origin role of a session: nginx serving files from a tmpfs
+// and iperf3 servers, in the origin namespace and cgroup.
+type origin struct {
+	host  *Host
+	dir   string
+	www   string
+	procs []*Proc
+	plan  scenarios.OriginPlan
+}
+
+// startOrigin mounts a tmpfs for the origin's files, writes them and
+// starts the servers, returning once each listener accepts.
+func startOrigin(ctx context.Context, h *Host) (o *origin, err error) {
+	dir := filepath.Join(h.RunDir(), "origin")
+	www := filepath.Join(dir, "www")
+	if err := os.MkdirAll(www, 0o755); err != nil {
+		return nil, fmt.Errorf("origin directory: %w", err)
+	}
+	o = &origin{host: h, dir: dir, www: www}
+	defer func() {
+		if err != nil {
+			o.close()
+			o = nil
+		}
+	}()
+	if err := unix.Mount("tmpfs", www, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "size=64m,mode=0755"); err != nil {
+		return nil, fmt.Errorf("mount tmpfs on %s: %w", www, err)
+	}
+	o.plan = scenarios.Origin(dir, OriginAddr, len(h.Layout().Origin))
+	for _, f := range o.plan.Files {
+		p := filepath.Join(dir, f.Path)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return nil, fmt.Errorf("origin file %s: %w", f.Path, err)
+		}
+		if err := os.WriteFile(p, f.Data, 0o644); err != nil {
+			return nil, fmt.Errorf("origin file %s: %w", f.Path, err)
+		}
+	}
+	for i, argv := range o.plan.Servers {
+		p, err := h.Start(RoleOrigin, ProcSpec{
+			Argv: argv,
+			Dir:  dir,
+			Log:  filepath.Join(dir, fmt.Sprintf("server%d-%s.log", i, filepath.Base(argv[0]))),
+		})
+		if err != nil {
+			return nil, fmt.Errorf("start origin %s: %w", argv[0], err)
+		}
+		o.procs = append(o.procs, p)
+	}
+	if err := h.WaitReady(ctx, RoleProxy, o.plan.Ready, 10*time.Second); err != nil {
+		return nil, fmt.Errorf("origin not ready: %w%s", err, o.logs())
+	}
+	return o, nil
+}
+
+// alive reports an error naming the first origin server that exited.
+func (o *origin) alive() error {
+	for _, p := range o.procs {
+		select {
+		case <-p.Done():
+			return fmt.Errorf("origin server pid %d exited: %v%s", p.PID(), p.Err(), "\n"+p.LogTail(5))
+		default:
+		}
+	}
+	return nil
+}
+
+func (o *origin) logs() string {
+	s := ""
+	for _, p := range o.procs {
+		if t := p.LogTail(5); t != "" {
+			s += "\n" + t
+		}
+	}
+	return s
+}
+
+// close stops the servers and unmounts the tmpfs; it may be called twice.
+func (o *origin) close() error {
+	if o == nil {
+		return nil
+	}
+	var errs []error
+	for _, p := range o.procs {
+		errs = append(errs, p.Stop(3*time.Second))
+	}
+	o.procs = nil
+	if o.www != "" {
+		if err := unix.Unmount(o.www, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
+			errs = append(errs, fmt.Errorf("unmount %s: %w", o.www, err))
+		}
+		o.www = ""
+	}
+	return errors.Join(errs...)
+}

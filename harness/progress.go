@@ -1,0 +1,108 @@
+package harness
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"bench/report"
+)
+
+// progress prints a session's course: a line per run with its result, and
+// on a terminal a status line rewritten in place with the ETA.
+type progress struct {
+	w        io.Writer
+	live     bool
+	total    int // runs still to do when the session started
+	done     int
+	start    time.Time
+	perRun   time.Duration // expected wall time of a run
+	spent    time.Duration // wall time of the runs done
+	lastLine int
+}
+
+func newProgress(cfg SessionConfig, runs []RunSpec, done map[RunKey]bool) *progress {
+	todo := 0
+	for _, r := range runs {
+		if !done[r.Key()] {
+			todo++
+		}
+	}
+	w := cfg.Progress
+	if w == nil {
+		w = io.Discard
+	}
+	return &progress{
+		w: w, live: cfg.Live, total: todo, start: time.Now(),
+		perRun: cfg.Window + cfg.Warmup + runOverhead,
+	}
+}
+
+// eta is the expected time left: the average of the runs done so far,
+// or the first guess before any.
+func (p *progress) eta() time.Duration {
+	per := p.perRun
+	if p.done > 0 {
+		per = p.spent / time.Duration(p.done)
+	}
+	return per * time.Duration(p.total-p.done)
+}
+
+func (p *progress) begin(r RunSpec) {
+	if !p.live {
+		return
+	}
+	line := fmt.Sprintf("run %d/%d  %s  %s  rep %d  elapsed %s  ETA %s",
+		p.done+1, p.total, r.Scenario.Name, r.Column.Name, r.Rep,
+		FormatDuration(time.Since(p.start)), FormatDuration(p.eta()))
+	p.rewrite(line)
+}
+
+func (p *progress) rewrite(line string) {
+	pad := ""
+	if n := p.lastLine - len(line); n > 0 {
+		pad = strings.Repeat(" ", n)
+	}
+	fmt.Fprintf(p.w, "\r%s%s", line, pad)
+	p.lastLine = len(line)
+}
+
+func (p *progress) end(r RunSpec, row report.Row, took time.Duration) {
+	p.done++
+	p.spent += took
+	if p.live {
+		p.rewrite("")
+		fmt.Fprint(p.w, "\r")
+		p.lastLine = 0
+	}
+	fmt.Fprintf(p.w, "[%d/%d] %-22s %-20s rep %d  %s  (%s, ETA %s)\n",
+		p.done, p.total, r.Scenario.Name, r.Column.Name, r.Rep, RunSummary(row),
+		FormatDuration(took), FormatDuration(p.eta()))
+}
+
+func (p *progress) finish() {
+	if p.live && p.lastLine > 0 {
+		p.rewrite("")
+		fmt.Fprint(p.w, "\r")
+	}
+}
+
+// RunSummary is a run's one-line result: its rate, the pace-setter, the
+// proxy's CPU and memory, and its errors; or why it failed.
+func RunSummary(r report.Row) string {
+	if r.Status != "ok" {
+		return "FAILED: " + r.Note
+	}
+	var rate string
+	if r.Requests > 0 {
+		rate = fmt.Sprintf("%.1fk req/s", float64(r.Requests)/r.Seconds/1000)
+	} else {
+		rate = fmt.Sprintf("%.2f Gbit/s", float64(r.Bytes)*8/r.Seconds/1e9)
+	}
+	s := fmt.Sprintf("%s  bound %s  proxy busy %.0f%%  mem %.0f MB", rate, r.Bound, r.BusyProxy*100, float64(r.PeakMemBytes)/1e6)
+	if r.Errors > 0 || r.Timeouts > 0 {
+		s += fmt.Sprintf("  errors %d timeouts %d", r.Errors, r.Timeouts)
+	}
+	return s
+}

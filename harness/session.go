@@ -1,0 +1,498 @@
+package harness
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"bench/proxies"
+	"bench/report"
+	"bench/scenarios"
+)
+
+// SessionConfig is what `bench run` asks for.
+type SessionConfig struct {
+	Scenarios   []scenarios.Scenario
+	Columns     []proxies.Column
+	Reps        int
+	Window      time.Duration // the measured window of each run
+	Warmup      time.Duration // load before the window, not measured
+	Machine     string        // the tables' label of the machine
+	ID          string        // session id; the file is <OutDir>/<machine slug>-<ID>.csv
+	OutDir      string
+	Resume      bool // continue the session file, skipping runs it has
+	Host        HostConfig
+	CommandLine []string
+
+	// Progress receives the plan, a line per run and warnings.
+	Progress io.Writer
+	// Live, when set, receives a progress line rewritten in place (a
+	// terminal); otherwise progress is printed a line per run.
+	Live bool
+}
+
+// runOverhead is the first guess of what a run costs beyond its warm-up
+// and window (proxy start, readiness, stop); the ETA then uses the
+// measured average.
+const runOverhead = 1500 * time.Millisecond
+
+// Session is a running session: its host, origin, output files and plan.
+type Session struct {
+	cfg    SessionConfig
+	host   *Host
+	origin *origin
+	csv    *CSVWriter
+	meta   *Meta
+	pki    proxies.PKI
+	runs   []RunSpec
+	done   map[RunKey]bool
+
+	CSVPath  string
+	MetaPath string
+}
+
+// SessionPaths returns the CSV and metadata paths of a session.
+func SessionPaths(outDir, machine, id string) (csvPath, metaPath string) {
+	base := filepath.Join(outDir, Slug(machine)+"-"+id+".csv")
+	return base, base + ".meta.json"
+}
+
+// Slug turns a machine label into a file name part: "ARM (M4)" -> "arm-m4".
+func Slug(s string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(s) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			b.WriteRune(r)
+			dash = false
+		} else if !dash && b.Len() > 0 {
+			b.WriteByte('-')
+			dash = true
+		}
+	}
+	return strings.TrimSuffix(b.String(), "-")
+}
+
+// Plan computes the runs of cfg and which are already in the session file
+// when resuming. It touches nothing but the file it reads.
+func Plan(cfg SessionConfig) (runs []RunSpec, skipped int, done map[RunKey]bool, err error) {
+	runs, skipped = PlanRuns(cfg.Scenarios, cfg.Columns, cfg.Reps, supports)
+	done = map[RunKey]bool{}
+	if cfg.Resume {
+		csvPath, _ := SessionPaths(cfg.OutDir, cfg.Machine, cfg.ID)
+		rows, err := report.ReadFiles([]string{csvPath})
+		if err != nil {
+			return nil, 0, nil, fmt.Errorf("resume: %w", err)
+		}
+		for _, r := range rows {
+			done[RunKey{Proxy: r.Proxy, Mode: r.Mode, Load: r.Load, Rep: r.Rep}] = true
+		}
+	}
+	return runs, skipped, done, nil
+}
+
+func supports(c proxies.Column, m scenarios.Mode) bool {
+	a, ok := proxies.Lookup(c.Kind)
+	return ok && proxies.Supports(a, m)
+}
+
+// NewSession sets up the host (namespaces, links, cgroups), the origin and
+// the session files, and checks every configuration the plan needs with
+// the proxy's own checker. On error it undoes what it did.
+func NewSession(ctx context.Context, cfg SessionConfig) (s *Session, err error) {
+	s = &Session{cfg: cfg}
+	s.runs, _, s.done, err = Plan(cfg)
+	if err != nil {
+		return nil, err
+	}
+	s.CSVPath, s.MetaPath = SessionPaths(cfg.OutDir, cfg.Machine, cfg.ID)
+	if err := os.MkdirAll(cfg.OutDir, 0o755); err != nil {
+		return nil, fmt.Errorf("output directory: %w", err)
+	}
+	if !cfg.Resume {
+		if _, err := os.Stat(s.CSVPath); err == nil {
+			return nil, fmt.Errorf("%s exists: pick another --session or continue it with --resume", s.CSVPath)
+		}
+	}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, s.Close())
+			s = nil
+		}
+	}()
+	if s.host, err = NewHost(cfg.Host); err != nil {
+		return nil, err
+	}
+	if s.pki, err = proxies.GeneratePKI([]string{ProxyClientAddr, ProxyOriginAddr, OriginAddr}); err != nil {
+		return nil, fmt.Errorf("certificates: %w", err)
+	}
+	if err := s.writePKI(); err != nil {
+		return nil, err
+	}
+	if err := s.validate(ctx); err != nil {
+		return nil, err
+	}
+	if s.origin, err = startOrigin(ctx, s.host); err != nil {
+		return nil, err
+	}
+	if s.meta, err = NewMeta(cfg, s.host.Layout(), s.MetaPath); err != nil {
+		return nil, err
+	}
+	if s.csv, err = OpenCSV(s.CSVPath); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Session) tlsDir() string { return filepath.Join(s.host.RunDir(), "tls") }
+
+func (s *Session) writePKI() error {
+	dir := s.tlsDir()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("certificates: %w", err)
+	}
+	for name, data := range map[string][]byte{
+		"ca.pem": s.pki.CACert, "server.pem": s.pki.ServerCert, "server.key": s.pki.ServerKey,
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			return fmt.Errorf("certificates: %w", err)
+		}
+	}
+	return nil
+}
+
+// proxyEnv is the environment of one proxy instance in dir.
+func (s *Session) proxyEnv(dir string) proxies.Env {
+	return proxies.Env{
+		Dir:        dir,
+		ClientSide: ProxyClientAddr,
+		OriginSide: ProxyOriginAddr,
+		Origin:     OriginAddr,
+		MaxConns:   maxConns(),
+		CertFile:   filepath.Join(s.tlsDir(), "server.pem"),
+		KeyFile:    filepath.Join(s.tlsDir(), "server.key"),
+		CAFile:     filepath.Join(s.tlsDir(), "ca.pem"),
+	}
+}
+
+// maxConns is the connection limit a proxy is configured with: its
+// descriptor limit (raised to the hard limit at start) less a margin for
+// its own files, halved since each connection has two sockets.
+func maxConns() int {
+	n, err := NofileLimit()
+	if err != nil || n <= 0 {
+		n = 1024
+	}
+	return int(n-64) / 2
+}
+
+// validate renders every column in every mode of the plan and runs the
+// proxy's own checker on it, so that a bad configuration fails now.
+func (s *Session) validate(ctx context.Context) error {
+	seen := map[string]bool{}
+	for _, r := range s.runs {
+		key := r.Column.Name + "\x00" + string(r.Scenario.Mode)
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		dir := filepath.Join(s.host.RunDir(), "check", Slug(r.Column.Name)+"-"+string(r.Scenario.Mode))
+		plan, err := s.prepare(r.Column, r.Scenario.Mode, dir)
+		if err != nil {
+			return err
+		}
+		if plan.Validate == nil {
+			continue
+		}
+		var out bytes.Buffer
+		vctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		err = s.host.Run(vctx, RoleProxy, ProcSpec{Argv: plan.Validate, Dir: dir, Log: filepath.Join(dir, "validate.log"), Stdout: &out})
+		cancel()
+		if err != nil {
+			log, _ := os.ReadFile(filepath.Join(dir, "validate.log"))
+			return fmt.Errorf("column %q, mode %s: %s says the configuration is wrong: %w\n%s",
+				r.Column.Name, r.Scenario.Mode, filepath.Base(plan.Validate[0]), err, strings.TrimSpace(out.String()+string(log)))
+		}
+	}
+	return nil
+}
+
+// prepare renders a column's configuration for a mode into dir.
+func (s *Session) prepare(c proxies.Column, m scenarios.Mode, dir string) (proxies.Plan, error) {
+	a, ok := proxies.Lookup(c.Kind)
+	if !ok {
+		return proxies.Plan{}, fmt.Errorf("column %q: unknown kind %q", c.Name, c.Kind)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return proxies.Plan{}, fmt.Errorf("column %q: %w", c.Name, err)
+	}
+	plan, err := a.Plan(c, m, s.proxyEnv(dir))
+	if err != nil {
+		return proxies.Plan{}, fmt.Errorf("column %q, mode %s: %w", c.Name, m, err)
+	}
+	for _, f := range plan.Files {
+		p := filepath.Join(dir, f.Path)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return plan, fmt.Errorf("column %q: %w", c.Name, err)
+		}
+		if err := os.WriteFile(p, f.Data, 0o644); err != nil {
+			return plan, fmt.Errorf("column %q: %w", c.Name, err)
+		}
+		if f.Owner != "" {
+			if err := chownTo(f.Owner, dir, p); err != nil {
+				return plan, fmt.Errorf("column %q: %w", c.Name, err)
+			}
+		}
+	}
+	return plan, nil
+}
+
+// chownTo gives the named user the files (and dir), for proxies that drop
+// privileges and must write their pid and log files.
+func chownTo(name string, paths ...string) error {
+	u, err := user.Lookup(name)
+	if err != nil {
+		return fmt.Errorf("user %q: %w", name, err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	for _, p := range paths {
+		if err := os.Chown(p, uid, gid); err != nil {
+			return fmt.Errorf("chown %s to %s: %w", p, name, err)
+		}
+	}
+	return nil
+}
+
+// Runs returns the session's plan.
+func (s *Session) Runs() []RunSpec { return s.runs }
+
+// Done reports whether a run is already in the session file (resume).
+func (s *Session) Done(r RunSpec) bool { return s.done[r.Key()] }
+
+// Execute runs the plan, appending a row per run, until it ends or ctx is
+// cancelled. A run that fails is recorded as failed and the session goes
+// on; an error is returned only when the session itself cannot go on.
+func (s *Session) Execute(ctx context.Context) error {
+	p := newProgress(s.cfg, s.runs, s.done)
+	defer p.finish()
+	for _, r := range s.runs {
+		if s.done[r.Key()] {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		p.begin(r)
+		start := time.Now()
+		row := s.measure(ctx, r)
+		if ctx.Err() != nil {
+			// Interrupted: the run in flight is not recorded.
+			return ctx.Err()
+		}
+		if err := s.csv.Append(row); err != nil {
+			return err
+		}
+		p.end(r, row, time.Since(start))
+		if err := s.origin.alive(); err != nil {
+			return err
+		}
+	}
+	return s.meta.Finish(s.MetaPath)
+}
+
+// measure does one run and returns its row, failed with the reason when
+// something went wrong.
+func (s *Session) measure(ctx context.Context, r RunSpec) report.Row {
+	row := report.Row{
+		Machine: s.cfg.Machine, Session: s.cfg.ID,
+		Proxy: r.Column.Name, Kind: r.Column.Kind, Group: string(r.Column.Group),
+		Mode: string(r.Scenario.Mode), Load: r.Scenario.Load.Name, Rep: r.Rep,
+		Status: "failed",
+	}
+	dir := filepath.Join(s.host.RunDir(), "runs", fmt.Sprintf("%04d-%s-%s-%d", r.Index, Slug(r.Column.Name), r.Scenario.Name, r.Rep))
+	if err := s.run(ctx, r, dir, &row); err != nil {
+		row.Status = "failed"
+		row.Note = oneLine(err.Error())
+		return row
+	}
+	row.Status = "ok"
+	return row
+}
+
+func (s *Session) run(ctx context.Context, r RunSpec, dir string, row *report.Row) error {
+	plan, err := s.prepare(r.Column, r.Scenario.Mode, filepath.Join(dir, "proxy"))
+	if err != nil {
+		return err
+	}
+	if err := s.host.SetForwarding(plan.Forward); err != nil {
+		return err
+	}
+	var proxy *Proc
+	if plan.Argv != nil {
+		proxy, err = s.host.Start(RoleProxy, ProcSpec{
+			Argv: plan.Argv, Dir: filepath.Join(dir, "proxy"), Log: filepath.Join(dir, "proxy.log"),
+		})
+		if err != nil {
+			return fmt.Errorf("start %s: %w", r.Column.Name, err)
+		}
+		defer proxy.Stop(5 * time.Second)
+		if err := s.host.WaitReady(ctx, RoleClient, plan.Ready, 15*time.Second); err != nil {
+			return fmt.Errorf("%s not ready: %w; log: %s", r.Column.Name, err, proxy.LogTail(5))
+		}
+	}
+	target := targetFor(r.Scenario.Mode, plan.Forward)
+	if err := s.host.ResetPeakMemory(); err != nil {
+		return err
+	}
+	if s.cfg.Warmup > 0 {
+		if _, err := s.load(ctx, r, target, s.cfg.Warmup, filepath.Join(dir, "warmup")); err != nil {
+			return fmt.Errorf("warm-up: %w", err)
+		}
+	}
+	sampler, err := s.host.StartSampling()
+	if err != nil {
+		return err
+	}
+	started := time.Now()
+	m, loadErr := s.load(ctx, r, target, s.cfg.Window, filepath.Join(dir, "load"))
+	sample, sampleErr := sampler.Stop()
+	if loadErr != nil {
+		return loadErr
+	}
+	if sampleErr != nil {
+		return sampleErr
+	}
+	if proxy != nil {
+		select {
+		case <-proxy.Done():
+			return fmt.Errorf("%s exited during the run: %v; log: %s", r.Column.Name, proxy.Err(), proxy.LogTail(5))
+		default:
+		}
+	}
+	peak, err := s.host.PeakMemory()
+	if err != nil {
+		return err
+	}
+	row.Started = started.UTC()
+	row.Seconds = m.Seconds
+	row.Requests, row.Bytes, row.Errors, row.Timeouts = m.Requests, m.Bytes, m.Errors, m.Timeouts
+	row.P50Ms, row.P99Ms, row.HasLatency = m.P50Ms, m.P99Ms, m.HasLatency
+	row.CPUProxy, row.CPUClient, row.CPUOrigin = sample.CPU[RoleProxy], sample.CPU[RoleClient], sample.CPU[RoleOrigin]
+	row.BusyProxy, row.BusyClient, row.BusyOrigin = sample.Busy[RoleProxy], sample.Busy[RoleClient], sample.Busy[RoleOrigin]
+	row.ThreadProxy, row.ThreadClient, row.ThreadOrigin = sample.Thread[RoleProxy], sample.Thread[RoleClient], sample.Thread[RoleOrigin]
+	row.Bound = sample.Bound
+	row.PeakMemBytes = peak
+	if plan.Forward {
+		row.PeakMemBytes = 0
+	}
+	if m.Requests == 0 && m.Bytes == 0 {
+		return errors.New("the load tool moved nothing")
+	}
+	return nil
+}
+
+// targetFor says where the client sends a mode's traffic.
+func targetFor(m scenarios.Mode, direct bool) scenarios.Target {
+	t := scenarios.Target{Direct: direct, ProxyHost: ProxyClientAddr, Origin: OriginAddr}
+	switch m {
+	case scenarios.HTTP, scenarios.Connect, scenarios.MixHTTP, scenarios.MixConnect:
+		t.Proxy = fmt.Sprintf("%s:%d", ProxyClientAddr, scenarios.PortHTTPProxy)
+	case scenarios.Socks, scenarios.MixSocks:
+		t.Proxy = fmt.Sprintf("%s:%d", ProxyClientAddr, scenarios.PortSocks)
+	default:
+		t.Proxy = ProxyClientAddr
+	}
+	return t
+}
+
+// load runs the scenario's load tool in the client namespace for window
+// and parses what it printed. The tool's output is kept in dir.
+func (s *Session) load(ctx context.Context, r RunSpec, t scenarios.Target, window time.Duration, dir string) (scenarios.Measurement, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return scenarios.Measurement{}, err
+	}
+	inv, drv, err := scenarios.Build(r.Scenario, t, window, dir)
+	if err != nil {
+		return scenarios.Measurement{}, err
+	}
+	for name, data := range inv.Files {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			return scenarios.Measurement{}, err
+		}
+	}
+	var out bytes.Buffer
+	grace := inv.Grace
+	if grace <= 0 {
+		grace = 10 * time.Second
+	}
+	lctx, cancel := context.WithTimeout(ctx, window+grace)
+	defer cancel()
+	runErr := s.host.Run(lctx, RoleClient, ProcSpec{
+		Argv: inv.Argv, Dir: dir, Env: inv.Env, Stdout: &out,
+		Log: filepath.Join(dir, drv.Tool()+".stderr"),
+	})
+	_ = os.WriteFile(filepath.Join(dir, drv.Tool()+".out"), out.Bytes(), 0o644)
+	m, err := drv.Parse(out.Bytes())
+	if err != nil {
+		if runErr != nil {
+			errLog, _ := os.ReadFile(filepath.Join(dir, drv.Tool()+".stderr"))
+			return m, fmt.Errorf("%s: %w: %s", drv.Tool(), runErr, lastLines(string(errLog), 3))
+		}
+		return m, fmt.Errorf("%s output: %w", drv.Tool(), err)
+	}
+	return m, nil
+}
+
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 400 {
+		s = s[:400] + "…"
+	}
+	return s
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, " | ")
+}
+
+// Close tears the session down: origin, host (processes, cgroups, links,
+// namespaces, lock), files. It may be called more than once.
+func (s *Session) Close() error {
+	if s == nil {
+		return nil
+	}
+	var errs []error
+	errs = append(errs, s.origin.close())
+	s.origin = nil
+	if s.host != nil {
+		errs = append(errs, s.host.Close())
+		s.host = nil
+	}
+	errs = append(errs, s.csv.Close())
+	return errors.Join(errs...)
+}
+
+// NofileLimit is the hard limit of open files, which processes started by
+// the harness are raised to.
+func NofileLimit() (uint64, error) {
+	var lim unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
+		return 0, fmt.Errorf("descriptor limit: %w", err)
+	}
+	return lim.Max, nil
+}
