@@ -18,12 +18,16 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/vishvananda/netns"
+
+	"bench/harness"
 	"bench/proxies"
 	"bench/scenarios"
 )
@@ -57,34 +61,63 @@ func skipUnlessRoot(t *testing.T) {
 	}
 }
 
-// world is the test's loopback topology, PKI and origin.
+// world is a topology with its PKI and origin: where the proxy runs, how
+// the client dials and how the origin listens.
 type world struct {
 	env    proxies.Env
 	caPool *x509.CertPool
+	// dial connects from the client's side.
+	dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// start validates and starts a plan in the proxy's place and waits
+	// until it serves; the proxy is stopped by the returned function,
+	// which fails the test when anything of it is left.
+	start func(t *testing.T, plan proxies.Plan, env proxies.Env) (stop func(t *testing.T), logs func() string)
 }
 
-// newWorld picks free loopback addresses, writes the certificates as the
-// harness does (ca.pem, server.pem, server.key) and starts the origin:
-// HTTP on :80, HTTPS on :443, an echo on :5201 and a TLS echo on :5202.
-func newWorld(t *testing.T) *world {
+// privateDir makes a directory that proxies dropping privileges can
+// reach, removed when the test ends.
+func privateDir(t *testing.T) string {
 	t.Helper()
-	n, _ := rand.Int(rand.Reader, big.NewInt(250*250))
-	prefix := fmt.Sprintf("127.%d.%d.", 1+n.Int64()/250, 1+n.Int64()%250)
 	dir, err := os.MkdirTemp("", "bench-proxies-")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	// proxies that drop privileges must reach their files
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	env := proxies.Env{
-		ClientSide: prefix + "11",
-		OriginSide: prefix + "12",
-		Origin:     prefix + "13",
-		MaxConns:   1000,
+	return dir
+}
+
+// loopbackWorld puts the client, the proxy and the origin on loopback
+// addresses of their own (127.X.Y.11 the proxy's client side, .12 its
+// origin side, .13 the origin).
+func loopbackWorld(t *testing.T) *world {
+	n, _ := rand.Int(rand.Reader, big.NewInt(250*250))
+	prefix := fmt.Sprintf("127.%d.%d.", 1+n.Int64()/250, 1+n.Int64()%250)
+	w := &world{
+		env: proxies.Env{
+			Dir:        privateDir(t),
+			ClientSide: prefix + "11",
+			OriginSide: prefix + "12",
+			Origin:     prefix + "13",
+			MaxConns:   1000,
+		},
+		dial:  (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
+		start: startLocal,
 	}
+	w.serveOrigin(t, net.Listen)
+	return w
+}
+
+// serveOrigin writes the certificates as the harness does (ca.pem,
+// server.pem with the key after the certificate, server.key) and starts
+// the origin: HTTP on :80, HTTPS on :443, an echo on :5201 and a TLS echo
+// on :5202, each listener made by listen.
+func (w *world) serveOrigin(t *testing.T, listenOn func(network, addr string) (net.Listener, error)) {
+	t.Helper()
+	env := w.env
+	dir := env.Dir
 	pki, err := proxies.GeneratePKI([]string{env.ClientSide, env.Origin})
 	if err != nil {
 		t.Fatal(err)
@@ -97,7 +130,6 @@ func newWorld(t *testing.T) *world {
 			t.Fatal(err)
 		}
 	}
-	env.Dir = dir
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(pki.CACert)
 	cert, err := tls.X509KeyPair(pki.ServerCert, pki.ServerKey)
@@ -110,7 +142,7 @@ func newWorld(t *testing.T) *world {
 	mux.HandleFunc("/1k", func(w http.ResponseWriter, r *http.Request) { w.Write(body1k) })
 	mux.HandleFunc("/1m", func(w http.ResponseWriter, r *http.Request) { w.Write(body1m) })
 	listen := func(port int, tlsOn bool) net.Listener {
-		l, err := net.Listen("tcp", net.JoinHostPort(env.Origin, strconv.Itoa(port)))
+		l, err := listenOn("tcp", net.JoinHostPort(env.Origin, strconv.Itoa(port)))
 		if err != nil {
 			t.Fatalf("origin: %v", err)
 		}
@@ -128,7 +160,7 @@ func newWorld(t *testing.T) *world {
 	for _, l := range []net.Listener{listen(scenarios.PortIperf, false), listen(scenarios.PortIperfTLS, true)} {
 		go echo(l)
 	}
-	return &world{env: env, caPool: pool}
+	w.env, w.caPool = env, pool
 }
 
 // echo sends back what it reads and half-closes when the client does.
@@ -178,16 +210,20 @@ func columns(t *testing.T) []proxies.Column {
 	return cols
 }
 
-// TestProxiesExchange starts each column in each mode it serves, checks
-// that real exchanges go through it to the origin and back, stops it and
-// checks that nothing of it is left.
-func TestProxiesExchange(t *testing.T) {
+// TestProxiesLoopback starts each column in each mode it serves on
+// loopback, checks that real exchanges go through it to the origin and
+// back, stops it and checks that nothing of it is left.
+func TestProxiesLoopback(t *testing.T) {
 	skipUnlessRoot(t)
-	w := newWorld(t)
+	exchangeAll(t, loopbackWorld(t))
+}
+
+// exchangeAll runs every column in every mode its kind serves in w.
+func exchangeAll(t *testing.T, w *world) {
 	ran := 0
 	for _, c := range columns(t) {
 		if c.Kind == "direct" {
-			continue // the kernel forwarding: the harness's namespaces test it
+			continue // the kernel forwarding: TestProxiesNamespaces checks it
 		}
 		a, _ := proxies.Lookup(c.Kind)
 		for _, m := range a.Modes() {
@@ -199,19 +235,54 @@ func TestProxiesExchange(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				p := start(t, plan, env)
+				if err := writeFiles(plan, env); err != nil {
+					t.Fatal(err)
+				}
+				stop, logs := w.start(t, plan, env)
 				for _, ex := range exchanges(m) {
 					if err := ex.run(w, env); err != nil {
-						t.Errorf("%s: %v\n%s", ex.name, err, p.logs())
+						t.Errorf("%s: %v\n%s", ex.name, err, logs())
 					}
 				}
-				p.stop(t)
+				stop(t)
 			})
 		}
 	}
 	if ran == 0 {
 		t.Skip("no proxy found on this machine: apt-get install nginx-light libnginx-mod-stream haproxy squid tinyproxy dante-server stunnel4")
 	}
+}
+
+// writeFiles writes a plan's files as the harness does, owned by the
+// users they name.
+func writeFiles(plan proxies.Plan, env proxies.Env) error {
+	if err := os.MkdirAll(env.Dir, 0o755); err != nil {
+		return err
+	}
+	for _, f := range plan.Files {
+		path := filepath.Join(env.Dir, f.Path)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(path, f.Data, 0o644); err != nil {
+			return err
+		}
+		if f.Owner == "" {
+			continue
+		}
+		u, err := user.Lookup(f.Owner)
+		if err != nil {
+			return fmt.Errorf("file %s: owner: %w", f.Path, err)
+		}
+		uid, _ := strconv.Atoi(u.Uid)
+		gid, _ := strconv.Atoi(u.Gid)
+		for _, p := range []string{path, filepath.Dir(path)} {
+			if err := os.Chown(p, uid, gid); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // proc is a proxy started by the test, in a process group of its own.
@@ -222,33 +293,10 @@ type proc struct {
 	log  string
 }
 
-func start(t *testing.T, plan proxies.Plan, env proxies.Env) *proc {
+// startLocal runs the plan's check and then the proxy, in a process
+// group of its own, in the test's own namespace.
+func startLocal(t *testing.T, plan proxies.Plan, env proxies.Env) (func(t *testing.T), func() string) {
 	t.Helper()
-	if err := os.MkdirAll(env.Dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range plan.Files {
-		path := filepath.Join(env.Dir, f.Path)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, f.Data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if f.Owner != "" {
-			u, err := user.Lookup(f.Owner)
-			if err != nil {
-				t.Fatalf("file %s: owner: %v", f.Path, err)
-			}
-			uid, _ := strconv.Atoi(u.Uid)
-			gid, _ := strconv.Atoi(u.Gid)
-			for _, p := range []string{path, filepath.Dir(path)} {
-				if err := os.Chown(p, uid, gid); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
-	}
 	if plan.Validate != nil {
 		out, err := exec.Command(plan.Validate[0], plan.Validate[1:]...).CombinedOutput()
 		if err != nil {
@@ -277,7 +325,7 @@ func start(t *testing.T, plan proxies.Plan, env proxies.Env) *proc {
 			t.Fatalf("%q: %v\n%s", plan.Argv, err, p.logs())
 		}
 	}
-	return p
+	return p.stop, p.logs
 }
 
 // waitListen dials addr until it accepts, the proxy exits or ctx ends.
@@ -300,10 +348,13 @@ func waitListen(ctx context.Context, addr string, done chan error) error {
 }
 
 // logs is every log the proxy wrote in its directory, for failures.
-func (p *proc) logs() string {
+func (p *proc) logs() string { return dirLogs(p.dir) }
+
+// dirLogs is every log in dir and its subdirectories, for failures.
+func dirLogs(dir string) string {
 	var b strings.Builder
-	files, _ := filepath.Glob(filepath.Join(p.dir, "*.log"))
-	more, _ := filepath.Glob(filepath.Join(p.dir, "*", "*.log"))
+	files, _ := filepath.Glob(filepath.Join(dir, "*.log"))
+	more, _ := filepath.Glob(filepath.Join(dir, "*", "*.log"))
 	for _, f := range append(files, more...) {
 		data, _ := os.ReadFile(f)
 		fmt.Fprintf(&b, "--- %s\n%s", f, data)
@@ -355,16 +406,16 @@ func exchanges(m scenarios.Mode) []exchange {
 	switch m {
 	case scenarios.HTTP:
 		return []exchange{
-			{"absolute-URI GET /1k", func(w *world, env proxies.Env) error { return proxyGet(env, "/1k", body1k) }},
-			{"absolute-URI GET /1m", func(w *world, env proxies.Env) error { return proxyGet(env, "/1m", body1m) }},
+			{"absolute-URI GET /1k", func(w *world, env proxies.Env) error { return proxyGet(w, env, "/1k", body1k) }},
+			{"absolute-URI GET /1m", func(w *world, env proxies.Env) error { return proxyGet(w, env, "/1m", body1m) }},
 		}
 	case scenarios.Connect:
 		return []exchange{{"CONNECT tunnel, GET /1m inside", func(w *world, env proxies.Env) error {
-			return tunnel(env, hostPort(env.ClientSide, scenarios.PortHTTPProxy), connectHandshake)
+			return tunnel(w, env, hostPort(env.ClientSide, scenarios.PortHTTPProxy), connectHandshake)
 		}}}
 	case scenarios.Socks:
 		return []exchange{{"SOCKS5 tunnel, GET /1m inside", func(w *world, env proxies.Env) error {
-			return tunnel(env, hostPort(env.ClientSide, scenarios.PortSocks), socks5Handshake)
+			return tunnel(w, env, hostPort(env.ClientSide, scenarios.PortSocks), socks5Handshake)
 		}}}
 	case scenarios.Relay:
 		return []exchange{
@@ -395,10 +446,10 @@ func checkBody(what string, got, want []byte) error {
 }
 
 // proxyGet asks the HTTP proxy for the origin's path with an absolute URI.
-func proxyGet(env proxies.Env, path string, want []byte) error {
+func proxyGet(w *world, env proxies.Env, path string, want []byte) error {
 	proxyURL := &url.URL{Scheme: "http", Host: hostPort(env.ClientSide, scenarios.PortHTTPProxy)}
 	client := &http.Client{
-		Transport: &http.Transport{Proxy: http.ProxyURL(proxyURL), DisableKeepAlives: false},
+		Transport: &http.Transport{Proxy: http.ProxyURL(proxyURL), DialContext: w.dial},
 		Timeout:   20 * time.Second,
 	}
 	defer client.CloseIdleConnections()
@@ -424,8 +475,8 @@ func proxyGet(env proxies.Env, path string, want []byte) error {
 
 // tunnel opens a tunnel to the origin's :80 with handshake and sends an
 // HTTP request for /1m through it.
-func tunnel(env proxies.Env, proxy string, handshake func(net.Conn, *bufio.Reader, string) error) error {
-	c, err := net.DialTimeout("tcp", proxy, 5*time.Second)
+func tunnel(w *world, env proxies.Env, proxy string, handshake func(net.Conn, *bufio.Reader, string) error) error {
+	c, err := w.dial(context.Background(), "tcp", proxy)
 	if err != nil {
 		return err
 	}
@@ -511,12 +562,17 @@ func socks5Handshake(c net.Conn, r *bufio.Reader, origin string) error {
 // TLS when the proxy ends it.
 func dialRelay(w *world, env proxies.Env, port int, tlsOn bool) (net.Conn, error) {
 	addr := hostPort(env.ClientSide, port)
-	if tlsOn {
-		d := &tls.Dialer{NetDialer: &net.Dialer{Timeout: 5 * time.Second},
-			Config: &tls.Config{RootCAs: w.caPool, ServerName: env.ClientSide, MinVersion: tls.VersionTLS13}}
-		return d.Dial("tcp", addr)
+	c, err := w.dial(context.Background(), "tcp", addr)
+	if err != nil || !tlsOn {
+		return c, err
 	}
-	return net.DialTimeout("tcp", addr, 5*time.Second)
+	tc := tls.Client(c, &tls.Config{RootCAs: w.caPool, ServerName: env.ClientSide, MinVersion: tls.VersionTLS13})
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	if err := tc.Handshake(); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("TLS handshake with %s: %w", addr, err)
+	}
+	return tc, nil
 }
 
 // relayGet fetches /1m through the relay's HTTP port (443 with TLS).
@@ -578,4 +634,160 @@ func relayEcho(w *world, env proxies.Env, tlsOn, halfClose bool) error {
 		}
 	}
 	return nil
+}
+
+// TestProxiesNamespaces is TestProxiesLoopback in the harness's topology:
+// the client, the proxy and the origin each in a network namespace and a
+// cgroup of its own, the proxy checked and started by the harness, the
+// exchanges made from the client's namespace. It checks the "no proxy"
+// baseline too: the kernel forwarding in the proxy's namespace.
+func TestProxiesNamespaces(t *testing.T) {
+	skipUnlessRoot(t)
+	w, h := namespaceWorld(t)
+	t.Run("no_proxy", func(t *testing.T) {
+		plan, err := proxies.Direct{}.Plan(proxies.Column{Name: "no proxy", Kind: "direct"}, scenarios.HTTP, w.env)
+		if err != nil || !plan.Forward || plan.Argv != nil {
+			t.Fatalf("Direct.Plan = %+v, %v; want forwarding and no process", plan, err)
+		}
+		if err := h.SetForwarding(true); err != nil {
+			t.Fatal(err)
+		}
+		c, err := w.dial(context.Background(), "tcp", hostPort(w.env.Origin, scenarios.PortHTTP))
+		if err != nil {
+			t.Fatalf("dial the origin with forwarding on: %v", err)
+		}
+		c.SetDeadline(time.Now().Add(20 * time.Second))
+		err = getOver(c, bufio.NewReader(c), w.env.Origin, "/1m", body1m)
+		c.Close()
+		if err != nil {
+			t.Errorf("GET /1m from the client to the origin: %v", err)
+		}
+		if err := h.SetForwarding(false); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		if c, err := w.dial(ctx, "tcp", hostPort(w.env.Origin, scenarios.PortHTTP)); err == nil {
+			c.Close()
+			t.Errorf("the client reached the origin with forwarding off")
+		}
+	})
+	exchangeAll(t, w)
+}
+
+// namespaceWorld builds the harness's topology under a prefix of its own
+// and serves the origin in the origin's namespace.
+func namespaceWorld(t *testing.T) (*world, *harness.Host) {
+	t.Helper()
+	n, _ := rand.Int(rand.Reader, big.NewInt(1<<20))
+	dir := privateDir(t) // squid and tinyproxy, as their users, reach it
+	h, err := harness.NewHost(harness.HostConfig{Prefix: fmt.Sprintf("bpx%05x-", n.Int64()), RunDir: dir})
+	if err != nil {
+		t.Fatalf("harness.NewHost: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := h.Close(); err != nil {
+			t.Errorf("close the host: %v", err)
+		}
+	})
+	client, origin := h.Namespace(harness.RoleClient), h.Namespace(harness.RoleOrigin)
+	w := &world{
+		env: proxies.Env{
+			Dir:        dir,
+			ClientSide: harness.ProxyClientAddr,
+			OriginSide: harness.ProxyOriginAddr,
+			Origin:     harness.OriginAddr,
+			MaxConns:   1000,
+		},
+		dial: func(ctx context.Context, network, addr string) (c net.Conn, err error) {
+			err = inNamespace(client, func() error {
+				c, err = (&net.Dialer{Timeout: 5 * time.Second}).DialContext(ctx, network, addr)
+				return err
+			})
+			return c, err
+		},
+		start: func(t *testing.T, plan proxies.Plan, env proxies.Env) (func(t *testing.T), func() string) {
+			return startInHost(t, h, plan, env)
+		},
+	}
+	w.serveOrigin(t, func(network, addr string) (l net.Listener, err error) {
+		err = inNamespace(origin, func() error {
+			l, err = net.Listen(network, addr)
+			return err
+		})
+		return l, err
+	})
+	return w, h
+}
+
+// startInHost runs the plan's check in the proxy's namespace (nginx -t
+// resolves its listen addresses there), starts the proxy through the
+// harness and waits until the client's namespace reaches every listener.
+func startInHost(t *testing.T, h *harness.Host, plan proxies.Plan, env proxies.Env) (func(t *testing.T), func() string) {
+	t.Helper()
+	logs := func() string { return dirLogs(env.Dir) }
+	ctx := context.Background()
+	if plan.Validate != nil {
+		spec := harness.ProcSpec{Argv: plan.Validate, Dir: env.Dir, Log: filepath.Join(env.Dir, "validate.log")}
+		if err := h.Run(ctx, harness.RoleProxy, spec); err != nil {
+			t.Fatalf("%q: %v\n%s", plan.Validate, err, logs())
+		}
+	}
+	p, err := h.Start(harness.RoleProxy, harness.ProcSpec{Argv: plan.Argv, Dir: env.Dir, Log: filepath.Join(env.Dir, "stdout.log")})
+	if err != nil {
+		t.Fatalf("start %q: %v", plan.Argv, err)
+	}
+	t.Cleanup(func() { p.Stop(0) })
+	if err := h.WaitReady(ctx, harness.RoleClient, plan.Ready, 15*time.Second); err != nil {
+		t.Fatalf("%q: %v\n%s", plan.Argv, err, logs())
+	}
+	stop := func(t *testing.T) {
+		t.Helper()
+		if err := p.Stop(10 * time.Second); err != nil {
+			t.Error(err)
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for len(h.PIDs(harness.RoleProxy)) > 0 {
+			if time.Now().After(deadline) {
+				t.Errorf("processes %v left in the proxy's cgroup after it stopped", h.PIDs(harness.RoleProxy))
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	return stop, logs
+}
+
+// inNamespace runs fn on a thread in the named network namespace; a
+// socket made there stays there. A thread that cannot switch back is
+// left locked, so the runtime ends it with its goroutine.
+func inNamespace(name string, fn func() error) error {
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		orig, err := netns.Get()
+		if err != nil {
+			errc <- err
+			return
+		}
+		defer orig.Close()
+		target, err := netns.GetFromName(name)
+		if err != nil {
+			errc <- fmt.Errorf("open network namespace %s: %w", name, err)
+			return
+		}
+		defer target.Close()
+		if err := netns.Set(target); err != nil {
+			errc <- fmt.Errorf("enter network namespace %s: %w", name, err)
+			return
+		}
+		ferr := fn()
+		if err := netns.Set(orig); err != nil {
+			errc <- errors.Join(ferr, err)
+			return
+		}
+		runtime.UnlockOSThread()
+		errc <- ferr
+	}()
+	return <-errc
 }
