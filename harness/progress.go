@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"bench/report"
+	"bench/scenarios"
 )
 
 // progress prints a session's course: a line per run with its result, and
@@ -77,7 +78,7 @@ func (p *progress) end(r RunSpec, row report.Row, took time.Duration) {
 		p.lastLine = 0
 	}
 	fmt.Fprintf(p.w, "[%d/%d] %-22s %-20s rep %d  %s  (%s, ETA %s)\n",
-		p.done, p.total, r.Scenario.Name, r.Column.Name, r.Rep, RunSummary(row),
+		p.done, p.total, r.Scenario.Name, r.Column.Name, r.Rep, RunSummary(r.Scenario.Load, row),
 		FormatDuration(took), FormatDuration(p.eta()))
 }
 
@@ -90,12 +91,14 @@ func (p *progress) finish() {
 
 // RunSummary is a run's one-line result: its rate, the pace-setter, the
 // proxy's CPU and memory, and its errors; or why it failed.
-func RunSummary(r report.Row) string {
+// Streams and 1 MB answers are given in Gbit/s, other loads in requests
+// per second, as the tables give them.
+func RunSummary(l scenarios.Load, r report.Row) string {
 	if r.Status != "ok" {
 		return "FAILED: " + r.Note
 	}
 	var rate string
-	if r.Requests > 0 {
+	if r.Requests > 0 && l.Path != "/1m" {
 		rate = fmt.Sprintf("%.1fk req/s", float64(r.Requests)/r.Seconds/1000)
 	} else {
 		rate = fmt.Sprintf("%.2f Gbit/s", float64(r.Bytes)*8/r.Seconds/1e9)

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -103,7 +105,7 @@ func Plan(cfg SessionConfig) (runs []RunSpec, skipped int, done map[RunKey]bool,
 
 func supports(c proxies.Column, m scenarios.Mode) bool {
 	a, ok := proxies.Lookup(c.Kind)
-	return ok && proxies.Supports(a, m)
+	return ok && slices.Contains(proxies.Modes(a, c), m)
 }
 
 // NewSession sets up the host (namespaces, links, cgroups), the origin and
@@ -162,7 +164,10 @@ func (s *Session) writePKI() error {
 		return fmt.Errorf("certificates: %w", err)
 	}
 	for name, data := range map[string][]byte{
-		"ca.pem": s.pki.CACert, "server.pem": s.pki.ServerCert, "server.key": s.pki.ServerKey,
+		// The proxy's certificate followed by its key, as haproxy wants
+		// it; the CA that signed the origin's, for tls-init.
+		"server.pem": s.pki.CertKeyPEM(), "server.key": s.pki.ServerKey,
+		"origin-ca.pem": scenarios.Origin(s.host.RunDir(), OriginAddr, 1).CA,
 	} {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
 			return fmt.Errorf("certificates: %w", err)
@@ -181,7 +186,7 @@ func (s *Session) proxyEnv(dir string) proxies.Env {
 		MaxConns:   maxConns(),
 		CertFile:   filepath.Join(s.tlsDir(), "server.pem"),
 		KeyFile:    filepath.Join(s.tlsDir(), "server.key"),
-		CAFile:     filepath.Join(s.tlsDir(), "ca.pem"),
+		CAFile:     filepath.Join(s.tlsDir(), "origin-ca.pem"),
 	}
 }
 
@@ -347,7 +352,7 @@ func (s *Session) run(ctx context.Context, r RunSpec, dir string, row *report.Ro
 			return fmt.Errorf("start %s: %w", r.Column.Name, err)
 		}
 		defer proxy.Stop(5 * time.Second)
-		if err := s.host.WaitReady(ctx, RoleClient, plan.Ready, 15*time.Second); err != nil {
+		if err := s.host.WaitReady(ctx, RoleClient, readyProbes(plan.Ready), 15*time.Second); err != nil {
 			return fmt.Errorf("%s not ready: %w; log: %s", r.Column.Name, err, proxy.LogTail(5))
 		}
 	}
@@ -400,6 +405,26 @@ func (s *Session) run(ctx context.Context, r RunSpec, dir string, row *report.Ro
 		return errors.New("the load tool moved nothing")
 	}
 	return nil
+}
+
+// readyProbes leaves out of the readiness probes the relay listeners in
+// front of the origin's iperf3 server when others are left: a probe there
+// is relayed to iperf3 as a test that never starts, which iperf3 (it
+// serves one test at a time) may still be tearing down when the warm-up
+// connects. The warm-up then tells whether that listener is up.
+func readyProbes(addrs []string) []string {
+	var keep []string
+	for _, a := range addrs {
+		_, port, err := net.SplitHostPort(a)
+		if err == nil && (port == strconv.Itoa(scenarios.PortIperf) || port == strconv.Itoa(scenarios.PortIperfTLS)) {
+			continue
+		}
+		keep = append(keep, a)
+	}
+	if len(keep) == 0 {
+		return addrs
+	}
+	return keep
 }
 
 // targetFor says where the client sends a mode's traffic.

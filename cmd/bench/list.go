@@ -38,7 +38,7 @@ func cmdList(stdout, stderr io.Writer, args []string) error {
 	for _, c := range cols {
 		a, _ := proxies.Lookup(c.Kind)
 		var modes []string
-		for _, m := range a.Modes() {
+		for _, m := range proxies.Modes(a, c) {
 			modes = append(modes, string(m))
 		}
 		bin := c.Binary
