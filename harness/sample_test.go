@@ -71,13 +71,18 @@ func TestSamplerChargesTheProxy(t *testing.T) {
 		t.Errorf("CPU[proxy] = %.3f s in a %.3f s window; want nearly all of it", c, smp.Seconds)
 	}
 	// The busiest thread is the spinner, charged what the scheduler gave
-	// it; it had the CPU whenever it did not wait for it.
-	ran, waited := (run1-run0)/smp.Seconds, (wait1-wait0)/smp.Seconds
+	// it. Alone on its CPU that is the whole window; on a machine shared
+	// with other work (CI runs other tests at once, and every host's proxy
+	// gets the same CPU) the scheduler's own count is the reference.
+	ran := (run1 - run0) / smp.Seconds
 	if th := smp.Thread[RoleProxy]; th > 1 || th < ran-0.05 || th > ran+0.05 {
 		t.Errorf("Thread[proxy] = %.3f; the scheduler ran the spinner %.3f of the window", th, ran)
 	}
-	if th := smp.Thread[RoleProxy]; th+waited < 0.95 {
-		t.Errorf("Thread[proxy] = %.3f, waiting %.3f; want 0.95..1 together", th, waited)
+	if ran >= 0.95 && smp.Thread[RoleProxy] < 0.95 {
+		t.Errorf("Thread[proxy] = %.3f with the spinner running %.3f of the window; want 0.95..1", smp.Thread[RoleProxy], ran)
+	}
+	if ran < 0.95 {
+		t.Logf("the proxy's CPU was shared: the spinner waited %.3f s for it", wait1-wait0)
 	}
 	// The idle roles have no busy thread.
 	for _, r := range []Role{RoleClient, RoleOrigin} {
