@@ -42,7 +42,7 @@ func cmdRun(stdout, stderr io.Writer, args []string) error {
 	session := fs.String("session", "", "session id (default: the start time, e.g. 2026-10-13-1930)")
 	resume := fs.Bool("resume", false, "continue a killed session (--session names it; default the newest unfinished one in --out)")
 	dryRun := fs.Bool("dry-run", false, "print the plan and stop")
-	cpus := fs.String("cpus", "", "CPU layout, e.g. client=0-3,proxy=4,origin=5-7 (default: the seed's on 8+ CPUs, a fallback below)")
+	cpus := fs.String("cpus", "", "CPU layout, e.g. client=0-3,proxy=4,origin=5-7 (default on 8+ CPUs: client=0-3,proxy=4,origin=5-7; fewer: see README)")
 	proxyCPU := fs.Float64("proxy-cpu", 0, "CPU quota of the proxy's cgroup in CPUs, e.g. 0.5 (default: none)")
 	prefix := fs.String("prefix", "bench-", "prefix of the namespaces, links and cgroups the session creates")
 	cgroupParent := fs.String("cgroup-parent", "", "cgroup beneath which the session's cgroups are created (default: this process's own)")
