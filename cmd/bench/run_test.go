@@ -4,12 +4,17 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"bench/harness"
 	"bench/proxies"
@@ -154,4 +159,104 @@ func TestRunSession(t *testing.T) {
 			t.Errorf("report lacks %q:\n%s", h, stdout.String())
 		}
 	}
+}
+
+// TestRunInterruptResume interrupts a session after its first run, as
+// Ctrl-C would, checks that it tore everything down and kept the finished
+// run, then resumes it and checks that only the missing runs were done.
+func TestRunInterruptResume(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: network namespaces and cgroups")
+	}
+	if _, err := exec.LookPath("wrk"); err != nil {
+		t.Skip("needs wrk: sudo make deps")
+	}
+	prefix := randomPrefix(t)
+	out := t.TempDir()
+	t.Cleanup(func() {
+		harness.Clean(prefix)
+		if l := leftovers(t, prefix); len(l) > 0 {
+			t.Errorf("left behind: %v", l)
+		}
+	})
+	args := []string{"run", "--scenario", "relay-ka-1k,relay-close-1k", "--proxy", "nginx,no proxy",
+		"--reps", "1", "--duration", "1s", "--warmup", "0s",
+		"--out", out, "--session", "interrupted", "--machine", "m", "--prefix", prefix}
+	csvPath, metaPath := harness.SessionPaths(out, "m", "interrupted")
+	rowsIn := func() []report.Row {
+		rows, err := report.ReadFiles([]string{csvPath})
+		if err != nil {
+			return nil
+		}
+		return rows
+	}
+
+	errc := make(chan error, 1)
+	var stderr bytes.Buffer
+	go func() { errc <- dispatch(io.Discard, &syncWriter{w: &stderr}, args) }()
+	deadline := time.Now().Add(60 * time.Second)
+	for len(rowsIn()) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no run finished within 60s")
+		}
+		select {
+		case err := <-errc:
+			t.Fatalf("session ended before it was interrupted: %v", err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	err := <-errc
+	if err == nil || !strings.Contains(err.Error(), "interrupted") {
+		t.Fatalf("interrupted session returned %v; want an interruption", err)
+	}
+	if l := leftovers(t, prefix); len(l) > 0 {
+		t.Errorf("left behind after the interruption: %v", l)
+	}
+	before := rowsIn()
+	if len(before) == 0 || len(before) >= 4 {
+		t.Fatalf("%d rows after the interruption; want 1 to 3", len(before))
+	}
+	m, err := harness.ReadMeta(metaPath)
+	if err != nil || m.Ended != nil {
+		t.Fatalf("metadata after the interruption: %+v, %v; want no end time", m, err)
+	}
+
+	stderr.Reset()
+	resumeArgs := append(slices.Clone(args), "--resume")
+	if err := dispatch(io.Discard, &stderr, resumeArgs); err != nil {
+		t.Fatalf("resume: %v\n%s", err, stderr.String())
+	}
+	after := rowsIn()
+	if len(after) != 4 {
+		t.Fatalf("%d rows after resuming; want 4", len(after))
+	}
+	seen := map[string]bool{}
+	for _, r := range after {
+		k := r.Proxy + "/" + r.Mode + "-" + r.Load
+		if seen[k] {
+			t.Errorf("run %s done twice", k)
+		}
+		seen[k] = true
+	}
+	if want := fmt.Sprintf("resuming: %d runs done, %d to go", len(before), 4-len(before)); !strings.Contains(stderr.String(), want) {
+		t.Errorf("resume said:\n%s\nwant %q", stderr.String(), want)
+	}
+	if m, err := harness.ReadMeta(metaPath); err != nil || m.Ended == nil || len(m.Resumed) != 1 {
+		t.Errorf("metadata after resuming: %+v, %v; want an end time and one resumption", m, err)
+	}
+}
+
+// syncWriter serialises writes from the session's goroutine.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
 }
