@@ -61,6 +61,9 @@ type Session struct {
 
 	CSVPath  string
 	MetaPath string
+	// OutputDir keeps what each run's load tool printed, and the proxy's
+	// log of a failed run, beside the CSV: <csv without .csv>.runs/.
+	OutputDir string
 }
 
 // SessionPaths returns the CSV and metadata paths of a session.
@@ -118,7 +121,8 @@ func NewSession(ctx context.Context, cfg SessionConfig) (s *Session, err error) 
 		return nil, err
 	}
 	s.CSVPath, s.MetaPath = SessionPaths(cfg.OutDir, cfg.Machine, cfg.ID)
-	if err := os.MkdirAll(cfg.OutDir, 0o755); err != nil {
+	s.OutputDir = strings.TrimSuffix(s.CSVPath, ".csv") + ".runs"
+	if err := os.MkdirAll(s.OutputDir, 0o755); err != nil {
 		return nil, fmt.Errorf("output directory: %w", err)
 	}
 	if !cfg.Resume {
@@ -325,14 +329,46 @@ func (s *Session) measure(ctx context.Context, r RunSpec) report.Row {
 		Mode: string(r.Scenario.Mode), Load: r.Scenario.Load.Name, Rep: r.Rep,
 		Status: "failed",
 	}
-	dir := filepath.Join(s.host.RunDir(), "runs", fmt.Sprintf("%04d-%s-%s-%d", r.Index, Slug(r.Column.Name), r.Scenario.Name, r.Rep))
-	if err := s.run(ctx, r, dir, &row); err != nil {
+	name := RunName(r)
+	dir := filepath.Join(s.host.RunDir(), "runs", name)
+	err := s.run(ctx, r, dir, &row)
+	s.keep(dir, name, err != nil)
+	if err != nil {
 		row.Status = "failed"
 		row.Note = oneLine(err.Error())
 		return row
 	}
 	row.Status = "ok"
 	return row
+}
+
+// RunName names a run's files: "0007-nginx-http-ka-1k-1".
+func RunName(r RunSpec) string {
+	return fmt.Sprintf("%04d-%s-%s-%d", r.Index, Slug(r.Column.Name), r.Scenario.Name, r.Rep)
+}
+
+// keep copies what the run's load tool printed in the measured window
+// into the session's output directory, with the proxy's log when the run
+// failed, so that every figure of the CSV can be traced to the tool's own
+// words after the run directory is gone.
+func (s *Session) keep(dir, name string, failed bool) {
+	files, _ := filepath.Glob(filepath.Join(dir, "load", "*.out"))
+	if failed {
+		more, _ := filepath.Glob(filepath.Join(dir, "*", "*.stderr"))
+		files = append(files, more...)
+		files = append(files, filepath.Join(dir, "proxy.log"))
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil || len(b) == 0 {
+			continue
+		}
+		part := filepath.Base(filepath.Dir(f)) + "." + filepath.Base(f)
+		if filepath.Dir(f) == dir {
+			part = filepath.Base(f)
+		}
+		_ = os.WriteFile(filepath.Join(s.OutputDir, name+"."+part), b, 0o644)
+	}
 }
 
 func (s *Session) run(ctx context.Context, r RunSpec, dir string, row *report.Row) error {

@@ -6,10 +6,12 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -151,6 +153,33 @@ func TestRunSession(t *testing.T) {
 	if len(rows) != want {
 		t.Errorf("%d rows; want %d", len(rows), want)
 	}
+	// The rate in the CSV is the one wrk printed for the run.
+	runs := strings.TrimSuffix(csvPath, ".csv") + ".runs"
+	checked := 0
+	for _, r := range rows {
+		if r.Status != "ok" || r.Requests == 0 {
+			continue
+		}
+		c := proxies.Column{Name: r.Proxy}
+		pattern := fmt.Sprintf("*-%s-%s-%s-%d.load.wrk.out", harness.Slug(c.Name), r.Mode, r.Load, r.Rep)
+		files, _ := filepath.Glob(filepath.Join(runs, pattern))
+		if len(files) != 1 {
+			t.Errorf("%s %s-%s: wrk output %v; want one file %s", r.Proxy, r.Mode, r.Load, files, pattern)
+			continue
+		}
+		b, err := os.ReadFile(files[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		printed := wrkRequestsPerSec(t, string(b))
+		if got := float64(r.Requests) / r.Seconds; math.Abs(got-printed) > printed*1e-3 {
+			t.Errorf("%s %s-%s: CSV gives %.2f requests/s, wrk printed %.2f", r.Proxy, r.Mode, r.Load, got, printed)
+		}
+		checked++
+	}
+	if checked == 0 {
+		t.Error("no wrk run to compare with wrk's own figure")
+	}
 	if _, err := harness.ReadMeta(metaPath); err != nil {
 		t.Errorf("metadata: %v", err)
 	}
@@ -247,6 +276,22 @@ func TestRunInterruptResume(t *testing.T) {
 	if m, err := harness.ReadMeta(metaPath); err != nil || m.Ended == nil || len(m.Resumed) != 1 {
 		t.Errorf("metadata after resuming: %+v, %v; want an end time and one resumption", m, err)
 	}
+}
+
+// wrkRequestsPerSec reads wrk's own "Requests/sec:" line.
+func wrkRequestsPerSec(t *testing.T, out string) float64 {
+	t.Helper()
+	for _, l := range strings.Split(out, "\n") {
+		if v, ok := strings.CutPrefix(l, "Requests/sec:"); ok {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil {
+				t.Fatalf("wrk printed %q: %v", l, err)
+			}
+			return f
+		}
+	}
+	t.Fatalf("no Requests/sec line in wrk's output:\n%s", out)
+	return 0
 }
 
 // syncWriter serialises writes from the session's goroutine.
