@@ -99,14 +99,14 @@ func DefaultLayout(online []int) (Layout, error) {
 	case n == 3:
 		return Layout{
 			Client: cpus[0:1], Proxy: cpus[1:2], Origin: cpus[2:3],
-			Warning: "only 3 CPUs: client and origin have one CPU each instead of the seed's 4 and 3",
+			Warning: "only 3 CPUs: client and origin have one CPU each instead of the reference layout's 4 and 3",
 		}, nil
 	case n >= 4:
 		rest := append([]int{cpus[0]}, cpus[2:]...)
 		half := (len(rest) + 1) / 2
 		return Layout{
 			Client: slices.Clone(rest[:half]), Proxy: cpus[1:2], Origin: slices.Clone(rest[half:]),
-			Warning: fmt.Sprintf("only %d CPUs: client and origin have fewer CPUs than the seed's 4 and 3", n),
+			Warning: fmt.Sprintf("only %d CPUs: client and origin have fewer CPUs than the reference layout's 4 and 3", n),
 		}, nil
 	}
 	return Layout{}, fmt.Errorf("%d online CPUs: the proxy needs a CPU of its own and the others at least one more", n)
