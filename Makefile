@@ -5,7 +5,7 @@ PACKAGES := nginx-light libnginx-mod-stream haproxy squid tinyproxy dante-server
 GO ?= go
 BENCH_FLAGS ?= --scenario all
 
-.PHONY: all build deps test bench report clean-state bench-speed
+.PHONY: all build deps test bench report
 
 all: build
 

@@ -157,19 +157,16 @@ func ToolVersion(argv []string) string {
 // session keeps its first start and records the resumption.
 func NewMeta(cfg SessionConfig, l Layout, path string) (*Meta, error) {
 	now := time.Now().UTC()
-	m := &Meta{}
 	if cfg.Resume {
-		if b, err := os.ReadFile(path); err == nil {
-			if err := json.Unmarshal(b, m); err != nil {
-				return nil, fmt.Errorf("%s: %w", path, err)
-			}
+		if m, err := ReadMeta(path); err == nil {
+			// The session's own description stands; only the
+			// resumption is added.
 			m.Resumed = append(m.Resumed, now)
 			m.Ended = nil
+			return m, m.write(path)
 		}
 	}
-	if m.Started.IsZero() {
-		m.Started = now
-	}
+	m := &Meta{Started: now}
 	m.Session = cfg.ID
 	m.Machine = DescribeMachine(cfg.Machine)
 	m.Layout, m.LayoutNote = l.String(), l.Warning

@@ -43,10 +43,10 @@ type SessionConfig struct {
 	Live bool
 }
 
-// runOverhead is the first guess of what a run costs beyond its warm-up
+// RunOverhead is the first guess of what a run costs beyond its warm-up
 // and window (proxy start, readiness, stop); the ETA then uses the
 // measured average.
-const runOverhead = 1500 * time.Millisecond
+const RunOverhead = 1500 * time.Millisecond
 
 // Session is a running session: its host, origin, output files and plan.
 type Session struct {
@@ -122,13 +122,13 @@ func NewSession(ctx context.Context, cfg SessionConfig) (s *Session, err error) 
 	}
 	s.CSVPath, s.MetaPath = SessionPaths(cfg.OutDir, cfg.Machine, cfg.ID)
 	s.OutputDir = strings.TrimSuffix(s.CSVPath, ".csv") + ".runs"
-	if err := os.MkdirAll(s.OutputDir, 0o755); err != nil {
-		return nil, fmt.Errorf("output directory: %w", err)
-	}
 	if !cfg.Resume {
 		if _, err := os.Stat(s.CSVPath); err == nil {
 			return nil, fmt.Errorf("%s exists: pick another --session or continue it with --resume", s.CSVPath)
 		}
+	}
+	if err := os.MkdirAll(s.OutputDir, 0o755); err != nil {
+		return nil, fmt.Errorf("output directory: %w", err)
 	}
 	defer func() {
 		if err != nil {
@@ -333,6 +333,9 @@ func (s *Session) measure(ctx context.Context, r RunSpec) report.Row {
 	dir := filepath.Join(s.host.RunDir(), "runs", name)
 	err := s.run(ctx, r, dir, &row)
 	s.keep(dir, name, err != nil)
+	// The run directory is on /run, in memory: what is worth keeping is
+	// now beside the CSV.
+	os.RemoveAll(dir)
 	if err != nil {
 		row.Status = "failed"
 		row.Note = oneLine(err.Error())
@@ -354,7 +357,7 @@ func RunName(r RunSpec) string {
 func (s *Session) keep(dir, name string, failed bool) {
 	files, _ := filepath.Glob(filepath.Join(dir, "load", "*.out"))
 	if failed {
-		more, _ := filepath.Glob(filepath.Join(dir, "*", "*.stderr"))
+		more, _ := filepath.Glob(filepath.Join(dir, "*", "*.log"))
 		files = append(files, more...)
 		files = append(files, filepath.Join(dir, "proxy.log"))
 	}
@@ -379,6 +382,11 @@ func (s *Session) run(ctx context.Context, r RunSpec, dir string, row *report.Ro
 	if err := s.host.SetForwarding(plan.Forward); err != nil {
 		return err
 	}
+	// The proxy's peak memory counts from before it starts (on cgroup v2
+	// the reset needs the cgroup empty).
+	if err := s.host.ResetPeakMemory(); err != nil {
+		return err
+	}
 	var proxy *Proc
 	if plan.Argv != nil {
 		proxy, err = s.host.Start(RoleProxy, ProcSpec{
@@ -393,9 +401,6 @@ func (s *Session) run(ctx context.Context, r RunSpec, dir string, row *report.Ro
 		}
 	}
 	target := targetFor(r.Scenario.Mode, plan.Forward)
-	if err := s.host.ResetPeakMemory(); err != nil {
-		return err
-	}
 	if s.cfg.Warmup > 0 {
 		if _, err := s.load(ctx, r, target, s.cfg.Warmup, filepath.Join(dir, "warmup")); err != nil {
 			return fmt.Errorf("warm-up: %w", err)
@@ -438,8 +443,9 @@ func (s *Session) run(ctx context.Context, r RunSpec, dir string, row *report.Ro
 		row.PeakMemBytes = 0
 	}
 	if m.Requests == 0 && m.Bytes == 0 {
-		return errors.New("the load tool moved nothing")
+		return fmt.Errorf("no exchange completed (%d errors, %d timeouts)", m.Errors, m.Timeouts)
 	}
+	row.Note = errorNote(m)
 	return nil
 }
 
@@ -501,18 +507,31 @@ func (s *Session) load(ctx context.Context, r RunSpec, t scenarios.Target, windo
 	defer cancel()
 	runErr := s.host.Run(lctx, RoleClient, ProcSpec{
 		Argv: inv.Argv, Dir: dir, Env: inv.Env, Stdout: &out,
-		Log: filepath.Join(dir, drv.Tool()+".stderr"),
+		Log: filepath.Join(dir, drv.Tool()+".log"),
 	})
 	_ = os.WriteFile(filepath.Join(dir, drv.Tool()+".out"), out.Bytes(), 0o644)
 	m, err := drv.Parse(out.Bytes())
 	if err != nil {
 		if runErr != nil {
-			errLog, _ := os.ReadFile(filepath.Join(dir, drv.Tool()+".stderr"))
+			errLog, _ := os.ReadFile(filepath.Join(dir, drv.Tool()+".log"))
 			return m, fmt.Errorf("%s: %w: %s", drv.Tool(), runErr, lastLines(string(errLog), 3))
 		}
 		return m, fmt.Errorf("%s output: %w", drv.Tool(), err)
 	}
 	return m, nil
+}
+
+// errorNote speaks of a run's errors when they are more than 1% of its
+// exchanges, so that the tables' reader can tell a fast proxy from a fast
+// failing one. It gives the counts, not a verdict: wrk counts a read
+// error too when a proxy closes a kept-alive connection after a complete
+// answer (tinyproxy does).
+func errorNote(m scenarios.Measurement) string {
+	failed := m.Errors + m.Timeouts
+	if m.Requests == 0 || failed*100 <= m.Requests+failed {
+		return ""
+	}
+	return fmt.Sprintf("%d errors and %d timeouts beside %d completed exchanges", m.Errors, m.Timeouts, m.Requests)
 }
 
 func oneLine(s string) string {

@@ -29,22 +29,24 @@ type RunKey struct {
 }
 
 // PlanRuns orders the runs of a session: repetition by repetition, each
-// scenario in catalog order, and within it the columns in their order
-// rotated by one for each repetition, as the reference sessions did, so
-// that no column always runs first after a scenario change. A column that
-// cannot serve a scenario's mode is left out and counted in skipped.
+// scenario in catalog order, and within it the columns that can serve its
+// mode in their order rotated by one for each repetition, as the
+// reference sessions did, so that no column always runs first after a
+// scenario change. The columns that cannot serve a scenario's mode are
+// left out and counted in skipped (once, not per repetition).
 func PlanRuns(scs []scenarios.Scenario, cols []proxies.Column, reps int, supports func(proxies.Column, scenarios.Mode) bool) (runs []RunSpec, skipped int) {
-	n := len(cols)
 	for rep := 1; rep <= reps; rep++ {
 		for _, sc := range scs {
-			for i := 0; i < n; i++ {
-				c := cols[(i+rep-1)%n]
-				if !supports(c, sc.Mode) {
-					if rep == 1 {
-						skipped++
-					}
-					continue
+			var able []proxies.Column
+			for _, c := range cols {
+				if supports(c, sc.Mode) {
+					able = append(able, c)
+				} else if rep == 1 {
+					skipped++
 				}
+			}
+			for i := range able {
+				c := able[(i+rep-1)%len(able)]
 				runs = append(runs, RunSpec{Index: len(runs) + 1, Rep: rep, Scenario: sc, Column: c})
 			}
 		}

@@ -15,10 +15,15 @@ func TestPlanRuns(t *testing.T) {
 		{Name: "http-ka-1k", Mode: scenarios.HTTP},
 		{Name: "socks-ka-1k", Mode: scenarios.Socks},
 	}
-	cols := []proxies.Column{{Name: "a"}, {Name: "b"}, {Name: "c"}}
-	// b cannot do socks.
-	sup := func(c proxies.Column, m scenarios.Mode) bool { return !(c.Name == "b" && m == scenarios.Socks) }
-	runs, skipped := PlanRuns(scs, cols, 2, sup)
+	cols := []proxies.Column{{Name: "a"}, {Name: "b"}, {Name: "c"}, {Name: "d"}}
+	// Only a and c do socks; d does nothing but socks.
+	sup := func(c proxies.Column, m scenarios.Mode) bool {
+		if m == scenarios.Socks {
+			return c.Name == "a" || c.Name == "c"
+		}
+		return c.Name != "d"
+	}
+	runs, skipped := PlanRuns(scs, cols, 3, sup)
 	var got []string
 	for i, r := range runs {
 		if r.Index != i+1 {
@@ -27,18 +32,21 @@ func TestPlanRuns(t *testing.T) {
 		got = append(got, fmt.Sprintf("%d:%s:%s", r.Rep, r.Scenario.Name, r.Column.Name))
 	}
 	want := []string{
-		// rep 1: columns in order
+		// rep 1: the columns that can, in order
 		"1:http-ka-1k:a", "1:http-ka-1k:b", "1:http-ka-1k:c",
 		"1:socks-ka-1k:a", "1:socks-ka-1k:c",
-		// rep 2: rotated by one
+		// rep 2: rotated by one among those
 		"2:http-ka-1k:b", "2:http-ka-1k:c", "2:http-ka-1k:a",
 		"2:socks-ka-1k:c", "2:socks-ka-1k:a",
+		// rep 3: by two, so each runs first in turn
+		"3:http-ka-1k:c", "3:http-ka-1k:a", "3:http-ka-1k:b",
+		"3:socks-ka-1k:a", "3:socks-ka-1k:c",
 	}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("PlanRuns =\n%v\nwant\n%v", got, want)
 	}
-	if skipped != 1 {
-		t.Errorf("skipped = %d; want 1", skipped)
+	if skipped != 3 {
+		t.Errorf("skipped = %d; want 3", skipped)
 	}
 }
 

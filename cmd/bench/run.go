@@ -3,12 +3,14 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -30,6 +32,17 @@ repetitions, in network namespaces of its own, writing a row per run to
 Needs root.`
 
 func cmdRun(stdout, stderr io.Writer, args []string) error {
+	return runSession(stdout, stderr, args, false)
+}
+
+// resumeFlags are the flags a --resume command may give: what names the
+// session and how the host is set up. The plan comes from the session's
+// own command line, so that the runs it adds are like the ones it has.
+var resumeFlags = map[string]bool{"resume": true, "session": true, "out": true, "dry-run": true, "prefix": true, "cgroup-parent": true}
+
+// runSession runs `bench run args`; resuming says args are a session's
+// own command line recovered from its metadata.
+func runSession(stdout, stderr io.Writer, args []string, resuming bool) error {
 	fs := newFlagSet("run", stderr, runSynopsis)
 	scenario := fs.String("scenario", "all", "scenarios: all, a name, a comma list or globs (socks-*); see bench list")
 	proxyList := fs.String("proxy", "", "columns to run, comma-separated (default: every column found)")
@@ -51,6 +64,9 @@ func cmdRun(stdout, stderr io.Writer, args []string) error {
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("run: unexpected argument %q", fs.Arg(0))
+	}
+	if *resume && !resuming {
+		return resumeSession(stdout, stderr, fs, *out, *session)
 	}
 	if *reps < 1 {
 		return fmt.Errorf("--reps %d: need at least 1", *reps)
@@ -85,11 +101,6 @@ func cmdRun(stdout, stderr io.Writer, args []string) error {
 	}
 	if *machine == "" {
 		*machine = harness.DefaultMachineLabel()
-	}
-	if *resume && *session == "" {
-		if *session, err = newestUnfinished(*out); err != nil {
-			return err
-		}
 	}
 	if *session == "" {
 		*session = time.Now().Format("2006-01-02-1504")
@@ -132,7 +143,7 @@ func cmdRun(stdout, stderr io.Writer, args []string) error {
 	closeErr := s.Close()
 	if execErr != nil {
 		if ctx.Err() != nil {
-			fmt.Fprintf(stderr, "\ninterrupted: the runs done are in %s; continue with: bench run --resume --session %s --out %s\n", s.CSVPath, cfg.ID, cfg.OutDir)
+			fmt.Fprintf(stderr, "\ninterrupted: the runs done are in %s; continue with: sudo bench run --resume --session %s --out %s\n", s.CSVPath, cfg.ID, cfg.OutDir)
 			return errors.Join(errors.New("interrupted"), closeErr)
 		}
 		return errors.Join(execErr, closeErr)
@@ -217,7 +228,7 @@ func printPlan(w io.Writer, cfg harness.SessionConfig, runs []harness.RunSpec, s
 	if cfg.Host.Layout.Warning != "" {
 		fmt.Fprintf(w, "warning: %s\n", cfg.Host.Layout.Warning)
 	}
-	est := harness.Estimate(todo, cfg.Window, cfg.Warmup, 1500*time.Millisecond)
+	est := harness.Estimate(todo, cfg.Window, cfg.Warmup, harness.RunOverhead)
 	fmt.Fprintf(w, "each run: %s warm-up + %s window; estimated %s\n",
 		cfg.Warmup, cfg.Window, harness.FormatDuration(est))
 	csvPath, _ := harness.SessionPaths(cfg.OutDir, cfg.Machine, cfg.ID)
@@ -225,26 +236,33 @@ func printPlan(w io.Writer, cfg harness.SessionConfig, runs []harness.RunSpec, s
 }
 
 // checkFit says before anything starts what cannot fit this machine: a
-// load with more connections than the descriptor limit allows.
+// load with more connections than the descriptor limit gives a process.
+// The client holds a socket per connection; the proxy two, and a pair of
+// pipes per direction more when it splices (haproxy: about 2.5 in all).
 func checkFit(cfg harness.SessionConfig, runs []harness.RunSpec) error {
 	limit, err := harness.NofileLimit()
 	if err != nil {
 		return err
 	}
+	const spare = 64 // the process's own files, listeners, logs
 	var errs []error
 	seen := map[string]bool{}
 	for _, r := range runs {
-		// The client holds a socket per connection; the proxy two, and
-		// two pipes more when it splices (haproxy: about 2.5 per connection).
+		conns := r.Scenario.Load.Conns
 		perConn := 2
 		if r.Column.Group == proxies.Splice {
-			perConn = 4
+			perConn = 6
 		}
-		need := r.Scenario.Load.Conns*perConn + 64
-		if need > int(limit) && !seen[r.Scenario.Name+r.Column.Name] {
-			seen[r.Scenario.Name+r.Column.Name] = true
-			errs = append(errs, fmt.Errorf("%s with %s needs %d file descriptors; the limit here is %d (raise the hard limit of nofile, or leave the scenario out)",
-				r.Scenario.Name, r.Column.Name, need, limit))
+		for _, need := range []struct {
+			who string
+			n   int
+		}{{"the client", conns + spare}, {r.Column.Name, conns*perConn + spare}} {
+			key := r.Scenario.Name + "\x00" + need.who
+			if uint64(need.n) > limit && !seen[key] {
+				seen[key] = true
+				errs = append(errs, fmt.Errorf("%s: %s needs %d file descriptors for %d connections; the limit here is %d (raise the hard nofile limit, or leave the scenario out)",
+					r.Scenario.Name, need.who, need.n, conns, limit))
+			}
 		}
 	}
 	return errors.Join(errs...)
@@ -274,25 +292,90 @@ func requireTools(runs []harness.RunSpec) error {
 	return nil
 }
 
-// newestUnfinished finds the session id of the newest session file in dir
-// whose metadata has no end time.
-func newestUnfinished(dir string) (string, error) {
+// resumeSession continues the session named by id in dir (the newest
+// unfinished one when id is empty) with the flags it was started with.
+func resumeSession(stdout, stderr io.Writer, fs *flag.FlagSet, dir, id string) error {
+	var extra []string
+	var bad []string
+	fs.Visit(func(f *flag.Flag) {
+		switch {
+		case !resumeFlags[f.Name]:
+			bad = append(bad, "--"+f.Name)
+		case f.Name != "resume" && f.Name != "session" && f.Name != "out":
+			extra = append(extra, "--"+f.Name+"="+f.Value.String())
+		}
+	})
+	if len(bad) > 0 {
+		return fmt.Errorf("--resume continues a session with its own flags; leave out %s", strings.Join(bad, ", "))
+	}
+	m, err := findSession(dir, id)
+	if err != nil {
+		return err
+	}
+	if len(m.CommandLine) < 2 {
+		return fmt.Errorf("--resume: session %s has no command line in its metadata", m.Session)
+	}
+	args := withoutFlags(m.CommandLine[2:], resumeFlags, "machine")
+	args = append(args, "--session="+m.Session, "--machine="+m.Machine.Label, "--out="+dir)
+	args = append(args, extra...)
+	fmt.Fprintf(stderr, "resuming session %s: bench run %s\n", m.Session, strings.Join(args, " "))
+	return runSession(stdout, stderr, append(args, "--resume"), true)
+}
+
+// findSession reads the metadata of session id in dir, or of the newest
+// session there that has no end time when id is empty.
+func findSession(dir, id string) (*harness.Meta, error) {
 	metas, _ := filepath.Glob(filepath.Join(dir, "*.meta.json"))
-	var best string
-	var bestTime time.Time
+	var best *harness.Meta
 	for _, p := range metas {
 		m, err := harness.ReadMeta(p)
-		if err != nil || m.Ended != nil {
+		if err != nil {
 			continue
 		}
-		if m.Started.After(bestTime) {
-			best, bestTime = m.Session, m.Started
+		switch {
+		case id != "" && m.Session == id:
+			return m, nil
+		case id == "" && m.Ended == nil && (best == nil || m.Started.After(best.Started)):
+			best = m
 		}
 	}
-	if best == "" {
-		return "", fmt.Errorf("--resume: no unfinished session in %s; name one with --session", dir)
+	if id != "" {
+		return nil, fmt.Errorf("--resume: no session %q in %s", id, dir)
+	}
+	if best == nil {
+		return nil, fmt.Errorf("--resume: no unfinished session in %s; name one with --session", dir)
 	}
 	return best, nil
+}
+
+// withoutFlags drops from args the flags named in drop (and in more),
+// with their values, in the forms -f, --f, -f=v and -f v.
+func withoutFlags(args []string, drop map[string]bool, more ...string) []string {
+	isDropped := func(name string) bool { return drop[name] || slices.Contains(more, name) }
+	boolean := map[string]bool{"resume": true, "dry-run": true}
+	var out []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		name := strings.TrimLeft(a, "-")
+		if !strings.HasPrefix(a, "-") || name == "" {
+			out = append(out, a)
+			continue
+		}
+		if j := strings.IndexByte(name, '='); j >= 0 {
+			if !isDropped(name[:j]) {
+				out = append(out, a)
+			}
+			continue
+		}
+		if isDropped(name) {
+			if !boolean[name] {
+				i++ // its value
+			}
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
 }
 
 func isTerminal(w io.Writer) bool {

@@ -254,7 +254,11 @@ func TestRunInterruptResume(t *testing.T) {
 	}
 
 	stderr.Reset()
-	resumeArgs := append(slices.Clone(args), "--resume")
+	// A resumption takes the session's own flags; others are refused.
+	if err := dispatch(io.Discard, &stderr, append(slices.Clone(args), "--resume")); err == nil || !strings.Contains(err.Error(), "leave out --scenario") {
+		t.Errorf("resume with the plan's flags: %v; want a refusal naming --scenario", err)
+	}
+	resumeArgs := []string{"run", "--resume", "--out", out, "--prefix", prefix}
 	if err := dispatch(io.Discard, &stderr, resumeArgs); err != nil {
 		t.Fatalf("resume: %v\n%s", err, stderr.String())
 	}
@@ -304,4 +308,22 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.w.Write(p)
+}
+
+func TestWithoutFlags(t *testing.T) {
+	drop := map[string]bool{"session": true, "resume": true}
+	for _, c := range []struct{ in, want string }{
+		// value as the next argument, and after =
+		{"--scenario http-* --session a --reps 1", "--scenario http-* --reps 1"},
+		{"--session=a -reps=2", "-reps=2"},
+		// a boolean flag takes no value
+		{"--resume --reps 1", "--reps 1"},
+		// the extra name
+		{"--machine m --proxy nginx", "--proxy nginx"},
+	} {
+		got := strings.Join(withoutFlags(strings.Fields(c.in), drop, "machine"), " ")
+		if got != c.want {
+			t.Errorf("withoutFlags(%q) = %q; want %q", c.in, got, c.want)
+		}
+	}
 }
