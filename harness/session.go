@@ -511,14 +511,20 @@ func (s *Session) load(ctx context.Context, r RunSpec, t scenarios.Target, windo
 	})
 	_ = os.WriteFile(filepath.Join(dir, drv.Tool()+".out"), out.Bytes(), 0o644)
 	m, err := drv.Parse(out.Bytes())
-	if err != nil {
-		if runErr != nil {
-			errLog, _ := os.ReadFile(filepath.Join(dir, drv.Tool()+".log"))
-			return m, fmt.Errorf("%s: %w: %s", drv.Tool(), runErr, lastLines(string(errLog), 3))
-		}
-		return m, fmt.Errorf("%s output: %w", drv.Tool(), err)
+	if err == nil {
+		return m, nil
 	}
-	return m, nil
+	switch {
+	case errors.Is(lctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil:
+		return m, fmt.Errorf("%s still ran %s after its %s window and was stopped", drv.Tool(), FormatDuration(grace), window)
+	case runErr != nil:
+		log, _ := os.ReadFile(filepath.Join(dir, drv.Tool()+".log"))
+		if tail := lastLines(string(log), 3); tail != "" {
+			return m, fmt.Errorf("%s: %w: %s", drv.Tool(), runErr, tail)
+		}
+		return m, fmt.Errorf("%s: %w", drv.Tool(), runErr)
+	}
+	return m, fmt.Errorf("%s output: %w", drv.Tool(), err)
 }
 
 // errorNote speaks of a run's errors when they are more than 1% of its
@@ -543,7 +549,11 @@ func oneLine(s string) string {
 }
 
 func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return ""
+	}
+	lines := strings.Split(s, "\n")
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
 	}
