@@ -255,7 +255,7 @@ func TestRunInterruptResume(t *testing.T) {
 
 	stderr.Reset()
 	// A resumption takes the session's own flags; others are refused.
-	if err := dispatch(io.Discard, &stderr, append(slices.Clone(args), "--resume")); err == nil || !strings.Contains(err.Error(), "leave out --scenario") {
+	if err := dispatch(io.Discard, &stderr, append(slices.Clone(args), "--resume")); err == nil || !strings.Contains(err.Error(), "leave out") || !strings.Contains(err.Error(), "--scenario") {
 		t.Errorf("resume with the plan's flags: %v; want a refusal naming --scenario", err)
 	}
 	resumeArgs := []string{"run", "--resume", "--out", out, "--prefix", prefix}
