@@ -2,32 +2,57 @@ package harness
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
+	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/prometheus/procfs"
+	"golang.org/x/sys/unix"
 )
 
-// The sampler reads /proc/stat per CPU at the window's ends through
-// github.com/prometheus/procfs, and follows every thread of every process
-// in the roles' cgroups as the window goes, so that threads that end
-// before it does are still counted. For the threads it reads
-// /proc/PID/task/TID/schedstat itself, through a descriptor kept open per
-// thread: procfs parses the whole stat file, which the kernel is slow to
-// make (about 30 us a thread here, 0.8 ms a poll for 25 threads), while
-// schedstat is three numbers, in nanoseconds rather than 10 ms ticks.
+// The sampler follows two things through a window.
+//
+// The roles' CPUs: it reads the per-CPU lines of /proc/stat every
+// statPeriod into a ring, through a descriptor kept open, so that a window
+// that ends before Stop (the load tool's own, see StopWindow) is measured
+// between the snapshots nearest inside its bounds. The kernel makes the
+// whole file for each read (about 20 us here with 2 CPUs; see
+// BenchmarkProcStat), and the sampler parses only the cpuN lines.
+//
+// The roles' threads: every thread of every process in the roles' cgroups,
+// polled every threadPeriod, so that threads that start or end inside the
+// window are counted too. It reads /proc/PID/task/TID/schedstat through a
+// descriptor kept open per thread: the stat file is slow for the kernel
+// to make (about 30 us a thread here), while schedstat is three numbers,
+// in nanoseconds rather than 10 ms ticks.
 
-// samplePeriod is how often the sampler reads the roles' threads. A
-// thread alive for the whole window is measured exactly at its ends; the
-// polls in between only catch threads that end early, losing at most
-// their last second: a thread that lives less than the window is never
-// near the 90% that decides the bound. A poll costs about 0.35 ms here
-// (reading cgroup.procs alone is 40 us a role on cgroup v1).
-const samplePeriod = time.Second
+// statPeriod is how often the sampler reads /proc/stat: the bounds of a
+// window given to StopWindow are met within this.
+const statPeriod = 100 * time.Millisecond
+
+// threadPeriod is how often the sampler reads the roles' threads. A
+// thread's busy fraction is its CPU time over the span it was observed,
+// from its birth (or the window's start) to its last poll, so a thread
+// that ends inside the window loses no share, only up to this much of its
+// observed span. A poll costs about 0.35 ms here (reading cgroup.procs
+// alone is 40 us a role on cgroup v1).
+const threadPeriod = time.Second
+
+// statRing is how many /proc/stat snapshots the sampler keeps: ten minutes
+// at statPeriod. The snapshot at the start of the window is kept apart, so
+// a longer window is still measured whole by Stop.
+const statRing = 6000
+
+// minThreadSpan is the shortest span over which a thread's busy fraction
+// is its CPU time over that span; a thread observed for less (and less
+// than half the window) is charged its CPU time over the whole window,
+// since a share of a short span says little.
+const minThreadSpan = time.Second
 
 // maxThreadFiles caps the descriptors the sampler keeps open; threads
 // beyond it are read by opening their file each time.
@@ -37,8 +62,8 @@ const maxThreadFiles = 4096
 // whose threads, were busy at least this share of the window set the pace.
 const boundThreshold = 0.9
 
-// userHZ is the unit of a thread's start time in /proc/PID/task/TID/stat
-// (USER_HZ, 100 on every Linux architecture).
+// userHZ is the unit of /proc/stat's times and of a thread's start time in
+// /proc/PID/task/TID/stat (USER_HZ, 100 on every Linux architecture).
 const userHZ = 100
 
 // Sample is what a measured window cost each role (DESIGN.md, "Roles,
@@ -52,98 +77,238 @@ type Sample struct {
 	CPU map[Role]float64
 	// Busy is CPU / (Seconds x the role's number of CPUs), 0..1.
 	Busy map[Role]float64
-	// Thread is the CPU time of the role's busiest thread / Seconds, 0..1.
+	// Thread is the busy fraction of the role's busiest thread, 0..1: its
+	// CPU time over the part of the window it was observed in (see
+	// minThreadSpan), so that a thread that kept a CPU busy reads 1
+	// whether it lived through the window or only part of it.
 	Thread map[Role]float64
 	// Bound names the role that set the pace: BoundOf(Busy, Thread).
 	Bound string
 }
 
+// cpuSnap is one reading of /proc/stat: the busy ticks of each CPU the
+// roles use, in the order of Sampler.cpus.
+type cpuSnap struct {
+	t    time.Time
+	busy []uint64
+}
+
+// threadObs is one reading of a thread's time on a CPU.
+type threadObs struct {
+	t  time.Time
+	ns uint64
+}
+
 // threadRec follows one thread through the window.
 type threadRec struct {
-	role       Role
-	path       string   // its schedstat file
-	f          *os.File // kept open while alive, nil once gone
-	base, last uint64   // time on a CPU in ns: at the window's start (or 0 if born in it), and last read
+	role Role
+	path string   // its schedstat file, when not kept open
+	f    *os.File // kept open while alive, nil once gone
+	obs  []threadObs
 }
 
 // Sampler measures one window; make it with Host.StartSampling.
 type Sampler struct {
 	h        *Host
-	fs       procfs.FS
-	start    time.Time
-	startCPU map[int64]procfs.CPUStat
-	// startTicks is the window's start in ticks since boot, to tell the
-	// threads born in it from those seen late.
+	cpus     []int       // the CPUs of the roles, ascending
+	cpuIndex map[int]int // CPU -> index in cpus
+	stat     *os.File    // /proc/stat, kept open
+	statBuf  []byte
+	start    time.Time // the window's start: the first snapshot's time
+	polled   time.Time // the first poll of the threads, just before
+	first    cpuSnap   // at the window's start
+	ring     []cpuSnap // the latest snapshots, oldest at ringNext once full
+	ringNext int
+	// bootWall is the wall-clock time of boot, to place a thread's start
+	// time; startTicks is the window's start in ticks since boot, to tell
+	// the threads born in it from those seen late.
+	bootWall   time.Time
 	startTicks uint64
-	mu         sync.Mutex
-	threads    map[int]*threadRec
-	open       int    // descriptors kept open
-	buf        []byte // for reading schedstat
-	stop       chan struct{}
-	stopped    chan struct{}
-	once       sync.Once
+	// mu guards what follows and the readings: the loop takes it for
+	// each round, and stops once finished is set.
+	mu       sync.Mutex
+	finished bool
+	threads  map[int]*threadRec
+	open     int    // descriptors kept open
+	buf      []byte // for reading schedstat
+	once     sync.Once
 }
 
 // StartSampling starts a measured window: it reads /proc/stat now and
-// follows the threads of each role's processes until Stop.
+// follows the roles' CPUs and the threads of their processes until Stop
+// or StopWindow.
 func (h *Host) StartSampling() (*Sampler, error) {
-	fs, err := procfs.NewFS(procfs.DefaultMountPoint)
-	if err != nil {
-		return nil, fmt.Errorf("open /proc: %w", err)
+	s := &Sampler{h: h, cpuIndex: map[int]int{}, threads: map[int]*threadRec{},
+		buf: make([]byte, 128), statBuf: make([]byte, 4096)}
+	for _, r := range Roles {
+		s.cpus = append(s.cpus, h.layout.CPUs(r)...)
 	}
-	s := &Sampler{h: h, fs: fs, threads: map[int]*threadRec{}, buf: make([]byte, 128),
-		stop: make(chan struct{}), stopped: make(chan struct{})}
-	up, err := uptimeTicks()
+	slices.Sort(s.cpus)
+	s.cpus = slices.Compact(s.cpus)
+	for i, c := range s.cpus {
+		s.cpuIndex[c] = i
+	}
+	var err error
+	if s.stat, err = os.Open("/proc/stat"); err != nil {
+		return nil, fmt.Errorf("open /proc/stat: %w", err)
+	}
+	up, now, err := uptime()
 	if err != nil {
+		s.stat.Close()
 		return nil, err
 	}
-	s.startTicks = up
+	s.bootWall = now.Add(-up)
+	s.startTicks = uint64(up.Seconds() * userHZ)
+	s.polled = time.Now()
 	s.poll(true)
-	st, err := fs.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("read /proc/stat: %w", err)
+	if s.first, err = s.readStat(); err != nil {
+		s.stat.Close()
+		return nil, err
 	}
-	s.start, s.startCPU = time.Now(), st.CPU
+	s.start = s.first.t
 	go s.loop()
 	return s, nil
 }
 
-// uptimeTicks returns the time since boot in USER_HZ ticks.
-func uptimeTicks() (uint64, error) {
+// uptime returns the time since boot and when it was read.
+func uptime() (time.Duration, time.Time, error) {
 	b, err := os.ReadFile("/proc/uptime")
+	now := time.Now()
 	if err != nil {
-		return 0, fmt.Errorf("read /proc/uptime: %w", err)
+		return 0, now, fmt.Errorf("read /proc/uptime: %w", err)
 	}
 	f, err := strconv.ParseFloat(strings.Fields(string(b))[0], 64)
 	if err != nil {
-		return 0, fmt.Errorf("/proc/uptime: %w", err)
+		return 0, now, fmt.Errorf("/proc/uptime: %w", err)
 	}
-	return uint64(f * userHZ), nil
+	return time.Duration(f * float64(time.Second)), now, nil
 }
 
-func (s *Sampler) loop() {
-	defer close(s.stopped)
-	t := time.NewTicker(samplePeriod)
-	defer t.Stop()
+// readStat reads the busy ticks of the roles' CPUs from /proc/stat.
+func (s *Sampler) readStat() (cpuSnap, error) {
+	var n int
+	var err error
 	for {
-		select {
-		case <-s.stop:
-			return
-		case <-t.C:
-			s.poll(false)
+		n, err = s.stat.ReadAt(s.statBuf, 0)
+		if n < len(s.statBuf) || len(s.statBuf) >= 1<<22 {
+			break
 		}
+		s.statBuf = make([]byte, 2*len(s.statBuf))
+	}
+	snap := cpuSnap{t: time.Now(), busy: make([]uint64, len(s.cpus))}
+	if n == 0 && err != nil {
+		return snap, fmt.Errorf("read /proc/stat: %w", err)
+	}
+	if err := parseStatBusy(s.statBuf[:n], s.cpuIndex, snap.busy); err != nil {
+		return snap, err
+	}
+	return snap, nil
+}
+
+// parseStatBusy adds, for each "cpuN" line of /proc/stat whose N is in
+// index, the CPU's busy ticks (user+nice+system+irq+softirq+steal; guest
+// time is already in user) into busy[index[N]]. Every CPU of index must
+// be there.
+func parseStatBusy(b []byte, index map[int]int, busy []uint64) error {
+	found := 0
+	for len(b) > 0 {
+		line := b
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			line, b = b[:i], b[i+1:]
+		} else {
+			b = nil
+		}
+		if len(line) < 4 || string(line[:3]) != "cpu" || line[3] < '0' || line[3] > '9' {
+			if found > 0 {
+				break // the cpuN lines come together
+			}
+			continue
+		}
+		fields := bytes.Fields(line[3:])
+		cpu, err := strconv.Atoi(string(fields[0]))
+		if err != nil {
+			return fmt.Errorf("/proc/stat: %q: bad CPU number", line)
+		}
+		i, ok := index[cpu]
+		if !ok {
+			continue
+		}
+		if len(fields) < 9 {
+			return fmt.Errorf("/proc/stat: %q: want 8 times at least", line)
+		}
+		var v [8]uint64
+		for k := range v {
+			if v[k], err = strconv.ParseUint(string(fields[k+1]), 10, 64); err != nil {
+				return fmt.Errorf("/proc/stat: %q: %w", line, err)
+			}
+		}
+		// user nice system idle iowait irq softirq steal
+		busy[i] = v[0] + v[1] + v[2] + v[5] + v[6] + v[7]
+		found++
+	}
+	if found < len(index) {
+		return fmt.Errorf("/proc/stat: %d of the %d CPUs sampled are listed", found, len(index))
+	}
+	return nil
+}
+
+// loop reads /proc/stat every statPeriod and the threads every
+// threadPeriod until the sampling is finished. It sleeps in nanosleep on
+// a thread of its own: woken by a Go timer instead, the runtime's
+// scheduler costs about twice the CPU a round here (about 330 us rather
+// than 180 us, most of it the wake-up itself; see BenchmarkSampler).
+func (s *Sampler) loop() {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	ts := unix.NsecToTimespec(int64(statPeriod))
+	next := time.Now().Add(threadPeriod)
+	for {
+		unix.Nanosleep(&ts, nil)
+		s.mu.Lock()
+		if s.finished {
+			s.mu.Unlock()
+			return
+		}
+		if snap, err := s.readStat(); err == nil {
+			s.keep(snap)
+		}
+		if now := time.Now(); !now.Before(next) {
+			s.poll(false)
+			next = next.Add(threadPeriod)
+		}
+		s.mu.Unlock()
 	}
 }
 
-// poll reads the CPU time of every thread of every role's processes.
+// keep adds a snapshot to the ring, over the oldest once it is full.
+func (s *Sampler) keep(snap cpuSnap) {
+	if len(s.ring) < statRing {
+		s.ring = append(s.ring, snap)
+		return
+	}
+	s.ring[s.ringNext] = snap
+	s.ringNext = (s.ringNext + 1) % statRing
+}
+
+// snapshots returns every snapshot in time order: the window's first, the
+// ring, and last.
+func (s *Sampler) snapshots(last cpuSnap) []cpuSnap {
+	out := make([]cpuSnap, 0, len(s.ring)+2)
+	out = append(out, s.first)
+	out = append(out, s.ring[s.ringNext:]...)
+	out = append(out, s.ring[:s.ringNext]...)
+	return append(out, last)
+}
+
+// poll reads the CPU time of every thread of every role's processes. The
+// caller holds mu, or has the sampler to itself.
 func (s *Sampler) poll(first bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	now := time.Now()
 	// Known threads first: one pread each.
 	for _, t := range s.threads {
 		if t.f != nil {
 			if v, ok := s.readRuntime(t.f); ok {
-				t.last = v
+				t.obs = append(t.obs, threadObs{now, v})
 			} else {
 				t.f.Close()
 				t.f = nil
@@ -165,18 +330,18 @@ func (s *Sampler) poll(first bool) {
 				}
 				if t, ok := s.threads[tid]; ok {
 					if t.f == nil && t.path != "" {
-						s.reread(t)
+						s.reread(t, now)
 					}
 					continue
 				}
-				s.addThread(r, tid, dir+"/"+name, first)
+				s.addThread(r, tid, dir+"/"+name, first, now)
 			}
 		}
 	}
 }
 
 // addThread starts following a thread.
-func (s *Sampler) addThread(r Role, tid int, dir string, first bool) {
+func (s *Sampler) addThread(r Role, tid int, dir string, first bool, now time.Time) {
 	f, err := os.Open(dir + "/schedstat")
 	if err != nil {
 		return
@@ -186,14 +351,17 @@ func (s *Sampler) addThread(r Role, tid int, dir string, first bool) {
 		f.Close()
 		return
 	}
-	t := &threadRec{role: r, base: v, last: v}
+	t := &threadRec{role: r}
 	// A thread first seen after the window started was born in it unless
-	// its start time says otherwise.
+	// its start time says otherwise: it is observed from its birth, with
+	// no time on a CPU then.
 	if !first {
 		if st, err := s.threadStart(dir); err == nil && st >= s.startTicks {
-			t.base = 0
+			born := s.bootWall.Add(time.Duration(st) * time.Second / userHZ)
+			t.obs = append(t.obs, threadObs{maxTime(born, s.start), 0})
 		}
 	}
+	t.obs = append(t.obs, threadObs{now, v})
 	if s.open < maxThreadFiles {
 		t.f = f
 		s.open++
@@ -204,8 +372,16 @@ func (s *Sampler) addThread(r Role, tid int, dir string, first bool) {
 	s.threads[tid] = t
 }
 
+// maxTime returns the later of two times.
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
 // reread reads a thread whose file is not kept open.
-func (s *Sampler) reread(t *threadRec) {
+func (s *Sampler) reread(t *threadRec, now time.Time) {
 	f, err := os.Open(t.path)
 	if err != nil {
 		t.path = ""
@@ -213,7 +389,7 @@ func (s *Sampler) reread(t *threadRec) {
 	}
 	defer f.Close()
 	if v, ok := s.readRuntime(f); ok {
-		t.last = v
+		t.obs = append(t.obs, threadObs{now, v})
 	}
 }
 
@@ -261,60 +437,139 @@ func readDirNames(dir string) ([]string, error) {
 	return d.Readdirnames(-1)
 }
 
-// Stop ends the window and returns what it cost each role. Calling it
-// again returns an error.
+// Stop ends the window and returns what it cost each role, from
+// StartSampling to now. Calling it (or StopWindow) again returns an error.
 func (s *Sampler) Stop() (Sample, error) {
+	return s.finish(func(last cpuSnap, snaps []cpuSnap) (Sample, error) {
+		// The threads' last poll follows the last snapshot.
+		return s.sample(s.first, last, s.start, time.Now(), last.t.Sub(s.start)), nil
+	})
+}
+
+// StopWindow ends the sampling and returns what the window [end-window,
+// end] cost each role: the load tool's own window, which starts after
+// StartSampling (the tool's start, its connections) and ends before the
+// sampling does (its report). CPU and Busy come from the /proc/stat
+// snapshots nearest to the bounds at or inside them, at most statPeriod
+// from each, CPU scaled from their span to window; Seconds is window. The
+// threads' figures are over their observations inside the window. A
+// window reaching before StartSampling starts there instead.
+func (s *Sampler) StopWindow(end time.Time, window time.Duration) (Sample, error) {
+	if window <= 0 {
+		return Sample{}, fmt.Errorf("sampler window %v: want a positive length", window)
+	}
+	return s.finish(func(last cpuSnap, snaps []cpuSnap) (Sample, error) {
+		lo := end.Add(-window)
+		a, b := -1, -1
+		for i, sn := range snaps {
+			if a < 0 && !sn.t.Before(lo) {
+				a = i
+			}
+			if !sn.t.After(end) {
+				b = i
+			}
+		}
+		if a < 0 || b <= a {
+			return Sample{}, fmt.Errorf("sampler: no two /proc/stat readings inside the window %s to %s (sampling %s to %s)",
+				lo.Format("15:04:05.000"), end.Format("15:04:05.000"), s.start.Format("15:04:05.000"), last.t.Format("15:04:05.000"))
+		}
+		return s.sample(snaps[a], snaps[b], maxTime(lo, s.start), end, min(window, end.Sub(s.start))), nil
+	})
+}
+
+// finish stops the sampling once, reads the last snapshot and threads, and
+// computes the sample with calc.
+func (s *Sampler) finish(calc func(last cpuSnap, snaps []cpuSnap) (Sample, error)) (Sample, error) {
 	first := false
 	s.once.Do(func() { first = true })
 	if !first {
-		return Sample{}, fmt.Errorf("sampler already stopped")
+		return Sample{}, errors.New("sampler already stopped")
 	}
-	st, err := s.fs.Stat()
-	end := time.Now()
-	close(s.stop)
-	<-s.stopped
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.finished = true
+	last, err := s.readStat()
+	defer s.closeFiles()
 	if err != nil {
-		return Sample{}, fmt.Errorf("read /proc/stat: %w", err)
+		return Sample{}, err
 	}
 	s.poll(false)
-	smp := Sample{
-		Seconds: end.Sub(s.start).Seconds(),
-		CPU:     map[Role]float64{},
-		Busy:    map[Role]float64{},
-		Thread:  map[Role]float64{},
-	}
-	for _, r := range Roles {
-		cpus := s.h.layout.CPUs(r)
-		for _, c := range cpus {
-			a, okA := s.startCPU[int64(c)]
-			b, okB := st.CPU[int64(c)]
-			if okA && okB {
-				smp.CPU[r] += max(busySeconds(b)-busySeconds(a), 0)
-			}
-		}
-		if len(cpus) > 0 && smp.Seconds > 0 {
-			smp.Busy[r] = min(smp.CPU[r]/(smp.Seconds*float64(len(cpus))), 1)
-		}
-		smp.Thread[r] = 0
-	}
+	return calc(last, s.snapshots(last))
+}
+
+// closeFiles closes the descriptors the sampler kept open.
+func (s *Sampler) closeFiles() {
+	s.stat.Close()
 	for _, t := range s.threads {
-		if smp.Seconds > 0 && t.last >= t.base {
-			f := min(float64(t.last-t.base)/1e9/smp.Seconds, 1)
-			smp.Thread[t.role] = max(smp.Thread[t.role], f)
-		}
 		if t.f != nil {
 			t.f.Close()
 			t.f = nil
 		}
 	}
-	smp.Bound = BoundOf(smp.Busy, smp.Thread)
-	return smp, nil
+	s.open = 0
 }
 
-// busySeconds is a CPU's busy time: everything but idle and iowait (guest
-// time is already in user).
-func busySeconds(c procfs.CPUStat) float64 {
-	return c.User + c.Nice + c.System + c.IRQ + c.SoftIRQ + c.Steal
+// sample computes the figures of each role from the snapshots a and b,
+// scaled to window, and from the threads' observations in [lo, hi].
+func (s *Sampler) sample(a, b cpuSnap, lo, hi time.Time, window time.Duration) Sample {
+	smp := Sample{
+		Seconds: window.Seconds(),
+		CPU:     map[Role]float64{},
+		Busy:    map[Role]float64{},
+		Thread:  map[Role]float64{},
+	}
+	span := b.t.Sub(a.t).Seconds()
+	for _, r := range Roles {
+		cpus := s.h.layout.CPUs(r)
+		var ticks uint64
+		for _, c := range cpus {
+			i := s.cpuIndex[c]
+			if b.busy[i] > a.busy[i] {
+				ticks += b.busy[i] - a.busy[i]
+			}
+		}
+		if len(cpus) > 0 && span > 0 {
+			frac := float64(ticks) / userHZ / (span * float64(len(cpus)))
+			smp.Busy[r] = min(frac, 1)
+			smp.CPU[r] = smp.Busy[r] * smp.Seconds * float64(len(cpus))
+		}
+		smp.Thread[r] = 0
+	}
+	if !lo.After(s.start) {
+		lo = s.polled // the threads' first reading precedes the first snapshot
+	}
+	for _, t := range s.threads {
+		smp.Thread[t.role] = max(smp.Thread[t.role], threadBusy(t.obs, lo, hi, window))
+	}
+	smp.Bound = BoundOf(smp.Busy, smp.Thread)
+	return smp
+}
+
+// threadBusy is a thread's busy fraction in [lo, hi] from its
+// observations (in time order): its CPU time between the first and the
+// last inside, over their span when that is at least minThreadSpan or
+// half the window, and over the window otherwise.
+func threadBusy(obs []threadObs, lo, hi time.Time, window time.Duration) float64 {
+	i, j := -1, -1
+	for k, o := range obs {
+		if o.t.Before(lo) || o.t.After(hi) {
+			continue
+		}
+		if i < 0 {
+			i = k
+		}
+		j = k
+	}
+
+	if i < 0 || window <= 0 || obs[j].ns < obs[i].ns {
+		return 0
+	}
+	cpu := time.Duration(obs[j].ns - obs[i].ns)
+	over := window
+	if span := obs[j].t.Sub(obs[i].t); span >= min(minThreadSpan, window/2) {
+		over = span
+	}
+	return min(cpu.Seconds()/over.Seconds(), 1)
 }
 
 // BoundOf names the role that set the pace of a run, by the seeds' 90%
