@@ -202,7 +202,12 @@ func deleteHostLinks(prefix string) ([]string, error) {
 		return nil, fmt.Errorf("open netlink: %w", err)
 	}
 	defer root.Delete()
+	// A dump interrupted by a link change elsewhere on the machine is
+	// read again.
 	links, err := root.LinkList()
+	for try := 0; errors.Is(err, netlink.ErrDumpInterrupted) && try < 10; try++ {
+		links, err = root.LinkList()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("list links: %w", err)
 	}
