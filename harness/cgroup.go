@@ -357,6 +357,40 @@ func (cs *cgroupSet) pids(r Role) ([]int, error) {
 	return readPIDs(filepath.Join(g.dirs[0], "cgroup.procs"))
 }
 
+// killProcs ends every process left in the roles' cgroups and waits up to
+// deadline for them to go: through cgroup.kill on v2 (Linux 5.14 on),
+// which the kernel applies to the whole cgroup at once, else by the PIDs
+// in cgroup.procs (each is a live member's when read; it cannot be reaped
+// and its PID given again in the microseconds before the signal).
+func (cs *cgroupSet) killProcs(deadline time.Duration) {
+	if cs == nil {
+		return
+	}
+	var pids []int
+	for _, r := range Roles {
+		p, _ := cs.pids(r)
+		if len(p) == 0 {
+			continue
+		}
+		if cs.version == 2 {
+			if err := writeCgroupFile(cs.roles[r].dirs[0], "cgroup.kill", "1"); err == nil {
+				p = nil
+			}
+		}
+		pids = append(pids, p...)
+	}
+	killAndWait(pids, deadline)
+	end := time.Now().Add(deadline)
+	for _, r := range Roles {
+		for time.Now().Before(end) {
+			if p, _ := cs.pids(r); len(p) == 0 {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+}
+
 // resetPeak starts the proxy's peak memory afresh.
 func (cs *cgroupSet) resetPeak() error {
 	g := cs.roles[RoleProxy]

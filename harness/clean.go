@@ -5,19 +5,23 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Clean removes what a session with this prefix ("" = DefaultPrefix) left
 // when it was killed: the processes in its namespaces and cgroups, the
 // namespaces and their links, links still in the host's namespace, its
 // cgroups (those its lock recorded, and any beneath this process's own
-// cgroups with the prefix), its run directories and its lock. It refuses
-// while a live session holds the lock. It returns what it removed.
+// cgroups with the prefix), its run directories with what is mounted in
+// them, and what its lock recorded, which it then clears. It refuses while
+// a live session holds the lock. It returns what it removed.
 func Clean(prefix string) ([]string, error) {
 	if prefix == "" {
 		prefix = DefaultPrefix
@@ -34,10 +38,21 @@ func Clean(prefix string) ([]string, error) {
 	}
 	defer lock.Close()
 	removed, err := clean(prefix)
-	if rerr := os.Remove(lock.Name()); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
-		err = errors.Join(err, fmt.Errorf("remove lock: %w", rerr))
+	if err == nil {
+		err = clearLock(lock)
 	}
 	return removed, err
+}
+
+// clearLock empties a held lock file: nothing recorded. The file itself
+// stays: unlinked while held, a process that opened it just before could
+// lock the old file while a third creates and locks a new one, and two
+// sessions would run.
+func clearLock(lock *os.File) error {
+	if err := lock.Truncate(0); err != nil {
+		return fmt.Errorf("clear lock %s: %w", lock.Name(), err)
+	}
+	return nil
 }
 
 // clean removes a prefix's leftovers. The caller holds the lock and has
@@ -102,6 +117,15 @@ func clean(prefix string) ([]string, error) {
 	}
 	for _, d := range uniqueStrings(runDirs) {
 		if _, err := os.Stat(d); err != nil {
+			continue
+		}
+		// The origin's tmpfs, mounted in the host's mount namespace.
+		mounts, err := unmountUnder(d)
+		for _, m := range mounts {
+			removed = append(removed, "mount "+m)
+		}
+		if err != nil {
+			errs = append(errs, err)
 			continue
 		}
 		if err := os.RemoveAll(d); err != nil {
@@ -202,4 +226,72 @@ func uniqueStrings(v []string) []string {
 		}
 	}
 	return out
+}
+
+// unmountUnder detaches every mount at dir or beneath it, deepest first,
+// and returns their mount points. Only the harness's own run directories
+// are given to it.
+func unmountUnder(dir string) ([]string, error) {
+	// The mounts of this thread's mount namespace, the host's: the main
+	// thread's (/proc/self) may be one withSysfs left in a namespace of
+	// its own.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	b, err := os.ReadFile("/proc/thread-self/mountinfo")
+	if err != nil {
+		return nil, fmt.Errorf("read mounts: %w", err)
+	}
+	points := mountsUnder(string(b), filepath.Clean(dir))
+	var done []string
+	var errs []error
+	for _, m := range points {
+		if err := unix.Unmount(m, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
+			errs = append(errs, fmt.Errorf("unmount %s: %w", m, err))
+			continue
+		}
+		done = append(done, m)
+	}
+	return done, errors.Join(errs...)
+}
+
+// mountsUnder returns the mount points of a mountinfo text at dir or
+// beneath it, deepest first, each once.
+func mountsUnder(mountinfo, dir string) []string {
+	var points []string
+	for _, line := range strings.Split(mountinfo, "\n") {
+		// ID, parent ID, major:minor, root, mount point, ...
+		f := strings.Fields(line)
+		if len(f) < 5 {
+			continue
+		}
+		m := unescapeMount(f[4])
+		if m == dir || strings.HasPrefix(m, dir+"/") {
+			points = append(points, m)
+		}
+	}
+	points = uniqueStrings(points)
+	sort.SliceStable(points, func(i, j int) bool {
+		return strings.Count(points[i], "/") > strings.Count(points[j], "/")
+	})
+	return points
+}
+
+// unescapeMount undoes mountinfo's octal escapes of space, tab, newline
+// and backslash ("\040").
+func unescapeMount(s string) string {
+	if !strings.Contains(s, "\\") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if v, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(v))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }

@@ -61,7 +61,7 @@ type Host struct {
 	nsMade   []Role
 	stale    []string
 	procsMu  sync.Mutex
-	procs    []*Proc
+	procs    map[*Proc]struct{} // started and not yet reaped
 	logNames map[string]int
 	closed   bool
 	closeErr error
@@ -128,7 +128,7 @@ func NewHost(cfg HostConfig) (_ *Host, err error) {
 	if cfg.ProxyCPUQuota < 0 || cfg.ProxyCPUQuota > float64(len(cfg.Layout.Proxy)) {
 		return nil, fmt.Errorf("proxy cpu quota %g: want 0 (none) up to the proxy's %d CPUs", cfg.ProxyCPUQuota, len(cfg.Layout.Proxy))
 	}
-	h := &Host{prefix: cfg.Prefix, layout: cfg.Layout, logNames: map[string]int{}}
+	h := &Host{prefix: cfg.Prefix, layout: cfg.Layout, logNames: map[string]int{}, procs: map[*Proc]struct{}{}}
 	if h.lock, err = takeLock(cfg.Prefix); err != nil {
 		return nil, err
 	}
@@ -277,9 +277,10 @@ func (h *Host) PIDs(r Role) []int {
 const closeGrace = 2 * time.Second
 
 // Close stops every process the host started and any other left in its
-// cgroups, then removes the cgroups, the namespaces with their links, the
-// run directory it made and the lock. It visits everything even when a
-// step fails, returns the joined errors, and is safe to call again.
+// cgroups, then removes the cgroups, the namespaces with their links and
+// the run directory it made (unmounting what is mounted in it), and
+// clears the lock. It visits everything even when a step fails, returns
+// the joined errors, and is safe to call again.
 func (h *Host) Close() error {
 	if h == nil {
 		return nil
@@ -290,7 +291,10 @@ func (h *Host) Close() error {
 		return h.closeErr
 	}
 	h.closed = true
-	procs := h.procs
+	var procs []*Proc
+	for p := range h.procs {
+		procs = append(procs, p)
+	}
 	h.procsMu.Unlock()
 
 	var errs []error
@@ -303,12 +307,7 @@ func (h *Host) Close() error {
 		}()
 	}
 	wg.Wait()
-	if h.cgroups != nil {
-		for _, r := range Roles {
-			pids, _ := h.cgroups.pids(r)
-			killAndWait(pids, time.Second)
-		}
-	}
+	h.cgroups.killProcs(time.Second)
 	for _, r := range h.nsMade {
 		pids := namespacePIDs(h.Namespace(r))
 		killAndWait(pids, time.Second)
@@ -327,13 +326,16 @@ func (h *Host) Close() error {
 		}
 	}
 	if h.ownRun && h.runDir != "" {
-		if err := os.RemoveAll(h.runDir); err != nil {
+		if _, err := unmountUnder(h.runDir); err != nil {
+			errs = append(errs, err)
+		} else if err := os.RemoveAll(h.runDir); err != nil {
 			errs = append(errs, fmt.Errorf("remove run directory: %w", err))
 		}
 	}
 	if h.lock != nil {
-		if err := os.Remove(h.lock.Name()); err != nil && !errors.Is(err, os.ErrNotExist) {
-			errs = append(errs, fmt.Errorf("remove lock: %w", err))
+		// Cleared, not removed: see clearLock.
+		if err := clearLock(h.lock); err != nil {
+			errs = append(errs, err)
 		}
 		h.lock.Close()
 	}

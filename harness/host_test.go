@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -32,10 +33,13 @@ func skipUnlessRoot(t testing.TB) {
 }
 
 // testPrefix returns a prefix no other run shares.
+// Its lock file, which the harness keeps, goes when the test ends.
 func testPrefix(t testing.TB) string {
 	b := make([]byte, 3)
 	rand.Read(b)
-	return "bt-" + hex.EncodeToString(b) + "-"
+	prefix := "bt-" + hex.EncodeToString(b) + "-"
+	t.Cleanup(func() { os.Remove(lockPath(prefix)) })
+	return prefix
 }
 
 // testLayout is the layout the tests use: the default of this machine.
@@ -126,7 +130,17 @@ func TestHelperProcess(t *testing.T) {
 				os.Exit(1)
 			}
 		}
-		fmt.Println("up")
+		// As the origin's files are.
+		www := filepath.Join(h.RunDir(), "origin", "www")
+		if err := os.MkdirAll(www, 0o755); err != nil {
+			fmt.Println(err)
+			os.Exit(1)
+		}
+		if err := syscall.Mount("tmpfs", www, "tmpfs", 0, "size=1m"); err != nil {
+			fmt.Println(err)
+			os.Exit(1)
+		}
+		fmt.Println("up " + h.RunDir())
 		time.Sleep(time.Hour)
 	}
 	os.Exit(0)
@@ -339,7 +353,13 @@ func snapshot(t *testing.T, prefix string) state {
 	}
 	found, _ := filepath.Glob(filepath.Join(cgroupRoot, "unified", own[""], prefix+"*"))
 	s.Cgroups = append(s.Cgroups, found...)
-	s.RunDirs, _ = filepath.Glob(filepath.Join(runBase, prefix+"*"))
+	// The lock file stays (cleared): see clearLock.
+	runs, _ := filepath.Glob(filepath.Join(runBase, prefix+"*"))
+	for _, p := range runs {
+		if p != lockPath(prefix) {
+			s.RunDirs = append(s.RunDirs, p)
+		}
+	}
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
 		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
@@ -411,14 +431,20 @@ func TestCleanAfterKill(t *testing.T) {
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait(); Clean(prefix) })
 	line, _ := bufio.NewReader(out).ReadString('\n')
-	if strings.TrimSpace(line) != "up" {
+	runDir, ok := strings.CutPrefix(strings.TrimSpace(line), "up ")
+	if !ok {
 		t.Fatalf("session helper: %q", line)
 	}
+	www := filepath.Join(runDir, "origin", "www")
+	t.Cleanup(func() { syscall.Unmount(www, syscall.MNT_DETACH) })
 	cmd.Process.Kill()
 	cmd.Wait()
 	left := snapshot(t, prefix)
 	if len(left.Namespaces) != 3 {
 		t.Fatalf("a killed session left %+v; want its namespaces at least", left)
+	}
+	if m := mountsBelow(t, runDir); len(m) != 1 || m[0] != www {
+		t.Fatalf("mounts under %s after the kill: %v; want the tmpfs at %s", runDir, m, www)
 	}
 	removed, err := Clean(prefix)
 	if err != nil {
@@ -435,6 +461,12 @@ func TestCleanAfterKill(t *testing.T) {
 	}
 	if after := snapshot(t, prefix); !reflect.DeepEqual(after, before) {
 		t.Errorf("after Clean: %+v; before: %+v", after, before)
+	}
+	if m := mountsBelow(t, runDir); len(m) > 0 {
+		t.Errorf("mounts under %s after Clean: %v", runDir, m)
+	}
+	if !slices.Contains(removed, "mount "+www) {
+		t.Errorf("Clean removed %v; want mount %s among them", removed, www)
 	}
 	// Clean finds nothing more.
 	if again, err := Clean(prefix); err != nil || len(again) != 0 {
@@ -472,5 +504,142 @@ func TestNewHostBadInput(t *testing.T) {
 	}
 	if after := snapshot(t, prefix); !reflect.DeepEqual(after, before) {
 		t.Errorf("bad input created %+v", after)
+	}
+}
+
+// mountsBelow returns the mount points at dir or beneath it.
+func mountsBelow(t *testing.T, dir string) []string {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	b, err := os.ReadFile("/proc/thread-self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) > 4 && (f[4] == dir || strings.HasPrefix(f[4], dir+"/")) {
+			out = append(out, f[4])
+		}
+	}
+	return out
+}
+
+func TestMountsUnder(t *testing.T) {
+	info := `22 1 0:21 / /run rw,nosuid shared:5 - tmpfs tmpfs rw
+100 22 0:50 / /run/bench-run-1/origin/www rw - tmpfs tmpfs rw
+101 100 0:51 / /run/bench-run-1/origin/www/deep rw - tmpfs tmpfs rw
+102 22 0:52 / /run/bench-run-10/x rw - tmpfs tmpfs rw
+103 22 0:53 / /run/bench-run-1/with\040space rw - tmpfs tmpfs rw
+104 22 0:54 / /run/bench-run-1 rw - tmpfs tmpfs rw
+`
+	got := mountsUnder(info, "/run/bench-run-1")
+	// Deepest first; the run directory itself too; not a sibling whose
+	// name starts alike.
+	want := []string{"/run/bench-run-1/origin/www/deep", "/run/bench-run-1/origin/www", "/run/bench-run-1/with space", "/run/bench-run-1"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("mountsUnder = %q; want %q", got, want)
+	}
+}
+
+// The lock file is never removed, so that no two processes ever lock
+// different files of the same name: Close and Clean clear it.
+func TestLockKeptAndCleared(t *testing.T) {
+	skipUnlessRoot(t)
+	prefix := testPrefix(t)
+	h, err := NewHost(HostConfig{Prefix: prefix, Layout: testLayout(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	var held syscall.Stat_t
+	if err := syscall.Stat(lockPath(prefix), &held); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := readLockState(lockPath(prefix)); err != nil || st.PID != os.Getpid() {
+		t.Errorf("lock state while up = %+v, %v; want this process's", st, err)
+	}
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []string{"Close", "Clean"} {
+		if step == "Clean" {
+			if removed, err := Clean(prefix); err != nil || len(removed) > 0 {
+				t.Errorf("Clean after Close = %v, %v; want nothing", removed, err)
+			}
+		}
+		var after syscall.Stat_t
+		if err := syscall.Stat(lockPath(prefix), &after); err != nil {
+			t.Fatalf("lock after %s: %v; want it kept", step, err)
+		}
+		if after.Ino != held.Ino || after.Size != 0 {
+			t.Errorf("lock after %s: inode %d, %d bytes; want the same inode %d, empty", step, after.Ino, after.Size, held.Ino)
+		}
+	}
+	// An empty lock means nothing recorded: a new host starts cleanly.
+	h2, err := NewHost(HostConfig{Prefix: prefix, Layout: testLayout(t)})
+	if err != nil {
+		t.Fatalf("NewHost after Close: %v", err)
+	}
+	if len(h2.Stale()) > 0 {
+		t.Errorf("NewHost after a clean Close found %v left", h2.Stale())
+	}
+	if err := h2.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Stop after the process exited signals no group by its ID (it may have
+// been given to another process), yet ends the group's workers that
+// outlived the leader; the host forgets reaped processes.
+func TestStopAfterExit(t *testing.T) {
+	h := newTestHost(t)
+	var mu sync.Mutex
+	var groups []int
+	kill = func(pid int, sig syscall.Signal) error {
+		if pid < 0 {
+			mu.Lock()
+			groups = append(groups, -pid)
+			mu.Unlock()
+		}
+		return syscall.Kill(pid, sig)
+	}
+	t.Cleanup(func() { kill = syscall.Kill })
+	if err := h.Run(context.Background(), RoleClient, ProcSpec{Argv: []string{"true"}}); err != nil {
+		t.Fatal(err)
+	}
+	// A leader that leaves a worker of its group behind.
+	var out strings.Builder
+	p, err := h.Start(RoleProxy, ProcSpec{Argv: []string{"sh", "-c", "sleep 1000 >/dev/null 2>&1 & echo $!"}, Stdout: &out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-p.Done()
+	worker, err := strconv.Atoi(strings.TrimSpace(out.String()))
+	if err != nil {
+		t.Fatalf("worker's PID: %q", out.String())
+	}
+	t.Cleanup(func() { syscall.Kill(worker, syscall.SIGKILL) })
+	if !processAlive(worker) || processGroup(worker) != p.PID() {
+		t.Fatalf("worker %d: alive %v, group %d; want alive in group %d", worker, processAlive(worker), processGroup(worker), p.PID())
+	}
+	h.procsMu.Lock()
+	left := len(h.procs)
+	h.procsMu.Unlock()
+	if left != 0 {
+		t.Errorf("host follows %d processes after both were reaped; want none", left)
+	}
+	if err := p.Stop(time.Second); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	if len(groups) > 0 {
+		t.Errorf("Stop after the leader was reaped signalled groups %v by ID", groups)
+	}
+	mu.Unlock()
+	for end := time.Now().Add(5 * time.Second); processAlive(worker) && time.Now().Before(end); {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if processAlive(worker) {
+		t.Errorf("worker %d of the stopped group is alive", worker)
 	}
 }

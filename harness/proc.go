@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -134,13 +135,23 @@ type ProcSpec struct {
 
 // Proc is a process a Host started. The host reaps it.
 type Proc struct {
+	h        *Host
+	role     Role
 	cmd      *exec.Cmd
 	log      string
 	done     chan struct{}
 	err      error
 	stopOnce sync.Once
 	stopErr  error
+	// reaped is set, under mu, before the process is reaped: from then
+	// on its PID, which is its group's ID, may be given to another
+	// process, so the group is no longer signalled by its ID.
+	mu     sync.Mutex
+	reaped bool
 }
+
+// kill is syscall.Kill, replaced in tests to see what is signalled.
+var kill = syscall.Kill
 
 // minimalEnv is the environment every process starts from.
 var minimalEnv = []string{
@@ -236,21 +247,41 @@ func (h *Host) Start(r Role, spec ProcSpec) (*Proc, error) {
 	// Read until the exec closes the pipe: then the command runs in its
 	// namespace and cgroups, and PIDs lists it.
 	msg, _ := io.ReadAll(statusR)
-	p := &Proc{cmd: cmd, log: logPath, done: make(chan struct{})}
+	p := &Proc{h: h, role: r, cmd: cmd, log: logPath, done: make(chan struct{})}
+	h.procsMu.Lock()
+	h.procs[p] = struct{}{}
+	h.procsMu.Unlock()
 	go func() {
+		// Wait for the exit without reaping, so that Stop never signals
+		// a group whose ID may have been given to another process.
+		waitExit(cmd.Process.Pid)
+		p.mu.Lock()
+		p.reaped = true
+		p.mu.Unlock()
 		// The log stays open while stdout is copied into it.
 		p.err = cmd.Wait()
 		log.Close()
+		h.procsMu.Lock()
+		delete(h.procs, p)
+		h.procsMu.Unlock()
 		close(p.done)
 	}()
 	if len(msg) > 0 {
 		<-p.done
 		return nil, fmt.Errorf("start %s in %s: %s", spec.Argv[0], r, msg)
 	}
-	h.procsMu.Lock()
-	h.procs = append(h.procs, p)
-	h.procsMu.Unlock()
 	return p, nil
+}
+
+// waitExit waits until a child has exited, leaving it to be reaped.
+func waitExit(pid int) {
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if err != unix.EINTR {
+			return
+		}
+	}
 }
 
 // logPath returns a fresh log file name for a command.
@@ -305,29 +336,85 @@ func (p *Proc) Err() error {
 
 // Stop sends SIGTERM to the process's group, waits up to grace for the
 // process to exit, then sends SIGKILL to the group, and waits until it is
-// reaped. It returns an error only when the process could not be reaped;
-// calling it again returns the same.
+// reaped. The group is signalled by its ID only while its leader, this
+// process, is not reaped; once it is, the members that outlived it are
+// found in the role's cgroup. It returns an error only when the process
+// could not be reaped; calling it again returns the same.
 func (p *Proc) Stop(grace time.Duration) error {
 	p.stopOnce.Do(func() {
-		pgid := p.cmd.Process.Pid
 		select {
 		case <-p.done:
 		default:
-			syscall.Kill(-pgid, syscall.SIGTERM)
+			p.signalGroup(syscall.SIGTERM)
 			select {
 			case <-p.done:
 			case <-time.After(grace):
 			}
 		}
 		// Workers of the group may outlive their parent.
-		syscall.Kill(-pgid, syscall.SIGKILL)
+		p.signalGroup(syscall.SIGKILL)
 		select {
 		case <-p.done:
 		case <-time.After(10 * time.Second):
-			p.stopErr = fmt.Errorf("stop %s (pid %d): not reaped 10 s after SIGKILL", p.cmd.Args[0], pgid)
+			p.stopErr = fmt.Errorf("stop %s (pid %d): not reaped 10 s after SIGKILL", p.cmd.Args[0], p.PID())
 		}
 	})
 	return p.stopErr
+}
+
+// signalGroup sends sig to the process's group: by the group's ID while
+// the leader is not reaped, else to each process of the role's cgroup
+// still in the group.
+func (p *Proc) signalGroup(sig syscall.Signal) {
+	pgid := p.PID()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.reaped {
+		kill(-pgid, sig)
+		return
+	}
+	if p.h == nil {
+		return
+	}
+	for _, pid := range p.h.PIDs(p.role) {
+		// A process of the cgroup whose group has the ID of another
+		// live leader is that one's: the ID was given again.
+		if processGroup(pid) == pgid && !p.h.leads(pgid, p) {
+			kill(pid, sig)
+		}
+	}
+}
+
+// processGroup returns a process's group ID, or 0 when it is gone.
+func processGroup(pid int) int {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0
+	}
+	// After the name: state, parent, group.
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 3 {
+		return 0
+	}
+	g, _ := strconv.Atoi(f[2])
+	return g
+}
+
+// leads reports whether a live process the host started, other than
+// except, leads the group pgid.
+func (h *Host) leads(pgid int, except *Proc) bool {
+	h.procsMu.Lock()
+	defer h.procsMu.Unlock()
+	for q := range h.procs {
+		if q != except && q.PID() == pgid {
+			return true
+		}
+	}
+	return false
 }
 
 // LogTail returns the last n lines of the process's log, for the note of
