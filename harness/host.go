@@ -15,6 +15,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // DefaultPrefix starts the name of everything a session makes.
@@ -65,6 +67,10 @@ type Host struct {
 	logNames map[string]int
 	closed   bool
 	closeErr error
+	// affinity is the harness's CPU affinity before NewHost pinned it
+	// (see pinSelf); pinned says whether it did.
+	affinity unix.CPUSet
+	pinned   bool
 }
 
 // lockState is what the lock file records, for Clean to find a killed
@@ -100,7 +106,8 @@ func validateLayout(l Layout, online []int) error {
 	return nil
 }
 
-// NewHost checks its input, takes the prefix's lock, removes what a killed
+// NewHost checks its input, takes the prefix's lock, pins this process to
+// the client's CPUs until Close (see pinSelf), removes what a killed
 // session with the same prefix left (see Stale), and builds the topology
 // and the cgroups. A second Host with the same prefix refuses while the
 // first is open. On error it undoes its own work.
@@ -137,6 +144,10 @@ func NewHost(cfg HostConfig) (_ *Host, err error) {
 			err = errors.Join(err, h.Close())
 		}
 	}()
+	if h.affinity, err = pinSelf(harnessCPUs(cfg.Layout, online)); err != nil {
+		return nil, err
+	}
+	h.pinned = true
 	if h.stale, err = clean(cfg.Prefix); err != nil {
 		return nil, fmt.Errorf("remove what an earlier session left: %w", err)
 	}
@@ -338,6 +349,11 @@ func (h *Host) Close() error {
 			errs = append(errs, err)
 		}
 		h.lock.Close()
+	}
+	if h.pinned {
+		if err := setAffinity(h.affinity); err != nil {
+			errs = append(errs, fmt.Errorf("restore the harness's CPU affinity: %w", err))
+		}
 	}
 	h.closeErr = errors.Join(errs...)
 	return h.closeErr

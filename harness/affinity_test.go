@@ -1,0 +1,83 @@
+package harness
+
+import (
+	"os"
+	"reflect"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// threadCPUs returns the allowed CPUs of every thread of this process.
+func threadCPUs(t *testing.T) map[string]string {
+	tids, err := readDirNames("/proc/self/task")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpus := map[string]string{}
+	for _, tid := range tids {
+		b, err := os.ReadFile("/proc/self/task/" + tid + "/status")
+		if err != nil {
+			continue // ended meanwhile
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "Cpus_allowed_list:"); ok {
+				cpus[tid] = strings.TrimSpace(v)
+			}
+		}
+	}
+	return cpus
+}
+
+func TestHarnessPinnedOffTheProxy(t *testing.T) {
+	skipUnlessRoot(t)
+	before := threadCPUs(t)
+	h, err := NewHost(HostConfig{Prefix: testPrefix(t), Layout: testLayout(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	// Threads made after NewHost: goroutines locked to threads, blocked,
+	// make the runtime start more.
+	release := make(chan struct{})
+	for range 4 {
+		go func() {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			<-release
+		}()
+	}
+	time.Sleep(10 * time.Millisecond) // let them lock their threads; no figure depends on it
+	want := formatCPUList(h.Layout().Client)
+	for tid, cpus := range threadCPUs(t) {
+		if cpus != want {
+			t.Errorf("thread %s may run on CPUs %s while a host is open; want the client's %s", tid, cpus, want)
+		}
+	}
+	close(release)
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	after := threadCPUs(t)
+	orig := ""
+	for _, c := range before {
+		orig = c
+	}
+	for tid, cpus := range after {
+		if cpus != orig {
+			t.Errorf("thread %s may run on CPUs %s after Close; want %s as before", tid, cpus, orig)
+		}
+	}
+}
+
+func TestHarnessCPUs(t *testing.T) {
+	l := Layout{Client: []int{0, 1}, Proxy: []int{2}, Origin: []int{3}}
+	if got := harnessCPUs(l, []int{0, 1, 2, 3}); !reflect.DeepEqual(got, []int{0, 1}) {
+		t.Errorf("harnessCPUs(%s) = %v; want the client's [0 1]", l, got)
+	}
+	l.Client = nil
+	if got := harnessCPUs(l, []int{0, 1, 2, 3}); !reflect.DeepEqual(got, []int{0, 1, 3}) {
+		t.Errorf("harnessCPUs with no client CPUs = %v; want all but the proxy's, [0 1 3]", got)
+	}
+}
