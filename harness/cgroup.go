@@ -313,11 +313,7 @@ func (cs *cgroupSet) close() error {
 		}
 	}
 	if len(cs.v2Enabled) > 0 {
-		var toggle []string
-		for _, c := range cs.v2Enabled {
-			toggle = append(toggle, "-"+c)
-		}
-		if err := writeCgroupFile(cs.v2Parent, "cgroup.subtree_control", strings.Join(toggle, " ")); err != nil {
+		if _, err := disableV2(cs.v2Parent, cs.v2Enabled, cs.v2Leaf); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -330,6 +326,34 @@ func (cs *cgroupSet) close() error {
 	}
 	cs.made, cs.v2Enabled, cs.v2Leaf = nil, nil, ""
 	return errors.Join(errs...)
+}
+
+// disableV2 takes back controllers this harness handed to the children of
+// parent, unless parent has children other than ours (the harness's own
+// leaf, if any): another session, started while they were on, may rely
+// on them, and the kernel would take them from its cgroups too. It
+// reports whether it took them back.
+func disableV2(parent string, controllers []string, ours ...string) (bool, error) {
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return false, nil
+		}
+		return false, fmt.Errorf("list cgroup %s: %w", parent, err)
+	}
+	for _, e := range entries {
+		if e.IsDir() && !slices.Contains(ours, filepath.Join(parent, e.Name())) {
+			return false, nil
+		}
+	}
+	var toggle []string
+	for _, c := range controllers {
+		toggle = append(toggle, "-"+c)
+	}
+	if err := writeCgroupFile(parent, "cgroup.subtree_control", strings.Join(toggle, " ")); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 // removeCgroup removes an empty cgroup directory; one already gone is not

@@ -99,6 +99,15 @@ func clean(prefix string) ([]string, error) {
 		}
 		removed = append(removed, "cgroup "+d)
 	}
+	// Then the controllers the session handed to its cgroups (v2).
+	if st.V2Parent != "" && len(st.V2Enabled) > 0 {
+		done, err := disableV2(st.V2Parent, st.V2Enabled)
+		if err != nil {
+			errs = append(errs, err)
+		} else if done {
+			removed = append(removed, fmt.Sprintf("controllers %s of cgroup %s's children", strings.Join(st.V2Enabled, ", "), st.V2Parent))
+		}
+	}
 	for _, ns := range namespaces {
 		if err := deleteNamespace(ns); err != nil {
 			errs = append(errs, err)

@@ -80,6 +80,11 @@ type lockState struct {
 	RunDir  string   `json:"run_dir,omitempty"`
 	OwnRun  bool     `json:"own_run,omitempty"`
 	Cgroups []string `json:"cgroups,omitempty"`
+	// V2Parent and V2Enabled: on cgroup v2, the controllers the session
+	// enabled in the parent's cgroup.subtree_control, for Clean to take
+	// back.
+	V2Parent  string   `json:"v2_parent,omitempty"`
+	V2Enabled []string `json:"v2_enabled,omitempty"`
 }
 
 var prefixRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,12}$`)
@@ -214,6 +219,9 @@ func (h *Host) saveState() error {
 	st := lockState{PID: os.Getpid(), RunDir: h.runDir, OwnRun: h.ownRun}
 	if h.cgroups != nil {
 		st.Cgroups = slices.Clone(h.cgroups.made)
+		if len(h.cgroups.v2Enabled) > 0 {
+			st.V2Parent, st.V2Enabled = h.cgroups.v2Parent, slices.Clone(h.cgroups.v2Enabled)
+		}
 	}
 	b, err := json.Marshal(st)
 	if err != nil {

@@ -1,0 +1,77 @@
+package harness
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// fakeV2Parent makes a directory standing for a v2 cgroup whose children
+// have cpuset, cpu and memory; a regular file keeps what is written to
+// cgroup.subtree_control.
+func fakeV2Parent(t *testing.T) string {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "cgroup.subtree_control"), []byte("cpuset cpu memory\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func subtreeControl(t *testing.T, dir string) string {
+	b, err := os.ReadFile(filepath.Join(dir, "cgroup.subtree_control"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(b))
+}
+
+func TestDisableV2(t *testing.T) {
+	parent := fakeV2Parent(t)
+	leaf := filepath.Join(parent, "bench-harness")
+	os.Mkdir(leaf, 0o755)
+	// Only the harness's own leaf beneath: taken back.
+	done, err := disableV2(parent, []string{"cpuset", "memory"}, leaf)
+	if err != nil || !done {
+		t.Fatalf("disableV2 = %v, %v; want done", done, err)
+	}
+	if got := subtreeControl(t, parent); got != "-cpuset -memory" {
+		t.Errorf("cgroup.subtree_control written %q; want %q", got, "-cpuset -memory")
+	}
+	// Another cgroup beneath may rely on them: left alone.
+	parent = fakeV2Parent(t)
+	os.Mkdir(filepath.Join(parent, "someone-else"), 0o755)
+	if done, err := disableV2(parent, []string{"cpuset"}); err != nil || done {
+		t.Errorf("disableV2 with another child = %v, %v; want not done, no error", done, err)
+	}
+	if got := subtreeControl(t, parent); got != "cpuset cpu memory" {
+		t.Errorf("cgroup.subtree_control = %q with another child; want it untouched", got)
+	}
+}
+
+// Clean takes back the v2 controllers a killed session recorded that it
+// had enabled, and only those.
+func TestCleanTakesBackV2Controllers(t *testing.T) {
+	skipUnlessRoot(t) // the lock is in /run
+	prefix := testPrefix(t)
+	parent := fakeV2Parent(t)
+	st, _ := json.Marshal(lockState{PID: 1 << 30, V2Parent: parent, V2Enabled: []string{"cpu", "memory"}})
+	if err := os.WriteFile(lockPath(prefix), st, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	removed, err := Clean(prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := subtreeControl(t, parent); got != "-cpu -memory" {
+		t.Errorf("cgroup.subtree_control written %q; want %q", got, "-cpu -memory")
+	}
+	if !slices.ContainsFunc(removed, func(r string) bool { return strings.HasPrefix(r, "controllers cpu, memory") }) {
+		t.Errorf("Clean removed %v; want the controllers among them", removed)
+	}
+	if b, _ := os.ReadFile(lockPath(prefix)); len(b) != 0 {
+		t.Errorf("lock after Clean = %q; want it cleared", b)
+	}
+}
