@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"bench/scenarios"
 )
 
 // CheckItem is one line of `bench check`.
@@ -28,8 +31,15 @@ type CheckItem struct {
 // listeners, logs, the event loop, libraries.
 const fdReserve = 100
 
-// mixConns is the connection count of the seeds' mix scenarios.
-const mixConns = 20000
+// Descriptors per connection: a proxy holds the client's and the origin's
+// sockets; a splicing one (haproxy) also a pipe pair for some of them,
+// about half a descriptor more a connection on average; the client holds
+// its own socket.
+const (
+	fdsCopy   = 2.0
+	fdsSplice = 2.5
+	fdsClient = 1.0
+)
 
 // CheckSystem says whether this machine can run a session, changing
 // nothing: root, network namespaces, the cgroup version and controllers,
@@ -142,22 +152,64 @@ func checkCPUs(layout *Layout) []CheckItem {
 }
 
 func checkDescriptors() CheckItem {
-	it := CheckItem{Name: "descriptor limit"}
 	var lim syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
-		it.Status, it.Detail = "unreadable", err.Error()
+		return CheckItem{Name: "descriptor limit", Status: "unreadable", Detail: err.Error()}
+	}
+	return descriptorItem(lim.Max, scenarios.Catalog())
+}
+
+// fdNeed is the descriptors a process needs for conns connections at per
+// descriptors each.
+func fdNeed(conns int, per float64) int64 {
+	return int64(math.Ceil(float64(conns)*per)) + fdReserve
+}
+
+// fdAllows is how many connections a limit allows at per descriptors each.
+func fdAllows(limit uint64, per float64) int64 {
+	return max(int64(float64(int64(limit)-fdReserve)/per), 0)
+}
+
+// descriptorItem says whether the loads of a catalog fit a descriptor
+// limit (the hard one: processes a session starts are raised to it) in
+// a copying proxy, a splicing one and the client, and what the limit
+// allows.
+func descriptorItem(limit uint64, catalog []scenarios.Scenario) CheckItem {
+	it := CheckItem{Name: "descriptor limit", Status: fmt.Sprintf("hard %d", limit), OK: true}
+	largest := 0
+	var names []string
+	for _, s := range catalog {
+		switch {
+		case s.Load.Conns > largest:
+			largest, names = s.Load.Conns, []string{s.Load.Name}
+		case s.Load.Conns == largest && !slices.Contains(names, s.Load.Name):
+			names = append(names, s.Load.Name)
+		}
+	}
+	allows := fmt.Sprintf("it allows about %d connections through a copying proxy, %d through a splicing one (%g and %g descriptors each), %d from the client",
+		fdAllows(limit, fdsCopy), fdAllows(limit, fdsSplice), fdsCopy, fdsSplice, fdAllows(limit, fdsClient))
+	if largest == 0 {
+		it.Detail = allows
 		return it
 	}
-	it.Status = fmt.Sprintf("hard %d", lim.Max)
-	// A proxy holds two descriptors per connection, client and origin
-	// side; the processes get the hard limit.
-	conns := (int64(lim.Max) - fdReserve) / 2
-	need := int64(2*mixConns + fdReserve)
-	it.OK = int64(lim.Max) >= need
-	it.Detail = fmt.Sprintf("about %d proxied connections (2 descriptors each)", max(conns, 0))
-	if !it.OK {
-		it.Detail += fmt.Sprintf("; the %d-connection mixes need %d: raise the hard limit (ulimit -Hn, /etc/security/limits.conf) or expect their runs to fail", mixConns, need)
+	var short []string
+	for _, side := range []struct {
+		name string
+		per  float64
+	}{{"a copying proxy", fdsCopy}, {"a splicing proxy", fdsSplice}, {"the client", fdsClient}} {
+		if need := fdNeed(largest, side.per); need > int64(limit) {
+			short = append(short, fmt.Sprintf("%s needs %d", side.name, need))
+		}
 	}
+	load := fmt.Sprintf("the catalog's largest load, %d connections (%s)", largest, strings.Join(names, ", "))
+	if len(short) == 0 {
+		it.Detail = fmt.Sprintf("%s fits copying and splicing proxies (%d and %d descriptors); %s",
+			load, fdNeed(largest, fdsCopy), fdNeed(largest, fdsSplice), allows)
+		return it
+	}
+	it.OK = false
+	it.Detail = fmt.Sprintf("%s does not fit: %s; %s: raise the hard limit (ulimit -Hn, /etc/security/limits.conf) or expect those runs to fail",
+		load, strings.Join(short, ", "), allows)
 	return it
 }
 

@@ -2,7 +2,10 @@ package harness
 
 import (
 	"os"
+	"strings"
 	"testing"
+
+	"bench/scenarios"
 )
 
 // item returns the item named name.
@@ -43,5 +46,38 @@ func TestCheckSystem(t *testing.T) {
 	}
 	if it := CheckBinary("sh", []string{"-c", "echo tool 1.2.3"}, "", false); !it.OK || it.Status != "tool 1.2.3" {
 		t.Errorf("CheckBinary(sh) = %+v; want status %q", it, "tool 1.2.3")
+	}
+}
+
+func TestDescriptorItem(t *testing.T) {
+	catalog := scenarios.Catalog()
+	tests := []struct {
+		limit   uint64
+		ok      bool
+		want    []string // in Detail
+		notWant []string
+	}{
+		// This machine's limit: the 2000-connection loads fit everywhere.
+		{20000, true, []string{"2000 connections (ka-50k-2000, ka-2k-50k-2000) fits", "9950 connections through a copying proxy", "7960 through a splicing one"}, nil},
+		// Enough for a copying proxy, not a splicing one.
+		{4500, false, []string{"a splicing proxy needs 5100", "ulimit -Hn"}, []string{"a copying proxy needs", "the client needs"}},
+		// Short everywhere.
+		{1024, false, []string{"a copying proxy needs 4100", "a splicing proxy needs 5100", "the client needs 2100"}, nil},
+	}
+	for _, tt := range tests {
+		it := descriptorItem(tt.limit, catalog)
+		if it.OK != tt.ok {
+			t.Errorf("descriptorItem(%d).OK = %v; want %v (%s)", tt.limit, it.OK, tt.ok, it.Detail)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(it.Detail, w) {
+				t.Errorf("descriptorItem(%d).Detail = %q; want it to contain %q", tt.limit, it.Detail, w)
+			}
+		}
+		for _, w := range tt.notWant {
+			if strings.Contains(it.Detail, w) {
+				t.Errorf("descriptorItem(%d).Detail = %q; want no %q", tt.limit, it.Detail, w)
+			}
+		}
 	}
 }
