@@ -68,6 +68,9 @@ type cgroupSet struct {
 	v2Parent  string
 	v2Leaf    string
 	v2Enabled []string
+	// peakFile is the proxy's memory.peak on v2 when the kernel resets it
+	// per descriptor (Linux 6.12 on): the peak is read through it.
+	peakFile *os.File
 }
 
 // ownCgroups returns this process's cgroup path per v1 controller
@@ -302,6 +305,7 @@ func (cs *cgroupSet) close() error {
 	if cs == nil {
 		return nil
 	}
+	cs.closePeak()
 	var errs []error
 	for i := len(cs.made) - 1; i >= 0; i-- {
 		d := cs.made[i]
@@ -415,21 +419,31 @@ func (cs *cgroupSet) killProcs(deadline time.Duration) {
 	}
 }
 
-// resetPeak starts the proxy's peak memory afresh.
+// resetPeak starts the proxy's peak memory afresh. A session calls it
+// before it starts the proxy of a run, right after the last run's proxy
+// stopped.
 func (cs *cgroupSet) resetPeak() error {
 	g := cs.roles[RoleProxy]
 	if cs.version == 1 {
 		return writeCgroupFile(g.mem, "memory.max_usage_in_bytes", "0")
 	}
-	// v2's memory.peak is reset per open file only (and only on recent
-	// kernels); a fresh cgroup starts from zero, and the proxy's is empty
-	// between runs.
-	pids, err := readPIDs(filepath.Join(g.mem, "cgroup.procs"))
-	if err != nil {
-		return err
+	// Linux 6.12 on: a write to memory.peak starts the peak afresh for
+	// what is read through the same descriptor, whatever runs in the
+	// cgroup.
+	if f, err := os.OpenFile(filepath.Join(g.mem, "memory.peak"), os.O_RDWR, 0); err == nil {
+		if _, err := f.WriteString("reset\n"); err == nil {
+			cs.closePeak()
+			cs.peakFile = f
+			return nil
+		}
+		f.Close()
 	}
-	if len(pids) > 0 {
-		return fmt.Errorf("reset peak memory of cgroup %s: processes %v still run in it", g.mem, pids)
+	// Before, the peak is reset by a fresh cgroup, which needs the
+	// proxy's empty: the last proxy's workers, killed with it, may still
+	// be on their way out.
+	cs.closePeak()
+	if err := waitCgroupEmpty(g.mem, 2*time.Second); err != nil {
+		return fmt.Errorf("reset peak memory: %w", err)
 	}
 	cpus, err := os.ReadFile(filepath.Join(g.mem, "cpuset.cpus"))
 	if err != nil {
@@ -451,6 +465,33 @@ func (cs *cgroupSet) resetPeak() error {
 	return nil
 }
 
+// closePeak closes the descriptor the peak was reset through.
+func (cs *cgroupSet) closePeak() {
+	if cs.peakFile != nil {
+		cs.peakFile.Close()
+		cs.peakFile = nil
+	}
+}
+
+// waitCgroupEmpty waits up to deadline for a cgroup to hold no process,
+// and names those left when it does not.
+func waitCgroupEmpty(dir string, deadline time.Duration) error {
+	end := time.Now().Add(deadline)
+	for {
+		pids, err := readPIDs(filepath.Join(dir, "cgroup.procs"))
+		if err != nil {
+			return err
+		}
+		if len(pids) == 0 {
+			return nil
+		}
+		if time.Now().After(end) {
+			return fmt.Errorf("cgroup %s still holds processes %v after %v: stop them first", dir, pids, deadline)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // peak returns the proxy's peak memory since the reset, in bytes.
 func (cs *cgroupSet) peak() (int64, error) {
 	g := cs.roles[RoleProxy]
@@ -458,7 +499,18 @@ func (cs *cgroupSet) peak() (int64, error) {
 	if cs.version == 1 {
 		file = "memory.max_usage_in_bytes"
 	}
-	b, err := os.ReadFile(filepath.Join(g.mem, file))
+	var b []byte
+	var err error
+	if cs.peakFile != nil {
+		b = make([]byte, 64)
+		var n int
+		n, err = cs.peakFile.ReadAt(b, 0)
+		if n > 0 {
+			b, err = b[:n], nil
+		}
+	} else {
+		b, err = os.ReadFile(filepath.Join(g.mem, file))
+	}
 	if err != nil {
 		return 0, fmt.Errorf("read peak memory of cgroup %s: %w", g.mem, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // fakeV2Parent makes a directory standing for a v2 cgroup whose children
@@ -74,4 +75,28 @@ func TestCleanTakesBackV2Controllers(t *testing.T) {
 	if b, _ := os.ReadFile(lockPath(prefix)); len(b) != 0 {
 		t.Errorf("lock after Clean = %q; want it cleared", b)
 	}
+}
+
+func TestWaitCgroupEmpty(t *testing.T) {
+	dir := t.TempDir()
+	procs := filepath.Join(dir, "cgroup.procs")
+	os.WriteFile(procs, nil, 0o644)
+	if err := waitCgroupEmpty(dir, 0); err != nil {
+		t.Errorf("waitCgroupEmpty of an empty cgroup = %v; want nil", err)
+	}
+	// A process still there when the time is up is named.
+	os.WriteFile(procs, []byte("4242\n"), 0o644)
+	if err := waitCgroupEmpty(dir, 0); err == nil || !strings.Contains(err.Error(), "4242") {
+		t.Errorf("waitCgroupEmpty with process 4242 left = %v; want an error naming it", err)
+	}
+	// One that leaves in time is waited for.
+	left := make(chan struct{})
+	go func() {
+		defer close(left)
+		os.WriteFile(procs, nil, 0o644)
+	}()
+	if err := waitCgroupEmpty(dir, time.Minute); err != nil {
+		t.Errorf("waitCgroupEmpty with the process leaving = %v; want nil", err)
+	}
+	<-left
 }

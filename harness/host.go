@@ -276,7 +276,9 @@ func (h *Host) SetForwarding(on bool) error {
 }
 
 // ResetPeakMemory starts the proxy's peak memory afresh; call it before
-// each run, with no proxy running on v2.
+// each run's proxy starts. On cgroup v2 before Linux 6.12 it makes the
+// proxy's cgroup afresh, which must then be empty: it waits up to two
+// seconds for a stopped proxy's processes to go.
 func (h *Host) ResetPeakMemory() error { return h.cgroups.resetPeak() }
 
 // PeakMemory returns the proxy cgroup's peak memory in bytes since the
