@@ -152,17 +152,25 @@ func spinFor(t *testing.T, h *Host, r Role, d time.Duration) (from, to time.Time
 	return from, to, (run1 - run0) / to.Sub(from).Seconds()
 }
 
-// A thread that starts after the window does and ends before it is
-// charged its share of its own life, not of the window.
-func TestSamplerThreadInsideWindow(t *testing.T) {
+// spinInside starts sampling on a new host, then a spinner in the proxy
+// for d with idle time before and after; it returns the sampler, still
+// sampling, and what spinFor does.
+func spinInside(t *testing.T, d time.Duration) (s *Sampler, from, to time.Time, ran float64) {
 	h := newTestHost(t)
 	s, err := h.StartSampling()
 	if err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(500 * time.Millisecond) // before the spinner
-	from, to, ran := spinFor(t, h, RoleProxy, 2500*time.Millisecond)
+	from, to, ran = spinFor(t, h, RoleProxy, d)
 	time.Sleep(500 * time.Millisecond) // after it
+	return s, from, to, ran
+}
+
+// A thread that starts after the window does and ends before it is
+// charged its share of its own life, not of the window.
+func TestSamplerThreadInsideWindow(t *testing.T) {
+	s, from, to, ran := spinInside(t, 2500*time.Millisecond)
 	smp, err := s.Stop()
 	if err != nil {
 		t.Fatal(err)
@@ -184,14 +192,7 @@ func TestSamplerThreadInsideWindow(t *testing.T) {
 // StopWindow measures the load tool's window inside the sampling: here
 // the span a spinner ran in, with idle time before and after.
 func TestSamplerStopWindow(t *testing.T) {
-	h := newTestHost(t)
-	s, err := h.StartSampling()
-	if err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(500 * time.Millisecond) // before the window
-	from, to, ran := spinFor(t, h, RoleProxy, 3*time.Second)
-	time.Sleep(500 * time.Millisecond) // after it
+	s, from, to, ran := spinInside(t, 3*time.Second)
 	smp, err := s.StopWindow(to, to.Sub(from))
 	if err != nil {
 		t.Fatal(err)
