@@ -402,7 +402,7 @@ func (s *Session) run(ctx context.Context, r RunSpec, dir string, row *report.Ro
 	}
 	target := targetFor(r.Scenario.Mode, plan.Forward)
 	if s.cfg.Warmup > 0 {
-		if _, err := s.load(ctx, r, target, s.cfg.Warmup, filepath.Join(dir, "warmup")); err != nil {
+		if _, _, err := s.load(ctx, r, target, s.cfg.Warmup, filepath.Join(dir, "warmup")); err != nil {
 			return fmt.Errorf("warm-up: %w", err)
 		}
 	}
@@ -410,12 +410,16 @@ func (s *Session) run(ctx context.Context, r RunSpec, dir string, row *report.Ro
 	if err != nil {
 		return err
 	}
-	started := time.Now()
-	m, loadErr := s.load(ctx, r, target, s.cfg.Window, filepath.Join(dir, "load"))
-	sample, sampleErr := sampler.Stop()
+	m, ended, loadErr := s.load(ctx, r, target, s.cfg.Window, filepath.Join(dir, "load"))
 	if loadErr != nil {
+		sampler.Stop()
 		return loadErr
 	}
+	// The CPU figures cover the tool's own window, which ended when it
+	// exited, not its start-up, connection set-up and report.
+	window := time.Duration(m.Seconds * float64(time.Second))
+	sample, sampleErr := sampler.StopWindow(ended, window)
+	started := ended.Add(-window)
 	if sampleErr != nil {
 		return sampleErr
 	}
@@ -484,18 +488,19 @@ func targetFor(m scenarios.Mode, direct bool) scenarios.Target {
 }
 
 // load runs the scenario's load tool in the client namespace for window
-// and parses what it printed. The tool's output is kept in dir.
-func (s *Session) load(ctx context.Context, r RunSpec, t scenarios.Target, window time.Duration, dir string) (scenarios.Measurement, error) {
+// and parses what it printed, returning also when it exited. The tool's
+// output is kept in dir.
+func (s *Session) load(ctx context.Context, r RunSpec, t scenarios.Target, window time.Duration, dir string) (m scenarios.Measurement, ended time.Time, err error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return scenarios.Measurement{}, err
+		return m, ended, err
 	}
 	inv, drv, err := scenarios.Build(r.Scenario, t, window, dir)
 	if err != nil {
-		return scenarios.Measurement{}, err
+		return m, ended, err
 	}
 	for name, data := range inv.Files {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
-			return scenarios.Measurement{}, err
+			return m, ended, err
 		}
 	}
 	var out bytes.Buffer
@@ -509,22 +514,23 @@ func (s *Session) load(ctx context.Context, r RunSpec, t scenarios.Target, windo
 		Argv: inv.Argv, Dir: dir, Env: inv.Env, Stdout: &out,
 		Log: filepath.Join(dir, drv.Tool()+".log"),
 	})
+	ended = time.Now()
 	_ = os.WriteFile(filepath.Join(dir, drv.Tool()+".out"), out.Bytes(), 0o644)
-	m, err := drv.Parse(out.Bytes())
+	m, err = drv.Parse(out.Bytes())
 	if err == nil {
-		return m, nil
+		return m, ended, nil
 	}
 	switch {
 	case errors.Is(lctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil:
-		return m, fmt.Errorf("%s still ran %s after its %s window and was stopped", drv.Tool(), FormatDuration(grace), window)
+		return m, ended, fmt.Errorf("%s still ran %s after its %s window and was stopped", drv.Tool(), FormatDuration(grace), window)
 	case runErr != nil:
 		log, _ := os.ReadFile(filepath.Join(dir, drv.Tool()+".log"))
 		if tail := lastLines(string(log), 3); tail != "" {
-			return m, fmt.Errorf("%s: %w: %s", drv.Tool(), runErr, tail)
+			return m, ended, fmt.Errorf("%s: %w: %s", drv.Tool(), runErr, tail)
 		}
-		return m, fmt.Errorf("%s: %w", drv.Tool(), runErr)
+		return m, ended, fmt.Errorf("%s: %w", drv.Tool(), runErr)
 	}
-	return m, fmt.Errorf("%s output: %w", drv.Tool(), err)
+	return m, ended, fmt.Errorf("%s output: %w", drv.Tool(), err)
 }
 
 // errorNote speaks of a run's errors when they are more than 1% of its
