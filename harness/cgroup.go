@@ -425,6 +425,14 @@ func (cs *cgroupSet) killProcs(deadline time.Duration) {
 func (cs *cgroupSet) resetPeak() error {
 	g := cs.roles[RoleProxy]
 	if cs.version == 1 {
+		// Pages charged to the cgroup earlier (the proxy binary's and
+		// libraries' page cache, read first by a config check or an
+		// earlier run) would count in every later peak; with no process
+		// left in it the kernel can move them out, so that each run's
+		// peak is what its proxy used, as a fresh cgroup gives on v2.
+		if pids, err := readPIDs(filepath.Join(g.mem, "cgroup.procs")); err == nil && len(pids) == 0 {
+			_ = writeCgroupFile(g.mem, "memory.force_empty", "0")
+		}
 		return writeCgroupFile(g.mem, "memory.max_usage_in_bytes", "0")
 	}
 	// Linux 6.12 on: a write to memory.peak starts the peak afresh for

@@ -395,7 +395,11 @@ func (s *Session) run(ctx context.Context, r RunSpec, dir string, row *report.Ro
 		if err != nil {
 			return fmt.Errorf("start %s: %w", r.Column.Name, err)
 		}
-		defer proxy.Stop(5 * time.Second)
+		grace := plan.StopGrace
+		if grace <= 0 {
+			grace = 5 * time.Second
+		}
+		defer proxy.Stop(grace)
 		if err := s.host.WaitReady(ctx, RoleClient, readyProbes(plan.Ready), 15*time.Second); err != nil {
 			return fmt.Errorf("%s not ready: %w; log: %s", r.Column.Name, err, proxy.LogTail(5))
 		}

@@ -3,7 +3,11 @@
 // that answer once it is ready. Adapters are pure; the harness runs them.
 package proxies
 
-import "bench/scenarios"
+import (
+	"time"
+
+	"bench/scenarios"
+)
 
 // Group is which side of the tables' ‖ a column sits on.
 type Group string
@@ -76,6 +80,10 @@ type Plan struct {
 	Forward bool
 	// Ready lists host:port addresses that accept TCP once the proxy serves.
 	Ready []string
+	// StopGrace is how long the proxy has to exit after SIGTERM before it
+	// is killed; 0 leaves it to the harness. Set for a proxy whose exit
+	// is slow by design and leaves nothing that needs a clean exit.
+	StopGrace time.Duration
 }
 
 // Adapter knows one kind of proxy.
