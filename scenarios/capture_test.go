@@ -77,21 +77,24 @@ func slowServer(t *testing.T, late time.Duration) string {
 	return ln.Addr().String()
 }
 
-// TestCapture records the tools' real outputs that the parser tests
-// read. Run it as root with the tools installed:
+// TestCapture runs the tools as the parser tests' captured outputs were
+// made, and checks that what they print now reads the same way: a parse
+// that failed fails, one that gave requests, timeouts or errors gives
+// them. With -capture it records the outputs the parser tests read:
 //
 //	go test ./scenarios -run TestCapture -capture
 func TestCapture(t *testing.T) {
-	if !*capture {
-		t.Skip("records tool outputs; run with -capture")
-	}
 	needTool(t, ToolWrk)
 	needTool(t, ToolProxychains)
 	origin := startOrigin(t)
 	proxy := startTinyproxy(t)
 	viaProxy := Target{Proxy: net.JoinHostPort(proxy, fmt.Sprint(PortHTTPProxy)), ProxyHost: proxy, Origin: origin}
 	direct := Target{Direct: true, Origin: origin}
-	const window = 2 * time.Second
+	window := time.Second
+	dest := t.TempDir()
+	if *capture {
+		window, dest = 2*time.Second, captured
+	}
 	scenario := func(name string) Scenario {
 		s, ok := ByName(name)
 		if !ok {
@@ -118,7 +121,7 @@ func TestCapture(t *testing.T) {
 		{"wrk-connect-close-1k.out", scenario("connect-close-1k"), viaProxy, 0},
 		{"wrk-404.out", missing, direct, 0},
 		{"wrk-refused.out", scenario("http-ka-1k"), Target{Direct: true, Origin: loopback()}, 0},
-		{"wrk-timeout.out", slow, Target{Direct: true, Origin: slowServer(t, slow.Load.Timeout)}, 0},
+		{"wrk-timeout.out", slow, Target{Direct: true, Origin: slowServer(t, slow.Load.Timeout)}, 2 * time.Second}, // answers come after the timeout
 		{"wrk-connect-refused.out", scenario("connect-ka-1k"), Target{Proxy: loopback() + ":3128", Origin: origin}, 0},
 		{"iperf3-stream1.out", scenario("relay-stream1"), direct, 0},
 		{"iperf3-stream1-down.out", scenario("relay-stream1-down"), direct, 0},
@@ -126,7 +129,7 @@ func TestCapture(t *testing.T) {
 		{"iperf3-connect-stream16.out", scenario("connect-stream16"), viaProxy, 0},
 		{"iperf3-refused.out", scenario("relay-stream1"), Target{Direct: true, Origin: loopback()}, 0},
 	}
-	if err := os.MkdirAll(captured, 0o755); err != nil {
+	if err := os.MkdirAll(dest, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range cases {
@@ -141,9 +144,15 @@ func TestCapture(t *testing.T) {
 		}
 		out := runTool(t, inv, dir, w)
 		t.Logf("%s: %s", c.file, strings.Join(inv.Argv, " "))
-		if err := os.WriteFile(filepath.Join(captured, c.file), out, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dest, c.file), out, 0o644); err != nil {
 			t.Fatal(err)
 		}
+		if !*capture {
+			sameReading(t, c.file, out, readCaptured(t, c.file))
+		}
+	}
+	if !*capture {
+		return
 	}
 	var versions []string
 	for _, argv := range [][]string{{"wrk", "-v"}, {"iperf3", "--version"}, {"proxychains4", "--version"}, {"tinyproxy", "-v"}, {"nginx", "-v"}} {
@@ -152,6 +161,31 @@ func TestCapture(t *testing.T) {
 	}
 	if err := os.WriteFile(filepath.Join(captured, "VERSIONS"), []byte(strings.Join(versions, "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// sameReading checks that a fresh output of a tool parses as the
+// captured one did.
+func sameReading(t *testing.T, file string, fresh, old []byte) {
+	t.Helper()
+	var d Driver = Wrk{}
+	if strings.HasPrefix(file, "iperf3") {
+		d = Iperf3{}
+	}
+	mf, errf := d.Parse(fresh)
+	mo, erro := d.Parse(old)
+	if (errf == nil) != (erro == nil) {
+		t.Errorf("%s: the tool's output now parses with error %v; the captured one with %v\n%s", file, errf, erro, fresh)
+		return
+	}
+	if errf != nil {
+		return
+	}
+	has := func(m Measurement) string {
+		return fmt.Sprintf("requests %t, bytes %t, timeouts %t", m.Requests > 0, m.Bytes > 0, m.Timeouts > 0)
+	}
+	if has(mf) != has(mo) {
+		t.Errorf("%s: the tool's output now reads %s; the captured one %s\n%s", file, has(mf), has(mo), fresh)
 	}
 }
 
