@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"bench/internal/golden"
 	"bench/scenarios"
 )
 
@@ -87,23 +88,7 @@ func TestGolden(t *testing.T) {
 				if err != nil {
 					t.Fatalf("Plan(%q, %s) = %v", c.Name, m, err)
 				}
-				got := dumpPlan(p)
-				if *update {
-					if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-						t.Fatal(err)
-					}
-					if err := os.WriteFile(path, got, 0o644); err != nil {
-						t.Fatal(err)
-					}
-					return
-				}
-				want, err := os.ReadFile(path)
-				if err != nil {
-					t.Fatalf("read golden file (go test ./proxies -run TestGolden -update writes it): %v", err)
-				}
-				if !bytes.Equal(got, want) {
-					t.Errorf("Plan(%q, %s) differs from %s:\n%s", c.Name, m, path, got)
-				}
+				golden.Check(t, path, dumpPlan(p), *update, "go test ./proxies -run TestGolden -update")
 			})
 		}
 	}

@@ -5,12 +5,13 @@ import (
 	"crypto/sha256"
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 	"time"
+
+	goldenfile "bench/internal/golden"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata")
@@ -18,23 +19,7 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 // golden compares got with testdata/name, or rewrites it with -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./scenarios -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (go test ./scenarios -update rewrites it):\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
+	goldenfile.Check(t, filepath.Join("testdata", name), got, *update, "go test ./scenarios -update")
 }
 
 // The topology's addresses, as the harness gives them.

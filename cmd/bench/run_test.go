@@ -71,27 +71,35 @@ func randomPrefix(t *testing.T) string {
 	return "bt-" + hex.EncodeToString(b) + "-"
 }
 
-// TestRunSession runs a short real session across the four modes with the
-// packaged proxies, checks that every column that can serve a scenario's
-// mode wrote an ok row, that the report renders them, and that nothing is
-// left behind.
-func TestRunSession(t *testing.T) {
+// sessionFixture skips unless the test can run sessions, and returns a
+// prefix of its own and an output directory; its cleanup removes what the
+// prefix names and fails the test if anything was left.
+func sessionFixture(t *testing.T, tools ...string) (prefix, out string) {
+	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: network namespaces and cgroups")
 	}
-	for _, tool := range []string{"wrk", "iperf3", "proxychains4", "nginx"} {
+	for _, tool := range tools {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("needs %s: sudo make deps", tool)
 		}
 	}
-	prefix := randomPrefix(t)
-	out := t.TempDir()
+	prefix = randomPrefix(t)
 	t.Cleanup(func() {
 		harness.Clean(prefix)
 		if l := leftovers(t, prefix); len(l) > 0 {
 			t.Errorf("left behind: %v", l)
 		}
 	})
+	return prefix, t.TempDir()
+}
+
+// TestRunSession runs a short real session across the four modes with the
+// packaged proxies, checks that every column that can serve a scenario's
+// mode wrote an ok row, that the report renders them, and that nothing is
+// left behind.
+func TestRunSession(t *testing.T) {
+	prefix, out := sessionFixture(t, "wrk", "iperf3", "proxychains4", "nginx")
 	const scenarioList = "http-ka-1k,http-ka-1m,connect-ka-1k,connect-stream1-down,socks-close-1k,socks-stream16,relay-ka-1k,relay-stream1"
 	var stdout, stderr bytes.Buffer
 	err := dispatch(&stdout, &stderr, []string{"run",
@@ -194,20 +202,7 @@ func TestRunSession(t *testing.T) {
 // Ctrl-C would, checks that it tore everything down and kept the finished
 // run, then resumes it and checks that only the missing runs were done.
 func TestRunInterruptResume(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: network namespaces and cgroups")
-	}
-	if _, err := exec.LookPath("wrk"); err != nil {
-		t.Skip("needs wrk: sudo make deps")
-	}
-	prefix := randomPrefix(t)
-	out := t.TempDir()
-	t.Cleanup(func() {
-		harness.Clean(prefix)
-		if l := leftovers(t, prefix); len(l) > 0 {
-			t.Errorf("left behind: %v", l)
-		}
-	})
+	prefix, out := sessionFixture(t, "wrk", "nginx")
 	args := []string{"run", "--scenario", "relay-ka-1k,relay-close-1k", "--proxy", "nginx,no proxy",
 		"--reps", "1", "--duration", "1s", "--warmup", "0s",
 		"--out", out, "--session", "interrupted", "--machine", "m", "--prefix", prefix}
