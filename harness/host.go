@@ -177,6 +177,22 @@ func lockPath(prefix string) string {
 	return filepath.Join(runBase, prefix+"lock")
 }
 
+// ForgetPrefix removes the lock file of a prefix used once, as tests do,
+// so that it leaves nothing in /run. A session never unlinks its lock (a
+// process that opened the old file could then lock it beside a new one);
+// this takes the lock first, so no session holds it while it goes.
+func ForgetPrefix(prefix string) error {
+	f, err := takeLock(prefix)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := os.Remove(lockPath(prefix)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("remove lock: %w", err)
+	}
+	return nil
+}
+
 // takeLock takes the prefix's lock without waiting.
 func takeLock(prefix string) (*os.File, error) {
 	p := lockPath(prefix)

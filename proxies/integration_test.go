@@ -681,13 +681,18 @@ func namespaceWorld(t *testing.T) (*world, *harness.Host) {
 	t.Helper()
 	n, _ := rand.Int(rand.Reader, big.NewInt(1<<20))
 	dir := privateDir(t) // squid and tinyproxy, as their users, reach it
-	h, err := harness.NewHost(harness.HostConfig{Prefix: fmt.Sprintf("bpx%05x-", n.Int64()), RunDir: dir})
+	prefix := fmt.Sprintf("bpx%05x-", n.Int64())
+	h, err := harness.NewHost(harness.HostConfig{Prefix: prefix, RunDir: dir})
 	if err != nil {
+		harness.ForgetPrefix(prefix)
 		t.Fatalf("harness.NewHost: %v", err)
 	}
 	t.Cleanup(func() {
 		if err := h.Close(); err != nil {
 			t.Errorf("close the host: %v", err)
+		}
+		if err := harness.ForgetPrefix(prefix); err != nil {
+			t.Errorf("forget prefix: %v", err)
 		}
 	})
 	client, origin := h.Namespace(harness.RoleClient), h.Namespace(harness.RoleOrigin)

@@ -36,6 +36,19 @@ func leftovers(t *testing.T, prefix string) []string {
 			}
 		}
 	}
+	if ents, err := os.ReadDir("/run"); err == nil {
+		for _, e := range ents {
+			if !strings.HasPrefix(e.Name(), prefix) {
+				continue
+			}
+			// The lock file stays while the prefix is in use; empty,
+			// it records nothing left behind.
+			if info, err := e.Info(); err == nil && e.Name() == prefix+"lock" && info.Size() == 0 {
+				continue
+			}
+			found = append(found, "/run/"+e.Name())
+		}
+	}
 	if ents, err := os.ReadDir("/sys/class/net"); err == nil {
 		for _, e := range ents {
 			if strings.HasPrefix(e.Name(), prefix) {
@@ -87,8 +100,14 @@ func sessionFixture(t *testing.T, tools ...string) (prefix, out string) {
 	prefix = randomPrefix(t)
 	t.Cleanup(func() {
 		harness.Clean(prefix)
+		if err := harness.ForgetPrefix(prefix); err != nil {
+			t.Errorf("forget prefix: %v", err)
+		}
 		if l := leftovers(t, prefix); len(l) > 0 {
 			t.Errorf("left behind: %v", l)
+		}
+		if _, err := os.Stat("/run/" + prefix + "lock"); err == nil {
+			t.Errorf("left behind: /run/%slock", prefix)
 		}
 	})
 	return prefix, t.TempDir()
