@@ -165,6 +165,19 @@ func fdNeed(conns int, per float64) int64 {
 	return int64(math.Ceil(float64(conns)*per)) + fdReserve
 }
 
+// ProxyDescriptors is what a proxy needs for conns connections, splicing
+// or not; ClientDescriptors what the load tool needs. bench run refuses a
+// plan that needs more than the limit, bench check reports the same.
+func ProxyDescriptors(conns int, splice bool) int64 {
+	if splice {
+		return fdNeed(conns, fdsSplice)
+	}
+	return fdNeed(conns, fdsCopy)
+}
+
+// ClientDescriptors is what the load tool needs for conns connections.
+func ClientDescriptors(conns int) int64 { return fdNeed(conns, fdsClient) }
+
 // fdAllows is how many connections a limit allows at per descriptors each.
 func fdAllows(limit uint64, per float64) int64 {
 	return max(int64(float64(int64(limit)-fdReserve)/per), 0)

@@ -32,6 +32,7 @@ func Clean(prefix string) ([]string, error) {
 	if geteuid() != 0 {
 		return nil, errors.New("not root: removing namespaces and cgroups needs root; run with sudo")
 	}
+	_, statErr := os.Stat(lockPath(prefix))
 	lock, err := takeLock(prefix)
 	if err != nil {
 		return nil, err
@@ -40,6 +41,11 @@ func Clean(prefix string) ([]string, error) {
 	removed, err := clean(prefix)
 	if err == nil {
 		err = clearLock(lock)
+	}
+	if errors.Is(statErr, os.ErrNotExist) {
+		// No session ever used the prefix: leave no lock file made
+		// only to look (it is held, so no session can be using it).
+		os.Remove(lockPath(prefix))
 	}
 	return removed, err
 }

@@ -89,6 +89,9 @@ type lockState struct {
 
 var prefixRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,12}$`)
 
+// ValidatePrefix checks a prefix before anything is named after it.
+func ValidatePrefix(prefix string) error { return validatePrefix(prefix) }
+
 // validatePrefix checks a prefix fits link names and file names.
 func validatePrefix(prefix string) error {
 	if !prefixRE.MatchString(prefix) {

@@ -22,13 +22,15 @@ import (
 	"time"
 
 	"github.com/vishvananda/netlink"
+
+	"bench/internal/testenv"
 )
 
 // skipUnlessRoot skips tests that make namespaces and cgroups.
 func skipUnlessRoot(t testing.TB) {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("needs root: makes network namespaces and cgroups")
+		testenv.Skip(t, "needs root: makes network namespaces and cgroups")
 	}
 }
 
@@ -50,7 +52,7 @@ func testLayout(t testing.TB) Layout {
 	}
 	l, err := DefaultLayout(online)
 	if err != nil {
-		t.Skipf("needs 2 CPUs or more: %v", err)
+		testenv.Skip(t, "needs 2 CPUs or more: %v", err)
 	}
 	return l
 }

@@ -529,12 +529,13 @@ func (s *Session) load(ctx context.Context, r RunSpec, t scenarios.Target, windo
 		return m, ended, fmt.Errorf("%s still ran %s after its %s window and was stopped", drv.Tool(), FormatDuration(grace), window)
 	case runErr != nil:
 		log, _ := os.ReadFile(filepath.Join(dir, drv.Tool()+".log"))
+		// runErr names the program; the log's end says why.
 		if tail := lastLines(string(log), 3); tail != "" {
-			return m, ended, fmt.Errorf("%s: %w: %s", drv.Tool(), runErr, tail)
+			return m, ended, fmt.Errorf("%w: %s", runErr, tail)
 		}
-		return m, ended, fmt.Errorf("%s: %w", drv.Tool(), runErr)
+		return m, ended, runErr
 	}
-	return m, ended, fmt.Errorf("%s output: %w", drv.Tool(), err)
+	return m, ended, err // the parsers name the tool's output
 }
 
 // errorNote speaks of a run's errors when they are more than 1% of its

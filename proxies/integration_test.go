@@ -28,6 +28,7 @@ import (
 	"github.com/vishvananda/netns"
 
 	"bench/harness"
+	"bench/internal/testenv"
 	"bench/proxies"
 	"bench/scenarios"
 )
@@ -57,7 +58,7 @@ func randomBytes(n int) []byte {
 func skipUnlessRoot(t *testing.T) {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("needs root: proxies bind ports 80 and 443 and drop to their own users")
+		testenv.Skip(t, "needs root: proxies bind ports 80 and 443 and drop to their own users")
 	}
 }
 
@@ -249,7 +250,7 @@ func exchangeAll(t *testing.T, w *world) {
 		}
 	}
 	if ran == 0 {
-		t.Skip("no proxy found on this machine: apt-get install nginx-light libnginx-mod-stream haproxy squid tinyproxy dante-server stunnel4")
+		testenv.Skip(t, "no proxy found on this machine: sudo make deps")
 	}
 }
 

@@ -14,13 +14,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"bench/internal/testenv"
 )
 
 // skipUnlessRoot skips a test that binds the origin's ports below 1024.
 func skipUnlessRoot(t *testing.T) {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("test binds ports 80 and 443 on loopback: run as root")
+		testenv.Skip(t, "test binds ports 80 and 443 on loopback: run as root")
 	}
 }
 
@@ -28,7 +30,7 @@ func skipUnlessRoot(t *testing.T) {
 func needTool(t *testing.T, name string) {
 	t.Helper()
 	if _, err := exec.LookPath(name); err != nil {
-		t.Skipf("%s not installed: %v", name, err)
+		testenv.Skip(t, "%s not installed: %v", name, err)
 	}
 }
 

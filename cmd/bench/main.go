@@ -41,6 +41,9 @@ func usage(w io.Writer) {
 // errUsage is returned after usage has been printed; main exits 2.
 var errUsage = errors.New("usage")
 
+// usageError is a wrong command line: main prints it and exits 2.
+type usageError struct{ error }
+
 func dispatch(stdout, stderr io.Writer, args []string) error {
 	if len(args) == 0 {
 		usage(stderr)
@@ -57,14 +60,17 @@ func dispatch(stdout, stderr io.Writer, args []string) error {
 		}
 	}
 	usage(stderr)
-	return fmt.Errorf("unknown command %q", args[0])
+	return usageError{fmt.Errorf("unknown command %q", args[0])}
 }
 
 func main() {
 	err := dispatch(os.Stdout, os.Stderr, os.Args[1:])
 	switch {
 	case err == nil:
-	case errors.Is(err, errUsage), errors.Is(err, flag.ErrHelp):
+	case errors.Is(err, flag.ErrHelp), errors.Is(err, errUsage):
+		os.Exit(2)
+	case errors.As(err, new(usageError)):
+		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
 		os.Exit(2)
 	default:
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)

@@ -74,8 +74,11 @@ func runSession(stdout, stderr io.Writer, args []string, resuming bool) error {
 	if *window < time.Second {
 		return fmt.Errorf("--duration %s: need at least 1s", *window)
 	}
-	if *proxyCPU < 0 {
-		return fmt.Errorf("--proxy-cpu %g: must be positive", *proxyCPU)
+	if *warmup < 0 {
+		return fmt.Errorf("--warmup %s: want 0 (none) or more", *warmup)
+	}
+	if err := harness.ValidatePrefix(*prefix); err != nil {
+		return fmt.Errorf("--prefix: %w", err)
 	}
 
 	scs, err := scenarios.Select(*scenario)
@@ -99,6 +102,9 @@ func runSession(stdout, stderr io.Writer, args []string, resuming bool) error {
 	if err != nil {
 		return err
 	}
+	if *proxyCPU < 0 || *proxyCPU > float64(len(layout.Proxy)) {
+		return fmt.Errorf("--proxy-cpu %g: want 0 (none) up to the proxy's %d CPUs", *proxyCPU, len(layout.Proxy))
+	}
 	if *machine == "" {
 		*machine = harness.DefaultMachineLabel()
 	}
@@ -119,8 +125,11 @@ func runSession(stdout, stderr io.Writer, args []string, resuming bool) error {
 	if err != nil {
 		return err
 	}
-	printPlan(stderr, cfg, runs, skipped, done)
-	if err := checkFit(cfg, runs); err != nil {
+	if len(runs) == 0 {
+		return fmt.Errorf("no runs: none of the columns serves the modes of the scenarios chosen (bench list shows which column serves which mode)")
+	}
+	printPlan(stderr, cfg, runs, skipped, done, *dryRun)
+	if err := checkFit(runs); err != nil {
 		return err
 	}
 	if *dryRun {
@@ -143,7 +152,14 @@ func runSession(stdout, stderr io.Writer, args []string, resuming bool) error {
 	closeErr := s.Close()
 	if execErr != nil {
 		if ctx.Err() != nil {
-			fmt.Fprintf(stderr, "\ninterrupted: the runs done are in %s; continue with: sudo bench run --resume --session %s --out %s\n", s.CSVPath, cfg.ID, cfg.OutDir)
+			again := fmt.Sprintf("sudo bench run --resume --session %s --out %s", cfg.ID, cfg.OutDir)
+			if cfg.Host.Prefix != harness.DefaultPrefix {
+				again += " --prefix " + cfg.Host.Prefix
+			}
+			if cfg.Host.CgroupParent != "" {
+				again += " --cgroup-parent " + cfg.Host.CgroupParent
+			}
+			fmt.Fprintf(stderr, "\ninterrupted: the runs done are in %s; continue with: %s\n", s.CSVPath, again)
 			return errors.Join(errors.New("interrupted"), closeErr)
 		}
 		return errors.Join(execErr, closeErr)
@@ -188,38 +204,58 @@ func loadColumns(file, names string) ([]proxies.Column, error) {
 		all = append(all, c.Name)
 	}
 	var picked []proxies.Column
+	seen := map[string]bool{}
 	for _, n := range strings.Split(names, ",") {
 		n = strings.TrimSpace(n)
 		c, ok := byName[n]
 		if !ok {
 			return nil, fmt.Errorf("--proxy: no column %q (columns: %s)", n, strings.Join(all, ", "))
 		}
+		if seen[n] {
+			continue
+		}
+		seen[n] = true
 		picked = append(picked, c)
 	}
 	return picked, nil
 }
 
-func printPlan(w io.Writer, cfg harness.SessionConfig, runs []harness.RunSpec, skipped int, done map[harness.RunKey]bool) {
+func printPlan(w io.Writer, cfg harness.SessionConfig, runs []harness.RunSpec, skipped int, done map[harness.RunKey]bool, dryRun bool) {
 	todo := 0
+	used := map[string]bool{}
 	for _, r := range runs {
+		used[r.Column.Name] = true
 		if !done[r.Key()] {
 			todo++
 		}
 	}
-	var names []string
+	var names, idle []string
 	for _, c := range cfg.Columns {
-		names = append(names, c.Name)
+		if used[c.Name] {
+			names = append(names, c.Name)
+		} else {
+			idle = append(idle, c.Name)
+		}
 	}
-	fmt.Fprintf(w, "session %s on %q: %d scenarios x %d columns x %d reps = %d runs",
-		cfg.ID, cfg.Machine, len(cfg.Scenarios), len(cfg.Columns), cfg.Reps, len(runs))
+	fmt.Fprintf(w, "session %s on %q: %s x %s x %s = %s",
+		cfg.ID, cfg.Machine, plural(len(cfg.Scenarios), "scenario"), plural(len(names), "column"),
+		plural(cfg.Reps, "rep"), plural(len(runs), "run"))
 	if skipped > 0 {
-		fmt.Fprintf(w, " (%d scenario x column pairs skipped: mode not served)", skipped)
+		fmt.Fprintf(w, " (%s skipped: mode not served)", plural(skipped, "scenario x column pair"))
 	}
 	fmt.Fprintln(w)
 	if done := len(runs) - todo; done > 0 {
 		fmt.Fprintf(w, "resuming: %d runs done, %d to go\n", done, todo)
 	}
+	var scs []string
+	for _, sc := range cfg.Scenarios {
+		scs = append(scs, sc.Name)
+	}
+	fmt.Fprintf(w, "scenarios: %s\n", strings.Join(scs, ", "))
 	fmt.Fprintf(w, "columns: %s\n", strings.Join(names, ", "))
+	if len(idle) > 0 {
+		fmt.Fprintf(w, "not run (no scenario in their modes): %s\n", strings.Join(idle, ", "))
+	}
 	fmt.Fprintf(w, "cpus: %s", cfg.Host.Layout)
 	if cfg.Host.ProxyCPUQuota > 0 {
 		fmt.Fprintf(w, ", proxy quota %g CPU", cfg.Host.ProxyCPUQuota)
@@ -232,31 +268,40 @@ func printPlan(w io.Writer, cfg harness.SessionConfig, runs []harness.RunSpec, s
 	fmt.Fprintf(w, "each run: %s warm-up + %s window; estimated %s\n",
 		cfg.Warmup, cfg.Window, harness.FormatDuration(est))
 	csvPath, _ := harness.SessionPaths(cfg.OutDir, cfg.Machine, cfg.ID)
+	if dryRun {
+		fmt.Fprintf(w, "would write %s\n", csvPath)
+		return
+	}
 	fmt.Fprintf(w, "writing %s\n\n", csvPath)
 }
 
+// plural says "1 run", "2 runs".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
 // checkFit says before anything starts what cannot fit this machine: a
-// load with more connections than the descriptor limit gives a process.
-// The client holds a socket per connection; the proxy two, and a pair of
-// pipes per direction more when it splices (haproxy: about 2.5 in all).
-func checkFit(cfg harness.SessionConfig, runs []harness.RunSpec) error {
+// load with more connections than the descriptor limit gives a process
+// (the client's and the proxy's counted as bench check counts them).
+func checkFit(runs []harness.RunSpec) error {
 	limit, err := harness.NofileLimit()
 	if err != nil {
 		return err
 	}
-	const spare = 64 // the process's own files, listeners, logs
 	var errs []error
 	seen := map[string]bool{}
 	for _, r := range runs {
 		conns := r.Scenario.Load.Conns
-		perConn := 2
-		if r.Column.Group == proxies.Splice {
-			perConn = 6
-		}
 		for _, need := range []struct {
 			who string
-			n   int
-		}{{"the client", conns + spare}, {r.Column.Name, conns*perConn + spare}} {
+			n   int64
+		}{
+			{"the client", harness.ClientDescriptors(conns)},
+			{r.Column.Name, harness.ProxyDescriptors(conns, r.Column.Group == proxies.Splice)},
+		} {
 			key := r.Scenario.Name + "\x00" + need.who
 			if uint64(need.n) > limit && !seen[key] {
 				seen[key] = true

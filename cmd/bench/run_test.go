@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"bench/harness"
+	"bench/internal/testenv"
 	"bench/proxies"
 	"bench/report"
 	"bench/scenarios"
@@ -90,11 +91,11 @@ func randomPrefix(t *testing.T) string {
 func sessionFixture(t *testing.T, tools ...string) (prefix, out string) {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("needs root: network namespaces and cgroups")
+		testenv.Skip(t, "needs root: network namespaces and cgroups")
 	}
 	for _, tool := range tools {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("needs %s: sudo make deps", tool)
+			testenv.Skip(t, "needs %s: sudo make deps", tool)
 		}
 	}
 	prefix = randomPrefix(t)
