@@ -1,6 +1,7 @@
 package report
 
 import (
+	"slices"
 	"strings"
 
 	"gonum.org/v1/gonum/stat"
@@ -23,7 +24,7 @@ func combinedTables(rows []*Row) []Table {
 	var ids []string
 	for _, m := range machines {
 		s := sessions(byMachine[m])[0]
-		if !contains(ids, s.id) {
+		if !slices.Contains(ids, s.id) {
 			ids = append(ids, s.id)
 		}
 		kept = append(kept, s.rows...)
@@ -65,8 +66,7 @@ func combinedTable(machines []string, sessionIDs string, rows []*Row) Table {
 		spreads := make([]*spread, len(g.cols))
 		for i, c := range g.cols {
 			var parts []string
-			var meds, lows, highs []float64
-			all := []float64{}
+			var meds, lows, highs, all []float64
 			for _, m := range machines {
 				var runs []*Row
 				for _, r := range g.runs[[2]string{k, c.proxy}] {
@@ -85,16 +85,16 @@ func combinedTable(machines []string, sessionIDs string, rows []*Row) Table {
 			}
 			// the average and its range: from the average of each
 			// machine's slowest run to that of the fastest
-			sp := &spread{eligible: c.group != "baseline", group: c.group}
+			avg := summary{runs: all}
 			if len(meds) == len(machines) {
-				sp.ok = true
-				sp.value, sp.low, sp.high = stat.Mean(meds, nil), stat.Mean(lows, nil), stat.Mean(highs, nil)
-				parts = append(parts, fixed(sp.value, 1))
+				avg.ok = true
+				avg.med, avg.low, avg.high = stat.Mean(meds, nil), stat.Mean(lows, nil), stat.Mean(highs, nil)
+				parts = append(parts, fixed(avg.med, 1))
 			} else {
 				parts = append(parts, "–")
 			}
-			spreads[i] = sp
-			cells[i] = cellOf(c, summary{ok: sp.ok, med: sp.value, runs: all}, strings.Join(parts, " / "))
+			spreads[i] = newSpread(c.group, avg)
+			cells[i] = cellOf(c, avg, strings.Join(parts, " / "))
 		}
 		markCells(cells, spreads, false)
 		t.Rows = append(t.Rows, TableRow{Label: unitLabel(g.labels[k]), Cells: cells})

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"math"
 	"sort"
 
 	"gonum.org/v1/gonum/stat"
@@ -38,14 +39,7 @@ type spread struct {
 // one cell reaches the slowest run of the best. The slack absorbs the
 // rounding of figures computed from the same integers in different orders.
 func reaches(high, bestLow float64) bool {
-	return high >= bestLow-1e-9*abs(bestLow)
-}
-
-func abs(v float64) float64 {
-	if v < 0 {
-		return -v
-	}
-	return v
+	return high >= bestLow-1e-9*math.Abs(bestLow)
 }
 
 // threshold returns the slowest run of the best cell among those in(c)
@@ -75,30 +69,30 @@ func threshold(cells []*spread, in func(*spread) bool) (float64, bool) {
 // only the star is decided, and a starred cell is bold too. The baseline
 // takes no part.
 func markRow(cells []*spread, starOnly bool) {
-	all := func(*spread) bool { return true }
-	if low, ok := threshold(cells, all); ok {
-		for _, c := range cells {
-			if c.ok && c.eligible && reaches(c.high, low) {
-				c.star = true
-				if starOnly {
-					c.bold = true
-				}
-			}
+	markBest(cells, func(*spread) bool { return true }, func(c *spread) {
+		c.star = true
+		if starOnly {
+			c.bold = true
 		}
-	}
+	})
 	if starOnly {
 		return
 	}
 	for _, g := range []string{"copy", "splice"} {
-		in := func(c *spread) bool { return c.group == g }
-		low, ok := threshold(cells, in)
-		if !ok {
-			continue
-		}
-		for _, c := range cells {
-			if c.ok && c.eligible && in(c) && reaches(c.high, low) {
-				c.bold = true
-			}
+		markBest(cells, func(c *spread) bool { return c.group == g }, func(c *spread) { c.bold = true })
+	}
+}
+
+// markBest applies mark to each cell among those in(c) accepts whose
+// fastest run reaches the slowest run of the best of them.
+func markBest(cells []*spread, in func(*spread) bool, mark func(*spread)) {
+	low, ok := threshold(cells, in)
+	if !ok {
+		return
+	}
+	for _, c := range cells {
+		if c.ok && c.eligible && in(c) && reaches(c.high, low) {
+			mark(c)
 		}
 	}
 }

@@ -23,8 +23,7 @@ func handSpreads(cells []hand) []*spread {
 			}
 			s = summarize(rows, kreqs)
 		}
-		out[i] = &spread{ok: s.ok, value: s.med, low: s.low, high: s.high,
-			eligible: c.group != "baseline", group: c.group}
+		out[i] = newSpread(c.group, s)
 	}
 	return out
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -170,7 +171,7 @@ func (p *rowParser) oneOf(name string, allowed []string, what string) string {
 func (p *rowParser) number(name string, isInt bool) (float64, int64, bool) {
 	s, present := p.field(name)
 	if s == "" {
-		if present && !p.failed && isRequired(name) {
+		if present && !p.failed && slices.Contains(required, name) {
 			p.fail(name, "is empty")
 		}
 		return 0, 0, false
@@ -199,15 +200,6 @@ func (p *rowParser) int(name string) int64 {
 	return v
 }
 
-func isRequired(name string) bool {
-	for _, c := range required {
-		if c == name {
-			return true
-		}
-	}
-	return false
-}
-
 func (p *rowParser) parse() Row {
 	var r Row
 	r.Status = p.oneOf("status", []string{"ok", "failed"}, "status")
@@ -228,7 +220,7 @@ func (p *rowParser) parse() Row {
 		r.Started = t
 	}
 	r.Seconds = p.float("seconds")
-	if !p.failed && r.Seconds <= 0 && p.err == nil {
+	if !p.failed && r.Seconds <= 0 {
 		p.fail("seconds", "%v is not a positive length of a window", r.Seconds)
 	}
 	r.Requests = p.int("requests")

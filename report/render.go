@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -31,25 +30,31 @@ type Options struct {
 // Render writes the tables of rows to w. Nothing is written unless the
 // whole report could be built.
 func Render(w io.Writer, rows []Row, opt Options) error {
-	switch opt.Format {
-	case "", FormatMarkdown, FormatTSV, FormatJSON:
-	default:
-		return fmt.Errorf("unknown format %q (want %s, %s or %s)", opt.Format, FormatMarkdown, FormatTSV, FormatJSON)
+	if err := checkFormat(opt.Format); err != nil {
+		return err
 	}
 	tables, err := Tables(rows, opt)
 	if err != nil {
 		return err
 	}
-	var buf bytes.Buffer
-	if err := Write(&buf, tables, opt.Format); err != nil {
-		return err
-	}
-	_, err = w.Write(buf.Bytes())
-	return err
+	return Write(w, tables, opt.Format)
 }
 
-// Write writes tables to w in format.
+// checkFormat rejects a format other than those of Options.Format.
+func checkFormat(f string) error {
+	switch f {
+	case "", FormatMarkdown, FormatTSV, FormatJSON:
+		return nil
+	}
+	return fmt.Errorf("unknown format %q (want %s, %s or %s)", f, FormatMarkdown, FormatTSV, FormatJSON)
+}
+
+// Write writes tables to w in format, in one write: nothing is written
+// unless every table could be rendered.
 func Write(w io.Writer, tables []Table, format string) error {
+	if err := checkFormat(format); err != nil {
+		return err
+	}
 	switch format {
 	case FormatJSON:
 		enc := json.NewEncoder(w)
@@ -62,21 +67,19 @@ func Write(w io.Writer, tables []Table, format string) error {
 		}{tables})
 	case FormatTSV:
 		return writeText(w, tables, false)
-	case "", FormatMarkdown:
-		return writeText(w, tables, true)
 	}
-	return fmt.Errorf("unknown format %q (want %s, %s or %s)", format, FormatMarkdown, FormatTSV, FormatJSON)
+	return writeText(w, tables, true)
 }
 
 // writeText writes the tables with their headings, in markdown or as
 // the seeds' tab-separated text.
 func writeText(w io.Writer, tables []Table, md bool) error {
-	bw := bufio.NewWriter(w)
+	var buf bytes.Buffer
 	heading := func(level int, s string) {
 		if md {
-			bw.WriteString(strings.Repeat("#", level) + " ")
+			buf.WriteString(strings.Repeat("#", level) + " ")
 		}
-		bw.WriteString(s + "\n\n")
+		buf.WriteString(s + "\n\n")
 	}
 	var session, family, machine string
 	for i, t := range tables {
@@ -96,16 +99,17 @@ func writeText(w io.Writer, tables []Table, md bool) error {
 			heading(4, t.Title)
 		}
 		if md {
-			if err := writeMarkdown(bw, t); err != nil {
+			if err := writeMarkdown(&buf, t); err != nil {
 				return err
 			}
 		} else {
-			writeTSV(bw, t)
+			writeTSV(&buf, t)
 		}
-		bw.WriteString("\n")
-		writeFailed(bw, t.Failed, md)
+		buf.WriteString("\n")
+		writeFailed(&buf, t.Failed, md)
 	}
-	return bw.Flush()
+	_, err := w.Write(buf.Bytes())
+	return err
 }
 
 // withBars inserts a ‖ wherever the group changes between columns.
@@ -121,7 +125,7 @@ func withBars(groups []string, corner string, cells []string) []string {
 	return out
 }
 
-func writeTSV(w *bufio.Writer, t Table) {
+func writeTSV(w *bytes.Buffer, t Table) {
 	w.WriteString(strings.Join(withBars(t.Groups, t.Corner, t.Columns), "\t"))
 	w.WriteString("\n")
 	texts := make([]string, 0, len(t.Columns))
@@ -135,20 +139,13 @@ func writeTSV(w *bufio.Writer, t Table) {
 	}
 }
 
-// markdownCell is a cell in markdown: the figure, bold when marked, then
-// ‡ and *: "**35.0** ‡ *".
+// markdownCell is a cell in markdown: its text with the figure in bold
+// when marked: "**35.0** ‡ *".
 func markdownCell(c Cell) string {
-	s := c.figure
-	if c.Bold {
-		s = "**" + s + "**"
+	if !c.Bold {
+		return c.Text
 	}
-	if c.Bound {
-		s += " ‡"
-	}
-	if c.Star {
-		s += " *"
-	}
-	return s
+	return "**" + c.figure + "**" + c.Text[len(c.figure):]
 }
 
 var mdEscaper = strings.NewReplacer("|", `\|`)
@@ -182,7 +179,7 @@ func writeMarkdown(w io.Writer, t Table) error {
 	return nil
 }
 
-func writeFailed(w *bufio.Writer, failed []Failure, md bool) {
+func writeFailed(w *bytes.Buffer, failed []Failure, md bool) {
 	if len(failed) == 0 {
 		return
 	}

@@ -58,11 +58,10 @@ type Row struct {
 
 // Record formats r as a CSV record in the order of Header.
 func (r Row) Record() []string {
-	f := func(v float64, prec int) string { return strconv.FormatFloat(v, 'f', prec, 64) }
 	i := func(v int64) string { return strconv.FormatInt(v, 10) }
 	p50, p99 := "", ""
 	if r.HasLatency {
-		p50, p99 = f(r.P50Ms, 3), f(r.P99Ms, 3)
+		p50, p99 = fixed(r.P50Ms, 3), fixed(r.P99Ms, 3)
 	}
 	started := ""
 	if !r.Started.IsZero() {
@@ -70,11 +69,11 @@ func (r Row) Record() []string {
 	}
 	return []string{
 		r.Machine, r.Session, r.Proxy, r.Kind, r.Group, r.Mode, r.Load, strconv.Itoa(r.Rep),
-		started, f(r.Seconds, 3), i(r.Requests), i(r.Bytes), i(r.Errors), i(r.Timeouts),
+		started, fixed(r.Seconds, 3), i(r.Requests), i(r.Bytes), i(r.Errors), i(r.Timeouts),
 		p50, p99,
-		f(r.CPUProxy, 3), f(r.CPUClient, 3), f(r.CPUOrigin, 3),
-		f(r.BusyProxy, 4), f(r.BusyClient, 4), f(r.BusyOrigin, 4),
-		f(r.ThreadProxy, 4), f(r.ThreadClient, 4), f(r.ThreadOrigin, 4),
+		fixed(r.CPUProxy, 3), fixed(r.CPUClient, 3), fixed(r.CPUOrigin, 3),
+		fixed(r.BusyProxy, 4), fixed(r.BusyClient, 4), fixed(r.BusyOrigin, 4),
+		fixed(r.ThreadProxy, 4), fixed(r.ThreadClient, 4), fixed(r.ThreadOrigin, 4),
 		r.Bound, i(r.PeakMemBytes), r.Status, r.Note,
 	}
 }

@@ -521,7 +521,7 @@ func renderSeed(t *testing.T, s seedTable, format string) (string, []Table) {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	if err := Render(&b, rows, opt); err != nil {
+	if err := Write(&b, tables, format); err != nil {
 		t.Fatal(err)
 	}
 	return b.String(), tables

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -119,7 +120,7 @@ func Tables(runs []Row, opt Options) ([]Table, error) {
 		for _, r := range rows {
 			if r.Session == opt.Session {
 				kept = append(kept, r)
-			} else if !contains(ids, r.Session) {
+			} else if !slices.Contains(ids, r.Session) {
 				ids = append(ids, r.Session)
 			}
 		}
@@ -139,15 +140,6 @@ func Tables(runs []Row, opt Options) ([]Table, error) {
 		return combinedTables(rows), nil
 	}
 	return nil, fmt.Errorf("unknown layout %q (want %s or %s)", opt.Layout, LayoutMachine, LayoutCombined)
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // session is the runs of one session id.
@@ -261,6 +253,17 @@ func (g *grid) header() (names, groups []string) {
 	return names, groups
 }
 
+// column returns the column of proxy.
+func (g *grid) column(proxy string) column {
+	var col column
+	for _, c := range g.cols {
+		if c.proxy == proxy {
+			col = c
+		}
+	}
+	return col
+}
+
 // figures returns f of every ok run that gives a finite figure.
 func figures(runs []*Row, f func(*Row) float64) []float64 {
 	vals := make([]float64, 0, len(runs))
@@ -282,7 +285,7 @@ type summary struct {
 func summarize(runs []*Row, f func(*Row) float64) summary {
 	vals := figures(runs, f)
 	if len(vals) == 0 {
-		return summary{runs: []float64{}}
+		return summary{}
 	}
 	out := append([]float64(nil), vals...)
 	m := median(vals) // sorts vals
@@ -301,9 +304,21 @@ func boundElsewhere(runs []*Row) bool {
 	return len(runs) > 0 && 2*n > len(runs)
 }
 
-// cellOf builds a cell from a summary; figure formats the median.
+// newSpread is what the marking rule knows of a cell of group with the
+// figures s; the baseline takes no part.
+func newSpread(group string, s summary) *spread {
+	return &spread{ok: s.ok, value: s.med, low: s.low, high: s.high,
+		eligible: group != "baseline", group: group}
+}
+
+// cellOf builds a cell from a summary; figure formats the median. Runs is
+// never nil, so that JSON gives a cell without runs as [].
 func cellOf(c column, s summary, figure string) Cell {
-	cell := Cell{Proxy: c.proxy, Group: c.group, Runs: s.runs, figure: figure}
+	runs := s.runs
+	if runs == nil {
+		runs = []float64{}
+	}
+	cell := Cell{Proxy: c.proxy, Group: c.group, Runs: runs, figure: figure}
 	if s.ok {
 		m := s.med
 		cell.Median = &m
@@ -376,8 +391,7 @@ func plainTable(fam, machine string, rows []*Row) Table {
 			}
 			cells[i] = cellOf(c, s, fig)
 			cells[i].Bound = c.group != "baseline" && boundElsewhere(runs)
-			spreads[i] = &spread{ok: s.ok, value: s.med, low: s.low, high: s.high,
-				eligible: c.group != "baseline", group: c.group}
+			spreads[i] = newSpread(c.group, s)
 		}
 		markCells(cells, spreads, starOnly)
 		t.Rows = append(t.Rows, TableRow{Label: unitLabel(g.labels[k]), Cells: cells})
@@ -447,7 +461,7 @@ func tripleTables(fam, machine string, rows []*Row) []Table {
 			s = summarize(runs, f)
 			switch {
 			case baseline:
-				s, fig = summary{runs: []float64{}}, "–"
+				s, fig = summary{}, "–"
 			case !s.ok:
 				fig = "–" + unit
 			case bulk(load):
@@ -463,7 +477,7 @@ func tripleTables(fam, machine string, rows []*Row) []Table {
 			s = summarize(runs, megabytes)
 			fig = "–"
 			if baseline {
-				s = summary{runs: []float64{}}
+				s = summary{}
 			} else if s.ok {
 				fig = thousands(s.med)
 			}
@@ -479,8 +493,9 @@ func tripleTables(fam, machine string, rows []*Row) []Table {
 	return []Table{thr, cpu, mem}
 }
 
-// proxyLabel appends the proxy to a row label when a table holds more than
-// one proxy's rows (stunnel's tables have their directions as columns).
+// proxyLabels returns the row labels of g's scenarios, label's name of
+// each with the proxy appended when a table holds more than one proxy's
+// rows (stunnel's tables have their directions as columns).
 func proxyLabels(g *grid, label func(string) string) []string {
 	out := make([]string, len(g.keys))
 	for i, k := range g.keys {
@@ -506,12 +521,7 @@ func tunnelTable(machine string, rows []*Row) Table {
 	labels := proxyLabels(g, func(s string) string { return s })
 	for i, k := range g.keys {
 		proxy, suite, _ := strings.Cut(k, "\x00")
-		group := ""
-		for _, c := range g.cols {
-			if c.proxy == proxy {
-				group = c.group
-			}
-		}
+		col := g.column(proxy)
 		var cells []Cell
 		for _, dir := range []string{"-up", "-down"} {
 			var runs []*Row
@@ -525,7 +535,7 @@ func tunnelTable(machine string, rows []*Row) Table {
 			if s.ok {
 				fig = fixed(s.med, 2) + " Gbit/s"
 			}
-			cell := cellOf(column{proxy, group}, s, fig)
+			cell := cellOf(col, s, fig)
 			cell.finish()
 			cells = append(cells, cell)
 		}
@@ -551,12 +561,7 @@ func handshakeTable(machine string, rows []*Row) Table {
 	})
 	for i, k := range g.keys {
 		proxy, _, _ := strings.Cut(k, "\x00")
-		var col column
-		for _, c := range g.cols {
-			if c.proxy == proxy {
-				col = c
-			}
-		}
+		col := g.column(proxy)
 		s := summarize(g.runs[[2]string{k, proxy}], reqs)
 		fig := "–"
 		if s.ok {
