@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -12,7 +11,6 @@ import (
 	"slices"
 	"strings"
 	"syscall"
-	"time"
 
 	"bench/scenarios"
 )
@@ -152,11 +150,21 @@ func checkCPUs(layout *Layout) []CheckItem {
 }
 
 func checkDescriptors() CheckItem {
-	var lim syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+	limit, err := NofileLimit()
+	if err != nil {
 		return CheckItem{Name: "descriptor limit", Status: "unreadable", Detail: err.Error()}
 	}
-	return descriptorItem(lim.Max, scenarios.Catalog())
+	return descriptorItem(limit, scenarios.Catalog())
+}
+
+// NofileLimit is the hard limit of open files, which processes started by
+// the harness are raised to.
+func NofileLimit() (uint64, error) {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		return 0, fmt.Errorf("descriptor limit: %w", err)
+	}
+	return lim.Max, nil
 }
 
 // fdNeed is the descriptors a process needs for conns connections at per
@@ -254,22 +262,18 @@ func checkLeftovers(prefix string) CheckItem {
 
 var versionRE = regexp.MustCompile(`\d+\.\d+`)
 
-// CheckBinary looks for a program and asks it for its version with args
-// (none = no arguments); the first line with a version number (1.2) is
-// the version.
-// install says how to get it ("apt-get install wrk").
-func CheckBinary(name string, args []string, install string, required bool) CheckItem {
-	it := CheckItem{Name: name, Required: required}
-	path, err := exec.LookPath(name)
+// CheckBinary looks for a program and asks it for its version; the first
+// line with a version number (1.2) is the version. A missing program's
+// detail says how to install it.
+func CheckBinary(p Program) CheckItem {
+	it := CheckItem{Name: p.Name, Required: p.Required}
+	path, err := exec.LookPath(p.Name)
 	if err != nil {
-		it.Status, it.Detail = "missing", install
+		it.Status, it.Detail = "missing", "apt-get install "+p.Package
 		return it
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	out, _ := exec.CommandContext(ctx, path, args...).CombinedOutput()
 	it.Status, it.OK, it.Detail = "found (no version printed)", true, path
-	for _, line := range strings.Split(string(out), "\n") {
+	for _, line := range strings.Split(versionOutput(p.Version), "\n") {
 		if versionRE.MatchString(line) {
 			it.Status = strings.Join(strings.Fields(line), " ")
 			break

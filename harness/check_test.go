@@ -41,10 +41,10 @@ func TestCheckSystem(t *testing.T) {
 	if it := item(t, CheckSystem(&bad), "CPU layout"); it.OK || !it.Required {
 		t.Errorf("CheckSystem with an offline proxy CPU: %+v; want a required failure", it)
 	}
-	if it := CheckBinary("no-such-tool-here", nil, "apt-get install nothing", true); it.OK || it.Detail != "apt-get install nothing" {
+	if it := CheckBinary(Program{Name: "no-such-tool-here", Package: "nothing", Required: true}); it.OK || it.Detail != "apt-get install nothing" {
 		t.Errorf("CheckBinary(missing) = %+v; want a failure saying how to install it", it)
 	}
-	if it := CheckBinary("sh", []string{"-c", "echo tool 1.2.3"}, "", false); !it.OK || it.Status != "tool 1.2.3" {
+	if it := CheckBinary(Program{Name: "sh", Version: []string{"sh", "-c", "echo tool 1.2.3"}}); !it.OK || it.Status != "tool 1.2.3" {
 		t.Errorf("CheckBinary(sh) = %+v; want status %q", it, "tool 1.2.3")
 	}
 }

@@ -89,9 +89,6 @@ type lockState struct {
 
 var prefixRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,12}$`)
 
-// ValidatePrefix checks a prefix before anything is named after it.
-func ValidatePrefix(prefix string) error { return validatePrefix(prefix) }
-
 // validatePrefix checks a prefix fits link names and file names.
 func validatePrefix(prefix string) error {
 	if !prefixRE.MatchString(prefix) {
@@ -114,34 +111,46 @@ func validateLayout(l Layout, online []int) error {
 	return nil
 }
 
+// Check validates the configuration against the online CPUs, filling in
+// the default prefix and layout: what NewHost checks before it creates
+// anything, for callers that want the errors before they show a plan.
+func (c *HostConfig) Check(online []int) error {
+	if c.Prefix == "" {
+		c.Prefix = DefaultPrefix
+	}
+	if err := validatePrefix(c.Prefix); err != nil {
+		return err
+	}
+	if len(c.Layout.Client)+len(c.Layout.Proxy)+len(c.Layout.Origin) == 0 {
+		l, err := DefaultLayout(online)
+		if err != nil {
+			return err
+		}
+		c.Layout = l
+	} else if err := validateLayout(c.Layout, online); err != nil {
+		return err
+	}
+	if c.ProxyCPUQuota < 0 || c.ProxyCPUQuota > float64(len(c.Layout.Proxy)) {
+		return fmt.Errorf("proxy cpu quota %g: want 0 (none) up to the proxy's %d CPUs", c.ProxyCPUQuota, len(c.Layout.Proxy))
+	}
+	return nil
+}
+
 // NewHost checks its input, takes the prefix's lock, pins this process to
 // the client's CPUs until Close (see pinSelf), removes what a killed
 // session with the same prefix left (see Stale), and builds the topology
 // and the cgroups. A second Host with the same prefix refuses while the
 // first is open. On error it undoes its own work.
 func NewHost(cfg HostConfig) (_ *Host, err error) {
-	if cfg.Prefix == "" {
-		cfg.Prefix = DefaultPrefix
-	}
-	if err := validatePrefix(cfg.Prefix); err != nil {
-		return nil, err
-	}
-	if geteuid() != 0 {
-		return nil, errors.New("not root: network namespaces and cgroups need root; run with sudo")
-	}
 	online, err := OnlineCPUs()
 	if err != nil {
 		return nil, err
 	}
-	if len(cfg.Layout.Client)+len(cfg.Layout.Proxy)+len(cfg.Layout.Origin) == 0 {
-		if cfg.Layout, err = DefaultLayout(online); err != nil {
-			return nil, err
-		}
-	} else if err := validateLayout(cfg.Layout, online); err != nil {
+	if err := cfg.Check(online); err != nil {
 		return nil, err
 	}
-	if cfg.ProxyCPUQuota < 0 || cfg.ProxyCPUQuota > float64(len(cfg.Layout.Proxy)) {
-		return nil, fmt.Errorf("proxy cpu quota %g: want 0 (none) up to the proxy's %d CPUs", cfg.ProxyCPUQuota, len(cfg.Layout.Proxy))
+	if geteuid() != 0 {
+		return nil, errors.New("not root: network namespaces and cgroups need root; run with sudo")
 	}
 	h := &Host{prefix: cfg.Prefix, layout: cfg.Layout, logNames: map[string]int{}, procs: map[*Proc]struct{}{}}
 	if h.lock, err = takeLock(cfg.Prefix); err != nil {

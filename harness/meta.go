@@ -1,11 +1,9 @@
 package harness
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"runtime"
 	"strings"
 	"time"
@@ -58,17 +56,6 @@ type ColumnMeta struct {
 	Version string   `json:"version"`
 }
 
-// LoadTools are the client programs a session runs.
-var LoadTools = []struct {
-	Name, Package string
-	Argv          []string
-}{
-	{"wrk", "wrk", []string{"wrk", "-v"}},
-	{"iperf3", "iperf3", []string{"iperf3", "-v"}},
-	{"proxychains4", "proxychains4", []string{"dpkg-query", "-W", "-f=${Version}", "proxychains4"}},
-	{"openssl", "openssl", []string{"openssl", "version"}},
-}
-
 // DescribeMachine reads the machine's facts from /proc, uname and os-release.
 func DescribeMachine(label string) MachineInfo {
 	m := MachineInfo{Label: label, CPUs: runtime.NumCPU(), Arch: runtime.GOARCH}
@@ -112,45 +99,17 @@ func DefaultMachineLabel() string {
 	return s
 }
 
-// Version runs argv (on the host, with a short deadline) and returns the
-// first line of its output, or "" if it failed.
-func Version(argv []string) string {
-	if len(argv) == 0 {
-		return ""
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	out, _ := exec.CommandContext(ctx, argv[0], argv[1:]...).CombinedOutput()
-	return string(out)
-}
-
 // ColumnVersion is the version string of a column's binary.
 func ColumnVersion(c proxies.Column) string {
 	a, ok := proxies.Lookup(c.Kind)
 	if !ok {
 		return ""
 	}
-	bin := c.Binary
-	if bin == "" {
-		bin = a.DefaultBinary()
-	}
-	argv := a.VersionArgv(bin)
+	argv := a.VersionArgv(proxies.Binary(a, c))
 	if len(argv) == 0 {
 		return ""
 	}
-	return a.ParseVersion([]byte(Version(argv)))
-}
-
-// ToolVersion is the first line of a load tool's version output.
-func ToolVersion(argv []string) string {
-	if argv == nil {
-		return ""
-	}
-	s := strings.TrimSpace(Version(argv))
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	return s
+	return a.ParseVersion([]byte(versionOutput(argv)))
 }
 
 // NewMeta describes a starting session and writes it to path; a resumed
@@ -174,8 +133,10 @@ func NewMeta(cfg SessionConfig, l Layout, path string) (*Meta, error) {
 	m.Reps, m.Window, m.Warmup = cfg.Reps, cfg.Window.String(), cfg.Warmup.String()
 	m.CommandLine = cfg.CommandLine
 	m.Tools = map[string]string{}
-	for _, t := range LoadTools {
-		m.Tools[t.Name] = ToolVersion(t.Argv)
+	for _, p := range Programs {
+		if p.Tool {
+			m.Tools[p.Name] = toolVersion(p)
+		}
 	}
 	m.Columns = nil
 	for _, c := range cfg.Columns {
@@ -220,21 +181,4 @@ func ReadMeta(path string) (*Meta, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return m, nil
-}
-
-// PackagesFor names the Debian packages that install the given programs.
-func PackagesFor(programs []string) []string {
-	pkg := map[string]string{"danted": "dante-server", "stunnel4": "stunnel4", "stunnel": "stunnel4", "nginx": "nginx-light libnginx-mod-stream"}
-	for _, t := range LoadTools {
-		pkg[t.Name] = t.Package
-	}
-	var out []string
-	for _, p := range programs {
-		if n, ok := pkg[p]; ok {
-			out = append(out, n)
-		} else {
-			out = append(out, p)
-		}
-	}
-	return out
 }

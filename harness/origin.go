@@ -43,11 +43,7 @@ func startOrigin(ctx context.Context, h *Host) (o *origin, err error) {
 	}
 	o.plan = scenarios.Origin(dir, OriginAddr, len(h.Layout().Origin))
 	for _, f := range o.plan.Files {
-		p := filepath.Join(dir, f.Path)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return nil, fmt.Errorf("origin file %s: %w", f.Path, err)
-		}
-		if err := os.WriteFile(p, f.Data, 0o644); err != nil {
+		if err := writeFile(filepath.Join(dir, f.Path), f.Data); err != nil {
 			return nil, fmt.Errorf("origin file %s: %w", f.Path, err)
 		}
 	}

@@ -420,9 +420,15 @@ func (h *Host) leads(pgid int, except *Proc) bool {
 // LogTail returns the last n lines of the process's log, for the note of
 // a failed run.
 func (p *Proc) LogTail(n int) string {
-	f, err := os.Open(p.log)
+	return strings.Join(tailLines(p.log, n), "\n")
+}
+
+// tailLines returns the last n lines of the file at path (read from its
+// last 64 KB), none if it cannot be read.
+func tailLines(path string, n int) []string {
+	f, err := os.Open(path)
 	if err != nil {
-		return ""
+		return nil
 	}
 	defer f.Close()
 	const max = 64 << 10
@@ -434,7 +440,7 @@ func (p *Proc) LogTail(n int) string {
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
 	}
-	return strings.Join(lines, "\n")
+	return lines
 }
 
 // WaitReady dials each of addrs (host:port) over TCP from inside role

@@ -10,12 +10,9 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"bench/proxies"
 	"bench/report"
@@ -91,7 +88,7 @@ func Slug(s string) string {
 // Plan computes the runs of cfg and which are already in the session file
 // when resuming. It touches nothing but the file it reads.
 func Plan(cfg SessionConfig) (runs []RunSpec, skipped int, done map[RunKey]bool, err error) {
-	runs, skipped = PlanRuns(cfg.Scenarios, cfg.Columns, cfg.Reps, supports)
+	runs, skipped = PlanRuns(cfg.Scenarios, cfg.Columns, cfg.Reps, proxies.Serves)
 	done = map[RunKey]bool{}
 	if cfg.Resume {
 		csvPath, _ := SessionPaths(cfg.OutDir, cfg.Machine, cfg.ID)
@@ -104,11 +101,6 @@ func Plan(cfg SessionConfig) (runs []RunSpec, skipped int, done map[RunKey]bool,
 		}
 	}
 	return runs, skipped, done, nil
-}
-
-func supports(c proxies.Column, m scenarios.Mode) bool {
-	a, ok := proxies.Lookup(c.Kind)
-	return ok && slices.Contains(proxies.Modes(a, c), m)
 }
 
 // NewSession sets up the host (namespaces, links, cgroups), the origin and
@@ -164,16 +156,13 @@ func (s *Session) tlsDir() string { return filepath.Join(s.host.RunDir(), "tls")
 
 func (s *Session) writePKI() error {
 	dir := s.tlsDir()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("certificates: %w", err)
-	}
 	for name, data := range map[string][]byte{
 		// The proxy's certificate followed by its key, as haproxy wants
 		// it; the CA that signed the origin's, for tls-init.
 		"server.pem": s.pki.CertKeyPEM(), "server.key": s.pki.ServerKey,
-		"origin-ca.pem": scenarios.Origin(s.host.RunDir(), OriginAddr, 1).CA,
+		"origin-ca.pem": scenarios.OriginCA(),
 	} {
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+		if err := writeFile(filepath.Join(dir, name), data); err != nil {
 			return fmt.Errorf("certificates: %w", err)
 		}
 	}
@@ -251,10 +240,7 @@ func (s *Session) prepare(c proxies.Column, m scenarios.Mode, dir string) (proxi
 	}
 	for _, f := range plan.Files {
 		p := filepath.Join(dir, f.Path)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return plan, fmt.Errorf("column %q: %w", c.Name, err)
-		}
-		if err := os.WriteFile(p, f.Data, 0o644); err != nil {
+		if err := writeFile(p, f.Data); err != nil {
 			return plan, fmt.Errorf("column %q: %w", c.Name, err)
 		}
 		if f.Owner != "" {
@@ -264,6 +250,14 @@ func (s *Session) prepare(c proxies.Column, m scenarios.Mode, dir string) (proxi
 		}
 	}
 	return plan, nil
+}
+
+// writeFile writes a file the runs read, making its directory.
+func writeFile(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, data, 0o644)
 }
 
 // chownTo gives the named user the files (and dir), for proxies that drop
@@ -282,12 +276,6 @@ func chownTo(name string, paths ...string) error {
 	}
 	return nil
 }
-
-// Runs returns the session's plan.
-func (s *Session) Runs() []RunSpec { return s.runs }
-
-// Done reports whether a run is already in the session file (resume).
-func (s *Session) Done(r RunSpec) bool { return s.done[r.Key()] }
 
 // Execute runs the plan, appending a row per run, until it ends or ctx is
 // cancelled. A run that fails is recorded as failed and the session goes
@@ -503,7 +491,7 @@ func (s *Session) load(ctx context.Context, r RunSpec, t scenarios.Target, windo
 		return m, ended, err
 	}
 	for name, data := range inv.Files {
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+		if err := writeFile(filepath.Join(dir, name), data); err != nil {
 			return m, ended, err
 		}
 	}
@@ -528,9 +516,8 @@ func (s *Session) load(ctx context.Context, r RunSpec, t scenarios.Target, windo
 	case errors.Is(lctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil:
 		return m, ended, fmt.Errorf("%s still ran %s after its %s window and was stopped", drv.Tool(), FormatDuration(grace), window)
 	case runErr != nil:
-		log, _ := os.ReadFile(filepath.Join(dir, drv.Tool()+".log"))
 		// runErr names the program; the log's end says why.
-		if tail := lastLines(string(log), 3); tail != "" {
+		if tail := strings.TrimSpace(strings.Join(tailLines(filepath.Join(dir, drv.Tool()+".log"), 3), " | ")); tail != "" {
 			return m, ended, fmt.Errorf("%w: %s", runErr, tail)
 		}
 		return m, ended, runErr
@@ -559,18 +546,6 @@ func oneLine(s string) string {
 	return s
 }
 
-func lastLines(s string, n int) string {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return ""
-	}
-	lines := strings.Split(s, "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, " | ")
-}
-
 // Close tears the session down: origin, host (processes, cgroups, links,
 // namespaces, lock), files. It may be called more than once.
 func (s *Session) Close() error {
@@ -586,14 +561,4 @@ func (s *Session) Close() error {
 	}
 	errs = append(errs, s.csv.Close())
 	return errors.Join(errs...)
-}
-
-// NofileLimit is the hard limit of open files, which processes started by
-// the harness are raised to.
-func NofileLimit() (uint64, error) {
-	var lim unix.Rlimit
-	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
-		return 0, fmt.Errorf("descriptor limit: %w", err)
-	}
-	return lim.Max, nil
 }

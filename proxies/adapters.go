@@ -20,9 +20,6 @@ var adapters = []Adapter{
 	Squid{}, Tinyproxy{}, Dante{}, Stunnel{},
 }
 
-// Adapters returns every known adapter, the baseline first.
-func Adapters() []Adapter { return slices.Clone(adapters) }
-
 // Lookup returns the adapter of a kind ("nginx"), or false.
 func Lookup(kind string) (Adapter, bool) {
 	for _, a := range adapters {
@@ -64,9 +61,9 @@ type optioner interface {
 	Options() map[string]string
 }
 
-// KnownOptions returns the options an adapter accepts, with what each
+// knownOptions returns the options an adapter accepts, with what each
 // does; nil when it takes none.
-func KnownOptions(a Adapter) map[string]string {
+func knownOptions(a Adapter) map[string]string {
 	if o, ok := a.(optioner); ok {
 		return o.Options()
 	}
@@ -76,8 +73,8 @@ func KnownOptions(a Adapter) map[string]string {
 // checkPlan is what every Plan does first: the mode is one the kind
 // serves and every option is one it knows. It returns the base mode.
 func checkPlan(a Adapter, c Column, m scenarios.Mode) (scenarios.Mode, error) {
-	if !Supports(a, m) {
-		return "", fmt.Errorf("column %q: %s cannot serve mode %s (it serves %s)", c.Name, a.Kind(), m, modeList(a.Modes()))
+	if err := checkMode(a, c, m); err != nil {
+		return "", err
 	}
 	if err := checkOptions(a, c); err != nil {
 		return "", err
@@ -85,9 +82,17 @@ func checkPlan(a Adapter, c Column, m scenarios.Mode) (scenarios.Mode, error) {
 	return BaseMode(m), nil
 }
 
+// checkMode fails on a mode the kind cannot serve.
+func checkMode(a Adapter, c Column, m scenarios.Mode) error {
+	if !Supports(a, m) {
+		return fmt.Errorf("column %q: %s cannot serve mode %s (it serves %s)", c.Name, a.Kind(), m, modeList(a.Modes()))
+	}
+	return nil
+}
+
 // checkOptions fails on an option the kind does not know.
 func checkOptions(a Adapter, c Column) error {
-	known := KnownOptions(a)
+	known := knownOptions(a)
 	for _, o := range c.Options {
 		if _, ok := known[o]; !ok {
 			return fmt.Errorf("column %q: %s has no option %q%s", c.Name, a.Kind(), o, optionHint(known))
@@ -116,8 +121,8 @@ func modeList(ms []scenarios.Mode) string {
 	return strings.Join(s, ", ")
 }
 
-// binary is the program a column runs.
-func binary(a Adapter, c Column) string {
+// Binary is the program a column runs: its own, or the kind's default.
+func Binary(a Adapter, c Column) string {
 	if c.Binary != "" {
 		return c.Binary
 	}
@@ -204,6 +209,8 @@ type view struct {
 	// some for listeners, logs and the proxy's own files.
 	FDs  int
 	Path func(name string) string // a file in env.Dir
+	// Ready are the listeners, which accept TCP once the proxy serves.
+	Ready []string
 }
 
 // Has reports whether the column has option o.
@@ -215,14 +222,15 @@ func newView(a Adapter, c Column, m scenarios.Mode, env Env) view {
 		maxConns = 1024
 	}
 	v := view{
-		Column: c, Mode: m, Env: env, Binary: binary(a, c),
+		Column: c, Mode: m, Env: env, Binary: Binary(a, c),
 		Hops: relayHops(m, env), Name: serverName(env),
 		MaxConns: maxConns, FDs: 2*maxConns + 64,
 		Path: func(name string) string { return filepath.Join(env.Dir, name) },
 	}
 	v.NameIsIP = net.ParseIP(v.Name) != nil
-	if l := listeners(m, env); len(l) == 1 {
-		v.Listen = l[0]
+	v.Ready = listeners(m, env)
+	if len(v.Ready) == 1 {
+		v.Listen = v.Ready[0]
 	}
 	return v
 }

@@ -115,8 +115,8 @@ func checkColumn(a Adapter, c Column) error {
 		return err
 	}
 	for _, m := range c.Modes {
-		if !Supports(a, m) {
-			return fmt.Errorf("column %q: %s cannot serve mode %s (it serves %s)", c.Name, a.Kind(), m, modeList(a.Modes()))
+		if err := checkMode(a, c, m); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -265,7 +265,7 @@ func Validate(cols []Column, stat func(path string) (fs.FileInfo, error)) error 
 		if c.Kind == "direct" {
 			continue
 		}
-		bin := binary(a, c)
+		bin := Binary(a, c)
 		if bin == "" {
 			bad("%s needs binary=PATH: there is no packaged %s", c.Kind, c.Kind)
 			continue
@@ -284,6 +284,13 @@ func Validate(cols []Column, stat func(path string) (fs.FileInfo, error)) error 
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// Serves reports whether column c is measured in mode m: its kind can
+// serve it (see Supports) and the column's own list, if any, names it.
+func Serves(c Column, m scenarios.Mode) bool {
+	a, ok := Lookup(c.Kind)
+	return ok && Supports(a, m) && (len(c.Modes) == 0 || slices.Contains(c.Modes, m))
 }
 
 // Modes returns the modes measured for column c of kind a: its own list

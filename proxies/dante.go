@@ -42,14 +42,14 @@ func (d Dante) Plan(c Column, m scenarios.Mode, env Env) (Plan, error) {
 	if err != nil {
 		return Plan{}, err
 	}
-	bin := binary(d, c)
+	bin := v.Binary
 	cfg := v.Path("danted.conf")
 	return Plan{
 		Files:    []File{{Path: "danted.conf", Data: conf}},
 		Validate: append([]string{bin, "-V", "-f", cfg}, c.Flags...),
 		// danted stays in the foreground unless given -D.
 		Argv:  append([]string{bin, "-N", "1", "-f", cfg, "-p", v.Path("danted.pid")}, c.Flags...),
-		Ready: listeners(base, env),
+		Ready: v.Ready,
 	}, nil
 }
 

@@ -56,7 +56,7 @@ func (e Envoy) Plan(c Column, m scenarios.Mode, env Env) (Plan, error) {
 		// outlive the namespace and clash between instances.
 		Argv: append(append(append([]string{v.Binary}, common...),
 			"--log-path", v.Path("envoy.log"), "--disable-hot-restart"), c.Flags...),
-		Ready: listeners(base, env),
+		Ready: v.Ready,
 	}, nil
 }
 

@@ -69,14 +69,14 @@ func (h HAProxy) Plan(c Column, m scenarios.Mode, env Env) (Plan, error) {
 	if err != nil {
 		return Plan{}, err
 	}
-	bin := binary(h, c)
+	bin := v.Binary
 	cfg := v.Path("haproxy.cfg")
 	return Plan{
 		Files:    []File{{Path: "haproxy.cfg", Data: conf}},
 		Validate: append([]string{bin, "-c", "-f", cfg}, c.Flags...),
 		// -db: foreground, no daemon; alerts go to standard error.
 		Argv:  append([]string{bin, "-db", "-f", cfg}, c.Flags...),
-		Ready: listeners(base, env),
+		Ready: v.Ready,
 	}, nil
 }
 

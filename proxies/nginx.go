@@ -49,12 +49,12 @@ func (n Nginx) Plan(c Column, m scenarios.Mode, env Env) (Plan, error) {
 	// The prefix stays the distribution's, where its module configs
 	// (load_module modules/...) point; every path here is absolute.
 	args := []string{"-e", v.Path("nginx-error.log"), "-c", v.Path("nginx.conf")}
-	bin := binary(n, c)
+	bin := v.Binary
 	return Plan{
 		Files:    []File{{Path: "nginx.conf", Data: conf}},
 		Validate: append(append([]string{bin}, args...), append([]string{"-t", "-q"}, c.Flags...)...),
 		Argv:     append(append([]string{bin}, args...), c.Flags...),
-		Ready:    listeners(base, env),
+		Ready:    v.Ready,
 	}, nil
 }
 

@@ -14,8 +14,9 @@ import (
 )
 
 // PKI is the TLS material of a session, PEM-encoded: a CA and a server
-// certificate it signed, both ECDSA P-256 as in the seed. The origin and
-// the proxy present the same server certificate.
+// certificate it signed, both ECDSA P-256 as in the seed. The proxy
+// presents it when it ends TLS; the origin presents its own (see
+// scenarios.OriginCA).
 type PKI struct {
 	CACert     []byte // the CA's certificate: what clients and proxies trust
 	ServerCert []byte // the server's certificate

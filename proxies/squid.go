@@ -47,14 +47,14 @@ func (s Squid) Plan(c Column, m scenarios.Mode, env Env) (Plan, error) {
 	if err != nil {
 		return Plan{}, err
 	}
-	bin := binary(s, c)
+	bin := v.Binary
 	cfg := v.Path("squid/squid.conf")
 	return Plan{
 		Files:    []File{{Path: "squid/squid.conf", Data: conf, Owner: squidUser}},
 		Validate: append([]string{bin, "-k", "parse", "-f", cfg}, c.Flags...),
 		// -N: foreground, no daemon and no kid processes.
 		Argv:  append([]string{bin, "-N", "-f", cfg}, c.Flags...),
-		Ready: listeners(base, env),
+		Ready: v.Ready,
 	}, nil
 }
 

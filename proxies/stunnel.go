@@ -46,8 +46,8 @@ func (s Stunnel) Plan(c Column, m scenarios.Mode, env Env) (Plan, error) {
 	}
 	return Plan{
 		Files: []File{{Path: "stunnel.conf", Data: conf}},
-		Argv:  append([]string{binary(s, c), v.Path("stunnel.conf")}, c.Flags...),
-		Ready: listeners(base, env),
+		Argv:  append([]string{v.Binary, v.Path("stunnel.conf")}, c.Flags...),
+		Ready: v.Ready,
 	}, nil
 }
 

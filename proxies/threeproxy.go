@@ -72,7 +72,7 @@ func (t ThreeProxy) Plan(c Column, m scenarios.Mode, env Env) (Plan, error) {
 		Files: []File{{Path: "3proxy.cfg", Data: conf}},
 		// 3proxy stays in the foreground unless the config says daemon.
 		Argv:  []string{v.Binary, v.Path("3proxy.cfg")},
-		Ready: listeners(base, env),
+		Ready: v.Ready,
 		// 3proxy looks at its exit flag once a second and then waits
 		// for its services: it exits 3 s after SIGTERM (measured with
 		// 1.0.0), and keeps nothing that a kill would leave behind.

@@ -51,8 +51,8 @@ func (t Tinyproxy) Plan(c Column, m scenarios.Mode, env Env) (Plan, error) {
 	return Plan{
 		Files: []File{{Path: "tinyproxy/tinyproxy.conf", Data: conf, Owner: tinyproxyUser}},
 		// -d: foreground, no daemon.
-		Argv:  append([]string{binary(t, c), "-d", "-c", v.Path("tinyproxy/tinyproxy.conf")}, c.Flags...),
-		Ready: listeners(base, env),
+		Argv:  append([]string{v.Binary, "-d", "-c", v.Path("tinyproxy/tinyproxy.conf")}, c.Flags...),
+		Ready: v.Ready,
 	}, nil
 }
 

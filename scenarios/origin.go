@@ -110,6 +110,10 @@ http {
 }
 `))
 
+// OriginCA is the PEM certificate a proxy beginning TLS verifies the
+// origin's with (the origin's own, self-signed).
+func OriginCA() []byte { return originCertPEM }
+
 // Origin plans the origin in dir (a tmpfs the harness mounts) listening
 // on addr with cpus nginx workers: nginx on ports 80 and 443 serving
 // /1k, /50k and /1m, answering a POST to them as a GET, and iperf3's
@@ -143,7 +147,7 @@ func Origin(dir, addr string, cpus int) OriginPlan {
 			{ToolIperf3, "-s", "-B", addr, "-p", strconv.Itoa(PortIperf)},
 		},
 		Ready: []string{port(PortHTTP), port(PortHTTPS), port(PortIperf)},
-		CA:    originCertPEM,
+		CA:    OriginCA(),
 	}
 }
 

@@ -46,12 +46,6 @@ type Load struct {
 	Close     bool          // a new connection for every request
 	Reverse   bool          // streams: the origin sends (iperf3 -R)
 	Timeout   time.Duration // per-request timeout of the load tool, 0 for its default
-
-	// For the loads of the later modes; zero where a load has no use.
-	Active int    // of Conns, how many exchange at once (the mixes' --mix-active)
-	Rate   int    // exchanges per second at a fixed rate (mix-*-3k); 0 for as fast as it goes
-	Suite  string // TLS cipher suite (tls-tunnel)
-	Resume bool   // TLS handshakes resume the session (tls-handshake resumed)
 }
 
 // Scenario is a load in a mode, named "<mode>-<load>" ("http-ka-1k").

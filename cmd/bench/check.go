@@ -9,31 +9,6 @@ import (
 	"bench/harness"
 )
 
-// checkTools are the load tools and packaged proxies `bench check` looks
-// for: name, version arguments, how to install it, whether a session
-// cannot run without it.
-var checkTools = []struct {
-	name     string
-	args     []string
-	install  string
-	required bool
-}{
-	{"wrk", []string{"-v"}, "apt-get install wrk", true},
-	{"iperf3", []string{"--version"}, "apt-get install iperf3", true},
-	{"proxychains4", nil, "apt-get install proxychains4", true},
-	{"openssl", []string{"version"}, "apt-get install openssl", true},
-	{"nginx", []string{"-v"}, "apt-get install nginx-light libnginx-mod-stream", true},
-	{"haproxy", []string{"-v"}, "apt-get install haproxy", false},
-	{"squid", []string{"-v"}, "apt-get install squid", false},
-	{"tinyproxy", []string{"-v"}, "apt-get install tinyproxy", false},
-	{"danted", []string{"-v"}, "apt-get install dante-server", false},
-	{"stunnel4", []string{"-version"}, "apt-get install stunnel4", false},
-}
-
-// checkExtras add lines to `bench check` (the proxy columns of a user's
-// file, say); each runs after the system and tool checks.
-var checkExtras []func() []harness.CheckItem
-
 func cmdCheck(stdout, stderr io.Writer, args []string) error {
 	fs := newFlagSet("check", stderr, "[--cpus client=0-3,proxy=4,origin=5-7]")
 	cpus := fs.String("cpus", "", "the CPU layout to check instead of the default")
@@ -53,11 +28,8 @@ func cmdCheck(stdout, stderr io.Writer, args []string) error {
 		layout = &l
 	}
 	items := harness.CheckSystem(layout)
-	for _, t := range checkTools {
-		items = append(items, harness.CheckBinary(t.name, t.args, t.install, t.required))
-	}
-	for _, extra := range checkExtras {
-		items = append(items, extra()...)
+	for _, p := range harness.Programs {
+		items = append(items, harness.CheckBinary(p))
 	}
 	return printChecks(stdout, items)
 }

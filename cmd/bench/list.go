@@ -41,16 +41,12 @@ func cmdList(stdout, stderr io.Writer, args []string) error {
 		for _, m := range proxies.Modes(a, c) {
 			modes = append(modes, string(m))
 		}
-		bin := c.Binary
-		if bin == "" {
-			bin = a.DefaultBinary()
-		}
 		v := harness.ColumnVersion(c)
 		if v == "" {
 			v = "-"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s %s\n", c.Name, c.Kind, c.Group, v,
-			strings.Join(modes, ","), bin, strings.Join(c.Flags, " "))
+			strings.Join(modes, ","), proxies.Binary(a, c), strings.Join(c.Flags, " "))
 	}
 	return tw.Flush()
 }

@@ -77,9 +77,6 @@ func runSession(stdout, stderr io.Writer, args []string, resuming bool) error {
 	if *warmup < 0 {
 		return fmt.Errorf("--warmup %s: want 0 (none) or more", *warmup)
 	}
-	if err := harness.ValidatePrefix(*prefix); err != nil {
-		return fmt.Errorf("--prefix: %w", err)
-	}
 
 	scs, err := scenarios.Select(*scenario)
 	if err != nil {
@@ -102,9 +99,6 @@ func runSession(stdout, stderr io.Writer, args []string, resuming bool) error {
 	if err != nil {
 		return err
 	}
-	if *proxyCPU < 0 || *proxyCPU > float64(len(layout.Proxy)) {
-		return fmt.Errorf("--proxy-cpu %g: want 0 (none) up to the proxy's %d CPUs", *proxyCPU, len(layout.Proxy))
-	}
 	if *machine == "" {
 		*machine = harness.DefaultMachineLabel()
 	}
@@ -120,6 +114,9 @@ func runSession(stdout, stderr io.Writer, args []string, resuming bool) error {
 		CommandLine: append([]string{"bench", "run"}, args...),
 		Progress:    stderr,
 		Live:        isTerminal(stderr),
+	}
+	if err := cfg.Host.Check(online); err != nil {
+		return err
 	}
 	runs, skipped, done, err := harness.Plan(cfg)
 	if err != nil {
@@ -172,7 +169,7 @@ func runSession(stdout, stderr io.Writer, args []string, resuming bool) error {
 	if err != nil {
 		return err
 	}
-	return report.Render(stdout, rows, report.Options{Format: "md", Session: cfg.ID})
+	return report.Render(stdout, rows, report.Options{Format: report.FormatMarkdown, Session: cfg.ID})
 }
 
 // loadColumns returns the packaged columns found on the machine plus the

@@ -154,8 +154,7 @@ func TestRunSession(t *testing.T) {
 	want := 0
 	for _, s := range scs {
 		for _, c := range cols {
-			a, _ := proxies.Lookup(c.Kind)
-			if !slices.Contains(proxies.Modes(a, c), s.Mode) {
+			if !proxies.Serves(c, s.Mode) {
 				continue
 			}
 			want++
