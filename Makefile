@@ -2,15 +2,25 @@
 PACKAGES := nginx-light libnginx-mod-stream haproxy squid tinyproxy dante-server \
 	stunnel4 wrk iperf3 proxychains4 openssl iproute2 ca-certificates
 
-GO ?= go
 BENCH_FLAGS ?= --scenario all
 
-.PHONY: all build install deps test bench report
+# The Go toolchain: GO if given, else the one scripts/find-go finds (on PATH,
+# in the sudo user's login shell, in /usr/local/go/bin, ...), looked up once
+# and only by the targets that build. Without one, make stops with one line.
+GO ?=
+go_found = $(eval go_found := $$(shell sh scripts/find-go $$(GO)))$(go_found)
+go = $(if $(filter error:,$(firstword $(go_found))),$(error $(wordlist 2,999,$(go_found))),$(go_found))
+
+.PHONY: all toolchain build install deps modules test bench report
 
 all: build
 
-build:
-	$(GO) build -o bin/bench ./cmd/bench
+# toolchain stops at once when there is no Go to build with.
+toolchain:
+	@: $(go)
+
+build: toolchain
+	$(go) build -o bin/bench ./cmd/bench
 
 # install puts bench on the PATH.
 install: build
@@ -35,14 +45,18 @@ deps:
 		exit $$status; \
 	fi
 
+# modules downloads the Go modules the build needs.
+modules: toolchain
+	$(go) mod download
+
 # test runs every test; as root the namespace, cgroup and proxy tests run too,
 # one package at a time since they share the CPUs they measure.
-test: deps
-	$(GO) vet ./...
-	$(GO) test -p 1 -count=1 -timeout 60m ./...
+test: toolchain deps
+	$(go) vet ./...
+	$(go) test -p 1 -count=1 -timeout 60m ./...
 
 # bench is the main job: install what is missing, build, run a session.
-bench: deps install
+bench: toolchain deps install
 	bench run $(BENCH_FLAGS)
 
 report: build

@@ -1,0 +1,172 @@
+// The Makefile's set-up commands, run as `sudo make ...` runs them: with
+// sudo's secure_path, which holds neither /usr/local/go/bin nor the user's
+// own directories.
+package bench_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"bench/internal/testenv"
+)
+
+// securePath is sudo's secure_path on Debian and Ubuntu.
+const securePath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// makeEnv is the environment sudo gives make: secure_path, no GO, no
+// SUDO_USER (the test runs as whoever runs it), and extra.
+func makeEnv(path string, extra ...string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		switch k {
+		case "PATH", "GO", "GO_SEARCH", "SUDO_USER", "MAKEFLAGS", "MAKELEVEL":
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(append(env, "PATH="+path), extra...)
+}
+
+func runMake(t *testing.T, env []string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	mk, lerr := exec.LookPath("make")
+	if lerr != nil {
+		testenv.Skip(t, "make not installed: %v", lerr)
+	}
+	cmd := exec.Command(mk, args...)
+	cmd.Env = env
+	var o, e strings.Builder
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err = cmd.Run()
+	return o.String(), e.String(), err
+}
+
+// goroot is the toolchain that runs this test.
+func goroot(t *testing.T) string {
+	t.Helper()
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		t.Fatalf("go env GOROOT: %v", err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// noDistributionGo skips where a go on secure_path would be found first.
+func noDistributionGo(t *testing.T) {
+	t.Helper()
+	for _, dir := range filepath.SplitList(securePath) {
+		if _, err := os.Stat(filepath.Join(dir, "go")); err == nil {
+			testenv.Skip(t, "%s/go is on secure_path and is tried first", dir)
+		}
+	}
+}
+
+// TestMakeFindsGoOutsidePath: with secure_path, the targets that build
+// use a Go that is in a directory outside it.
+func TestMakeFindsGoOutsidePath(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "go", "bin")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	goBin := filepath.Join(dir, "go")
+	if err := os.Symlink(filepath.Join(goroot(t), "bin", "go"), goBin); err != nil {
+		t.Fatal(err)
+	}
+	noDistributionGo(t)
+	env := makeEnv(securePath, "GO_SEARCH="+dir)
+	out, errOut, err := runMake(t, env, "-n", "build", "modules", "test")
+	if err != nil {
+		t.Fatalf("make -n build modules test: %v\n%s", err, errOut)
+	}
+	for _, want := range []string{
+		goBin + " build -o bin/bench ./cmd/bench",
+		goBin + " mod download",
+		goBin + " vet ./...",
+		goBin + " test ",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("make -n printed no %q:\n%s", want, out)
+		}
+	}
+
+	// And for real: make build with that Go builds bench.
+	out, errOut, err = runMake(t, env, "build")
+	if err != nil {
+		t.Fatalf("make build: %v\n%s%s", err, out, errOut)
+	}
+	if _, err := os.Stat("bin/bench"); err != nil {
+		t.Errorf("make build made no bin/bench: %v", err)
+	}
+}
+
+// TestMakeDefaultSearch: with secure_path and the default search, make
+// finds the Go at /usr/local/go/bin, where Go's release archive goes.
+func TestMakeDefaultSearch(t *testing.T) {
+	noDistributionGo(t)
+	root := goroot(t)
+	if root != "/usr/local/go" {
+		testenv.Skip(t, "this Go is at %s, not /usr/local/go", root)
+	}
+	out, errOut, err := runMake(t, makeEnv(securePath), "-n", "build")
+	if err != nil {
+		t.Fatalf("make -n build: %v\n%s", err, errOut)
+	}
+	if !strings.Contains(out, "/usr/local/go/bin/go build") {
+		t.Errorf("make -n build did not use /usr/local/go/bin/go:\n%s", out)
+	}
+}
+
+// TestMakeWithoutGo: with no Go anywhere, a target that builds stops with
+// one line that says what is missing and where it looked, before it
+// installs anything.
+func TestMakeWithoutGo(t *testing.T) {
+	// A PATH with the tools scripts/find-go uses, and no go.
+	bin := t.TempDir()
+	for _, tool := range []string{"sh", "sed", "sort", "dirname", "tail", "getent", "cut", "id", "timeout", "su"} {
+		p, err := exec.LookPath(tool)
+		if err != nil {
+			t.Fatalf("%s: %v", tool, err)
+		}
+		if err := os.Symlink(p, filepath.Join(bin, tool)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, target := range []string{"build", "test", "bench", "modules"} {
+		out, errOut, err := runMake(t, makeEnv(bin, "GO_SEARCH="+t.TempDir()), target)
+		if err == nil {
+			t.Fatalf("make %s succeeded without Go:\n%s%s", target, out, errOut)
+		}
+		lines := strings.Split(strings.TrimSpace(errOut), "\n")
+		if len(lines) != 1 || out != "" {
+			t.Errorf("make %s printed more than one line:\n%s%s", target, out, errOut)
+		}
+		for _, want := range []string{"no Go 1.", "or later", "looked at PATH (" + bin + ")", "GO=/path/to/go"} {
+			if !strings.Contains(errOut, want) {
+				t.Errorf("make %s: %q lacks %q", target, errOut, want)
+			}
+		}
+		if strings.Contains(errOut, "127") {
+			t.Errorf("make %s: %q", target, errOut)
+		}
+	}
+}
+
+// TestMakeRefusesOldGo: a Go older than go.mod's go line is named, not
+// used.
+func TestMakeRefusesOldGo(t *testing.T) {
+	old := filepath.Join(t.TempDir(), "go")
+	if err := os.WriteFile(old, []byte("#!/bin/sh\necho go version go1.19.8 linux/amd64\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, err := runMake(t, makeEnv(securePath, "GO="+old), "build")
+	if err == nil {
+		t.Fatal("make build succeeded with Go 1.19")
+	}
+	if want := old + " is 1.19.8"; !strings.Contains(errOut, want) {
+		t.Errorf("%q lacks %q", errOut, want)
+	}
+}
