@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"bench/report"
+	"bench/report/results"
 	"bench/scenarios"
 )
 
@@ -69,7 +69,7 @@ func (p *progress) rewrite(line string) {
 	p.lastLine = len(line)
 }
 
-func (p *progress) end(r RunSpec, row report.Row, took time.Duration) {
+func (p *progress) end(r RunSpec, row results.Row, took time.Duration) {
 	p.done++
 	p.spent += took
 	if p.live {
@@ -93,8 +93,8 @@ func (p *progress) finish() {
 // proxy's CPU and memory, and its errors; or why it failed.
 // Streams and 1 MB answers are given in Gbit/s, other loads in requests
 // per second, as the tables give them.
-func RunSummary(l scenarios.Load, r report.Row) string {
-	if r.Status != "ok" {
+func RunSummary(l scenarios.Load, r results.Row) string {
+	if r.Status != results.OK {
 		return "FAILED: " + r.Note
 	}
 	var rate string

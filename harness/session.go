@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"bench/proxies"
-	"bench/report"
+	"bench/report/results"
 	"bench/scenarios"
 )
 
@@ -50,7 +50,7 @@ type Session struct {
 	cfg    SessionConfig
 	host   *Host
 	origin *origin
-	csv    *CSVWriter
+	csv    *results.Writer
 	meta   *Meta
 	pki    proxies.PKI
 	runs   []RunSpec
@@ -92,12 +92,12 @@ func Plan(cfg SessionConfig) (runs []RunSpec, skipped int, done map[RunKey]bool,
 	done = map[RunKey]bool{}
 	if cfg.Resume {
 		csvPath, _ := SessionPaths(cfg.OutDir, cfg.Machine, cfg.ID)
-		rows, err := report.ReadFiles([]string{csvPath})
+		rows, err := results.ReadFiles([]string{csvPath})
 		if err != nil {
 			return nil, 0, nil, fmt.Errorf("resume: %w", err)
 		}
 		for _, r := range rows {
-			done[RunKey{Proxy: r.Proxy, Mode: r.Mode, Load: r.Load, Rep: r.Rep}] = true
+			done[RunKey{Proxy: r.Proxy, Mode: string(r.Mode), Load: r.Load, Rep: r.Rep}] = true
 		}
 	}
 	return runs, skipped, done, nil
@@ -146,7 +146,7 @@ func NewSession(ctx context.Context, cfg SessionConfig) (s *Session, err error) 
 	if s.meta, err = NewMeta(cfg, s.host.Layout(), s.MetaPath); err != nil {
 		return nil, err
 	}
-	if s.csv, err = OpenCSV(s.CSVPath); err != nil {
+	if s.csv, err = results.Append(s.CSVPath); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -297,7 +297,7 @@ func (s *Session) Execute(ctx context.Context) error {
 			// Interrupted: the run in flight is not recorded.
 			return ctx.Err()
 		}
-		if err := s.csv.Append(row); err != nil {
+		if err := s.csv.Write(row); err != nil {
 			return err
 		}
 		p.end(r, row, time.Since(start))
@@ -310,12 +310,12 @@ func (s *Session) Execute(ctx context.Context) error {
 
 // measure does one run and returns its row, failed with the reason when
 // something went wrong.
-func (s *Session) measure(ctx context.Context, r RunSpec) report.Row {
-	row := report.Row{
+func (s *Session) measure(ctx context.Context, r RunSpec) results.Row {
+	row := results.Row{
 		Machine: s.cfg.Machine, Session: s.cfg.ID,
-		Proxy: r.Column.Name, Kind: r.Column.Kind, Group: string(r.Column.Group),
-		Mode: string(r.Scenario.Mode), Load: r.Scenario.Load.Name, Rep: r.Rep,
-		Status: "failed",
+		Proxy: r.Column.Name, Kind: r.Column.Kind, Group: results.Group(r.Column.Group),
+		Mode: results.Mode(r.Scenario.Mode), Load: r.Scenario.Load.Name, Rep: r.Rep,
+		Status: results.Failed,
 	}
 	name := RunName(r)
 	dir := filepath.Join(s.host.RunDir(), "runs", name)
@@ -325,11 +325,11 @@ func (s *Session) measure(ctx context.Context, r RunSpec) report.Row {
 	// now beside the CSV.
 	os.RemoveAll(dir)
 	if err != nil {
-		row.Status = "failed"
+		row.Status = results.Failed
 		row.Note = oneLine(err.Error())
 		return row
 	}
-	row.Status = "ok"
+	row.Status = results.OK
 	return row
 }
 
@@ -362,7 +362,7 @@ func (s *Session) keep(dir, name string, failed bool) {
 	}
 }
 
-func (s *Session) run(ctx context.Context, r RunSpec, dir string, row *report.Row) error {
+func (s *Session) run(ctx context.Context, r RunSpec, dir string, row *results.Row) error {
 	plan, err := s.prepare(r.Column, r.Scenario.Mode, filepath.Join(dir, "proxy"))
 	if err != nil {
 		return err
@@ -433,7 +433,7 @@ func (s *Session) run(ctx context.Context, r RunSpec, dir string, row *report.Ro
 	row.CPUProxy, row.CPUClient, row.CPUOrigin = sample.CPU[RoleProxy], sample.CPU[RoleClient], sample.CPU[RoleOrigin]
 	row.BusyProxy, row.BusyClient, row.BusyOrigin = sample.Busy[RoleProxy], sample.Busy[RoleClient], sample.Busy[RoleOrigin]
 	row.ThreadProxy, row.ThreadClient, row.ThreadOrigin = sample.Thread[RoleProxy], sample.Thread[RoleClient], sample.Thread[RoleOrigin]
-	row.Bound = sample.Bound
+	row.Bound = results.Bound(sample.Bound)
 	row.PeakMemBytes = peak
 	if plan.Forward {
 		row.PeakMemBytes = 0

@@ -1,17 +1,23 @@
 package report
 
 import (
+	"bench/report/results"
+	"bytes"
+	"encoding/csv"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"testing"
+	"time"
 )
 
 // benchRows makes n runs over two machines, six modes, ten proxies and
 // three repetitions, with loads enough to reach n.
-func benchRows(n int) []Row {
-	modes := []string{"http", "connect", "socks", "relay", "tls-term", "mix-http"}
+func benchRows(n int) []results.Row {
+	modes := []results.Mode{results.HTTP, results.Connect, results.Socks, results.Relay, results.TLSTerm, results.MixHTTP}
 	machines := []string{"ARM (M4)", "Intel (Skylake)"}
-	rows := make([]Row, 0, n)
+	rows := make([]results.Row, 0, n)
 	for i := 0; len(rows) < n; i++ {
 		load := fmt.Sprintf("ka-%dk", i)
 		if i%2 == 1 {
@@ -20,16 +26,16 @@ func benchRows(n int) []Row {
 		for _, mode := range modes {
 			for _, m := range machines {
 				for p := 0; p < 10; p++ {
-					group := "copy"
+					group := results.Copy
 					if p >= 7 {
-						group = "splice"
+						group = results.Splice
 					}
 					for rep := 1; rep <= 3 && len(rows) < n; rep++ {
-						bound := "proxy"
+						bound := results.BoundProxy
 						if (i+p+rep)%4 == 0 {
-							bound = "client"
+							bound = results.BoundClient
 						}
-						rows = append(rows, Row{Machine: m, Session: "2026-10-13", Proxy: fmt.Sprintf("proxy %d", p),
+						rows = append(rows, results.Row{Machine: m, Session: "2026-10-13", Proxy: fmt.Sprintf("proxy %d", p),
 							Group: group, Mode: mode, Load: load, Rep: rep, Seconds: 10,
 							Requests: int64(100000 + 1000*p + 37*rep + i), Bytes: int64(1e9 * (1 + p + rep)),
 							CPUProxy: 9.5 + 0.1*float64(rep), PeakMemBytes: int64(2e7 + 1e6*p), Bound: bound, Status: "ok"})
@@ -65,5 +71,60 @@ func BenchmarkRenderFormat(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkReport is `bench report` of one 100,000-run file (21 MB):
+// reading it and rendering the markdown tables. The goal is under half a
+// second an iteration.
+func BenchmarkReport(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "runs.csv")
+	w, err := results.Append(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var buf bytes.Buffer
+	cw := csv.NewWriter(&buf)
+	for _, r := range benchRows(100000) {
+		r.Started = time.Date(2026, 10, 13, 18, 0, 0, 0, time.UTC)
+		r.Note = "errors 12 of 100000 exchanges"
+		cw.Write(r.Record())
+	}
+	cw.Flush()
+	w.Close()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	f.Write(buf.Bytes())
+	f.Close()
+	b.ResetTimer()
+	for b.Loop() {
+		rows, err := results.ReadFiles([]string{path})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := Render(io.Discard, rows, Options{Format: FormatMarkdown}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRead is the reading alone.
+func BenchmarkRead(b *testing.B) {
+	rows := benchRows(100000)
+	var buf bytes.Buffer
+	cw := csv.NewWriter(&buf)
+	cw.Write(results.Header)
+	for _, r := range rows {
+		cw.Write(r.Record())
+	}
+	cw.Flush()
+	b.SetBytes(int64(buf.Len()))
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := results.Read(bytes.NewReader(buf.Bytes()), "runs.csv"); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

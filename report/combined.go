@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bench/report/results"
 	"slices"
 	"strings"
 
@@ -11,16 +12,16 @@ import (
 // table of the HTTP proxy, CONNECT, SOCKS and relay scenarios whose cells
 // read "M4 / Intel / average", from each machine's newest session, then
 // the other families a table per machine.
-func combinedTables(rows []*Row) []Table {
+func combinedTables(rows []*results.Row) []Table {
 	var machines []string
-	byMachine := map[string][]*Row{}
+	byMachine := map[string][]*results.Row{}
 	for _, r := range rows {
 		if _, ok := byMachine[r.Machine]; !ok {
 			machines = append(machines, r.Machine)
 		}
 		byMachine[r.Machine] = append(byMachine[r.Machine], r)
 	}
-	var kept, plainRows []*Row
+	var kept, plainRows []*results.Row
 	var ids []string
 	for _, m := range machines {
 		s := sessions(byMachine[m])[0]
@@ -43,15 +44,15 @@ func combinedTables(rows []*Row) []Table {
 
 // combinedLabel names a scenario across modes as the 11 October tables
 // do: the relay's loads bare, the others prefixed with their mode.
-func combinedLabel(r *Row) string {
-	if r.Mode == "relay" || strings.HasPrefix(r.Load, r.Mode+"-") {
+func combinedLabel(r *results.Row) string {
+	if r.Mode == results.Relay || strings.HasPrefix(r.Load, string(r.Mode)+"-") {
 		return r.Load
 	}
-	return r.Mode + "-" + r.Load
+	return string(r.Mode) + "-" + r.Load
 }
 
-func combinedTable(machines []string, sessionIDs string, rows []*Row) Table {
-	g := newGrid(rows, func(r *Row) (string, string) { return r.Mode + "\x00" + r.Load, combinedLabel(r) })
+func combinedTable(machines []string, sessionIDs string, rows []*results.Row) Table {
+	g := newGrid(rows, func(r *results.Row) (string, string) { return string(r.Mode) + "\x00" + r.Load, combinedLabel(r) })
 	var shorts []string
 	for _, m := range machines {
 		shorts = append(shorts, short(m))
@@ -68,7 +69,7 @@ func combinedTable(machines []string, sessionIDs string, rows []*Row) Table {
 			var parts []string
 			var meds, lows, highs, all []float64
 			for _, m := range machines {
-				var runs []*Row
+				var runs []*results.Row
 				for _, r := range g.runs[[2]string{k, c.proxy}] {
 					if r.Machine == m {
 						runs = append(runs, r)

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bench/report/results"
 	"math"
 	"strconv"
 	"strings"
@@ -8,17 +9,17 @@ import (
 
 // Per-run figures, derived as DESIGN.md states them.
 
-func gbits(r *Row) float64 { return float64(r.Bytes) * 8 / r.Seconds / 1e9 }
+func gbits(r *results.Row) float64 { return float64(r.Bytes) * 8 / r.Seconds / 1e9 }
 
-func kreqs(r *Row) float64 { return float64(r.Requests) / r.Seconds / 1e3 }
+func kreqs(r *results.Row) float64 { return float64(r.Requests) / r.Seconds / 1e3 }
 
-func reqs(r *Row) float64 { return float64(r.Requests) / r.Seconds }
+func reqs(r *results.Row) float64 { return float64(r.Requests) / r.Seconds }
 
-func usPerReq(r *Row) float64 { return r.CPUProxy / float64(r.Requests) * 1e6 }
+func usPerReq(r *results.Row) float64 { return r.CPUProxy / float64(r.Requests) * 1e6 }
 
-func sPerGB(r *Row) float64 { return r.CPUProxy / (float64(r.Bytes) / 1e9) }
+func sPerGB(r *results.Row) float64 { return r.CPUProxy / (float64(r.Bytes) / 1e9) }
 
-func megabytes(r *Row) float64 { return float64(r.PeakMemBytes) / 1e6 }
+func megabytes(r *results.Row) float64 { return float64(r.PeakMemBytes) / 1e6 }
 
 // stream reports whether a load is a bulk stream (iperf3), measured in
 // Gbit/s alone.

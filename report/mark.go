@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bench/report/results"
 	"math"
 	"sort"
 
@@ -32,7 +33,7 @@ type spread struct {
 	bold     bool
 	star     bool
 	eligible bool // takes part in the marking (not the baseline)
-	group    string
+	group    results.Group
 }
 
 // reaches is the seeds' "cannot be told apart" test: the fastest run of
@@ -78,7 +79,7 @@ func markRow(cells []*spread, starOnly bool) {
 	if starOnly {
 		return
 	}
-	for _, g := range []string{"copy", "splice"} {
+	for _, g := range []results.Group{results.Copy, results.Splice} {
 		markBest(cells, func(c *spread) bool { return c.group == g }, func(c *spread) { c.bold = true })
 	}
 }

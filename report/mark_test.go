@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bench/report/results"
 	"fmt"
 	"strings"
 	"testing"
@@ -8,7 +9,7 @@ import (
 
 // hand is a hand-made cell: its group and its runs (nil: no ok run).
 type hand struct {
-	group string
+	group results.Group
 	runs  []float64
 }
 
@@ -17,9 +18,9 @@ func handSpreads(cells []hand) []*spread {
 	for i, c := range cells {
 		s := summarize(nil, nil)
 		if len(c.runs) > 0 {
-			rows := make([]*Row, len(c.runs))
+			rows := make([]*results.Row, len(c.runs))
 			for j, v := range c.runs {
-				rows[j] = &Row{Requests: int64(v * 1000), Seconds: 1}
+				rows[j] = &results.Row{Requests: int64(v * 1000), Seconds: 1}
 			}
 			s = summarize(rows, kreqs)
 		}
@@ -118,20 +119,20 @@ func TestMedian(t *testing.T) {
 
 func TestBoundElsewhere(t *testing.T) {
 	cases := []struct {
-		bounds []string
+		bounds []results.Bound
 		want   bool
 	}{
-		{[]string{"client", "client", "proxy"}, true},
-		{[]string{"client", "origin", "proxy"}, true},
-		{[]string{"client", "proxy", "none"}, false},
-		{[]string{"client"}, true},
-		{[]string{"client", "proxy"}, false},
+		{[]results.Bound{"client", "client", "proxy"}, true},
+		{[]results.Bound{"client", "origin", "proxy"}, true},
+		{[]results.Bound{"client", "proxy", "none"}, false},
+		{[]results.Bound{"client"}, true},
+		{[]results.Bound{"client", "proxy"}, false},
 		{nil, false},
 	}
 	for _, c := range cases {
-		var rows []*Row
+		var rows []*results.Row
 		for _, b := range c.bounds {
-			rows = append(rows, &Row{Bound: b})
+			rows = append(rows, &results.Row{Bound: b})
 		}
 		if got := boundElsewhere(rows); got != c.want {
 			t.Errorf("boundElsewhere(%v) = %v; want %v", c.bounds, got, c.want)

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bench/report/results"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -29,7 +30,7 @@ type Options struct {
 
 // Render writes the tables of rows to w. Nothing is written unless the
 // whole report could be built.
-func Render(w io.Writer, rows []Row, opt Options) error {
+func Render(w io.Writer, rows []results.Row, opt Options) error {
 	if err := checkFormat(opt.Format); err != nil {
 		return err
 	}

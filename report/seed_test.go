@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bench/report/results"
 	"bytes"
 	"encoding/csv"
 	"flag"
@@ -208,14 +209,14 @@ type runSet struct {
 	seconds                                    float64
 }
 
-func (s runSet) row(rep int) Row {
+func (s runSet) row(rep int) results.Row {
 	kind := "3proxy"
 	if s.group == "baseline" {
 		kind = "direct"
 	}
-	return Row{
-		Machine: s.machine, Session: s.session, Proxy: s.proxy, Kind: kind, Group: s.group,
-		Mode: s.mode, Load: s.load, Rep: rep,
+	return results.Row{
+		Machine: s.machine, Session: s.session, Proxy: s.proxy, Kind: kind, Group: results.Group(s.group),
+		Mode: results.Mode(s.mode), Load: s.load, Rep: rep,
 		Started: time.Date(2026, 10, 13, 18, 0, 0, 0, time.UTC).Add(time.Duration(rep) * time.Minute),
 		Seconds: s.seconds, Bound: "proxy", Status: "ok",
 		BusyProxy: 0.97, ThreadProxy: 0.5, BusyClient: 0.4, BusyOrigin: 0.3,
@@ -224,7 +225,7 @@ func (s runSet) row(rep int) Row {
 
 // setFigure sets what a run moved so that the plain table's figure of the
 // load is v: Gbit/s for bulk loads, thousands of requests a second else.
-func setFigure(r *Row, v float64) {
+func setFigure(r *results.Row, v float64) {
 	if bulk(r.Load) {
 		r.Bytes = int64(math.Round(v * 1e9 / 8 * r.Seconds))
 		return
@@ -233,7 +234,7 @@ func setFigure(r *Row, v float64) {
 	r.Bytes = r.Requests * 1100
 }
 
-func boundRuns(rows []Row, bound bool) {
+func boundRuns(rows []results.Row, bound bool) {
 	if bound {
 		rows[0].Bound, rows[2].Bound = "client", "client"
 		for i := range rows {
@@ -242,9 +243,9 @@ func boundRuns(rows []Row, bound bool) {
 	}
 }
 
-func genPlain(t *testing.T, s seedTable) []Row {
+func genPlain(t *testing.T, s seedTable) []results.Row {
 	names, groups := seedHeader(s.lines[0])
-	var out []Row
+	var out []results.Row
 	for _, line := range s.lines[1:] {
 		label, cells := seedCells(line)
 		load, _, _ := strings.Cut(label, ", ")
@@ -264,7 +265,7 @@ func genPlain(t *testing.T, s seedTable) []Row {
 				continue
 			}
 			rs := runSet{s.meta["machine"], s.meta["session"], names[i], groups[i], s.meta["mode"], load, 10}
-			runs := []Row{rs.row(1), rs.row(2), rs.row(3)}
+			runs := []results.Row{rs.row(1), rs.row(2), rs.row(3)}
 			for j, v := range []float64{values[i] - lo[i], values[i], values[i] + hi[i]} {
 				setFigure(&runs[j], v)
 				runs[j].CPUProxy = 9.7
@@ -280,7 +281,8 @@ func genPlain(t *testing.T, s seedTable) []Row {
 // splitLabel splits an HTTPS or mix row label into mode and load:
 // "tls-term-ka-1k" -> tls-term, ka-1k; "mix-http-3k" -> mix-http, mix-3k.
 func splitLabel(t *testing.T, label string) (mode, load string) {
-	for _, m := range Modes {
+	for _, rm := range results.Modes {
+		m := string(rm)
 		if (label == m || strings.HasPrefix(label, m+"-")) && len(m) > len(mode) {
 			mode = m
 		}
@@ -298,7 +300,7 @@ func splitLabel(t *testing.T, label string) (mode, load string) {
 	return mode, rest
 }
 
-func genTriple(t *testing.T, s seedTable) []Row {
+func genTriple(t *testing.T, s seedTable) []results.Row {
 	// three tables, each a title, a blank line, a header and rows
 	var tables [][]string
 	for i := 0; i < len(s.lines); i++ {
@@ -315,7 +317,7 @@ func genTriple(t *testing.T, s seedTable) []Row {
 		t.Fatalf("%s: %d tables, want throughput, CPU and memory", s.name, len(tables))
 	}
 	names, groups := seedHeader(tables[0][0])
-	var out []Row
+	var out []results.Row
 	for r, line := range tables[0][1:] {
 		label, thr := seedCells(line)
 		_, cpu := seedCells(tables[1][r+1])
@@ -326,7 +328,7 @@ func genTriple(t *testing.T, s seedTable) []Row {
 				continue
 			}
 			rs := runSet{s.meta["machine"], s.meta["session"], names[i], groups[i], mode, load, 10}
-			runs := []Row{rs.row(1), rs.row(2), rs.row(3)}
+			runs := []results.Row{rs.row(1), rs.row(2), rs.row(3)}
 			for j, f := range []float64{0.98, 1, 1.02} {
 				r := &runs[j]
 				r.Bytes = int64(math.Round(c.values[0] * f * 1e9 / 8 * r.Seconds))
@@ -371,10 +373,10 @@ func machineMedians(t *testing.T, where string, c seedCell) []float64 {
 	return nil
 }
 
-func genCombined(t *testing.T, s seedTable) []Row {
+func genCombined(t *testing.T, s seedTable) []results.Row {
 	machines := strings.Split(s.meta["machines"], ", ")
 	names, groups := seedHeader(s.lines[0])
-	var out []Row
+	var out []results.Row
 	for _, line := range s.lines[1:] {
 		label, cells := seedCells(line)
 		scen, _, _ := strings.Cut(label, ", ")
@@ -394,7 +396,7 @@ func genCombined(t *testing.T, s seedTable) []Row {
 		for i := range cells {
 			for m, machine := range machines {
 				rs := runSet{machine, s.meta["session"], names[i], groups[i], mode, load, 10}
-				runs := []Row{rs.row(1), rs.row(2), rs.row(3)}
+				runs := []results.Row{rs.row(1), rs.row(2), rs.row(3)}
 				v := meds[i][m]
 				for j, x := range []float64{v - lo[i], v, v + hi[i]} {
 					setFigure(&runs[j], x)
@@ -420,11 +422,11 @@ func seedTokens(text string) []string {
 	return out
 }
 
-func genStunnel(t *testing.T, s seedTable) []Row {
+func genStunnel(t *testing.T, s seedTable) []results.Row {
 	tok := seedTokens(s.body)
-	var out []Row
+	var out []results.Row
 	rs := runSet{machine: s.meta["machine"], session: s.meta["session"], proxy: "stunnel", group: "copy", seconds: 10}
-	add := func(mode, load string, set func(r *Row, f float64)) {
+	add := func(mode, load string, set func(r *results.Row, f float64)) {
 		rs.mode, rs.load = mode, load
 		for j, f := range []float64{0.99, 1, 1.01} {
 			r := rs.row(j + 1)
@@ -438,7 +440,7 @@ func genStunnel(t *testing.T, s seedTable) []Row {
 		for i := 3; i+2 < len(tok); i += 3 {
 			for d, dir := range []string{"-up", "-down"} {
 				v := parseSeedCell(tok[i+1+d]).values[0]
-				add("tls-tunnel", tok[i]+dir, func(r *Row, f float64) { r.Bytes = int64(math.Round(v * f * 1e9 / 8 * r.Seconds)) })
+				add("tls-tunnel", tok[i]+dir, func(r *results.Row, f float64) { r.Bytes = int64(math.Round(v * f * 1e9 / 8 * r.Seconds)) })
 			}
 		}
 		return out
@@ -446,12 +448,12 @@ func genStunnel(t *testing.T, s seedTable) []Row {
 	loads := map[string]string{"Full handshake": "full", "Resumed session": "resumed"}
 	for i := 2; i+1 < len(tok); i += 2 {
 		v := parseSeedCell(tok[i+1]).values[0]
-		add("tls-handshake", loads[tok[i]], func(r *Row, f float64) { r.Requests = int64(math.Round(v * f * r.Seconds)) })
+		add("tls-handshake", loads[tok[i]], func(r *results.Row, f float64) { r.Requests = int64(math.Round(v * f * r.Seconds)) })
 	}
 	return out
 }
 
-func seedRows(t *testing.T, s seedTable) []Row {
+func seedRows(t *testing.T, s seedTable) []results.Row {
 	switch s.layout {
 	case "plain":
 		return genPlain(t, s)
@@ -466,10 +468,10 @@ func seedRows(t *testing.T, s seedTable) []Row {
 	return nil
 }
 
-func encodeCSV(t *testing.T, rows []Row) []byte {
+func encodeCSV(t *testing.T, rows []results.Row) []byte {
 	var b bytes.Buffer
 	w := csv.NewWriter(&b)
-	w.Write(Header)
+	w.Write(results.Header)
 	for _, r := range rows {
 		w.Write(r.Record())
 	}
@@ -508,7 +510,7 @@ func TestSeedCSV(t *testing.T) {
 // renderSeed renders a seed's CSV in format.
 func renderSeed(t *testing.T, s seedTable, format string) (string, []Table) {
 	t.Helper()
-	rows, err := ReadFiles([]string{filepath.Join("testdata", "csv", s.name+".csv")})
+	rows, err := results.ReadFiles([]string{filepath.Join("testdata", "csv", s.name+".csv")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bench/report/results"
 	"fmt"
 	"math"
 	"slices"
@@ -32,14 +33,14 @@ type TableRow struct {
 
 // Cell is one figure: the median of a column's ok runs in a scenario.
 type Cell struct {
-	Proxy  string    `json:"proxy"`
-	Group  string    `json:"group"`
-	Text   string    `json:"text"`   // as printed in text form, marks included: "35.0 ‡ *"
-	Median *float64  `json:"median"` // in the table's unit; null without an ok run
-	Runs   []float64 `json:"runs"`   // the ok runs' figures in the same unit
-	Bold   bool      `json:"bold"`
-	Star   bool      `json:"star"`
-	Bound  bool      `json:"bound"` // most runs bound by the client or the origin (‡)
+	Proxy  string        `json:"proxy"`
+	Group  results.Group `json:"group"`
+	Text   string        `json:"text"`   // as printed in text form, marks included: "35.0 ‡ *"
+	Median *float64      `json:"median"` // in the table's unit; null without an ok run
+	Runs   []float64     `json:"runs"`   // the ok runs' figures in the same unit
+	Bold   bool          `json:"bold"`
+	Star   bool          `json:"star"`
+	Bound  bool          `json:"bound"` // most runs bound by the client or the origin (‡)
 
 	figure string // the figure alone, for markdown's bold
 }
@@ -68,21 +69,21 @@ const (
 var families = []string{famHTTP, famConnect, famSocks, famRelay, famHTTPS, famMix, famTunnel, famHandshake}
 
 // familyOf maps a mode to its family.
-func familyOf(mode string) string {
+func familyOf(mode results.Mode) string {
 	switch mode {
-	case "http":
+	case results.HTTP:
 		return famHTTP
-	case "connect":
+	case results.Connect:
 		return famConnect
-	case "socks":
+	case results.Socks:
 		return famSocks
-	case "relay":
+	case results.Relay:
 		return famRelay
-	case "tls-term", "tls-init":
+	case results.TLSTerm, results.TLSInit:
 		return famHTTPS
-	case "tls-tunnel":
+	case results.TLSTunnel:
 		return famTunnel
-	case "tls-handshake":
+	case results.TLSHandshake:
 		return famHandshake
 	}
 	return famMix
@@ -109,13 +110,13 @@ const (
 // first, each family and each machine. opt.Session keeps one session;
 // opt.Layout combined puts the HTTP proxy, CONNECT, SOCKS and relay figures
 // of every machine's newest session into one table of combined cells.
-func Tables(runs []Row, opt Options) ([]Table, error) {
-	rows := make([]*Row, len(runs))
+func Tables(runs []results.Row, opt Options) ([]Table, error) {
+	rows := make([]*results.Row, len(runs))
 	for i := range runs {
 		rows[i] = &runs[i]
 	}
 	if opt.Session != "" {
-		var kept []*Row
+		var kept []*results.Row
 		var ids []string
 		for _, r := range rows {
 			if r.Session == opt.Session {
@@ -146,12 +147,12 @@ func Tables(runs []Row, opt Options) ([]Table, error) {
 type session struct {
 	id     string
 	latest time.Time
-	rows   []*Row
+	rows   []*results.Row
 }
 
 // sessions splits rows by session id, newest first: by the latest start
 // of a run, then by id.
-func sessions(rows []*Row) []*session {
+func sessions(rows []*results.Row) []*session {
 	var list []*session
 	byID := map[string]*session{}
 	for _, r := range rows {
@@ -177,13 +178,13 @@ func sessions(rows []*Row) []*session {
 
 // machineTables renders the families of rows, a table set per machine;
 // skip leaves families out (the combined layout has them already).
-func machineTables(rows []*Row, skip func(family string) bool) []Table {
+func machineTables(rows []*results.Row, skip func(family string) bool) []Table {
 	var machines []string
-	byFamily := map[string]map[string][]*Row{} // machine -> family -> runs
+	byFamily := map[string]map[string][]*results.Row{} // machine -> family -> runs
 	for _, r := range rows {
 		fams := byFamily[r.Machine]
 		if fams == nil {
-			fams = map[string][]*Row{}
+			fams = map[string][]*results.Row{}
 			byFamily[r.Machine] = fams
 			machines = append(machines, r.Machine)
 		}
@@ -205,7 +206,10 @@ func machineTables(rows []*Row, skip func(family string) bool) []Table {
 }
 
 // column is a table's column: a proxy and its group.
-type column struct{ proxy, group string }
+type column struct {
+	proxy string
+	group results.Group
+}
 
 // grid holds one family's runs on one machine by scenario and column.
 type grid struct {
@@ -213,15 +217,15 @@ type grid struct {
 	labels map[string]string // scenario key -> label without its unit
 	loads  map[string]string // scenario key -> load
 	cols   []column
-	runs   map[[2]string][]*Row // (scenario key, proxy) -> ok runs
+	runs   map[[2]string][]*results.Row // (scenario key, proxy) -> ok runs
 	failed []Failure
 }
 
 // newGrid sorts rows into scenarios (key returns a scenario's key and
 // label) and columns: the baseline first, then copy, then splice, each in
 // order of first appearance.
-func newGrid(rows []*Row, key func(*Row) (string, string)) *grid {
-	g := &grid{labels: map[string]string{}, loads: map[string]string{}, runs: map[[2]string][]*Row{}}
+func newGrid(rows []*results.Row, key func(*results.Row) (string, string)) *grid {
+	g := &grid{labels: map[string]string{}, loads: map[string]string{}, runs: map[[2]string][]*results.Row{}}
 	seen := map[string]bool{}
 	for _, r := range rows {
 		k, label := key(r)
@@ -233,22 +237,23 @@ func newGrid(rows []*Row, key func(*Row) (string, string)) *grid {
 			seen[r.Proxy] = true
 			g.cols = append(g.cols, column{r.Proxy, r.Group})
 		}
-		if r.Status != "ok" {
+		if r.Status != results.OK {
 			g.failed = append(g.failed, Failure{Proxy: r.Proxy, Load: label, Rep: r.Rep, Note: r.Note})
 			continue
 		}
 		id := [2]string{k, r.Proxy}
 		g.runs[id] = append(g.runs[id], r)
 	}
-	rank := map[string]int{"baseline": 0, "copy": 1, "splice": 2}
-	sort.SliceStable(g.cols, func(i, j int) bool { return rank[g.cols[i].group] < rank[g.cols[j].group] })
+	sort.SliceStable(g.cols, func(i, j int) bool {
+		return slices.Index(results.Groups, g.cols[i].group) < slices.Index(results.Groups, g.cols[j].group)
+	})
 	return g
 }
 
 func (g *grid) header() (names, groups []string) {
 	for _, c := range g.cols {
 		names = append(names, c.proxy)
-		groups = append(groups, c.group)
+		groups = append(groups, string(c.group))
 	}
 	return names, groups
 }
@@ -265,7 +270,7 @@ func (g *grid) column(proxy string) column {
 }
 
 // figures returns f of every ok run that gives a finite figure.
-func figures(runs []*Row, f func(*Row) float64) []float64 {
+func figures(runs []*results.Row, f func(*results.Row) float64) []float64 {
 	vals := make([]float64, 0, len(runs))
 	for _, r := range runs {
 		if v := f(r); !math.IsNaN(v) && !math.IsInf(v, 0) {
@@ -282,7 +287,7 @@ type summary struct {
 	runs           []float64
 }
 
-func summarize(runs []*Row, f func(*Row) float64) summary {
+func summarize(runs []*results.Row, f func(*results.Row) float64) summary {
 	vals := figures(runs, f)
 	if len(vals) == 0 {
 		return summary{}
@@ -294,10 +299,10 @@ func summarize(runs []*Row, f func(*Row) float64) summary {
 
 // boundElsewhere is the ‡ rule: most runs were bound by the client or the
 // origin rather than by the proxy.
-func boundElsewhere(runs []*Row) bool {
+func boundElsewhere(runs []*results.Row) bool {
 	n := 0
 	for _, r := range runs {
-		if r.Bound == "client" || r.Bound == "origin" {
+		if r.Bound.Elsewhere() {
 			n++
 		}
 	}
@@ -306,9 +311,9 @@ func boundElsewhere(runs []*Row) bool {
 
 // newSpread is what the marking rule knows of a cell of group with the
 // figures s; the baseline takes no part.
-func newSpread(group string, s summary) *spread {
+func newSpread(group results.Group, s summary) *spread {
 	return &spread{ok: s.ok, value: s.med, low: s.low, high: s.high,
-		eligible: group != "baseline", group: group}
+		eligible: group != results.Baseline, group: group}
 }
 
 // cellOf builds a cell from a summary; figure formats the median. Runs is
@@ -338,7 +343,7 @@ func (c *Cell) finish() {
 	c.Text = t
 }
 
-func familyTables(fam, machine string, rows []*Row) []Table {
+func familyTables(fam, machine string, rows []*results.Row) []Table {
 	switch {
 	case plain(fam):
 		return []Table{plainTable(fam, machine, rows)}
@@ -361,15 +366,15 @@ func unitLabel(load string) string {
 
 // plainFigure is a plain table's figure of a run: Gbit/s for bulk loads,
 // thousands of requests a second for the others.
-func plainFigure(load string) func(*Row) float64 {
+func plainFigure(load string) func(*results.Row) float64 {
 	if bulk(load) {
 		return gbits
 	}
 	return kreqs
 }
 
-func plainTable(fam, machine string, rows []*Row) Table {
-	g := newGrid(rows, func(r *Row) (string, string) {
+func plainTable(fam, machine string, rows []*results.Row) Table {
+	g := newGrid(rows, func(r *results.Row) (string, string) {
 		l := strings.TrimPrefix(r.Load, "http-")
 		return r.Load, l
 	})
@@ -390,7 +395,7 @@ func plainTable(fam, machine string, rows []*Row) Table {
 				fig = fixed(s.med, 1)
 			}
 			cells[i] = cellOf(c, s, fig)
-			cells[i].Bound = c.group != "baseline" && boundElsewhere(runs)
+			cells[i].Bound = c.group != results.Baseline && boundElsewhere(runs)
 			spreads[i] = newSpread(c.group, s)
 		}
 		markCells(cells, spreads, starOnly)
@@ -401,16 +406,16 @@ func plainTable(fam, machine string, rows []*Row) Table {
 
 // tripleKey is the scenario of an HTTPS or mix row: "tls-term-ka-1k",
 // "mix-http", "mix-http-3k".
-func tripleKey(r *Row) (string, string) {
+func tripleKey(r *results.Row) (string, string) {
 	var label string
-	if strings.HasPrefix(r.Mode, "mix-") {
+	if strings.HasPrefix(string(r.Mode), "mix-") {
 		suffix := strings.TrimPrefix(r.Load, "mix")
 		if suffix != "" && !strings.HasPrefix(suffix, "-") {
 			suffix = "-" + r.Load
 		}
-		label = r.Mode + suffix
+		label = string(r.Mode) + suffix
 	} else {
-		label = r.Mode + "-" + r.Load
+		label = string(r.Mode) + "-" + r.Load
 	}
 	return label, label
 }
@@ -418,7 +423,7 @@ func tripleKey(r *Row) (string, string) {
 // tripleTables builds the throughput, CPU and memory tables of the HTTPS
 // and mix families. Their cells carry ‡ in the throughput table and no
 // other mark, as in the seeds.
-func tripleTables(fam, machine string, rows []*Row) []Table {
+func tripleTables(fam, machine string, rows []*results.Row) []Table {
 	g := newGrid(rows, tripleKey)
 	names, groups := g.header()
 	base := Table{Family: fam, Machine: machine, Session: rows[0].Session, Corner: "scenario",
@@ -432,7 +437,7 @@ func tripleTables(fam, machine string, rows []*Row) []Table {
 		var tc, cc, mc []Cell
 		for _, c := range g.cols {
 			runs := g.runs[[2]string{k, c.proxy}]
-			baseline := c.group == "baseline"
+			baseline := c.group == results.Baseline
 
 			// throughput: Gbit/s, and requests a second unless a stream
 			s := summarize(runs, gbits)
@@ -510,8 +515,8 @@ func proxyLabels(g *grid, label func(string) string) []string {
 
 // tunnelTable is stunnel's throughput table: Gbit/s per cipher suite,
 // client to server (load "<suite>-up") and server to client ("-down").
-func tunnelTable(machine string, rows []*Row) Table {
-	g := newGrid(rows, func(r *Row) (string, string) {
+func tunnelTable(machine string, rows []*results.Row) Table {
+	g := newGrid(rows, func(r *results.Row) (string, string) {
 		suite := strings.TrimSuffix(strings.TrimSuffix(r.Load, "-up"), "-down")
 		return r.Proxy + "\x00" + suite, suite
 	})
@@ -524,7 +529,7 @@ func tunnelTable(machine string, rows []*Row) Table {
 		col := g.column(proxy)
 		var cells []Cell
 		for _, dir := range []string{"-up", "-down"} {
-			var runs []*Row
+			var runs []*results.Row
 			for _, r := range g.runs[[2]string{k, proxy}] {
 				if r.Load == suite+dir {
 					runs = append(runs, r)
@@ -546,8 +551,8 @@ func tunnelTable(machine string, rows []*Row) Table {
 
 // handshakeTable is stunnel's handshake table: connections a second, full
 // handshakes (load "full") and resumed sessions ("resumed").
-func handshakeTable(machine string, rows []*Row) Table {
-	g := newGrid(rows, func(r *Row) (string, string) { return r.Proxy + "\x00" + r.Load, r.Load })
+func handshakeTable(machine string, rows []*results.Row) Table {
+	g := newGrid(rows, func(r *results.Row) (string, string) { return r.Proxy + "\x00" + r.Load, r.Load })
 	t := Table{Family: famHandshake, Kind: "handshake", Machine: machine, Session: rows[0].Session,
 		Corner: "Handshake", Columns: []string{"Connections/s"}, Groups: []string{""}, Failed: g.failed}
 	labels := proxyLabels(g, func(load string) string {

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"bench/report"
+	"bench/report/results"
 )
 
 func cmdReport(stdout, stderr io.Writer, args []string) error {
@@ -20,7 +21,7 @@ func cmdReport(stdout, stderr io.Writer, args []string) error {
 		fs.Usage()
 		return errors.New("report: no session files given: bench report data/*.csv")
 	}
-	rows, err := report.ReadFiles(fs.Args())
+	rows, err := results.ReadFiles(fs.Args())
 	if err != nil {
 		return err
 	}

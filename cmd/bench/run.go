@@ -21,6 +21,7 @@ import (
 	"bench/harness"
 	"bench/proxies"
 	"bench/report"
+	"bench/report/results"
 	"bench/scenarios"
 )
 
@@ -165,7 +166,7 @@ func runSession(stdout, stderr io.Writer, args []string, resuming bool) error {
 		return closeErr
 	}
 	fmt.Fprintf(stderr, "session written to %s\n\n", s.CSVPath)
-	rows, err := report.ReadFiles([]string{s.CSVPath})
+	rows, err := results.ReadFiles([]string{s.CSVPath})
 	if err != nil {
 		return err
 	}

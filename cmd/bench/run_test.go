@@ -21,7 +21,7 @@ import (
 	"bench/harness"
 	"bench/internal/testenv"
 	"bench/proxies"
-	"bench/report"
+	"bench/report/results"
 	"bench/scenarios"
 )
 
@@ -135,13 +135,13 @@ func TestRunSession(t *testing.T) {
 	}
 
 	csvPath, metaPath := harness.SessionPaths(out, "test machine", "test")
-	rows, err := report.ReadFiles([]string{csvPath})
+	rows, err := results.ReadFiles([]string{csvPath})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]report.Row{}
+	got := map[string]results.Row{}
 	for _, r := range rows {
-		got[r.Mode+"-"+r.Load+"/"+r.Proxy] = r
+		got[string(r.Mode)+"-"+r.Load+"/"+r.Proxy] = r
 	}
 	scs, err := scenarios.Select(scenarioList)
 	if err != nil {
@@ -226,8 +226,8 @@ func TestRunInterruptResume(t *testing.T) {
 		"--reps", "1", "--duration", "1s", "--warmup", "0s",
 		"--out", out, "--session", "interrupted", "--machine", "m", "--prefix", prefix}
 	csvPath, metaPath := harness.SessionPaths(out, "m", "interrupted")
-	rowsIn := func() []report.Row {
-		rows, err := report.ReadFiles([]string{csvPath})
+	rowsIn := func() []results.Row {
+		rows, err := results.ReadFiles([]string{csvPath})
 		if err != nil {
 			return nil
 		}
@@ -282,7 +282,7 @@ func TestRunInterruptResume(t *testing.T) {
 	}
 	seen := map[string]bool{}
 	for _, r := range after {
-		k := r.Proxy + "/" + r.Mode + "-" + r.Load
+		k := r.Proxy + "/" + string(r.Mode) + "-" + r.Load
 		if seen[k] {
 			t.Errorf("run %s done twice", k)
 		}

@@ -1,4 +1,4 @@
-package report
+package results
 
 import (
 	"bytes"
@@ -35,7 +35,7 @@ func TestReadByName(t *testing.T) {
 
 func TestReadRoundTrip(t *testing.T) {
 	// what the harness writes with Record reads back the same
-	rows, err := ReadFiles([]string{filepath.Join("testdata", "csv", "000-https-arm.csv")})
+	rows, err := ReadFiles([]string{filepath.Join("..", "testdata", "csv", "000-https-arm.csv")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,59 +109,40 @@ func TestReadFilesMissing(t *testing.T) {
 	}
 }
 
-// run makes an ok run of a plain HTTP scenario.
-func run(machine, session, proxy, group, load string, rep int, kreq float64) Row {
-	return Row{Machine: machine, Session: session, Proxy: proxy, Group: group, Mode: "http", Load: load,
-		Rep: rep, Seconds: 10, Requests: int64(kreq * 1e4), Status: "ok", Bound: "proxy"}
+func TestColumnsMatchHeader(t *testing.T) {
+	if len(Header) != nColumns {
+		t.Fatalf("Header has %d columns, the reader knows %d", len(Header), nColumns)
+	}
+	for c, name := range map[int]string{cMachine: "machine", cGroup: "group", cStarted: "started", cP50: "p50_ms",
+		cThreadOrigin: "thread_origin", cBound: "bound", cPeakMem: "peak_mem_bytes", cNote: "note"} {
+		if Header[c] != name {
+			t.Errorf("column %d is %q in Header; the reader takes it for %q", c, Header[c], name)
+		}
+	}
 }
 
-func TestRenderSessionsAndFailures(t *testing.T) {
-	var rows []Row
-	for rep := 1; rep <= 3; rep++ {
-		rows = append(rows,
-			run("ARM", "2026-10-11", "nginx", "copy", "ka-1k", rep, 30+float64(rep)),
-			run("ARM", "2026-10-13", "nginx", "copy", "ka-1k", rep, 40+float64(rep)),
-			run("ARM", "2026-10-13", "devel", "splice", "ka-1k", rep, 20+float64(rep)))
-	}
-	failed := run("ARM", "2026-10-13", "squid", "copy", "ka-1k", 2, 0)
-	failed.Status, failed.Note = "failed", "origin reset the connection"
-	rows = append(rows, failed)
-
-	var b bytes.Buffer
-	if err := Render(&b, rows, Options{Format: FormatTSV}); err != nil {
-		t.Fatal(err)
-	}
-	out := b.String()
-	newer, older := strings.Index(out, "Session 2026-10-13"), strings.Index(out, "Session 2026-10-11")
-	if newer < 0 || older < 0 || newer > older {
-		t.Errorf("sessions not newest first:\n%s", out)
-	}
-	for _, want := range []string{
-		"ka-1k, k req/s\t42.0 *\t–\t‖\t22.0\n",
-		"squid\tka-1k\t2\torigin reset the connection\n",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q:\n%s", want, out)
+func TestWriterAppends(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.csv")
+	r := Row{Machine: "ARM", Session: "s1", Proxy: "nginx", Group: Copy, Mode: HTTP, Load: "ka-1k", Rep: 1,
+		Seconds: 10, Requests: 5, Bound: BoundProxy, Status: OK, Note: "a, \"quoted\" note"}
+	for i := 0; i < 2; i++ { // the second opening appends without a header
+		w, err := Append(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Rep = i + 1
+		if err := w.Write(r); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil || w.Close() != nil {
+			t.Fatalf("Close: %v", err)
 		}
 	}
-
-	b.Reset()
-	if err := Render(&b, rows, Options{Format: FormatMarkdown, Session: "2026-10-11"}); err != nil {
+	rows, err := ReadFiles([]string{path})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if out := b.String(); strings.Contains(out, "2026-10-13") || !strings.Contains(out, "| ka-1k, k req/s | **32.0** * |") {
-		t.Errorf("--session 2026-10-11 rendered:\n%s", out)
-	}
-
-	b.Reset()
-	err := Render(&b, rows, Options{Session: "2026-10-12"})
-	if err == nil || !strings.Contains(err.Error(), `no session "2026-10-12"`) || b.Len() > 0 {
-		t.Errorf("unknown session: err %v, output %q", err, b.String())
-	}
-	b.Reset()
-	for _, opt := range []Options{{Format: "html"}, {Layout: "stacked"}} {
-		if err := Render(&b, rows, opt); err == nil || b.Len() > 0 {
-			t.Errorf("Render(%+v) = %v, output %q; want an error and nothing written", opt, err, b.String())
-		}
+	if len(rows) != 2 || rows[0].Rep != 1 || rows[1].Rep != 2 || rows[1].Note != r.Note || rows[1].Line != 3 {
+		t.Errorf("read back %+v", rows)
 	}
 }

@@ -1,24 +1,22 @@
-package harness
+package results
 
 import (
 	"encoding/csv"
 	"fmt"
 	"os"
-
-	"bench/report"
 )
 
-// CSVWriter appends rows to a session file, syncing each one so that a
+// Writer appends rows to a session file, syncing each one so that a
 // killed session loses at most the run in flight.
-type CSVWriter struct {
+type Writer struct {
 	f    *os.File
 	w    *csv.Writer
 	path string
 }
 
-// OpenCSV opens path for appending, writing the header if the file is new
+// Append opens path for appending, writing the header if the file is new
 // or empty.
-func OpenCSV(path string) (*CSVWriter, error) {
+func Append(path string) (*Writer, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("open session file: %w", err)
@@ -28,9 +26,9 @@ func OpenCSV(path string) (*CSVWriter, error) {
 		f.Close()
 		return nil, fmt.Errorf("stat %s: %w", path, err)
 	}
-	c := &CSVWriter{f: f, w: csv.NewWriter(f), path: path}
+	c := &Writer{f: f, w: csv.NewWriter(f), path: path}
 	if st.Size() == 0 {
-		if err := c.write(report.Header); err != nil {
+		if err := c.write(Header); err != nil {
 			f.Close()
 			return nil, err
 		}
@@ -38,12 +36,12 @@ func OpenCSV(path string) (*CSVWriter, error) {
 	return c, nil
 }
 
-// Append writes one row and syncs it to disk.
-func (c *CSVWriter) Append(r report.Row) error {
+// Write writes one row and syncs it to disk.
+func (c *Writer) Write(r Row) error {
 	return c.write(r.Record())
 }
 
-func (c *CSVWriter) write(rec []string) error {
+func (c *Writer) write(rec []string) error {
 	if err := c.w.Write(rec); err != nil {
 		return fmt.Errorf("write %s: %w", c.path, err)
 	}
@@ -58,7 +56,7 @@ func (c *CSVWriter) write(rec []string) error {
 }
 
 // Close closes the file; it may be called more than once.
-func (c *CSVWriter) Close() error {
+func (c *Writer) Close() error {
 	if c == nil || c.f == nil {
 		return nil
 	}

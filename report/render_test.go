@@ -1,0 +1,65 @@
+package report
+
+import (
+	"bench/report/results"
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// run makes an ok run of a plain HTTP scenario.
+func run(machine, session, proxy string, group results.Group, load string, rep int, kreq float64) results.Row {
+	return results.Row{Machine: machine, Session: session, Proxy: proxy, Group: group, Mode: "http", Load: load,
+		Rep: rep, Seconds: 10, Requests: int64(kreq * 1e4), Status: "ok", Bound: "proxy"}
+}
+
+func TestRenderSessionsAndFailures(t *testing.T) {
+	var rows []results.Row
+	for rep := 1; rep <= 3; rep++ {
+		rows = append(rows,
+			run("ARM", "2026-10-11", "nginx", "copy", "ka-1k", rep, 30+float64(rep)),
+			run("ARM", "2026-10-13", "nginx", "copy", "ka-1k", rep, 40+float64(rep)),
+			run("ARM", "2026-10-13", "devel", "splice", "ka-1k", rep, 20+float64(rep)))
+	}
+	failed := run("ARM", "2026-10-13", "squid", "copy", "ka-1k", 2, 0)
+	failed.Status, failed.Note = "failed", "origin reset the connection"
+	rows = append(rows, failed)
+
+	var b bytes.Buffer
+	if err := Render(&b, rows, Options{Format: FormatTSV}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	newer, older := strings.Index(out, "Session 2026-10-13"), strings.Index(out, "Session 2026-10-11")
+	if newer < 0 || older < 0 || newer > older {
+		t.Errorf("sessions not newest first:\n%s", out)
+	}
+	for _, want := range []string{
+		"ka-1k, k req/s\t42.0 *\t–\t‖\t22.0\n",
+		"squid\tka-1k\t2\torigin reset the connection\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+
+	b.Reset()
+	if err := Render(&b, rows, Options{Format: FormatMarkdown, Session: "2026-10-11"}); err != nil {
+		t.Fatal(err)
+	}
+	if out := b.String(); strings.Contains(out, "2026-10-13") || !strings.Contains(out, "| ka-1k, k req/s | **32.0** * |") {
+		t.Errorf("--session 2026-10-11 rendered:\n%s", out)
+	}
+
+	b.Reset()
+	err := Render(&b, rows, Options{Session: "2026-10-12"})
+	if err == nil || !strings.Contains(err.Error(), `no session "2026-10-12"`) || b.Len() > 0 {
+		t.Errorf("unknown session: err %v, output %q", err, b.String())
+	}
+	b.Reset()
+	for _, opt := range []Options{{Format: "html"}, {Layout: "stacked"}} {
+		if err := Render(&b, rows, opt); err == nil || b.Len() > 0 {
+			t.Errorf("Render(%+v) = %v, output %q; want an error and nothing written", opt, err, b.String())
+		}
+	}
+}

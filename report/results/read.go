@@ -1,0 +1,299 @@
+package results
+
+import (
+	"bytes"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The columns the reader knows, as indexes into a file's column map.
+const (
+	cMachine = iota
+	cSession
+	cProxy
+	cKind
+	cGroup
+	cMode
+	cLoad
+	cRep
+	cStarted
+	cSeconds
+	cRequests
+	cBytes
+	cErrors
+	cTimeouts
+	cP50
+	cP99
+	cCPUProxy
+	cCPUClient
+	cCPUOrigin
+	cBusyProxy
+	cBusyClient
+	cBusyOrigin
+	cThreadProxy
+	cThreadClient
+	cThreadOrigin
+	cBound
+	cPeakMem
+	cStatus
+	cNote
+	nColumns
+)
+
+// required lists the columns without which a file cannot be reported; the
+// others (latencies, the client's and origin's figures, the note) may be
+// missing and read as zero or empty.
+var required = [nColumns]bool{
+	cMachine: true, cSession: true, cProxy: true, cGroup: true, cMode: true, cLoad: true, cRep: true,
+	cSeconds: true, cRequests: true, cBytes: true, cCPUProxy: true, cBound: true, cPeakMem: true, cStatus: true,
+}
+
+// SyntaxError is bad input at a place in a file.
+type SyntaxError struct {
+	File string
+	Line int
+	Err  error
+}
+
+func (e *SyntaxError) Error() string {
+	if e.Line == 0 {
+		return fmt.Sprintf("%s: %v", e.File, e.Err)
+	}
+	return fmt.Sprintf("%s:%d: %v", e.File, e.Line, e.Err)
+}
+
+func (e *SyntaxError) Unwrap() error { return e.Err }
+
+// ReadFiles reads the session files at paths, in order, and returns their
+// runs. The first bad file or line ends the reading with its error.
+func ReadFiles(paths []string) ([]Row, error) {
+	var rows []Row
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("read session file: %w", err)
+		}
+		if rows, err = read(rows, data, p); err != nil {
+			return nil, err
+		}
+	}
+	return rows, nil
+}
+
+// Read reads one session file from r; name is the file's name in errors.
+// Columns are matched by their header name, unknown ones are ignored, and a
+// missing required column, an empty or non-numeric figure of an ok run, or
+// an unknown mode, group, bound or status is an error naming its line.
+func Read(r io.Reader, name string) ([]Row, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", name, err)
+	}
+	return read(nil, data, name)
+}
+
+// read appends the runs of one file's data to rows.
+func read(rows []Row, data []byte, name string) ([]Row, error) {
+	// A row a line: size the result once rather than grow it.
+	rows = slices.Grow(rows, bytes.Count(data, []byte{'\n'}))
+	cr := csv.NewReader(bytes.NewReader(data))
+	cr.ReuseRecord = true
+	header, err := cr.Read()
+	if err == io.EOF {
+		return nil, &SyntaxError{File: name, Err: errors.New("empty file: want a header line with the columns of DESIGN.md")}
+	}
+	if err != nil {
+		return nil, csvError(name, err)
+	}
+	p := rowParser{strs: make(map[string]string)}
+	for i := range p.col {
+		p.col[i] = -1
+	}
+	for i, h := range header {
+		h = strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))
+		for c, name := range Header {
+			if h == name && p.col[c] < 0 {
+				p.col[c] = i
+			}
+		}
+	}
+	for c, req := range required {
+		if req && p.col[c] < 0 {
+			return nil, &SyntaxError{File: name, Line: 1, Err: fmt.Errorf("missing required column %q", Header[c])}
+		}
+	}
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			return rows, nil
+		}
+		if err != nil {
+			return nil, csvError(name, err)
+		}
+		line, _ := cr.FieldPos(0)
+		p.rec, p.err = rec, nil
+		rows = append(rows, Row{})
+		row := &rows[len(rows)-1]
+		p.parse(row)
+		if p.err != nil {
+			return nil, &SyntaxError{File: name, Line: line, Err: p.err}
+		}
+		row.Source, row.Line = name, line
+	}
+}
+
+func csvError(name string, err error) error {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		return &SyntaxError{File: name, Line: pe.Line, Err: pe.Err}
+	}
+	return fmt.Errorf("read %s: %w", name, err)
+}
+
+// rowParser turns one record into a Row, keeping the first error.
+type rowParser struct {
+	col    [nColumns]int // the record's index of each column, -1 if absent
+	rec    []string
+	failed bool // the run failed: its figures may be empty
+	err    error
+	// strs holds one copy of each text value, so that rows share their
+	// machine, proxy, load, ... and not the record each was read from.
+	strs map[string]string
+}
+
+func (p *rowParser) field(c int) (string, bool) {
+	i := p.col[c]
+	if i < 0 {
+		return "", false
+	}
+	return strings.TrimSpace(p.rec[i]), true
+}
+
+func (p *rowParser) fail(c int, format string, args ...any) {
+	if p.err == nil {
+		p.err = fmt.Errorf("column %q: "+format, append([]any{Header[c]}, args...)...)
+	}
+}
+
+// text returns a text column; required ones must not be empty.
+func (p *rowParser) text(c int) string {
+	s, _ := p.field(c)
+	if s == "" {
+		if required[c] {
+			p.fail(c, "is empty")
+		}
+		return ""
+	}
+	if v, ok := p.strs[s]; ok {
+		return v
+	}
+	s = strings.Clone(s)
+	p.strs[s] = s
+	return s
+}
+
+// oneOf returns a column that must hold one of allowed, or be absent.
+func oneOf[T ~string](p *rowParser, c int, allowed []T) T {
+	s, present := p.field(c)
+	if !present {
+		return ""
+	}
+	for _, a := range allowed {
+		if s == string(a) {
+			return a
+		}
+	}
+	want := make([]string, len(allowed))
+	for i, a := range allowed {
+		want[i] = string(a)
+	}
+	p.fail(c, "unknown %s %q (want %s)", Header[c], s, strings.Join(want, ", "))
+	return T(s)
+}
+
+// number parses a numeric column. An empty value is zero when the column
+// is optional or the run failed, an error otherwise.
+func (p *rowParser) number(c int, isInt bool) (float64, int64, bool) {
+	s, present := p.field(c)
+	if s == "" {
+		if present && !p.failed && required[c] {
+			p.fail(c, "is empty")
+		}
+		return 0, 0, false
+	}
+	if isInt {
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			p.fail(c, "%q is not a whole number", s)
+		}
+		return float64(v), v, true
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		p.fail(c, "%q is not a number", s)
+	}
+	return v, int64(v), true
+}
+
+func (p *rowParser) float(c int) float64 {
+	v, _, _ := p.number(c, false)
+	return v
+}
+
+func (p *rowParser) int(c int) int64 {
+	_, v, _ := p.number(c, true)
+	return v
+}
+
+func (p *rowParser) parse(r *Row) {
+	r.Status = oneOf(p, cStatus, Statuses)
+	p.failed = r.Status == Failed
+	r.Machine = p.text(cMachine)
+	r.Session = p.text(cSession)
+	r.Proxy = p.text(cProxy)
+	r.Kind = p.text(cKind)
+	r.Group = oneOf(p, cGroup, Groups)
+	r.Mode = oneOf(p, cMode, Modes)
+	r.Load = p.text(cLoad)
+	r.Rep = int(p.int(cRep))
+	if s, _ := p.field(cStarted); s != "" {
+		t, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			p.fail(cStarted, "%q is not an RFC 3339 time", s)
+		}
+		r.Started = t
+	}
+	r.Seconds = p.float(cSeconds)
+	if !p.failed && r.Seconds <= 0 {
+		p.fail(cSeconds, "%v is not a positive length of a window", r.Seconds)
+	}
+	r.Requests = p.int(cRequests)
+	r.Bytes = p.int(cBytes)
+	r.Errors = p.int(cErrors)
+	r.Timeouts = p.int(cTimeouts)
+	var has50, has99 bool
+	r.P50Ms, _, has50 = p.number(cP50, false)
+	r.P99Ms, _, has99 = p.number(cP99, false)
+	r.HasLatency = has50 || has99
+	r.CPUProxy = p.float(cCPUProxy)
+	r.CPUClient = p.float(cCPUClient)
+	r.CPUOrigin = p.float(cCPUOrigin)
+	r.BusyProxy = p.float(cBusyProxy)
+	r.BusyClient = p.float(cBusyClient)
+	r.BusyOrigin = p.float(cBusyOrigin)
+	r.ThreadProxy = p.float(cThreadProxy)
+	r.ThreadClient = p.float(cThreadClient)
+	r.ThreadOrigin = p.float(cThreadOrigin)
+	if s, _ := p.field(cBound); s != "" {
+		r.Bound = oneOf(p, cBound, Bounds)
+	}
+	r.PeakMemBytes = p.int(cPeakMem)
+	r.Note = p.text(cNote)
+}

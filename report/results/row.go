@@ -1,0 +1,154 @@
+// Package results is the session file's format: one row per run, its
+// header, the values its enumerated columns take, its reader and its
+// writer. The harness writes it and the report reads it; both ask this
+// package and nothing else what a row holds.
+package results
+
+import (
+	"strconv"
+	"time"
+)
+
+// Status says whether a run measured anything.
+type Status string
+
+// The statuses of a run.
+const (
+	OK     Status = "ok"
+	Failed Status = "failed"
+)
+
+// Statuses are the values the status column may hold.
+var Statuses = []Status{OK, Failed}
+
+// Bound says which role set the pace of a run: the one whose CPUs or
+// busiest thread were busy for most of the window.
+type Bound string
+
+// The pace-setters.
+const (
+	BoundProxy  Bound = "proxy"
+	BoundClient Bound = "client"
+	BoundOrigin Bound = "origin"
+	BoundNone   Bound = "none"
+)
+
+// Bounds are the values the bound column may hold.
+var Bounds = []Bound{BoundProxy, BoundClient, BoundOrigin, BoundNone}
+
+// Elsewhere reports whether b names a role other than the proxy: the
+// client or the origin set the pace.
+func (b Bound) Elsewhere() bool { return b == BoundClient || b == BoundOrigin }
+
+// Group says on which side of the tables' ‖ a column sits.
+type Group string
+
+// The groups of columns.
+const (
+	Baseline Group = "baseline" // no proxy: the kernel forwarding
+	Copy     Group = "copy"     // proxies copying through user space
+	Splice   Group = "splice"   // proxies using splice()
+)
+
+// Groups are the values the group column may hold, in the tables' order.
+var Groups = []Group{Baseline, Copy, Splice}
+
+// Mode is how the client reaches the origin through the proxy.
+type Mode string
+
+// The modes of the reference results.
+const (
+	HTTP         Mode = "http"          // absolute-URI requests to an HTTP proxy
+	Connect      Mode = "connect"       // a CONNECT tunnel per connection
+	Socks        Mode = "socks"         // a SOCKSv5 tunnel per connection
+	Relay        Mode = "relay"         // a TCP relay (port mapping) to the origin
+	TLSTerm      Mode = "tls-term"      // TLS from the client, plain TCP to the origin
+	TLSInit      Mode = "tls-init"      // plain TCP from the client, TLS to the origin
+	MixHTTP      Mode = "mix-http"      // 20000 connections through the HTTP proxy
+	MixConnect   Mode = "mix-connect"   // 20000 connections through CONNECT tunnels
+	MixSocks     Mode = "mix-socks"     // 20000 connections through SOCKSv5 tunnels
+	MixRelay     Mode = "mix-relay"     // 20000 connections through the relay
+	TLSTunnel    Mode = "tls-tunnel"    // stunnel's page: a TLS tunnel between two proxies
+	TLSHandshake Mode = "tls-handshake" // stunnel's page: handshakes per second
+)
+
+// Modes are the values the mode column may hold.
+var Modes = []Mode{
+	HTTP, Connect, Socks, Relay, TLSTerm, TLSInit,
+	MixHTTP, MixConnect, MixSocks, MixRelay,
+	TLSTunnel, TLSHandshake,
+}
+
+// Header is the schema of a session file, one row per run, in the order
+// the harness writes it. Readers match columns by name, so a later column
+// added at the end does not break older readers.
+var Header = []string{
+	"machine", "session", "proxy", "kind", "group", "mode", "load", "rep",
+	"started", "seconds", "requests", "bytes", "errors", "timeouts",
+	"p50_ms", "p99_ms",
+	"cpu_proxy_s", "cpu_client_s", "cpu_origin_s",
+	"busy_proxy", "busy_client", "busy_origin",
+	"thread_proxy", "thread_client", "thread_origin",
+	"bound", "peak_mem_bytes", "status", "note",
+}
+
+// Row is one run: a column (proxy) measured under one load in one mode.
+type Row struct {
+	Machine string // the tables' label of the machine, e.g. "ARM (M4)"
+	Session string // session id, e.g. "2026-10-13-evening"
+	Proxy   string // the column name, e.g. "devel -s0"
+	Kind    string // the adapter: 3proxy, nginx, haproxy, ..., direct
+	Group   Group  // baseline, copy or splice
+	Mode    Mode   // http, connect, socks, relay, tls-term, ...
+	Load    string // stream1, ka-1k, ...
+	Rep     int    // repetition, 1..N
+
+	Started  time.Time // start of the measured window
+	Seconds  float64   // length of the measured window
+	Requests int64     // completed exchanges; 0 for streams
+	Bytes    int64     // payload bytes moved in the window
+	Errors   int64     // failed exchanges
+	Timeouts int64     // exchanges that timed out
+
+	// P50Ms and P99Ms are latencies in milliseconds; HasLatency says
+	// whether the load tool gave them (empty cells otherwise).
+	P50Ms, P99Ms float64
+	HasLatency   bool
+
+	CPUProxy, CPUClient, CPUOrigin          float64 // busy CPU seconds of each role's CPUs
+	BusyProxy, BusyClient, BusyOrigin       float64 // busy fraction of each role's CPUs, 0..1
+	ThreadProxy, ThreadClient, ThreadOrigin float64 // busiest thread's busy fraction, 0..1
+
+	Bound        Bound  // proxy, client, origin or none
+	PeakMemBytes int64  // the proxy's peak memory in the run
+	Status       Status // ok or failed
+	Note         string // why a run failed, or what the tables should not hide
+
+	// Source and Line locate the row in its file, for error messages;
+	// set by the reader, ignored by Record.
+	Source string
+	Line   int
+}
+
+// Record formats r as a CSV record in the order of Header.
+func (r Row) Record() []string {
+	i := func(v int64) string { return strconv.FormatInt(v, 10) }
+	fixed := func(v float64, prec int) string { return strconv.FormatFloat(v, 'f', prec, 64) }
+	p50, p99 := "", ""
+	if r.HasLatency {
+		p50, p99 = fixed(r.P50Ms, 3), fixed(r.P99Ms, 3)
+	}
+	started := ""
+	if !r.Started.IsZero() {
+		started = r.Started.Format(time.RFC3339)
+	}
+	return []string{
+		r.Machine, r.Session, r.Proxy, r.Kind, string(r.Group), string(r.Mode), r.Load, strconv.Itoa(r.Rep),
+		started, fixed(r.Seconds, 3), i(r.Requests), i(r.Bytes), i(r.Errors), i(r.Timeouts),
+		p50, p99,
+		fixed(r.CPUProxy, 3), fixed(r.CPUClient, 3), fixed(r.CPUOrigin, 3),
+		fixed(r.BusyProxy, 4), fixed(r.BusyClient, 4), fixed(r.BusyOrigin, 4),
+		fixed(r.ThreadProxy, 4), fixed(r.ThreadClient, 4), fixed(r.ThreadOrigin, 4),
+		string(r.Bound), i(r.PeakMemBytes), string(r.Status), r.Note,
+	}
+}
