@@ -2,7 +2,6 @@ package proxies
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,8 +11,6 @@ import (
 	"bench/internal/golden"
 	"bench/scenarios"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // goldenEnv is the seed's topology as the harness hands it to a proxy.
 var goldenEnv = Env{
@@ -88,7 +85,7 @@ func TestGolden(t *testing.T) {
 				if err != nil {
 					t.Fatalf("Plan(%q, %s) = %v", c.Name, m, err)
 				}
-				golden.Check(t, path, dumpPlan(p), *update, "go test ./proxies -run TestGolden -update")
+				golden.Check(t, path, dumpPlan(p))
 			})
 		}
 	}
@@ -96,7 +93,7 @@ func TestGolden(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join("testdata", "golden", "*.txt"))
 	for _, f := range files {
 		if !seen[filepath.Base(f)] {
-			if *update {
+			if golden.Updating() {
 				os.Remove(f)
 				continue
 			}

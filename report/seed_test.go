@@ -1,10 +1,10 @@
 package report
 
 import (
+	"bench/internal/golden"
 	"bench/report/results"
 	"bytes"
 	"encoding/csv"
-	"flag"
 	"fmt"
 	"math"
 	"os"
@@ -21,10 +21,8 @@ import (
 // saying how to rebuild it. TestSeedCSV turns each into a session CSV under
 // testdata/csv: three runs per cell whose median is the seed's figure, two
 // of three bound by the client where the seed has ‡, and a spread of runs
-// that makes the marking rule give the seed's stars. -generate rewrites
+// that makes the marking rule give the seed's stars. -update rewrites
 // the CSVs; otherwise they must equal what the generator makes.
-
-var generate = flag.Bool("generate", false, "rewrite testdata/csv from testdata/seeds")
 
 // seedTable is one parsed seed file.
 type seedTable struct {
@@ -483,27 +481,10 @@ func encodeCSV(t *testing.T, rows []results.Row) []byte {
 }
 
 // TestSeedCSV checks that the committed CSVs are what the generator makes
-// of the seed tables (-generate rewrites them).
+// of the seed tables (-update rewrites them).
 func TestSeedCSV(t *testing.T) {
 	for _, s := range loadSeeds(t) {
-		path := filepath.Join("testdata", "csv", s.name+".csv")
-		got := encodeCSV(t, seedRows(t, s))
-		if *generate {
-			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(path, got, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		want, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatalf("%v (run go test ./report -run TestSeedCSV -generate)", err)
-		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("%s differs from what the generator makes of testdata/seeds/%s.txt; run with -generate", path, s.name)
-		}
+		golden.Check(t, filepath.Join("testdata", "csv", s.name+".csv"), encodeCSV(t, seedRows(t, s)))
 	}
 }
 
@@ -577,59 +558,13 @@ func diffLines(t *testing.T, want []string, got string) {
 	}
 }
 
-var update = flag.Bool("update", false, "rewrite the golden outputs under testdata/golden")
-
 // TestGolden compares the whole output, every format, with the golden
 // files under testdata/golden (-update rewrites them).
 func TestGolden(t *testing.T) {
 	for _, s := range loadSeeds(t) {
 		for _, format := range []string{FormatMarkdown, FormatTSV, FormatJSON} {
 			got, _ := renderSeed(t, s, format)
-			path := filepath.Join("testdata", "golden", s.name+"."+format)
-			if *update {
-				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				continue
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test ./report -run TestGolden -update)", err)
-			}
-			if got != string(want) {
-				t.Errorf("%s: output differs from the golden file (run with -update and review the diff): %s", path, firstDiff(got, string(want)))
-			}
+			golden.Check(t, filepath.Join("testdata", "golden", s.name+"."+format), []byte(got))
 		}
 	}
-}
-
-// firstDiff describes the first line where got and want part.
-func firstDiff(got, want string) string {
-	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
-	for i := 0; i < len(g) || i < len(w); i++ {
-		var gl, wl string
-		if i < len(g) {
-			gl = g[i]
-		}
-		if i < len(w) {
-			wl = w[i]
-		}
-		if gl != wl {
-			if len(gl) > 200 || len(wl) > 200 {
-				gl, wl = clip(gl), clip(wl)
-			}
-			return fmt.Sprintf("line %d:\n got %q\nwant %q", i+1, gl, wl)
-		}
-	}
-	return "no line differs"
-}
-
-func clip(s string) string {
-	if len(s) > 200 {
-		return s[:200] + "..."
-	}
-	return s
 }

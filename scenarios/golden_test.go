@@ -1,25 +1,21 @@
 package scenarios
 
 import (
+	"bench/internal/golden"
 	"bytes"
 	"crypto/sha256"
-	"flag"
 	"fmt"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 	"time"
-
-	goldenfile "bench/internal/golden"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata")
-
-// golden compares got with testdata/name, or rewrites it with -update.
-func golden(t *testing.T, name string, got []byte) {
+// checkGolden compares got with testdata/name, or rewrites it with -update.
+func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	goldenfile.Check(t, filepath.Join("testdata", name), got, *update, "go test ./scenarios -update")
+	golden.Check(t, filepath.Join("testdata", name), got)
 }
 
 // The topology's addresses, as the harness gives them.
@@ -69,7 +65,7 @@ func TestBuildGolden(t *testing.T) {
 		if d.Tool() != s.Load.Tool {
 			t.Errorf("Build(%s) driver %s; want %s", s.Name, d.Tool(), s.Load.Tool)
 		}
-		golden(t, filepath.Join("build", s.Name+".golden"), dumpInvocation(inv))
+		checkGolden(t, filepath.Join("build", s.Name+".golden"), dumpInvocation(inv))
 		inv, _, err = Build(s, topoDirect, 10*time.Second, dir)
 		if err != nil {
 			t.Fatalf("Build(%s, direct) error: %v", s.Name, err)
@@ -79,7 +75,7 @@ func TestBuildGolden(t *testing.T) {
 		}
 		fmt.Fprintf(&direct, "%s: %s\n", s.Name, strings.Join(inv.Argv, " "))
 	}
-	golden(t, "build/direct.golden", direct.Bytes())
+	checkGolden(t, "build/direct.golden", direct.Bytes())
 }
 
 // TestOriginGolden renders the origin's config and lists its files.
@@ -94,10 +90,10 @@ func TestOriginGolden(t *testing.T) {
 	for _, f := range p.Files {
 		fmt.Fprintf(&b, "file: %s %d bytes sha256 %x\n", f.Path, len(f.Data), sha256.Sum256(f.Data))
 		if f.Path == OriginConf {
-			golden(t, "origin/nginx.conf", f.Data)
+			checkGolden(t, "origin/nginx.conf", f.Data)
 		}
 	}
-	golden(t, "origin/plan.golden", b.Bytes())
+	checkGolden(t, "origin/plan.golden", b.Bytes())
 	if !bytes.Equal(p.CA, originCertPEM) {
 		t.Errorf("Origin().CA is not the origin's certificate")
 	}
@@ -114,6 +110,6 @@ func TestProxychainsGolden(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		golden(t, "proxychains/"+string(m)+".conf", conf)
+		checkGolden(t, "proxychains/"+string(m)+".conf", conf)
 	}
 }

@@ -87,7 +87,7 @@ func TestWrkParse(t *testing.T) {
 		if got, want := float64(m.Requests+statusErrors(t, out))/m.Seconds, wrkPrinted(t, out); math.Abs(got-want) > 0.005 {
 			t.Errorf("Parse(%s): %.4f requests/s; wrk printed %.2f", c.file, got, want)
 		}
-		golden(t, filepath.Join("parsed", strings.TrimSuffix(c.file, ".out")+".golden"), []byte(fmt.Sprintf("%+v\n", m)))
+		checkGolden(t, filepath.Join("parsed", strings.TrimSuffix(c.file, ".out")+".golden"), []byte(fmt.Sprintf("%+v\n", m)))
 	}
 }
 
@@ -159,7 +159,7 @@ func TestIperf3Parse(t *testing.T) {
 		if m.Bytes <= 0 || m.Seconds < 1 || m.Requests != 0 || m.HasLatency {
 			t.Errorf("Parse(%s) = %+v; want bytes over the window, no requests, no latency", c.file, m)
 		}
-		golden(t, filepath.Join("parsed", strings.TrimSuffix(c.file, ".out")+".golden"), []byte(fmt.Sprintf("%+v\n", m)))
+		checkGolden(t, filepath.Join("parsed", strings.TrimSuffix(c.file, ".out")+".golden"), []byte(fmt.Sprintf("%+v\n", m)))
 	}
 	// iperf3 killed while writing its report.
 	out := readCaptured(t, "iperf3-stream1.out")

@@ -1,15 +1,13 @@
 package main
 
 import (
+	"bench/internal/golden"
 	"bytes"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
-
-var updateReport = flag.Bool("update-report", false, "rewrite the expected outputs under testdata/report")
 
 // reportDir holds the CLI goldens: input CSVs and, for each case, the
 // expected standard output (<case>.out) or error (<case>.err).
@@ -57,22 +55,11 @@ func TestCmdReport(t *testing.T) {
 				// user typed them relative to the repository
 				got, ext = "bench: "+strings.ReplaceAll(err.Error(), reportDir+string(filepath.Separator), "testdata/report/")+"\n", ".err"
 			}
-			path := filepath.Join(reportDir, c.name+ext)
-			if *updateReport {
+			if golden.Updating() { // the other of .out and .err is stale
 				os.Remove(filepath.Join(reportDir, c.name+".out"))
 				os.Remove(filepath.Join(reportDir, c.name+".err"))
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
 			}
-			want, rerr := os.ReadFile(path)
-			if rerr != nil {
-				t.Fatalf("bench report %s: %v; got err %v (run go test ./cmd/bench -run TestCmdReport -update-report)", strings.Join(c.args, " "), rerr, err)
-			}
-			if got != string(want) {
-				t.Errorf("bench report %s:\n got:\n%s\nwant:\n%s", strings.Join(c.args, " "), got, want)
-			}
+			golden.Check(t, filepath.Join(reportDir, c.name+ext), []byte(got))
 		})
 	}
 }
