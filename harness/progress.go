@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"bench/report/results"
-	"bench/scenarios"
 )
 
 // progress prints a session's course: a line per run with its result, and
@@ -78,7 +77,7 @@ func (p *progress) end(r RunSpec, row results.Row, took time.Duration) {
 		p.lastLine = 0
 	}
 	fmt.Fprintf(p.w, "[%d/%d] %-22s %-20s rep %d  %s  (%s, ETA %s)\n",
-		p.done, p.total, r.Scenario.Name, r.Column.Name, r.Rep, RunSummary(r.Scenario.Load, row),
+		p.done, p.total, r.Scenario.Name, r.Column.Name, r.Rep, runSummary(row),
 		FormatDuration(took), FormatDuration(p.eta()))
 }
 
@@ -89,19 +88,17 @@ func (p *progress) finish() {
 	}
 }
 
-// RunSummary is a run's one-line result: its rate, the pace-setter, the
+// runSummary is a run's one-line result: its rate, the pace-setter, the
 // proxy's CPU and memory, and its errors; or why it failed.
 // Streams and 1 MB answers are given in Gbit/s, other loads in requests
 // per second, as the tables give them.
-func RunSummary(l scenarios.Load, r results.Row) string {
+func runSummary(r results.Row) string {
 	if r.Status != results.OK {
 		return "FAILED: " + r.Note
 	}
-	var rate string
-	if r.Requests > 0 && l.Path != "/1m" {
-		rate = fmt.Sprintf("%.1fk req/s", float64(r.Requests)/r.Seconds/1000)
-	} else {
-		rate = fmt.Sprintf("%.2f Gbit/s", float64(r.Bytes)*8/r.Seconds/1e9)
+	rate := fmt.Sprintf("%.1fk req/s", r.PerSecond()/1000)
+	if results.Bulk(r.Load) {
+		rate = fmt.Sprintf("%.2f Gbit/s", r.Gbps())
 	}
 	s := fmt.Sprintf("%s  bound %s  proxy busy %.0f%%  mem %.0f MB", rate, r.Bound, r.BusyProxy*100, float64(r.PeakMemBytes)/1e6)
 	if r.Errors > 0 || r.Timeouts > 0 {

@@ -9,25 +9,17 @@ import (
 
 // Per-run figures, derived as DESIGN.md states them.
 
-func gbits(r *results.Row) float64 { return float64(r.Bytes) * 8 / r.Seconds / 1e9 }
+func gbits(r *results.Row) float64 { return r.Gbps() }
 
-func kreqs(r *results.Row) float64 { return float64(r.Requests) / r.Seconds / 1e3 }
+func kreqs(r *results.Row) float64 { return r.PerSecond() / 1e3 }
 
-func reqs(r *results.Row) float64 { return float64(r.Requests) / r.Seconds }
+func reqs(r *results.Row) float64 { return r.PerSecond() }
 
 func usPerReq(r *results.Row) float64 { return r.CPUProxy / float64(r.Requests) * 1e6 }
 
 func sPerGB(r *results.Row) float64 { return r.CPUProxy / (float64(r.Bytes) / 1e9) }
 
 func megabytes(r *results.Row) float64 { return float64(r.PeakMemBytes) / 1e6 }
-
-// stream reports whether a load is a bulk stream (iperf3), measured in
-// Gbit/s alone.
-func stream(load string) bool { return strings.HasPrefix(load, "stream") }
-
-// bulk reports whether a load moves bulk data, streams or 1 MB answers,
-// whose tables give Gbit/s and CPU seconds per gigabyte.
-func bulk(load string) bool { return stream(load) || strings.HasSuffix(load, "-1m") }
 
 // fixed formats v with prec decimals.
 func fixed(v float64, prec int) string { return strconv.FormatFloat(v, 'f', prec, 64) }

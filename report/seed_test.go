@@ -224,7 +224,7 @@ func (s runSet) row(rep int) results.Row {
 // setFigure sets what a run moved so that the plain table's figure of the
 // load is v: Gbit/s for bulk loads, thousands of requests a second else.
 func setFigure(r *results.Row, v float64) {
-	if bulk(r.Load) {
+	if results.Bulk(r.Load) {
 		r.Bytes = int64(math.Round(v * 1e9 / 8 * r.Seconds))
 		return
 	}
@@ -335,7 +335,7 @@ func genTriple(t *testing.T, s seedTable) []results.Row {
 				}
 				if !cpu[i].missing {
 					per := cpu[i].values[0] * []float64{1.01, 1, 0.99}[j]
-					if bulk(load) {
+					if results.Bulk(load) {
 						r.CPUProxy = per * float64(r.Bytes) / 1e9
 					} else {
 						r.CPUProxy = per * float64(r.Requests) / 1e6

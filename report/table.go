@@ -358,7 +358,7 @@ func familyTables(fam, machine string, rows []*results.Row) []Table {
 
 // unitLabel appends a plain row's unit: "ka-1k, k req/s".
 func unitLabel(load string) string {
-	if bulk(load) {
+	if results.Bulk(load) {
 		return load + ", Gbit/s"
 	}
 	return load + ", k req/s"
@@ -367,7 +367,7 @@ func unitLabel(load string) string {
 // plainFigure is a plain table's figure of a run: Gbit/s for bulk loads,
 // thousands of requests a second for the others.
 func plainFigure(load string) func(*results.Row) float64 {
-	if bulk(load) {
+	if results.Bulk(load) {
 		return gbits
 	}
 	return kreqs
@@ -443,9 +443,9 @@ func tripleTables(fam, machine string, rows []*results.Row) []Table {
 			s := summarize(runs, gbits)
 			var fig string
 			switch {
-			case stream(load) && s.ok:
+			case results.Stream(load) && s.ok:
 				fig = fixed(s.med, 1)
-			case stream(load):
+			case results.Stream(load):
 				fig = "–"
 			case s.ok:
 				fig = fixed(s.med, 2) + " (" + fixed(summarize(runs, kreqs).med, 1) + "k/s)"
@@ -460,7 +460,7 @@ func tripleTables(fam, machine string, rows []*results.Row) []Table {
 			// CPU: seconds per gigabyte for bulk loads, µs per request
 			// for the others; none for the baseline, which has no proxy
 			f, unit := usPerReq, " µs/req"
-			if bulk(load) {
+			if results.Bulk(load) {
 				f, unit = sPerGB, " s/GB"
 			}
 			s = summarize(runs, f)
@@ -469,7 +469,7 @@ func tripleTables(fam, machine string, rows []*results.Row) []Table {
 				s, fig = summary{}, "–"
 			case !s.ok:
 				fig = "–" + unit
-			case bulk(load):
+			case results.Bulk(load):
 				fig = fixed(s.med, 2) + unit
 			default:
 				fig = thousands(s.med) + unit

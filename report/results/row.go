@@ -6,6 +6,7 @@ package results
 
 import (
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -129,6 +130,21 @@ type Row struct {
 	Source string
 	Line   int
 }
+
+// Gbps is the run's throughput in Gbit/s.
+func (r *Row) Gbps() float64 { return float64(r.Bytes) * 8 / r.Seconds / 1e9 }
+
+// PerSecond is the run's completed exchanges a second.
+func (r *Row) PerSecond() float64 { return float64(r.Requests) / r.Seconds }
+
+// Stream reports whether a load is a bulk stream (iperf3), measured in
+// Gbit/s alone.
+func Stream(load string) bool { return strings.HasPrefix(load, "stream") }
+
+// Bulk reports whether a load moves bulk data, streams or 1 MB answers:
+// its figure is Gbit/s (and CPU seconds per gigabyte), where the other
+// loads' is exchanges a second.
+func Bulk(load string) bool { return Stream(load) || strings.HasSuffix(load, "-1m") }
 
 // Record formats r as a CSV record in the order of Header.
 func (r Row) Record() []string {
