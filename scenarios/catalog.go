@@ -100,7 +100,7 @@ func Select(spec string) ([]Scenario, error) {
 		}
 		if len(seen) == n && !matchesAny(term, out) {
 			if strings.ContainsAny(term, "*?[") {
-				return nil, fmt.Errorf("scenario glob %q matches no scenario (bench list prints them all)", term)
+				return nil, fmt.Errorf("scenario glob %q matches no scenario", term)
 			}
 			return nil, unknownScenario(term, all)
 		}
@@ -138,7 +138,7 @@ func unknownScenario(term string, all []Scenario) error {
 		}
 		names = append(names, x.name)
 	}
-	return fmt.Errorf("unknown scenario %q: did you mean %s? (bench list prints them all)", term, strings.Join(names, ", "))
+	return fmt.Errorf("unknown scenario %q: did you mean %s?", term, strings.Join(names, ", "))
 }
 
 // distance is the Levenshtein distance between a and b.

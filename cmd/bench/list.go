@@ -18,7 +18,7 @@ func cmdList(stdout, stderr io.Writer, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	scs, err := scenarios.Select(*scenario)
+	scs, err := selectScenarios(*scenario)
 	if err != nil {
 		return err
 	}
@@ -66,4 +66,14 @@ func describeLoad(l scenarios.Load) string {
 	default:
 		return fmt.Sprintf("GET %s, kept alive", strings.TrimPrefix(l.Path, "/"))
 	}
+}
+
+// selectScenarios is scenarios.Select, with the advice for a term that
+// names none.
+func selectScenarios(spec string) ([]scenarios.Scenario, error) {
+	scs, err := scenarios.Select(spec)
+	if err != nil {
+		return nil, fmt.Errorf("%w (bench list prints them all)", err)
+	}
+	return scs, nil
 }

@@ -79,7 +79,7 @@ func runSession(stdout, stderr io.Writer, args []string, resuming bool) error {
 		return fmt.Errorf("--warmup %s: want 0 (none) or more", *warmup)
 	}
 
-	scs, err := scenarios.Select(*scenario)
+	scs, err := selectScenarios(*scenario)
 	if err != nil {
 		return err
 	}
