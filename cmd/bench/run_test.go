@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"bench/harness"
+	"bench/harness/host"
 	"bench/internal/testenv"
 	"bench/proxies"
 	"bench/report"
@@ -100,8 +101,8 @@ func sessionFixture(t *testing.T, tools ...string) (prefix, out string) {
 	}
 	prefix = randomPrefix(t)
 	t.Cleanup(func() {
-		harness.Clean(prefix)
-		if err := harness.ForgetPrefix(prefix); err != nil {
+		host.Clean(prefix)
+		if err := host.ForgetPrefix(prefix); err != nil {
 			t.Errorf("forget prefix: %v", err)
 		}
 		if l := leftovers(t, prefix); len(l) > 0 {
