@@ -55,13 +55,6 @@ func randomBytes(n int) []byte {
 	return b
 }
 
-func skipUnlessRoot(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		testenv.Skip(t, "needs root: proxies bind ports 80 and 443 and drop to their own users")
-	}
-}
-
 // world is a topology with its PKI and origin: where the proxy runs, how
 // the client dials and how the origin listens.
 type world struct {
@@ -215,7 +208,7 @@ func columns(t *testing.T) []proxies.Column {
 // loopback, checks that real exchanges go through it to the origin and
 // back, stops it and checks that nothing of it is left.
 func TestProxiesLoopback(t *testing.T) {
-	skipUnlessRoot(t)
+	testenv.NeedRoot(t, "proxies bind ports 80 and 443 and drop to their own users")
 	exchangeAll(t, loopbackWorld(t))
 }
 
@@ -643,7 +636,7 @@ func relayEcho(w *world, env proxies.Env, tlsOn, halfClose bool) error {
 // exchanges made from the client's namespace. It checks the "no proxy"
 // baseline too: the kernel forwarding in the proxy's namespace.
 func TestProxiesNamespaces(t *testing.T) {
-	skipUnlessRoot(t)
+	testenv.NeedRoot(t, "proxies bind ports 80 and 443 and drop to their own users")
 	w, h := namespaceWorld(t)
 	t.Run("no_proxy", func(t *testing.T) {
 		plan, err := proxies.Direct{}.Plan(proxies.Column{Name: "no proxy", Kind: "direct"}, scenarios.HTTP, w.env)

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"bench/internal/testenv"
 )
 
 // threadCPUs returns the allowed CPUs of every thread of this process.
@@ -31,7 +33,7 @@ func threadCPUs(t *testing.T) map[string]string {
 }
 
 func TestHarnessPinnedOffTheProxy(t *testing.T) {
-	skipUnlessRoot(t)
+	testenv.NeedRoot(t, "makes network namespaces and cgroups")
 	before := threadCPUs(t)
 	h, err := New(Config{Prefix: testPrefix(t), Layout: testLayout(t)})
 	if err != nil {

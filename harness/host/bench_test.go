@@ -4,6 +4,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"bench/internal/testenv"
 )
 
 // cpuTime returns this process's user+system CPU time.
@@ -51,7 +53,7 @@ func BenchmarkSampler(b *testing.B) {
 // namespaces, two veth pairs, cgroups (goal: under 0.5 s together).
 // go test -run '^$' -bench Topology -benchtime 20x ./harness/host/
 func BenchmarkTopology(b *testing.B) {
-	skipUnlessRoot(b)
+	testenv.NeedRoot(b, "makes network namespaces and cgroups")
 	layout := testLayout(b)
 	var up, down time.Duration
 	for i := 0; i < b.N; i++ {

@@ -26,14 +26,6 @@ import (
 	"bench/internal/testenv"
 )
 
-// skipUnlessRoot skips tests that make namespaces and cgroups.
-func skipUnlessRoot(t testing.TB) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		testenv.Skip(t, "needs root: makes network namespaces and cgroups")
-	}
-}
-
 // testPrefix returns a prefix no other run shares.
 // Its lock file, which the harness keeps, goes when the test ends.
 func testPrefix(t testing.TB) string {
@@ -61,7 +53,7 @@ func testLayout(t testing.TB) Layout {
 // test ends, failed or not.
 func newTestHost(t testing.TB) *Host {
 	t.Helper()
-	skipUnlessRoot(t)
+	testenv.NeedRoot(t, "makes network namespaces and cgroups")
 	h, err := New(Config{Prefix: testPrefix(t), Layout: testLayout(t)})
 	if err != nil {
 		t.Fatalf("New: %v", err)
@@ -378,7 +370,7 @@ func snapshot(t *testing.T, prefix string) state {
 }
 
 func TestTeardownLeavesNothing(t *testing.T) {
-	skipUnlessRoot(t)
+	testenv.NeedRoot(t, "makes network namespaces and cgroups")
 	prefix := testPrefix(t)
 	before := snapshot(t, prefix)
 	h, err := New(Config{Prefix: prefix, Layout: testLayout(t)})
@@ -405,7 +397,7 @@ func TestTeardownLeavesNothing(t *testing.T) {
 }
 
 func TestFailedNewLeavesNothing(t *testing.T) {
-	skipUnlessRoot(t)
+	testenv.NeedRoot(t, "makes network namespaces and cgroups")
 	prefix := testPrefix(t)
 	before := snapshot(t, prefix)
 	topologyHook = func() error { return fmt.Errorf("injected failure") }
@@ -421,7 +413,7 @@ func TestFailedNewLeavesNothing(t *testing.T) {
 }
 
 func TestCleanAfterKill(t *testing.T) {
-	skipUnlessRoot(t)
+	testenv.NeedRoot(t, "makes network namespaces and cgroups")
 	prefix := testPrefix(t)
 	before := snapshot(t, prefix)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "--", "session", prefix)
@@ -546,7 +538,7 @@ func TestMountsUnder(t *testing.T) {
 // The lock file is never removed, so that no two processes ever lock
 // different files of the same name: Close and Clean clear it.
 func TestLockKeptAndCleared(t *testing.T) {
-	skipUnlessRoot(t)
+	testenv.NeedRoot(t, "makes network namespaces and cgroups")
 	prefix := testPrefix(t)
 	h, err := New(Config{Prefix: prefix, Layout: testLayout(t)})
 	if err != nil {
