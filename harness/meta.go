@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/procfs"
 	"golang.org/x/sys/unix"
 
+	"bench/harness/host"
 	"bench/proxies"
 )
 
@@ -109,12 +110,12 @@ func ColumnVersion(c proxies.Column) string {
 	if len(argv) == 0 {
 		return ""
 	}
-	return a.ParseVersion([]byte(versionOutput(argv)))
+	return a.ParseVersion([]byte(host.CommandOutput(argv)))
 }
 
 // NewMeta describes a starting session and writes it to path; a resumed
 // session keeps its first start and records the resumption.
-func NewMeta(cfg SessionConfig, l Layout, path string) (*Meta, error) {
+func NewMeta(cfg SessionConfig, l host.Layout, path string) (*Meta, error) {
 	now := time.Now().UTC()
 	if cfg.Resume {
 		if m, err := ReadMeta(path); err == nil {

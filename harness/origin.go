@@ -8,24 +8,23 @@ import (
 	"path/filepath"
 	"time"
 
-	"golang.org/x/sys/unix"
-
+	"bench/harness/host"
 	"bench/scenarios"
 )
 
 // origin is the origin role of a session: nginx serving files from a tmpfs
 // and iperf3 servers, in the origin namespace and cgroup.
 type origin struct {
-	host  *Host
+	host  *host.Host
 	dir   string
 	www   string
-	procs []*Proc
+	procs []*host.Proc
 	plan  scenarios.OriginPlan
 }
 
 // startOrigin mounts a tmpfs for the origin's files, writes them and
 // starts the servers, returning once each listener accepts.
-func startOrigin(ctx context.Context, h *Host) (o *origin, err error) {
+func startOrigin(ctx context.Context, h *host.Host) (o *origin, err error) {
 	dir := filepath.Join(h.RunDir(), "origin")
 	www := filepath.Join(dir, "www")
 	if err := os.MkdirAll(www, 0o755); err != nil {
@@ -38,17 +37,17 @@ func startOrigin(ctx context.Context, h *Host) (o *origin, err error) {
 			o = nil
 		}
 	}()
-	if err := unix.Mount("tmpfs", www, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "size=64m,mode=0755"); err != nil {
-		return nil, fmt.Errorf("mount tmpfs on %s: %w", www, err)
+	if err := h.MountTmpfs(www, "64m"); err != nil {
+		return nil, err
 	}
-	o.plan = scenarios.Origin(dir, OriginAddr, len(h.Layout().Origin))
+	o.plan = scenarios.Origin(dir, host.OriginAddr, len(h.Layout().Origin))
 	for _, f := range o.plan.Files {
 		if err := writeFile(filepath.Join(dir, f.Path), f.Data); err != nil {
 			return nil, fmt.Errorf("origin file %s: %w", f.Path, err)
 		}
 	}
 	for i, argv := range o.plan.Servers {
-		p, err := h.Start(RoleOrigin, ProcSpec{
+		p, err := h.Start(host.RoleOrigin, host.ProcSpec{
 			Argv: argv,
 			Dir:  dir,
 			Log:  filepath.Join(dir, fmt.Sprintf("server%d-%s.log", i, filepath.Base(argv[0]))),
@@ -58,7 +57,7 @@ func startOrigin(ctx context.Context, h *Host) (o *origin, err error) {
 		}
 		o.procs = append(o.procs, p)
 	}
-	if err := h.WaitReady(ctx, RoleProxy, o.plan.Ready, 10*time.Second); err != nil {
+	if err := h.WaitReady(ctx, host.RoleProxy, o.plan.Ready, 10*time.Second); err != nil {
 		return nil, fmt.Errorf("origin not ready: %w%s", err, o.logs())
 	}
 	return o, nil
@@ -97,9 +96,7 @@ func (o *origin) close() error {
 	}
 	o.procs = nil
 	if o.www != "" {
-		if err := unix.Unmount(o.www, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
-			errs = append(errs, fmt.Errorf("unmount %s: %w", o.www, err))
-		}
+		errs = append(errs, host.Unmount(o.www))
 		o.www = ""
 	}
 	return errors.Join(errs...)

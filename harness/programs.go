@@ -1,10 +1,9 @@
 package harness
 
 import (
-	"context"
-	"os/exec"
 	"strings"
-	"time"
+
+	"bench/harness/host"
 )
 
 // Program is a program a session may run, and the package that installs
@@ -50,18 +49,6 @@ func PackagesFor(programs []string) []string {
 	return out
 }
 
-// versionOutput runs argv on the host with a short deadline and returns
-// what it printed, or "" for no command.
-func versionOutput(argv []string) string {
-	if len(argv) == 0 {
-		return ""
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	out, _ := exec.CommandContext(ctx, argv[0], argv[1:]...).CombinedOutput()
-	return string(out)
-}
-
 // toolVersion is the first line of a load tool's version output; for a
 // tool that prints none, the version of its package.
 func toolVersion(p Program) string {
@@ -69,6 +56,6 @@ func toolVersion(p Program) string {
 	if argv == nil {
 		argv = []string{"dpkg-query", "-W", "-f=${Version}", p.Package}
 	}
-	s, _, _ := strings.Cut(strings.TrimSpace(versionOutput(argv)), "\n")
+	s, _, _ := strings.Cut(strings.TrimSpace(host.CommandOutput(argv)), "\n")
 	return s
 }

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"bench/harness/host"
 	"bench/proxies"
 	"bench/report/results"
 	"bench/scenarios"
@@ -30,7 +31,7 @@ type SessionConfig struct {
 	ID          string        // session id; the file is <OutDir>/<machine slug>-<ID>.csv
 	OutDir      string
 	Resume      bool // continue the session file, skipping runs it has
-	Host        HostConfig
+	Host        host.Config
 	CommandLine []string
 
 	// Progress receives the plan, a line per run and warnings.
@@ -48,7 +49,7 @@ const RunOverhead = 1500 * time.Millisecond
 // Session is a running session: its host, origin, output files and plan.
 type Session struct {
 	cfg    SessionConfig
-	host   *Host
+	host   *host.Host
 	origin *origin
 	csv    *results.Writer
 	meta   *Meta
@@ -128,10 +129,10 @@ func NewSession(ctx context.Context, cfg SessionConfig) (s *Session, err error) 
 			s = nil
 		}
 	}()
-	if s.host, err = NewHost(cfg.Host); err != nil {
+	if s.host, err = host.New(cfg.Host); err != nil {
 		return nil, err
 	}
-	if s.pki, err = proxies.GeneratePKI([]string{ProxyClientAddr, ProxyOriginAddr, OriginAddr}); err != nil {
+	if s.pki, err = proxies.GeneratePKI([]string{host.ProxyClientAddr, host.ProxyOriginAddr, host.OriginAddr}); err != nil {
 		return nil, fmt.Errorf("certificates: %w", err)
 	}
 	if err := s.writePKI(); err != nil {
@@ -173,9 +174,9 @@ func (s *Session) writePKI() error {
 func (s *Session) proxyEnv(dir string) proxies.Env {
 	return proxies.Env{
 		Dir:        dir,
-		ClientSide: ProxyClientAddr,
-		OriginSide: ProxyOriginAddr,
-		Origin:     OriginAddr,
+		ClientSide: host.ProxyClientAddr,
+		OriginSide: host.ProxyOriginAddr,
+		Origin:     host.OriginAddr,
 		MaxConns:   maxConns(),
 		CertFile:   filepath.Join(s.tlsDir(), "server.pem"),
 		KeyFile:    filepath.Join(s.tlsDir(), "server.key"),
@@ -187,7 +188,7 @@ func (s *Session) proxyEnv(dir string) proxies.Env {
 // descriptor limit (raised to the hard limit at start) less a margin for
 // its own files, halved since each connection has two sockets.
 func maxConns() int {
-	n, err := NofileLimit()
+	n, err := host.NofileLimit()
 	if err != nil || n <= 0 {
 		n = 1024
 	}
@@ -214,7 +215,7 @@ func (s *Session) validate(ctx context.Context) error {
 		}
 		var out bytes.Buffer
 		vctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		err = s.host.Run(vctx, RoleProxy, ProcSpec{Argv: plan.Validate, Dir: dir, Log: filepath.Join(dir, "validate.log"), Stdout: &out})
+		err = s.host.Run(vctx, host.RoleProxy, host.ProcSpec{Argv: plan.Validate, Dir: dir, Log: filepath.Join(dir, "validate.log"), Stdout: &out})
 		cancel()
 		if err != nil {
 			log, _ := os.ReadFile(filepath.Join(dir, "validate.log"))
@@ -375,9 +376,9 @@ func (s *Session) run(ctx context.Context, r RunSpec, dir string, row *results.R
 	if err := s.host.ResetPeakMemory(); err != nil {
 		return err
 	}
-	var proxy *Proc
+	var proxy *host.Proc
 	if plan.Argv != nil {
-		proxy, err = s.host.Start(RoleProxy, ProcSpec{
+		proxy, err = s.host.Start(host.RoleProxy, host.ProcSpec{
 			Argv: plan.Argv, Dir: filepath.Join(dir, "proxy"), Log: filepath.Join(dir, "proxy.log"),
 		})
 		if err != nil {
@@ -388,7 +389,7 @@ func (s *Session) run(ctx context.Context, r RunSpec, dir string, row *results.R
 			grace = 5 * time.Second
 		}
 		defer proxy.Stop(grace)
-		if err := s.host.WaitReady(ctx, RoleClient, readyProbes(plan.Ready), 15*time.Second); err != nil {
+		if err := s.host.WaitReady(ctx, host.RoleClient, readyProbes(plan.Ready), 15*time.Second); err != nil {
 			return fmt.Errorf("%s not ready: %w; log: %s", r.Column.Name, err, proxy.LogTail(5))
 		}
 	}
@@ -430,9 +431,9 @@ func (s *Session) run(ctx context.Context, r RunSpec, dir string, row *results.R
 	row.Seconds = m.Seconds
 	row.Requests, row.Bytes, row.Errors, row.Timeouts = m.Requests, m.Bytes, m.Errors, m.Timeouts
 	row.P50Ms, row.P99Ms, row.HasLatency = m.P50Ms, m.P99Ms, m.HasLatency
-	row.CPUProxy, row.CPUClient, row.CPUOrigin = sample.CPU[RoleProxy], sample.CPU[RoleClient], sample.CPU[RoleOrigin]
-	row.BusyProxy, row.BusyClient, row.BusyOrigin = sample.Busy[RoleProxy], sample.Busy[RoleClient], sample.Busy[RoleOrigin]
-	row.ThreadProxy, row.ThreadClient, row.ThreadOrigin = sample.Thread[RoleProxy], sample.Thread[RoleClient], sample.Thread[RoleOrigin]
+	row.CPUProxy, row.CPUClient, row.CPUOrigin = sample.CPU[host.RoleProxy], sample.CPU[host.RoleClient], sample.CPU[host.RoleOrigin]
+	row.BusyProxy, row.BusyClient, row.BusyOrigin = sample.Busy[host.RoleProxy], sample.Busy[host.RoleClient], sample.Busy[host.RoleOrigin]
+	row.ThreadProxy, row.ThreadClient, row.ThreadOrigin = sample.Thread[host.RoleProxy], sample.Thread[host.RoleClient], sample.Thread[host.RoleOrigin]
 	row.Bound = results.Bound(sample.Bound)
 	row.PeakMemBytes = peak
 	if plan.Forward {
@@ -467,14 +468,14 @@ func readyProbes(addrs []string) []string {
 
 // targetFor says where the client sends a mode's traffic.
 func targetFor(m scenarios.Mode, direct bool) scenarios.Target {
-	t := scenarios.Target{Direct: direct, ProxyHost: ProxyClientAddr, Origin: OriginAddr}
+	t := scenarios.Target{Direct: direct, ProxyHost: host.ProxyClientAddr, Origin: host.OriginAddr}
 	switch m {
 	case scenarios.HTTP, scenarios.Connect, scenarios.MixHTTP, scenarios.MixConnect:
-		t.Proxy = fmt.Sprintf("%s:%d", ProxyClientAddr, scenarios.PortHTTPProxy)
+		t.Proxy = fmt.Sprintf("%s:%d", host.ProxyClientAddr, scenarios.PortHTTPProxy)
 	case scenarios.Socks, scenarios.MixSocks:
-		t.Proxy = fmt.Sprintf("%s:%d", ProxyClientAddr, scenarios.PortSocks)
+		t.Proxy = fmt.Sprintf("%s:%d", host.ProxyClientAddr, scenarios.PortSocks)
 	default:
-		t.Proxy = ProxyClientAddr
+		t.Proxy = host.ProxyClientAddr
 	}
 	return t
 }
@@ -502,7 +503,7 @@ func (s *Session) load(ctx context.Context, r RunSpec, t scenarios.Target, windo
 	}
 	lctx, cancel := context.WithTimeout(ctx, window+grace)
 	defer cancel()
-	runErr := s.host.Run(lctx, RoleClient, ProcSpec{
+	runErr := s.host.Run(lctx, host.RoleClient, host.ProcSpec{
 		Argv: inv.Argv, Dir: dir, Env: inv.Env, Stdout: &out,
 		Log: filepath.Join(dir, drv.Tool()+".log"),
 	})
@@ -517,7 +518,7 @@ func (s *Session) load(ctx context.Context, r RunSpec, t scenarios.Target, windo
 		return m, ended, fmt.Errorf("%s still ran %s after its %s window and was stopped", drv.Tool(), FormatDuration(grace), window)
 	case runErr != nil:
 		// runErr names the program; the log's end says why.
-		if tail := strings.TrimSpace(strings.Join(tailLines(filepath.Join(dir, drv.Tool()+".log"), 3), " | ")); tail != "" {
+		if tail := strings.TrimSpace(strings.Join(host.TailLines(filepath.Join(dir, drv.Tool()+".log"), 3), " | ")); tail != "" {
 			return m, ended, fmt.Errorf("%w: %s", runErr, tail)
 		}
 		return m, ended, runErr

@@ -27,7 +27,7 @@ import (
 
 	"github.com/vishvananda/netns"
 
-	"bench/harness"
+	"bench/harness/host"
 	"bench/internal/testenv"
 	"bench/proxies"
 	"bench/scenarios"
@@ -53,13 +53,6 @@ func randomBytes(n int) []byte {
 		panic(err)
 	}
 	return b
-}
-
-func skipUnlessRoot(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		testenv.Skip(t, "needs root: proxies bind ports 80 and 443 and drop to their own users")
-	}
 }
 
 // world is a topology with its PKI and origin: where the proxy runs, how
@@ -215,7 +208,7 @@ func columns(t *testing.T) []proxies.Column {
 // loopback, checks that real exchanges go through it to the origin and
 // back, stops it and checks that nothing of it is left.
 func TestProxiesLoopback(t *testing.T) {
-	skipUnlessRoot(t)
+	testenv.NeedRoot(t, "proxies bind ports 80 and 443 and drop to their own users")
 	exchangeAll(t, loopbackWorld(t))
 }
 
@@ -643,7 +636,7 @@ func relayEcho(w *world, env proxies.Env, tlsOn, halfClose bool) error {
 // exchanges made from the client's namespace. It checks the "no proxy"
 // baseline too: the kernel forwarding in the proxy's namespace.
 func TestProxiesNamespaces(t *testing.T) {
-	skipUnlessRoot(t)
+	testenv.NeedRoot(t, "proxies bind ports 80 and 443 and drop to their own users")
 	w, h := namespaceWorld(t)
 	t.Run("no_proxy", func(t *testing.T) {
 		plan, err := proxies.Direct{}.Plan(proxies.Column{Name: "no proxy", Kind: "direct"}, scenarios.HTTP, w.env)
@@ -678,31 +671,31 @@ func TestProxiesNamespaces(t *testing.T) {
 
 // namespaceWorld builds the harness's topology under a prefix of its own
 // and serves the origin in the origin's namespace.
-func namespaceWorld(t *testing.T) (*world, *harness.Host) {
+func namespaceWorld(t *testing.T) (*world, *host.Host) {
 	t.Helper()
 	n, _ := rand.Int(rand.Reader, big.NewInt(1<<20))
 	dir := privateDir(t) // squid and tinyproxy, as their users, reach it
 	prefix := fmt.Sprintf("bpx%05x-", n.Int64())
-	h, err := harness.NewHost(harness.HostConfig{Prefix: prefix, RunDir: dir})
+	h, err := host.New(host.Config{Prefix: prefix, RunDir: dir})
 	if err != nil {
-		harness.ForgetPrefix(prefix)
-		t.Fatalf("harness.NewHost: %v", err)
+		host.ForgetPrefix(prefix)
+		t.Fatalf("host.New: %v", err)
 	}
 	t.Cleanup(func() {
 		if err := h.Close(); err != nil {
 			t.Errorf("close the host: %v", err)
 		}
-		if err := harness.ForgetPrefix(prefix); err != nil {
+		if err := host.ForgetPrefix(prefix); err != nil {
 			t.Errorf("forget prefix: %v", err)
 		}
 	})
-	client, origin := h.Namespace(harness.RoleClient), h.Namespace(harness.RoleOrigin)
+	client, origin := h.Namespace(host.RoleClient), h.Namespace(host.RoleOrigin)
 	w := &world{
 		env: proxies.Env{
 			Dir:        dir,
-			ClientSide: harness.ProxyClientAddr,
-			OriginSide: harness.ProxyOriginAddr,
-			Origin:     harness.OriginAddr,
+			ClientSide: host.ProxyClientAddr,
+			OriginSide: host.ProxyOriginAddr,
+			Origin:     host.OriginAddr,
 			MaxConns:   1000,
 		},
 		dial: func(ctx context.Context, network, addr string) (c net.Conn, err error) {
@@ -729,22 +722,22 @@ func namespaceWorld(t *testing.T) (*world, *harness.Host) {
 // startInHost runs the plan's check in the proxy's namespace (nginx -t
 // resolves its listen addresses there), starts the proxy through the
 // harness and waits until the client's namespace reaches every listener.
-func startInHost(t *testing.T, h *harness.Host, plan proxies.Plan, env proxies.Env) (func(t *testing.T), func() string) {
+func startInHost(t *testing.T, h *host.Host, plan proxies.Plan, env proxies.Env) (func(t *testing.T), func() string) {
 	t.Helper()
 	logs := func() string { return dirLogs(env.Dir) }
 	ctx := context.Background()
 	if plan.Validate != nil {
-		spec := harness.ProcSpec{Argv: plan.Validate, Dir: env.Dir, Log: filepath.Join(env.Dir, "validate.log")}
-		if err := h.Run(ctx, harness.RoleProxy, spec); err != nil {
+		spec := host.ProcSpec{Argv: plan.Validate, Dir: env.Dir, Log: filepath.Join(env.Dir, "validate.log")}
+		if err := h.Run(ctx, host.RoleProxy, spec); err != nil {
 			t.Fatalf("%q: %v\n%s", plan.Validate, err, logs())
 		}
 	}
-	p, err := h.Start(harness.RoleProxy, harness.ProcSpec{Argv: plan.Argv, Dir: env.Dir, Log: filepath.Join(env.Dir, "stdout.log")})
+	p, err := h.Start(host.RoleProxy, host.ProcSpec{Argv: plan.Argv, Dir: env.Dir, Log: filepath.Join(env.Dir, "stdout.log")})
 	if err != nil {
 		t.Fatalf("start %q: %v", plan.Argv, err)
 	}
 	t.Cleanup(func() { p.Stop(0) })
-	if err := h.WaitReady(ctx, harness.RoleClient, plan.Ready, 15*time.Second); err != nil {
+	if err := h.WaitReady(ctx, host.RoleClient, plan.Ready, 15*time.Second); err != nil {
 		t.Fatalf("%q: %v\n%s", plan.Argv, err, logs())
 	}
 	stop := func(t *testing.T) {
@@ -753,9 +746,9 @@ func startInHost(t *testing.T, h *harness.Host, plan proxies.Plan, env proxies.E
 			t.Error(err)
 		}
 		deadline := time.Now().Add(10 * time.Second)
-		for len(h.PIDs(harness.RoleProxy)) > 0 {
+		for len(h.PIDs(host.RoleProxy)) > 0 {
 			if time.Now().After(deadline) {
-				t.Errorf("processes %v left in the proxy's cgroup after it stopped", h.PIDs(harness.RoleProxy))
+				t.Errorf("processes %v left in the proxy's cgroup after it stopped", h.PIDs(host.RoleProxy))
 				return
 			}
 			time.Sleep(20 * time.Millisecond)

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"bench/internal/testenv"
 )
 
 var capture = flag.Bool("capture", false, "run wrk, iperf3 and proxychains4 on loopback and save their output under testdata/captured")
@@ -23,7 +25,7 @@ const captured = "testdata/captured"
 // tunnels' and absolute URIs' proxy and returns its address.
 func startTinyproxy(t *testing.T) string {
 	t.Helper()
-	needTool(t, "tinyproxy")
+	testenv.NeedProgram(t, "tinyproxy")
 	addr := loopback()
 	conf := filepath.Join(t.TempDir(), "tinyproxy.conf")
 	data := fmt.Sprintf("Port %d\nListen %s\nTimeout 600\nLogLevel Critical\nMaxClients 4000\nAllow 127.0.0.0/8\nDisableViaHeader Yes\n", PortHTTPProxy, addr)
@@ -84,8 +86,8 @@ func slowServer(t *testing.T, late time.Duration) string {
 //
 //	go test ./scenarios -run TestCapture -capture
 func TestCapture(t *testing.T) {
-	needTool(t, ToolWrk)
-	needTool(t, ToolProxychains)
+	testenv.NeedProgram(t, ToolWrk)
+	testenv.NeedProgram(t, ToolProxychains)
 	origin := startOrigin(t)
 	proxy := startTinyproxy(t)
 	viaProxy := Target{Proxy: net.JoinHostPort(proxy, fmt.Sprint(PortHTTPProxy)), ProxyHost: proxy, Origin: origin}

@@ -18,22 +18,6 @@ import (
 	"bench/internal/testenv"
 )
 
-// skipUnlessRoot skips a test that binds the origin's ports below 1024.
-func skipUnlessRoot(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		testenv.Skip(t, "test binds ports 80 and 443 on loopback: run as root")
-	}
-}
-
-// needTool skips a test when a program it runs is not installed.
-func needTool(t *testing.T, name string) {
-	t.Helper()
-	if _, err := exec.LookPath(name); err != nil {
-		testenv.Skip(t, "%s not installed: %v", name, err)
-	}
-}
-
 // loopback returns a random 127.x.y.z address, so that parallel runs of
 // the tests bind different addresses on the same ports.
 func loopback() string {
@@ -103,9 +87,9 @@ func waitReady(t *testing.T, addrs ...string) {
 // address and returns that address.
 func startOrigin(t *testing.T) string {
 	t.Helper()
-	skipUnlessRoot(t)
-	needTool(t, "nginx")
-	needTool(t, ToolIperf3)
+	testenv.NeedRoot(t, "binds the origin's ports 80 and 443 on loopback")
+	testenv.NeedProgram(t, "nginx")
+	testenv.NeedProgram(t, ToolIperf3)
 	addr := loopback()
 	dir := t.TempDir()
 	p := Origin(dir, addr, 1)
@@ -184,7 +168,7 @@ func runTool(t *testing.T, inv Invocation, dir string, window time.Duration) []b
 // TestDirectRuns runs each tool through Build against a real origin and
 // parses what it printed.
 func TestDirectRuns(t *testing.T) {
-	needTool(t, ToolWrk)
+	testenv.NeedProgram(t, ToolWrk)
 	addr := startOrigin(t)
 	runScenarios(t, Target{Direct: true, Origin: addr}, "http-ka-1k", "http-ka-2k-50k-2000", "http-close-1k", "relay-stream1-down")
 }
@@ -192,8 +176,8 @@ func TestDirectRuns(t *testing.T) {
 // TestTunnelRuns runs the tools under proxychains4 through tinyproxy's
 // CONNECT, and wrk with absolute URIs to it.
 func TestTunnelRuns(t *testing.T) {
-	needTool(t, ToolWrk)
-	needTool(t, ToolProxychains)
+	testenv.NeedProgram(t, ToolWrk)
+	testenv.NeedProgram(t, ToolProxychains)
 	origin := startOrigin(t)
 	proxy := startTinyproxy(t)
 	target := Target{Proxy: net.JoinHostPort(proxy, "3128"), ProxyHost: proxy, Origin: origin}

@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 
 	"bench/harness"
+	"bench/harness/host"
 )
 
 func cmdCheck(stdout, stderr io.Writer, args []string) error {
@@ -15,28 +16,24 @@ func cmdCheck(stdout, stderr io.Writer, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	var layout *harness.Layout
+	var layout *host.Layout
 	if *cpus != "" {
-		online, err := harness.OnlineCPUs()
+		online, err := host.OnlineCPUs()
 		if err != nil {
 			return err
 		}
-		l, err := harness.ParseLayout(*cpus, online)
+		l, err := host.ParseLayout(*cpus, online)
 		if err != nil {
 			return fmt.Errorf("--cpus: %w", err)
 		}
 		layout = &l
 	}
-	items := harness.CheckSystem(layout)
-	for _, p := range harness.Programs {
-		items = append(items, harness.CheckBinary(p))
-	}
-	return printChecks(stdout, items)
+	return printChecks(stdout, harness.Checks(layout))
 }
 
 // printChecks writes the items as a table and returns an error naming
 // the required items that failed.
-func printChecks(w io.Writer, items []harness.CheckItem) error {
+func printChecks(w io.Writer, items []host.CheckItem) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "CHECK\tRESULT\tFOUND\tDETAIL")
 	var failed []string

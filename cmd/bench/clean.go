@@ -4,19 +4,19 @@ import (
 	"fmt"
 	"io"
 
-	"bench/harness"
+	"bench/harness/host"
 )
 
 func cmdClean(stdout, stderr io.Writer, args []string) error {
 	fs := newFlagSet("clean", stderr, "[--prefix bench-]")
-	prefix := fs.String("prefix", harness.DefaultPrefix, "the prefix of the session's namespaces, links, cgroups and run directories")
+	prefix := fs.String("prefix", host.DefaultPrefix, "the prefix of the session's namespaces, links, cgroups and run directories")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("clean: unexpected argument %q", fs.Arg(0))
 	}
-	removed, err := harness.Clean(*prefix)
+	removed, err := host.Clean(*prefix)
 	for _, r := range removed {
 		fmt.Fprintf(stdout, "removed %s\n", r)
 	}

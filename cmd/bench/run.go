@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"bench/harness"
+	"bench/harness/host"
 	"bench/proxies"
 	"bench/report"
 	"bench/report/results"
@@ -87,15 +88,15 @@ func runSession(stdout, stderr io.Writer, args []string, resuming bool) error {
 	if err != nil {
 		return err
 	}
-	online, err := harness.OnlineCPUs()
+	online, err := host.OnlineCPUs()
 	if err != nil {
 		return err
 	}
-	var layout harness.Layout
+	var layout host.Layout
 	if *cpus != "" {
-		layout, err = harness.ParseLayout(*cpus, online)
+		layout, err = host.ParseLayout(*cpus, online)
 	} else {
-		layout, err = harness.DefaultLayout(online)
+		layout, err = host.DefaultLayout(online)
 	}
 	if err != nil {
 		return err
@@ -109,7 +110,7 @@ func runSession(stdout, stderr io.Writer, args []string, resuming bool) error {
 	cfg := harness.SessionConfig{
 		Scenarios: scs, Columns: cols, Reps: *reps, Window: *window, Warmup: *warmup,
 		Machine: *machine, ID: *session, OutDir: *out, Resume: *resume,
-		Host: harness.HostConfig{
+		Host: host.Config{
 			Prefix: *prefix, Layout: layout, ProxyCPUQuota: *proxyCPU, CgroupParent: *cgroupParent,
 		},
 		CommandLine: append([]string{"bench", "run"}, args...),
@@ -151,7 +152,7 @@ func runSession(stdout, stderr io.Writer, args []string, resuming bool) error {
 	if execErr != nil {
 		if ctx.Err() != nil {
 			again := fmt.Sprintf("sudo bench run --resume --session %s --out %s", cfg.ID, cfg.OutDir)
-			if cfg.Host.Prefix != harness.DefaultPrefix {
+			if cfg.Host.Prefix != host.DefaultPrefix {
 				again += " --prefix " + cfg.Host.Prefix
 			}
 			if cfg.Host.CgroupParent != "" {
@@ -285,7 +286,7 @@ func plural(n int, noun string) string {
 // load with more connections than the descriptor limit gives a process
 // (the client's and the proxy's counted as bench check counts them).
 func checkFit(runs []harness.RunSpec) error {
-	limit, err := harness.NofileLimit()
+	limit, err := host.NofileLimit()
 	if err != nil {
 		return err
 	}
@@ -297,8 +298,8 @@ func checkFit(runs []harness.RunSpec) error {
 			who string
 			n   int64
 		}{
-			{"the client", harness.ClientDescriptors(conns)},
-			{r.Column.Name, harness.ProxyDescriptors(conns, r.Column.Group == proxies.Splice)},
+			{"the client", host.ClientDescriptors(conns)},
+			{r.Column.Name, host.ProxyDescriptors(conns, r.Column.Group == proxies.Splice)},
 		} {
 			key := r.Scenario.Name + "\x00" + need.who
 			if uint64(need.n) > limit && !seen[key] {

@@ -8,7 +8,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -19,6 +18,7 @@ import (
 	"time"
 
 	"bench/harness"
+	"bench/harness/host"
 	"bench/internal/testenv"
 	"bench/proxies"
 	"bench/report/results"
@@ -90,18 +90,14 @@ func randomPrefix(t *testing.T) string {
 // prefix names and fails the test if anything was left.
 func sessionFixture(t *testing.T, tools ...string) (prefix, out string) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		testenv.Skip(t, "needs root: network namespaces and cgroups")
-	}
+	testenv.NeedRoot(t, "network namespaces and cgroups")
 	for _, tool := range tools {
-		if _, err := exec.LookPath(tool); err != nil {
-			testenv.Skip(t, "needs %s: sudo make deps", tool)
-		}
+		testenv.NeedProgram(t, tool)
 	}
 	prefix = randomPrefix(t)
 	t.Cleanup(func() {
-		harness.Clean(prefix)
-		if err := harness.ForgetPrefix(prefix); err != nil {
+		host.Clean(prefix)
+		if err := host.ForgetPrefix(prefix); err != nil {
 			t.Errorf("forget prefix: %v", err)
 		}
 		if l := leftovers(t, prefix); len(l) > 0 {

@@ -1,11 +1,9 @@
-package harness
+package host
 
 import (
 	"os"
 	"strings"
 	"testing"
-
-	"bench/scenarios"
 )
 
 // item returns the item named name.
@@ -21,7 +19,7 @@ func item(t *testing.T, items []CheckItem, name string) CheckItem {
 }
 
 func TestCheckSystem(t *testing.T) {
-	items := CheckSystem(nil)
+	items := CheckSystem(nil, nil)
 	if root := item(t, items, "root"); root.OK != (os.Geteuid() == 0) || !root.Required {
 		t.Errorf("root item %+v; euid %d", root, os.Geteuid())
 	}
@@ -38,19 +36,20 @@ func TestCheckSystem(t *testing.T) {
 		t.Fatal(err)
 	}
 	bad := Layout{Client: []int{0}, Proxy: []int{online[len(online)-1] + 1}, Origin: []int{0}}
-	if it := item(t, CheckSystem(&bad), "CPU layout"); it.OK || !it.Required {
+	if it := item(t, CheckSystem(&bad, nil), "CPU layout"); it.OK || !it.Required {
 		t.Errorf("CheckSystem with an offline proxy CPU: %+v; want a required failure", it)
 	}
-	if it := CheckBinary(Program{Name: "no-such-tool-here", Package: "nothing", Required: true}); it.OK || it.Detail != "apt-get install nothing" {
+	if it := CheckBinary("no-such-tool-here", nil, "nothing", true); it.OK || it.Detail != "apt-get install nothing" {
 		t.Errorf("CheckBinary(missing) = %+v; want a failure saying how to install it", it)
 	}
-	if it := CheckBinary(Program{Name: "sh", Version: []string{"sh", "-c", "echo tool 1.2.3"}}); !it.OK || it.Status != "tool 1.2.3" {
+	if it := CheckBinary("sh", []string{"sh", "-c", "echo tool 1.2.3"}, "dash", false); !it.OK || it.Status != "tool 1.2.3" {
 		t.Errorf("CheckBinary(sh) = %+v; want status %q", it, "tool 1.2.3")
 	}
 }
 
 func TestDescriptorItem(t *testing.T) {
-	catalog := scenarios.Catalog()
+	// The catalog's loads, the largest twice.
+	loads := []Load{{"ka-1k", 64}, {"ka-1m", 16}, {"ka-50k-2000", 2000}, {"ka-2k-50k-2000", 2000}, {"close-1k", 64}, {"ka-50k-2000", 2000}}
 	tests := []struct {
 		limit   uint64
 		ok      bool
@@ -65,7 +64,7 @@ func TestDescriptorItem(t *testing.T) {
 		{1024, false, []string{"a copying proxy needs 4100", "a splicing proxy needs 5100", "the client needs 2100"}, nil},
 	}
 	for _, tt := range tests {
-		it := descriptorItem(tt.limit, catalog)
+		it := descriptorItem(tt.limit, loads)
 		if it.OK != tt.ok {
 			t.Errorf("descriptorItem(%d).OK = %v; want %v (%s)", tt.limit, it.OK, tt.ok, it.Detail)
 		}

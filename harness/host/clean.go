@@ -1,4 +1,4 @@
-package harness
+package host
 
 import (
 	"errors"
@@ -71,7 +71,7 @@ func clean(prefix string) ([]string, error) {
 
 	// Exact names only: another prefix may start with this one.
 	var namespaces []string
-	for _, r := range Roles {
+	for _, r := range roles {
 		if namespaceExists(prefix + string(r)) {
 			namespaces = append(namespaces, prefix+string(r))
 		}
@@ -178,7 +178,7 @@ func leftoverCgroups(prefix string, recorded []string) []string {
 		parents = append(parents, filepath.Join(cgroupRoot, own[""]))
 	}
 	for _, p := range parents {
-		for _, r := range Roles {
+		for _, r := range roles {
 			dirs = append(dirs, filepath.Join(p, prefix+string(r)))
 		}
 	}

@@ -1,4 +1,4 @@
-package harness
+package host
 
 import (
 	"encoding/json"
@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"bench/internal/testenv"
 )
 
 // fakeV2Parent makes a directory standing for a v2 cgroup whose children
@@ -55,7 +57,7 @@ func TestDisableV2(t *testing.T) {
 // Clean takes back the v2 controllers a killed session recorded that it
 // had enabled, and only those.
 func TestCleanTakesBackV2Controllers(t *testing.T) {
-	skipUnlessRoot(t) // the lock is in /run
+	testenv.NeedRoot(t, "the lock is in /run")
 	prefix := testPrefix(t)
 	parent := fakeV2Parent(t)
 	st, _ := json.Marshal(lockState{PID: 1 << 30, V2Parent: parent, V2Enabled: []string{"cpu", "memory"}})

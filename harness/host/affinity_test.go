@@ -1,4 +1,4 @@
-package harness
+package host
 
 import (
 	"os"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"bench/internal/testenv"
 )
 
 // threadCPUs returns the allowed CPUs of every thread of this process.
@@ -31,14 +33,14 @@ func threadCPUs(t *testing.T) map[string]string {
 }
 
 func TestHarnessPinnedOffTheProxy(t *testing.T) {
-	skipUnlessRoot(t)
+	testenv.NeedRoot(t, "makes network namespaces and cgroups")
 	before := threadCPUs(t)
-	h, err := NewHost(HostConfig{Prefix: testPrefix(t), Layout: testLayout(t)})
+	h, err := New(Config{Prefix: testPrefix(t), Layout: testLayout(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { h.Close() })
-	// Threads made after NewHost: goroutines locked to threads, blocked,
+	// Threads made after New: goroutines locked to threads, blocked,
 	// make the runtime start more.
 	release := make(chan struct{})
 	for range 4 {

@@ -1,4 +1,4 @@
-package harness
+package host
 
 import (
 	"fmt"
@@ -19,8 +19,8 @@ const (
 	RoleOrigin Role = "origin" // the servers the proxy reaches
 )
 
-// Roles lists the roles in the order the topology and the reports use.
-var Roles = []Role{RoleClient, RoleProxy, RoleOrigin}
+// roles lists the roles in the order the topology and the reports use.
+var roles = []Role{RoleClient, RoleProxy, RoleOrigin}
 
 // Layout assigns CPUs to the roles. The proxy's CPUs are never shared with
 // another role; the client's and the origin's may be shared with each
@@ -32,8 +32,8 @@ type Layout struct {
 	Warning string
 }
 
-// CPUs returns the CPUs of role r (nil for an unknown role).
-func (l Layout) CPUs(r Role) []int {
+// cpus returns the CPUs of role r (nil for an unknown role).
+func (l Layout) cpus(r Role) []int {
 	switch r {
 	case RoleClient:
 		return l.Client
@@ -48,9 +48,9 @@ func (l Layout) CPUs(r Role) []int {
 // String returns the layout in the form ParseLayout reads:
 // "client=0-3,proxy=4,origin=5-7".
 func (l Layout) String() string {
-	parts := make([]string, 0, len(Roles))
-	for _, r := range Roles {
-		parts = append(parts, string(r)+"="+formatCPUList(l.CPUs(r)))
+	parts := make([]string, 0, len(roles))
+	for _, r := range roles {
+		parts = append(parts, string(r)+"="+formatCPUList(l.cpus(r)))
 	}
 	return strings.Join(parts, ",")
 }
@@ -128,7 +128,7 @@ func ParseLayout(spec string, online []int) (Layout, error) {
 		f = strings.TrimSpace(f)
 		if name, list, ok := strings.Cut(f, "="); ok {
 			r := Role(strings.TrimSpace(name))
-			if !slices.Contains(Roles, r) {
+			if !slices.Contains(roles, r) {
 				return Layout{}, fmt.Errorf("cpu layout %q: unknown role %q (want client, proxy and origin)", spec, name)
 			}
 			if seen[r] {
@@ -142,7 +142,7 @@ func ParseLayout(spec string, online []int) (Layout, error) {
 		}
 		lists[cur] = append(lists[cur], f)
 	}
-	for _, r := range Roles {
+	for _, r := range roles {
 		if !seen[r] {
 			return Layout{}, fmt.Errorf("cpu layout %q: no CPUs for %s (want e.g. client=0-3,proxy=4,origin=5-7)", spec, r)
 		}
@@ -165,7 +165,7 @@ func ParseLayout(spec string, online []int) (Layout, error) {
 		}
 	}
 	for _, other := range []Role{RoleClient, RoleOrigin} {
-		if c, ok := overlap(l.Proxy, l.CPUs(other)); ok {
+		if c, ok := overlap(l.Proxy, l.cpus(other)); ok {
 			return Layout{}, fmt.Errorf("cpu layout %q: CPU %d is both the proxy's and the %s's; the proxy needs CPUs of its own", spec, c, other)
 		}
 	}

@@ -1,4 +1,4 @@
-package harness
+package host
 
 import (
 	"bytes"
@@ -420,12 +420,12 @@ func (h *Host) leads(pgid int, except *Proc) bool {
 // LogTail returns the last n lines of the process's log, for the note of
 // a failed run.
 func (p *Proc) LogTail(n int) string {
-	return strings.Join(tailLines(p.log, n), "\n")
+	return strings.Join(TailLines(p.log, n), "\n")
 }
 
-// tailLines returns the last n lines of the file at path (read from its
+// TailLines returns the last n lines of the file at path (read from its
 // last 64 KB), none if it cannot be read.
-func tailLines(path string, n int) []string {
+func TailLines(path string, n int) []string {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil

@@ -1,4 +1,4 @@
-package harness
+package host
 
 import (
 	"bufio"
@@ -140,7 +140,7 @@ func parentPath(parent, own string) string {
 }
 
 func (cs *cgroupSet) makeV1(prefix, parent string, own map[string]string, layout Layout, quota float64) error {
-	for _, r := range Roles {
+	for _, r := range roles {
 		var g roleGroups
 		controllers := []string{"cpuset"}
 		if r == RoleProxy {
@@ -161,7 +161,7 @@ func (cs *cgroupSet) makeV1(prefix, parent string, own map[string]string, layout
 			g.dirs = append(g.dirs, dir)
 			switch c {
 			case "cpuset":
-				if err := writeCgroupFile(dir, "cpuset.cpus", formatCPUList(layout.CPUs(r))); err != nil {
+				if err := writeCgroupFile(dir, "cpuset.cpus", formatCPUList(layout.cpus(r))); err != nil {
 					return err
 				}
 			case "memory":
@@ -241,13 +241,13 @@ func (cs *cgroupSet) makeV2(prefix, parent string, own map[string]string, layout
 			return err
 		}
 	}
-	for _, r := range Roles {
+	for _, r := range roles {
 		dir := filepath.Join(pdir, prefix+string(r))
 		if err := os.Mkdir(dir, 0o755); err != nil {
 			return fmt.Errorf("create cgroup %s: %w", dir, err)
 		}
 		cs.made = append(cs.made, dir)
-		if err := writeCgroupFile(dir, "cpuset.cpus", formatCPUList(layout.CPUs(r))); err != nil {
+		if err := writeCgroupFile(dir, "cpuset.cpus", formatCPUList(layout.cpus(r))); err != nil {
 			return err
 		}
 		g := roleGroups{dirs: []string{dir}}
@@ -395,7 +395,7 @@ func (cs *cgroupSet) killProcs(deadline time.Duration) {
 		return
 	}
 	var pids []int
-	for _, r := range Roles {
+	for _, r := range roles {
 		p, _ := cs.pids(r)
 		if len(p) == 0 {
 			continue
@@ -409,7 +409,7 @@ func (cs *cgroupSet) killProcs(deadline time.Duration) {
 	}
 	killAndWait(pids, deadline)
 	end := time.Now().Add(deadline)
-	for _, r := range Roles {
+	for _, r := range roles {
 		for time.Now().Before(end) {
 			if p, _ := cs.pids(r); len(p) == 0 {
 				break

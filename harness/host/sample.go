@@ -1,4 +1,4 @@
-package harness
+package host
 
 import (
 	"bytes"
@@ -82,7 +82,7 @@ type Sample struct {
 	// minThreadSpan), so that a thread that kept a CPU busy reads 1
 	// whether it lived through the window or only part of it.
 	Thread map[Role]float64
-	// Bound names the role that set the pace: BoundOf(Busy, Thread).
+	// Bound names the role that set the pace: boundOf(Busy, Thread).
 	Bound string
 }
 
@@ -140,8 +140,8 @@ type Sampler struct {
 func (h *Host) StartSampling() (*Sampler, error) {
 	s := &Sampler{h: h, cpuIndex: map[int]int{}, threads: map[int]*threadRec{},
 		buf: make([]byte, 128), statBuf: make([]byte, 4096)}
-	for _, r := range Roles {
-		s.cpus = append(s.cpus, h.layout.CPUs(r)...)
+	for _, r := range roles {
+		s.cpus = append(s.cpus, h.layout.cpus(r)...)
 	}
 	slices.Sort(s.cpus)
 	s.cpus = slices.Compact(s.cpus)
@@ -316,7 +316,7 @@ func (s *Sampler) poll(first bool) {
 			}
 		}
 	}
-	for _, r := range Roles {
+	for _, r := range roles {
 		for _, pid := range s.h.PIDs(r) {
 			dir := "/proc/" + strconv.Itoa(pid) + "/task"
 			tids, err := readDirNames(dir)
@@ -519,8 +519,8 @@ func (s *Sampler) sample(a, b cpuSnap, lo, hi time.Time, window time.Duration) S
 		Thread:  map[Role]float64{},
 	}
 	span := b.t.Sub(a.t).Seconds()
-	for _, r := range Roles {
-		cpus := s.h.layout.CPUs(r)
+	for _, r := range roles {
+		cpus := s.h.layout.cpus(r)
 		var ticks uint64
 		for _, c := range cpus {
 			i := s.cpuIndex[c]
@@ -541,7 +541,7 @@ func (s *Sampler) sample(a, b cpuSnap, lo, hi time.Time, window time.Duration) S
 	for _, t := range s.threads {
 		smp.Thread[t.role] = max(smp.Thread[t.role], threadBusy(t.obs, lo, hi, window))
 	}
-	smp.Bound = BoundOf(smp.Busy, smp.Thread)
+	smp.Bound = boundOf(smp.Busy, smp.Thread)
 	return smp
 }
 
@@ -572,11 +572,11 @@ func threadBusy(obs []threadObs, lo, hi time.Time, window time.Duration) float64
 	return min(cpu.Seconds()/over.Seconds(), 1)
 }
 
-// BoundOf names the role that set the pace of a run, by the seeds' 90%
+// boundOf names the role that set the pace of a run, by the seeds' 90%
 // rule: "proxy" if the proxy's CPUs or one proxy thread were busy at least
 // 90% of the window; otherwise "client" or "origin" if theirs were (the
 // busier one, by the larger of its two figures); otherwise "none".
-func BoundOf(busy, thread map[Role]float64) string {
+func boundOf(busy, thread map[Role]float64) string {
 	load := func(r Role) float64 { return max(busy[r], thread[r]) }
 	if load(RoleProxy) >= boundThreshold {
 		return string(RoleProxy)

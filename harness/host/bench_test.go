@@ -1,9 +1,11 @@
-package harness
+package host
 
 import (
 	"syscall"
 	"testing"
 	"time"
+
+	"bench/internal/testenv"
 )
 
 // cpuTime returns this process's user+system CPU time.
@@ -18,10 +20,10 @@ func cpuTime(b *testing.B) time.Duration {
 // BenchmarkSampler measures what following the roles' threads through a
 // 10 s window costs, as a share of one CPU (goal: under 0.5%). Each role
 // runs a helper process (a Go program: 5 to 10 threads).
-// go test -run '^$' -bench Sampler -benchtime 1x ./harness/
+// go test -run '^$' -bench Sampler -benchtime 1x ./harness/host/
 func BenchmarkSampler(b *testing.B) {
 	h := newTestHost(b)
-	for _, r := range Roles {
+	for _, r := range roles {
 		p, err := h.Start(r, ProcSpec{Argv: helperArgv("sleep"), Env: []string{helperEnv + "=1"}})
 		if err != nil {
 			b.Fatal(err)
@@ -49,14 +51,14 @@ func BenchmarkSampler(b *testing.B) {
 
 // BenchmarkTopology measures setting up and tearing down a host: three
 // namespaces, two veth pairs, cgroups (goal: under 0.5 s together).
-// go test -run '^$' -bench Topology -benchtime 20x ./harness/
+// go test -run '^$' -bench Topology -benchtime 20x ./harness/host/
 func BenchmarkTopology(b *testing.B) {
-	skipUnlessRoot(b)
+	testenv.NeedRoot(b, "makes network namespaces and cgroups")
 	layout := testLayout(b)
 	var up, down time.Duration
 	for i := 0; i < b.N; i++ {
 		t0 := time.Now()
-		h, err := NewHost(HostConfig{Prefix: testPrefix(b), Layout: layout})
+		h, err := New(Config{Prefix: testPrefix(b), Layout: layout})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -1,6 +1,7 @@
-package harness
+package host
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -11,8 +12,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
-
-	"bench/scenarios"
+	"time"
 )
 
 // CheckItem is one line of `bench check`.
@@ -39,12 +39,20 @@ const (
 	fdsClient = 1.0
 )
 
+// Load is a load a session may run, as the descriptor check weighs it: its
+// name and the connections it holds open.
+type Load struct {
+	Name  string
+	Conns int
+}
+
 // CheckSystem says whether this machine can run a session, changing
 // nothing: root, network namespaces, the cgroup version and controllers,
 // the online CPUs and the layout a session would use (layout, or the
 // default when nil), and the descriptor limit with the connections it
-// allows. Proxies and load tools are checked by CheckBinary.
-func CheckSystem(layout *Layout) []CheckItem {
+// allows, weighed against the largest of loads. Proxies and load tools
+// are checked by CheckBinary.
+func CheckSystem(layout *Layout, loads []Load) []CheckItem {
 	var items []CheckItem
 	root := geteuid() == 0
 	items = append(items, CheckItem{Name: "root", Status: yesNo(root), OK: root, Required: true,
@@ -52,7 +60,7 @@ func CheckSystem(layout *Layout) []CheckItem {
 	items = append(items, checkNamespaces())
 	items = append(items, checkCgroups())
 	items = append(items, checkCPUs(layout)...)
-	items = append(items, checkDescriptors())
+	items = append(items, checkDescriptors(loads))
 	items = append(items, checkLeftovers(DefaultPrefix))
 	return items
 }
@@ -149,12 +157,12 @@ func checkCPUs(layout *Layout) []CheckItem {
 	return append(items, lay)
 }
 
-func checkDescriptors() CheckItem {
+func checkDescriptors(loads []Load) CheckItem {
 	limit, err := NofileLimit()
 	if err != nil {
 		return CheckItem{Name: "descriptor limit", Status: "unreadable", Detail: err.Error()}
 	}
-	return descriptorItem(limit, scenarios.Catalog())
+	return descriptorItem(limit, loads)
 }
 
 // NofileLimit is the hard limit of open files, which processes started by
@@ -191,20 +199,20 @@ func fdAllows(limit uint64, per float64) int64 {
 	return max(int64(float64(int64(limit)-fdReserve)/per), 0)
 }
 
-// descriptorItem says whether the loads of a catalog fit a descriptor
-// limit (the hard one: processes a session starts are raised to it) in
-// a copying proxy, a splicing one and the client, and what the limit
-// allows.
-func descriptorItem(limit uint64, catalog []scenarios.Scenario) CheckItem {
+// descriptorItem says whether the largest of loads (the catalog's) fits a
+// descriptor limit (the hard one: processes a session starts are raised
+// to it) in a copying proxy, a splicing one and the client, and what the
+// limit allows.
+func descriptorItem(limit uint64, loads []Load) CheckItem {
 	it := CheckItem{Name: "descriptor limit", Status: fmt.Sprintf("hard %d", limit), OK: true}
 	largest := 0
 	var names []string
-	for _, s := range catalog {
+	for _, l := range loads {
 		switch {
-		case s.Load.Conns > largest:
-			largest, names = s.Load.Conns, []string{s.Load.Name}
-		case s.Load.Conns == largest && !slices.Contains(names, s.Load.Name):
-			names = append(names, s.Load.Name)
+		case l.Conns > largest:
+			largest, names = l.Conns, []string{l.Name}
+		case l.Conns == largest && !slices.Contains(names, l.Name):
+			names = append(names, l.Name)
 		}
 	}
 	allows := fmt.Sprintf("it allows about %d connections through a copying proxy, %d through a splicing one (%g and %g descriptors each), %d from the client",
@@ -237,7 +245,7 @@ func descriptorItem(limit uint64, catalog []scenarios.Scenario) CheckItem {
 func checkLeftovers(prefix string) CheckItem {
 	it := CheckItem{Name: "leftovers", Status: "none", OK: true}
 	var found []string
-	for _, r := range Roles {
+	for _, r := range roles {
 		if namespaceExists(prefix + string(r)) {
 			found = append(found, "namespace "+prefix+string(r))
 		}
@@ -262,22 +270,35 @@ func checkLeftovers(prefix string) CheckItem {
 
 var versionRE = regexp.MustCompile(`\d+\.\d+`)
 
-// CheckBinary looks for a program and asks it for its version; the first
-// line with a version number (1.2) is the version. A missing program's
-// detail says how to install it.
-func CheckBinary(p Program) CheckItem {
-	it := CheckItem{Name: p.Name, Required: p.Required}
-	path, err := exec.LookPath(p.Name)
+// CheckBinary looks for the program name in PATH and runs version (its
+// command that prints its version; nil when it has none): the first line
+// with a version number (1.2) is the version. A missing program's detail
+// says to install pkg; a required one's absence is a failure.
+func CheckBinary(name string, version []string, pkg string, required bool) CheckItem {
+	it := CheckItem{Name: name, Required: required}
+	path, err := exec.LookPath(name)
 	if err != nil {
-		it.Status, it.Detail = "missing", "apt-get install "+p.Package
+		it.Status, it.Detail = "missing", "apt-get install "+pkg
 		return it
 	}
 	it.Status, it.OK, it.Detail = "found (no version printed)", true, path
-	for _, line := range strings.Split(versionOutput(p.Version), "\n") {
+	for _, line := range strings.Split(CommandOutput(version), "\n") {
 		if versionRE.MatchString(line) {
 			it.Status = strings.Join(strings.Fields(line), " ")
 			break
 		}
 	}
 	return it
+}
+
+// CommandOutput runs argv with a short deadline and returns what it
+// printed, or "" for no command: a program's version.
+func CommandOutput(argv []string) string {
+	if len(argv) == 0 {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	out, _ := exec.CommandContext(ctx, argv[0], argv[1:]...).CombinedOutput()
+	return string(out)
 }

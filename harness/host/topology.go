@@ -1,4 +1,4 @@
-package harness
+package host
 
 import (
 	"errors"
@@ -16,7 +16,7 @@ import (
 // The addresses of the seed's topology. They exist only inside the
 // namespaces a Host makes.
 const (
-	ClientAddr      = "10.0.1.2" // the client's end of the client link
+	clientAddr      = "10.0.1.2" // the client's end of the client link
 	ProxyClientAddr = "10.0.1.1" // the proxy's end facing the client
 	ProxyOriginAddr = "10.0.2.1" // the proxy's end facing the origin
 	OriginAddr      = "10.0.2.2" // the origin's end of the origin link
@@ -46,7 +46,7 @@ type pair struct {
 // proxy-origin.
 func topologyPairs(prefix string) []pair {
 	return []pair{
-		{end{RoleClient, prefix + "c", ClientAddr + "/24"}, end{RoleProxy, prefix + "pc", ProxyClientAddr + "/24"}},
+		{end{RoleClient, prefix + "c", clientAddr + "/24"}, end{RoleProxy, prefix + "pc", ProxyClientAddr + "/24"}},
 		{end{RoleProxy, prefix + "po", ProxyOriginAddr + "/24"}, end{RoleOrigin, prefix + "o", OriginAddr + "/24"}},
 	}
 }
@@ -74,14 +74,14 @@ func rpsPath(sys, link string) string {
 }
 
 // topologyHook runs between moving the links and configuring the
-// namespaces; tests make it fail to check what a failed NewHost leaves.
+// namespaces; tests make it fail to check what a failed New leaves.
 var topologyHook = func() error { return nil }
 
 // buildTopology makes the three namespaces and the two veth pairs with
 // their addresses, routes and RPS masks. On error it leaves behind what it
 // made; the caller's teardown removes it.
 func buildTopology(prefix string, nsName func(Role) string, layout Layout) error {
-	for _, r := range Roles {
+	for _, r := range roles {
 		if err := createNamespace(nsName(r)); err != nil {
 			return err
 		}
@@ -103,7 +103,7 @@ func buildTopology(prefix string, nsName func(Role) string, layout Layout) error
 		for _, e := range []end{p.a, p.b} {
 			// The mask is written while the link is in the host's /sys;
 			// it stays with the link when the link moves.
-			mask := cpuMask(layout.CPUs(e.role))
+			mask := cpuMask(layout.cpus(e.role))
 			if err := os.WriteFile(rpsPath("/sys", e.name), []byte(mask), 0); err != nil {
 				return fmt.Errorf("set rps mask of %s to %s: %w", e.name, mask, err)
 			}
@@ -115,7 +115,7 @@ func buildTopology(prefix string, nsName func(Role) string, layout Layout) error
 	if err := topologyHook(); err != nil {
 		return err
 	}
-	for _, r := range Roles {
+	for _, r := range roles {
 		if err := configureNamespace(prefix, r, nsName(r)); err != nil {
 			return err
 		}

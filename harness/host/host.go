@@ -1,4 +1,4 @@
-package harness
+package host
 
 import (
 	"crypto/rand"
@@ -28,8 +28,8 @@ var geteuid = os.Geteuid
 // runBase is where the lock and the run directories live.
 const runBase = "/run"
 
-// HostConfig says how to build a Host.
-type HostConfig struct {
+// Config says how to build a Host.
+type Config struct {
 	// Prefix starts every namespace, link, cgroup and run directory name
 	// ("" = DefaultPrefix); lower-case letters, digits and dashes, at most
 	// 13 characters so that link names fit the kernel's 15.
@@ -52,7 +52,7 @@ type HostConfig struct {
 // Host is the kernel state of one session: three network namespaces
 // linked by two veth pairs, a cgroup per role, a run directory, the
 // processes started in them, and the lock that keeps a second session
-// with the same prefix out. Make it with NewHost; Close undoes all of it.
+// with the same prefix out. Make it with New; Close undoes all of it.
 type Host struct {
 	prefix   string
 	layout   Layout
@@ -61,13 +61,13 @@ type Host struct {
 	lock     *os.File
 	cgroups  *cgroupSet
 	nsMade   []Role
-	stale    []string
+	stale    []string // what New removed that a killed session had left
 	procsMu  sync.Mutex
 	procs    map[*Proc]struct{} // started and not yet reaped
 	logNames map[string]int
 	closed   bool
 	closeErr error
-	// affinity is the harness's CPU affinity before NewHost pinned it
+	// affinity is the harness's CPU affinity before New pinned it
 	// (see pinSelf); pinned says whether it did.
 	affinity unix.CPUSet
 	pinned   bool
@@ -103,8 +103,8 @@ func validateLayout(l Layout, online []int) error {
 	if err != nil {
 		return err
 	}
-	for _, r := range Roles {
-		if len(l.CPUs(r)) == 0 {
+	for _, r := range roles {
+		if len(l.cpus(r)) == 0 {
 			return fmt.Errorf("cpu layout %s: no CPUs for %s", l, r)
 		}
 	}
@@ -112,9 +112,9 @@ func validateLayout(l Layout, online []int) error {
 }
 
 // Check validates the configuration against the online CPUs, filling in
-// the default prefix and layout: what NewHost checks before it creates
+// the default prefix and layout: what New checks before it creates
 // anything, for callers that want the errors before they show a plan.
-func (c *HostConfig) Check(online []int) error {
+func (c *Config) Check(online []int) error {
 	if c.Prefix == "" {
 		c.Prefix = DefaultPrefix
 	}
@@ -136,12 +136,12 @@ func (c *HostConfig) Check(online []int) error {
 	return nil
 }
 
-// NewHost checks its input, takes the prefix's lock, pins this process to
+// New checks its input, takes the prefix's lock, pins this process to
 // the client's CPUs until Close (see pinSelf), removes what a killed
-// session with the same prefix left (see Stale), and builds the topology
-// and the cgroups. A second Host with the same prefix refuses while the
-// first is open. On error it undoes its own work.
-func NewHost(cfg HostConfig) (_ *Host, err error) {
+// session with the same prefix left, and builds the topology and the
+// cgroups. A second Host with the same prefix refuses while the first is
+// open. On error it undoes its own work.
+func New(cfg Config) (_ *Host, err error) {
 	online, err := OnlineCPUs()
 	if err != nil {
 		return nil, err
@@ -177,7 +177,7 @@ func NewHost(cfg HostConfig) (_ *Host, err error) {
 	if err := h.saveState(); err != nil {
 		return nil, err
 	}
-	h.nsMade = Roles
+	h.nsMade = roles
 	if err := buildTopology(cfg.Prefix, h.Namespace, cfg.Layout); err != nil {
 		return nil, err
 	}
@@ -294,8 +294,24 @@ func (h *Host) RunDir() string { return h.runDir }
 // lists it.
 func (h *Host) Namespace(r Role) string { return h.prefix + string(r) }
 
-// Stale returns what NewHost removed that a killed session had left.
-func (h *Host) Stale() []string { return h.stale }
+// MountTmpfs mounts a tmpfs of size (the mount option: "64m") with mode
+// 0755 on dir, a directory beneath the run directory: Close unmounts it
+// with the run directory if Unmount did not.
+func (h *Host) MountTmpfs(dir, size string) error {
+	if err := unix.Mount("tmpfs", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "size="+size+",mode=0755"); err != nil {
+		return fmt.Errorf("mount tmpfs on %s: %w", dir, err)
+	}
+	return nil
+}
+
+// Unmount detaches what is mounted on dir; nothing mounted there is not
+// an error.
+func Unmount(dir string) error {
+	if err := unix.Unmount(dir, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
+		return fmt.Errorf("unmount %s: %w", dir, err)
+	}
+	return nil
+}
 
 // SetForwarding turns IPv4 forwarding in the proxy's namespace on (the "no
 // proxy" baseline: the kernel routes between client and origin) or off.

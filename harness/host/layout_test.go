@@ -1,4 +1,4 @@
-package harness
+package host
 
 import (
 	"reflect"
@@ -113,8 +113,8 @@ func TestBoundOf(t *testing.T) {
 		{m{}, m{}, "none"},
 	}
 	for _, tt := range tests {
-		if got := BoundOf(tt.busy, tt.thread); got != tt.want {
-			t.Errorf("BoundOf(%v, %v) = %q; want %q", tt.busy, tt.thread, got, tt.want)
+		if got := boundOf(tt.busy, tt.thread); got != tt.want {
+			t.Errorf("boundOf(%v, %v) = %q; want %q", tt.busy, tt.thread, got, tt.want)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package harness
+package host
 
 import (
 	"math"
@@ -71,7 +71,7 @@ func TestThreadBusy(t *testing.T) {
 
 // BenchmarkProcStat measures one read and parse of /proc/stat, as the
 // sampler does every statPeriod.
-// go test -run '^$' -bench ProcStat ./harness/
+// go test -run '^$' -bench ProcStat ./harness/host/
 func BenchmarkProcStat(b *testing.B) {
 	online, err := OnlineCPUs()
 	if err != nil {

@@ -1,4 +1,4 @@
-package harness
+package host
 
 import (
 	"bufio"
@@ -25,14 +25,6 @@ import (
 
 	"bench/internal/testenv"
 )
-
-// skipUnlessRoot skips tests that make namespaces and cgroups.
-func skipUnlessRoot(t testing.TB) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		testenv.Skip(t, "needs root: makes network namespaces and cgroups")
-	}
-}
 
 // testPrefix returns a prefix no other run shares.
 // Its lock file, which the harness keeps, goes when the test ends.
@@ -61,10 +53,10 @@ func testLayout(t testing.TB) Layout {
 // test ends, failed or not.
 func newTestHost(t testing.TB) *Host {
 	t.Helper()
-	skipUnlessRoot(t)
-	h, err := NewHost(HostConfig{Prefix: testPrefix(t), Layout: testLayout(t)})
+	testenv.NeedRoot(t, "makes network namespaces and cgroups")
+	h, err := New(Config{Prefix: testPrefix(t), Layout: testLayout(t)})
 	if err != nil {
-		t.Fatalf("NewHost: %v", err)
+		t.Fatalf("New: %v", err)
 	}
 	t.Cleanup(func() {
 		if err := h.Close(); err != nil {
@@ -121,12 +113,12 @@ func TestHelperProcess(t *testing.T) {
 		fmt.Println("ready")
 		time.Sleep(time.Hour)
 	case "session": // a session that is then killed: host up, a process in each role
-		h, err := NewHost(HostConfig{Prefix: args[1], Layout: testLayout(t)})
+		h, err := New(Config{Prefix: args[1], Layout: testLayout(t)})
 		if err != nil {
 			fmt.Println(err)
 			os.Exit(1)
 		}
-		for _, r := range Roles {
+		for _, r := range roles {
 			if _, err := h.Start(r, ProcSpec{Argv: helperArgv("sleep"), Env: []string{helperEnv + "=1"}}); err != nil {
 				fmt.Println(err)
 				os.Exit(1)
@@ -219,8 +211,8 @@ func TestHostUp(t *testing.T) {
 			return err
 		}
 		defer c.Close()
-		if local := c.LocalAddr().(*net.TCPAddr).IP.String(); local != ClientAddr {
-			return fmt.Errorf("client's source address %s; want %s", local, ClientAddr)
+		if local := c.LocalAddr().(*net.TCPAddr).IP.String(); local != clientAddr {
+			return fmt.Errorf("client's source address %s; want %s", local, clientAddr)
 		}
 		fmt.Fprint(c, "through the proxy namespace\n")
 		got, err = bufio.NewReader(c).ReadString('\n')
@@ -236,7 +228,7 @@ func TestHostUp(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got, want := maskValue(t, mask), maskValue(t, cpuMask(h.Layout().CPUs(e.role))); got != want {
+			if got, want := maskValue(t, mask), maskValue(t, cpuMask(h.Layout().cpus(e.role))); got != want {
 				t.Errorf("rps_cpus of %s in %s = %s; want %x (%s's CPUs)", e.name, e.role, mask, want, e.role)
 			}
 		}
@@ -318,9 +310,9 @@ func TestProcessPlacement(t *testing.T) {
 
 func TestSecondHostRefused(t *testing.T) {
 	h := newTestHost(t)
-	_, err := NewHost(HostConfig{Prefix: h.prefix, Layout: h.Layout()})
+	_, err := New(Config{Prefix: h.prefix, Layout: h.Layout()})
 	if err == nil || !strings.Contains(err.Error(), "is running") {
-		t.Fatalf("second NewHost with prefix %s: %v; want a refusal", h.prefix, err)
+		t.Fatalf("second New with prefix %s: %v; want a refusal", h.prefix, err)
 	}
 	// The first is untouched by the refusal.
 	if !namespaceExists(h.Namespace(RoleProxy)) {
@@ -378,15 +370,15 @@ func snapshot(t *testing.T, prefix string) state {
 }
 
 func TestTeardownLeavesNothing(t *testing.T) {
-	skipUnlessRoot(t)
+	testenv.NeedRoot(t, "makes network namespaces and cgroups")
 	prefix := testPrefix(t)
 	before := snapshot(t, prefix)
-	h, err := NewHost(HostConfig{Prefix: prefix, Layout: testLayout(t)})
+	h, err := New(Config{Prefix: prefix, Layout: testLayout(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { h.Close() })
-	for _, r := range Roles {
+	for _, r := range roles {
 		startHelper(t, h, r, "sleep")
 	}
 	during := snapshot(t, prefix)
@@ -404,24 +396,24 @@ func TestTeardownLeavesNothing(t *testing.T) {
 	}
 }
 
-func TestFailedNewHostLeavesNothing(t *testing.T) {
-	skipUnlessRoot(t)
+func TestFailedNewLeavesNothing(t *testing.T) {
+	testenv.NeedRoot(t, "makes network namespaces and cgroups")
 	prefix := testPrefix(t)
 	before := snapshot(t, prefix)
 	topologyHook = func() error { return fmt.Errorf("injected failure") }
 	defer func() { topologyHook = func() error { return nil } }()
-	h, err := NewHost(HostConfig{Prefix: prefix, Layout: testLayout(t)})
+	h, err := New(Config{Prefix: prefix, Layout: testLayout(t)})
 	if err == nil {
 		h.Close()
-		t.Fatal("NewHost did not fail")
+		t.Fatal("New did not fail")
 	}
 	if after := snapshot(t, prefix); !reflect.DeepEqual(after, before) {
-		t.Errorf("after a failed NewHost (%v): %+v; before: %+v", err, after, before)
+		t.Errorf("after a failed New (%v): %+v; before: %+v", err, after, before)
 	}
 }
 
 func TestCleanAfterKill(t *testing.T) {
-	skipUnlessRoot(t)
+	testenv.NeedRoot(t, "makes network namespaces and cgroups")
 	prefix := testPrefix(t)
 	before := snapshot(t, prefix)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "--", "session", prefix)
@@ -476,32 +468,32 @@ func TestCleanAfterKill(t *testing.T) {
 	}
 }
 
-func TestNewHostBadInput(t *testing.T) {
+func TestNewBadInput(t *testing.T) {
 	prefix := testPrefix(t)
 	before := snapshot(t, prefix)
 	online, _ := OnlineCPUs()
 	top := online[len(online)-1]
 	tests := []struct {
 		name    string
-		cfg     HostConfig
+		cfg     Config
 		euid    int
 		wantErr string
 	}{
-		{"offline CPU", HostConfig{Prefix: prefix, Layout: Layout{Client: []int{0}, Proxy: []int{top + 1}, Origin: []int{0}}}, 0, "is not online"},
-		{"overlap", HostConfig{Prefix: prefix, Layout: Layout{Client: []int{0}, Proxy: []int{0}, Origin: []int{0}}}, 0, "the proxy needs CPUs of its own"},
-		{"not root", HostConfig{Prefix: prefix}, 1000, "not root"},
-		{"bad prefix", HostConfig{Prefix: "Bench_"}, 0, "prefix"},
-		{"quota", HostConfig{Prefix: prefix, ProxyCPUQuota: 5}, 0, "quota"},
+		{"offline CPU", Config{Prefix: prefix, Layout: Layout{Client: []int{0}, Proxy: []int{top + 1}, Origin: []int{0}}}, 0, "is not online"},
+		{"overlap", Config{Prefix: prefix, Layout: Layout{Client: []int{0}, Proxy: []int{0}, Origin: []int{0}}}, 0, "the proxy needs CPUs of its own"},
+		{"not root", Config{Prefix: prefix}, 1000, "not root"},
+		{"bad prefix", Config{Prefix: "Bench_"}, 0, "prefix"},
+		{"quota", Config{Prefix: prefix, ProxyCPUQuota: 5}, 0, "quota"},
 	}
 	defer func() { geteuid = os.Geteuid }()
 	for _, tt := range tests {
 		geteuid = func() int { return tt.euid }
-		h, err := NewHost(tt.cfg)
+		h, err := New(tt.cfg)
 		if err == nil {
 			h.Close()
 		}
 		if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-			t.Errorf("%s: NewHost = %v; want an error containing %q", tt.name, err, tt.wantErr)
+			t.Errorf("%s: New = %v; want an error containing %q", tt.name, err, tt.wantErr)
 		}
 	}
 	if after := snapshot(t, prefix); !reflect.DeepEqual(after, before) {
@@ -546,9 +538,9 @@ func TestMountsUnder(t *testing.T) {
 // The lock file is never removed, so that no two processes ever lock
 // different files of the same name: Close and Clean clear it.
 func TestLockKeptAndCleared(t *testing.T) {
-	skipUnlessRoot(t)
+	testenv.NeedRoot(t, "makes network namespaces and cgroups")
 	prefix := testPrefix(t)
-	h, err := NewHost(HostConfig{Prefix: prefix, Layout: testLayout(t)})
+	h, err := New(Config{Prefix: prefix, Layout: testLayout(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -578,12 +570,12 @@ func TestLockKeptAndCleared(t *testing.T) {
 		}
 	}
 	// An empty lock means nothing recorded: a new host starts cleanly.
-	h2, err := NewHost(HostConfig{Prefix: prefix, Layout: testLayout(t)})
+	h2, err := New(Config{Prefix: prefix, Layout: testLayout(t)})
 	if err != nil {
-		t.Fatalf("NewHost after Close: %v", err)
+		t.Fatalf("New after Close: %v", err)
 	}
-	if len(h2.Stale()) > 0 {
-		t.Errorf("NewHost after a clean Close found %v left", h2.Stale())
+	if len(h2.stale) > 0 {
+		t.Errorf("New after a clean Close found %v left", h2.stale)
 	}
 	if err := h2.Close(); err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package harness
+package host
 
 import (
 	"fmt"
@@ -50,8 +50,8 @@ func cpuBusy(t *testing.T) map[int]float64 {
 // the idle roles too.
 func checkBracketed(t *testing.T, h *Host, smp Sample, before, after map[int]float64, outer float64) {
 	t.Helper()
-	for _, r := range Roles {
-		cpus := h.Layout().CPUs(r)
+	for _, r := range roles {
+		cpus := h.Layout().cpus(r)
 		var did float64
 		for _, c := range cpus {
 			did += after[c] - before[c]

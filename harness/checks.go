@@ -1,0 +1,26 @@
+package harness
+
+import (
+	"bench/harness/host"
+	"bench/scenarios"
+)
+
+// Checks is what `bench check` lists: the machine's checks, with the
+// descriptor limit weighed against the catalog's loads, then every
+// program of Programs. It changes nothing.
+func Checks(layout *host.Layout) []host.CheckItem {
+	items := host.CheckSystem(layout, catalogLoads())
+	for _, p := range Programs {
+		items = append(items, host.CheckBinary(p.Name, p.Version, p.Package, p.Required))
+	}
+	return items
+}
+
+// catalogLoads is the catalog's loads as the descriptor check weighs them.
+func catalogLoads() []host.Load {
+	var loads []host.Load
+	for _, s := range scenarios.Catalog() {
+		loads = append(loads, host.Load{Name: s.Load.Name, Conns: s.Load.Conns})
+	}
+	return loads
+}
