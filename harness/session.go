@@ -227,7 +227,7 @@ func (s *Session) validate(ctx context.Context) error {
 }
 
 // prepare renders a column's configuration for a mode into dir.
-func (s *Session) prepare(c proxies.Column, m scenarios.Mode, dir string) (proxies.Plan, error) {
+func (s *Session) prepare(c proxies.Column, m results.Mode, dir string) (proxies.Plan, error) {
 	a, ok := proxies.Lookup(c.Kind)
 	if !ok {
 		return proxies.Plan{}, fmt.Errorf("column %q: unknown kind %q", c.Name, c.Kind)
@@ -467,12 +467,12 @@ func readyProbes(addrs []string) []string {
 }
 
 // targetFor says where the client sends a mode's traffic.
-func targetFor(m scenarios.Mode, direct bool) scenarios.Target {
+func targetFor(m results.Mode, direct bool) scenarios.Target {
 	t := scenarios.Target{Direct: direct, ProxyHost: host.ProxyClientAddr, Origin: host.OriginAddr}
 	switch m {
-	case scenarios.HTTP, scenarios.Connect, scenarios.MixHTTP, scenarios.MixConnect:
+	case results.HTTP, results.Connect, results.MixHTTP, results.MixConnect:
 		t.Proxy = fmt.Sprintf("%s:%d", host.ProxyClientAddr, scenarios.PortHTTPProxy)
-	case scenarios.Socks, scenarios.MixSocks:
+	case results.Socks, results.MixSocks:
 		t.Proxy = fmt.Sprintf("%s:%d", host.ProxyClientAddr, scenarios.PortSocks)
 	default:
 		t.Proxy = host.ProxyClientAddr

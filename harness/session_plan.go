@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"bench/proxies"
+	"bench/report/results"
 	"bench/scenarios"
 )
 
@@ -34,7 +35,7 @@ type RunKey struct {
 // reference sessions did, so that no column always runs first after a
 // scenario change. The columns that cannot serve a scenario's mode are
 // left out and counted in skipped (once, not per repetition).
-func PlanRuns(scs []scenarios.Scenario, cols []proxies.Column, reps int, supports func(proxies.Column, scenarios.Mode) bool) (runs []RunSpec, skipped int) {
+func PlanRuns(scs []scenarios.Scenario, cols []proxies.Column, reps int, supports func(proxies.Column, results.Mode) bool) (runs []RunSpec, skipped int) {
 	for rep := 1; rep <= reps; rep++ {
 		for _, sc := range scs {
 			var able []proxies.Column

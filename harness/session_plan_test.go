@@ -7,18 +7,19 @@ import (
 	"time"
 
 	"bench/proxies"
+	"bench/report/results"
 	"bench/scenarios"
 )
 
 func TestPlanRuns(t *testing.T) {
 	scs := []scenarios.Scenario{
-		{Name: "http-ka-1k", Mode: scenarios.HTTP},
-		{Name: "socks-ka-1k", Mode: scenarios.Socks},
+		{Name: "http-ka-1k", Mode: results.HTTP},
+		{Name: "socks-ka-1k", Mode: results.Socks},
 	}
 	cols := []proxies.Column{{Name: "a"}, {Name: "b"}, {Name: "c"}, {Name: "d"}}
 	// Only a and c do socks; d does nothing but socks.
-	sup := func(c proxies.Column, m scenarios.Mode) bool {
-		if m == scenarios.Socks {
+	sup := func(c proxies.Column, m results.Mode) bool {
+		if m == results.Socks {
 			return c.Name == "a" || c.Name == "c"
 		}
 		return c.Name != "d"

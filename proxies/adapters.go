@@ -11,6 +11,7 @@ import (
 	"strings"
 	"text/template"
 
+	"bench/report/results"
 	"bench/scenarios"
 )
 
@@ -33,25 +34,25 @@ func Lookup(kind string) (Adapter, bool) {
 // BaseMode is the mode a proxy instance is configured for when a session
 // runs scenario mode m: the mix scenarios run through the same listeners
 // as their plain modes, handshakes against the TLS-ending listener.
-func BaseMode(m scenarios.Mode) scenarios.Mode {
+func BaseMode(m results.Mode) results.Mode {
 	switch m {
-	case scenarios.MixHTTP:
-		return scenarios.HTTP
-	case scenarios.MixConnect:
-		return scenarios.Connect
-	case scenarios.MixSocks:
-		return scenarios.Socks
-	case scenarios.MixRelay:
-		return scenarios.Relay
-	case scenarios.TLSHandshake:
-		return scenarios.TLSTerm
+	case results.MixHTTP:
+		return results.HTTP
+	case results.MixConnect:
+		return results.Connect
+	case results.MixSocks:
+		return results.Socks
+	case results.MixRelay:
+		return results.Relay
+	case results.TLSHandshake:
+		return results.TLSTerm
 	}
 	return m
 }
 
 // Supports reports whether a can serve mode m (or, for the mix and
 // handshake scenarios, the mode they run through).
-func Supports(a Adapter, m scenarios.Mode) bool {
+func Supports(a Adapter, m results.Mode) bool {
 	return slices.Contains(a.Modes(), BaseMode(m))
 }
 
@@ -72,7 +73,7 @@ func knownOptions(a Adapter) map[string]string {
 
 // checkPlan is what every Plan does first: the mode is one the kind
 // serves and every option is one it knows. It returns the base mode.
-func checkPlan(a Adapter, c Column, m scenarios.Mode) (scenarios.Mode, error) {
+func checkPlan(a Adapter, c Column, m results.Mode) (results.Mode, error) {
 	if err := checkMode(a, c, m); err != nil {
 		return "", err
 	}
@@ -83,7 +84,7 @@ func checkPlan(a Adapter, c Column, m scenarios.Mode) (scenarios.Mode, error) {
 }
 
 // checkMode fails on a mode the kind cannot serve.
-func checkMode(a Adapter, c Column, m scenarios.Mode) error {
+func checkMode(a Adapter, c Column, m results.Mode) error {
 	if !Supports(a, m) {
 		return fmt.Errorf("column %q: %s cannot serve mode %s (it serves %s)", c.Name, a.Kind(), m, modeList(a.Modes()))
 	}
@@ -113,7 +114,7 @@ func optionHint(known map[string]string) string {
 	return " (it knows " + strings.Join(names, ", ") + ")"
 }
 
-func modeList(ms []scenarios.Mode) string {
+func modeList(ms []results.Mode) string {
 	s := make([]string, len(ms))
 	for i, m := range ms {
 		s[i] = string(m)
@@ -155,12 +156,12 @@ type hop struct {
 
 // relayHops are the listeners of the relay and TLS modes: the HTTP port
 // and the iperf3 port, as the seed's scenarios use them.
-func relayHops(m scenarios.Mode, env Env) []hop {
+func relayHops(m results.Mode, env Env) []hop {
 	pairs := [][2]int{{scenarios.PortHTTP, scenarios.PortHTTP}, {scenarios.PortIperf, scenarios.PortIperf}}
 	switch m {
-	case scenarios.TLSTerm:
+	case results.TLSTerm:
 		pairs = [][2]int{{scenarios.PortHTTPS, scenarios.PortHTTP}, {scenarios.PortIperfTLS, scenarios.PortIperf}}
-	case scenarios.TLSInit:
+	case results.TLSInit:
 		pairs = [][2]int{{scenarios.PortHTTP, scenarios.PortHTTPS}, {scenarios.PortIperf, scenarios.PortIperfTLS}}
 	}
 	names := []string{"http", "iperf"}
@@ -180,11 +181,11 @@ func relayHops(m scenarios.Mode, env Env) []hop {
 }
 
 // listeners are the addresses Plan.Ready waits for in mode m.
-func listeners(m scenarios.Mode, env Env) []string {
+func listeners(m results.Mode, env Env) []string {
 	switch m {
-	case scenarios.HTTP, scenarios.Connect:
+	case results.HTTP, results.Connect:
 		return []string{hostPort(env.ClientSide, scenarios.PortHTTPProxy)}
-	case scenarios.Socks:
+	case results.Socks:
 		return []string{hostPort(env.ClientSide, scenarios.PortSocks)}
 	}
 	var out []string
@@ -197,7 +198,7 @@ func listeners(m scenarios.Mode, env Env) []string {
 // view is what the config templates see.
 type view struct {
 	Column   Column
-	Mode     scenarios.Mode
+	Mode     results.Mode
 	Env      Env
 	Binary   string
 	Hops     []hop
@@ -216,7 +217,7 @@ type view struct {
 // Has reports whether the column has option o.
 func (v view) Has(o string) bool { return slices.Contains(v.Column.Options, o) }
 
-func newView(a Adapter, c Column, m scenarios.Mode, env Env) view {
+func newView(a Adapter, c Column, m results.Mode, env Env) view {
 	maxConns := env.MaxConns
 	if maxConns <= 0 {
 		maxConns = 1024

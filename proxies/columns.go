@@ -1,6 +1,7 @@
 package proxies
 
 import (
+	"bench/report/results"
 	"bufio"
 	"errors"
 	"fmt"
@@ -8,8 +9,6 @@ import (
 	"io/fs"
 	"slices"
 	"strings"
-
-	"bench/scenarios"
 )
 
 // The columns file declares a session's own builds, a column a line:
@@ -65,7 +64,7 @@ func parseColumn(text string) (Column, error) {
 	if len(fields) < 2 {
 		return Column{}, errors.New(`want a name and a kind, e.g. "devel -s0" 3proxy binary=/path/to/3proxy`)
 	}
-	c := Column{Name: fields[0], Kind: fields[1], Group: Copy}
+	c := Column{Name: fields[0], Kind: fields[1], Group: results.Copy}
 	if c.Name == "" {
 		return Column{}, errors.New("empty column name")
 	}
@@ -89,15 +88,15 @@ func parseColumn(text string) (Column, error) {
 		case "flags":
 			c.Flags = strings.Fields(value)
 		case "group":
-			c.Group = Group(value)
-			if c.Group != Copy && c.Group != Splice && c.Group != Baseline {
+			c.Group = results.Group(value)
+			if c.Group != results.Copy && c.Group != results.Splice && c.Group != results.Baseline {
 				return Column{}, fmt.Errorf("column %q: group %q is none of copy, splice, baseline", c.Name, value)
 			}
 		case "options":
 			c.Options = splitList(value)
 		case "modes":
 			for _, m := range splitList(value) {
-				c.Modes = append(c.Modes, scenarios.Mode(m))
+				c.Modes = append(c.Modes, results.Mode(m))
 			}
 		default:
 			return Column{}, fmt.Errorf("column %q: unknown key %q (known: binary, flags, group, options, modes)", c.Name, key)
@@ -186,20 +185,20 @@ var packaged = []struct {
 	col      Column
 	binaries []string
 }{
-	{Column{Name: "nginx", Kind: "nginx", Group: Copy}, []string{"nginx"}},
-	{Column{Name: "haproxy", Kind: "haproxy", Group: Copy}, []string{"haproxy"}},
-	{Column{Name: "squid", Kind: "squid", Group: Copy}, []string{"squid"}},
-	{Column{Name: "tinyproxy", Kind: "tinyproxy", Group: Copy}, []string{"tinyproxy"}},
-	{Column{Name: "dante", Kind: "dante", Group: Copy}, []string{"danted", "sockd"}},
-	{Column{Name: "stunnel", Kind: "stunnel", Group: Copy}, []string{"stunnel", "stunnel4", "stunnel5"}},
-	{Column{Name: "haproxy splice-auto", Kind: "haproxy", Group: Splice, Options: []string{"splice-auto"}}, []string{"haproxy"}},
+	{Column{Name: "nginx", Kind: "nginx", Group: results.Copy}, []string{"nginx"}},
+	{Column{Name: "haproxy", Kind: "haproxy", Group: results.Copy}, []string{"haproxy"}},
+	{Column{Name: "squid", Kind: "squid", Group: results.Copy}, []string{"squid"}},
+	{Column{Name: "tinyproxy", Kind: "tinyproxy", Group: results.Copy}, []string{"tinyproxy"}},
+	{Column{Name: "dante", Kind: "dante", Group: results.Copy}, []string{"danted", "sockd"}},
+	{Column{Name: "stunnel", Kind: "stunnel", Group: results.Copy}, []string{"stunnel", "stunnel4", "stunnel5"}},
+	{Column{Name: "haproxy splice-auto", Kind: "haproxy", Group: results.Splice, Options: []string{"splice-auto"}}, []string{"haproxy"}},
 }
 
 // DefaultColumns returns "no proxy" (kind direct, group baseline) and a
 // column for every packaged proxy lookPath finds (exec.LookPath on a
 // real machine), with the binary's full path.
 func DefaultColumns(lookPath func(string) (string, error)) []Column {
-	cols := []Column{{Name: "no proxy", Kind: "direct", Group: Baseline, Source: "default"}}
+	cols := []Column{{Name: "no proxy", Kind: "direct", Group: results.Baseline, Source: "default"}}
 	for _, p := range packaged {
 		for _, b := range p.binaries {
 			path, err := lookPath(b)
@@ -255,7 +254,7 @@ func Validate(cols []Column, stat func(path string) (fs.FileInfo, error)) error 
 			continue
 		}
 		switch c.Group {
-		case Copy, Splice, Baseline:
+		case results.Copy, results.Splice, results.Baseline:
 		default:
 			bad("group %q is none of copy, splice, baseline", c.Group)
 		}
@@ -288,14 +287,14 @@ func Validate(cols []Column, stat func(path string) (fs.FileInfo, error)) error 
 
 // Serves reports whether column c is measured in mode m: its kind can
 // serve it (see Supports) and the column's own list, if any, names it.
-func Serves(c Column, m scenarios.Mode) bool {
+func Serves(c Column, m results.Mode) bool {
 	a, ok := Lookup(c.Kind)
 	return ok && Supports(a, m) && (len(c.Modes) == 0 || slices.Contains(c.Modes, m))
 }
 
 // Modes returns the modes measured for column c of kind a: its own list
 // when it has one, else every mode the kind serves.
-func Modes(a Adapter, c Column) []scenarios.Mode {
+func Modes(a Adapter, c Column) []results.Mode {
 	if len(c.Modes) > 0 {
 		return slices.Clone(c.Modes)
 	}

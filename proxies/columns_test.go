@@ -1,6 +1,7 @@
 package proxies
 
 import (
+	"bench/report/results"
 	"errors"
 	"io/fs"
 	"os"
@@ -8,8 +9,6 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
-
-	"bench/scenarios"
 )
 
 // TestParseColumns reads good lines into columns.
@@ -22,10 +21,10 @@ haproxy-splice haproxy group=splice options=splice-auto,splice # both
 "q\"uote" squid
 `
 	want := []Column{
-		{Name: "devel -s0", Kind: "3proxy", Binary: "/opt/3proxy/bin/3proxy", Flags: []string{"-s0", "-g8000,3,10"}, Group: Copy, Source: "cols", Line: 2},
-		{Name: "haproxy-splice", Kind: "haproxy", Group: Splice, Options: []string{"splice-auto", "splice"}, Source: "cols", Line: 4},
-		{Name: "env oy", Kind: "envoy", Binary: "/opt/my envoy/envoy", Group: Copy, Modes: []scenarios.Mode{"http", "relay"}, Source: "cols", Line: 5},
-		{Name: `q"uote`, Kind: "squid", Group: Copy, Source: "cols", Line: 6},
+		{Name: "devel -s0", Kind: "3proxy", Binary: "/opt/3proxy/bin/3proxy", Flags: []string{"-s0", "-g8000,3,10"}, Group: results.Copy, Source: "cols", Line: 2},
+		{Name: "haproxy-splice", Kind: "haproxy", Group: results.Splice, Options: []string{"splice-auto", "splice"}, Source: "cols", Line: 4},
+		{Name: "env oy", Kind: "envoy", Binary: "/opt/my envoy/envoy", Group: results.Copy, Modes: []results.Mode{"http", "relay"}, Source: "cols", Line: 5},
+		{Name: `q"uote`, Kind: "squid", Group: results.Copy, Source: "cols", Line: 6},
 	}
 	got, err := ParseColumns(strings.NewReader(in), "cols")
 	if err != nil {
@@ -151,23 +150,23 @@ func TestValidate(t *testing.T) {
 		want string
 	}{
 		// two columns with one name
-		{[]Column{at(Column{Name: "a", Kind: "3proxy", Binary: "/bin/3proxy", Group: Copy}, 1),
-			at(Column{Name: "a", Kind: "3proxy", Binary: "/bin/3proxy", Group: Copy}, 2)},
+		{[]Column{at(Column{Name: "a", Kind: "3proxy", Binary: "/bin/3proxy", Group: results.Copy}, 1),
+			at(Column{Name: "a", Kind: "3proxy", Binary: "/bin/3proxy", Group: results.Copy}, 2)},
 			`cols:2: column "a": declared twice (first at cols:1)`},
 		// an unknown kind
-		{[]Column{at(Column{Name: "a", Kind: "foo", Group: Copy}, 3)}, `cols:3: column "a": unknown kind "foo"`},
+		{[]Column{at(Column{Name: "a", Kind: "foo", Group: results.Copy}, 3)}, `cols:3: column "a": unknown kind "foo"`},
 		// a missing binary
-		{[]Column{at(Column{Name: "a", Kind: "3proxy", Binary: "/bin/nope", Group: Copy}, 4)}, `cols:4: column "a": binary /bin/nope:`},
+		{[]Column{at(Column{Name: "a", Kind: "3proxy", Binary: "/bin/nope", Group: results.Copy}, 4)}, `cols:4: column "a": binary /bin/nope:`},
 		// not executable
-		{[]Column{at(Column{Name: "a", Kind: "3proxy", Binary: "/bin/noexec", Group: Copy}, 5)}, `cols:5: column "a": binary /bin/noexec is not executable`},
+		{[]Column{at(Column{Name: "a", Kind: "3proxy", Binary: "/bin/noexec", Group: results.Copy}, 5)}, `cols:5: column "a": binary /bin/noexec is not executable`},
 		// a directory
-		{[]Column{at(Column{Name: "a", Kind: "3proxy", Binary: "/bin/dir", Group: Copy}, 6)}, `cols:6: column "a": binary /bin/dir is not a file`},
+		{[]Column{at(Column{Name: "a", Kind: "3proxy", Binary: "/bin/dir", Group: results.Copy}, 6)}, `cols:6: column "a": binary /bin/dir is not a file`},
 		// envoy has no packaged binary
-		{[]Column{at(Column{Name: "e", Kind: "envoy", Group: Copy}, 7)}, `cols:7: column "e": envoy needs binary=PATH`},
+		{[]Column{at(Column{Name: "e", Kind: "envoy", Group: results.Copy}, 7)}, `cols:7: column "e": envoy needs binary=PATH`},
 		// an unknown option
-		{[]Column{at(Column{Name: "h", Kind: "haproxy", Options: []string{"fast"}, Group: Copy}, 8)}, `cols:8: column "h": haproxy has no option "fast"`},
+		{[]Column{at(Column{Name: "h", Kind: "haproxy", Options: []string{"fast"}, Group: results.Copy}, 8)}, `cols:8: column "h": haproxy has no option "fast"`},
 		// a mode the kind cannot serve
-		{[]Column{at(Column{Name: "d", Kind: "dante", Modes: []scenarios.Mode{scenarios.Relay}, Group: Copy}, 9)}, `cols:9: column "d": dante cannot serve mode relay`},
+		{[]Column{at(Column{Name: "d", Kind: "dante", Modes: []results.Mode{results.Relay}, Group: results.Copy}, 9)}, `cols:9: column "d": dante cannot serve mode relay`},
 		// no group
 		{[]Column{at(Column{Name: "s", Kind: "squid"}, 10)}, `cols:10: column "s": group "" is none of copy, splice, baseline`},
 	}
@@ -185,16 +184,16 @@ func TestModes(t *testing.T) {
 	if got := Modes(a, Column{}); !reflect.DeepEqual(got, a.Modes()) {
 		t.Errorf("Modes(3proxy, no list) = %v; want %v", got, a.Modes())
 	}
-	only := []scenarios.Mode{scenarios.Socks}
+	only := []results.Mode{results.Socks}
 	if got := Modes(a, Column{Modes: only}); !reflect.DeepEqual(got, only) {
 		t.Errorf("Modes(3proxy, socks) = %v; want %v", got, only)
 	}
-	for _, m := range []scenarios.Mode{scenarios.MixHTTP, scenarios.TLSHandshake} {
+	for _, m := range []results.Mode{results.MixHTTP, results.TLSHandshake} {
 		if !Supports(a, m) {
 			t.Errorf("Supports(3proxy, %s) = false", m)
 		}
 	}
-	if Supports(a, scenarios.TLSTunnel) {
+	if Supports(a, results.TLSTunnel) {
 		t.Errorf("Supports(3proxy, tls-tunnel) = true; no adapter renders the two-proxy tunnel")
 	}
 }

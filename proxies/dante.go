@@ -1,10 +1,9 @@
 package proxies
 
 import (
+	"bench/report/results"
 	"regexp"
 	"text/template"
-
-	"bench/scenarios"
 )
 
 // Dante is dante's SOCKS server: no authentication, one sockd process
@@ -17,7 +16,7 @@ var _ Adapter = Dante{}
 func (Dante) Kind() string { return "dante" }
 
 // Modes: SOCKS only.
-func (Dante) Modes() []scenarios.Mode { return []scenarios.Mode{scenarios.Socks} }
+func (Dante) Modes() []results.Mode { return []results.Mode{results.Socks} }
 
 // DefaultBinary is danted, as Debian names sockd.
 func (Dante) DefaultBinary() string { return "danted" }
@@ -32,7 +31,7 @@ func (Dante) ParseVersion(out []byte) string { return versionLine(out, danteVers
 
 // Plan renders danted.conf; Validate is danted -V (check the config and
 // exit) on it.
-func (d Dante) Plan(c Column, m scenarios.Mode, env Env) (Plan, error) {
+func (d Dante) Plan(c Column, m results.Mode, env Env) (Plan, error) {
 	base, err := checkPlan(d, c, m)
 	if err != nil {
 		return Plan{}, err

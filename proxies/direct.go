@@ -1,8 +1,6 @@
 package proxies
 
-import (
-	"bench/scenarios"
-)
+import "bench/report/results"
 
 // Direct is the "no proxy" baseline: the client talks to the origin and
 // the kernel forwards between the namespaces. It runs no process.
@@ -14,8 +12,8 @@ var _ Adapter = Direct{}
 func (Direct) Kind() string { return "direct" }
 
 // Modes are those in which the client can reach the origin by itself.
-func (Direct) Modes() []scenarios.Mode {
-	return []scenarios.Mode{scenarios.HTTP, scenarios.Relay, scenarios.TLSTerm, scenarios.TLSInit}
+func (Direct) Modes() []results.Mode {
+	return []results.Mode{results.HTTP, results.Relay, results.TLSTerm, results.TLSInit}
 }
 
 // DefaultBinary is empty: there is nothing to run.
@@ -28,7 +26,7 @@ func (Direct) VersionArgv(string) []string { return nil }
 func (Direct) ParseVersion([]byte) string { return "kernel" }
 
 // Plan asks for forwarding in the proxy namespace and nothing else.
-func (d Direct) Plan(c Column, m scenarios.Mode, env Env) (Plan, error) {
+func (d Direct) Plan(c Column, m results.Mode, env Env) (Plan, error) {
 	if _, err := checkPlan(d, c, m); err != nil {
 		return Plan{}, err
 	}

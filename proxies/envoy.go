@@ -1,11 +1,10 @@
 package proxies
 
 import (
+	"bench/report/results"
 	"regexp"
 	"strings"
 	"text/template"
-
-	"bench/scenarios"
 )
 
 // Envoy is envoy from a binary the user names: one worker
@@ -20,8 +19,8 @@ var _ Adapter = Envoy{}
 func (Envoy) Kind() string { return "envoy" }
 
 // Modes: no CONNECT nor SOCKS as the seed measures envoy.
-func (Envoy) Modes() []scenarios.Mode {
-	return []scenarios.Mode{scenarios.HTTP, scenarios.Relay, scenarios.TLSTerm, scenarios.TLSInit}
+func (Envoy) Modes() []results.Mode {
+	return []results.Mode{results.HTTP, results.Relay, results.TLSTerm, results.TLSInit}
 }
 
 // DefaultBinary is empty: envoy is not packaged, a column names it.
@@ -37,7 +36,7 @@ var envoyVersion = regexp.MustCompile(`version: \S*?/(\d[^/\s]*(?:/[^/\s]+){0,3}
 func (Envoy) ParseVersion(out []byte) string { return versionLine(out, envoyVersion) }
 
 // Plan renders envoy.yaml; Validate is envoy --mode validate on it.
-func (e Envoy) Plan(c Column, m scenarios.Mode, env Env) (Plan, error) {
+func (e Envoy) Plan(c Column, m results.Mode, env Env) (Plan, error) {
 	base, err := checkPlan(e, c, m)
 	if err != nil {
 		return Plan{}, err

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"bench/internal/golden"
-	"bench/scenarios"
+	"bench/report/results"
 )
 
 // goldenEnv is the seed's topology as the harness hands it to a proxy.
@@ -29,23 +29,23 @@ var goldenEnv = Env{
 // mode their kind serves: each kind's plain column, and the variants
 // whose options or flags change the config.
 var goldenColumns = []Column{
-	{Name: "no proxy", Kind: "direct", Group: Baseline},
-	{Name: "devel", Kind: "3proxy", Binary: "/opt/3proxy/devel/bin/3proxy", Group: Splice},
-	{Name: "1.0.1", Kind: "3proxy", Binary: "/opt/3proxy/1.0.1/bin/3proxy", Group: Copy,
+	{Name: "no proxy", Kind: "direct", Group: results.Baseline},
+	{Name: "devel", Kind: "3proxy", Binary: "/opt/3proxy/devel/bin/3proxy", Group: results.Splice},
+	{Name: "1.0.1", Kind: "3proxy", Binary: "/opt/3proxy/1.0.1/bin/3proxy", Group: results.Copy,
 		Flags: []string{"-ocTCP_NODELAY", "-osTCP_NODELAY"}},
-	{Name: "0.9.4", Kind: "3proxy", Binary: "/opt/3proxy/0.9.4/bin/3proxy", Group: Copy,
+	{Name: "0.9.4", Kind: "3proxy", Binary: "/opt/3proxy/0.9.4/bin/3proxy", Group: results.Copy,
 		Options: []string{"ssl-plugin"}},
-	{Name: "nginx", Kind: "nginx", Binary: "/usr/sbin/nginx", Group: Copy},
-	{Name: "haproxy", Kind: "haproxy", Binary: "/usr/sbin/haproxy", Group: Copy},
-	{Name: "haproxy splice-auto", Kind: "haproxy", Binary: "/usr/sbin/haproxy", Group: Splice,
+	{Name: "nginx", Kind: "nginx", Binary: "/usr/sbin/nginx", Group: results.Copy},
+	{Name: "haproxy", Kind: "haproxy", Binary: "/usr/sbin/haproxy", Group: results.Copy},
+	{Name: "haproxy splice-auto", Kind: "haproxy", Binary: "/usr/sbin/haproxy", Group: results.Splice,
 		Options: []string{"splice-auto"}},
-	{Name: "haproxy splice", Kind: "haproxy", Binary: "/usr/sbin/haproxy", Group: Splice,
+	{Name: "haproxy splice", Kind: "haproxy", Binary: "/usr/sbin/haproxy", Group: results.Splice,
 		Options: []string{"splice"}},
-	{Name: "envoy", Kind: "envoy", Binary: "/opt/envoy/bin/envoy", Group: Copy},
-	{Name: "squid", Kind: "squid", Binary: "/usr/sbin/squid", Group: Copy},
-	{Name: "tinyproxy", Kind: "tinyproxy", Binary: "/usr/bin/tinyproxy", Group: Copy},
-	{Name: "dante", Kind: "dante", Binary: "/usr/sbin/danted", Group: Copy},
-	{Name: "stunnel", Kind: "stunnel", Binary: "/usr/bin/stunnel", Group: Copy},
+	{Name: "envoy", Kind: "envoy", Binary: "/opt/envoy/bin/envoy", Group: results.Copy},
+	{Name: "squid", Kind: "squid", Binary: "/usr/sbin/squid", Group: results.Copy},
+	{Name: "tinyproxy", Kind: "tinyproxy", Binary: "/usr/bin/tinyproxy", Group: results.Copy},
+	{Name: "dante", Kind: "dante", Binary: "/usr/sbin/danted", Group: results.Copy},
+	{Name: "stunnel", Kind: "stunnel", Binary: "/usr/bin/stunnel", Group: results.Copy},
 }
 
 // dumpPlan is a plan as the golden files hold it: the command lines,
@@ -62,7 +62,7 @@ func dumpPlan(p Plan) []byte {
 	return b.Bytes()
 }
 
-func goldenName(c Column, m scenarios.Mode) string {
+func goldenName(c Column, m results.Mode) string {
 	name := strings.NewReplacer(" ", "_", ".", "_").Replace(c.Name)
 	return filepath.Join("testdata", "golden", c.Kind+"--"+name+"--"+string(m)+".txt")
 }
@@ -107,19 +107,19 @@ func TestGolden(t *testing.T) {
 func TestPlanRefuses(t *testing.T) {
 	cases := []struct {
 		c    Column
-		m    scenarios.Mode
+		m    results.Mode
 		want string
 	}{
 		// nginx has no CONNECT
-		{Column{Name: "nginx", Kind: "nginx"}, scenarios.Connect, "nginx cannot serve mode connect"},
+		{Column{Name: "nginx", Kind: "nginx"}, results.Connect, "nginx cannot serve mode connect"},
 		// dante only SOCKS
-		{Column{Name: "dante", Kind: "dante"}, scenarios.HTTP, "dante cannot serve mode http"},
+		{Column{Name: "dante", Kind: "dante"}, results.HTTP, "dante cannot serve mode http"},
 		// stunnel has no splice
-		{Column{Name: "x", Kind: "stunnel", Options: []string{"splice"}}, scenarios.TLSTerm, `stunnel has no option "splice" (it takes none)`},
+		{Column{Name: "x", Kind: "stunnel", Options: []string{"splice"}}, results.TLSTerm, `stunnel has no option "splice" (it takes none)`},
 		// a typo in haproxy's option
-		{Column{Name: "h", Kind: "haproxy", Options: []string{"splice-aut"}}, scenarios.HTTP, `haproxy has no option "splice-aut" (it knows splice, splice-auto)`},
+		{Column{Name: "h", Kind: "haproxy", Options: []string{"splice-aut"}}, results.HTTP, `haproxy has no option "splice-aut" (it knows splice, splice-auto)`},
 		// the mix scenarios run through the plain mode: socks is not http
-		{Column{Name: "squid", Kind: "squid"}, scenarios.MixSocks, "squid cannot serve mode mix-socks"},
+		{Column{Name: "squid", Kind: "squid"}, results.MixSocks, "squid cannot serve mode mix-socks"},
 	}
 	for _, tc := range cases {
 		a, _ := Lookup(tc.c.Kind)
@@ -133,9 +133,9 @@ func TestPlanRefuses(t *testing.T) {
 // TestMixModes checks that the mix scenarios render as their plain mode.
 func TestMixModes(t *testing.T) {
 	c := Column{Name: "devel", Kind: "3proxy", Binary: "/opt/3proxy"}
-	for mix, plain := range map[scenarios.Mode]scenarios.Mode{
-		scenarios.MixHTTP: scenarios.HTTP, scenarios.MixConnect: scenarios.Connect,
-		scenarios.MixSocks: scenarios.Socks, scenarios.MixRelay: scenarios.Relay,
+	for mix, plain := range map[results.Mode]results.Mode{
+		results.MixHTTP: results.HTTP, results.MixConnect: results.Connect,
+		results.MixSocks: results.Socks, results.MixRelay: results.Relay,
 	} {
 		p1, err1 := ThreeProxy{}.Plan(c, mix, goldenEnv)
 		p2, err2 := ThreeProxy{}.Plan(c, plain, goldenEnv)

@@ -1,10 +1,9 @@
 package proxies
 
 import (
+	"bench/report/results"
 	"regexp"
 	"text/template"
-
-	"bench/scenarios"
 )
 
 // HAProxy is haproxy measured as an HTTP proxy for the origin (mode http
@@ -22,8 +21,8 @@ var (
 func (HAProxy) Kind() string { return "haproxy" }
 
 // Modes: no CONNECT nor SOCKS in haproxy.
-func (HAProxy) Modes() []scenarios.Mode {
-	return []scenarios.Mode{scenarios.HTTP, scenarios.Relay, scenarios.TLSTerm, scenarios.TLSInit}
+func (HAProxy) Modes() []results.Mode {
+	return []results.Mode{results.HTTP, results.Relay, results.TLSTerm, results.TLSInit}
 }
 
 // Options are the seed's two ways of splicing.
@@ -58,7 +57,7 @@ func haproxyMaxConn(c Column, maxConns int) int {
 }
 
 // Plan renders haproxy.cfg for mode m; Validate is haproxy -c on it.
-func (h HAProxy) Plan(c Column, m scenarios.Mode, env Env) (Plan, error) {
+func (h HAProxy) Plan(c Column, m results.Mode, env Env) (Plan, error) {
 	base, err := checkPlan(h, c, m)
 	if err != nil {
 		return Plan{}, err

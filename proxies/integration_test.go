@@ -30,6 +30,7 @@ import (
 	"bench/harness/host"
 	"bench/internal/testenv"
 	"bench/proxies"
+	"bench/report/results"
 	"bench/scenarios"
 )
 
@@ -182,19 +183,19 @@ func columns(t *testing.T) []proxies.Column {
 	for _, c := range cols {
 		if c.Kind == "haproxy" {
 			cols = append(cols, proxies.Column{Name: "haproxy splice", Kind: "haproxy", Binary: c.Binary,
-				Group: proxies.Splice, Options: []string{"splice"}})
+				Group: results.Splice, Options: []string{"splice"}})
 			break
 		}
 	}
 	if bin := os.Getenv("BENCH_3PROXY"); bin != "" {
 		cols = append(cols,
-			proxies.Column{Name: "devel", Kind: "3proxy", Binary: bin, Group: proxies.Splice},
-			proxies.Column{Name: "devel -s0", Kind: "3proxy", Binary: bin, Flags: []string{"-s0"}, Group: proxies.Copy})
+			proxies.Column{Name: "devel", Kind: "3proxy", Binary: bin, Group: results.Splice},
+			proxies.Column{Name: "devel -s0", Kind: "3proxy", Binary: bin, Flags: []string{"-s0"}, Group: results.Copy})
 	} else {
 		t.Log("BENCH_3PROXY not set: no 3proxy columns")
 	}
 	if bin := os.Getenv("BENCH_ENVOY"); bin != "" {
-		cols = append(cols, proxies.Column{Name: "envoy", Kind: "envoy", Binary: bin, Group: proxies.Copy})
+		cols = append(cols, proxies.Column{Name: "envoy", Kind: "envoy", Binary: bin, Group: results.Copy})
 	} else {
 		t.Log("BENCH_ENVOY not set: no envoy column")
 	}
@@ -396,32 +397,32 @@ type exchange struct {
 	run  func(w *world, env proxies.Env) error
 }
 
-func exchanges(m scenarios.Mode) []exchange {
+func exchanges(m results.Mode) []exchange {
 	switch m {
-	case scenarios.HTTP:
+	case results.HTTP:
 		return []exchange{
 			{"absolute-URI GET /1k", func(w *world, env proxies.Env) error { return proxyGet(w, env, "/1k", body1k) }},
 			{"absolute-URI GET /1m", func(w *world, env proxies.Env) error { return proxyGet(w, env, "/1m", body1m) }},
 		}
-	case scenarios.Connect:
+	case results.Connect:
 		return []exchange{{"CONNECT tunnel, GET /1m inside", func(w *world, env proxies.Env) error {
 			return tunnel(w, env, hostPort(env.ClientSide, scenarios.PortHTTPProxy), connectHandshake)
 		}}}
-	case scenarios.Socks:
+	case results.Socks:
 		return []exchange{{"SOCKS5 tunnel, GET /1m inside", func(w *world, env proxies.Env) error {
 			return tunnel(w, env, hostPort(env.ClientSide, scenarios.PortSocks), socks5Handshake)
 		}}}
-	case scenarios.Relay:
+	case results.Relay:
 		return []exchange{
 			{"GET /1m through :80", func(w *world, env proxies.Env) error { return relayGet(w, env, false) }},
 			{"half-closed echo through :5201", func(w *world, env proxies.Env) error { return relayEcho(w, env, false, true) }},
 		}
-	case scenarios.TLSTerm:
+	case results.TLSTerm:
 		return []exchange{
 			{"HTTPS GET /1m to :443", func(w *world, env proxies.Env) error { return relayGet(w, env, true) }},
 			{"TLS echo to :5202", func(w *world, env proxies.Env) error { return relayEcho(w, env, true, false) }},
 		}
-	case scenarios.TLSInit:
+	case results.TLSInit:
 		return []exchange{
 			{"GET /1m through :80 to the origin's :443", func(w *world, env proxies.Env) error { return relayGet(w, env, false) }},
 			{"echo through :5201 to the origin's :5202", func(w *world, env proxies.Env) error { return relayEcho(w, env, false, false) }},
@@ -639,7 +640,7 @@ func TestProxiesNamespaces(t *testing.T) {
 	testenv.NeedRoot(t, "proxies bind ports 80 and 443 and drop to their own users")
 	w, h := namespaceWorld(t)
 	t.Run("no_proxy", func(t *testing.T) {
-		plan, err := proxies.Direct{}.Plan(proxies.Column{Name: "no proxy", Kind: "direct"}, scenarios.HTTP, w.env)
+		plan, err := proxies.Direct{}.Plan(proxies.Column{Name: "no proxy", Kind: "direct"}, results.HTTP, w.env)
 		if err != nil || !plan.Forward || plan.Argv != nil {
 			t.Fatalf("Direct.Plan = %+v, %v; want forwarding and no process", plan, err)
 		}

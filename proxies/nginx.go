@@ -1,10 +1,9 @@
 package proxies
 
 import (
+	"bench/report/results"
 	"regexp"
 	"text/template"
-
-	"bench/scenarios"
 )
 
 // Nginx is nginx measured as an HTTP proxy for the origin (proxy_pass to
@@ -19,8 +18,8 @@ var _ Adapter = Nginx{}
 func (Nginx) Kind() string { return "nginx" }
 
 // Modes: no CONNECT nor SOCKS in nginx.
-func (Nginx) Modes() []scenarios.Mode {
-	return []scenarios.Mode{scenarios.HTTP, scenarios.Relay, scenarios.TLSTerm, scenarios.TLSInit}
+func (Nginx) Modes() []results.Mode {
+	return []results.Mode{results.HTTP, results.Relay, results.TLSTerm, results.TLSInit}
 }
 
 // DefaultBinary is nginx from PATH.
@@ -36,7 +35,7 @@ func (Nginx) ParseVersion(out []byte) string { return versionLine(out, nginxVers
 
 // Plan renders nginx.conf for mode m. Validate is nginx -t on it, run in
 // the proxy namespace so that the listen addresses resolve.
-func (n Nginx) Plan(c Column, m scenarios.Mode, env Env) (Plan, error) {
+func (n Nginx) Plan(c Column, m results.Mode, env Env) (Plan, error) {
 	base, err := checkPlan(n, c, m)
 	if err != nil {
 		return Plan{}, err

@@ -4,19 +4,8 @@
 package proxies
 
 import (
+	"bench/report/results"
 	"time"
-
-	"bench/scenarios"
-)
-
-// Group is which side of the tables' ‖ a column sits on.
-type Group string
-
-// The groups of the tables.
-const (
-	Baseline Group = "baseline" // no proxy: the kernel forwarding
-	Copy     Group = "copy"     // proxies copying through user space
-	Splice   Group = "splice"   // proxies using splice()
 )
 
 // Column is one column of the tables: a proxy kind with its binary and
@@ -26,12 +15,12 @@ type Column struct {
 	Kind   string   // the adapter
 	Binary string   // path of the binary; empty for the adapter's default
 	Flags  []string // extra command-line flags
-	Group  Group
+	Group  results.Group
 	// Options are adapter-specific switches, e.g. haproxy's "splice-auto".
 	Options []string
 	// Modes, when set, limits the modes measured for the column to these;
 	// nil means every mode the kind can serve.
-	Modes []scenarios.Mode
+	Modes []results.Mode
 	// Source and Line say where the column was declared, for errors.
 	Source string
 	Line   int
@@ -91,7 +80,7 @@ type Adapter interface {
 	// Kind names the adapter as the CSV's kind column does ("nginx").
 	Kind() string
 	// Modes lists the modes the kind can serve.
-	Modes() []scenarios.Mode
+	Modes() []results.Mode
 	// DefaultBinary is the program used when a column names none: a
 	// name looked up in PATH, or "" when the user must name one (envoy,
 	// 3proxy).
@@ -102,5 +91,5 @@ type Adapter interface {
 	ParseVersion(out []byte) string
 	// Plan renders column c in mode m for env. It fails for a mode the
 	// kind cannot serve or an option it does not know.
-	Plan(c Column, m scenarios.Mode, env Env) (Plan, error)
+	Plan(c Column, m results.Mode, env Env) (Plan, error)
 }

@@ -1,10 +1,9 @@
 package proxies
 
 import (
+	"bench/report/results"
 	"regexp"
 	"text/template"
-
-	"bench/scenarios"
 )
 
 // Squid is squid as a forward proxy (absolute URIs and CONNECT): no
@@ -21,8 +20,8 @@ const squidUser = "proxy"
 func (Squid) Kind() string { return "squid" }
 
 // Modes: a forward proxy.
-func (Squid) Modes() []scenarios.Mode {
-	return []scenarios.Mode{scenarios.HTTP, scenarios.Connect}
+func (Squid) Modes() []results.Mode {
+	return []results.Mode{results.HTTP, results.Connect}
 }
 
 // DefaultBinary is squid from PATH.
@@ -37,7 +36,7 @@ var squidVersion = regexp.MustCompile(`Squid Cache: Version (\S+)`)
 func (Squid) ParseVersion(out []byte) string { return versionLine(out, squidVersion) }
 
 // Plan renders squid/squid.conf; Validate is squid -k parse on it.
-func (s Squid) Plan(c Column, m scenarios.Mode, env Env) (Plan, error) {
+func (s Squid) Plan(c Column, m results.Mode, env Env) (Plan, error) {
 	base, err := checkPlan(s, c, m)
 	if err != nil {
 		return Plan{}, err

@@ -1,10 +1,9 @@
 package proxies
 
 import (
+	"bench/report/results"
 	"regexp"
 	"text/template"
-
-	"bench/scenarios"
 )
 
 // Stunnel is stunnel ending or beginning TLS 1.3 in front of the origin's
@@ -17,8 +16,8 @@ var _ Adapter = Stunnel{}
 func (Stunnel) Kind() string { return "stunnel" }
 
 // Modes: the TLS ones.
-func (Stunnel) Modes() []scenarios.Mode {
-	return []scenarios.Mode{scenarios.TLSTerm, scenarios.TLSInit}
+func (Stunnel) Modes() []results.Mode {
+	return []results.Mode{results.TLSTerm, results.TLSInit}
 }
 
 // DefaultBinary is stunnel from PATH.
@@ -34,7 +33,7 @@ func (Stunnel) ParseVersion(out []byte) string { return versionLine(out, stunnel
 
 // Plan renders stunnel.conf. stunnel has no config check that leaves it
 // idle: Validate is nil, and a bad config fails at start.
-func (s Stunnel) Plan(c Column, m scenarios.Mode, env Env) (Plan, error) {
+func (s Stunnel) Plan(c Column, m results.Mode, env Env) (Plan, error) {
 	base, err := checkPlan(s, c, m)
 	if err != nil {
 		return Plan{}, err

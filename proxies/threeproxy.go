@@ -1,13 +1,12 @@
 package proxies
 
 import (
+	"bench/report/results"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"text/template"
 	"time"
-
-	"bench/scenarios"
 )
 
 // ThreeProxy is 3proxy, any build: proxy (absolute URIs and CONNECT),
@@ -25,9 +24,9 @@ var (
 func (ThreeProxy) Kind() string { return "3proxy" }
 
 // Modes: all of the seed's.
-func (ThreeProxy) Modes() []scenarios.Mode {
-	return []scenarios.Mode{scenarios.HTTP, scenarios.Connect, scenarios.Socks,
-		scenarios.Relay, scenarios.TLSTerm, scenarios.TLSInit}
+func (ThreeProxy) Modes() []results.Mode {
+	return []results.Mode{results.HTTP, results.Connect, results.Socks,
+		results.Relay, results.TLSTerm, results.TLSInit}
 }
 
 // Options: builds before 0.9.7 have TLS in a plugin.
@@ -55,7 +54,7 @@ var threeProxyVersion = regexp.MustCompile(`3proxy-(\d[\w.\-]*)`)
 func (ThreeProxy) ParseVersion(out []byte) string { return versionLine(out, threeProxyVersion) }
 
 // Plan renders 3proxy.cfg. 3proxy has no config check: Validate is nil.
-func (t ThreeProxy) Plan(c Column, m scenarios.Mode, env Env) (Plan, error) {
+func (t ThreeProxy) Plan(c Column, m results.Mode, env Env) (Plan, error) {
 	base, err := checkPlan(t, c, m)
 	if err != nil {
 		return Plan{}, err

@@ -1,10 +1,9 @@
 package proxies
 
 import (
+	"bench/report/results"
 	"regexp"
 	"text/template"
-
-	"bench/scenarios"
 )
 
 // Tinyproxy is tinyproxy as a forward proxy: DisableViaHeader Yes,
@@ -21,8 +20,8 @@ const tinyproxyUser = "nobody"
 func (Tinyproxy) Kind() string { return "tinyproxy" }
 
 // Modes: a forward proxy.
-func (Tinyproxy) Modes() []scenarios.Mode {
-	return []scenarios.Mode{scenarios.HTTP, scenarios.Connect}
+func (Tinyproxy) Modes() []results.Mode {
+	return []results.Mode{results.HTTP, results.Connect}
 }
 
 // DefaultBinary is tinyproxy from PATH.
@@ -38,7 +37,7 @@ func (Tinyproxy) ParseVersion(out []byte) string { return versionLine(out, tinyp
 
 // Plan renders tinyproxy/tinyproxy.conf. tinyproxy has no config check
 // of its own: Validate is nil.
-func (t Tinyproxy) Plan(c Column, m scenarios.Mode, env Env) (Plan, error) {
+func (t Tinyproxy) Plan(c Column, m results.Mode, env Env) (Plan, error) {
 	base, err := checkPlan(t, c, m)
 	if err != nil {
 		return Plan{}, err

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"bench/report/results"
 	"fmt"
 	"path"
 	"sort"
@@ -32,13 +33,13 @@ var (
 // catalog lists, per mode, the loads the seeds measure in it, in the
 // order of their tables' rows.
 var catalog = []struct {
-	mode  Mode
+	mode  results.Mode
 	loads []Load
 }{
-	{HTTP, []Load{loadKa1k, loadKa1m, loadKa50k2000, loadKa2k50k2000, loadClose1k}},
-	{Connect, []Load{loadStream1Down, loadStream16, loadKa1k, loadKa50k2000, loadKa2k50k2000, loadClose1k}},
-	{Socks, []Load{loadStream1Down, loadStream16, loadKa1k, loadKa50k2000, loadKa2k50k2000, loadClose1k}},
-	{Relay, []Load{loadStream1, loadStream1Down, loadStream16, loadKa1k, loadKa50k2000, loadKa2k50k2000, loadClose1k}},
+	{results.HTTP, []Load{loadKa1k, loadKa1m, loadKa50k2000, loadKa2k50k2000, loadClose1k}},
+	{results.Connect, []Load{loadStream1Down, loadStream16, loadKa1k, loadKa50k2000, loadKa2k50k2000, loadClose1k}},
+	{results.Socks, []Load{loadStream1Down, loadStream16, loadKa1k, loadKa50k2000, loadKa2k50k2000, loadClose1k}},
+	{results.Relay, []Load{loadStream1, loadStream1Down, loadStream16, loadKa1k, loadKa50k2000, loadKa2k50k2000, loadClose1k}},
 }
 
 // Catalog returns every scenario a session can run, grouped by mode in

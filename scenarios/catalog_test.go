@@ -1,19 +1,20 @@
 package scenarios
 
 import (
+	"bench/report/results"
 	"strings"
 	"testing"
 )
 
 func TestCatalog(t *testing.T) {
 	// The loads each mode's table has rows for in the seeds.
-	want := map[Mode][]string{
-		HTTP:    {"ka-1k", "ka-1m", "ka-50k-2000", "ka-2k-50k-2000", "close-1k"},
-		Connect: {"stream1-down", "stream16", "ka-1k", "ka-50k-2000", "ka-2k-50k-2000", "close-1k"},
-		Socks:   {"stream1-down", "stream16", "ka-1k", "ka-50k-2000", "ka-2k-50k-2000", "close-1k"},
-		Relay:   {"stream1", "stream1-down", "stream16", "ka-1k", "ka-50k-2000", "ka-2k-50k-2000", "close-1k"},
+	want := map[results.Mode][]string{
+		results.HTTP:    {"ka-1k", "ka-1m", "ka-50k-2000", "ka-2k-50k-2000", "close-1k"},
+		results.Connect: {"stream1-down", "stream16", "ka-1k", "ka-50k-2000", "ka-2k-50k-2000", "close-1k"},
+		results.Socks:   {"stream1-down", "stream16", "ka-1k", "ka-50k-2000", "ka-2k-50k-2000", "close-1k"},
+		results.Relay:   {"stream1", "stream1-down", "stream16", "ka-1k", "ka-50k-2000", "ka-2k-50k-2000", "close-1k"},
 	}
-	got := make(map[Mode][]string)
+	got := make(map[results.Mode][]string)
 	names := make(map[string]bool)
 	for _, s := range Catalog() {
 		got[s.Mode] = append(got[s.Mode], s.Load.Name)

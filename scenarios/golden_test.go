@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"bench/internal/golden"
+	"bench/report/results"
 	"bytes"
 	"crypto/sha256"
 	"fmt"
@@ -20,12 +21,12 @@ func checkGolden(t *testing.T, name string, got []byte) {
 
 // The topology's addresses, as the harness gives them.
 var (
-	topoProxy = func(m Mode) Target {
+	topoProxy = func(m results.Mode) Target {
 		port := PortHTTPProxy
 		switch m {
-		case Socks:
+		case results.Socks:
 			port = PortSocks
-		case Relay:
+		case results.Relay:
 			port = PortHTTP
 		}
 		return Target{Proxy: fmt.Sprintf("10.0.1.1:%d", port), ProxyHost: "10.0.1.1", Origin: "10.0.2.2"}
@@ -101,7 +102,7 @@ func TestOriginGolden(t *testing.T) {
 
 // TestProxychainsGolden renders the config for both tunnels.
 func TestProxychainsGolden(t *testing.T) {
-	for _, m := range []Mode{Connect, Socks} {
+	for _, m := range []results.Mode{results.Connect, results.Socks} {
 		c, err := ChainFor(m, topoProxy(m))
 		if err != nil {
 			t.Fatal(err)

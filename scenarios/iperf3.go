@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"bench/report/results"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -29,7 +30,7 @@ func (Iperf3) Invocation(s Scenario, t Target, window time.Duration, dir string)
 	host := t.Origin
 	switch {
 	case t.Direct, tunnelled(s, t):
-	case s.Mode == Relay:
+	case s.Mode == results.Relay:
 		host = relayHost(t)
 	default:
 		return Invocation{}, fmt.Errorf("scenario %s: iperf3 cannot run mode %q", s.Name, s.Mode)

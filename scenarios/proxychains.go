@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"bench/report/results"
 	"bytes"
 	"fmt"
 	"net"
@@ -52,12 +53,12 @@ func ProxychainsConfig(c Chain) ([]byte, error) {
 
 // ChainFor returns the proxy to tunnel through for a scenario of mode m
 // against t: CONNECT to the HTTP proxy, or SOCKSv5.
-func ChainFor(m Mode, t Target) (Chain, error) {
+func ChainFor(m results.Mode, t Target) (Chain, error) {
 	typ, port := "", 0
 	switch m {
-	case Connect:
+	case results.Connect:
 		typ, port = "http", PortHTTPProxy
-	case Socks:
+	case results.Socks:
 		typ, port = "socks5", PortSocks
 	default:
 		return Chain{}, fmt.Errorf("mode %q needs no tunnel", m)

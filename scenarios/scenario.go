@@ -4,25 +4,9 @@
 // anything; the harness does.
 package scenarios
 
-import "time"
-
-// Mode is how the client reaches the origin through the proxy.
-type Mode string
-
-// The modes of the reference results.
-const (
-	HTTP         Mode = "http"          // absolute-URI requests to an HTTP proxy
-	Connect      Mode = "connect"       // a CONNECT tunnel per connection
-	Socks        Mode = "socks"         // a SOCKSv5 tunnel per connection
-	Relay        Mode = "relay"         // a TCP relay (port mapping) to the origin
-	TLSTerm      Mode = "tls-term"      // TLS from the client, plain TCP to the origin
-	TLSInit      Mode = "tls-init"      // plain TCP from the client, TLS to the origin
-	MixHTTP      Mode = "mix-http"      // 20000 connections through the HTTP proxy
-	MixConnect   Mode = "mix-connect"   // 20000 connections through CONNECT tunnels
-	MixSocks     Mode = "mix-socks"     // 20000 connections through SOCKSv5 tunnels
-	MixRelay     Mode = "mix-relay"     // 20000 connections through the relay
-	TLSTunnel    Mode = "tls-tunnel"    // stunnel's page: a TLS tunnel between two proxies
-	TLSHandshake Mode = "tls-handshake" // stunnel's page: handshakes per second
+import (
+	"bench/report/results"
+	"time"
 )
 
 // Ports the roles listen on. A proxy instance serves one mode; the ports
@@ -51,7 +35,7 @@ type Load struct {
 // Scenario is a load in a mode, named "<mode>-<load>" ("http-ka-1k").
 type Scenario struct {
 	Name string
-	Mode Mode
+	Mode results.Mode
 	Load Load
 }
 

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"bench/report/results"
 	"bufio"
 	"bytes"
 	"fmt"
@@ -60,13 +61,13 @@ func (Wrk) Invocation(s Scenario, t Target, window time.Duration, dir string) (I
 	path := l.Path
 	switch {
 	case t.Direct:
-	case s.Mode == HTTP:
+	case s.Mode == results.HTTP:
 		if t.Proxy == "" {
 			return Invocation{}, fmt.Errorf("scenario %s: target has no proxy address", s.Name)
 		}
 		url = "http://" + hostPort(t.Proxy, PortHTTPProxy) + "/"
 		path = "http://" + origin + l.Path
-	case s.Mode == Relay:
+	case s.Mode == results.Relay:
 		h := relayHost(t)
 		if h == "" {
 			return Invocation{}, fmt.Errorf("scenario %s: target has no relay address", s.Name)
@@ -247,7 +248,7 @@ func parseFields(s string) (map[string]int64, error) {
 // tunnelled reports whether the client reaches the origin through
 // proxychains: CONNECT and SOCKS through a proxy.
 func tunnelled(s Scenario, t Target) bool {
-	return !t.Direct && (s.Mode == Connect || s.Mode == Socks)
+	return !t.Direct && (s.Mode == results.Connect || s.Mode == results.Socks)
 }
 
 // relayHost is the relay's client-side address.

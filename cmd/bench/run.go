@@ -299,7 +299,7 @@ func checkFit(runs []harness.RunSpec) error {
 			n   int64
 		}{
 			{"the client", host.ClientDescriptors(conns)},
-			{r.Column.Name, host.ProxyDescriptors(conns, r.Column.Group == proxies.Splice)},
+			{r.Column.Name, host.ProxyDescriptors(conns, r.Column.Group == results.Splice)},
 		} {
 			key := r.Scenario.Name + "\x00" + need.who
 			if uint64(need.n) > limit && !seen[key] {
@@ -318,7 +318,7 @@ func requireTools(runs []harness.RunSpec) error {
 	for _, r := range runs {
 		need[scenarios.DriverFor(r.Scenario).Tool()] = true
 		switch r.Scenario.Mode {
-		case scenarios.Connect, scenarios.Socks:
+		case results.Connect, results.Socks:
 			need["proxychains4"] = true
 		}
 	}
