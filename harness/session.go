@@ -393,7 +393,7 @@ func (s *Session) run(ctx context.Context, r RunSpec, dir string, row *results.R
 			return fmt.Errorf("%s not ready: %w; log: %s", r.Column.Name, err, proxy.LogTail(5))
 		}
 	}
-	target := targetFor(r.Scenario.Mode, plan.Forward)
+	target := scenarios.TargetFor(r.Scenario.Mode, plan.Forward, host.ProxyClientAddr, host.OriginAddr)
 	if s.cfg.Warmup > 0 {
 		if _, _, err := s.load(ctx, r, target, s.cfg.Warmup, filepath.Join(dir, "warmup")); err != nil {
 			return fmt.Errorf("warm-up: %w", err)
@@ -464,20 +464,6 @@ func readyProbes(addrs []string) []string {
 		return addrs
 	}
 	return keep
-}
-
-// targetFor says where the client sends a mode's traffic.
-func targetFor(m results.Mode, direct bool) scenarios.Target {
-	t := scenarios.Target{Direct: direct, ProxyHost: host.ProxyClientAddr, Origin: host.OriginAddr}
-	switch m {
-	case results.HTTP, results.Connect, results.MixHTTP, results.MixConnect:
-		t.Proxy = fmt.Sprintf("%s:%d", host.ProxyClientAddr, scenarios.PortHTTPProxy)
-	case results.Socks, results.MixSocks:
-		t.Proxy = fmt.Sprintf("%s:%d", host.ProxyClientAddr, scenarios.PortSocks)
-	default:
-		t.Proxy = host.ProxyClientAddr
-	}
-	return t
 }
 
 // load runs the scenario's load tool in the client namespace for window

@@ -31,29 +31,10 @@ func Lookup(kind string) (Adapter, bool) {
 	return nil, false
 }
 
-// BaseMode is the mode a proxy instance is configured for when a session
-// runs scenario mode m: the mix scenarios run through the same listeners
-// as their plain modes, handshakes against the TLS-ending listener.
-func BaseMode(m results.Mode) results.Mode {
-	switch m {
-	case results.MixHTTP:
-		return results.HTTP
-	case results.MixConnect:
-		return results.Connect
-	case results.MixSocks:
-		return results.Socks
-	case results.MixRelay:
-		return results.Relay
-	case results.TLSHandshake:
-		return results.TLSTerm
-	}
-	return m
-}
-
 // Supports reports whether a can serve mode m (or, for the mix and
 // handshake scenarios, the mode they run through).
 func Supports(a Adapter, m results.Mode) bool {
-	return slices.Contains(a.Modes(), BaseMode(m))
+	return slices.Contains(a.Modes(), scenarios.BaseMode(m))
 }
 
 // optioner is implemented by adapters that take Column.Options.
@@ -80,7 +61,7 @@ func checkPlan(a Adapter, c Column, m results.Mode) (results.Mode, error) {
 	if err := checkOptions(a, c); err != nil {
 		return "", err
 	}
-	return BaseMode(m), nil
+	return scenarios.BaseMode(m), nil
 }
 
 // checkMode fails on a mode the kind cannot serve.
@@ -154,43 +135,32 @@ type hop struct {
 	ToPort int
 }
 
-// relayHops are the listeners of the relay and TLS modes: the HTTP port
-// and the iperf3 port, as the seed's scenarios use them.
+// relayHops are the listeners of the relay and TLS modes and where each
+// leads (scenarios.Listeners); none for the forward proxies.
 func relayHops(m results.Mode, env Env) []hop {
-	pairs := [][2]int{{scenarios.PortHTTP, scenarios.PortHTTP}, {scenarios.PortIperf, scenarios.PortIperf}}
-	switch m {
-	case results.TLSTerm:
-		pairs = [][2]int{{scenarios.PortHTTPS, scenarios.PortHTTP}, {scenarios.PortIperfTLS, scenarios.PortIperf}}
-	case results.TLSInit:
-		pairs = [][2]int{{scenarios.PortHTTP, scenarios.PortHTTPS}, {scenarios.PortIperf, scenarios.PortIperfTLS}}
-	}
-	names := []string{"http", "iperf"}
-	hops := make([]hop, len(pairs))
-	for i, p := range pairs {
-		hops[i] = hop{
-			Name:   names[i],
-			Listen: hostPort(env.ClientSide, p[0]),
-			Host:   env.ClientSide,
-			Port:   p[0],
-			To:     hostPort(env.Origin, p[1]),
-			ToHost: env.Origin,
-			ToPort: p[1],
+	var hops []hop
+	for _, l := range scenarios.Listeners(m) {
+		if l.Origin == 0 {
+			continue
 		}
+		hops = append(hops, hop{
+			Name:   l.Name,
+			Listen: hostPort(env.ClientSide, l.Port),
+			Host:   env.ClientSide,
+			Port:   l.Port,
+			To:     hostPort(env.Origin, l.Origin),
+			ToHost: env.Origin,
+			ToPort: l.Origin,
+		})
 	}
 	return hops
 }
 
 // listeners are the addresses Plan.Ready waits for in mode m.
 func listeners(m results.Mode, env Env) []string {
-	switch m {
-	case results.HTTP, results.Connect:
-		return []string{hostPort(env.ClientSide, scenarios.PortHTTPProxy)}
-	case results.Socks:
-		return []string{hostPort(env.ClientSide, scenarios.PortSocks)}
-	}
 	var out []string
-	for _, h := range relayHops(m, env) {
-		out = append(out, h.Listen)
+	for _, l := range scenarios.Listeners(m) {
+		out = append(out, hostPort(env.ClientSide, l.Port))
 	}
 	return out
 }
@@ -202,7 +172,12 @@ type view struct {
 	Env      Env
 	Binary   string
 	Hops     []hop
-	Listen   string // the single listener of the proxy modes
+	Listen   string // the single listener of the proxy modes, host:port
+	Port     int    // its port
+	// OriginHTTP is the origin's HTTP server, host:port, for the HTTP
+	// proxies' upstreams; OriginHTTPPort its port.
+	OriginHTTP     string
+	OriginHTTPPort int
 	Name     string // serverName(env)
 	NameIsIP bool   // Name is an address, checked as one
 	MaxConns int
@@ -230,9 +205,11 @@ func newView(a Adapter, c Column, m results.Mode, env Env) view {
 	}
 	v.NameIsIP = net.ParseIP(v.Name) != nil
 	v.Ready = listeners(m, env)
-	if len(v.Ready) == 1 {
-		v.Listen = v.Ready[0]
+	if ls := scenarios.Listeners(m); len(ls) == 1 {
+		v.Listen, v.Port = v.Ready[0], ls[0].Port
 	}
+	v.OriginHTTPPort = scenarios.PortHTTP
+	v.OriginHTTP = hostPort(env.Origin, v.OriginHTTPPort)
 	return v
 }
 

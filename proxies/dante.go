@@ -55,7 +55,7 @@ func (d Dante) Plan(c Column, m results.Mode, env Env) (Plan, error) {
 var danteConf = template.Must(template.New("dante").Parse(`# danted for column "{{.Column.Name}}", mode {{.Mode}}; rendered by bench.
 logoutput: {{call .Path "danted.log"}}
 debug: 0
-internal: {{.Env.ClientSide}} port = 1080
+internal: {{.Env.ClientSide}} port = {{.Port}}
 external: {{.Env.OriginSide}}
 # no authentication
 clientmethod: none

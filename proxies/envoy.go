@@ -73,7 +73,7 @@ static_resources:
 {{- if eq .Mode "http"}}
 	- name: proxy
 		address:
-			socket_address: { address: {{.Env.ClientSide}}, port_value: 3128 }
+			socket_address: { address: {{.Env.ClientSide}}, port_value: {{.Port}} }
 		filter_chains:
 		- filters:
 			- name: envoy.filters.network.http_connection_manager
@@ -131,7 +131,7 @@ static_resources:
 			cluster_name: origin
 			endpoints:
 			- lb_endpoints:
-				- endpoint: { address: { socket_address: { address: {{.Env.Origin}}, port_value: 80 } } }
+				- endpoint: { address: { socket_address: { address: {{.Env.Origin}}, port_value: {{.OriginHTTPPort}} } } }
 {{- else}}
 {{- range .Hops}}
 	- name: {{.Name}}

@@ -118,7 +118,7 @@ frontend proxy
 backend origin
     http-reuse always
     source {{.Env.OriginSide}}
-    server origin {{.Env.Origin}}:80
+    server origin {{.OriginHTTP}}
 {{- else}}
 {{- range .Hops}}
 frontend {{.Name}}

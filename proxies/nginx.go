@@ -87,7 +87,7 @@ http {
     keepalive_timeout 120s;
 
     upstream origin {
-        server {{.Env.Origin}}:80;
+        server {{.OriginHTTP}};
         keepalive 1024;
         keepalive_requests 1000000;
     }

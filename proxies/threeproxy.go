@@ -111,9 +111,9 @@ ssl_client_sni {{.Name}}
 ssl_cli
 {{- end}}
 {{- if eq .Mode "http" "connect"}}
-proxy -p3128 -i{{.Env.ClientSide}} -e{{.Env.OriginSide}}{{with .Flags}} {{.}}{{end}}
+proxy -p{{.Port}} -i{{.Env.ClientSide}} -e{{.Env.OriginSide}}{{with .Flags}} {{.}}{{end}}
 {{- else if eq .Mode "socks"}}
-socks -p1080 -i{{.Env.ClientSide}} -e{{.Env.OriginSide}}{{with .Flags}} {{.}}{{end}}
+socks -p{{.Port}} -i{{.Env.ClientSide}} -e{{.Env.OriginSide}}{{with .Flags}} {{.}}{{end}}
 {{- else}}
 {{- range .Hops}}
 tcppm -i{{.Host}} -e{{$.Env.OriginSide}}{{with $.Flags}} {{.}}{{end}} {{.Port}} {{.ToHost}} {{.ToPort}}

@@ -58,7 +58,7 @@ func (t Tinyproxy) Plan(c Column, m results.Mode, env Env) (Plan, error) {
 var tinyproxyConf = template.Must(template.New("tinyproxy").Parse(`# tinyproxy for column "{{.Column.Name}}", mode {{.Mode}}; rendered by bench.
 User ` + tinyproxyUser + `
 Listen {{.Env.ClientSide}}
-Port 3128
+Port {{.Port}}
 Bind {{.Env.OriginSide}}
 Timeout 600
 MaxClients {{.MaxConns}}

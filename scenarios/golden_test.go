@@ -21,16 +21,7 @@ func checkGolden(t *testing.T, name string, got []byte) {
 
 // The topology's addresses, as the harness gives them.
 var (
-	topoProxy = func(m results.Mode) Target {
-		port := PortHTTPProxy
-		switch m {
-		case results.Socks:
-			port = PortSocks
-		case results.Relay:
-			port = PortHTTP
-		}
-		return Target{Proxy: fmt.Sprintf("10.0.1.1:%d", port), ProxyHost: "10.0.1.1", Origin: "10.0.2.2"}
-	}
+	topoProxy  = func(m results.Mode) Target { return TargetFor(m, false, "10.0.1.1", "10.0.2.2") }
 	topoDirect = Target{Direct: true, Origin: "10.0.2.2"}
 )
 

@@ -54,17 +54,16 @@ func ProxychainsConfig(c Chain) ([]byte, error) {
 // ChainFor returns the proxy to tunnel through for a scenario of mode m
 // against t: CONNECT to the HTTP proxy, or SOCKSv5.
 func ChainFor(m results.Mode, t Target) (Chain, error) {
-	typ, port := "", 0
-	switch m {
+	typ := ""
+	switch BaseMode(m) {
 	case results.Connect:
-		typ, port = "http", PortHTTPProxy
+		typ = "http"
 	case results.Socks:
-		typ, port = "socks5", PortSocks
+		typ = "socks5"
 	default:
 		return Chain{}, fmt.Errorf("mode %q needs no tunnel", m)
 	}
-	addr := hostPort(t.Proxy, port)
-	h, p, err := net.SplitHostPort(addr)
+	h, p, err := net.SplitHostPort(t.Proxy)
 	if err != nil || t.Proxy == "" {
 		return Chain{}, fmt.Errorf("proxy address %q: want host:port", t.Proxy)
 	}

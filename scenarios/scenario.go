@@ -6,6 +6,8 @@ package scenarios
 
 import (
 	"bench/report/results"
+	"net"
+	"strconv"
 	"time"
 )
 
@@ -19,6 +21,75 @@ const (
 	PortHTTPS     = 443  // origin's HTTPS (tls-init), the proxy's TLS listener (tls-term)
 	PortIperfTLS  = 5202 // iperf3 wrapped in TLS, on the origin (tls-init) or the proxy (tls-term)
 )
+
+// Listener is a port a proxy serving a mode listens on, on its side
+// facing the client.
+type Listener struct {
+	Name string // names the listener in configs with sections: "proxy", "http", "iperf"
+	Port int    // the proxy's port
+	// Origin is the origin's port a relay's listener leads to; 0 for a
+	// forward proxy, where the client names the destination.
+	Origin int
+}
+
+// BaseMode is the mode a proxy instance is configured for when a session
+// runs scenario mode m: the mix scenarios run through the same listeners
+// as their plain modes, handshakes against the TLS-ending listener.
+func BaseMode(m results.Mode) results.Mode {
+	switch m {
+	case results.MixHTTP:
+		return results.HTTP
+	case results.MixConnect:
+		return results.Connect
+	case results.MixSocks:
+		return results.Socks
+	case results.MixRelay:
+		return results.Relay
+	case results.TLSHandshake:
+		return results.TLSTerm
+	}
+	return m
+}
+
+// Listeners is the one table of where a mode's load aims: the ports a
+// proxy serving mode m listens on. A forward proxy has one; a relay
+// mirrors the origin's HTTP and iperf3 ports, in TLS where the proxy
+// ends it (tls-term) and in plain TCP where it begins it (tls-init).
+func Listeners(m results.Mode) []Listener {
+	switch BaseMode(m) {
+	case results.HTTP, results.Connect:
+		return []Listener{{"proxy", PortHTTPProxy, 0}}
+	case results.Socks:
+		return []Listener{{"proxy", PortSocks, 0}}
+	case results.TLSTerm:
+		return []Listener{{"http", PortHTTPS, PortHTTP}, {"iperf", PortIperfTLS, PortIperf}}
+	case results.TLSInit:
+		return []Listener{{"http", PortHTTP, PortHTTPS}, {"iperf", PortIperf, PortIperfTLS}}
+	}
+	return []Listener{{"http", PortHTTP, PortHTTP}, {"iperf", PortIperf, PortIperf}}
+}
+
+// TargetFor says where the client sends a mode's traffic: to the forward
+// proxy's listener, or to the relay's host, at proxyHost; direct is the
+// baseline, the client talking to the origin itself.
+func TargetFor(m results.Mode, direct bool, proxyHost, origin string) Target {
+	t := Target{Direct: direct, ProxyHost: proxyHost, Origin: origin, Proxy: proxyHost}
+	if ls := Listeners(m); ls[0].Origin == 0 {
+		t.Proxy = net.JoinHostPort(proxyHost, strconv.Itoa(ls[0].Port))
+	}
+	return t
+}
+
+// relayPort is the port of mode m's relay that leads to the origin's
+// port originPort.
+func relayPort(m results.Mode, originPort int) int {
+	for _, l := range Listeners(m) {
+		if l.Origin == originPort {
+			return l.Port
+		}
+	}
+	return originPort
+}
 
 // Load is what the client does, independent of the mode.
 type Load struct {
@@ -44,8 +115,9 @@ type Target struct {
 	// Direct: the client talks to the origin itself (the "no proxy"
 	// baseline, the kernel forwarding in the proxy namespace).
 	Direct bool
-	// Proxy is host:port of the proxy's listener for the mode (HTTP proxy,
-	// SOCKS, or the relay's host, whose ports mirror the origin's).
+	// Proxy is host:port of the forward proxy's listener for the mode
+	// (HTTP proxy, SOCKS), or the relay's host, whose ports are in
+	// Listeners.
 	Proxy string
 	// ProxyHost is the proxy's address facing the client.
 	ProxyHost string

@@ -65,14 +65,14 @@ func (Wrk) Invocation(s Scenario, t Target, window time.Duration, dir string) (I
 		if t.Proxy == "" {
 			return Invocation{}, fmt.Errorf("scenario %s: target has no proxy address", s.Name)
 		}
-		url = "http://" + hostPort(t.Proxy, PortHTTPProxy) + "/"
+		url = "http://" + t.Proxy + "/"
 		path = "http://" + origin + l.Path
 	case s.Mode == results.Relay:
 		h := relayHost(t)
 		if h == "" {
 			return Invocation{}, fmt.Errorf("scenario %s: target has no relay address", s.Name)
 		}
-		url = "http://" + hostPort(h, PortHTTP) + "/"
+		url = "http://" + net.JoinHostPort(h, strconv.Itoa(relayPort(s.Mode, PortHTTP))) + "/"
 	case tunnelled(s, t):
 	default:
 		return Invocation{}, fmt.Errorf("scenario %s: wrk cannot run mode %q", s.Name, s.Mode)
@@ -260,14 +260,6 @@ func relayHost(t Target) string {
 		return h
 	}
 	return t.Proxy
-}
-
-// hostPort adds port to addr unless it has one.
-func hostPort(addr string, port int) string {
-	if _, _, err := net.SplitHostPort(addr); err == nil {
-		return addr
-	}
-	return net.JoinHostPort(addr, strconv.Itoa(port))
 }
 
 // seconds renders d as whole seconds for the tools' flags, at least 1.
