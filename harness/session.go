@@ -170,29 +170,25 @@ func (s *Session) writePKI() error {
 	return nil
 }
 
-// proxyEnv is the environment of one proxy instance in dir.
-func (s *Session) proxyEnv(dir string) proxies.Env {
+// proxyEnv is the environment of one instance of column c in dir: its
+// connections sized to the descriptor limit it runs under (raised to the
+// hard limit at start).
+func (s *Session) proxyEnv(c proxies.Column, dir string) proxies.Env {
+	limit, err := host.NofileLimit()
+	if err != nil || limit == 0 {
+		limit = 1024
+	}
 	return proxies.Env{
-		Dir:        dir,
-		ClientSide: host.ProxyClientAddr,
-		OriginSide: host.ProxyOriginAddr,
-		Origin:     host.OriginAddr,
-		MaxConns:   maxConns(),
+		Dir:         dir,
+		ClientSide:  host.ProxyClientAddr,
+		OriginSide:  host.ProxyOriginAddr,
+		Origin:      host.OriginAddr,
+		MaxConns:    host.ProxyConns(limit, c.Group == results.Splice),
+		Descriptors: int(limit),
 		CertFile:   filepath.Join(s.tlsDir(), "server.pem"),
 		KeyFile:    filepath.Join(s.tlsDir(), "server.key"),
 		CAFile:     filepath.Join(s.tlsDir(), "origin-ca.pem"),
 	}
-}
-
-// maxConns is the connection limit a proxy is configured with: its
-// descriptor limit (raised to the hard limit at start) less a margin for
-// its own files, halved since each connection has two sockets.
-func maxConns() int {
-	n, err := host.NofileLimit()
-	if err != nil || n <= 0 {
-		n = 1024
-	}
-	return int(n-64) / 2
 }
 
 // validate renders every column in every mode of the plan and runs the
@@ -235,7 +231,7 @@ func (s *Session) prepare(c proxies.Column, m results.Mode, dir string) (proxies
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return proxies.Plan{}, fmt.Errorf("column %q: %w", c.Name, err)
 	}
-	plan, err := a.Plan(c, m, s.proxyEnv(dir))
+	plan, err := a.Plan(c, m, s.proxyEnv(c, dir))
 	if err != nil {
 		return proxies.Plan{}, fmt.Errorf("column %q, mode %s: %w", c.Name, m, err)
 	}

@@ -167,22 +167,22 @@ func listeners(m results.Mode, env Env) []string {
 
 // view is what the config templates see.
 type view struct {
-	Column   Column
-	Mode     results.Mode
-	Env      Env
-	Binary   string
-	Hops     []hop
-	Listen   string // the single listener of the proxy modes, host:port
-	Port     int    // its port
+	Column Column
+	Mode   results.Mode
+	Env    Env
+	Binary string
+	Hops   []hop
+	Listen string // the single listener of the proxy modes, host:port
+	Port   int    // its port
 	// OriginHTTP is the origin's HTTP server, host:port, for the HTTP
 	// proxies' upstreams; OriginHTTPPort its port.
 	OriginHTTP     string
 	OriginHTTPPort int
-	Name     string // serverName(env)
-	NameIsIP bool   // Name is an address, checked as one
-	MaxConns int
-	// FDs are the descriptors MaxConns connections take: two each, and
-	// some for listeners, logs and the proxy's own files.
+	Name           string // serverName(env)
+	NameIsIP       bool   // Name is an address, checked as one
+	MaxConns       int
+	// FDs is the descriptor limit (Env.Descriptors), for the proxies
+	// that are told it.
 	FDs  int
 	Path func(name string) string // a file in env.Dir
 	// Ready are the listeners, which accept TCP once the proxy serves.
@@ -200,7 +200,7 @@ func newView(a Adapter, c Column, m results.Mode, env Env) view {
 	v := view{
 		Column: c, Mode: m, Env: env, Binary: Binary(a, c),
 		Hops: relayHops(m, env), Name: serverName(env),
-		MaxConns: maxConns, FDs: 2*maxConns + 64,
+		MaxConns: maxConns, FDs: env.Descriptors,
 		Path: func(name string) string { return filepath.Join(env.Dir, name) },
 	}
 	v.NameIsIP = net.ParseIP(v.Name) != nil

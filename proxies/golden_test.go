@@ -14,15 +14,16 @@ import (
 
 // goldenEnv is the seed's topology as the harness hands it to a proxy.
 var goldenEnv = Env{
-	Dir:        "/run/bench-golden/proxy",
-	ClientSide: "10.0.1.1",
-	OriginSide: "10.0.2.1",
-	Origin:     "10.0.2.2",
-	MaxConns:   9000,
-	CertFile:   "/run/bench-golden/server.pem",
-	KeyFile:    "/run/bench-golden/server.key",
-	CAFile:     "/run/bench-golden/ca.pem",
-	ServerName: "origin.bench",
+	Dir:         "/run/bench-golden/proxy",
+	ClientSide:  "10.0.1.1",
+	OriginSide:  "10.0.2.1",
+	Origin:      "10.0.2.2",
+	MaxConns:    9000,
+	Descriptors: 20000,
+	CertFile:    "/run/bench-golden/server.pem",
+	KeyFile:     "/run/bench-golden/server.key",
+	CAFile:      "/run/bench-golden/ca.pem",
+	ServerName:  "origin.bench",
 }
 
 // goldenColumns are the columns whose plans are golden-tested in every

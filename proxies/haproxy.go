@@ -44,18 +44,6 @@ var haproxyVersion = regexp.MustCompile(`(?i)HA-?Proxy version (\S+)`)
 // ParseVersion picks "2.6.12-1+deb12u4" out of haproxy -v.
 func (HAProxy) ParseVersion(out []byte) string { return versionLine(out, haproxyVersion) }
 
-// haproxyMaxConn is maxconn for the descriptors env.MaxConns connections
-// would take: two each, and with splice a pipe (two more) for every
-// fourth connection (haproxy's default maxpipes), 2.5 a connection.
-func haproxyMaxConn(c Column, maxConns int) int {
-	for _, o := range c.Options {
-		if o == "splice" || o == "splice-auto" {
-			return maxConns * 2 * 10 / 25 // the descriptors of 2 a connection, at 2.5
-		}
-	}
-	return maxConns
-}
-
 // Plan renders haproxy.cfg for mode m; Validate is haproxy -c on it.
 func (h HAProxy) Plan(c Column, m results.Mode, env Env) (Plan, error) {
 	base, err := checkPlan(h, c, m)
@@ -63,7 +51,6 @@ func (h HAProxy) Plan(c Column, m results.Mode, env Env) (Plan, error) {
 		return Plan{}, err
 	}
 	v := newView(h, c, base, env)
-	v.MaxConns = haproxyMaxConn(c, v.MaxConns)
 	conf, err := render(haproxyConf, v)
 	if err != nil {
 		return Plan{}, err

@@ -92,11 +92,12 @@ func loopbackWorld(t *testing.T) *world {
 	prefix := fmt.Sprintf("127.%d.%d.", 1+n.Int64()/250, 1+n.Int64()%250)
 	w := &world{
 		env: proxies.Env{
-			Dir:        privateDir(t),
-			ClientSide: prefix + "11",
-			OriginSide: prefix + "12",
-			Origin:     prefix + "13",
-			MaxConns:   1000,
+			Dir:         privateDir(t),
+			ClientSide:  prefix + "11",
+			OriginSide:  prefix + "12",
+			Origin:      prefix + "13",
+			MaxConns:    1000,
+			Descriptors: 2200,
 		},
 		dial:  (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
 		start: startLocal,
@@ -693,11 +694,12 @@ func namespaceWorld(t *testing.T) (*world, *host.Host) {
 	client, origin := h.Namespace(host.RoleClient), h.Namespace(host.RoleOrigin)
 	w := &world{
 		env: proxies.Env{
-			Dir:        dir,
-			ClientSide: host.ProxyClientAddr,
-			OriginSide: host.ProxyOriginAddr,
-			Origin:     host.OriginAddr,
-			MaxConns:   1000,
+			Dir:         dir,
+			ClientSide:  host.ProxyClientAddr,
+			OriginSide:  host.ProxyOriginAddr,
+			Origin:      host.OriginAddr,
+			MaxConns:    1000,
+			Descriptors: 2200,
 		},
 		dial: func(ctx context.Context, network, addr string) (c net.Conn, err error) {
 			err = inNamespace(client, func() error {

@@ -32,10 +32,12 @@ type Env struct {
 	ClientSide string // the proxy's address facing the client, e.g. 10.0.1.1
 	OriginSide string // the proxy's address facing the origin, e.g. 10.0.2.1
 	Origin     string // the origin's address, e.g. 10.0.2.2
-	// MaxConns is how many client connections the proxy must accept,
-	// each relayed one costing two descriptors (one per side); adapters
-	// that need more per connection (haproxy's splice pipes) lower it.
+	// MaxConns is how many client connections the proxy is sized for:
+	// what its descriptor limit allows (the harness's rule, which counts
+	// a splicing column's pipes).
 	MaxConns int
+	// Descriptors is the descriptor limit the proxy runs under.
+	Descriptors int
 	// CertFile is the PEM certificate chain the proxy presents
 	// (tls-term), followed by its private key (PKI.CertKeyPEM): haproxy
 	// reads both from this one file. Failing that haproxy looks for the

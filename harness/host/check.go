@@ -194,6 +194,15 @@ func ProxyDescriptors(conns int, splice bool) int64 {
 // ClientDescriptors is what the load tool needs for conns connections.
 func ClientDescriptors(conns int) int64 { return fdNeed(conns, fdsClient) }
 
+// ProxyConns is how many connections a proxy can hold under a descriptor
+// limit, splicing or not: the number its configuration is sized for.
+func ProxyConns(limit uint64, splice bool) int {
+	if splice {
+		return int(fdAllows(limit, fdsSplice))
+	}
+	return int(fdAllows(limit, fdsCopy))
+}
+
 // fdAllows is how many connections a limit allows at per descriptors each.
 func fdAllows(limit uint64, per float64) int64 {
 	return max(int64(float64(int64(limit)-fdReserve)/per), 0)

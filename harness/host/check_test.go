@@ -80,3 +80,21 @@ func TestDescriptorItem(t *testing.T) {
 		}
 	}
 }
+
+func TestProxyConns(t *testing.T) {
+	// The limit less the reserve, at two descriptors a connection, or 2.5
+	// for a splicing proxy's pipes; and what they allow fits the need.
+	for _, c := range []struct {
+		limit  uint64
+		splice bool
+		want   int
+	}{{20000, false, 9950}, {20000, true, 7960}, {1024, false, 462}, {50, false, 0}} {
+		got := ProxyConns(c.limit, c.splice)
+		if got != c.want {
+			t.Errorf("ProxyConns(%d, %v) = %d; want %d", c.limit, c.splice, got, c.want)
+		}
+		if got > 0 && ProxyDescriptors(got, c.splice) > int64(c.limit) {
+			t.Errorf("ProxyConns(%d, %v) = %d needs %d descriptors", c.limit, c.splice, got, ProxyDescriptors(got, c.splice))
+		}
+	}
+}
