@@ -19,7 +19,7 @@ type origin struct {
 	dir   string
 	www   string
 	procs []*host.Proc
-	plan  scenarios.OriginPlan
+	setup scenarios.OriginSetup
 }
 
 // startOrigin mounts a tmpfs for the origin's files, writes them and
@@ -40,13 +40,13 @@ func startOrigin(ctx context.Context, h *host.Host) (o *origin, err error) {
 	if err := h.MountTmpfs(www, "64m"); err != nil {
 		return nil, err
 	}
-	o.plan = scenarios.Origin(dir, host.OriginAddr, len(h.Layout().Origin))
-	for _, f := range o.plan.Files {
+	o.setup = scenarios.Origin(dir, host.OriginAddr, len(h.Layout().Origin))
+	for _, f := range o.setup.Files {
 		if err := writeFile(filepath.Join(dir, f.Path), f.Data); err != nil {
 			return nil, fmt.Errorf("origin file %s: %w", f.Path, err)
 		}
 	}
-	for i, argv := range o.plan.Servers {
+	for i, argv := range o.setup.Servers {
 		p, err := h.Start(host.RoleOrigin, host.ProcSpec{
 			Argv: argv,
 			Dir:  dir,
@@ -57,7 +57,7 @@ func startOrigin(ctx context.Context, h *host.Host) (o *origin, err error) {
 		}
 		o.procs = append(o.procs, p)
 	}
-	if err := h.WaitReady(ctx, host.RoleProxy, o.plan.Ready, 10*time.Second); err != nil {
+	if err := h.WaitReady(ctx, host.RoleProxy, o.setup.Ready, 10*time.Second); err != nil {
 		return nil, fmt.Errorf("origin not ready: %w%s", err, o.logs())
 	}
 	return o, nil

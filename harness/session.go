@@ -89,7 +89,7 @@ func Slug(s string) string {
 // Plan computes the runs of cfg and which are already in the session file
 // when resuming. It touches nothing but the file it reads.
 func Plan(cfg SessionConfig) (runs []RunSpec, skipped int, done map[RunKey]bool, err error) {
-	runs, skipped = PlanRuns(cfg.Scenarios, cfg.Columns, cfg.Reps, proxies.Serves)
+	runs, skipped = runsFor(cfg.Scenarios, cfg.Columns, cfg.Reps, proxies.Serves)
 	done = map[RunKey]bool{}
 	if cfg.Resume {
 		csvPath, _ := SessionPaths(cfg.OutDir, cfg.Machine, cfg.ID)
@@ -170,24 +170,24 @@ func (s *Session) writePKI() error {
 	return nil
 }
 
-// proxyEnv is the environment of one instance of column c in dir: its
+// proxySite is the environment of one instance of column c in dir: its
 // connections sized to the descriptor limit it runs under (raised to the
 // hard limit at start).
-func (s *Session) proxyEnv(c proxies.Column, dir string) proxies.Env {
+func (s *Session) proxySite(c proxies.Column, dir string) proxies.Site {
 	limit, err := host.NofileLimit()
 	if err != nil || limit == 0 {
 		limit = 1024
 	}
-	return proxies.Env{
+	return proxies.Site{
 		Dir:         dir,
 		ClientSide:  host.ProxyClientAddr,
 		OriginSide:  host.ProxyOriginAddr,
 		Origin:      host.OriginAddr,
 		MaxConns:    host.ProxyConns(limit, c.Group == results.Splice),
 		Descriptors: int(limit),
-		CertFile:   filepath.Join(s.tlsDir(), "server.pem"),
-		KeyFile:    filepath.Join(s.tlsDir(), "server.key"),
-		CAFile:     filepath.Join(s.tlsDir(), "origin-ca.pem"),
+		CertFile:    filepath.Join(s.tlsDir(), "server.pem"),
+		KeyFile:     filepath.Join(s.tlsDir(), "server.key"),
+		CAFile:      filepath.Join(s.tlsDir(), "origin-ca.pem"),
 	}
 }
 
@@ -202,51 +202,51 @@ func (s *Session) validate(ctx context.Context) error {
 		}
 		seen[key] = true
 		dir := filepath.Join(s.host.RunDir(), "check", Slug(r.Column.Name)+"-"+string(r.Scenario.Mode))
-		plan, err := s.prepare(r.Column, r.Scenario.Mode, dir)
+		inst, err := s.prepare(r.Column, r.Scenario.Mode, dir)
 		if err != nil {
 			return err
 		}
-		if plan.Validate == nil {
+		if inst.Validate == nil {
 			continue
 		}
 		var out bytes.Buffer
 		vctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		err = s.host.Run(vctx, host.RoleProxy, host.ProcSpec{Argv: plan.Validate, Dir: dir, Log: filepath.Join(dir, "validate.log"), Stdout: &out})
+		err = s.host.Run(vctx, host.RoleProxy, host.ProcSpec{Argv: inst.Validate, Dir: dir, Log: filepath.Join(dir, "validate.log"), Stdout: &out})
 		cancel()
 		if err != nil {
 			log, _ := os.ReadFile(filepath.Join(dir, "validate.log"))
 			return fmt.Errorf("column %q, mode %s: %s says the configuration is wrong: %w\n%s",
-				r.Column.Name, r.Scenario.Mode, filepath.Base(plan.Validate[0]), err, strings.TrimSpace(out.String()+string(log)))
+				r.Column.Name, r.Scenario.Mode, filepath.Base(inst.Validate[0]), err, strings.TrimSpace(out.String()+string(log)))
 		}
 	}
 	return nil
 }
 
 // prepare renders a column's configuration for a mode into dir.
-func (s *Session) prepare(c proxies.Column, m results.Mode, dir string) (proxies.Plan, error) {
+func (s *Session) prepare(c proxies.Column, m results.Mode, dir string) (proxies.Instance, error) {
 	a, ok := proxies.Lookup(c.Kind)
 	if !ok {
-		return proxies.Plan{}, fmt.Errorf("column %q: unknown kind %q", c.Name, c.Kind)
+		return proxies.Instance{}, fmt.Errorf("column %q: unknown kind %q", c.Name, c.Kind)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return proxies.Plan{}, fmt.Errorf("column %q: %w", c.Name, err)
+		return proxies.Instance{}, fmt.Errorf("column %q: %w", c.Name, err)
 	}
-	plan, err := a.Plan(c, m, s.proxyEnv(c, dir))
+	inst, err := a.Instance(c, m, s.proxySite(c, dir))
 	if err != nil {
-		return proxies.Plan{}, fmt.Errorf("column %q, mode %s: %w", c.Name, m, err)
+		return proxies.Instance{}, fmt.Errorf("column %q, mode %s: %w", c.Name, m, err)
 	}
-	for _, f := range plan.Files {
+	for _, f := range inst.Files {
 		p := filepath.Join(dir, f.Path)
 		if err := writeFile(p, f.Data); err != nil {
-			return plan, fmt.Errorf("column %q: %w", c.Name, err)
+			return inst, fmt.Errorf("column %q: %w", c.Name, err)
 		}
 		if f.Owner != "" {
 			if err := chownTo(f.Owner, dir, p); err != nil {
-				return plan, fmt.Errorf("column %q: %w", c.Name, err)
+				return inst, fmt.Errorf("column %q: %w", c.Name, err)
 			}
 		}
 	}
-	return plan, nil
+	return inst, nil
 }
 
 // writeFile writes a file the runs read, making its directory.
@@ -360,11 +360,11 @@ func (s *Session) keep(dir, name string, failed bool) {
 }
 
 func (s *Session) run(ctx context.Context, r RunSpec, dir string, row *results.Row) error {
-	plan, err := s.prepare(r.Column, r.Scenario.Mode, filepath.Join(dir, "proxy"))
+	inst, err := s.prepare(r.Column, r.Scenario.Mode, filepath.Join(dir, "proxy"))
 	if err != nil {
 		return err
 	}
-	if err := s.host.SetForwarding(plan.Forward); err != nil {
+	if err := s.host.SetForwarding(inst.Forward); err != nil {
 		return err
 	}
 	// The proxy's peak memory counts from before it starts (on cgroup v2
@@ -373,23 +373,23 @@ func (s *Session) run(ctx context.Context, r RunSpec, dir string, row *results.R
 		return err
 	}
 	var proxy *host.Proc
-	if plan.Argv != nil {
+	if inst.Argv != nil {
 		proxy, err = s.host.Start(host.RoleProxy, host.ProcSpec{
-			Argv: plan.Argv, Dir: filepath.Join(dir, "proxy"), Log: filepath.Join(dir, "proxy.log"),
+			Argv: inst.Argv, Dir: filepath.Join(dir, "proxy"), Log: filepath.Join(dir, "proxy.log"),
 		})
 		if err != nil {
 			return fmt.Errorf("start %s: %w", r.Column.Name, err)
 		}
-		grace := plan.StopGrace
+		grace := inst.StopGrace
 		if grace <= 0 {
 			grace = 5 * time.Second
 		}
 		defer proxy.Stop(grace)
-		if err := s.host.WaitReady(ctx, host.RoleClient, readyProbes(plan.Ready), 15*time.Second); err != nil {
+		if err := s.host.WaitReady(ctx, host.RoleClient, readyProbes(inst.Ready), 15*time.Second); err != nil {
 			return fmt.Errorf("%s not ready: %w; log: %s", r.Column.Name, err, proxy.LogTail(5))
 		}
 	}
-	target := scenarios.TargetFor(r.Scenario.Mode, plan.Forward, host.ProxyClientAddr, host.OriginAddr)
+	target := scenarios.TargetFor(r.Scenario.Mode, inst.Forward, host.ProxyClientAddr, host.OriginAddr)
 	if s.cfg.Warmup > 0 {
 		if _, _, err := s.load(ctx, r, target, s.cfg.Warmup, filepath.Join(dir, "warmup")); err != nil {
 			return fmt.Errorf("warm-up: %w", err)
@@ -432,7 +432,7 @@ func (s *Session) run(ctx context.Context, r RunSpec, dir string, row *results.R
 	row.ThreadProxy, row.ThreadClient, row.ThreadOrigin = sample.Thread[host.RoleProxy], sample.Thread[host.RoleClient], sample.Thread[host.RoleOrigin]
 	row.Bound = results.Bound(sample.Bound)
 	row.PeakMemBytes = peak
-	if plan.Forward {
+	if inst.Forward {
 		row.PeakMemBytes = 0
 	}
 	if m.Requests == 0 && m.Bytes == 0 {

@@ -29,13 +29,13 @@ type RunKey struct {
 	Rep               int
 }
 
-// PlanRuns orders the runs of a session: repetition by repetition, each
+// runsFor orders the runs of a session: repetition by repetition, each
 // scenario in catalog order, and within it the columns that can serve its
 // mode in their order rotated by one for each repetition, as the
 // reference sessions did, so that no column always runs first after a
 // scenario change. The columns that cannot serve a scenario's mode are
 // left out and counted in skipped (once, not per repetition).
-func PlanRuns(scs []scenarios.Scenario, cols []proxies.Column, reps int, supports func(proxies.Column, results.Mode) bool) (runs []RunSpec, skipped int) {
+func runsFor(scs []scenarios.Scenario, cols []proxies.Column, reps int, supports func(proxies.Column, results.Mode) bool) (runs []RunSpec, skipped int) {
 	for rep := 1; rep <= reps; rep++ {
 		for _, sc := range scs {
 			var able []proxies.Column

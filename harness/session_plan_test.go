@@ -24,7 +24,7 @@ func TestPlanRuns(t *testing.T) {
 		}
 		return c.Name != "d"
 	}
-	runs, skipped := PlanRuns(scs, cols, 3, sup)
+	runs, skipped := runsFor(scs, cols, 3, sup)
 	var got []string
 	for i, r := range runs {
 		if r.Index != i+1 {

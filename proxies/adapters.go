@@ -31,9 +31,9 @@ func Lookup(kind string) (Adapter, bool) {
 	return nil, false
 }
 
-// Supports reports whether a can serve mode m (or, for the mix and
+// kindServes reports whether a can serve mode m (or, for the mix and
 // handshake scenarios, the mode they run through).
-func Supports(a Adapter, m results.Mode) bool {
+func kindServes(a Adapter, m results.Mode) bool {
 	return slices.Contains(a.Modes(), scenarios.BaseMode(m))
 }
 
@@ -52,9 +52,9 @@ func knownOptions(a Adapter) map[string]string {
 	return nil
 }
 
-// checkPlan is what every Plan does first: the mode is one the kind
+// checkInstance is what every Instance does first: the mode is one the kind
 // serves and every option is one it knows. It returns the base mode.
-func checkPlan(a Adapter, c Column, m results.Mode) (results.Mode, error) {
+func checkInstance(a Adapter, c Column, m results.Mode) (results.Mode, error) {
 	if err := checkMode(a, c, m); err != nil {
 		return "", err
 	}
@@ -66,7 +66,7 @@ func checkPlan(a Adapter, c Column, m results.Mode) (results.Mode, error) {
 
 // checkMode fails on a mode the kind cannot serve.
 func checkMode(a Adapter, c Column, m results.Mode) error {
-	if !Supports(a, m) {
+	if !kindServes(a, m) {
 		return fmt.Errorf("column %q: %s cannot serve mode %s (it serves %s)", c.Name, a.Kind(), m, modeList(a.Modes()))
 	}
 	return nil
@@ -117,11 +117,11 @@ func hostPort(host string, port int) string {
 }
 
 // serverName is the name tls-init verifies in the origin's certificate.
-func serverName(env Env) string {
-	if env.ServerName != "" {
-		return env.ServerName
+func serverName(site Site) string {
+	if site.ServerName != "" {
+		return site.ServerName
 	}
-	return env.Origin
+	return site.Origin
 }
 
 // hop is one listener of a relay and where it leads.
@@ -137,7 +137,7 @@ type hop struct {
 
 // relayHops are the listeners of the relay and TLS modes and where each
 // leads (scenarios.Listeners); none for the forward proxies.
-func relayHops(m results.Mode, env Env) []hop {
+func relayHops(m results.Mode, site Site) []hop {
 	var hops []hop
 	for _, l := range scenarios.Listeners(m) {
 		if l.Origin == 0 {
@@ -145,22 +145,22 @@ func relayHops(m results.Mode, env Env) []hop {
 		}
 		hops = append(hops, hop{
 			Name:   l.Name,
-			Listen: hostPort(env.ClientSide, l.Port),
-			Host:   env.ClientSide,
+			Listen: hostPort(site.ClientSide, l.Port),
+			Host:   site.ClientSide,
 			Port:   l.Port,
-			To:     hostPort(env.Origin, l.Origin),
-			ToHost: env.Origin,
+			To:     hostPort(site.Origin, l.Origin),
+			ToHost: site.Origin,
 			ToPort: l.Origin,
 		})
 	}
 	return hops
 }
 
-// listeners are the addresses Plan.Ready waits for in mode m.
-func listeners(m results.Mode, env Env) []string {
+// listeners are the addresses Instance.Ready waits for in mode m.
+func listeners(m results.Mode, site Site) []string {
 	var out []string
 	for _, l := range scenarios.Listeners(m) {
-		out = append(out, hostPort(env.ClientSide, l.Port))
+		out = append(out, hostPort(site.ClientSide, l.Port))
 	}
 	return out
 }
@@ -169,7 +169,7 @@ func listeners(m results.Mode, env Env) []string {
 type view struct {
 	Column Column
 	Mode   results.Mode
-	Env    Env
+	Site   Site
 	Binary string
 	Hops   []hop
 	Listen string // the single listener of the proxy modes, host:port
@@ -178,13 +178,13 @@ type view struct {
 	// proxies' upstreams; OriginHTTPPort its port.
 	OriginHTTP     string
 	OriginHTTPPort int
-	Name           string // serverName(env)
+	Name           string // serverName(site)
 	NameIsIP       bool   // Name is an address, checked as one
 	MaxConns       int
-	// FDs is the descriptor limit (Env.Descriptors), for the proxies
+	// FDs is the descriptor limit (Site.Descriptors), for the proxies
 	// that are told it.
 	FDs  int
-	Path func(name string) string // a file in env.Dir
+	Path func(name string) string // a file in site.Dir
 	// Ready are the listeners, which accept TCP once the proxy serves.
 	Ready []string
 }
@@ -192,24 +192,24 @@ type view struct {
 // Has reports whether the column has option o.
 func (v view) Has(o string) bool { return slices.Contains(v.Column.Options, o) }
 
-func newView(a Adapter, c Column, m results.Mode, env Env) view {
-	maxConns := env.MaxConns
+func newView(a Adapter, c Column, m results.Mode, site Site) view {
+	maxConns := site.MaxConns
 	if maxConns <= 0 {
 		maxConns = 1024
 	}
 	v := view{
-		Column: c, Mode: m, Env: env, Binary: Binary(a, c),
-		Hops: relayHops(m, env), Name: serverName(env),
-		MaxConns: maxConns, FDs: env.Descriptors,
-		Path: func(name string) string { return filepath.Join(env.Dir, name) },
+		Column: c, Mode: m, Site: site, Binary: Binary(a, c),
+		Hops: relayHops(m, site), Name: serverName(site),
+		MaxConns: maxConns, FDs: site.Descriptors,
+		Path: func(name string) string { return filepath.Join(site.Dir, name) },
 	}
 	v.NameIsIP = net.ParseIP(v.Name) != nil
-	v.Ready = listeners(m, env)
+	v.Ready = listeners(m, site)
 	if ls := scenarios.Listeners(m); len(ls) == 1 {
 		v.Listen, v.Port = v.Ready[0], ls[0].Port
 	}
 	v.OriginHTTPPort = scenarios.PortHTTP
-	v.OriginHTTP = hostPort(env.Origin, v.OriginHTTPPort)
+	v.OriginHTTP = hostPort(site.Origin, v.OriginHTTPPort)
 	return v
 }
 

@@ -286,17 +286,9 @@ func Validate(cols []Column, stat func(path string) (fs.FileInfo, error)) error 
 }
 
 // Serves reports whether column c is measured in mode m: its kind can
-// serve it (see Supports) and the column's own list, if any, names it.
+// serve it (or, for the mix and handshake scenarios, the mode they run
+// through) and the column's own list, if any, names it.
 func Serves(c Column, m results.Mode) bool {
 	a, ok := Lookup(c.Kind)
-	return ok && Supports(a, m) && (len(c.Modes) == 0 || slices.Contains(c.Modes, m))
-}
-
-// Modes returns the modes measured for column c of kind a: its own list
-// when it has one, else every mode the kind serves.
-func Modes(a Adapter, c Column) []results.Mode {
-	if len(c.Modes) > 0 {
-		return slices.Clone(c.Modes)
-	}
-	return a.Modes()
+	return ok && kindServes(a, m) && (len(c.Modes) == 0 || slices.Contains(c.Modes, m))
 }

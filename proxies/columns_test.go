@@ -178,22 +178,22 @@ func TestValidate(t *testing.T) {
 	}
 }
 
-// TestModes checks a column's own modes restrict its kind's.
-func TestModes(t *testing.T) {
-	a, _ := Lookup("3proxy")
-	if got := Modes(a, Column{}); !reflect.DeepEqual(got, a.Modes()) {
-		t.Errorf("Modes(3proxy, no list) = %v; want %v", got, a.Modes())
-	}
-	only := []results.Mode{results.Socks}
-	if got := Modes(a, Column{Modes: only}); !reflect.DeepEqual(got, only) {
-		t.Errorf("Modes(3proxy, socks) = %v; want %v", got, only)
-	}
-	for _, m := range []results.Mode{results.MixHTTP, results.TLSHandshake} {
-		if !Supports(a, m) {
-			t.Errorf("Supports(3proxy, %s) = false", m)
+// TestServes checks a column's own modes restrict its kind's, and that
+// the mix and handshake scenarios run through the modes they build on.
+func TestServes(t *testing.T) {
+	all, socks := Column{Kind: "3proxy"}, Column{Kind: "3proxy", Modes: []results.Mode{results.Socks}}
+	for _, m := range []results.Mode{results.HTTP, results.Socks, results.Relay, results.MixHTTP, results.TLSHandshake} {
+		if !Serves(all, m) {
+			t.Errorf("Serves(3proxy, %s) = false", m)
+		}
+		if got := Serves(socks, m); got != (m == results.Socks) {
+			t.Errorf("Serves(3proxy with modes socks, %s) = %v", m, got)
 		}
 	}
-	if Supports(a, results.TLSTunnel) {
-		t.Errorf("Supports(3proxy, tls-tunnel) = true; no adapter renders the two-proxy tunnel")
+	if Serves(all, results.TLSTunnel) {
+		t.Errorf("Serves(3proxy, tls-tunnel) = true; no adapter renders the two-proxy tunnel")
+	}
+	if Serves(Column{Kind: "gopher"}, results.HTTP) {
+		t.Errorf("Serves(unknown kind) = true")
 	}
 }

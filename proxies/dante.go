@@ -29,21 +29,21 @@ var danteVersion = regexp.MustCompile(`Dante v(\S+?)\.?\s`)
 // ParseVersion picks "1.4.2" out of "Dante v1.4.2.  Copyright ...".
 func (Dante) ParseVersion(out []byte) string { return versionLine(out, danteVersion) }
 
-// Plan renders danted.conf; Validate is danted -V (check the config and
+// Instance renders danted.conf; Validate is danted -V (check the config and
 // exit) on it.
-func (d Dante) Plan(c Column, m results.Mode, env Env) (Plan, error) {
-	base, err := checkPlan(d, c, m)
+func (d Dante) Instance(c Column, m results.Mode, site Site) (Instance, error) {
+	base, err := checkInstance(d, c, m)
 	if err != nil {
-		return Plan{}, err
+		return Instance{}, err
 	}
-	v := newView(d, c, base, env)
+	v := newView(d, c, base, site)
 	conf, err := render(danteConf, v)
 	if err != nil {
-		return Plan{}, err
+		return Instance{}, err
 	}
 	bin := v.Binary
 	cfg := v.Path("danted.conf")
-	return Plan{
+	return Instance{
 		Files:    []File{{Path: "danted.conf", Data: conf}},
 		Validate: append([]string{bin, "-V", "-f", cfg}, c.Flags...),
 		// danted stays in the foreground unless given -D.
@@ -55,8 +55,8 @@ func (d Dante) Plan(c Column, m results.Mode, env Env) (Plan, error) {
 var danteConf = template.Must(template.New("dante").Parse(`# danted for column "{{.Column.Name}}", mode {{.Mode}}; rendered by bench.
 logoutput: {{call .Path "danted.log"}}
 debug: 0
-internal: {{.Env.ClientSide}} port = {{.Port}}
-external: {{.Env.OriginSide}}
+internal: {{.Site.ClientSide}} port = {{.Port}}
+external: {{.Site.OriginSide}}
 # no authentication
 clientmethod: none
 socksmethod: none
@@ -64,13 +64,13 @@ user.privileged: root
 user.unprivileged: nobody
 
 client pass {
-    from: 0.0.0.0/0 to: {{.Env.ClientSide}}/32
+    from: 0.0.0.0/0 to: {{.Site.ClientSide}}/32
     log: error
 }
 
 # the origin only
 socks pass {
-    from: 0.0.0.0/0 to: {{.Env.Origin}}/32
+    from: 0.0.0.0/0 to: {{.Site.Origin}}/32
     command: connect
     log: error
 }

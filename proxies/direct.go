@@ -25,10 +25,10 @@ func (Direct) VersionArgv(string) []string { return nil }
 // ParseVersion returns "kernel".
 func (Direct) ParseVersion([]byte) string { return "kernel" }
 
-// Plan asks for forwarding in the proxy namespace and nothing else.
-func (d Direct) Plan(c Column, m results.Mode, env Env) (Plan, error) {
-	if _, err := checkPlan(d, c, m); err != nil {
-		return Plan{}, err
+// Instance asks for forwarding in the proxy namespace and nothing else.
+func (d Direct) Instance(c Column, m results.Mode, site Site) (Instance, error) {
+	if _, err := checkInstance(d, c, m); err != nil {
+		return Instance{}, err
 	}
-	return Plan{Forward: true}, nil
+	return Instance{Forward: true}, nil
 }

@@ -35,20 +35,20 @@ var envoyVersion = regexp.MustCompile(`version: \S*?/(\d[^/\s]*(?:/[^/\s]+){0,3}
 // "envoy  version: <commit>/1.34.1/Clean/RELEASE/BoringSSL".
 func (Envoy) ParseVersion(out []byte) string { return versionLine(out, envoyVersion) }
 
-// Plan renders envoy.yaml; Validate is envoy --mode validate on it.
-func (e Envoy) Plan(c Column, m results.Mode, env Env) (Plan, error) {
-	base, err := checkPlan(e, c, m)
+// Instance renders envoy.yaml; Validate is envoy --mode validate on it.
+func (e Envoy) Instance(c Column, m results.Mode, site Site) (Instance, error) {
+	base, err := checkInstance(e, c, m)
 	if err != nil {
-		return Plan{}, err
+		return Instance{}, err
 	}
-	v := newView(e, c, base, env)
+	v := newView(e, c, base, site)
 	conf, err := render(envoyConf, v)
 	if err != nil {
-		return Plan{}, err
+		return Instance{}, err
 	}
 	cfg := v.Path("envoy.yaml")
 	common := []string{"-c", cfg, "--concurrency", "1", "--log-level", "error"}
-	return Plan{
+	return Instance{
 		Files:    []File{{Path: "envoy.yaml", Data: conf}},
 		Validate: append(append([]string{v.Binary, "--mode", "validate"}, common...), c.Flags...),
 		// --disable-hot-restart: no shared memory region, which would
@@ -73,7 +73,7 @@ static_resources:
 {{- if eq .Mode "http"}}
 	- name: proxy
 		address:
-			socket_address: { address: {{.Env.ClientSide}}, port_value: {{.Port}} }
+			socket_address: { address: {{.Site.ClientSide}}, port_value: {{.Port}} }
 		filter_chains:
 		- filters:
 			- name: envoy.filters.network.http_connection_manager
@@ -113,8 +113,8 @@ static_resources:
 					common_tls_context:
 						tls_params: { tls_minimum_protocol_version: TLSv1_3 }
 						tls_certificates:
-						- certificate_chain: { filename: {{$.Env.CertFile}} }
-							private_key: { filename: {{$.Env.KeyFile}} }
+						- certificate_chain: { filename: {{$.Site.CertFile}} }
+							private_key: { filename: {{$.Site.KeyFile}} }
 {{- end}}
 {{- end}}
 {{- end}}
@@ -123,7 +123,7 @@ static_resources:
 	- name: origin
 		connect_timeout: 10s
 		type: STATIC
-		upstream_bind_config: { source_address: { address: {{.Env.OriginSide}}, port_value: 0 } }
+		upstream_bind_config: { source_address: { address: {{.Site.OriginSide}}, port_value: 0 } }
 		circuit_breakers:
 			thresholds:
 			- { max_connections: {{.MaxConns}}, max_pending_requests: {{.MaxConns}}, max_requests: {{.MaxConns}} }
@@ -131,13 +131,13 @@ static_resources:
 			cluster_name: origin
 			endpoints:
 			- lb_endpoints:
-				- endpoint: { address: { socket_address: { address: {{.Env.Origin}}, port_value: {{.OriginHTTPPort}} } } }
+				- endpoint: { address: { socket_address: { address: {{.Site.Origin}}, port_value: {{.OriginHTTPPort}} } } }
 {{- else}}
 {{- range .Hops}}
 	- name: {{.Name}}
 		connect_timeout: 10s
 		type: STATIC
-		upstream_bind_config: { source_address: { address: {{$.Env.OriginSide}}, port_value: 0 } }
+		upstream_bind_config: { source_address: { address: {{$.Site.OriginSide}}, port_value: 0 } }
 		circuit_breakers:
 			thresholds:
 			- { max_connections: {{$.MaxConns}}, max_pending_requests: {{$.MaxConns}}, max_requests: {{$.MaxConns}} }
@@ -157,7 +157,7 @@ static_resources:
 				common_tls_context:
 					tls_params: { tls_minimum_protocol_version: TLSv1_3 }
 					validation_context:
-						trusted_ca: { filename: {{$.Env.CAFile}} }
+						trusted_ca: { filename: {{$.Site.CAFile}} }
 						match_typed_subject_alt_names:
 						- san_type: {{if $.NameIsIP}}IP_ADDRESS{{else}}DNS{{end}}
 							matcher: { exact: "{{$.Name}}" }

@@ -13,7 +13,7 @@ import (
 )
 
 // goldenEnv is the seed's topology as the harness hands it to a proxy.
-var goldenEnv = Env{
+var goldenEnv = Site{
 	Dir:         "/run/bench-golden/proxy",
 	ClientSide:  "10.0.1.1",
 	OriginSide:  "10.0.2.1",
@@ -49,9 +49,9 @@ var goldenColumns = []Column{
 	{Name: "stunnel", Kind: "stunnel", Binary: "/usr/bin/stunnel", Group: results.Copy},
 }
 
-// dumpPlan is a plan as the golden files hold it: the command lines,
+// dumpInstance is an instance as the golden files hold it: the command lines,
 // the listeners and every file it writes.
-func dumpPlan(p Plan) []byte {
+func dumpInstance(p Instance) []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "forward: %v\n", p.Forward)
 	fmt.Fprintf(&b, "argv: %q\n", p.Argv)
@@ -82,11 +82,11 @@ func TestGolden(t *testing.T) {
 			path := goldenName(c, m)
 			seen[filepath.Base(path)] = true
 			t.Run(filepath.Base(path), func(t *testing.T) {
-				p, err := a.Plan(c, m, goldenEnv)
+				p, err := a.Instance(c, m, goldenEnv)
 				if err != nil {
-					t.Fatalf("Plan(%q, %s) = %v", c.Name, m, err)
+					t.Fatalf("Instance(%q, %s) = %v", c.Name, m, err)
 				}
-				golden.Check(t, path, dumpPlan(p))
+				golden.Check(t, path, dumpInstance(p))
 			})
 		}
 	}
@@ -124,9 +124,9 @@ func TestPlanRefuses(t *testing.T) {
 	}
 	for _, tc := range cases {
 		a, _ := Lookup(tc.c.Kind)
-		_, err := a.Plan(tc.c, tc.m, goldenEnv)
+		_, err := a.Instance(tc.c, tc.m, goldenEnv)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("Plan(%q, %s) = %v; want an error containing %q", tc.c.Name, tc.m, err, tc.want)
+			t.Errorf("Instance(%q, %s) = %v; want an error containing %q", tc.c.Name, tc.m, err, tc.want)
 		}
 	}
 }
@@ -138,13 +138,13 @@ func TestMixModes(t *testing.T) {
 		results.MixHTTP: results.HTTP, results.MixConnect: results.Connect,
 		results.MixSocks: results.Socks, results.MixRelay: results.Relay,
 	} {
-		p1, err1 := ThreeProxy{}.Plan(c, mix, goldenEnv)
-		p2, err2 := ThreeProxy{}.Plan(c, plain, goldenEnv)
+		p1, err1 := ThreeProxy{}.Instance(c, mix, goldenEnv)
+		p2, err2 := ThreeProxy{}.Instance(c, plain, goldenEnv)
 		if err1 != nil || err2 != nil {
-			t.Fatalf("Plan(%s), Plan(%s) = %v, %v", mix, plain, err1, err2)
+			t.Fatalf("Instance(%s), Plan(%s) = %v, %v", mix, plain, err1, err2)
 		}
-		if !bytes.Equal(bytes.Replace(dumpPlan(p1), []byte(mix), []byte(plain), 1), dumpPlan(p2)) {
-			t.Errorf("Plan(%s) differs from Plan(%s) beyond the mode's name", mix, plain)
+		if !bytes.Equal(bytes.Replace(dumpInstance(p1), []byte(mix), []byte(plain), 1), dumpInstance(p2)) {
+			t.Errorf("Instance(%s) differs from Plan(%s) beyond the mode's name", mix, plain)
 		}
 	}
 }

@@ -44,20 +44,20 @@ var haproxyVersion = regexp.MustCompile(`(?i)HA-?Proxy version (\S+)`)
 // ParseVersion picks "2.6.12-1+deb12u4" out of haproxy -v.
 func (HAProxy) ParseVersion(out []byte) string { return versionLine(out, haproxyVersion) }
 
-// Plan renders haproxy.cfg for mode m; Validate is haproxy -c on it.
-func (h HAProxy) Plan(c Column, m results.Mode, env Env) (Plan, error) {
-	base, err := checkPlan(h, c, m)
+// Instance renders haproxy.cfg for mode m; Validate is haproxy -c on it.
+func (h HAProxy) Instance(c Column, m results.Mode, site Site) (Instance, error) {
+	base, err := checkInstance(h, c, m)
 	if err != nil {
-		return Plan{}, err
+		return Instance{}, err
 	}
-	v := newView(h, c, base, env)
+	v := newView(h, c, base, site)
 	conf, err := render(haproxyConf, v)
 	if err != nil {
-		return Plan{}, err
+		return Instance{}, err
 	}
 	bin := v.Binary
 	cfg := v.Path("haproxy.cfg")
-	return Plan{
+	return Instance{
 		Files:    []File{{Path: "haproxy.cfg", Data: conf}},
 		Validate: append([]string{bin, "-c", "-f", cfg}, c.Flags...),
 		// -db: foreground, no daemon; alerts go to standard error.
@@ -104,17 +104,17 @@ frontend proxy
 
 backend origin
     http-reuse always
-    source {{.Env.OriginSide}}
+    source {{.Site.OriginSide}}
     server origin {{.OriginHTTP}}
 {{- else}}
 {{- range .Hops}}
 frontend {{.Name}}
-    bind {{.Listen}}{{if eq $.Mode "tls-term"}} ssl crt {{$.Env.CertFile}}{{end}}
+    bind {{.Listen}}{{if eq $.Mode "tls-term"}} ssl crt {{$.Site.CertFile}}{{end}}
     default_backend {{.Name}}
 
 backend {{.Name}}
-    source {{$.Env.OriginSide}}
-    server origin {{.To}}{{if eq $.Mode "tls-init"}} ssl verify required ca-file {{$.Env.CAFile}}{{if not $.NameIsIP}} sni str({{$.Name}}) verifyhost {{$.Name}}{{end}}{{end}}
+    source {{$.Site.OriginSide}}
+    server origin {{.To}}{{if eq $.Mode "tls-init"}} ssl verify required ca-file {{$.Site.CAFile}}{{if not $.NameIsIP}} sni str({{$.Name}}) verifyhost {{$.Name}}{{end}}{{end}}
 {{end}}
 {{- end}}
 `))

@@ -59,14 +59,14 @@ func randomBytes(n int) []byte {
 // world is a topology with its PKI and origin: where the proxy runs, how
 // the client dials and how the origin listens.
 type world struct {
-	env    proxies.Env
+	env    proxies.Site
 	caPool *x509.CertPool
 	// dial connects from the client's side.
 	dial func(ctx context.Context, network, addr string) (net.Conn, error)
 	// start validates and starts a plan in the proxy's place and waits
 	// until it serves; the proxy is stopped by the returned function,
 	// which fails the test when anything of it is left.
-	start func(t *testing.T, plan proxies.Plan, env proxies.Env) (stop func(t *testing.T), logs func() string)
+	start func(t *testing.T, plan proxies.Instance, env proxies.Site) (stop func(t *testing.T), logs func() string)
 }
 
 // privateDir makes a directory that proxies dropping privileges can
@@ -91,7 +91,7 @@ func loopbackWorld(t *testing.T) *world {
 	n, _ := rand.Int(rand.Reader, big.NewInt(250*250))
 	prefix := fmt.Sprintf("127.%d.%d.", 1+n.Int64()/250, 1+n.Int64()%250)
 	w := &world{
-		env: proxies.Env{
+		env: proxies.Site{
 			Dir:         privateDir(t),
 			ClientSide:  prefix + "11",
 			OriginSide:  prefix + "12",
@@ -227,7 +227,7 @@ func exchangeAll(t *testing.T, w *world) {
 			t.Run(strings.ReplaceAll(c.Name, " ", "_")+"/"+string(m), func(t *testing.T) {
 				env := w.env
 				env.Dir = filepath.Join(w.env.Dir, strings.ReplaceAll(c.Name, " ", "_")+"-"+string(m))
-				plan, err := a.Plan(c, m, env)
+				plan, err := a.Instance(c, m, env)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -251,7 +251,7 @@ func exchangeAll(t *testing.T, w *world) {
 
 // writeFiles writes a plan's files as the harness does, owned by the
 // users they name.
-func writeFiles(plan proxies.Plan, env proxies.Env) error {
+func writeFiles(plan proxies.Instance, env proxies.Site) error {
 	if err := os.MkdirAll(env.Dir, 0o755); err != nil {
 		return err
 	}
@@ -291,7 +291,7 @@ type proc struct {
 
 // startLocal runs the plan's check and then the proxy, in a process
 // group of its own, in the test's own namespace.
-func startLocal(t *testing.T, plan proxies.Plan, env proxies.Env) (func(t *testing.T), func() string) {
+func startLocal(t *testing.T, plan proxies.Instance, env proxies.Site) (func(t *testing.T), func() string) {
 	t.Helper()
 	if plan.Validate != nil {
 		out, err := exec.Command(plan.Validate[0], plan.Validate[1:]...).CombinedOutput()
@@ -395,38 +395,38 @@ func (p *proc) stop(t *testing.T) {
 // exchange is one real exchange through the proxy.
 type exchange struct {
 	name string
-	run  func(w *world, env proxies.Env) error
+	run  func(w *world, env proxies.Site) error
 }
 
 func exchanges(m results.Mode) []exchange {
 	switch m {
 	case results.HTTP:
 		return []exchange{
-			{"absolute-URI GET /1k", func(w *world, env proxies.Env) error { return proxyGet(w, env, "/1k", body1k) }},
-			{"absolute-URI GET /1m", func(w *world, env proxies.Env) error { return proxyGet(w, env, "/1m", body1m) }},
+			{"absolute-URI GET /1k", func(w *world, env proxies.Site) error { return proxyGet(w, env, "/1k", body1k) }},
+			{"absolute-URI GET /1m", func(w *world, env proxies.Site) error { return proxyGet(w, env, "/1m", body1m) }},
 		}
 	case results.Connect:
-		return []exchange{{"CONNECT tunnel, GET /1m inside", func(w *world, env proxies.Env) error {
+		return []exchange{{"CONNECT tunnel, GET /1m inside", func(w *world, env proxies.Site) error {
 			return tunnel(w, env, hostPort(env.ClientSide, scenarios.PortHTTPProxy), connectHandshake)
 		}}}
 	case results.Socks:
-		return []exchange{{"SOCKS5 tunnel, GET /1m inside", func(w *world, env proxies.Env) error {
+		return []exchange{{"SOCKS5 tunnel, GET /1m inside", func(w *world, env proxies.Site) error {
 			return tunnel(w, env, hostPort(env.ClientSide, scenarios.PortSocks), socks5Handshake)
 		}}}
 	case results.Relay:
 		return []exchange{
-			{"GET /1m through :80", func(w *world, env proxies.Env) error { return relayGet(w, env, false) }},
-			{"half-closed echo through :5201", func(w *world, env proxies.Env) error { return relayEcho(w, env, false, true) }},
+			{"GET /1m through :80", func(w *world, env proxies.Site) error { return relayGet(w, env, false) }},
+			{"half-closed echo through :5201", func(w *world, env proxies.Site) error { return relayEcho(w, env, false, true) }},
 		}
 	case results.TLSTerm:
 		return []exchange{
-			{"HTTPS GET /1m to :443", func(w *world, env proxies.Env) error { return relayGet(w, env, true) }},
-			{"TLS echo to :5202", func(w *world, env proxies.Env) error { return relayEcho(w, env, true, false) }},
+			{"HTTPS GET /1m to :443", func(w *world, env proxies.Site) error { return relayGet(w, env, true) }},
+			{"TLS echo to :5202", func(w *world, env proxies.Site) error { return relayEcho(w, env, true, false) }},
 		}
 	case results.TLSInit:
 		return []exchange{
-			{"GET /1m through :80 to the origin's :443", func(w *world, env proxies.Env) error { return relayGet(w, env, false) }},
-			{"echo through :5201 to the origin's :5202", func(w *world, env proxies.Env) error { return relayEcho(w, env, false, false) }},
+			{"GET /1m through :80 to the origin's :443", func(w *world, env proxies.Site) error { return relayGet(w, env, false) }},
+			{"echo through :5201 to the origin's :5202", func(w *world, env proxies.Site) error { return relayEcho(w, env, false, false) }},
 		}
 	}
 	return nil
@@ -442,7 +442,7 @@ func checkBody(what string, got, want []byte) error {
 }
 
 // proxyGet asks the HTTP proxy for the origin's path with an absolute URI.
-func proxyGet(w *world, env proxies.Env, path string, want []byte) error {
+func proxyGet(w *world, env proxies.Site, path string, want []byte) error {
 	proxyURL := &url.URL{Scheme: "http", Host: hostPort(env.ClientSide, scenarios.PortHTTPProxy)}
 	client := &http.Client{
 		Transport: &http.Transport{Proxy: http.ProxyURL(proxyURL), DialContext: w.dial},
@@ -471,7 +471,7 @@ func proxyGet(w *world, env proxies.Env, path string, want []byte) error {
 
 // tunnel opens a tunnel to the origin's :80 with handshake and sends an
 // HTTP request for /1m through it.
-func tunnel(w *world, env proxies.Env, proxy string, handshake func(net.Conn, *bufio.Reader, string) error) error {
+func tunnel(w *world, env proxies.Site, proxy string, handshake func(net.Conn, *bufio.Reader, string) error) error {
 	c, err := w.dial(context.Background(), "tcp", proxy)
 	if err != nil {
 		return err
@@ -556,7 +556,7 @@ func socks5Handshake(c net.Conn, r *bufio.Reader, origin string) error {
 
 // dialRelay connects to the relay's port for the origin's port, with
 // TLS when the proxy ends it.
-func dialRelay(w *world, env proxies.Env, port int, tlsOn bool) (net.Conn, error) {
+func dialRelay(w *world, env proxies.Site, port int, tlsOn bool) (net.Conn, error) {
 	addr := hostPort(env.ClientSide, port)
 	c, err := w.dial(context.Background(), "tcp", addr)
 	if err != nil || !tlsOn {
@@ -572,7 +572,7 @@ func dialRelay(w *world, env proxies.Env, port int, tlsOn bool) (net.Conn, error
 }
 
 // relayGet fetches /1m through the relay's HTTP port (443 with TLS).
-func relayGet(w *world, env proxies.Env, tlsOn bool) error {
+func relayGet(w *world, env proxies.Site, tlsOn bool) error {
 	port := scenarios.PortHTTP
 	if tlsOn {
 		port = scenarios.PortHTTPS
@@ -595,7 +595,7 @@ func relayGet(w *world, env proxies.Env, tlsOn bool) error {
 // relayEcho sends 1 MB through the relay's iperf3 port (5202 with TLS)
 // to the origin's echo and reads it back. halfClose shuts the sending
 // side first, as clients do, and expects the whole answer after it.
-func relayEcho(w *world, env proxies.Env, tlsOn, halfClose bool) error {
+func relayEcho(w *world, env proxies.Site, tlsOn, halfClose bool) error {
 	port := scenarios.PortIperf
 	if tlsOn {
 		port = scenarios.PortIperfTLS
@@ -641,9 +641,9 @@ func TestProxiesNamespaces(t *testing.T) {
 	testenv.NeedRoot(t, "proxies bind ports 80 and 443 and drop to their own users")
 	w, h := namespaceWorld(t)
 	t.Run("no_proxy", func(t *testing.T) {
-		plan, err := proxies.Direct{}.Plan(proxies.Column{Name: "no proxy", Kind: "direct"}, results.HTTP, w.env)
+		plan, err := proxies.Direct{}.Instance(proxies.Column{Name: "no proxy", Kind: "direct"}, results.HTTP, w.env)
 		if err != nil || !plan.Forward || plan.Argv != nil {
-			t.Fatalf("Direct.Plan = %+v, %v; want forwarding and no process", plan, err)
+			t.Fatalf("Direct.Instance = %+v, %v; want forwarding and no process", plan, err)
 		}
 		if err := h.SetForwarding(true); err != nil {
 			t.Fatal(err)
@@ -693,7 +693,7 @@ func namespaceWorld(t *testing.T) (*world, *host.Host) {
 	})
 	client, origin := h.Namespace(host.RoleClient), h.Namespace(host.RoleOrigin)
 	w := &world{
-		env: proxies.Env{
+		env: proxies.Site{
 			Dir:         dir,
 			ClientSide:  host.ProxyClientAddr,
 			OriginSide:  host.ProxyOriginAddr,
@@ -708,7 +708,7 @@ func namespaceWorld(t *testing.T) (*world, *host.Host) {
 			})
 			return c, err
 		},
-		start: func(t *testing.T, plan proxies.Plan, env proxies.Env) (func(t *testing.T), func() string) {
+		start: func(t *testing.T, plan proxies.Instance, env proxies.Site) (func(t *testing.T), func() string) {
 			return startInHost(t, h, plan, env)
 		},
 	}
@@ -725,7 +725,7 @@ func namespaceWorld(t *testing.T) (*world, *host.Host) {
 // startInHost runs the plan's check in the proxy's namespace (nginx -t
 // resolves its listen addresses there), starts the proxy through the
 // harness and waits until the client's namespace reaches every listener.
-func startInHost(t *testing.T, h *host.Host, plan proxies.Plan, env proxies.Env) (func(t *testing.T), func() string) {
+func startInHost(t *testing.T, h *host.Host, plan proxies.Instance, env proxies.Site) (func(t *testing.T), func() string) {
 	t.Helper()
 	logs := func() string { return dirLogs(env.Dir) }
 	ctx := context.Background()

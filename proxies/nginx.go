@@ -33,23 +33,23 @@ var nginxVersion = regexp.MustCompile(`nginx/(\S+)`)
 // ParseVersion picks "1.22.1" out of "nginx version: nginx/1.22.1".
 func (Nginx) ParseVersion(out []byte) string { return versionLine(out, nginxVersion) }
 
-// Plan renders nginx.conf for mode m. Validate is nginx -t on it, run in
+// Instance renders nginx.conf for mode m. Validate is nginx -t on it, run in
 // the proxy namespace so that the listen addresses resolve.
-func (n Nginx) Plan(c Column, m results.Mode, env Env) (Plan, error) {
-	base, err := checkPlan(n, c, m)
+func (n Nginx) Instance(c Column, m results.Mode, site Site) (Instance, error) {
+	base, err := checkInstance(n, c, m)
 	if err != nil {
-		return Plan{}, err
+		return Instance{}, err
 	}
-	v := newView(n, c, base, env)
+	v := newView(n, c, base, site)
 	conf, err := render(nginxConf, v)
 	if err != nil {
-		return Plan{}, err
+		return Instance{}, err
 	}
 	// The prefix stays the distribution's, where its module configs
 	// (load_module modules/...) point; every path here is absolute.
 	args := []string{"-e", v.Path("nginx-error.log"), "-c", v.Path("nginx.conf")}
 	bin := v.Binary
-	return Plan{
+	return Instance{
 		Files:    []File{{Path: "nginx.conf", Data: conf}},
 		Validate: append(append([]string{bin}, args...), append([]string{"-t", "-q"}, c.Flags...)...),
 		Argv:     append(append([]string{bin}, args...), c.Flags...),
@@ -98,7 +98,7 @@ http {
             proxy_pass http://origin;
             proxy_http_version 1.1;
             proxy_set_header Connection "";
-            proxy_bind {{.Env.OriginSide}};
+            proxy_bind {{.Site.OriginSide}};
             # large answers stay in memory: no temp files
             proxy_max_temp_file_size 0;
         }
@@ -110,11 +110,11 @@ stream {
     server {
         listen {{.Listen}} reuseport backlog=4096{{if eq $.Mode "tls-term"}} ssl{{end}};
         proxy_pass {{.To}};
-        proxy_bind {{$.Env.OriginSide}};
+        proxy_bind {{$.Site.OriginSide}};
         proxy_half_close on;
 {{- if eq $.Mode "tls-term"}}
-        ssl_certificate {{$.Env.CertFile}};
-        ssl_certificate_key {{$.Env.KeyFile}};
+        ssl_certificate {{$.Site.CertFile}};
+        ssl_certificate_key {{$.Site.KeyFile}};
         ssl_protocols TLSv1.3;
         ssl_session_cache shared:tls:10m;
 {{- end}}
@@ -124,7 +124,7 @@ stream {
         proxy_ssl_server_name on;
         proxy_ssl_name {{$.Name}};
         proxy_ssl_verify on;
-        proxy_ssl_trusted_certificate {{$.Env.CAFile}};
+        proxy_ssl_trusted_certificate {{$.Site.CAFile}};
         proxy_ssl_session_reuse on;
 {{- end}}
     }

@@ -24,7 +24,7 @@ type PKI struct {
 }
 
 // CertKeyPEM is the server certificate followed by its key, for an
-// Env.CertFile that holds both.
+// Site.CertFile that holds both.
 func (p PKI) CertKeyPEM() []byte {
 	return append(append([]byte(nil), p.ServerCert...), p.ServerKey...)
 }

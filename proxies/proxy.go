@@ -26,8 +26,8 @@ type Column struct {
 	Line   int
 }
 
-// Env is what the harness provides to one proxy instance.
-type Env struct {
+// Site is what the harness provides to one proxy instance.
+type Site struct {
 	Dir        string // the instance's private directory: configs, logs, pid files
 	ClientSide string // the proxy's address facing the client, e.g. 10.0.1.1
 	OriginSide string // the proxy's address facing the origin, e.g. 10.0.2.1
@@ -53,13 +53,13 @@ type Env struct {
 
 // File is a file an instance needs, written before it starts.
 type File struct {
-	Path  string // relative to Env.Dir
+	Path  string // relative to Site.Dir
 	Data  []byte
 	Owner string // user that must own it (and its directory), "" for root
 }
 
-// Plan is everything the harness needs to run a column in a mode.
-type Plan struct {
+// Instance is everything the harness needs to run a column in a mode.
+type Instance struct {
 	Files []File
 	// Validate is the proxy's own config check, run before the session
 	// starts; nil if the proxy has none.
@@ -91,7 +91,7 @@ type Adapter interface {
 	VersionArgv(bin string) []string
 	// ParseVersion picks the version string out of that command's output.
 	ParseVersion(out []byte) string
-	// Plan renders column c in mode m for env. It fails for a mode the
+	// Instance renders column c in mode m for site. It fails for a mode the
 	// kind cannot serve or an option it does not know.
-	Plan(c Column, m results.Mode, env Env) (Plan, error)
+	Instance(c Column, m results.Mode, site Site) (Instance, error)
 }

@@ -35,20 +35,20 @@ var squidVersion = regexp.MustCompile(`Squid Cache: Version (\S+)`)
 // ParseVersion picks "5.7" out of "Squid Cache: Version 5.7".
 func (Squid) ParseVersion(out []byte) string { return versionLine(out, squidVersion) }
 
-// Plan renders squid/squid.conf; Validate is squid -k parse on it.
-func (s Squid) Plan(c Column, m results.Mode, env Env) (Plan, error) {
-	base, err := checkPlan(s, c, m)
+// Instance renders squid/squid.conf; Validate is squid -k parse on it.
+func (s Squid) Instance(c Column, m results.Mode, site Site) (Instance, error) {
+	base, err := checkInstance(s, c, m)
 	if err != nil {
-		return Plan{}, err
+		return Instance{}, err
 	}
-	v := newView(s, c, base, env)
+	v := newView(s, c, base, site)
 	conf, err := render(squidConf, v)
 	if err != nil {
-		return Plan{}, err
+		return Instance{}, err
 	}
 	bin := v.Binary
 	cfg := v.Path("squid/squid.conf")
-	return Plan{
+	return Instance{
 		Files:    []File{{Path: "squid/squid.conf", Data: conf, Owner: squidUser}},
 		Validate: append([]string{bin, "-k", "parse", "-f", cfg}, c.Flags...),
 		// -N: foreground, no daemon and no kid processes.
@@ -86,10 +86,10 @@ httpd_suppress_version_string on
 client_db off
 pinger_enable off
 netdb_filename none
-tcp_outgoing_address {{.Env.OriginSide}}
+tcp_outgoing_address {{.Site.OriginSide}}
 
 # the origin only
-acl origin dst {{.Env.Origin}}/32
+acl origin dst {{.Site.Origin}}/32
 http_access allow origin
 http_access deny all
 `))

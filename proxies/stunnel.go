@@ -31,19 +31,19 @@ var stunnelVersion = regexp.MustCompile(`stunnel (\d\S*)`)
 // ParseVersion picks "5.68" out of "stunnel 5.68 on x86_64-pc-linux-gnu".
 func (Stunnel) ParseVersion(out []byte) string { return versionLine(out, stunnelVersion) }
 
-// Plan renders stunnel.conf. stunnel has no config check that leaves it
+// Instance renders stunnel.conf. stunnel has no config check that leaves it
 // idle: Validate is nil, and a bad config fails at start.
-func (s Stunnel) Plan(c Column, m results.Mode, env Env) (Plan, error) {
-	base, err := checkPlan(s, c, m)
+func (s Stunnel) Instance(c Column, m results.Mode, site Site) (Instance, error) {
+	base, err := checkInstance(s, c, m)
 	if err != nil {
-		return Plan{}, err
+		return Instance{}, err
 	}
-	v := newView(s, c, base, env)
+	v := newView(s, c, base, site)
 	conf, err := render(stunnelConf, v)
 	if err != nil {
-		return Plan{}, err
+		return Instance{}, err
 	}
-	return Plan{
+	return Instance{
 		Files: []File{{Path: "stunnel.conf", Data: conf}},
 		Argv:  append([]string{v.Binary, v.Path("stunnel.conf")}, c.Flags...),
 		Ready: v.Ready,
@@ -62,15 +62,15 @@ debug = err
 [{{.Name}}]
 accept = {{.Listen}}
 connect = {{.To}}
-local = {{$.Env.OriginSide}}
+local = {{$.Site.OriginSide}}
 sslVersionMin = TLSv1.3
 {{- if eq $.Mode "tls-term"}}
-cert = {{$.Env.CertFile}}
-key = {{$.Env.KeyFile}}
+cert = {{$.Site.CertFile}}
+key = {{$.Site.KeyFile}}
 {{- else}}
 client = yes
 verifyChain = yes
-CAfile = {{$.Env.CAFile}}
+CAfile = {{$.Site.CAFile}}
 {{- if $.NameIsIP}}
 checkIP = {{$.Name}}
 {{- else}}

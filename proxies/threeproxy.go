@@ -53,21 +53,21 @@ var threeProxyVersion = regexp.MustCompile(`3proxy-(\d[\w.\-]*)`)
 // line of the output when there is no such string.
 func (ThreeProxy) ParseVersion(out []byte) string { return versionLine(out, threeProxyVersion) }
 
-// Plan renders 3proxy.cfg. 3proxy has no config check: Validate is nil.
-func (t ThreeProxy) Plan(c Column, m results.Mode, env Env) (Plan, error) {
-	base, err := checkPlan(t, c, m)
+// Instance renders 3proxy.cfg. 3proxy has no config check: Validate is nil.
+func (t ThreeProxy) Instance(c Column, m results.Mode, site Site) (Instance, error) {
+	base, err := checkInstance(t, c, m)
 	if err != nil {
-		return Plan{}, err
+		return Instance{}, err
 	}
-	v := newView(t, c, base, env)
+	v := newView(t, c, base, site)
 	conf, err := render(threeProxyConf, threeProxyView{view: v,
 		Flags:  strings.Join(c.Flags, " "),
 		Plugin: filepath.Join(filepath.Dir(v.Binary), "SSLPlugin.ld.so"),
 	})
 	if err != nil {
-		return Plan{}, err
+		return Instance{}, err
 	}
-	return Plan{
+	return Instance{
 		Files: []File{{Path: "3proxy.cfg", Data: conf}},
 		// 3proxy stays in the foreground unless the config says daemon.
 		Argv:  []string{v.Binary, v.Path("3proxy.cfg")},
@@ -96,14 +96,14 @@ plugin {{.Plugin}} ssl_plugin
 {{- end}}
 {{- end}}
 {{- if eq .Mode "tls-term"}}
-ssl_server_cert {{.Env.CertFile}}
-ssl_server_key {{.Env.KeyFile}}
+ssl_server_cert {{.Site.CertFile}}
+ssl_server_key {{.Site.KeyFile}}
 ssl_server_min_proto_version TLSv1.3
 ssl_serv
 {{- end}}
 {{- if eq .Mode "tls-init"}}
 ssl_client_verify
-ssl_client_ca_file {{.Env.CAFile}}
+ssl_client_ca_file {{.Site.CAFile}}
 ssl_client_min_proto_version TLSv1.3
 {{- if not .NameIsIP}}
 ssl_client_sni {{.Name}}
@@ -111,12 +111,12 @@ ssl_client_sni {{.Name}}
 ssl_cli
 {{- end}}
 {{- if eq .Mode "http" "connect"}}
-proxy -p{{.Port}} -i{{.Env.ClientSide}} -e{{.Env.OriginSide}}{{with .Flags}} {{.}}{{end}}
+proxy -p{{.Port}} -i{{.Site.ClientSide}} -e{{.Site.OriginSide}}{{with .Flags}} {{.}}{{end}}
 {{- else if eq .Mode "socks"}}
-socks -p{{.Port}} -i{{.Env.ClientSide}} -e{{.Env.OriginSide}}{{with .Flags}} {{.}}{{end}}
+socks -p{{.Port}} -i{{.Site.ClientSide}} -e{{.Site.OriginSide}}{{with .Flags}} {{.}}{{end}}
 {{- else}}
 {{- range .Hops}}
-tcppm -i{{.Host}} -e{{$.Env.OriginSide}}{{with $.Flags}} {{.}}{{end}} {{.Port}} {{.ToHost}} {{.ToPort}}
+tcppm -i{{.Host}} -e{{$.Site.OriginSide}}{{with $.Flags}} {{.}}{{end}} {{.Port}} {{.ToHost}} {{.ToPort}}
 {{- end}}
 {{- end}}
 `))

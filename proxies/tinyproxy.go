@@ -35,19 +35,19 @@ var tinyproxyVersion = regexp.MustCompile(`tinyproxy (\S+)`)
 // ParseVersion picks "1.11.1" out of "tinyproxy 1.11.1".
 func (Tinyproxy) ParseVersion(out []byte) string { return versionLine(out, tinyproxyVersion) }
 
-// Plan renders tinyproxy/tinyproxy.conf. tinyproxy has no config check
+// Instance renders tinyproxy/tinyproxy.conf. tinyproxy has no config check
 // of its own: Validate is nil.
-func (t Tinyproxy) Plan(c Column, m results.Mode, env Env) (Plan, error) {
-	base, err := checkPlan(t, c, m)
+func (t Tinyproxy) Instance(c Column, m results.Mode, site Site) (Instance, error) {
+	base, err := checkInstance(t, c, m)
 	if err != nil {
-		return Plan{}, err
+		return Instance{}, err
 	}
-	v := newView(t, c, base, env)
+	v := newView(t, c, base, site)
 	conf, err := render(tinyproxyConf, v)
 	if err != nil {
-		return Plan{}, err
+		return Instance{}, err
 	}
-	return Plan{
+	return Instance{
 		Files: []File{{Path: "tinyproxy/tinyproxy.conf", Data: conf, Owner: tinyproxyUser}},
 		// -d: foreground, no daemon.
 		Argv:  append([]string{v.Binary, "-d", "-c", v.Path("tinyproxy/tinyproxy.conf")}, c.Flags...),
@@ -57,9 +57,9 @@ func (t Tinyproxy) Plan(c Column, m results.Mode, env Env) (Plan, error) {
 
 var tinyproxyConf = template.Must(template.New("tinyproxy").Parse(`# tinyproxy for column "{{.Column.Name}}", mode {{.Mode}}; rendered by bench.
 User ` + tinyproxyUser + `
-Listen {{.Env.ClientSide}}
+Listen {{.Site.ClientSide}}
 Port {{.Port}}
-Bind {{.Env.OriginSide}}
+Bind {{.Site.OriginSide}}
 Timeout 600
 MaxClients {{.MaxConns}}
 DisableViaHeader Yes

@@ -25,7 +25,7 @@ func loopback() string {
 }
 
 // writeFiles writes the origin's files below dir.
-func writeOrigin(t *testing.T, dir string, p OriginPlan) {
+func writeOrigin(t *testing.T, dir string, p OriginSetup) {
 	t.Helper()
 	for _, f := range p.Files {
 		name := filepath.Join(dir, f.Path)

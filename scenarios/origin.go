@@ -15,10 +15,10 @@ type OriginFile struct {
 	Data []byte
 }
 
-// OriginPlan is everything the harness needs to run the origin: nginx
+// OriginSetup is everything the harness needs to run the origin: nginx
 // serving the answers' files over HTTP (and HTTPS for the TLS modes),
 // and iperf3's server for the streams.
-type OriginPlan struct {
+type OriginSetup struct {
 	Files []OriginFile
 	// Validate is nginx's check of its config, run before it starts.
 	Validate []string
@@ -119,7 +119,7 @@ func OriginCA() []byte { return originCertPEM }
 // /1k, /50k and /1m, answering a POST to them as a GET, and iperf3's
 // server on port 5201. iperf3 -s serves one test at a time, which is all
 // a session runs.
-func Origin(dir, addr string, cpus int) OriginPlan {
+func Origin(dir, addr string, cpus int) OriginSetup {
 	dir = filepath.Clean(dir)
 	port := func(p int) string { return net.JoinHostPort(addr, strconv.Itoa(p)) }
 	var conf bytes.Buffer
@@ -139,7 +139,7 @@ func Origin(dir, addr string, cpus int) OriginPlan {
 		files = append(files, OriginFile{originWWW + a.Path, OriginAnswer(a.Size)})
 	}
 	nginx := []string{"nginx", "-p", dir + "/", "-e", filepath.Join(dir, "error.log"), "-c", filepath.Join(dir, OriginConf)}
-	return OriginPlan{
+	return OriginSetup{
 		Files:    files,
 		Validate: append(nginx[:len(nginx):len(nginx)], "-t", "-q"),
 		Servers: [][]string{

@@ -38,8 +38,10 @@ func cmdList(stdout, stderr io.Writer, args []string) error {
 	for _, c := range cols {
 		a, _ := proxies.Lookup(c.Kind)
 		var modes []string
-		for _, m := range proxies.Modes(a, c) {
-			modes = append(modes, string(m))
+		for _, m := range a.Modes() {
+			if proxies.Serves(c, m) {
+				modes = append(modes, string(m))
+			}
 		}
 		v := harness.ColumnVersion(c)
 		if v == "" {
