@@ -1,7 +1,8 @@
 // Package report renders the tables of the reference results from the
 // runs of session files (read by package results): medians of the ok runs, the bold, * and ‡
 // marks of the seeds' rules, as markdown, the seeds' tab-separated text or
-// JSON.
+// JSON. Compare and WriteComparison set old sessions' runs against new
+// ones, cell by cell.
 //
 // A session calls, once it has written its file:
 //

@@ -76,12 +76,7 @@ func Write(w io.Writer, tables []Table, format string) error {
 // the seeds' tab-separated text.
 func writeText(w io.Writer, tables []Table, md bool) error {
 	var buf bytes.Buffer
-	heading := func(level int, s string) {
-		if md {
-			buf.WriteString(strings.Repeat("#", level) + " ")
-		}
-		buf.WriteString(s + "\n\n")
-	}
+	heading := func(level int, s string) { writeHeading(&buf, md, level, s) }
 	var session, family, machine string
 	for i, t := range tables {
 		newSession := i == 0 || t.Session != session
@@ -113,6 +108,15 @@ func writeText(w io.Writer, tables []Table, md bool) error {
 	return err
 }
 
+// writeHeading writes a heading of level: "## s" in markdown, s alone in
+// tab-separated text.
+func writeHeading(w *bytes.Buffer, md bool, level int, s string) {
+	if md {
+		w.WriteString(strings.Repeat("#", level) + " ")
+	}
+	w.WriteString(s + "\n\n")
+}
+
 // withBars inserts a ‖ wherever the group changes between columns.
 func withBars(groups []string, corner string, cells []string) []string {
 	out := make([]string, 0, len(cells)+3)
@@ -127,16 +131,22 @@ func withBars(groups []string, corner string, cells []string) []string {
 }
 
 func writeTSV(w *bytes.Buffer, t Table) {
-	w.WriteString(strings.Join(withBars(t.Groups, t.Corner, t.Columns), "\t"))
-	w.WriteString("\n")
-	texts := make([]string, 0, len(t.Columns))
-	for _, r := range t.Rows {
-		texts = texts[:0]
-		for _, c := range r.Cells {
-			texts = append(texts, c.Text)
+	rows := make([][]string, len(t.Rows))
+	for i, r := range t.Rows {
+		texts := make([]string, len(r.Cells))
+		for j, c := range r.Cells {
+			texts[j] = c.Text
 		}
-		w.WriteString(strings.Join(withBars(t.Groups, r.Label, texts), "\t"))
-		w.WriteString("\n")
+		rows[i] = withBars(t.Groups, r.Label, texts)
+	}
+	tsvGrid(w, withBars(t.Groups, t.Corner, t.Columns), rows)
+}
+
+// tsvGrid writes a header and rows as tab-separated lines.
+func tsvGrid(w *bytes.Buffer, header []string, rows [][]string) {
+	w.WriteString(strings.Join(header, "\t") + "\n")
+	for _, r := range rows {
+		w.WriteString(strings.Join(r, "\t") + "\n")
 	}
 }
 
@@ -152,6 +162,23 @@ func markdownCell(c Cell) string {
 var mdEscaper = strings.NewReplacer("|", `\|`)
 
 func writeMarkdown(w io.Writer, t Table) error {
+	rows := make([][]string, len(t.Rows))
+	for i, r := range t.Rows {
+		cells := make([]string, len(r.Cells))
+		for j, c := range r.Cells {
+			cells[j] = markdownCell(c)
+		}
+		rows[i] = withBars(t.Groups, r.Label, cells)
+	}
+	if err := markdownGrid(w, withBars(t.Groups, t.Corner, t.Columns), rows); err != nil {
+		return fmt.Errorf("render table %q of %s: %w", t.Family, t.Machine, err)
+	}
+	return nil
+}
+
+// markdownGrid writes a header and rows as a GitHub markdown table, left
+// aligned, with any | in a cell escaped.
+func markdownGrid(w io.Writer, header []string, rows [][]string) error {
 	esc := func(cells []string) []string {
 		for i, c := range cells {
 			cells[i] = mdEscaper.Replace(c)
@@ -164,20 +191,13 @@ func writeMarkdown(w io.Writer, t Table) error {
 		tablewriter.WithHeaderAlignment(tw.AlignLeft),
 		tablewriter.WithRowAlignment(tw.AlignLeft),
 	)
-	tbl.Header(esc(withBars(t.Groups, t.Corner, t.Columns)))
-	for _, r := range t.Rows {
-		cells := make([]string, len(r.Cells))
-		for i, c := range r.Cells {
-			cells[i] = markdownCell(c)
-		}
-		if err := tbl.Append(esc(withBars(t.Groups, r.Label, cells))); err != nil {
-			return fmt.Errorf("render table %q of %s: %w", t.Family, t.Machine, err)
+	tbl.Header(esc(header))
+	for _, r := range rows {
+		if err := tbl.Append(esc(r)); err != nil {
+			return err
 		}
 	}
-	if err := tbl.Render(); err != nil {
-		return fmt.Errorf("render table %q of %s: %w", t.Family, t.Machine, err)
-	}
-	return nil
+	return tbl.Render()
 }
 
 func writeFailed(w *bytes.Buffer, failed []Failure, md bool) {

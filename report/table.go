@@ -358,19 +358,29 @@ func familyTables(fam, machine string, rows []*results.Row) []Table {
 
 // unitLabel appends a plain row's unit: "ka-1k, k req/s".
 func unitLabel(load string) string {
-	if results.Bulk(load) {
-		return load + ", Gbit/s"
-	}
-	return load + ", k req/s"
+	_, unit := throughput(results.HTTP, load)
+	return load + ", " + unit
 }
 
 // plainFigure is a plain table's figure of a run: Gbit/s for bulk loads,
 // thousands of requests a second for the others.
 func plainFigure(load string) func(*results.Row) float64 {
-	if results.Bulk(load) {
-		return gbits
+	f, _ := throughput(results.HTTP, load)
+	return f
+}
+
+// throughput is the figure of a run of mode under load by which its
+// proxy is faster or slower, higher being better, and the figure's unit:
+// Gbit/s for bulk loads and stunnel's tunnels, thousands of exchanges a
+// second for the others (requests, or handshakes).
+func throughput(mode results.Mode, load string) (func(*results.Row) float64, string) {
+	switch {
+	case mode == results.TLSTunnel || results.Bulk(load):
+		return gbits, "Gbit/s"
+	case mode == results.TLSHandshake:
+		return kreqs, "k conn/s"
 	}
-	return kreqs
+	return kreqs, "k req/s"
 }
 
 func plainTable(fam, machine string, rows []*results.Row) Table {

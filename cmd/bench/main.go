@@ -24,6 +24,7 @@ func init() {
 	commands = []command{
 		{"run", "measure: every scenario x every proxy x N repetitions (root)", cmdRun},
 		{"report", "render the median tables from session CSV files", cmdReport},
+		{"compare", "compare old sessions with new ones: changes, and whether they are real", cmdCompare},
 		{"list", "list the scenario catalog and the proxy columns found", cmdList},
 		{"check", "say what is missing on this machine; changes nothing", cmdCheck},
 		{"clean", "remove what a killed session left behind (root)", cmdClean},

@@ -13,14 +13,26 @@ import (
 // expected standard output (<case>.out) or error (<case>.err).
 var reportDir = filepath.Join("..", "..", "testdata", "report")
 
-func TestCmdReport(t *testing.T) {
-	in := func(names ...string) []string {
-		var out []string
-		for _, n := range names {
-			out = append(out, filepath.Join(reportDir, n))
+// inDir returns the paths of names in dir; a "--" stays as it is.
+func inDir(dir string, names ...string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = n
+		if n != "--" {
+			out[i] = filepath.Join(dir, n)
 		}
-		return out
 	}
+	return out
+}
+
+// printed is err as main prints it, with the paths of the files in dir
+// as the user typed them relative to the repository, under shown.
+func printed(err error, dir, shown string) string {
+	return "bench: " + strings.ReplaceAll(err.Error(), dir+string(filepath.Separator), shown) + "\n"
+}
+
+func TestCmdReport(t *testing.T) {
+	in := func(names ...string) []string { return inDir(reportDir, names...) }
 	cases := []struct {
 		name string
 		args []string
@@ -51,9 +63,7 @@ func TestCmdReport(t *testing.T) {
 				if stdout.Len() > 0 {
 					t.Errorf("bench report %s failed (%v) but wrote to stdout:\n%s", strings.Join(c.args, " "), err, got)
 				}
-				// the error as main prints it, with the paths as the
-				// user typed them relative to the repository
-				got, ext = "bench: "+strings.ReplaceAll(err.Error(), reportDir+string(filepath.Separator), "testdata/report/")+"\n", ".err"
+				got, ext = printed(err, reportDir, "testdata/report/"), ".err"
 			}
 			if golden.Updating() { // the other of .out and .err is stale
 				os.Remove(filepath.Join(reportDir, c.name+".out"))

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"bench/report"
+	"bench/report/results"
+)
+
+const compareSynopsis = "[--format md|tsv|json] [--fail-over PCT%] [--across-machines] OLD.csv NEW.csv\n       bench compare [flags] OLD.csv... -- NEW.csv..."
+
+func cmdCompare(stdout, stderr io.Writer, args []string) error {
+	fs := newFlagSet("compare", stderr, compareSynopsis)
+	format := fs.String("format", report.FormatMarkdown, "output `format`: md (GitHub markdown), tsv (tab-separated) or json")
+	var gate percent
+	fs.Var(&gate, "fail-over", "fail (exit 1) when a real change is slower than this `percent`, e.g. 10%, or a cell's new runs all failed (default: never fail)")
+	var opt report.CompareOptions
+	fs.BoolVar(&opt.AcrossMachines, "across-machines", false, "compare the runs of one machine with those of another")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	oldFiles, newFiles, err := compareSides(fs.Args())
+	if err != nil {
+		fs.Usage()
+		return usageError{err}
+	}
+	if gate.set {
+		opt.FailOver = &gate.value
+	}
+	old, err := results.ReadFiles(oldFiles)
+	if err != nil {
+		return err
+	}
+	new, err := results.ReadFiles(newFiles)
+	if err != nil {
+		return err
+	}
+	cmp, err := report.Compare(old, new, opt)
+	if err != nil {
+		return err
+	}
+	if err := report.WriteComparison(stdout, cmp, *format); err != nil {
+		return err
+	}
+	if reg := cmp.Regressions(); len(reg) > 0 {
+		lines := make([]string, len(reg))
+		for i, ch := range reg {
+			lines[i] = "  " + ch.Describe()
+		}
+		cells := "cells"
+		if len(reg) == 1 {
+			cells = "cell"
+		}
+		return fmt.Errorf("compare: %d %s regressed beyond %s:\n%s", len(reg), cells, gate.String(), strings.Join(lines, "\n"))
+	}
+	return nil
+}
+
+// compareSides splits the files of the command line into old and new: at
+// "--", or the first and the second of two.
+func compareSides(files []string) (old, new []string, err error) {
+	i := slices.Index(files, "--")
+	switch {
+	case i < 0 && len(files) == 2:
+		return files[:1], files[1:], nil
+	case i < 0:
+		return nil, nil, fmt.Errorf("compare: %d files and no --: give OLD.csv NEW.csv, or OLD.csv... -- NEW.csv...", len(files))
+	case slices.Contains(files[i+1:], "--"):
+		return nil, nil, errors.New("compare: more than one -- among the files")
+	case i == 0 || i == len(files)-1:
+		return nil, nil, errors.New("compare: no old files before -- or no new files after it")
+	}
+	return files[:i], files[i+1:], nil
+}
+
+// percent is a flag's value in percent: "10%" or "10".
+type percent struct {
+	value float64
+	set   bool
+}
+
+func (p *percent) String() string {
+	if p == nil || !p.set {
+		return ""
+	}
+	return strconv.FormatFloat(p.value, 'f', -1, 64) + "%"
+}
+
+func (p *percent) Set(s string) error {
+	v, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(s), "%"), 64)
+	if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
+		return fmt.Errorf("want a percentage of 0 or more, e.g. 10%%; got %q", s)
+	}
+	p.value, p.set = v, true
+	return nil
+}
