@@ -15,18 +15,16 @@ import (
 	"bench/proxies"
 )
 
-// Meta is the metadata file beside a session's CSV: the machine, the CPU
-// layout, every tool's and proxy's version, the command line and the
-// times. It is written when the session starts and when it ends.
+// Meta is the metadata file beside a session's CSV: the machine, the
+// session's settings, the CPU layout, every tool's and proxy's version,
+// the command line and the times. It is written when the session starts
+// and when it ends.
 type Meta struct {
-	Session     string            `json:"session"`
-	Machine     MachineInfo       `json:"machine"`
+	Session string      `json:"session"`
+	Machine MachineInfo `json:"machine"`
+	Settings
 	Layout      string            `json:"cpu_layout"`
 	LayoutNote  string            `json:"cpu_layout_warning,omitempty"`
-	ProxyQuota  float64           `json:"proxy_cpu_quota,omitempty"`
-	Reps        int               `json:"reps"`
-	Window      string            `json:"window"`
-	Warmup      string            `json:"warmup"`
 	Tools       map[string]string `json:"tools"`
 	Columns     []ColumnMeta      `json:"columns"`
 	CommandLine []string          `json:"command_line"`
@@ -57,8 +55,8 @@ type ColumnMeta struct {
 	Version string   `json:"version"`
 }
 
-// DescribeMachine reads the machine's facts from /proc, uname and os-release.
-func DescribeMachine(label string) MachineInfo {
+// describeMachine reads the machine's facts from /proc, uname and os-release.
+func describeMachine(label string) MachineInfo {
 	m := MachineInfo{Label: label, CPUs: runtime.NumCPU(), Arch: runtime.GOARCH}
 	if fs, err := procfs.NewDefaultFS(); err == nil {
 		if ci, err := fs.CPUInfo(); err == nil && len(ci) > 0 {
@@ -85,7 +83,7 @@ func DescribeMachine(label string) MachineInfo {
 // DefaultMachineLabel is the label the tables print when --machine is not
 // given: the CPU model, shortened.
 func DefaultMachineLabel() string {
-	m := DescribeMachine("")
+	m := describeMachine("")
 	s := m.CPUModel
 	for _, junk := range []string{"(R)", "(TM)", "(tm)", " CPU", " Processor", "  "} {
 		s = strings.ReplaceAll(s, junk, " ")
@@ -113,9 +111,9 @@ func ColumnVersion(c proxies.Column) string {
 	return a.ParseVersion([]byte(host.CommandOutput(argv)))
 }
 
-// NewMeta describes a starting session and writes it to path; a resumed
+// newMeta describes a starting session and writes it to path; a resumed
 // session keeps its first start and records the resumption.
-func NewMeta(cfg SessionConfig, l host.Layout, path string) (*Meta, error) {
+func newMeta(cfg SessionConfig, l host.Layout, path string) (*Meta, error) {
 	now := time.Now().UTC()
 	if cfg.Resume {
 		if m, err := ReadMeta(path); err == nil {
@@ -127,11 +125,10 @@ func NewMeta(cfg SessionConfig, l host.Layout, path string) (*Meta, error) {
 		}
 	}
 	m := &Meta{Started: now}
-	m.Session = cfg.ID
-	m.Machine = DescribeMachine(cfg.Machine)
+	m.Session = cfg.Session
+	m.Machine = describeMachine(cfg.Machine)
+	m.Settings = cfg.Settings
 	m.Layout, m.LayoutNote = l.String(), l.Warning
-	m.ProxyQuota = cfg.Host.ProxyCPUQuota
-	m.Reps, m.Window, m.Warmup = cfg.Reps, cfg.Window.String(), cfg.Warmup.String()
 	m.CommandLine = cfg.CommandLine
 	m.Tools = map[string]string{}
 	for _, p := range Programs {

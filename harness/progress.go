@@ -35,7 +35,7 @@ func newProgress(cfg SessionConfig, runs []RunSpec, done map[RunKey]bool) *progr
 	}
 	return &progress{
 		w: w, live: cfg.Live, total: todo, start: time.Now(),
-		perRun: Estimate(1, cfg.Window, cfg.Warmup, RunOverhead),
+		perRun: Estimate(1, time.Duration(cfg.Window), time.Duration(cfg.Warmup), RunOverhead),
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"bench/harness/host"
 	"bench/proxies"
@@ -20,19 +21,18 @@ import (
 	"bench/scenarios"
 )
 
-// SessionConfig is what `bench run` asks for.
+// SessionConfig is a session as Configure resolved its settings on this
+// machine.
 type SessionConfig struct {
-	Scenarios   []scenarios.Scenario
-	Columns     []proxies.Column
-	Reps        int
-	Window      time.Duration // the measured window of each run
-	Warmup      time.Duration // load before the window, not measured
-	Machine     string        // the tables' label of the machine
-	ID          string        // session id; the file is <OutDir>/<machine slug>-<ID>.csv
+	Settings
+	Scenarios []scenarios.Scenario
+	Columns   []proxies.Column
+	// OutDir holds the session's files:
+	// <OutDir>/<machine slug>-<Session>.csv and beside it.
 	OutDir      string
 	Resume      bool // continue the session file, skipping runs it has
 	Host        host.Config
-	CommandLine []string
+	CommandLine []string // recorded in the metadata
 
 	// Progress receives the plan, a line per run and warnings.
 	Progress io.Writer
@@ -64,6 +64,9 @@ type Session struct {
 	OutputDir string
 }
 
+// ErrSessionExists is the error of a new session whose file is there.
+var ErrSessionExists = errors.New("the session's file exists")
+
 // SessionPaths returns the CSV and metadata paths of a session.
 func SessionPaths(outDir, machine, id string) (csvPath, metaPath string) {
 	base := filepath.Join(outDir, Slug(machine)+"-"+id+".csv")
@@ -86,38 +89,21 @@ func Slug(s string) string {
 	return strings.TrimSuffix(b.String(), "-")
 }
 
-// Plan computes the runs of cfg and which are already in the session file
-// when resuming. It touches nothing but the file it reads.
-func Plan(cfg SessionConfig) (runs []RunSpec, skipped int, done map[RunKey]bool, err error) {
-	runs, skipped = runsFor(cfg.Scenarios, cfg.Columns, cfg.Reps, proxies.Serves)
-	done = map[RunKey]bool{}
-	if cfg.Resume {
-		csvPath, _ := SessionPaths(cfg.OutDir, cfg.Machine, cfg.ID)
-		rows, err := results.ReadFiles([]string{csvPath})
-		if err != nil {
-			return nil, 0, nil, fmt.Errorf("resume: %w", err)
-		}
-		for _, r := range rows {
-			done[RunKey{Proxy: r.Proxy, Mode: string(r.Mode), Load: r.Load, Rep: r.Rep}] = true
-		}
-	}
-	return runs, skipped, done, nil
-}
-
 // NewSession sets up the host (namespaces, links, cgroups), the origin and
 // the session files, and checks every configuration the plan needs with
 // the proxy's own checker. On error it undoes what it did.
 func NewSession(ctx context.Context, cfg SessionConfig) (s *Session, err error) {
 	s = &Session{cfg: cfg}
-	s.runs, _, s.done, err = Plan(cfg)
+	sched, err := NewSchedule(cfg)
 	if err != nil {
 		return nil, err
 	}
-	s.CSVPath, s.MetaPath = SessionPaths(cfg.OutDir, cfg.Machine, cfg.ID)
+	s.runs, s.done = sched.Runs, sched.Done
+	s.CSVPath, s.MetaPath = SessionPaths(cfg.OutDir, cfg.Machine, cfg.Session)
 	s.OutputDir = strings.TrimSuffix(s.CSVPath, ".csv") + ".runs"
 	if !cfg.Resume {
 		if _, err := os.Stat(s.CSVPath); err == nil {
-			return nil, fmt.Errorf("%s exists: pick another --session or continue it with --resume", s.CSVPath)
+			return nil, fmt.Errorf("%s: %w", s.CSVPath, ErrSessionExists)
 		}
 	}
 	if err := os.MkdirAll(s.OutputDir, 0o755); err != nil {
@@ -144,7 +130,7 @@ func NewSession(ctx context.Context, cfg SessionConfig) (s *Session, err error) 
 	if s.origin, err = startOrigin(ctx, s.host); err != nil {
 		return nil, err
 	}
-	if s.meta, err = NewMeta(cfg, s.host.Layout(), s.MetaPath); err != nil {
+	if s.meta, err = newMeta(cfg, s.host.Layout(), s.MetaPath); err != nil {
 		return nil, err
 	}
 	if s.csv, err = results.Append(s.CSVPath); err != nil {
@@ -309,7 +295,7 @@ func (s *Session) Execute(ctx context.Context) error {
 // something went wrong.
 func (s *Session) measure(ctx context.Context, r RunSpec) results.Row {
 	row := results.Row{
-		Machine: s.cfg.Machine, Session: s.cfg.ID,
+		Machine: s.cfg.Machine, Session: s.cfg.Session,
 		Proxy: r.Column.Name, Kind: r.Column.Kind, Group: results.Group(r.Column.Group),
 		Mode: results.Mode(r.Scenario.Mode), Load: r.Scenario.Load.Name, Rep: r.Rep,
 		Status: results.Failed,
@@ -391,7 +377,7 @@ func (s *Session) run(ctx context.Context, r RunSpec, dir string, row *results.R
 	}
 	target := scenarios.TargetFor(r.Scenario.Mode, inst.Forward, host.ProxyClientAddr, host.OriginAddr)
 	if s.cfg.Warmup > 0 {
-		if _, _, err := s.load(ctx, r, target, s.cfg.Warmup, filepath.Join(dir, "warmup")); err != nil {
+		if _, _, err := s.load(ctx, r, target, time.Duration(s.cfg.Warmup), filepath.Join(dir, "warmup")); err != nil {
 			return fmt.Errorf("warm-up: %w", err)
 		}
 	}
@@ -399,7 +385,7 @@ func (s *Session) run(ctx context.Context, r RunSpec, dir string, row *results.R
 	if err != nil {
 		return err
 	}
-	m, ended, loadErr := s.load(ctx, r, target, s.cfg.Window, filepath.Join(dir, "load"))
+	m, ended, loadErr := s.load(ctx, r, target, time.Duration(s.cfg.Window), filepath.Join(dir, "load"))
 	if loadErr != nil {
 		sampler.Stop()
 		return loadErr
@@ -523,10 +509,15 @@ func errorNote(m scenarios.Measurement) string {
 
 func oneLine(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 400 {
-		s = s[:400] + "…"
+	const most = 400 // bytes
+	if len(s) <= most {
+		return s
 	}
-	return s
+	cut := most
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 // Close tears the session down: origin, host (processes, cgroups, links,

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"bench/report/results"
+	"errors"
 	"fmt"
 	"path"
 	"sort"
@@ -101,13 +102,16 @@ func Select(spec string) ([]Scenario, error) {
 		}
 		if len(seen) == n && !matchesAny(term, out) {
 			if strings.ContainsAny(term, "*?[") {
-				return nil, fmt.Errorf("scenario glob %q matches no scenario", term)
+				return nil, fmt.Errorf("%w: glob %q matches none", ErrNoScenario, term)
 			}
 			return nil, unknownScenario(term, all)
 		}
 	}
 	return out, nil
 }
+
+// ErrNoScenario is the error of a selection term that names no scenario.
+var ErrNoScenario = errors.New("no such scenario")
 
 // matchesAny reports whether term matches a scenario already selected, so
 // that "http-ka-1k,http-*" is not an error.
@@ -139,7 +143,7 @@ func unknownScenario(term string, all []Scenario) error {
 		}
 		names = append(names, x.name)
 	}
-	return fmt.Errorf("unknown scenario %q: did you mean %s?", term, strings.Join(names, ", "))
+	return fmt.Errorf("%w %q: did you mean %s?", ErrNoScenario, term, strings.Join(names, ", "))
 }
 
 // distance is the Levenshtein distance between a and b.

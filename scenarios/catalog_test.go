@@ -96,10 +96,10 @@ func TestSelect(t *testing.T) {
 		// Everything.
 		{spec: "all", wantN: 24},
 		// A typo names the close ones.
-		{spec: "http-ka-1kb", wantErr: `unknown scenario "http-ka-1kb": did you mean http-ka-1k`},
+		{spec: "http-ka-1kb", wantErr: `no such scenario "http-ka-1kb": did you mean http-ka-1k`},
 		{spec: "sock-stream16", wantErr: "socks-stream16"},
 		// A glob that matches nothing.
-		{spec: "tls-*", wantErr: `scenario glob "tls-*" matches no scenario`},
+		{spec: "tls-*", wantErr: `no such scenario: glob "tls-*" matches none`},
 		// A bad glob.
 		{spec: "http-[", wantErr: "bad glob"},
 		// Empty entries.

@@ -138,7 +138,7 @@ func Origin(dir, addr string, cpus int) OriginSetup {
 	for _, a := range originAnswers {
 		files = append(files, OriginFile{originWWW + a.Path, OriginAnswer(a.Size)})
 	}
-	nginx := []string{"nginx", "-p", dir + "/", "-e", filepath.Join(dir, "error.log"), "-c", filepath.Join(dir, OriginConf)}
+	nginx := []string{ToolNginx, "-p", dir + "/", "-e", filepath.Join(dir, "error.log"), "-c", filepath.Join(dir, OriginConf)}
 	return OriginSetup{
 		Files:    files,
 		Validate: append(nginx[:len(nginx):len(nginx)], "-t", "-q"),

@@ -14,11 +14,13 @@ import (
 	"time"
 )
 
-// The load tools' names, as Load.Tool and Driver.Tool give them.
+// The programs a session runs for its loads and its origin, as Load.Tool
+// and Driver.Tool name them.
 const (
 	ToolWrk         = "wrk"
 	ToolIperf3      = "iperf3"
 	ToolProxychains = "proxychains4"
+	ToolNginx       = "nginx" // the origin's HTTP server
 )
 
 // Threads of wrk: 4 as the seeds ran it, 16 under proxychains, whose
@@ -250,6 +252,19 @@ func parseFields(s string) (map[string]int64, error) {
 func tunnelled(s Scenario, t Target) bool {
 	return !t.Direct && (s.Mode == results.Connect || s.Mode == results.Socks)
 }
+
+// Programs are the programs scenario s runs on the client: its load tool,
+// and proxychains-ng for the tunnels.
+func Programs(s Scenario) []string {
+	p := []string{DriverFor(s).Tool()}
+	if tunnelled(s, Target{}) {
+		p = append(p, ToolProxychains)
+	}
+	return p
+}
+
+// OriginPrograms are the origin's servers.
+var OriginPrograms = []string{ToolNginx, ToolIperf3}
 
 // relayHost is the relay's client-side address.
 func relayHost(t Target) string {

@@ -18,11 +18,11 @@ func cmdList(stdout, stderr io.Writer, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	scs, err := selectScenarios(*scenario)
+	scs, err := scenarios.Select(*scenario)
 	if err != nil {
-		return err
+		return withAdvice(err)
 	}
-	cols, err := loadColumns(*columnsFile, "")
+	cols, err := harness.LoadColumns(*columnsFile, "")
 	if err != nil {
 		return err
 	}
@@ -68,14 +68,4 @@ func describeLoad(l scenarios.Load) string {
 	default:
 		return fmt.Sprintf("GET %s, kept alive", strings.TrimPrefix(l.Path, "/"))
 	}
-}
-
-// selectScenarios is scenarios.Select, with the advice for a term that
-// names none.
-func selectScenarios(spec string) ([]scenarios.Scenario, error) {
-	scs, err := scenarios.Select(spec)
-	if err != nil {
-		return nil, fmt.Errorf("%w (bench list prints them all)", err)
-	}
-	return scs, nil
 }

@@ -143,7 +143,7 @@ func TestRunSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cols, err := loadColumns("", "")
+	cols, err := harness.LoadColumns("", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,22 +318,4 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.w.Write(p)
-}
-
-func TestWithoutFlags(t *testing.T) {
-	drop := map[string]bool{"session": true, "resume": true}
-	for _, c := range []struct{ in, want string }{
-		// value as the next argument, and after =
-		{"--scenario http-* --session a --reps 1", "--scenario http-* --reps 1"},
-		{"--session=a -reps=2", "-reps=2"},
-		// a boolean flag takes no value
-		{"--resume --reps 1", "--reps 1"},
-		// the extra name
-		{"--machine m --proxy nginx", "--proxy nginx"},
-	} {
-		got := strings.Join(withoutFlags(strings.Fields(c.in), drop, "machine"), " ")
-		if got != c.want {
-			t.Errorf("withoutFlags(%q) = %q; want %q", c.in, got, c.want)
-		}
-	}
 }

@@ -205,6 +205,10 @@ func ForgetPrefix(prefix string) error {
 	return nil
 }
 
+// ErrPrefixBusy is the error of a host whose prefix a running session
+// holds.
+var ErrPrefixBusy = errors.New("prefix in use")
+
 // takeLock takes the prefix's lock without waiting.
 func takeLock(prefix string) (*os.File, error) {
 	p := lockPath(prefix)
@@ -219,7 +223,7 @@ func takeLock(prefix string) (*os.File, error) {
 			if st, rerr := readLockState(p); rerr == nil && st.PID > 0 {
 				holder = "process " + strconv.Itoa(st.PID)
 			}
-			return nil, fmt.Errorf("a session with prefix %q is running (%s holds %s): wait for it to end, or stop it and run 'bench clean'", prefix, holder, p)
+			return nil, fmt.Errorf("%w: a session with prefix %q is running (%s holds %s)", ErrPrefixBusy, prefix, holder, p)
 		}
 		return nil, fmt.Errorf("lock %s: %w", p, err)
 	}

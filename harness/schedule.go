@@ -1,0 +1,248 @@
+package harness
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"sort"
+	"strings"
+	"time"
+
+	"bench/harness/host"
+	"bench/proxies"
+	"bench/report/results"
+	"bench/scenarios"
+)
+
+// Schedule is a session's runs in their order, before anything starts.
+type Schedule struct {
+	cfg     SessionConfig
+	Runs    []RunSpec
+	Skipped int             // scenario x column pairs left out: the column cannot serve the mode
+	Done    map[RunKey]bool // runs a resumed session has in its file
+}
+
+// NewSchedule orders the runs of cfg and, when resuming, reads which the
+// session file has. It touches nothing but the file it reads.
+func NewSchedule(cfg SessionConfig) (*Schedule, error) {
+	s := &Schedule{cfg: cfg, Done: map[RunKey]bool{}}
+	s.Runs, s.Skipped = runsFor(cfg.Scenarios, cfg.Columns, cfg.Reps, proxies.Serves)
+	if cfg.Resume {
+		csvPath, _ := SessionPaths(cfg.OutDir, cfg.Machine, cfg.Session)
+		rows, err := results.ReadFiles([]string{csvPath})
+		if err != nil {
+			return nil, fmt.Errorf("resume: %w", err)
+		}
+		for _, r := range rows {
+			s.Done[RunKey{Proxy: r.Proxy, Mode: string(r.Mode), Load: r.Load, Rep: r.Rep}] = true
+		}
+	}
+	return s, nil
+}
+
+// todo is the number of runs still to do.
+func (s *Schedule) todo() int {
+	n := 0
+	for _, r := range s.Runs {
+		if !s.Done[r.Key()] {
+			n++
+		}
+	}
+	return n
+}
+
+// Print writes the plan of the session: its runs, columns, CPU layout and
+// estimated time, and the file it writes (or would, for a dry run).
+func (s *Schedule) Print(w io.Writer, dryRun bool) {
+	cfg := s.cfg
+	todo := s.todo()
+	used := map[string]bool{}
+	for _, r := range s.Runs {
+		used[r.Column.Name] = true
+	}
+	var names, idle []string
+	for _, c := range cfg.Columns {
+		if used[c.Name] {
+			names = append(names, c.Name)
+		} else {
+			idle = append(idle, c.Name)
+		}
+	}
+	fmt.Fprintf(w, "session %s on %q: %s x %s x %s = %s",
+		cfg.Session, cfg.Machine, plural(len(cfg.Scenarios), "scenario"), plural(len(names), "column"),
+		plural(cfg.Reps, "rep"), plural(len(s.Runs), "run"))
+	if s.Skipped > 0 {
+		fmt.Fprintf(w, " (%s skipped: mode not served)", plural(s.Skipped, "scenario x column pair"))
+	}
+	fmt.Fprintln(w)
+	if done := len(s.Runs) - todo; done > 0 {
+		fmt.Fprintf(w, "resuming: %d runs done, %d to go\n", done, todo)
+	}
+	var scs []string
+	for _, sc := range cfg.Scenarios {
+		scs = append(scs, sc.Name)
+	}
+	fmt.Fprintf(w, "scenarios: %s\n", strings.Join(scs, ", "))
+	fmt.Fprintf(w, "columns: %s\n", strings.Join(names, ", "))
+	if len(idle) > 0 {
+		fmt.Fprintf(w, "not run (no scenario in their modes): %s\n", strings.Join(idle, ", "))
+	}
+	fmt.Fprintf(w, "cpus: %s", cfg.Host.Layout)
+	if cfg.Host.ProxyCPUQuota > 0 {
+		fmt.Fprintf(w, ", proxy quota %g CPU", cfg.Host.ProxyCPUQuota)
+	}
+	fmt.Fprintln(w)
+	if cfg.Host.Layout.Warning != "" {
+		fmt.Fprintf(w, "warning: %s\n", cfg.Host.Layout.Warning)
+	}
+	est := Estimate(todo, time.Duration(cfg.Window), time.Duration(cfg.Warmup), RunOverhead)
+	fmt.Fprintf(w, "each run: %s warm-up + %s window; estimated %s\n",
+		time.Duration(cfg.Warmup), time.Duration(cfg.Window), FormatDuration(est))
+	csvPath, _ := SessionPaths(cfg.OutDir, cfg.Machine, cfg.Session)
+	if dryRun {
+		fmt.Fprintf(w, "would write %s\n", csvPath)
+		return
+	}
+	fmt.Fprintf(w, "writing %s\n\n", csvPath)
+}
+
+// plural says "1 run", "2 runs".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// Fit says before anything starts what cannot fit this machine: a load
+// with more connections than the descriptor limit gives a process (the
+// client's and the proxy's counted as bench check counts them).
+func (s *Schedule) Fit() error {
+	limit, err := host.NofileLimit()
+	if err != nil {
+		return err
+	}
+	var errs []error
+	seen := map[string]bool{}
+	for _, r := range s.Runs {
+		conns := r.Scenario.Load.Conns
+		for _, need := range []struct {
+			who string
+			n   int64
+		}{
+			{"the client", host.ClientDescriptors(conns)},
+			{r.Column.Name, host.ProxyDescriptors(conns, r.Column.Group == results.Splice)},
+		} {
+			key := r.Scenario.Name + "\x00" + need.who
+			if uint64(need.n) > limit && !seen[key] {
+				seen[key] = true
+				errs = append(errs, fmt.Errorf("%s: %s needs %d file descriptors for %d connections; the limit here is %d (raise the hard nofile limit, or leave the scenario out)",
+					r.Scenario.Name, need.who, need.n, conns, limit))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// MissingError names the programs a session needs that are not installed,
+// and the packages that install them.
+type MissingError struct {
+	Programs, Packages []string
+}
+
+func (e *MissingError) Error() string {
+	return "not installed: " + strings.Join(e.Programs, ", ")
+}
+
+// Tools makes sure the programs the runs need are installed: the origin's,
+// the load tools, proxychains for the tunnels. It fails with a
+// *MissingError.
+func (s *Schedule) Tools() error {
+	need := map[string]bool{}
+	for _, p := range scenarios.OriginPrograms {
+		need[p] = true
+	}
+	for _, r := range s.Runs {
+		for _, p := range scenarios.Programs(r.Scenario) {
+			need[p] = true
+		}
+	}
+	var missing []string
+	for t := range need {
+		if _, err := exec.LookPath(t); err != nil {
+			missing = append(missing, t)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	sort.Strings(missing)
+	return &MissingError{Programs: missing, Packages: PackagesFor(missing)}
+}
+
+// RunSpec is one run of a session: a column measured under one scenario in
+// one repetition.
+type RunSpec struct {
+	Index    int // 1..N, in the order the runs happen
+	Rep      int // 1..reps
+	Scenario scenarios.Scenario
+	Column   proxies.Column
+}
+
+// Key identifies a run across a resumed session.
+func (r RunSpec) Key() RunKey {
+	return RunKey{Proxy: r.Column.Name, Mode: string(r.Scenario.Mode), Load: r.Scenario.Load.Name, Rep: r.Rep}
+}
+
+// RunKey is what makes a row of a session file unique.
+type RunKey struct {
+	Proxy, Mode, Load string
+	Rep               int
+}
+
+// runsFor orders the runs of a session: repetition by repetition, each
+// scenario in catalog order, and within it the columns that can serve its
+// mode in their order rotated by one for each repetition, as the
+// reference sessions did, so that no column always runs first after a
+// scenario change. The columns that cannot serve a scenario's mode are
+// left out and counted in skipped (once, not per repetition).
+func runsFor(scs []scenarios.Scenario, cols []proxies.Column, reps int, supports func(proxies.Column, results.Mode) bool) (runs []RunSpec, skipped int) {
+	for rep := 1; rep <= reps; rep++ {
+		for _, sc := range scs {
+			var able []proxies.Column
+			for _, c := range cols {
+				if supports(c, sc.Mode) {
+					able = append(able, c)
+				} else if rep == 1 {
+					skipped++
+				}
+			}
+			for i := range able {
+				c := able[(i+rep-1)%len(able)]
+				runs = append(runs, RunSpec{Index: len(runs) + 1, Rep: rep, Scenario: sc, Column: c})
+			}
+		}
+	}
+	return runs, skipped
+}
+
+// Estimate is the expected wall time of n runs of the given window and
+// warm-up, with overhead for each run's start, readiness and stop.
+func Estimate(n int, window, warmup, overhead time.Duration) time.Duration {
+	return time.Duration(n) * (window + warmup + overhead)
+}
+
+// FormatDuration prints d for people: 45s, 12m05s, 3h04m.
+func FormatDuration(d time.Duration) string {
+	d = d.Round(time.Second)
+	h, m, s := int(d.Hours()), int(d.Minutes())%60, int(d.Seconds())%60
+	switch {
+	case h > 0:
+		return fmt.Sprintf("%dh%02dm", h, m)
+	case m > 0:
+		return fmt.Sprintf("%dm%02ds", m, s)
+	default:
+		return fmt.Sprintf("%ds", s)
+	}
+}

@@ -1,0 +1,187 @@
+package harness
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"bench/harness/host"
+	"bench/proxies"
+	"bench/scenarios"
+)
+
+// Settings are a session's choices as `bench run`'s flags give them. The
+// metadata records them (Meta embeds them), so that a resumed session
+// runs with its own.
+type Settings struct {
+	Scenario    string  `json:"scenario"`               // the scenarios: all, names, globs
+	Proxy       string  `json:"proxy,omitempty"`        // the columns by name; empty for every one found
+	ColumnsFile string  `json:"columns_file,omitempty"` // the user's columns
+	Reps        int     `json:"reps"`
+	Window      Span    `json:"window"`                    // the measured window of each run
+	Warmup      Span    `json:"warmup"`                    // load before the window, not measured
+	CPUs        string  `json:"cpus,omitempty"`            // the CPU layout asked for; empty for the default
+	ProxyCPU    float64 `json:"proxy_cpu_quota,omitempty"` // CPUs of quota on the proxy's cgroup; 0 for none
+
+	// Machine and Session name the session; the metadata keeps them in
+	// its own fields.
+	Machine string `json:"-"` // the tables' label; empty for the CPU model
+	Session string `json:"-"` // the id; empty for the start time
+}
+
+// Span is a duration that JSON holds as Go writes it: "10s".
+type Span time.Duration
+
+func (s Span) MarshalText() ([]byte, error) { return []byte(time.Duration(s).String()), nil }
+
+func (s *Span) UnmarshalText(b []byte) error {
+	d, err := time.ParseDuration(string(b))
+	*s = Span(d)
+	return err
+}
+
+// check says what is wrong with the settings' numbers.
+func (st Settings) check() error {
+	switch {
+	case st.Reps < 1:
+		return fmt.Errorf("%d repetitions: need at least 1", st.Reps)
+	case time.Duration(st.Window) < time.Second:
+		return fmt.Errorf("a window of %s: need at least 1s", time.Duration(st.Window))
+	case st.Warmup < 0:
+		return fmt.Errorf("a warm-up of %s: want 0 (none) or more", time.Duration(st.Warmup))
+	case st.ProxyCPU < 0:
+		return fmt.Errorf("a proxy CPU quota of %g: want 0 (none) or more", st.ProxyCPU)
+	}
+	return nil
+}
+
+// Configure resolves the settings into a session's configuration on this
+// machine: the scenarios, the columns found here and in the columns file,
+// the CPU layout, and the defaults of the machine's label and the session
+// id. hc names the session's namespaces and cgroups; its layout and quota
+// come from st. Nothing is started.
+func Configure(st Settings, outDir string, resume bool, hc host.Config) (SessionConfig, error) {
+	if err := st.check(); err != nil {
+		return SessionConfig{}, err
+	}
+	scs, err := scenarios.Select(st.Scenario)
+	if err != nil {
+		return SessionConfig{}, err
+	}
+	cols, err := LoadColumns(st.ColumnsFile, st.Proxy)
+	if err != nil {
+		return SessionConfig{}, err
+	}
+	online, err := host.OnlineCPUs()
+	if err != nil {
+		return SessionConfig{}, err
+	}
+	if st.CPUs != "" {
+		hc.Layout, err = host.ParseLayout(st.CPUs, online)
+	} else {
+		hc.Layout, err = host.DefaultLayout(online)
+	}
+	if err != nil {
+		return SessionConfig{}, err
+	}
+	hc.ProxyCPUQuota = st.ProxyCPU
+	if err := hc.Check(online); err != nil {
+		return SessionConfig{}, err
+	}
+	if st.Machine == "" {
+		st.Machine = DefaultMachineLabel()
+	}
+	if st.Session == "" {
+		st.Session = time.Now().Format("2006-01-02-1504")
+	}
+	return SessionConfig{Settings: st, Scenarios: scs, Columns: cols, OutDir: outDir, Resume: resume, Host: hc}, nil
+}
+
+// LoadColumns returns the packaged columns found on the machine plus the
+// user's file, narrowed to names (comma-separated) when given.
+func LoadColumns(file, names string) ([]proxies.Column, error) {
+	cols := proxies.DefaultColumns(exec.LookPath)
+	if file != "" {
+		f, err := os.Open(file)
+		if err != nil {
+			return nil, fmt.Errorf("columns file: %w", err)
+		}
+		defer f.Close()
+		own, err := proxies.ParseColumns(f, file)
+		if err != nil {
+			return nil, err
+		}
+		cols = append(cols, own...)
+	}
+	if err := proxies.Validate(cols, os.Stat); err != nil {
+		return nil, err
+	}
+	if names == "" {
+		return cols, nil
+	}
+	byName := map[string]proxies.Column{}
+	var all []string
+	for _, c := range cols {
+		byName[c.Name] = c
+		all = append(all, c.Name)
+	}
+	var picked []proxies.Column
+	seen := map[string]bool{}
+	for _, n := range strings.Split(names, ",") {
+		n = strings.TrimSpace(n)
+		c, ok := byName[n]
+		if !ok {
+			return nil, fmt.Errorf("no column %q (columns: %s)", n, strings.Join(all, ", "))
+		}
+		if seen[n] {
+			continue
+		}
+		seen[n] = true
+		picked = append(picked, c)
+	}
+	return picked, nil
+}
+
+// ErrNoSession is the error of Resumable when there is no session to
+// continue.
+var ErrNoSession = errors.New("no session to resume")
+
+// Resumable returns the settings of session id in dir, or of the newest
+// session there that did not end when id is empty, as its metadata
+// recorded them.
+func Resumable(dir, id string) (Settings, error) {
+	metas, _ := filepath.Glob(filepath.Join(dir, "*.meta.json"))
+	var best *Meta
+	for _, p := range metas {
+		m, err := ReadMeta(p)
+		if err != nil {
+			continue
+		}
+		switch {
+		case id != "" && m.Session == id:
+			best = m
+		case id == "" && m.Ended == nil && (best == nil || m.Started.After(best.Started)):
+			best = m
+		default:
+			continue
+		}
+		if id != "" {
+			break
+		}
+	}
+	switch {
+	case best == nil && id != "":
+		return Settings{}, fmt.Errorf("%w: no session %q in %s", ErrNoSession, id, dir)
+	case best == nil:
+		return Settings{}, fmt.Errorf("%w: no unfinished session in %s", ErrNoSession, dir)
+	case best.Scenario == "":
+		return Settings{}, fmt.Errorf("session %s: its metadata records no settings (it was written by an older bench)", best.Session)
+	}
+	st := best.Settings
+	st.Machine, st.Session = best.Machine.Label, best.Session
+	return st, nil
+}

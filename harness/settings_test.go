@@ -1,0 +1,81 @@
+package harness
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestResumable: the settings a session's metadata records are the ones
+// a resumption runs with, and the newest unfinished session is the one
+// taken when none is named.
+func TestResumable(t *testing.T) {
+	dir := t.TempDir()
+	write := func(id string, started time.Time, ended bool, st Settings) {
+		m := &Meta{Session: id, Machine: MachineInfo{Label: "ARM (M4)"}, Settings: st, Started: started}
+		if ended {
+			e := started.Add(time.Hour)
+			m.Ended = &e
+		}
+		_, path := SessionPaths(dir, "ARM (M4)", id)
+		if err := m.write(path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	base := time.Date(2026, 10, 13, 18, 0, 0, 0, time.UTC)
+	old := Settings{Scenario: "http-*", Reps: 3, Window: Span(10 * time.Second), Warmup: Span(2 * time.Second)}
+	newer := Settings{Scenario: "socks-ka-1k,relay-*", Proxy: "nginx,dante", ColumnsFile: "cols.conf", Reps: 5,
+		Window: Span(3 * time.Second), CPUs: "client=0,proxy=1,origin=0", ProxyCPU: 0.5}
+	write("a", base, false, old)
+	write("b", base.Add(time.Hour), false, newer)
+	write("c", base.Add(2*time.Hour), true, old)
+
+	got, err := Resumable(dir, "")
+	want := newer
+	want.Machine, want.Session = "ARM (M4)", "b"
+	if err != nil || got != want {
+		t.Errorf("Resumable(newest) = %+v, %v; want %+v", got, err, want)
+	}
+	got, err = Resumable(dir, "a")
+	if err != nil || got.Session != "a" || got.Scenario != "http-*" || got.Window != Span(10*time.Second) {
+		t.Errorf("Resumable(a) = %+v, %v", got, err)
+	}
+	if _, err := Resumable(dir, "zz"); !errors.Is(err, ErrNoSession) {
+		t.Errorf("Resumable(unknown) = %v; want ErrNoSession", err)
+	}
+	if _, err := Resumable(t.TempDir(), ""); !errors.Is(err, ErrNoSession) {
+		t.Errorf("Resumable(empty dir) = %v; want ErrNoSession", err)
+	}
+
+	// The file holds the settings readably.
+	_, path := SessionPaths(dir, "ARM (M4)", "b")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{`"scenario": "socks-ka-1k,relay-*"`, `"window": "3s"`, `"warmup": "0s"`, `"proxy_cpu_quota": 0.5`, `"session": "b"`} {
+		if !strings.Contains(string(b), s) {
+			t.Errorf("%s lacks %s:\n%s", filepath.Base(path), s, b)
+		}
+	}
+}
+
+func TestSettingsCheck(t *testing.T) {
+	ok := Settings{Scenario: "all", Reps: 1, Window: Span(time.Second)}
+	if err := ok.check(); err != nil {
+		t.Errorf("check(%+v) = %v", ok, err)
+	}
+	for _, bad := range []Settings{
+		{Reps: 0, Window: Span(time.Second)},
+		{Reps: 1, Window: Span(time.Millisecond)},
+		{Reps: 1, Window: Span(time.Second), Warmup: Span(-time.Second)},
+		{Reps: 1, Window: Span(time.Second), ProxyCPU: -1},
+	} {
+		if err := bad.check(); err == nil {
+			t.Errorf("check(%+v) = nil; want an error", bad)
+		}
+	}
+}
