@@ -7,10 +7,10 @@ import (
 
 // Checks is what `bench check` lists: the machine's checks, with the
 // descriptor limit weighed against the catalog's loads, then every
-// program of Programs. It changes nothing.
+// program of programs. It changes nothing.
 func Checks(layout *host.Layout) []host.CheckItem {
 	items := host.CheckSystem(layout, catalogLoads())
-	for _, p := range Programs {
+	for _, p := range programs {
 		items = append(items, host.CheckBinary(p.Name, p.Version, p.Package, p.Required))
 	}
 	return items

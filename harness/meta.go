@@ -80,9 +80,9 @@ func describeMachine(label string) MachineInfo {
 	return m
 }
 
-// DefaultMachineLabel is the label the tables print when --machine is not
+// defaultMachineLabel is the label the tables print when --machine is not
 // given: the CPU model, shortened.
-func DefaultMachineLabel() string {
+func defaultMachineLabel() string {
 	m := describeMachine("")
 	s := m.CPUModel
 	for _, junk := range []string{"(R)", "(TM)", "(tm)", " CPU", " Processor", "  "} {
@@ -131,7 +131,7 @@ func newMeta(cfg SessionConfig, l host.Layout, path string) (*Meta, error) {
 	m.Layout, m.LayoutNote = l.String(), l.Warning
 	m.CommandLine = cfg.CommandLine
 	m.Tools = map[string]string{}
-	for _, p := range Programs {
+	for _, p := range programs {
 		if p.Tool {
 			m.Tools[p.Name] = toolVersion(p)
 		}

@@ -6,9 +6,9 @@ import (
 	"bench/harness/host"
 )
 
-// Program is a program a session may run, and the package that installs
+// program is a program a session may run, and the package that installs
 // it on Debian and Ubuntu.
-type Program struct {
+type program struct {
 	Name    string   // looked up in PATH
 	Version []string // the command that prints its version; nil when it has none
 	Package string   // the package(s) that install it
@@ -18,9 +18,9 @@ type Program struct {
 	Tool bool
 }
 
-// Programs are the load tools, the origin and the packaged proxies, in
+// programs are the load tools, the origin and the packaged proxies, in
 // the order bench check lists them.
-var Programs = []Program{
+var programs = []program{
 	{Name: "wrk", Version: []string{"wrk", "-v"}, Package: "wrk", Required: true, Tool: true},
 	{Name: "iperf3", Version: []string{"iperf3", "-v"}, Package: "iperf3", Required: true, Tool: true},
 	{Name: "proxychains4", Package: "proxychains4", Required: true, Tool: true},
@@ -33,13 +33,13 @@ var Programs = []Program{
 	{Name: "stunnel4", Version: []string{"stunnel4", "-version"}, Package: "stunnel4"},
 }
 
-// PackagesFor names the packages that install the given programs; a
+// packagesFor names the packages that install the given programs; a
 // program the table does not know is named as it is.
-func PackagesFor(programs []string) []string {
+func packagesFor(names []string) []string {
 	var out []string
-	for _, name := range programs {
+	for _, name := range names {
 		pkg := name
-		for _, p := range Programs {
+		for _, p := range programs {
 			if p.Name == name {
 				pkg = p.Package
 			}
@@ -51,7 +51,7 @@ func PackagesFor(programs []string) []string {
 
 // toolVersion is the first line of a load tool's version output; for a
 // tool that prints none, the version of its package.
-func toolVersion(p Program) string {
+func toolVersion(p program) string {
 	argv := p.Version
 	if argv == nil {
 		argv = []string{"dpkg-query", "-W", "-f=${Version}", p.Package}

@@ -35,7 +35,7 @@ func newProgress(cfg SessionConfig, runs []RunSpec, done map[RunKey]bool) *progr
 	}
 	return &progress{
 		w: w, live: cfg.Live, total: todo, start: time.Now(),
-		perRun: Estimate(1, time.Duration(cfg.Window), time.Duration(cfg.Warmup), RunOverhead),
+		perRun: estimate(1, time.Duration(cfg.Window), time.Duration(cfg.Warmup), runOverhead),
 	}
 }
 
@@ -55,7 +55,7 @@ func (p *progress) begin(r RunSpec) {
 	}
 	line := fmt.Sprintf("run %d/%d  %s  %s  rep %d  elapsed %s  ETA %s",
 		p.done+1, p.total, r.Scenario.Name, r.Column.Name, r.Rep,
-		FormatDuration(time.Since(p.start)), FormatDuration(p.eta()))
+		formatDuration(time.Since(p.start)), formatDuration(p.eta()))
 	p.rewrite(line)
 }
 
@@ -78,7 +78,7 @@ func (p *progress) end(r RunSpec, row results.Row, took time.Duration) {
 	}
 	fmt.Fprintf(p.w, "[%d/%d] %-22s %-20s rep %d  %s  (%s, ETA %s)\n",
 		p.done, p.total, r.Scenario.Name, r.Column.Name, r.Rep, runSummary(row),
-		FormatDuration(took), FormatDuration(p.eta()))
+		formatDuration(took), formatDuration(p.eta()))
 }
 
 func (p *progress) finish() {

@@ -96,9 +96,9 @@ func (s *Schedule) Print(w io.Writer, dryRun bool) {
 	if cfg.Host.Layout.Warning != "" {
 		fmt.Fprintf(w, "warning: %s\n", cfg.Host.Layout.Warning)
 	}
-	est := Estimate(todo, time.Duration(cfg.Window), time.Duration(cfg.Warmup), RunOverhead)
+	est := estimate(todo, time.Duration(cfg.Window), time.Duration(cfg.Warmup), runOverhead)
 	fmt.Fprintf(w, "each run: %s warm-up + %s window; estimated %s\n",
-		time.Duration(cfg.Warmup), time.Duration(cfg.Window), FormatDuration(est))
+		time.Duration(cfg.Warmup), time.Duration(cfg.Window), formatDuration(est))
 	csvPath, _ := SessionPaths(cfg.OutDir, cfg.Machine, cfg.Session)
 	if dryRun {
 		fmt.Fprintf(w, "would write %s\n", csvPath)
@@ -178,7 +178,7 @@ func (s *Schedule) Tools() error {
 		return nil
 	}
 	sort.Strings(missing)
-	return &MissingError{Programs: missing, Packages: PackagesFor(missing)}
+	return &MissingError{Programs: missing, Packages: packagesFor(missing)}
 }
 
 // RunSpec is one run of a session: a column measured under one scenario in
@@ -227,14 +227,14 @@ func runsFor(scs []scenarios.Scenario, cols []proxies.Column, reps int, supports
 	return runs, skipped
 }
 
-// Estimate is the expected wall time of n runs of the given window and
+// estimate is the expected wall time of n runs of the given window and
 // warm-up, with overhead for each run's start, readiness and stop.
-func Estimate(n int, window, warmup, overhead time.Duration) time.Duration {
+func estimate(n int, window, warmup, overhead time.Duration) time.Duration {
 	return time.Duration(n) * (window + warmup + overhead)
 }
 
-// FormatDuration prints d for people: 45s, 12m05s, 3h04m.
-func FormatDuration(d time.Duration) string {
+// formatDuration prints d for people: 45s, 12m05s, 3h04m.
+func formatDuration(d time.Duration) string {
 	d = d.Round(time.Second)
 	h, m, s := int(d.Hours()), int(d.Minutes())%60, int(d.Seconds())%60
 	switch {

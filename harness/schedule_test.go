@@ -73,7 +73,7 @@ func TestFormatDuration(t *testing.T) {
 		{12*time.Minute + 5*time.Second, "12m05s"},
 		{3*time.Hour + 4*time.Minute + 59*time.Second, "3h04m"},
 	} {
-		if got := FormatDuration(c.in); got != c.want {
+		if got := formatDuration(c.in); got != c.want {
 			t.Errorf("FormatDuration(%v) = %q; want %q", c.in, got, c.want)
 		}
 	}

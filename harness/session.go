@@ -41,10 +41,10 @@ type SessionConfig struct {
 	Live bool
 }
 
-// RunOverhead is the first guess of what a run costs beyond its warm-up
+// runOverhead is the first guess of what a run costs beyond its warm-up
 // and window (proxy start, readiness, stop); the ETA then uses the
 // measured average.
-const RunOverhead = 1500 * time.Millisecond
+const runOverhead = 1500 * time.Millisecond
 
 // Session is a running session: its host, origin, output files and plan.
 type Session struct {
@@ -300,7 +300,7 @@ func (s *Session) measure(ctx context.Context, r RunSpec) results.Row {
 		Mode: results.Mode(r.Scenario.Mode), Load: r.Scenario.Load.Name, Rep: r.Rep,
 		Status: results.Failed,
 	}
-	name := RunName(r)
+	name := runName(r)
 	dir := filepath.Join(s.host.RunDir(), "runs", name)
 	err := s.run(ctx, r, dir, &row)
 	s.keep(dir, name, err != nil)
@@ -316,8 +316,8 @@ func (s *Session) measure(ctx context.Context, r RunSpec) results.Row {
 	return row
 }
 
-// RunName names a run's files: "0007-nginx-http-ka-1k-1".
-func RunName(r RunSpec) string {
+// runName names a run's files: "0007-nginx-http-ka-1k-1".
+func runName(r RunSpec) string {
 	return fmt.Sprintf("%04d-%s-%s-%d", r.Index, Slug(r.Column.Name), r.Scenario.Name, r.Rep)
 }
 
@@ -483,7 +483,7 @@ func (s *Session) load(ctx context.Context, r RunSpec, t scenarios.Target, windo
 	}
 	switch {
 	case errors.Is(lctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil:
-		return m, ended, fmt.Errorf("%s still ran %s after its %s window and was stopped", drv.Tool(), FormatDuration(grace), window)
+		return m, ended, fmt.Errorf("%s still ran %s after its %s window and was stopped", drv.Tool(), formatDuration(grace), window)
 	case runErr != nil:
 		// runErr names the program; the log's end says why.
 		if tail := strings.TrimSpace(strings.Join(host.TailLines(filepath.Join(dir, drv.Tool()+".log"), 3), " | ")); tail != "" {

@@ -93,7 +93,7 @@ func Configure(st Settings, outDir string, resume bool, hc host.Config) (Session
 		return SessionConfig{}, err
 	}
 	if st.Machine == "" {
-		st.Machine = DefaultMachineLabel()
+		st.Machine = defaultMachineLabel()
 	}
 	if st.Session == "" {
 		st.Session = time.Now().Format("2006-01-02-1504")

@@ -98,7 +98,7 @@ func TestCapture(t *testing.T) {
 		window, dest = 2*time.Second, captured
 	}
 	scenario := func(name string) Scenario {
-		s, ok := ByName(name)
+		s, ok := byName(name)
 		if !ok {
 			t.Fatalf("no scenario %s", name)
 		}

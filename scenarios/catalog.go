@@ -55,8 +55,8 @@ func Catalog() []Scenario {
 	return out
 }
 
-// ByName returns the scenario of the catalog called name.
-func ByName(name string) (Scenario, bool) {
+// byName returns the scenario of the catalog called name.
+func byName(name string) (Scenario, bool) {
 	for _, s := range Catalog() {
 		if s.Name == name {
 			return s, true

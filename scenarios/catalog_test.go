@@ -60,7 +60,7 @@ func TestLoads(t *testing.T) {
 		{"http-close-1k", ToolWrk, 64, "/1k", 0, true, false},
 	}
 	for _, c := range cases {
-		s, ok := ByName(c.name)
+		s, ok := byName(c.name)
 		if !ok {
 			t.Errorf("ByName(%q) not found", c.name)
 			continue
@@ -71,7 +71,7 @@ func TestLoads(t *testing.T) {
 				c.name, l, c.tool, c.conns, c.path, c.post, c.close, c.rev)
 		}
 	}
-	if s, ok := ByName("http-stream1"); ok {
+	if s, ok := byName("http-stream1"); ok {
 		t.Errorf("ByName(http-stream1) = %+v; the seeds measure no streams through the HTTP proxy", s)
 	}
 }
@@ -139,7 +139,7 @@ func TestLoadString(t *testing.T) {
 		{"relay-stream16", "iperf3, 16 streams, upload"},
 	}
 	for _, c := range cases {
-		s, _ := ByName(c.name)
+		s, _ := byName(c.name)
 		if got := s.Load.String(); got != c.want {
 			t.Errorf("%s: Load.String() = %q; want %q", c.name, got, c.want)
 		}

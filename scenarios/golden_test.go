@@ -62,7 +62,7 @@ func TestBuildGolden(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Build(%s, direct) error: %v", s.Name, err)
 		}
-		if len(inv.Files) > 0 && s.Load.Tool != ToolWrk || inv.Files[ProxychainsConf] != nil {
+		if len(inv.Files) > 0 && s.Load.Tool != ToolWrk || inv.Files[proxychainsConfFile] != nil {
 			t.Errorf("Build(%s, direct) files %v; want only wrk's script", s.Name, inv.Files)
 		}
 		fmt.Fprintf(&direct, "%s: %s\n", s.Name, strings.Join(inv.Argv, " "))
@@ -94,11 +94,11 @@ func TestOriginGolden(t *testing.T) {
 // TestProxychainsGolden renders the config for both tunnels.
 func TestProxychainsGolden(t *testing.T) {
 	for _, m := range []results.Mode{results.Connect, results.Socks} {
-		c, err := ChainFor(m, topoProxy(m))
+		c, err := chainFor(m, topoProxy(m))
 		if err != nil {
 			t.Fatal(err)
 		}
-		conf, err := ProxychainsConfig(c)
+		conf, err := proxychainsConfig(c)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -189,7 +189,7 @@ func TestTunnelRuns(t *testing.T) {
 func runScenarios(t *testing.T, target Target, names ...string) {
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
-			s, ok := ByName(name)
+			s, ok := byName(name)
 			if !ok {
 				t.Fatalf("no scenario %s", name)
 			}

@@ -11,9 +11,9 @@ import (
 	"time"
 )
 
-// ProxychainsConf is the name of proxychains-ng's config in the run
+// proxychainsConfFile is the name of proxychains-ng's config in the run
 // directory.
-const ProxychainsConf = "proxychains.conf"
+const proxychainsConfFile = "proxychains.conf"
 
 // Chain is the proxy proxychains-ng tunnels through.
 type Chain struct {
@@ -22,7 +22,7 @@ type Chain struct {
 	Port int
 }
 
-var proxychainsConf = template.Must(template.New(ProxychainsConf).Parse(`# proxychains-ng config written by bench: every connection of the load
+var proxychainsConf = template.Must(template.New(proxychainsConfFile).Parse(`# proxychains-ng config written by bench: every connection of the load
 # tool goes through one proxy.
 strict_chain
 quiet_mode
@@ -35,8 +35,8 @@ tcp_read_time_out 30000
 {{.Type}} {{.Host}} {{.Port}}
 `))
 
-// ProxychainsConfig renders proxychains-ng's config for c.
-func ProxychainsConfig(c Chain) ([]byte, error) {
+// proxychainsConfig renders proxychains-ng's config for c.
+func proxychainsConfig(c Chain) ([]byte, error) {
 	if c.Type != "http" && c.Type != "socks5" {
 		return nil, fmt.Errorf("proxychains chain type %q: want http or socks5", c.Type)
 	}
@@ -51,9 +51,9 @@ func ProxychainsConfig(c Chain) ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// ChainFor returns the proxy to tunnel through for a scenario of mode m
+// chainFor returns the proxy to tunnel through for a scenario of mode m
 // against t: CONNECT to the HTTP proxy, or SOCKSv5.
-func ChainFor(m results.Mode, t Target) (Chain, error) {
+func chainFor(m results.Mode, t Target) (Chain, error) {
 	typ := ""
 	switch BaseMode(m) {
 	case results.Connect:
@@ -74,21 +74,21 @@ func ChainFor(m results.Mode, t Target) (Chain, error) {
 	return Chain{Type: typ, Host: h, Port: n}, nil
 }
 
-// Proxychains wraps inv so that its program runs under proxychains-ng
+// proxychains wraps inv so that its program runs under proxychains-ng
 // with the config for c, written to dir beside inv's own files.
-func Proxychains(inv Invocation, c Chain, dir string) (Invocation, error) {
-	conf, err := ProxychainsConfig(c)
+func proxychains(inv Invocation, c Chain, dir string) (Invocation, error) {
+	conf, err := proxychainsConfig(c)
 	if err != nil {
 		return Invocation{}, err
 	}
-	files := map[string][]byte{ProxychainsConf: conf}
+	files := map[string][]byte{proxychainsConfFile: conf}
 	for k, v := range inv.Files {
-		if k == ProxychainsConf {
+		if k == proxychainsConfFile {
 			return Invocation{}, fmt.Errorf("run file %q is proxychains's own", k)
 		}
 		files[k] = v
 	}
-	inv.Argv = append([]string{ToolProxychains, "-q", "-f", filepath.Join(dir, ProxychainsConf)}, inv.Argv...)
+	inv.Argv = append([]string{ToolProxychains, "-q", "-f", filepath.Join(dir, proxychainsConfFile)}, inv.Argv...)
 	inv.Files = files
 	return inv, nil
 }
@@ -121,11 +121,11 @@ func Build(s Scenario, t Target, window time.Duration, dir string) (Invocation, 
 		return Invocation{}, nil, err
 	}
 	if tunnelled(s, t) {
-		c, err := ChainFor(s.Mode, t)
+		c, err := chainFor(s.Mode, t)
 		if err != nil {
 			return Invocation{}, nil, fmt.Errorf("scenario %s: %w", s.Name, err)
 		}
-		if inv, err = Proxychains(inv, c, dir); err != nil {
+		if inv, err = proxychains(inv, c, dir); err != nil {
 			return Invocation{}, nil, fmt.Errorf("scenario %s: %w", s.Name, err)
 		}
 	}

@@ -31,8 +31,8 @@ const (
 	wrkThreadsTunnel = 16
 )
 
-// WrkScript is the name of the Lua script in the run directory.
-const WrkScript = "wrk.lua"
+// wrkScript is the name of the Lua script in the run directory.
+const wrkScript = "wrk.lua"
 
 // wrkLinePrefix starts the line the script's done() prints.
 const wrkLinePrefix = "bench-wrk:"
@@ -88,7 +88,7 @@ func (Wrk) Invocation(s Scenario, t Target, window time.Duration, dir string) (I
 	if timeout <= 0 {
 		timeout = wrkTimeout
 	}
-	script, err := WrkLua(WrkRequest{Path: path, Host: origin, PostBytes: l.PostBytes, Close: l.Close})
+	script, err := WrkLua(wrkRequest{Path: path, Host: origin, PostBytes: l.PostBytes, Close: l.Close})
 	if err != nil {
 		return Invocation{}, fmt.Errorf("scenario %s: %w", s.Name, err)
 	}
@@ -99,10 +99,10 @@ func (Wrk) Invocation(s Scenario, t Target, window time.Duration, dir string) (I
 			"-d", seconds(window) + "s",
 			"--timeout", seconds(timeout) + "s",
 			"--latency",
-			"-s", filepath.Join(dir, WrkScript),
+			"-s", filepath.Join(dir, wrkScript),
 			url,
 		},
-		Files: map[string][]byte{WrkScript: script},
+		Files: map[string][]byte{wrkScript: script},
 		// wrk stops at the window, but its threads check the time only
 		// between events: under proxychains each connect() blocks until
 		// the proxy has answered the tunnel's request, and 2000 of them
@@ -123,15 +123,15 @@ func wrkGrace(timeout time.Duration, conns int, tunnel bool) time.Duration {
 	return timeout + 3*time.Second + time.Duration(conns)*per
 }
 
-// WrkRequest is the request the Lua script makes wrk send.
-type WrkRequest struct {
+// wrkRequest is the request the Lua script makes wrk send.
+type wrkRequest struct {
 	Path      string // request target: "/1k", or "http://10.0.2.2/1k" for an HTTP proxy
 	Host      string // Host header
 	PostBytes int    // POST body size; 0 sends GET
 	Close     bool   // adds Connection: close
 }
 
-var wrkLua = template.Must(template.New(WrkScript).Parse(`-- wrk script written by bench: the request of one scenario and a
+var wrkLua = template.Must(template.New(wrkScript).Parse(`-- wrk script written by bench: the request of one scenario and a
 -- machine-readable summary line.
 wrk.method = "{{.Method}}"
 wrk.path = "{{.Path}}"
@@ -154,7 +154,7 @@ end
 `))
 
 // WrkLua renders the Lua script for r.
-func WrkLua(r WrkRequest) ([]byte, error) {
+func WrkLua(r wrkRequest) ([]byte, error) {
 	for _, s := range []string{r.Path, r.Host} {
 		if strings.ContainsAny(s, "\"\\\r\n") {
 			return nil, fmt.Errorf("wrk request %q: quotes, backslashes and line breaks are not allowed", s)
@@ -166,7 +166,7 @@ func WrkLua(r WrkRequest) ([]byte, error) {
 	}
 	var b bytes.Buffer
 	err := wrkLua.Execute(&b, struct {
-		WrkRequest
+		wrkRequest
 		Method string
 	}{r, method})
 	return b.Bytes(), err
