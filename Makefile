@@ -1,4 +1,5 @@
-# The packaged proxies and load tools a session uses (Debian and Ubuntu names).
+# The packaged proxies and load tools a session uses (Debian and Ubuntu names):
+# every package of harness.Packages (make_test.go checks), and the host tools.
 PACKAGES := nginx-light libnginx-mod-stream haproxy squid tinyproxy dante-server \
 	stunnel4 wrk iperf3 proxychains4 openssl iproute2 ca-certificates
 

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"bench/harness"
 	"bench/internal/testenv"
 )
 
@@ -168,5 +169,23 @@ func TestMakeRefusesOldGo(t *testing.T) {
 	}
 	if want := old + " is 1.19.8"; !strings.Contains(errOut, want) {
 		t.Errorf("%q lacks %q", errOut, want)
+	}
+}
+
+// TestMakeDepsInstallsEveryProgram: make deps installs the package of
+// every program a session may run, as the harness lists them.
+func TestMakeDepsInstallsEveryProgram(t *testing.T) {
+	out, _, err := runMake(t, makeEnv(os.Getenv("PATH")), "-s", "--eval=print-packages: ; @echo $(PACKAGES)", "print-packages")
+	if err != nil {
+		t.Fatalf("make print-packages: %v", err)
+	}
+	have := map[string]bool{}
+	for _, p := range strings.Fields(out) {
+		have[p] = true
+	}
+	for _, p := range harness.Packages() {
+		if !have[p] {
+			t.Errorf("the Makefile's PACKAGES lacks %s, which installs a program the harness runs", p)
+		}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"bench/harness/host"
+	"bench/proxies"
+	"bench/scenarios"
 )
 
 // program is a program a session may run, and the package that installs
@@ -20,17 +22,30 @@ type program struct {
 
 // programs are the load tools, the origin and the packaged proxies, in
 // the order bench check lists them.
-var programs = []program{
-	{Name: "wrk", Version: []string{"wrk", "-v"}, Package: "wrk", Required: true, Tool: true},
-	{Name: "iperf3", Version: []string{"iperf3", "-v"}, Package: "iperf3", Required: true, Tool: true},
-	{Name: "proxychains4", Package: "proxychains4", Required: true, Tool: true},
-	{Name: "openssl", Version: []string{"openssl", "version"}, Package: "openssl", Required: true, Tool: true},
-	{Name: "nginx", Version: []string{"nginx", "-v"}, Package: "nginx-light libnginx-mod-stream", Required: true},
-	{Name: "haproxy", Version: []string{"haproxy", "-v"}, Package: "haproxy"},
-	{Name: "squid", Version: []string{"squid", "-v"}, Package: "squid"},
-	{Name: "tinyproxy", Version: []string{"tinyproxy", "-v"}, Package: "tinyproxy"},
-	{Name: "danted", Version: []string{"danted", "-v"}, Package: "dante-server"},
-	{Name: "stunnel4", Version: []string{"stunnel4", "-version"}, Package: "stunnel4"},
+var programs = func() []program {
+	ps := []program{
+		{Name: scenarios.ToolWrk, Version: []string{scenarios.ToolWrk, "-v"}, Package: "wrk", Required: true, Tool: true},
+		{Name: scenarios.ToolIperf3, Version: []string{scenarios.ToolIperf3, "-v"}, Package: "iperf3", Required: true, Tool: true},
+		{Name: scenarios.ToolProxychains, Package: "proxychains4", Required: true, Tool: true},
+		{Name: "openssl", Version: []string{"openssl", "version"}, Package: "openssl", Required: true, Tool: true},
+	}
+	for _, p := range proxies.PackagedProxies() {
+		a, _ := proxies.Lookup(p.Kind)
+		bin := p.Binaries[0]
+		// nginx is the origin too: no session runs without it.
+		ps = append(ps, program{Name: bin, Version: a.VersionArgv(bin), Package: p.Package, Required: bin == scenarios.ToolNginx})
+	}
+	return ps
+}()
+
+// Packages are the packages that install every program a session may
+// run (Debian's and Ubuntu's names), as `make deps` installs them.
+func Packages() []string {
+	var out []string
+	for _, p := range programs {
+		out = append(out, strings.Fields(p.Package)...)
+	}
+	return out
 }
 
 // packagesFor names the packages that install the given programs; a

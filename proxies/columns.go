@@ -179,19 +179,38 @@ func kindList() string {
 	return strings.Join(kinds, ", ")
 }
 
+// Packaged is a proxy the distributions package: its kind, the names its
+// binary goes by, and the package that installs it (Debian's and
+// Ubuntu's name).
+type Packaged struct {
+	Kind     string
+	Binaries []string
+	Package  string
+}
+
+// packagedProxies are the packaged proxies, one per kind.
+var packagedProxies = []Packaged{
+	{"nginx", []string{"nginx"}, "nginx-light libnginx-mod-stream"},
+	{"haproxy", []string{"haproxy"}, "haproxy"},
+	{"squid", []string{"squid"}, "squid"},
+	{"tinyproxy", []string{"tinyproxy"}, "tinyproxy"},
+	{"dante", []string{"danted", "sockd"}, "dante-server"},
+	{"stunnel", []string{"stunnel", "stunnel4", "stunnel5"}, "stunnel4"},
+}
+
+// PackagedProxies lists the packaged proxies, in the tables' order.
+func PackagedProxies() []Packaged { return slices.Clone(packagedProxies) }
+
 // packaged are the default columns, in the tables' order; each is added
-// when one of its binaries is found.
-var packaged = []struct {
-	col      Column
-	binaries []string
-}{
-	{Column{Name: "nginx", Kind: "nginx", Group: results.Copy}, []string{"nginx"}},
-	{Column{Name: "haproxy", Kind: "haproxy", Group: results.Copy}, []string{"haproxy"}},
-	{Column{Name: "squid", Kind: "squid", Group: results.Copy}, []string{"squid"}},
-	{Column{Name: "tinyproxy", Kind: "tinyproxy", Group: results.Copy}, []string{"tinyproxy"}},
-	{Column{Name: "dante", Kind: "dante", Group: results.Copy}, []string{"danted", "sockd"}},
-	{Column{Name: "stunnel", Kind: "stunnel", Group: results.Copy}, []string{"stunnel", "stunnel4", "stunnel5"}},
-	{Column{Name: "haproxy splice-auto", Kind: "haproxy", Group: results.Splice, Options: []string{"splice-auto"}}, []string{"haproxy"}},
+// when its kind's binary is found.
+var packaged = []Column{
+	{Name: "nginx", Kind: "nginx", Group: results.Copy},
+	{Name: "haproxy", Kind: "haproxy", Group: results.Copy},
+	{Name: "squid", Kind: "squid", Group: results.Copy},
+	{Name: "tinyproxy", Kind: "tinyproxy", Group: results.Copy},
+	{Name: "dante", Kind: "dante", Group: results.Copy},
+	{Name: "stunnel", Kind: "stunnel", Group: results.Copy},
+	{Name: "haproxy splice-auto", Kind: "haproxy", Group: results.Splice, Options: []string{"splice-auto"}},
 }
 
 // DefaultColumns returns "no proxy" (kind direct, group baseline) and a
@@ -199,13 +218,14 @@ var packaged = []struct {
 // real machine), with the binary's full path.
 func DefaultColumns(lookPath func(string) (string, error)) []Column {
 	cols := []Column{{Name: "no proxy", Kind: "direct", Group: results.Baseline, Source: "default"}}
-	for _, p := range packaged {
-		for _, b := range p.binaries {
+	for _, col := range packaged {
+		i := slices.IndexFunc(packagedProxies, func(p Packaged) bool { return p.Kind == col.Kind })
+		for _, b := range packagedProxies[i].Binaries {
 			path, err := lookPath(b)
 			if err != nil {
 				continue
 			}
-			c := p.col
+			c := col
 			c.Binary = path
 			c.Options = slices.Clone(c.Options)
 			c.Source = "default"
