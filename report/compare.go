@@ -90,6 +90,10 @@ type Runs struct {
 	Failed  int       `json:"failed"`
 }
 
+// ErrAcrossMachines is the error of a comparison of different machines'
+// runs that was not asked for.
+var ErrAcrossMachines = errors.New("different machines")
+
 // Compare compares the runs of old with those of new, cell by cell: a
 // cell is a column (proxy) under a scenario (mode and load) on a machine,
 // and its figure that of the tables' throughput (see throughput); only
@@ -105,10 +109,10 @@ func Compare(old, new []results.Row, opt CompareOptions) (*Comparison, error) {
 	if om, nm := c.Old.Machines, c.New.Machines; !sameSet(om, nm) {
 		from := fmt.Sprintf("old runs are from %s, new from %s", strings.Join(om, ", "), strings.Join(nm, ", "))
 		if !opt.AcrossMachines {
-			return nil, errors.New(from + ": comparing across machines needs --across-machines")
+			return nil, fmt.Errorf("%w: %s", ErrAcrossMachines, from)
 		}
 		if len(om) > 1 || len(nm) > 1 {
-			return nil, errors.New(from + ": --across-machines compares one machine with another")
+			return nil, errors.New(from + ": across machines, each side must be of one machine")
 		}
 		label := om[0] + " → " + nm[0]
 		machine = func(*results.Row) string { return label }

@@ -42,6 +42,9 @@ func cmdCompare(stdout, stderr io.Writer, args []string) error {
 		return err
 	}
 	cmp, err := report.Compare(old, new, opt)
+	if errors.Is(err, report.ErrAcrossMachines) {
+		return fmt.Errorf("%w; comparing across machines needs --across-machines", err)
+	}
 	if err != nil {
 		return err
 	}
