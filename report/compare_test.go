@@ -2,6 +2,7 @@ package report
 
 import (
 	"bench/report/results"
+	"errors"
 	"strings"
 	"testing"
 )
@@ -62,7 +63,7 @@ func TestCompareDecides(t *testing.T) {
 func TestCompareMachines(t *testing.T) {
 	old, new := reps("ARM (M4)", "a", 1, 2, 3), reps("Intel", "b", 1, 2, 3)
 	_, err := Compare(old, new, CompareOptions{})
-	if err == nil || !strings.Contains(err.Error(), "old runs are from ARM (M4), new from Intel: comparing across machines needs --across-machines") {
+	if !errors.Is(err, ErrAcrossMachines) || !strings.Contains(err.Error(), "old runs are from ARM (M4), new from Intel") {
 		t.Errorf("different machines: got %v", err)
 	}
 	cmp, err := Compare(old, new, CompareOptions{AcrossMachines: true})
@@ -73,7 +74,7 @@ func TestCompareMachines(t *testing.T) {
 		t.Errorf("across machines: got %+v, want one cell of ARM (M4) → Intel", cmp.Cells)
 	}
 	_, err = Compare(append(old, reps("Intel", "a", 1)...), new, CompareOptions{AcrossMachines: true})
-	if err == nil || !strings.Contains(err.Error(), "one machine with another") {
+	if err == nil || !strings.Contains(err.Error(), "each side must be of one machine") {
 		t.Errorf("across machines, two on one side: got %v", err)
 	}
 }
