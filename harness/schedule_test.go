@@ -11,7 +11,7 @@ import (
 	"bench/scenarios"
 )
 
-func TestPlanRuns(t *testing.T) {
+func TestRunsFor(t *testing.T) {
 	scs := []scenarios.Scenario{
 		{Name: "http-ka-1k", Mode: results.HTTP},
 		{Name: "socks-ka-1k", Mode: results.Socks},
