@@ -1,0 +1,92 @@
+package scenarios
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestMixAnswers: the weights add up, the mean is the seeds' 45 KB, and
+// the origin serves every answer with its content.
+func TestMixAnswers(t *testing.T) {
+	sum := 0
+	for _, a := range MixAnswers() {
+		sum += a.Weight
+	}
+	if sum != MixWeights {
+		t.Errorf("weights add up to %d; want %d", sum, MixWeights)
+	}
+	// 1.72 Gbit/s at 4.7k exchanges a second, 1.08 at 3.0k.
+	for _, seed := range []struct{ gbits, rate float64 }{{1.72, 4700}, {1.08, 3000}} {
+		implied := seed.gbits * 1e9 / 8 / seed.rate
+		if m := MixMeanSize(); m < implied*0.9 || m > implied*1.1 {
+			t.Errorf("mean answer %.0f bytes; the seeds' %.2f Gbit/s at %.0f/s imply %.0f", m, seed.gbits, seed.rate, implied)
+		}
+	}
+	files := map[string][]byte{}
+	for _, f := range Origin("/o", "10.0.2.2", 1).Files {
+		files[f.Path] = f.Data
+	}
+	for _, a := range MixAnswers() {
+		if !bytes.Equal(files[originWWW+a.Path], OriginAnswer(a.Size)) {
+			t.Errorf("the origin does not serve %s as OriginAnswer(%d)", a.Path, a.Size)
+		}
+	}
+}
+
+// mixScenario is a mix scenario as the catalog will name it.
+func mixScenario(m Mode, l Load) Scenario {
+	return Scenario{Name: fmt.Sprintf("%s-%s", m, l.Name), Mode: m, Load: l}
+}
+
+var (
+	loadMix   = Load{Name: "mix", Tool: ToolBench, Conns: 20000, Active: 2000}
+	loadMix3k = Load{Name: "mix-3k", Tool: ToolBench, Conns: 20000, Rate: 3000}
+)
+
+// TestMixInvocationGolden renders bench mix's command line for each
+// mode, closed and open loop, and the baseline.
+func TestMixInvocationGolden(t *testing.T) {
+	var b bytes.Buffer
+	for _, m := range []Mode{MixHTTP, MixConnect, MixSocks, MixRelay} {
+		base := Mode(strings.TrimPrefix(string(m), "mix-"))
+		for _, l := range []Load{loadMix, loadMix3k} {
+			s := mixScenario(m, l)
+			inv, err := Mix{}.Invocation(s, topoProxy(base), 10*time.Second, "/run/bench/run-1")
+			if err != nil {
+				t.Fatalf("Invocation(%s): %v", s.Name, err)
+			}
+			fmt.Fprintf(&b, "%s: %s", s.Name, dumpInvocation(inv))
+		}
+	}
+	inv, err := Mix{}.Invocation(mixScenario(MixConnect, loadMix), topoDirect, 10*time.Second, "/run/bench/run-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(&b, "direct: %s", dumpInvocation(inv))
+	golden(t, "build/mix.golden", b.Bytes())
+}
+
+func TestMixInvocationErrors(t *testing.T) {
+	both := loadMix
+	both.Rate = 3000
+	cases := []struct {
+		s    Scenario
+		t    Target
+		want string
+	}{
+		{mixScenario(MixHTTP, Load{Name: "x", Conns: 10}), topoProxy(HTTP), "one of active or rate"},
+		{mixScenario(MixHTTP, both), topoProxy(HTTP), "one of active or rate"},
+		{mixScenario(MixHTTP, loadMix), Target{Origin: "10.0.2.2"}, "no proxy address"},
+		{mixScenario(MixHTTP, loadMix), Target{Proxy: "10.0.1.1:3128"}, "no origin address"},
+		{mixScenario(HTTP, loadMix), topoProxy(HTTP), "cannot run mode"},
+	}
+	for _, c := range cases {
+		_, err := Mix{}.Invocation(c.s, c.t, time.Second, "/d")
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Invocation(%s, %+v) error %v; want %q", c.s.Name, c.t, err, c.want)
+		}
+	}
+}
