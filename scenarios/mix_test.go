@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -87,6 +88,67 @@ func TestMixInvocationErrors(t *testing.T) {
 		_, err := Mix{}.Invocation(c.s, c.t, time.Second, "/d")
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("Invocation(%s, %+v) error %v; want %q", c.s.Name, c.t, err, c.want)
+		}
+	}
+}
+
+// TestMixParse reads what bench mix printed (go test ./cmd/bench -run
+// TestMix -capture-mix records it), checked against the JSON read here
+// without the driver's types.
+func TestMixParse(t *testing.T) {
+	for _, c := range []struct {
+		file  string
+		check func(Measurement) bool
+	}{
+		// Two processes through a relay: no errors.
+		{"mix-relay-procs2.json", func(m Measurement) bool { return m.Requests > 0 && m.Errors == 0 && m.Timeouts == 0 && m.HasLatency }},
+		// Nothing listening: every open refused, no latency.
+		{"mix-refused.json", func(m Measurement) bool { return m.Requests == 0 && m.Errors > 0 && !m.HasLatency }},
+		// A stall past the timeout at a fixed rate: timeouts, and late
+		// exchanges counted as errors.
+		{"mix-stall.json", func(m Measurement) bool { return m.Requests > 0 && m.Errors > 0 && m.Timeouts > 0 }},
+	} {
+		out := readCaptured(t, c.file)
+		m, err := Mix{}.Parse(out)
+		if err != nil {
+			t.Errorf("Parse(%s): %v", c.file, err)
+			continue
+		}
+		var raw struct {
+			Exchanges, Bytes int64
+			Seconds          float64
+			Errors           map[string]int64
+			P50              float64 `json:"p50_ms"`
+			P99              float64 `json:"p99_ms"`
+		}
+		if err := json.Unmarshal(out, &raw); err != nil {
+			t.Fatal(err)
+		}
+		failed := int64(0)
+		for k, v := range raw.Errors {
+			if k != "timeout" {
+				failed += v
+			}
+		}
+		want := Measurement{
+			Seconds: raw.Seconds, Requests: raw.Exchanges, Bytes: raw.Bytes,
+			Errors: failed, Timeouts: raw.Errors["timeout"],
+			P50Ms: raw.P50, P99Ms: raw.P99,
+			HasLatency: raw.Exchanges+raw.Errors["late"] > 0,
+		}
+		if len(raw.Errors) != 7 {
+			t.Errorf("%s: %d kinds of error; want 7", c.file, len(raw.Errors))
+		}
+		if m != want {
+			t.Errorf("Parse(%s) = %+v; want %+v", c.file, m, want)
+		}
+		if !c.check(m) {
+			t.Errorf("Parse(%s) = %+v: not what this output shows", c.file, m)
+		}
+	}
+	for _, bad := range []string{"", "{", `{"exchanges":1,"seconds":0}`} {
+		if _, err := (Mix{}).Parse([]byte(bad)); err == nil {
+			t.Errorf("Parse(%q): no error", bad)
 		}
 	}
 }

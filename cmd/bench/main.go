@@ -26,6 +26,7 @@ func init() {
 		{"report", "render the median tables from session CSV files", cmdReport},
 		{"list", "list the scenario catalog and the proxy columns found", cmdList},
 		{"check", "say what is missing on this machine; changes nothing", cmdCheck},
+		{"mix", "open many connections through a proxy and run checked exchanges on them (JSON)", cmdMix},
 		{"clean", "remove what a killed session left behind (root)", cmdClean},
 	}
 }
