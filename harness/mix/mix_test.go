@@ -167,17 +167,29 @@ func TestErrorKinds(t *testing.T) {
 	})
 }
 
+// atRate runs a mix of conns connections through a relay at rate
+// exchanges a second for window, the origin stalling for stall from
+// after into the window (none when stall is 0).
+func atRate(t *testing.T, conns int, rate float64, window, timeout, after, stall time.Duration) scenarios.MixResult {
+	o := mixtest.StartOrigin(t, mixtest.None)
+	cfg := config(Relay, mixtest.StartRelay(t, o.Addr), o.Addr)
+	cfg.Conns, cfg.Active, cfg.Rate = conns, 0, rate
+	cfg.Duration, cfg.Timeout = window, timeout
+	switch {
+	case stall > 0 && after == 0:
+		o.Stall(stall)
+	case stall > 0:
+		time.AfterFunc(after, func() { o.Stall(stall) })
+	}
+	return run(t, cfg)
+}
+
 // TestStallAtRate: at a fixed rate, a stall of the origin shows in the
 // latency of every exchange scheduled during it, not only in the few in
 // flight (coordinated omission): with 2 connections at 100 a second, a
 // 500 ms stall delays about 50 exchanges.
 func TestStallAtRate(t *testing.T) {
-	o := mixtest.StartOrigin(t, mixtest.None)
-	cfg := config(Relay, mixtest.StartRelay(t, o.Addr), o.Addr)
-	cfg.Conns, cfg.Active, cfg.Rate = 2, 0, 100
-	cfg.Duration = 2 * time.Second
-	time.AfterFunc(500*time.Millisecond, func() { o.Stall(500 * time.Millisecond) })
-	r := run(t, cfg)
+	r := atRate(t, 2, 100, 2*time.Second, 2*time.Second, 500*time.Millisecond, 500*time.Millisecond)
 	if r.Errors.Failed()+r.Errors.Timeout != 0 {
 		t.Errorf("errors %+v; want none (the stall is within the timeout)", r.Errors)
 	}
@@ -196,12 +208,7 @@ func TestStallAtRate(t *testing.T) {
 // in flight as timeouts, and those that had to wait for a connection
 // longer than the timeout are late; nothing waits past the window.
 func TestStallTimeout(t *testing.T) {
-	o := mixtest.StartOrigin(t, mixtest.None)
-	cfg := config(Relay, mixtest.StartRelay(t, o.Addr), o.Addr)
-	cfg.Conns, cfg.Active, cfg.Rate = 2, 0, 100
-	cfg.Duration, cfg.Timeout = 2*time.Second, 200*time.Millisecond
-	time.AfterFunc(300*time.Millisecond, func() { o.Stall(time.Second) })
-	r := run(t, cfg)
+	r := atRate(t, 2, 100, 2*time.Second, 200*time.Millisecond, 300*time.Millisecond, time.Second)
 	if r.Errors.Timeout == 0 || r.Errors.Late == 0 {
 		t.Errorf("errors %+v; want timeouts and late exchanges", r.Errors)
 	}
@@ -214,14 +221,10 @@ func TestStallTimeout(t *testing.T) {
 }
 
 // TestDropped: exchanges that never find a free connection before the
-// window ends are dropped, not forgotten.
+// window ends are dropped, not forgotten: the one connection is busy
+// past the window.
 func TestDropped(t *testing.T) {
-	o := mixtest.StartOrigin(t, mixtest.None)
-	cfg := config(Relay, mixtest.StartRelay(t, o.Addr), o.Addr)
-	cfg.Conns, cfg.Active, cfg.Rate = 1, 0, 100
-	cfg.Duration, cfg.Timeout = time.Second, 5*time.Second
-	o.Stall(2 * time.Second) // the one connection is busy past the window
-	r := run(t, cfg)
+	r := atRate(t, 1, 100, time.Second, 5*time.Second, 0, 2*time.Second)
 	if r.Errors.Dropped < 90 || r.Exchanges+r.Errors.Late > 1 {
 		t.Errorf("%d exchanges, errors %+v; want about 99 dropped", r.Exchanges, r.Errors)
 	}

@@ -157,7 +157,8 @@ func (o *Origin) serve(c net.Conn) {
 		}
 		o.Bytes.Add(int64(len(body)))
 		o.Answers.Add(1)
-		if _, err := c.Write(append([]byte(head+"\r\n"), body...)); err != nil || closing {
+		bufs := net.Buffers{[]byte(head + "\r\n"), body}
+		if _, err := bufs.WriteTo(c); err != nil || closing {
 			return
 		}
 	}
