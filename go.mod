@@ -3,6 +3,7 @@ module bench
 go 1.26.0
 
 require (
+	github.com/HdrHistogram/hdrhistogram-go v1.4.0
 	github.com/containerd/cgroups/v3 v3.1.3
 	github.com/olekukonko/tablewriter v1.1.5
 	github.com/prometheus/procfs v0.23.0

@@ -116,7 +116,7 @@ func OriginCA() []byte { return originCertPEM }
 
 // Origin plans the origin in dir (a tmpfs the harness mounts) listening
 // on addr with cpus nginx workers: nginx on ports 80 and 443 serving
-// /1k, /50k and /1m, answering a POST to them as a GET, and iperf3's
+// /1k, /50k, /1m and the mix's answers (MixAnswers), answering a POST to them as a GET, and iperf3's
 // server on port 5201. iperf3 -s serves one test at a time, which is all
 // a session runs.
 func Origin(dir, addr string, cpus int) OriginSetup {
@@ -136,6 +136,9 @@ func Origin(dir, addr string, cpus int) OriginSetup {
 		{originKey, originKeyPEM},
 	}
 	for _, a := range originAnswers {
+		files = append(files, OriginFile{originWWW + a.Path, OriginAnswer(a.Size)})
+	}
+	for _, a := range mixAnswers {
 		files = append(files, OriginFile{originWWW + a.Path, OriginAnswer(a.Size)})
 	}
 	nginx := []string{ToolNginx, "-p", dir + "/", "-e", filepath.Join(dir, "error.log"), "-c", filepath.Join(dir, OriginConf)}

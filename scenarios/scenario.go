@@ -96,6 +96,8 @@ type Load struct {
 	Name      string        // as in the CSV's load column: "ka-1k", "stream16"
 	Tool      string        // the driver that runs it: "wrk", "iperf3"
 	Conns     int           // concurrent connections (wrk -c) or streams (iperf3 -P)
+	Active    int           // mix: exchanges at a time over the connections (closed loop)
+	Rate      int           // mix: exchanges a second over the connections (open loop)
 	Path      string        // the origin's file for HTTP loads: "/1k", "/50k", "/1m"
 	PostBytes int           // request body of each request; 0 for GET
 	Close     bool          // a new connection for every request

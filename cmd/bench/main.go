@@ -27,6 +27,7 @@ func init() {
 		{"compare", "compare old sessions with new ones: changes, and whether they are real", cmdCompare},
 		{"list", "list the scenario catalog and the proxy columns found", cmdList},
 		{"check", "say what is missing on this machine; changes nothing", cmdCheck},
+		{"mix", "open many connections through a proxy and run checked exchanges on them (JSON)", cmdMix},
 		{"clean", "remove what a killed session left behind (root)", cmdClean},
 	}
 }

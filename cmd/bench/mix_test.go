@@ -1,0 +1,131 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"bench/harness/mix/mixtest"
+	"bench/scenarios"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+var captureMix = flag.Bool("capture-mix", false, "save bench mix's output under scenarios/testdata/captured for the driver's tests")
+
+// buildBench builds this command into a temporary directory.
+func buildBench(t *testing.T) string {
+	t.Helper()
+	exe := filepath.Join(t.TempDir(), "bench")
+	out, err := exec.Command("go", "build", "-o", exe, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return exe
+}
+
+// runMix runs the built bench mix with args and returns what it printed
+// on standard output, saved as scenarios' captured file with
+// -capture-mix.
+func runMix(t *testing.T, exe, file string, args ...string) []byte {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(exe, append([]string{"mix"}, args...)...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("bench mix %s: %v\n%s", strings.Join(args, " "), err, stderr.Bytes())
+	}
+	if *captureMix {
+		if err := os.WriteFile(filepath.Join("../../scenarios/testdata/captured", file), stdout.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return stdout.Bytes()
+}
+
+// TestMixProcs runs bench mix over two processes through a relay: the
+// connections split in two, the exchanges and bytes add up to what the
+// origin sent, and the histograms merged hold every exchange.
+func TestMixProcs(t *testing.T) {
+	exe := buildBench(t)
+	o := mixtest.StartOrigin(t, mixtest.None)
+	relay := mixtest.StartRelay(t, o.Addr)
+	out := runMix(t, exe, "mix-relay-procs2.json", "--mode", "relay", "--proxy", relay, "--origin", o.Addr,
+		"--conns", "201", "--mix-active", "20", "--duration", "1s", "--procs", "2")
+	var r scenarios.MixResult
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if r.Procs != 2 || len(r.Split) != 2 || r.Split[0] != 101 || r.Split[1] != 100 || r.Conns != 201 {
+		t.Errorf("procs %d, split %v, opened %d; want 2, [101 100], 201", r.Procs, r.Split, r.Conns)
+	}
+	if r.Errors != (scenarios.MixErrors{}) || r.Exchanges == 0 {
+		t.Errorf("%d exchanges, errors %+v; want some and none", r.Exchanges, r.Errors)
+	}
+	if r.Exchanges != o.Answers.Load() || r.Bytes != o.Bytes.Load() {
+		t.Errorf("%d exchanges of %d bytes; the origin sent %d of %d", r.Exchanges, r.Bytes, o.Answers.Load(), o.Bytes.Load())
+	}
+	h, err := hdrhistogram.Decode([]byte(r.Histogram))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.TotalCount() != r.Exchanges {
+		t.Errorf("merged histogram holds %d latencies; want %d", h.TotalCount(), r.Exchanges)
+	}
+	if r.Active != 20 || r.Seconds < 1 || r.OpenSeconds <= 0 {
+		t.Errorf("active %d, window %.3fs, opening %.3fs", r.Active, r.Seconds, r.OpenSeconds)
+	}
+}
+
+// TestMixFailures captures bench mix's output when the proxy refuses
+// everything and when the origin stalls past the timeout at a fixed
+// rate: it still prints its JSON, with the errors counted.
+func TestMixFailures(t *testing.T) {
+	exe := buildBench(t)
+	closed := mixtest.ClosedPort(t)
+	out := runMix(t, exe, "mix-refused.json", "--mode", "connect", "--proxy", closed, "--origin", closed,
+		"--conns", "50", "--mix-active", "5", "--duration", "1s", "--procs", "1")
+	var r scenarios.MixResult
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if r.Conns != 0 || r.Errors.Refused < 50 {
+		t.Errorf("opened %d, errors %+v; want none opened, refusals", r.Conns, r.Errors)
+	}
+
+	o := mixtest.StartOrigin(t, mixtest.None)
+	time.AfterFunc(500*time.Millisecond, func() { o.Stall(time.Second) })
+	out = runMix(t, exe, "mix-stall.json", "--mode", "socks", "--proxy", mixtest.StartSocks(t), "--origin", o.Addr,
+		"--conns", "4", "--rate", "100", "--duration", "2s", "--timeout", "200ms", "--procs", "1")
+	r = scenarios.MixResult{}
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if r.Errors.Timeout == 0 || r.Errors.Late == 0 || r.Exchanges == 0 {
+		t.Errorf("%d exchanges, errors %+v; want some, and timeouts and late ones", r.Exchanges, r.Errors)
+	}
+}
+
+func TestMixUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"--mode", "ftp", "--proxy", "127.0.0.1:1", "--origin", "127.0.0.1:2", "--mix-active", "1"},
+		{"--mode", "relay", "--proxy", "127.0.0.1:1", "--origin", "127.0.0.1:2"},
+		{"--mode", "relay", "--proxy", "127.0.0.1:1", "--origin", "127.0.0.1:2", "--mix-active", "1", "--rate", "5"},
+		{"--mode", "relay", "--proxy", "127.0.0.1:1", "--origin", "127.0.0.1:2", "--mix-active", "1", "--procs", "2"},
+		{"--mode", "relay", "--proxy", "127.0.0.1:1", "--origin", "127.0.0.1:2", "--mix-active", "1", "extra"},
+	} {
+		var out, errOut bytes.Buffer
+		err := dispatch(&out, &errOut, append([]string{"mix"}, args...))
+		var ue usageError
+		if !errors.As(err, &ue) {
+			t.Errorf("bench mix %s: error %v; want a usage error", strings.Join(args, " "), err)
+		}
+	}
+}

@@ -1,0 +1,308 @@
+package mix
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strconv"
+	"syscall"
+	"time"
+
+	"bench/scenarios"
+)
+
+// exchange runs one exchange on s, scheduled at sched (zero: now), and
+// adds it to the window's figures when counted. A connection that failed,
+// half-closed or was closed by the other side is opened again at once;
+// a failure to do so is left to its next exchange, which counts it.
+func (m *Mix) exchange(s *slot, sched time.Time, counted bool) {
+	x := s.rng.Uint64()
+	a := &m.answers[m.pick[x%scenarios.MixWeights]]
+	half := x/scenarios.MixWeights%scenarios.MixHalfCloseEvery == 0
+	start := time.Now()
+	if sched.IsZero() {
+		sched = start
+	}
+	bp := m.bufs.Get().(*[]byte)
+	defer m.bufs.Put(bp)
+	k, keep := m.try(s, a, half, *bp, start)
+	done := time.Now()
+	if (k != ok || !keep) && s.conn != nil {
+		s.conn.Close()
+		s.conn = nil
+		if c, k := m.dial(context.Background(), *bp); k == ok {
+			s.conn = c
+		}
+	}
+	if !counted {
+		return
+	}
+	if k != ok {
+		m.errs[k].Add(1)
+		return
+	}
+	m.bytes.Add(int64(len(a.body)))
+	if start.Sub(sched) > m.cfg.Timeout {
+		m.late.Add(1)
+	} else {
+		m.exchanges.Add(1)
+		if half {
+			m.halfClosed.Add(1)
+		}
+	}
+	m.mu.Lock()
+	m.hist.RecordValue(max(1, done.Sub(sched).Microseconds()))
+	m.mu.Unlock()
+}
+
+// try sends the request for a on s, opening s first if it is closed,
+// and reads and checks the answer. keep is false when the connection
+// must not be used again.
+func (m *Mix) try(s *slot, a *answer, half bool, buf []byte, start time.Time) (k kind, keep bool) {
+	if s.conn == nil {
+		c, k := m.dial(context.Background(), buf)
+		if k != ok {
+			return k, false
+		}
+		s.conn = c
+	}
+	c := s.conn
+	if err := c.SetDeadline(start.Add(m.cfg.Timeout)); err != nil {
+		return reset, false
+	}
+	req := a.req
+	if half {
+		req = a.reqClose
+	}
+	if _, err := c.Write(req); err != nil {
+		return ioKind(err, false), false
+	}
+	if half {
+		if err := c.(*net.TCPConn).CloseWrite(); err != nil {
+			return ioKind(err, false), false
+		}
+	}
+	k, closing := readAnswer(c, a.body, buf)
+	return k, k == ok && !half && !closing
+}
+
+// dial opens a connection to the origin through the proxy, with the
+// mode's handshake, within the timeout.
+func (m *Mix) dial(ctx context.Context, buf []byte) (net.Conn, kind) {
+	c, err := m.dialer.DialContext(ctx, "tcp", m.cfg.Proxy)
+	if err != nil {
+		if errors.Is(err, os.ErrDeadlineExceeded) || isTimeout(err) {
+			return nil, timedOut
+		}
+		return nil, refused
+	}
+	if err := c.SetDeadline(time.Now().Add(m.cfg.Timeout)); err != nil {
+		c.Close()
+		return nil, reset
+	}
+	k := ok
+	switch m.cfg.Mode {
+	case Connect:
+		k = m.handshakeConnect(c, buf)
+	case Socks:
+		k = m.handshakeSocks(c, buf)
+	}
+	if k != ok {
+		c.Close()
+		return nil, k
+	}
+	return c, ok
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// handshakeConnect asks the proxy for a tunnel to the origin: any 2xx
+// opens it, another status is a refusal.
+func (m *Mix) handshakeConnect(c net.Conn, buf []byte) kind {
+	if _, err := c.Write(m.connect); err != nil {
+		return ioKind(err, false)
+	}
+	head, rest, k := readHead(c, buf)
+	switch {
+	case k != ok:
+		return k
+	case len(rest) > 0:
+		return wrong // the tunnel spoke first
+	case len(head) < 12 || !bytes.HasPrefix(head, []byte("HTTP/1.")) || head[9] != '2':
+		return refused
+	}
+	return ok
+}
+
+// socksRequest is the SOCKSv5 CONNECT request for addr (RFC 1928), by
+// address when addr's host is an IP, by name otherwise.
+func socksRequest(addr string) ([]byte, error) {
+	host, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	port, err := strconv.ParseUint(p, 10, 16)
+	if err != nil {
+		return nil, fmt.Errorf("origin port %q: %w", p, err)
+	}
+	req := []byte{5, 1, 0}
+	ip := net.ParseIP(host)
+	switch {
+	case ip.To4() != nil:
+		req = append(append(req, 1), ip.To4()...)
+	case ip != nil:
+		req = append(append(req, 4), ip.To16()...)
+	case len(host) > 255:
+		return nil, fmt.Errorf("origin host %q is too long for SOCKS", host)
+	default:
+		req = append(append(req, 3, byte(len(host))), host...)
+	}
+	return binary.BigEndian.AppendUint16(req, uint16(port)), nil
+}
+
+// handshakeSocks opens a SOCKSv5 tunnel to the origin without
+// authentication.
+func (m *Mix) handshakeSocks(c net.Conn, buf []byte) kind {
+	if _, err := c.Write([]byte{5, 1, 0}); err != nil {
+		return ioKind(err, false)
+	}
+	if _, err := io.ReadFull(c, buf[:2]); err != nil {
+		return ioKind(err, false)
+	}
+	if buf[0] != 5 || buf[1] != 0 {
+		return refused // no method without authentication
+	}
+	if _, err := c.Write(m.socks); err != nil {
+		return ioKind(err, false)
+	}
+	if _, err := io.ReadFull(c, buf[:5]); err != nil {
+		return ioKind(err, false)
+	}
+	if buf[0] != 5 || buf[1] != 0 {
+		return refused
+	}
+	// The bound address: 4 or 16 bytes, or a name of buf[4] bytes, and a
+	// port; its first byte is read already.
+	var left int
+	switch buf[3] {
+	case 1:
+		left = 4 - 1 + 2
+	case 4:
+		left = 16 - 1 + 2
+	case 3:
+		left = int(buf[4]) + 2
+	default:
+		return wrong
+	}
+	if _, err := io.ReadFull(c, buf[:left]); err != nil {
+		return ioKind(err, true)
+	}
+	return ok
+}
+
+var endOfHead = []byte("\r\n\r\n")
+
+// readHead reads an HTTP head into buf; rest is what came after it.
+func readHead(c net.Conn, buf []byte) (head, rest []byte, k kind) {
+	got := 0
+	for {
+		n, err := c.Read(buf[got:])
+		if n > 0 {
+			from := max(0, got-3)
+			got += n
+			if i := bytes.Index(buf[from:got], endOfHead); i >= 0 {
+				e := from + i + len(endOfHead)
+				return buf[:e], buf[e:got], ok
+			}
+			if got == len(buf) {
+				return nil, nil, wrong
+			}
+		}
+		if err != nil {
+			return nil, nil, ioKind(err, got > 0)
+		}
+	}
+}
+
+// readAnswer reads an answer whose body must be want, comparing it as
+// it comes in. closing is true when the answer says the connection ends
+// with it.
+func readAnswer(c net.Conn, want, buf []byte) (k kind, closing bool) {
+	head, rest, k := readHead(c, buf)
+	if k != ok {
+		return k, false
+	}
+	length, closing, good := parseHead(head)
+	if !good || length != len(want) || len(rest) > len(want) || !bytes.Equal(rest, want[:len(rest)]) {
+		return wrong, closing
+	}
+	off := len(rest)
+	for off < len(want) {
+		n, err := c.Read(buf[:min(len(buf), len(want)-off)])
+		if !bytes.Equal(buf[:n], want[off:off+n]) {
+			return wrong, closing
+		}
+		off += n
+		if err != nil && off < len(want) {
+			return ioKind(err, true), closing
+		}
+	}
+	return ok, closing
+}
+
+// parseHead reads an answer's head: good when its status is 200 and it
+// gives a Content-Length; closing when it says "Connection: close".
+func parseHead(head []byte) (length int, closing, good bool) {
+	line, headers, _ := bytes.Cut(head, []byte("\r\n"))
+	if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) || string(line[8:12]) != " 200" || len(line) > 12 && line[12] != ' ' {
+		return 0, false, false
+	}
+	length = -1
+	for len(headers) > 0 {
+		var h []byte
+		h, headers, _ = bytes.Cut(headers, []byte("\r\n"))
+		name, value, found := bytes.Cut(h, []byte(":"))
+		if !found {
+			continue
+		}
+		value = bytes.TrimSpace(value)
+		switch {
+		case bytes.EqualFold(name, []byte("Content-Length")):
+			length = 0
+			for _, d := range value {
+				if d < '0' || d > '9' || length > 1<<40 {
+					return 0, false, false
+				}
+				length = length*10 + int(d-'0')
+			}
+		case bytes.EqualFold(name, []byte("Transfer-Encoding")):
+			return 0, false, false
+		case bytes.EqualFold(name, []byte("Connection")):
+			closing = closing || bytes.EqualFold(value, []byte("close"))
+		}
+	}
+	return length, closing, length >= 0
+}
+
+// ioKind says what a read or write error means: a missed deadline is a
+// timeout, an end of the stream after some of the answer a short answer,
+// anything else (an end before any answer, a reset) a lost connection.
+func ioKind(err error, answered bool) kind {
+	switch {
+	case errors.Is(err, os.ErrDeadlineExceeded) || isTimeout(err):
+		return timedOut
+	case (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)) && answered:
+		return short
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return refused
+	}
+	return reset
+}

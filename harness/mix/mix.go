@@ -1,0 +1,336 @@
+// Package mix is the engine of bench mix: it opens many connections
+// through a proxy (absolute URIs to an HTTP proxy, CONNECT or SOCKSv5
+// tunnels it speaks itself, or a relay), keeps them all open, and runs
+// HTTP/1.1 exchanges on them, a number at a time or at a fixed rate,
+// checking every answer's status, length and content against the
+// origin's known files (scenarios.MixAnswers).
+//
+// An idle connection costs its socket and a small slot: no goroutine
+// and no buffer. An exchange borrows a buffer from a pool and compares
+// the answer with the known content as it reads it, without keeping it.
+package mix
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"bench/scenarios"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Mode is how the connections reach the origin.
+type Mode string
+
+// The modes of bench mix.
+const (
+	HTTP    Mode = "http"    // absolute URIs to an HTTP proxy
+	Connect Mode = "connect" // a CONNECT tunnel per connection
+	Socks   Mode = "socks"   // a SOCKSv5 tunnel per connection, no authentication
+	Relay   Mode = "relay"   // a TCP relay to the origin (or the origin itself)
+)
+
+// Config is one mix.
+type Config struct {
+	Mode   Mode
+	Proxy  string // host:port: the proxy's listener, or the relay's
+	Origin string // host:port of the origin, as the proxy should reach it
+	Conns  int    // connections to keep open
+	// Active exchanges at a time (closed loop), or Rate exchanges a
+	// second over all connections (open loop): one of the two.
+	Active int
+	Rate   float64
+	// Warmup is load before the measured window of Duration.
+	Warmup, Duration time.Duration
+	// Timeout limits opening a connection and each exchange.
+	Timeout time.Duration
+	// OpenRate paces the opening, connections a second (0: no pacing);
+	// at most OpenParallel are being opened at once.
+	OpenRate     float64
+	OpenParallel int
+	// FirstConn is the number of the first connection: the answers a
+	// connection asks for follow from its number, so a run split over
+	// processes asks for the same answers as one process would.
+	FirstConn int
+}
+
+// Check reports what is wrong with c.
+func (c Config) Check() error {
+	switch c.Mode {
+	case HTTP, Connect, Socks, Relay:
+	default:
+		return fmt.Errorf("mode %q: want http, connect, socks or relay", c.Mode)
+	}
+	for _, a := range []struct{ name, addr string }{{"proxy", c.Proxy}, {"origin", c.Origin}} {
+		if _, _, err := net.SplitHostPort(a.addr); err != nil {
+			return fmt.Errorf("%s address %q: want host:port", a.name, a.addr)
+		}
+	}
+	switch {
+	case c.Conns < 1:
+		return fmt.Errorf("%d connections: want at least 1", c.Conns)
+	case (c.Active > 0) == (c.Rate > 0):
+		return fmt.Errorf("want either exchanges at a time or a rate, have %d and %g", c.Active, c.Rate)
+	case c.Active < 0 || c.Rate < 0:
+		return fmt.Errorf("negative exchanges at a time (%d) or rate (%g)", c.Active, c.Rate)
+	case c.Duration <= 0 || c.Warmup < 0 || c.Timeout <= 0:
+		return fmt.Errorf("duration %v, warmup %v, timeout %v: want positive durations", c.Duration, c.Warmup, c.Timeout)
+	case c.OpenParallel < 1 || c.OpenRate < 0:
+		return fmt.Errorf("opening %d at once at %g a second: want at least one at once", c.OpenParallel, c.OpenRate)
+	}
+	return nil
+}
+
+// bufSize is an exchange's read buffer, borrowed from a pool; an
+// answer's head must fit in it.
+const bufSize = 16 << 10
+
+// seed picks, with a connection's number, the answers it asks for.
+const seed = 0x6d6978
+
+// histMax is the longest latency the histogram holds, in microseconds.
+const histMax = int64(time.Hour / time.Microsecond)
+
+// kind is what went wrong with an exchange, or ok.
+type kind int
+
+const (
+	ok kind = iota
+	refused
+	reset
+	short
+	wrong
+	timedOut
+	nKinds
+)
+
+// answer is one of the origin's mix files, with the requests for it.
+type answer struct {
+	body          []byte // the known content
+	req, reqClose []byte // keep-alive, and Connection: close
+}
+
+// slot is a connection kept open, reopened when it is closed.
+type slot struct {
+	conn net.Conn // nil: to be opened
+	rng  rand.PCG // picks its answers
+}
+
+// Mix is a set of open connections and the exchanges run on them.
+type Mix struct {
+	cfg     Config
+	answers []answer
+	pick    [scenarios.MixWeights]uint8 // answer by draw
+	connect []byte                      // the CONNECT request
+	socks   []byte                      // the SOCKS request after the greeting
+	dialer  net.Dialer
+	bufs    sync.Pool
+	slots   []slot
+	idle    chan *slot
+
+	openSeconds float64
+	opened      int
+
+	exchanges, bytes, halfClosed, late, dropped atomic.Int64
+	errs                                        [nKinds]atomic.Int64
+	mu                                          sync.Mutex // guards hist
+	hist                                        *hdrhistogram.Histogram
+}
+
+// New prepares the mix of c; Open opens its connections.
+func New(c Config) (*Mix, error) {
+	if err := c.Check(); err != nil {
+		return nil, err
+	}
+	m := &Mix{
+		cfg: c,
+		// No keep-alive probes: 20000 idle connections would send
+		// thousands a second.
+		dialer: net.Dialer{Timeout: c.Timeout, KeepAlive: -1},
+		slots:  make([]slot, c.Conns),
+		idle:   make(chan *slot, c.Conns),
+		hist:   hdrhistogram.New(1, histMax, 3),
+	}
+	m.bufs.New = func() any { b := make([]byte, bufSize); return &b }
+	host, _, _ := net.SplitHostPort(c.Origin)
+	i := 0
+	for n, a := range scenarios.MixAnswers() {
+		target := a.Path
+		if c.Mode == HTTP {
+			target = "http://" + c.Origin + a.Path
+		}
+		req := "GET " + target + " HTTP/1.1\r\nHost: " + host + "\r\n"
+		m.answers = append(m.answers, answer{
+			body:     scenarios.OriginAnswer(a.Size),
+			req:      []byte(req + "\r\n"),
+			reqClose: []byte(req + "Connection: close\r\n\r\n"),
+		})
+		for range a.Weight {
+			m.pick[i] = uint8(n)
+			i++
+		}
+	}
+	if i != len(m.pick) {
+		return nil, fmt.Errorf("the mix's weights add up to %d, not %d", i, len(m.pick))
+	}
+	m.connect = []byte("CONNECT " + c.Origin + " HTTP/1.1\r\nHost: " + c.Origin + "\r\n\r\n")
+	var err error
+	if m.socks, err = socksRequest(c.Origin); err != nil {
+		return nil, err
+	}
+	for i := range m.slots {
+		m.slots[i].rng.Seed(seed, uint64(c.FirstConn+i))
+	}
+	return m, nil
+}
+
+// Open opens the connections, c.OpenParallel at a time at c.OpenRate a
+// second. Connections that fail to open are counted under their error
+// and opened again by their first exchange.
+func (m *Mix) Open(ctx context.Context) {
+	start := time.Now()
+	sem := make(chan struct{}, m.cfg.OpenParallel)
+	var wg sync.WaitGroup
+	for i := range m.slots {
+		if m.cfg.OpenRate > 0 {
+			sleepUntil(ctx, start.Add(time.Duration(float64(i)/m.cfg.OpenRate*float64(time.Second))))
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		sem <- struct{}{}
+		wg.Add(1)
+		go func(s *slot) {
+			defer wg.Done()
+			bp := m.bufs.Get().(*[]byte)
+			c, k := m.dial(ctx, *bp)
+			m.bufs.Put(bp)
+			<-sem
+			if k != ok {
+				m.errs[k].Add(1)
+				return
+			}
+			s.conn = c
+		}(&m.slots[i])
+	}
+	wg.Wait()
+	m.openSeconds = time.Since(start).Seconds()
+	for i := range m.slots {
+		if m.slots[i].conn != nil {
+			m.opened++
+		}
+		m.idle <- &m.slots[i]
+	}
+}
+
+// Opened is the number of connections open after Open.
+func (m *Mix) Opened() int { return m.opened }
+
+// Run runs the exchanges for the warmup, then for the window, waits for
+// the window's last exchanges, closes the connections and returns the
+// window's result. The window's figures are the exchanges begun (or, at
+// a fixed rate, scheduled) in it, and it lasts until the last of them
+// has ended.
+func (m *Mix) Run(ctx context.Context) scenarios.MixResult {
+	start := time.Now()
+	window := start.Add(m.cfg.Warmup)
+	end := window.Add(m.cfg.Duration)
+	var wg sync.WaitGroup
+	if m.cfg.Active > 0 {
+		for range min(m.cfg.Active, len(m.slots)) {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					now := time.Now()
+					if !now.Before(end) || ctx.Err() != nil {
+						return
+					}
+					s := <-m.idle
+					m.exchange(s, time.Time{}, !now.Before(window))
+					m.idle <- s
+				}
+			}()
+		}
+	} else {
+		m.schedule(ctx, &wg, start, window, end)
+	}
+	wg.Wait()
+	// At a fixed rate the schedule may end a little before the window.
+	seconds := max(time.Since(window), m.cfg.Duration).Seconds()
+	for i := range m.slots {
+		if c := m.slots[i].conn; c != nil {
+			c.Close()
+			m.slots[i].conn = nil
+		}
+	}
+	return m.result(seconds)
+}
+
+// schedule starts exchange k at start + k/rate on a free connection,
+// each in a goroutine of its own, until end; exchanges that find no
+// free connection before end are dropped.
+func (m *Mix) schedule(ctx context.Context, wg *sync.WaitGroup, start, window, end time.Time) {
+	due := func(k int) time.Time {
+		return start.Add(time.Duration(float64(k) / m.cfg.Rate * float64(time.Second)))
+	}
+	var scheduled, begun int64
+	for k := 0; due(k).Before(end); k++ {
+		if !due(k).Before(window) {
+			scheduled++
+		}
+	}
+	stop := time.NewTimer(time.Until(end))
+	defer stop.Stop()
+loop:
+	for k := 0; due(k).Before(end); k++ {
+		t := due(k)
+		if !sleepUntil(ctx, t) {
+			break
+		}
+		var s *slot
+		select {
+		case s = <-m.idle:
+		default:
+			select {
+			case s = <-m.idle:
+			case <-stop.C:
+				break loop
+			case <-ctx.Done():
+				break loop
+			}
+		}
+		counted := !t.Before(window)
+		if counted {
+			begun++
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m.exchange(s, t, counted)
+			m.idle <- s
+		}()
+	}
+	m.dropped.Add(scheduled - begun)
+}
+
+// sleepUntil sleeps until t, or returns false when ctx ends first.
+func sleepUntil(ctx context.Context, t time.Time) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

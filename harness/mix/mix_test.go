@@ -1,0 +1,269 @@
+package mix
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"bench/harness/mix/mixtest"
+	"bench/scenarios"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// proxyFor starts the test proxy of mode in front of the origin.
+func proxyFor(t *testing.T, mode Mode, origin string) string {
+	switch mode {
+	case HTTP:
+		return mixtest.StartHTTPProxy(t)
+	case Connect:
+		return mixtest.StartConnect(t)
+	case Socks:
+		return mixtest.StartSocks(t)
+	}
+	return mixtest.StartRelay(t, origin)
+}
+
+// config is a short mix through proxy to origin.
+func config(mode Mode, proxy, origin string) Config {
+	return Config{
+		Mode: mode, Proxy: proxy, Origin: origin,
+		Conns: 300, Active: 50,
+		Duration: time.Second, Timeout: 2 * time.Second,
+		OpenParallel: 32,
+	}
+}
+
+func run(t *testing.T, c Config) scenarios.MixResult {
+	t.Helper()
+	r, err := Run(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s: %d exchanges, %d bytes in %.3fs, opened %d in %.3fs, errors %+v, p50 %.2f ms p99 %.2f ms p99.9 %.2f ms",
+		r.Mode, r.Exchanges, r.Bytes, r.Seconds, r.Conns, r.OpenSeconds, r.Errors, r.P50Ms, r.P99Ms, r.P999Ms)
+	return r
+}
+
+// histCount is the number of latencies in r's histogram.
+func histCount(t *testing.T, r scenarios.MixResult) int64 {
+	t.Helper()
+	h, err := hdrhistogram.Decode([]byte(r.Histogram))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h.TotalCount()
+}
+
+// TestModes runs a mix of 300 connections for a second through each
+// kind of proxy: no errors, every connection opened, and the bytes
+// received whole are the bytes the origin sent.
+func TestModes(t *testing.T) {
+	for _, mode := range []Mode{HTTP, Connect, Socks, Relay} {
+		t.Run(string(mode), func(t *testing.T) {
+			o := mixtest.StartOrigin(t, mixtest.None)
+			r := run(t, config(mode, proxyFor(t, mode, o.Addr), o.Addr))
+			if r.Errors != (scenarios.MixErrors{}) {
+				t.Errorf("errors %+v; want none", r.Errors)
+			}
+			if r.Conns != 300 || r.ConnsWanted != 300 {
+				t.Errorf("opened %d of %d connections; want 300 of 300", r.Conns, r.ConnsWanted)
+			}
+			if r.Exchanges < 300 {
+				t.Errorf("%d exchanges in a second; want hundreds at least", r.Exchanges)
+			}
+			if got, sent := r.Bytes, o.Bytes.Load(); got != sent {
+				t.Errorf("bytes %d; the origin sent %d", got, sent)
+			}
+			if got, sent := r.Exchanges, o.Answers.Load(); got != sent {
+				t.Errorf("exchanges %d; the origin answered %d", got, sent)
+			}
+			if got, sent := r.HalfClosed, o.HalfClosed.Load(); got != sent || got == 0 {
+				t.Errorf("half-closed exchanges %d; the origin saw %d (want equal and some)", got, sent)
+			}
+			// One in MixHalfCloseEvery, within a wide margin.
+			if share := float64(r.HalfClosed) / float64(r.Exchanges); share < 0.5/scenarios.MixHalfCloseEvery || share > 2.0/scenarios.MixHalfCloseEvery {
+				t.Errorf("%.3f of the exchanges half-closed; want about 1/%d", share, scenarios.MixHalfCloseEvery)
+			}
+			mean := float64(r.Bytes) / float64(r.Exchanges)
+			if want := scenarios.MixMeanSize(); mean < want*0.8 || mean > want*1.2 {
+				t.Errorf("mean answer %.0f bytes; want about %.0f", mean, want)
+			}
+			if n := histCount(t, r); n != r.Exchanges {
+				t.Errorf("histogram holds %d latencies; want one per exchange, %d", n, r.Exchanges)
+			}
+			if r.P50Ms <= 0 || r.P99Ms < r.P50Ms || r.P999Ms < r.P99Ms {
+				t.Errorf("percentiles %v %v %v; want 0 < p50 <= p99 <= p99.9", r.P50Ms, r.P99Ms, r.P999Ms)
+			}
+		})
+	}
+}
+
+// TestSameAnswers: a connection asks for the same answers whatever the
+// run, so that runs compare.
+func TestSameAnswers(t *testing.T) {
+	o := mixtest.StartOrigin(t, mixtest.None)
+	draws := func() []uint8 {
+		m, err := New(Config{Mode: Relay, Proxy: o.Addr, Origin: o.Addr, Conns: 3, Active: 1, Duration: time.Second, Timeout: time.Second, OpenParallel: 1, FirstConn: 7})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []uint8
+		for i := range m.slots {
+			for range 20 {
+				out = append(out, m.pick[m.slots[i].rng.Uint64()%scenarios.MixWeights])
+			}
+		}
+		return out
+	}
+	a, b := draws(), draws()
+	if string(a) != string(b) {
+		t.Errorf("two mixes draw %v and %v; want the same", a, b)
+	}
+}
+
+// TestErrorKinds: each fault is counted under its kind and nothing
+// passes as an exchange.
+func TestErrorKinds(t *testing.T) {
+	cases := []struct {
+		name  string
+		fault mixtest.Fault
+		kind  func(scenarios.MixErrors) int64
+	}{
+		{"truncated", mixtest.Truncate, func(e scenarios.MixErrors) int64 { return e.Short }},
+		{"corrupted", mixtest.Corrupt, func(e scenarios.MixErrors) int64 { return e.Wrong }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			o := mixtest.StartOrigin(t, c.fault)
+			cfg := config(Connect, mixtest.StartConnect(t), o.Addr)
+			cfg.Conns, cfg.Active = 50, 10
+			r := run(t, cfg)
+			if r.Exchanges != 0 || r.Bytes != 0 {
+				t.Errorf("%d exchanges of %d bytes passed; want none", r.Exchanges, r.Bytes)
+			}
+			if n := c.kind(r.Errors); n == 0 || n != r.Errors.Failed() || r.Errors.Timeout != 0 {
+				t.Errorf("errors %+v; want all %s", r.Errors, c.name)
+			}
+		})
+	}
+	t.Run("refused", func(t *testing.T) {
+		closed := mixtest.ClosedPort(t)
+		cfg := config(Relay, closed, closed)
+		cfg.Conns, cfg.Active = 20, 5
+		r := run(t, cfg)
+		if r.Conns != 0 || r.Exchanges != 0 || r.Errors.Refused < 20 || r.Errors.Refused != r.Errors.Failed() {
+			t.Errorf("opened %d, %d exchanges, errors %+v; want only refusals, 20 of them at least", r.Conns, r.Exchanges, r.Errors)
+		}
+	})
+	t.Run("tunnel refused", func(t *testing.T) {
+		// The CONNECT proxy cannot reach the origin and answers 502.
+		cfg := config(Connect, mixtest.StartConnect(t), mixtest.ClosedPort(t))
+		cfg.Conns, cfg.Active = 20, 5
+		r := run(t, cfg)
+		if r.Conns != 0 || r.Errors.Refused < 20 || r.Errors.Refused != r.Errors.Failed() {
+			t.Errorf("opened %d, errors %+v; want only refusals", r.Conns, r.Errors)
+		}
+	})
+}
+
+// atRate runs a mix of conns connections through a relay at rate
+// exchanges a second for window, the origin stalling for stall from
+// after into the window (none when stall is 0).
+func atRate(t *testing.T, conns int, rate float64, window, timeout, after, stall time.Duration) scenarios.MixResult {
+	o := mixtest.StartOrigin(t, mixtest.None)
+	cfg := config(Relay, mixtest.StartRelay(t, o.Addr), o.Addr)
+	cfg.Conns, cfg.Active, cfg.Rate = conns, 0, rate
+	cfg.Duration, cfg.Timeout = window, timeout
+	switch {
+	case stall > 0 && after == 0:
+		o.Stall(stall)
+	case stall > 0:
+		time.AfterFunc(after, func() { o.Stall(stall) })
+	}
+	return run(t, cfg)
+}
+
+// TestStallAtRate: at a fixed rate, a stall of the origin shows in the
+// latency of every exchange scheduled during it, not only in the few in
+// flight (coordinated omission): with 2 connections at 100 a second, a
+// 500 ms stall delays about 50 exchanges.
+func TestStallAtRate(t *testing.T) {
+	r := atRate(t, 2, 100, 2*time.Second, 2*time.Second, 500*time.Millisecond, 500*time.Millisecond)
+	if r.Errors.Failed()+r.Errors.Timeout != 0 {
+		t.Errorf("errors %+v; want none (the stall is within the timeout)", r.Errors)
+	}
+	if r.Exchanges < 180 {
+		t.Errorf("%d exchanges; want the 200 scheduled, give or take", r.Exchanges)
+	}
+	if r.P99Ms < 400 {
+		t.Errorf("p99 %.1f ms; want the stall's 500 ms to show (>= 400)", r.P99Ms)
+	}
+	if r.P50Ms > 100 {
+		t.Errorf("p50 %.1f ms; want the unstalled majority fast", r.P50Ms)
+	}
+}
+
+// TestStallTimeout: a stall longer than the timeout fails the exchanges
+// in flight as timeouts, and those that had to wait for a connection
+// longer than the timeout are late; nothing waits past the window.
+func TestStallTimeout(t *testing.T) {
+	r := atRate(t, 2, 100, 2*time.Second, 200*time.Millisecond, 300*time.Millisecond, time.Second)
+	if r.Errors.Timeout == 0 || r.Errors.Late == 0 {
+		t.Errorf("errors %+v; want timeouts and late exchanges", r.Errors)
+	}
+	if r.Errors.Refused+r.Errors.Reset+r.Errors.Short+r.Errors.Wrong != 0 {
+		t.Errorf("errors %+v; want only timeouts, late and dropped ones", r.Errors)
+	}
+	if r.Seconds > 2.5 {
+		t.Errorf("window %.2fs; want about the 2s asked for", r.Seconds)
+	}
+}
+
+// TestDropped: exchanges that never find a free connection before the
+// window ends are dropped, not forgotten: the one connection is busy
+// past the window.
+func TestDropped(t *testing.T) {
+	r := atRate(t, 1, 100, time.Second, 5*time.Second, 0, 2*time.Second)
+	if r.Errors.Dropped < 90 || r.Exchanges+r.Errors.Late > 1 {
+		t.Errorf("%d exchanges, errors %+v; want about 99 dropped", r.Exchanges, r.Errors)
+	}
+}
+
+// TestSplit: a mix split in parts asks for the connections and load of
+// the whole, and merging adds up.
+func TestSplit(t *testing.T) {
+	c := Config{Conns: 20001, Active: 2000, OpenParallel: 64, OpenRate: 3000}
+	sum, first := 0, 0
+	for i := range 3 {
+		s := Share(c, i, 3)
+		if s.FirstConn != first {
+			t.Errorf("part %d begins at connection %d; want %d", i, s.FirstConn, first)
+		}
+		sum += s.Conns
+		first += s.Conns
+		if s.OpenRate != 1000 || s.Active < 666 || s.Active > 667 {
+			t.Errorf("part %d: %+v", i, s)
+		}
+	}
+	if sum != c.Conns {
+		t.Errorf("parts hold %d connections; want %d", sum, c.Conns)
+	}
+	o := mixtest.StartOrigin(t, mixtest.None)
+	cfg := config(Relay, o.Addr, o.Addr)
+	cfg.Conns, cfg.Active = 40, 10
+	var parts []scenarios.MixResult
+	for i := range 2 {
+		parts = append(parts, run(t, Share(cfg, i, 2)))
+	}
+	m, err := Merge(parts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Exchanges != parts[0].Exchanges+parts[1].Exchanges || m.Bytes != o.Bytes.Load() || m.Procs != 2 || len(m.Split) != 2 || m.Split[0]+m.Split[1] != 40 {
+		t.Errorf("merged %+v from %+v", m, parts)
+	}
+	if n := histCount(t, m); n != m.Exchanges {
+		t.Errorf("merged histogram holds %d; want %d", n, m.Exchanges)
+	}
+}

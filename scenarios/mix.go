@@ -1,0 +1,187 @@
+package scenarios
+
+import (
+	"bench/report/results"
+	"encoding/json"
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+)
+
+// ToolBench is bench itself, as the load tool of the mix scenarios: the
+// session runs its own executable's `bench mix` in the client namespace.
+const ToolBench = "bench"
+
+// MixAnswer is one of the origin's answers of the mix scenarios and how
+// often an exchange asks for it.
+type MixAnswer struct {
+	Path   string // the origin's file: "/mix/32k"
+	Size   int    // its length in bytes; its content is OriginAnswer(Size)
+	Weight int    // exchanges asking for it, out of MixWeights
+}
+
+// mixAnswers is the mix's size distribution, the one place it is
+// defined: many small answers and a few large ones, 44,954 bytes on
+// average. The seeds' mix figures imply about 45 KB an exchange (1.72
+// Gbit/s at 4.7k exchanges a second, 1.08 Gbit/s at 3.0k). The origin
+// serves these files and bench mix asks for them and checks them.
+var mixAnswers = []MixAnswer{
+	{"/mix/1k", 1 << 10, 30},
+	{"/mix/8k", 8 << 10, 25},
+	{"/mix/32k", 32 << 10, 20},
+	{"/mix/64k", 64 << 10, 15},
+	{"/mix/256k", 256 << 10, 10},
+}
+
+// MixWeights is the sum of the mix answers' weights.
+const MixWeights = 100
+
+// MixHalfCloseEvery: one exchange in this many sends its request with
+// "Connection: close", then shuts down the client's sending side
+// (shutdown(SHUT_WR)) and must still receive the whole answer; the
+// connection is then opened again through the proxy.
+const MixHalfCloseEvery = 10
+
+// MixAnswers returns the mix's answers in order of size. The slice is
+// the caller's.
+func MixAnswers() []MixAnswer { return append([]MixAnswer(nil), mixAnswers...) }
+
+// MixMeanSize is the mean answer of the mix, in bytes.
+func MixMeanSize() float64 {
+	var sum, w int
+	for _, a := range mixAnswers {
+		sum += a.Size * a.Weight
+		w += a.Weight
+	}
+	return float64(sum) / float64(w)
+}
+
+// MixResult is what bench mix prints on standard output, as one JSON
+// object: bench mix writes it, the driver reads it. Exchanges that failed
+// are counted only under Errors.
+type MixResult struct {
+	Mode        string    `json:"mode"`         // http, connect, socks, relay
+	Exchanges   int64     `json:"exchanges"`    // answered whole and correct, begun on time
+	Bytes       int64     `json:"bytes"`        // answer bodies received whole (exchanges and late ones)
+	Seconds     float64   `json:"seconds"`      // the measured window: from its start until its last exchange ended
+	OpenSeconds float64   `json:"open_seconds"` // time to open all connections
+	ConnsWanted int       `json:"conns_wanted"` // --conns
+	Conns       int       `json:"conns"`        // connections open when the window began
+	Active      int       `json:"active,omitempty"`
+	Rate        float64   `json:"rate,omitempty"` // exchanges a second asked for (open loop)
+	HalfClosed  int64     `json:"half_closed"`    // exchanges among Exchanges that half-closed
+	Errors      MixErrors `json:"errors"`
+	// Latency of the exchanges and late ones, from each one's scheduled
+	// start at a fixed rate, from its start otherwise.
+	P50Ms  float64 `json:"p50_ms"`
+	P99Ms  float64 `json:"p99_ms"`
+	P999Ms float64 `json:"p999_ms"`
+	// Procs is how many processes ran the mix; Split the connections
+	// each opened (asked for), in order.
+	Procs int   `json:"procs"`
+	Split []int `json:"split"`
+	// Histogram is the latency histogram in microseconds, HdrHistogram's
+	// V2 compressed encoding in base64, for merging.
+	Histogram string `json:"histogram,omitempty"`
+}
+
+// MixErrors counts failed exchanges by kind. An exchange is counted
+// once, under the first thing that went wrong.
+type MixErrors struct {
+	Refused int64 `json:"refused"` // no connection: refused, or the proxy declined the tunnel
+	Reset   int64 `json:"reset"`   // the connection was reset or closed before any answer
+	Short   int64 `json:"short"`   // the answer ended before its length
+	Wrong   int64 `json:"wrong"`   // bad status, length, headers or content
+	Timeout int64 `json:"timeout"` // not answered whole within --timeout
+	Late    int64 `json:"late"`    // answered whole, but begun more than --timeout after its scheduled start
+	Dropped int64 `json:"dropped"` // scheduled in the window, never begun: no connection was free
+}
+
+// Failed is every kind but timeouts, which the CSV counts apart.
+func (e MixErrors) Failed() int64 {
+	return e.Refused + e.Reset + e.Short + e.Wrong + e.Late + e.Dropped
+}
+
+// Mix drives bench mix for the mix scenarios.
+type Mix struct{}
+
+var _ Driver = Mix{}
+
+// Tool returns "bench".
+func (Mix) Tool() string { return ToolBench }
+
+// mixTimeout is bench mix's per-exchange limit, as wrk's.
+const mixTimeout = wrkTimeout
+
+// Invocation runs bench mix for window: load.Conns connections through
+// the mode's proxy (the relay's client-side address for mix-relay,
+// straight to the origin when t is Direct), Active exchanges at a time
+// or Rate a second. Process count is bench mix's own default.
+func (Mix) Invocation(s Scenario, t Target, window time.Duration, dir string) (Invocation, error) {
+	l := s.Load
+	if l.Conns < 1 || (l.Active < 1) == (l.Rate < 1) {
+		return Invocation{}, fmt.Errorf("scenario %s: bench mix needs connections and one of active or rate, has %d, %d, %d", s.Name, l.Conns, l.Active, l.Rate)
+	}
+	if t.Origin == "" {
+		return Invocation{}, fmt.Errorf("scenario %s: target has no origin address", s.Name)
+	}
+	if t.Proxy == "" && !t.Direct {
+		return Invocation{}, fmt.Errorf("scenario %s: target has no proxy address", s.Name)
+	}
+	origin := net.JoinHostPort(t.Origin, strconv.Itoa(PortHTTP))
+	mode, proxy := string(BaseMode(s.Mode)), t.Proxy
+	switch {
+	case t.Direct:
+		// Straight to the origin is a relay that is the origin.
+		mode, proxy = string(results.Relay), origin
+	case s.Mode == results.MixRelay:
+		proxy = net.JoinHostPort(relayHost(t), strconv.Itoa(relayPort(s.Mode, PortHTTP)))
+	case s.Mode != results.MixHTTP && s.Mode != results.MixConnect && s.Mode != results.MixSocks:
+		return Invocation{}, fmt.Errorf("scenario %s: bench mix cannot run mode %q", s.Name, s.Mode)
+	}
+	timeout := l.Timeout
+	if timeout <= 0 {
+		timeout = mixTimeout
+	}
+	argv := []string{ToolBench, "mix",
+		"--mode", mode,
+		"--proxy", proxy,
+		"--origin", origin,
+		"--conns", strconv.Itoa(l.Conns),
+	}
+	if l.Active > 0 {
+		argv = append(argv, "--mix-active", strconv.Itoa(l.Active))
+	} else {
+		argv = append(argv, "--rate", strconv.Itoa(l.Rate))
+	}
+	argv = append(argv, "--duration", window.String(), "--warmup", "0s", "--timeout", timeout.String())
+	return Invocation{
+		Argv: argv,
+		// Opening: 20000 connections at bench mix's default pace take a
+		// few seconds; then the last exchanges' timeout and the report.
+		Grace: timeout + 5*time.Second + time.Duration(l.Conns)*time.Millisecond,
+	}, nil
+}
+
+// Parse reads bench mix's JSON. Requests are the exchanges answered on
+// time; Errors every failed kind but timeouts.
+func (Mix) Parse(stdout []byte) (Measurement, error) {
+	var r MixResult
+	if err := json.Unmarshal(stdout, &r); err != nil {
+		return Measurement{}, fmt.Errorf("bench mix output: %w (killed before its report?)", err)
+	}
+	if r.Seconds <= 0 {
+		return Measurement{}, fmt.Errorf("bench mix output: window of %v seconds", r.Seconds)
+	}
+	return Measurement{
+		Seconds:    r.Seconds,
+		Requests:   r.Exchanges,
+		Bytes:      r.Bytes,
+		Errors:     r.Errors.Failed(),
+		Timeouts:   r.Errors.Timeout,
+		P50Ms:      r.P50Ms,
+		P99Ms:      r.P99Ms,
+		HasLatency: r.Exchanges+r.Errors.Late > 0,
+	}, nil
+}

@@ -1,0 +1,155 @@
+package scenarios
+
+import (
+	"bench/report/results"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestMixAnswers: the weights add up, the mean is the seeds' 45 KB, and
+// the origin serves every answer with its content.
+func TestMixAnswers(t *testing.T) {
+	sum := 0
+	for _, a := range MixAnswers() {
+		sum += a.Weight
+	}
+	if sum != MixWeights {
+		t.Errorf("weights add up to %d; want %d", sum, MixWeights)
+	}
+	// 1.72 Gbit/s at 4.7k exchanges a second, 1.08 at 3.0k.
+	for _, seed := range []struct{ gbits, rate float64 }{{1.72, 4700}, {1.08, 3000}} {
+		implied := seed.gbits * 1e9 / 8 / seed.rate
+		if m := MixMeanSize(); m < implied*0.9 || m > implied*1.1 {
+			t.Errorf("mean answer %.0f bytes; the seeds' %.2f Gbit/s at %.0f/s imply %.0f", m, seed.gbits, seed.rate, implied)
+		}
+	}
+	files := map[string][]byte{}
+	for _, f := range Origin("/o", "10.0.2.2", 1).Files {
+		files[f.Path] = f.Data
+	}
+	for _, a := range MixAnswers() {
+		if !bytes.Equal(files[originWWW+a.Path], OriginAnswer(a.Size)) {
+			t.Errorf("the origin does not serve %s as OriginAnswer(%d)", a.Path, a.Size)
+		}
+	}
+}
+
+// mixScenario is a mix scenario as the catalog will name it.
+func mixScenario(m results.Mode, l Load) Scenario {
+	return Scenario{Name: fmt.Sprintf("%s-%s", m, l.Name), Mode: m, Load: l}
+}
+
+var (
+	loadMix   = Load{Name: "mix", Tool: ToolBench, Conns: 20000, Active: 2000}
+	loadMix3k = Load{Name: "mix-3k", Tool: ToolBench, Conns: 20000, Rate: 3000}
+)
+
+// TestMixInvocationGolden renders bench mix's command line for each
+// mode, closed and open loop, and the baseline.
+func TestMixInvocationGolden(t *testing.T) {
+	var b bytes.Buffer
+	for _, m := range []results.Mode{results.MixHTTP, results.MixConnect, results.MixSocks, results.MixRelay} {
+		base := results.Mode(strings.TrimPrefix(string(m), "mix-"))
+		for _, l := range []Load{loadMix, loadMix3k} {
+			s := mixScenario(m, l)
+			inv, err := Mix{}.Invocation(s, topoProxy(base), 10*time.Second, "/run/bench/run-1")
+			if err != nil {
+				t.Fatalf("Invocation(%s): %v", s.Name, err)
+			}
+			fmt.Fprintf(&b, "%s: %s", s.Name, dumpInvocation(inv))
+		}
+	}
+	inv, err := Mix{}.Invocation(mixScenario(results.MixConnect, loadMix), topoDirect, 10*time.Second, "/run/bench/run-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(&b, "direct: %s", dumpInvocation(inv))
+	checkGolden(t, "build/mix.golden", b.Bytes())
+}
+
+func TestMixInvocationErrors(t *testing.T) {
+	both := loadMix
+	both.Rate = 3000
+	cases := []struct {
+		s    Scenario
+		t    Target
+		want string
+	}{
+		{mixScenario(results.MixHTTP, Load{Name: "x", Conns: 10}), topoProxy(results.HTTP), "one of active or rate"},
+		{mixScenario(results.MixHTTP, both), topoProxy(results.HTTP), "one of active or rate"},
+		{mixScenario(results.MixHTTP, loadMix), Target{Origin: "10.0.2.2"}, "no proxy address"},
+		{mixScenario(results.MixHTTP, loadMix), Target{Proxy: "10.0.1.1:3128"}, "no origin address"},
+		{mixScenario(results.HTTP, loadMix), topoProxy(results.HTTP), "cannot run mode"},
+	}
+	for _, c := range cases {
+		_, err := Mix{}.Invocation(c.s, c.t, time.Second, "/d")
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Invocation(%s, %+v) error %v; want %q", c.s.Name, c.t, err, c.want)
+		}
+	}
+}
+
+// TestMixParse reads what bench mix printed (go test ./cmd/bench -run
+// TestMix -capture-mix records it), checked against the JSON read here
+// without the driver's types.
+func TestMixParse(t *testing.T) {
+	for _, c := range []struct {
+		file  string
+		check func(Measurement) bool
+	}{
+		// Two processes through a relay: no errors.
+		{"mix-relay-procs2.json", func(m Measurement) bool { return m.Requests > 0 && m.Errors == 0 && m.Timeouts == 0 && m.HasLatency }},
+		// Nothing listening: every open refused, no latency.
+		{"mix-refused.json", func(m Measurement) bool { return m.Requests == 0 && m.Errors > 0 && !m.HasLatency }},
+		// A stall past the timeout at a fixed rate: timeouts, and late
+		// exchanges counted as errors.
+		{"mix-stall.json", func(m Measurement) bool { return m.Requests > 0 && m.Errors > 0 && m.Timeouts > 0 }},
+	} {
+		out := readCaptured(t, c.file)
+		m, err := Mix{}.Parse(out)
+		if err != nil {
+			t.Errorf("Parse(%s): %v", c.file, err)
+			continue
+		}
+		var raw struct {
+			Exchanges, Bytes int64
+			Seconds          float64
+			Errors           map[string]int64
+			P50              float64 `json:"p50_ms"`
+			P99              float64 `json:"p99_ms"`
+		}
+		if err := json.Unmarshal(out, &raw); err != nil {
+			t.Fatal(err)
+		}
+		failed := int64(0)
+		for k, v := range raw.Errors {
+			if k != "timeout" {
+				failed += v
+			}
+		}
+		want := Measurement{
+			Seconds: raw.Seconds, Requests: raw.Exchanges, Bytes: raw.Bytes,
+			Errors: failed, Timeouts: raw.Errors["timeout"],
+			P50Ms: raw.P50, P99Ms: raw.P99,
+			HasLatency: raw.Exchanges+raw.Errors["late"] > 0,
+		}
+		if len(raw.Errors) != 7 {
+			t.Errorf("%s: %d kinds of error; want 7", c.file, len(raw.Errors))
+		}
+		if m != want {
+			t.Errorf("Parse(%s) = %+v; want %+v", c.file, m, want)
+		}
+		if !c.check(m) {
+			t.Errorf("Parse(%s) = %+v: not what this output shows", c.file, m)
+		}
+	}
+	for _, bad := range []string{"", "{", `{"exchanges":1,"seconds":0}`} {
+		if _, err := (Mix{}).Parse([]byte(bad)); err == nil {
+			t.Errorf("Parse(%q): no error", bad)
+		}
+	}
+}
