@@ -14,7 +14,7 @@ func TestCatalogLoads(t *testing.T) {
 		if it.Name != "descriptor limit" {
 			continue
 		}
-		if want := "2000 connections (ka-50k-2000, ka-2k-50k-2000)"; !strings.Contains(it.Detail, want) {
+		if want := "20000 connections (mix, mix-3k)"; !strings.Contains(it.Detail, want) {
 			t.Errorf("descriptor limit: %q; want it to name %q", it.Detail, want)
 		}
 		return

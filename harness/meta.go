@@ -23,8 +23,11 @@ type Meta struct {
 	Session string      `json:"session"`
 	Machine MachineInfo `json:"machine"`
 	Settings
-	Layout      string            `json:"cpu_layout"`
-	LayoutNote  string            `json:"cpu_layout_warning,omitempty"`
+	Layout     string `json:"cpu_layout"`
+	LayoutNote string `json:"cpu_layout_warning,omitempty"`
+	// Notes say what the session changed of what it was asked: the
+	// connections it scaled down to fit the descriptor limit.
+	Notes       []string          `json:"notes,omitempty"`
 	Tools       map[string]string `json:"tools"`
 	Columns     []ColumnMeta      `json:"columns"`
 	CommandLine []string          `json:"command_line"`
@@ -113,7 +116,7 @@ func ColumnVersion(c proxies.Column) string {
 
 // newMeta describes a starting session and writes it to path; a resumed
 // session keeps its first start and records the resumption.
-func newMeta(cfg SessionConfig, l host.Layout, path string) (*Meta, error) {
+func newMeta(cfg SessionConfig, l host.Layout, notes []string, path string) (*Meta, error) {
 	now := time.Now().UTC()
 	if cfg.Resume {
 		if m, err := ReadMeta(path); err == nil {
@@ -129,6 +132,7 @@ func newMeta(cfg SessionConfig, l host.Layout, path string) (*Meta, error) {
 	m.Machine = describeMachine(cfg.Machine)
 	m.Settings = cfg.Settings
 	m.Layout, m.LayoutNote = l.String(), l.Warning
+	m.Notes = notes
 	m.CommandLine = cfg.CommandLine
 	m.Tools = map[string]string{}
 	for _, p := range programs {

@@ -47,6 +47,9 @@ func startOrigin(ctx context.Context, h *host.Host) (o *origin, err error) {
 		}
 	}
 	for i, argv := range o.setup.Servers {
+		if argv, err = selfArgv(argv); err != nil {
+			return nil, err
+		}
 		p, err := h.Start(host.RoleOrigin, host.ProcSpec{
 			Argv: argv,
 			Dir:  dir,

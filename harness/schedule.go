@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -28,6 +29,13 @@ type Schedule struct {
 func NewSchedule(cfg SessionConfig) (*Schedule, error) {
 	s := &Schedule{cfg: cfg, Done: map[RunKey]bool{}}
 	s.Runs, s.Skipped = runsFor(cfg.Scenarios, cfg.Columns, cfg.Reps, proxies.Serves)
+	limit, err := host.NofileLimit()
+	if err != nil {
+		return nil, err
+	}
+	for i := range s.Runs {
+		scaleToFit(&s.Runs[i], limit)
+	}
 	if cfg.Resume {
 		csvPath, _ := SessionPaths(cfg.OutDir, cfg.Machine, cfg.Session)
 		rows, err := results.ReadFiles([]string{csvPath})
@@ -39,6 +47,42 @@ func NewSchedule(cfg SessionConfig) (*Schedule, error) {
 		}
 	}
 	return s, nil
+}
+
+// scaleToFit lowers a run's connections to what a proxy can hold under
+// the descriptor limit of a process (host.ProxyConns): the mix
+// scenarios' 20000 do not fit a one-process proxy under a limit of 20000.
+// The baseline is held to the same count, so that its figures compare.
+func scaleToFit(r *RunSpec, limit uint64) {
+	fit := host.ProxyConns(limit, r.Column.Group == results.Splice)
+	if conns := r.Scenario.Load.Conns; conns > fit && fit > 0 {
+		r.Asked = conns
+		r.Scenario.Load.Conns = fit
+	}
+}
+
+// Notes are what the session says of its runs beyond the plan: the
+// connections it scaled down, and in which scenarios.
+func (s *Schedule) Notes() []string {
+	var texts []string
+	scs := map[string][]string{}
+	for _, r := range s.Runs {
+		if r.Asked == 0 {
+			continue
+		}
+		t := r.Scaled()
+		if _, ok := scs[t]; !ok {
+			texts = append(texts, t)
+		}
+		if !slices.Contains(scs[t], r.Scenario.Name) {
+			scs[t] = append(scs[t], r.Scenario.Name)
+		}
+	}
+	notes := make([]string, len(texts))
+	for i, t := range texts {
+		notes[i] = t + ": " + strings.Join(scs[t], ", ")
+	}
+	return notes
 }
 
 // todo is the number of runs still to do.
@@ -95,6 +139,9 @@ func (s *Schedule) Print(w io.Writer, dryRun bool) {
 	fmt.Fprintln(w)
 	if cfg.Host.Layout.Warning != "" {
 		fmt.Fprintf(w, "warning: %s\n", cfg.Host.Layout.Warning)
+	}
+	for _, n := range s.Notes() {
+		fmt.Fprintf(w, "scaled: %s\n", n)
 	}
 	est := estimate(todo, time.Duration(cfg.Window), time.Duration(cfg.Warmup), runOverhead)
 	fmt.Fprintf(w, "each run: %s warm-up + %s window; estimated %s\n",
@@ -188,6 +235,22 @@ type RunSpec struct {
 	Rep      int // 1..reps
 	Scenario scenarios.Scenario
 	Column   proxies.Column
+	// Asked is the connections the scenario's load asks for when the
+	// run holds fewer (Scenario.Load.Conns): what the descriptor limit
+	// lets the proxy hold. 0 when it holds them all.
+	Asked int
+}
+
+// Scaled says how a run's connections were scaled down, or "".
+func (r RunSpec) Scaled() string {
+	if r.Asked == 0 {
+		return ""
+	}
+	proxy := "a proxy"
+	if r.Column.Group == results.Splice {
+		proxy = "a splicing proxy" // its pipes counted
+	}
+	return fmt.Sprintf("%d of %d connections, what the descriptor limit lets %s hold", r.Scenario.Load.Conns, r.Asked, proxy)
 }
 
 // Key identifies a run across a resumed session.

@@ -56,6 +56,7 @@ type Session struct {
 	pki    proxies.PKI
 	runs   []RunSpec
 	done   map[RunKey]bool
+	notes  []string // what the schedule says of its runs (Schedule.Notes)
 
 	CSVPath  string
 	MetaPath string
@@ -98,7 +99,7 @@ func NewSession(ctx context.Context, cfg SessionConfig) (s *Session, err error) 
 	if err != nil {
 		return nil, err
 	}
-	s.runs, s.done = sched.Runs, sched.Done
+	s.runs, s.done, s.notes = sched.Runs, sched.Done, sched.Notes()
 	s.CSVPath, s.MetaPath = SessionPaths(cfg.OutDir, cfg.Machine, cfg.Session)
 	s.OutputDir = strings.TrimSuffix(s.CSVPath, ".csv") + ".runs"
 	if !cfg.Resume {
@@ -130,7 +131,7 @@ func NewSession(ctx context.Context, cfg SessionConfig) (s *Session, err error) 
 	if s.origin, err = startOrigin(ctx, s.host); err != nil {
 		return nil, err
 	}
-	if s.meta, err = newMeta(cfg, s.host.Layout(), s.MetaPath); err != nil {
+	if s.meta, err = newMeta(cfg, s.host.Layout(), s.notes, s.MetaPath); err != nil {
 		return nil, err
 	}
 	if s.csv, err = results.Append(s.CSVPath); err != nil {
@@ -309,7 +310,7 @@ func (s *Session) measure(ctx context.Context, r RunSpec) results.Row {
 	os.RemoveAll(dir)
 	if err != nil {
 		row.Status = results.Failed
-		row.Note = oneLine(err.Error())
+		row.Note = joinNotes(oneLine(err.Error()), r.Scaled())
 		return row
 	}
 	row.Status = results.OK
@@ -424,8 +425,32 @@ func (s *Session) run(ctx context.Context, r RunSpec, dir string, row *results.R
 	if m.Requests == 0 && m.Bytes == 0 {
 		return fmt.Errorf("no exchange completed (%d errors, %d timeouts)", m.Errors, m.Timeouts)
 	}
-	row.Note = errorNote(m)
+	row.Note = joinNotes(r.Scaled(), errorNote(m))
 	return nil
+}
+
+// selfArgv is argv with bench itself (scenarios.ToolBench: bench mix, the
+// mix's load and origin) named by this program's path.
+func selfArgv(argv []string) ([]string, error) {
+	if argv[0] != scenarios.ToolBench {
+		return argv, nil
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("find bench's own executable: %w", err)
+	}
+	return append([]string{self}, argv[1:]...), nil
+}
+
+// joinNotes joins the notes that are not empty.
+func joinNotes(notes ...string) string {
+	var out []string
+	for _, n := range notes {
+		if n != "" {
+			out = append(out, n)
+		}
+	}
+	return strings.Join(out, "; ")
 }
 
 // readyProbes leaves out of the readiness probes the relay listeners in
@@ -457,6 +482,9 @@ func (s *Session) load(ctx context.Context, r RunSpec, t scenarios.Target, windo
 	}
 	inv, drv, err := scenarios.Build(r.Scenario, t, window, dir)
 	if err != nil {
+		return m, ended, err
+	}
+	if inv.Argv, err = selfArgv(inv.Argv); err != nil {
 		return m, ended, err
 	}
 	for name, data := range inv.Files {
@@ -504,7 +532,11 @@ func errorNote(m scenarios.Measurement) string {
 	if m.Requests == 0 || failed*100 <= m.Requests+failed {
 		return ""
 	}
-	return fmt.Sprintf("%d errors and %d timeouts beside %d completed exchanges", m.Errors, m.Timeouts, m.Requests)
+	note := fmt.Sprintf("%d errors and %d timeouts beside %d completed exchanges", m.Errors, m.Timeouts, m.Requests)
+	if m.Detail != "" {
+		note += ": " + m.Detail
+	}
+	return note
 }
 
 func oneLine(s string) string {

@@ -24,6 +24,7 @@ type Settings struct {
 	Reps        int     `json:"reps"`
 	Window      Span    `json:"window"`                    // the measured window of each run
 	Warmup      Span    `json:"warmup"`                    // load before the window, not measured
+	MixConns    int     `json:"mix_conns,omitempty"`       // connections of the mix scenarios; 0 for the catalog's
 	CPUs        string  `json:"cpus,omitempty"`            // the CPU layout asked for; empty for the default
 	ProxyCPU    float64 `json:"proxy_cpu_quota,omitempty"` // CPUs of quota on the proxy's cgroup; 0 for none
 
@@ -53,6 +54,8 @@ func (st Settings) check() error {
 		return fmt.Errorf("a window of %s: need at least 1s", time.Duration(st.Window))
 	case st.Warmup < 0:
 		return fmt.Errorf("a warm-up of %s: want 0 (none) or more", time.Duration(st.Warmup))
+	case st.MixConns < 0:
+		return fmt.Errorf("%d mix connections: want 0 (the catalog's) or more", st.MixConns)
 	case st.ProxyCPU < 0:
 		return fmt.Errorf("a proxy CPU quota of %g: want 0 (none) or more", st.ProxyCPU)
 	}
@@ -71,6 +74,13 @@ func Configure(st Settings, outDir string, resume bool, hc host.Config) (Session
 	scs, err := scenarios.Select(st.Scenario)
 	if err != nil {
 		return SessionConfig{}, err
+	}
+	if st.MixConns > 0 {
+		for i := range scs {
+			if scs[i].Load.Tool == scenarios.ToolBench {
+				scs[i].Load.Conns = st.MixConns
+			}
+		}
 	}
 	cols, err := LoadColumns(st.ColumnsFile, st.Proxy)
 	if err != nil {

@@ -101,6 +101,9 @@ http {
             proxy_bind {{.Site.OriginSide}};
             # large answers stay in memory: no temp files
             proxy_max_temp_file_size 0;
+            # a client that shuts its sending side after the request
+            # still gets the answer (the mix's half-closed exchanges)
+            proxy_ignore_client_abort on;
         }
     }
 }

@@ -103,6 +103,7 @@ func writeText(w io.Writer, tables []Table, md bool) error {
 		}
 		buf.WriteString("\n")
 		writeFailed(&buf, t.Failed, md)
+		writeNotes(&buf, t.Notes, md)
 	}
 	_, err := w.Write(buf.Bytes())
 	return err
@@ -213,6 +214,26 @@ func writeFailed(w *bytes.Buffer, failed []Failure, md bool) {
 		w.WriteString("failed runs\tload\trep\tnote\n")
 		for _, f := range failed {
 			w.WriteString(f.Proxy + "\t" + f.Load + "\t" + strconv.Itoa(f.Rep) + "\t" + noteOrNone(f.Note) + "\n")
+		}
+	}
+	w.WriteString("\n")
+}
+
+// writeNotes lists what the ok runs noted, each note once with the
+// columns and scenarios that noted it.
+func writeNotes(w *bytes.Buffer, notes []Note, md bool) {
+	if len(notes) == 0 {
+		return
+	}
+	if md {
+		w.WriteString("Notes of the runs counted:\n\n")
+		for _, n := range notes {
+			fmt.Fprintf(w, "- %s: %s (%s)\n", n.Text, strings.Join(n.Proxies, ", "), strings.Join(n.Loads, ", "))
+		}
+	} else {
+		w.WriteString("notes\tcolumns\tscenarios\n")
+		for _, n := range notes {
+			w.WriteString(n.Text + "\t" + strings.Join(n.Proxies, ", ") + "\t" + strings.Join(n.Loads, ", ") + "\n")
 		}
 	}
 	w.WriteString("\n")

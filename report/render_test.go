@@ -63,3 +63,30 @@ func TestRenderSessionsAndFailures(t *testing.T) {
 		}
 	}
 }
+
+// TestRenderNotes: what ok runs noted is listed under their table once,
+// with the columns and scenarios that noted it.
+func TestRenderNotes(t *testing.T) {
+	var rows []results.Row
+	for rep := 1; rep <= 2; rep++ {
+		for _, p := range []string{"nginx", "squid"} {
+			r := run("ARM", "s", p, results.Copy, "ka-1k", rep, 10)
+			r.Note = "9950 of 20000 connections: the descriptor limit here"
+			rows = append(rows, r)
+		}
+	}
+	r := run("ARM", "s", "squid", results.Copy, "ka-1m", 1, 10)
+	r.Note = "errors: 12 of 100000 exchanges"
+	rows = append(rows, r)
+	var b bytes.Buffer
+	if err := Render(&b, rows, Options{Format: FormatMarkdown}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"Notes of the runs counted:\n\n- 9950 of 20000 connections: the descriptor limit here: nginx, squid (ka-1k)\n- errors: 12 of 100000 exchanges: squid (ka-1m)\n",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, b.String())
+		}
+	}
+}

@@ -23,6 +23,15 @@ type Table struct {
 	Groups  []string   `json:"groups"`          // each column's group; a ‖ sits where it changes
 	Rows    []TableRow `json:"rows"`
 	Failed  []Failure  `json:"failed,omitempty"` // failed runs, kept out of the medians
+	Notes   []Note     `json:"notes,omitempty"`  // what the ok runs' notes say
+}
+
+// Note is what ok runs noted (scaled-down connections, errors), with the
+// columns and scenarios of the runs that noted it.
+type Note struct {
+	Text    string   `json:"text"`
+	Proxies []string `json:"proxies"`
+	Loads   []string `json:"loads"`
 }
 
 // TableRow is a row of a table: a scenario and a cell per column.
@@ -219,6 +228,26 @@ type grid struct {
 	cols   []column
 	runs   map[[2]string][]*results.Row // (scenario key, proxy) -> ok runs
 	failed []Failure
+	notes  []Note
+}
+
+// note adds an ok run's note to the grid's, under the scenario's label.
+func (g *grid) note(r *results.Row, label string) {
+	if r.Note == "" {
+		return
+	}
+	i := slices.IndexFunc(g.notes, func(n Note) bool { return n.Text == r.Note })
+	if i < 0 {
+		g.notes = append(g.notes, Note{Text: r.Note})
+		i = len(g.notes) - 1
+	}
+	n := &g.notes[i]
+	if !slices.Contains(n.Proxies, r.Proxy) {
+		n.Proxies = append(n.Proxies, r.Proxy)
+	}
+	if !slices.Contains(n.Loads, label) {
+		n.Loads = append(n.Loads, label)
+	}
 }
 
 // newGrid sorts rows into scenarios (key returns a scenario's key and
@@ -241,6 +270,7 @@ func newGrid(rows []*results.Row, key func(*results.Row) (string, string)) *grid
 			g.failed = append(g.failed, Failure{Proxy: r.Proxy, Load: label, Rep: r.Rep, Note: r.Note})
 			continue
 		}
+		g.note(r, label)
 		id := [2]string{k, r.Proxy}
 		g.runs[id] = append(g.runs[id], r)
 	}
@@ -390,7 +420,7 @@ func plainTable(fam, machine string, rows []*results.Row) Table {
 	})
 	names, groups := g.header()
 	t := Table{Family: fam, Kind: "throughput", Machine: machine, Session: rows[0].Session,
-		Corner: "scenario (" + short(machine) + ")", Columns: names, Groups: groups, Failed: g.failed}
+		Corner: "scenario (" + short(machine) + ")", Columns: names, Groups: groups, Failed: g.failed, Notes: g.notes}
 	starOnly := fam == famConnect || fam == famSocks
 	for _, k := range g.keys {
 		load := g.loads[k]
@@ -439,7 +469,7 @@ func tripleTables(fam, machine string, rows []*results.Row) []Table {
 	base := Table{Family: fam, Machine: machine, Session: rows[0].Session, Corner: "scenario",
 		Columns: names, Groups: groups}
 	thr, cpu, mem := base, base, base
-	thr.Kind, thr.Title, thr.Failed = "throughput", titleThroughput, g.failed
+	thr.Kind, thr.Title, thr.Failed, thr.Notes = "throughput", titleThroughput, g.failed, g.notes
 	cpu.Kind, cpu.Title = "cpu", titleCPU
 	mem.Kind, mem.Title = "memory", titleMemory
 	for _, k := range g.keys {
@@ -532,7 +562,7 @@ func tunnelTable(machine string, rows []*results.Row) Table {
 	})
 	t := Table{Family: famTunnel, Kind: "throughput", Machine: machine, Session: rows[0].Session,
 		Corner: "Ciphersuite", Columns: []string{"Client to server", "Server to client"},
-		Groups: []string{"", ""}, Failed: g.failed}
+		Groups: []string{"", ""}, Failed: g.failed, Notes: g.notes}
 	labels := proxyLabels(g, func(s string) string { return s })
 	for i, k := range g.keys {
 		proxy, suite, _ := strings.Cut(k, "\x00")
@@ -564,7 +594,7 @@ func tunnelTable(machine string, rows []*results.Row) Table {
 func handshakeTable(machine string, rows []*results.Row) Table {
 	g := newGrid(rows, func(r *results.Row) (string, string) { return r.Proxy + "\x00" + r.Load, r.Load })
 	t := Table{Family: famHandshake, Kind: "handshake", Machine: machine, Session: rows[0].Session,
-		Corner: "Handshake", Columns: []string{"Connections/s"}, Groups: []string{""}, Failed: g.failed}
+		Corner: "Handshake", Columns: []string{"Connections/s"}, Groups: []string{""}, Failed: g.failed, Notes: g.notes}
 	labels := proxyLabels(g, func(load string) string {
 		switch load {
 		case "full":

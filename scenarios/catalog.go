@@ -29,6 +29,11 @@ var (
 	loadKa2k50k2000 = Load{Name: "ka-2k-50k-2000", Tool: ToolWrk, Conns: 2000, Path: "/50k", PostBytes: 2048, Timeout: wrkTimeout}
 	// 64 connections, a new one for every request.
 	loadClose1k = Load{Name: "close-1k", Tool: ToolWrk, Conns: 64, Path: "/1k", Close: true, Timeout: wrkTimeout}
+	// 20000 connections open, 2000 exchanges in flight over them, answers
+	// of the mix's sizes (MixAnswers).
+	loadMix = Load{Name: "mix", Tool: ToolBench, Conns: 20000, Active: 2000, Timeout: wrkTimeout}
+	// The same connections, 3000 exchanges a second.
+	loadMix3k = Load{Name: "mix-3k", Tool: ToolBench, Conns: 20000, Rate: 3000, Timeout: wrkTimeout}
 )
 
 // catalog lists, per mode, the loads the seeds measure in it, in the
@@ -41,6 +46,10 @@ var catalog = []struct {
 	{results.Connect, []Load{loadStream1Down, loadStream16, loadKa1k, loadKa50k2000, loadKa2k50k2000, loadClose1k}},
 	{results.Socks, []Load{loadStream1Down, loadStream16, loadKa1k, loadKa50k2000, loadKa2k50k2000, loadClose1k}},
 	{results.Relay, []Load{loadStream1, loadStream1Down, loadStream16, loadKa1k, loadKa50k2000, loadKa2k50k2000, loadClose1k}},
+	{results.MixHTTP, []Load{loadMix, loadMix3k}},
+	{results.MixConnect, []Load{loadMix, loadMix3k}},
+	{results.MixSocks, []Load{loadMix, loadMix3k}},
+	{results.MixRelay, []Load{loadMix, loadMix3k}},
 }
 
 // Catalog returns every scenario a session can run, grouped by mode in
@@ -49,10 +58,20 @@ func Catalog() []Scenario {
 	var out []Scenario
 	for _, m := range catalog {
 		for _, l := range m.loads {
-			out = append(out, Scenario{Name: string(m.mode) + "-" + l.Name, Mode: m.mode, Load: l})
+			out = append(out, Scenario{Name: scenarioName(m.mode, l), Mode: m.mode, Load: l})
 		}
 	}
 	return out
+}
+
+// scenarioName is "<mode>-<load>", but for the mix scenarios, named as the
+// reference tables name them: "mix-http" for load mix, "mix-http-3k" for
+// load mix-3k.
+func scenarioName(m results.Mode, l Load) string {
+	if rest, ok := strings.CutPrefix(l.Name, "mix"); ok && (rest == "" || rest[0] == '-') {
+		return string(m) + rest
+	}
+	return string(m) + "-" + l.Name
 }
 
 // byName returns the scenario of the catalog called name.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -61,17 +62,21 @@ func MixMeanSize() float64 {
 // object: bench mix writes it, the driver reads it. Exchanges that failed
 // are counted only under Errors.
 type MixResult struct {
-	Mode        string    `json:"mode"`         // http, connect, socks, relay
-	Exchanges   int64     `json:"exchanges"`    // answered whole and correct, begun on time
-	Bytes       int64     `json:"bytes"`        // answer bodies received whole (exchanges and late ones)
-	Seconds     float64   `json:"seconds"`      // the measured window: from its start until its last exchange ended
-	OpenSeconds float64   `json:"open_seconds"` // time to open all connections
-	ConnsWanted int       `json:"conns_wanted"` // --conns
-	Conns       int       `json:"conns"`        // connections open when the window began
-	Active      int       `json:"active,omitempty"`
-	Rate        float64   `json:"rate,omitempty"` // exchanges a second asked for (open loop)
-	HalfClosed  int64     `json:"half_closed"`    // exchanges among Exchanges that half-closed
-	Errors      MixErrors `json:"errors"`
+	Mode        string  `json:"mode"`         // http, connect, socks, relay
+	Exchanges   int64   `json:"exchanges"`    // answered whole and correct, begun on time
+	Bytes       int64   `json:"bytes"`        // answer bodies received whole (exchanges and late ones)
+	Seconds     float64 `json:"seconds"`      // the measured window: from its start until its last exchange ended
+	OpenSeconds float64 `json:"open_seconds"` // time to open all connections
+	ConnsWanted int     `json:"conns_wanted"` // --conns
+	Conns       int     `json:"conns"`        // connections open when the window began
+	Active      int     `json:"active,omitempty"`
+	Rate        float64 `json:"rate,omitempty"` // exchanges a second asked for (open loop)
+	HalfClosed  int64   `json:"half_closed"`    // exchanges among Exchanges that half-closed
+	// HalfCloseFailed are the failed exchanges (among Errors) that
+	// half-closed: a proxy that does not pass a half-close on fails
+	// these and no other.
+	HalfCloseFailed int64     `json:"half_close_failed"`
+	Errors          MixErrors `json:"errors"`
 	// Latency of the exchanges and late ones, from each one's scheduled
 	// start at a fixed rate, from its start otherwise.
 	P50Ms  float64 `json:"p50_ms"`
@@ -96,6 +101,30 @@ type MixErrors struct {
 	Timeout int64 `json:"timeout"` // not answered whole within --timeout
 	Late    int64 `json:"late"`    // answered whole, but begun more than --timeout after its scheduled start
 	Dropped int64 `json:"dropped"` // scheduled in the window, never begun: no connection was free
+}
+
+// errorDetail names the kinds of errors with their counts, and how many
+// of the failed exchanges half-closed: "reset 2444 (2444 half-closed)".
+func (r MixResult) errorDetail() string {
+	e := r.Errors
+	var parts []string
+	for _, k := range []struct {
+		name string
+		n    int64
+	}{{"refused", e.Refused}, {"reset", e.Reset}, {"short", e.Short}, {"wrong", e.Wrong},
+		{"timeout", e.Timeout}, {"late", e.Late}, {"dropped", e.Dropped}} {
+		if k.n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", k.name, k.n))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	s := strings.Join(parts, ", ")
+	if r.HalfCloseFailed > 0 {
+		s += fmt.Sprintf(" (%d of the exchanges that half-closed)", r.HalfCloseFailed)
+	}
+	return s
 }
 
 // Failed is every kind but timeouts, which the CSV counts apart.
@@ -129,15 +158,21 @@ func (Mix) Invocation(s Scenario, t Target, window time.Duration, dir string) (I
 	if t.Proxy == "" && !t.Direct {
 		return Invocation{}, fmt.Errorf("scenario %s: target has no proxy address", s.Name)
 	}
-	origin := net.JoinHostPort(t.Origin, strconv.Itoa(PortHTTP))
+	// The half-closed exchanges reach the origin through tunnels and
+	// relays, and nginx gives up an answer whose client shut its sending
+	// side: there the origin is bench mix --serve, which writes it whole.
+	// An HTTP proxy asks the origin's nginx, as the other HTTP loads do.
+	origin := net.JoinHostPort(t.Origin, strconv.Itoa(PortMix))
 	mode, proxy := string(BaseMode(s.Mode)), t.Proxy
 	switch {
 	case t.Direct:
 		// Straight to the origin is a relay that is the origin.
 		mode, proxy = string(results.Relay), origin
+	case s.Mode == results.MixHTTP:
+		origin = net.JoinHostPort(t.Origin, strconv.Itoa(PortHTTP))
 	case s.Mode == results.MixRelay:
-		proxy = net.JoinHostPort(relayHost(t), strconv.Itoa(relayPort(s.Mode, PortHTTP)))
-	case s.Mode != results.MixHTTP && s.Mode != results.MixConnect && s.Mode != results.MixSocks:
+		proxy = net.JoinHostPort(relayHost(t), strconv.Itoa(relayPort(s.Mode, PortMix)))
+	case s.Mode != results.MixConnect && s.Mode != results.MixSocks:
 		return Invocation{}, fmt.Errorf("scenario %s: bench mix cannot run mode %q", s.Name, s.Mode)
 	}
 	timeout := l.Timeout
@@ -158,9 +193,11 @@ func (Mix) Invocation(s Scenario, t Target, window time.Duration, dir string) (I
 	argv = append(argv, "--duration", window.String(), "--warmup", "0s", "--timeout", timeout.String())
 	return Invocation{
 		Argv: argv,
-		// Opening: 20000 connections at bench mix's default pace take a
-		// few seconds; then the last exchanges' timeout and the report.
-		Grace: timeout + 5*time.Second + time.Duration(l.Conns)*time.Millisecond,
+		// Opening: 20000 connections take a few seconds at bench mix's
+		// pace, and up to 4 ms each through a slow proxy (squid opens
+		// about 300 tunnels a second on one CPU); then the last
+		// exchanges' timeout and the report.
+		Grace: timeout + 5*time.Second + time.Duration(l.Conns)*4*time.Millisecond,
 	}, nil
 }
 
@@ -183,5 +220,6 @@ func (Mix) Parse(stdout []byte) (Measurement, error) {
 		P50Ms:      r.P50Ms,
 		P99Ms:      r.P99Ms,
 		HasLatency: r.Exchanges+r.Errors.Late > 0,
+		Detail:     r.errorDetail(),
 	}, nil
 }

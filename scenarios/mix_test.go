@@ -38,15 +38,11 @@ func TestMixAnswers(t *testing.T) {
 	}
 }
 
-// mixScenario is a mix scenario as the catalog will name it.
+// mixScenario is a mix scenario with load l, named as the catalog names
+// them.
 func mixScenario(m results.Mode, l Load) Scenario {
-	return Scenario{Name: fmt.Sprintf("%s-%s", m, l.Name), Mode: m, Load: l}
+	return Scenario{Name: scenarioName(m, l), Mode: m, Load: l}
 }
-
-var (
-	loadMix   = Load{Name: "mix", Tool: ToolBench, Conns: 20000, Active: 2000}
-	loadMix3k = Load{Name: "mix-3k", Tool: ToolBench, Conns: 20000, Rate: 3000}
-)
 
 // TestMixInvocationGolden renders bench mix's command line for each
 // mode, closed and open loop, and the baseline.
@@ -140,8 +136,16 @@ func TestMixParse(t *testing.T) {
 		if len(raw.Errors) != 7 {
 			t.Errorf("%s: %d kinds of error; want 7", c.file, len(raw.Errors))
 		}
+		detail := m.Detail
+		m.Detail = ""
 		if m != want {
 			t.Errorf("Parse(%s) = %+v; want %+v", c.file, m, want)
+		}
+		// The detail names each kind that failed, with its count.
+		for k, v := range raw.Errors {
+			if named := strings.Contains(detail, fmt.Sprintf("%s %d", k, v)); named != (v > 0) {
+				t.Errorf("Parse(%s): detail %q; %s %d", c.file, detail, k, v)
+			}
 		}
 		if !c.check(m) {
 			t.Errorf("Parse(%s) = %+v: not what this output shows", c.file, m)

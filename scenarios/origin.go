@@ -71,7 +71,7 @@ pid {{.Dir}}/nginx.pid;
 error_log {{.Dir}}/error.log error;
 
 events {
-    worker_connections 16384;
+    worker_connections 65536;
     multi_accept on;
 }
 
@@ -117,8 +117,9 @@ func OriginCA() []byte { return originCertPEM }
 // Origin plans the origin in dir (a tmpfs the harness mounts) listening
 // on addr with cpus nginx workers: nginx on ports 80 and 443 serving
 // /1k, /50k, /1m and the mix's answers (MixAnswers), answering a POST to them as a GET, and iperf3's
-// server on port 5201. iperf3 -s serves one test at a time, which is all
-// a session runs.
+// server on port 5201, and bench mix's origin on port 8080 (the
+// session's own executable: the harness runs ToolBench as itself).
+// iperf3 -s serves one test at a time, which is all a session runs.
 func Origin(dir, addr string, cpus int) OriginSetup {
 	dir = filepath.Clean(dir)
 	port := func(p int) string { return net.JoinHostPort(addr, strconv.Itoa(p)) }
@@ -148,8 +149,9 @@ func Origin(dir, addr string, cpus int) OriginSetup {
 		Servers: [][]string{
 			nginx,
 			{ToolIperf3, "-s", "-B", addr, "-p", strconv.Itoa(PortIperf)},
+			{ToolBench, "mix", "--serve", port(PortMix)},
 		},
-		Ready: []string{port(PortHTTP), port(PortHTTPS), port(PortIperf)},
+		Ready: []string{port(PortHTTP), port(PortHTTPS), port(PortIperf), port(PortMix)},
 		CA:    OriginCA(),
 	}
 }

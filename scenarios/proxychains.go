@@ -101,6 +101,8 @@ func DriverFor(s Scenario) Driver {
 		return Wrk{}
 	case ToolIperf3:
 		return Iperf3{}
+	case ToolBench:
+		return Mix{}
 	}
 	return nil
 }

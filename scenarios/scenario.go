@@ -20,6 +20,7 @@ const (
 	PortIperf     = 5201 // origin's iperf3 -s; the relay listens on it too
 	PortHTTPS     = 443  // origin's HTTPS (tls-init), the proxy's TLS listener (tls-term)
 	PortIperfTLS  = 5202 // iperf3 wrapped in TLS, on the origin (tls-init) or the proxy (tls-term)
+	PortMix       = 8080 // origin's bench mix --serve, for tunnels and relays; the relay listens on it too
 )
 
 // Listener is a port a proxy serving a mode listens on, on its side
@@ -53,8 +54,9 @@ func BaseMode(m results.Mode) results.Mode {
 
 // Listeners is the one table of where a mode's load aims: the ports a
 // proxy serving mode m listens on. A forward proxy has one; a relay
-// mirrors the origin's HTTP and iperf3 ports, in TLS where the proxy
-// ends it (tls-term) and in plain TCP where it begins it (tls-init).
+// mirrors the origin's HTTP, iperf3 and mix ports, and the TLS modes its
+// HTTP and iperf3 ports in TLS where the proxy ends it (tls-term) and in
+// plain TCP where it begins it (tls-init).
 func Listeners(m results.Mode) []Listener {
 	switch BaseMode(m) {
 	case results.HTTP, results.Connect:
@@ -66,7 +68,7 @@ func Listeners(m results.Mode) []Listener {
 	case results.TLSInit:
 		return []Listener{{"http", PortHTTP, PortHTTPS}, {"iperf", PortIperf, PortIperfTLS}}
 	}
-	return []Listener{{"http", PortHTTP, PortHTTP}, {"iperf", PortIperf, PortIperf}}
+	return []Listener{{"http", PortHTTP, PortHTTP}, {"iperf", PortIperf, PortIperf}, {"mix", PortMix, PortMix}}
 }
 
 // TargetFor says where the client sends a mode's traffic: to the forward
@@ -146,6 +148,9 @@ type Measurement struct {
 	Timeouts     int64   // exchanges that timed out
 	P50Ms, P99Ms float64 // latency, when HasLatency
 	HasLatency   bool
+	// Detail is what the tool said of the errors beyond their count
+	// (their kinds), for the run's note; "" when it says nothing.
+	Detail string
 }
 
 // Driver turns a scenario into a load tool's command line and reads back

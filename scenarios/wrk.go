@@ -253,10 +253,14 @@ func tunnelled(s Scenario, t Target) bool {
 	return !t.Direct && (s.Mode == results.Connect || s.Mode == results.Socks)
 }
 
-// Programs are the programs scenario s runs on the client: its load tool,
-// and proxychains-ng for the tunnels.
+// Programs are the programs scenario s runs on the client: its load tool
+// (none for bench mix: bench runs itself), and proxychains-ng for the
+// tunnels.
 func Programs(s Scenario) []string {
-	p := []string{DriverFor(s).Tool()}
+	var p []string
+	if t := DriverFor(s).Tool(); t != ToolBench {
+		p = append(p, t)
+	}
 	if tunnelled(s, Target{}) {
 		p = append(p, ToolProxychains)
 	}

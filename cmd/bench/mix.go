@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
 	"syscall"
@@ -14,7 +15,13 @@ import (
 	"bench/scenarios"
 )
 
-const mixSynopsis = "--mode http|connect|socks|relay --proxy HOST:PORT --origin HOST:PORT [--conns 20000] (--mix-active K | --rate R) [flags]"
+const mixSynopsis = `--mode http|connect|socks|relay --proxy HOST:PORT --origin HOST:PORT [--conns 20000] (--mix-active K | --rate R) [flags]
+       bench mix --serve HOST:PORT
+
+The first form opens the connections and runs the exchanges, and prints
+the result as JSON. The second is the origin of the mix: it serves the
+mix's answers until it is stopped, writing each one whole even to a
+client that has shut its sending side.`
 
 func cmdMix(stdout, stderr io.Writer, args []string) error {
 	fs := newFlagSet("mix", stderr, mixSynopsis)
@@ -32,11 +39,21 @@ func cmdMix(stdout, stderr io.Writer, args []string) error {
 	fs.IntVar(&c.OpenParallel, "open-parallel", 64, "connections being opened at once")
 	procs := fs.Int("procs", 0, "processes to split the connections over (0: one per CPU this process may run on, more if the descriptor limit needs it)")
 	worker := fs.String(mix.WorkerFlag, "", "i/n: run as process i of a split mix (used by bench mix itself)")
+	serve := fs.String("serve", "", "host:port: serve the mix's answers there, as its origin, until stopped")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return usageError{fmt.Errorf("mix: unexpected arguments %q", fs.Args())}
+	}
+	if *serve != "" {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		ln, err := net.Listen("tcp", *serve)
+		if err != nil {
+			return err
+		}
+		return mix.Serve(ctx, ln)
 	}
 	c.Mode = mix.Mode(*mode)
 	if err := c.Check(); err != nil {

@@ -42,6 +42,7 @@ func cmdRun(stdout, stderr io.Writer, args []string) error {
 	fs.StringVar(&st.Session, "session", "", "session id (default: the start time, e.g. 2026-10-13-1930)")
 	resume := fs.Bool("resume", false, "continue a killed session with its own settings (--session names it; default the newest unfinished one in --out)")
 	dryRun := fs.Bool("dry-run", false, "print the plan and stop")
+	fs.IntVar(&st.MixConns, "mix-conns", 0, "connections the mix scenarios hold open (default: the catalog's 20000, fewer where the descriptor limit needs)")
 	fs.StringVar(&st.CPUs, "cpus", "", "CPU layout, e.g. client=0-3,proxy=4,origin=5-7 (default on 8+ CPUs: client=0-3,proxy=4,origin=5-7; fewer: see README)")
 	fs.Float64Var(&st.ProxyCPU, "proxy-cpu", 0, "CPU quota of the proxy's cgroup in CPUs, e.g. 0.5 (default: none)")
 	var hc host.Config

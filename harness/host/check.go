@@ -246,7 +246,7 @@ func descriptorItem(limit uint64, loads []Load) CheckItem {
 		return it
 	}
 	it.OK = false
-	it.Detail = fmt.Sprintf("%s does not fit: %s; %s: raise the hard limit (ulimit -Hn, /etc/security/limits.conf) or expect those runs to fail",
+	it.Detail = fmt.Sprintf("%s does not fit: %s; %s: raise the hard limit (ulimit -Hn, /etc/security/limits.conf) to run them whole; a session scales them down to what fits",
 		load, strings.Join(short, ", "), allows)
 	return it
 }

@@ -233,6 +233,15 @@ func TestHostUp(t *testing.T) {
 			}
 		}
 	}
+	// The sysctls of every namespace read back as set.
+	for _, r := range roles {
+		for k, want := range namespaceSysctls {
+			got, err := readSysctl(h.Namespace(r), k)
+			if err != nil || strings.Join(strings.Fields(got), " ") != strings.Join(strings.Fields(want), " ") {
+				t.Errorf("%s in %s = %q, %v; want %q", k, r, got, err, want)
+			}
+		}
+	}
 	// MTU and the descriptor limit of a started process.
 	for _, pr := range topologyPairs(h.prefix) {
 		err := inNamespace(h.Namespace(pr.a.role), func() error {

@@ -119,6 +119,9 @@ func buildTopology(prefix string, nsName func(Role) string, layout Layout) error
 		if err := configureNamespace(prefix, r, nsName(r)); err != nil {
 			return err
 		}
+		if err := setSysctls(nsName(r), namespaceSysctls); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -230,19 +233,48 @@ func deleteHostLinks(prefix string) ([]string, error) {
 	return removed, errors.Join(errs...)
 }
 
+// namespaceSysctls are set in every namespace of the topology: the mix
+// scenarios hold 20000 connections to one address and port, and their
+// half-closed exchanges leave sockets in TIME_WAIT, so the client and the
+// proxy need the whole ephemeral port range, and ports in TIME_WAIT
+// reused for new connections.
+var namespaceSysctls = map[string]string{
+	"net/ipv4/ip_local_port_range": "1024\t65535",
+	"net/ipv4/tcp_tw_reuse":        "1",
+}
+
+// setSysctls writes the network sysctls of a namespace, named by their
+// path under /proc/sys.
+func setSysctls(ns string, values map[string]string) error {
+	return inNamespace(ns, func() error {
+		for k, v := range values {
+			// /proc/sys/net shows the namespace of the thread that opens it.
+			if err := os.WriteFile("/proc/sys/"+k, []byte(v), 0); err != nil {
+				return fmt.Errorf("set %s=%s in %s: %w", k, v, ns, err)
+			}
+		}
+		return nil
+	})
+}
+
+// readSysctl reads a network sysctl of a namespace.
+func readSysctl(ns, key string) (string, error) {
+	var v string
+	err := inNamespace(ns, func() error {
+		b, err := os.ReadFile("/proc/sys/" + key)
+		v = strings.TrimSpace(string(b))
+		return err
+	})
+	return v, err
+}
+
 // setForwarding turns IPv4 forwarding on or off in a namespace.
 func setForwarding(ns string, on bool) error {
 	v := "0"
 	if on {
 		v = "1"
 	}
-	return inNamespace(ns, func() error {
-		// /proc/sys/net shows the namespace of the thread that opens it.
-		if err := os.WriteFile("/proc/sys/net/ipv4/ip_forward", []byte(v), 0); err != nil {
-			return fmt.Errorf("set ip_forward=%s in %s: %w", v, ns, err)
-		}
-		return nil
-	})
+	return setSysctls(ns, map[string]string{"net/ipv4/ip_forward": v})
 }
 
 // readRPSMask returns the rps_cpus mask of a link inside a namespace, as

@@ -44,6 +44,9 @@ func (m *Mix) exchange(s *slot, sched time.Time, counted bool) {
 	}
 	if k != ok {
 		m.errs[k].Add(1)
+		if half {
+			m.halfCloseFailed.Add(1)
+		}
 		return
 	}
 	m.bytes.Add(int64(len(a.body)))

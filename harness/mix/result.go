@@ -11,16 +11,17 @@ import (
 // result is the figures of the window, seconds long.
 func (m *Mix) result(seconds float64) scenarios.MixResult {
 	r := scenarios.MixResult{
-		Mode:        string(m.cfg.Mode),
-		Exchanges:   m.exchanges.Load(),
-		Bytes:       m.bytes.Load(),
-		Seconds:     seconds,
-		OpenSeconds: m.openSeconds,
-		ConnsWanted: m.cfg.Conns,
-		Conns:       m.opened,
-		Active:      m.cfg.Active,
-		Rate:        m.cfg.Rate,
-		HalfClosed:  m.halfClosed.Load(),
+		Mode:            string(m.cfg.Mode),
+		Exchanges:       m.exchanges.Load(),
+		Bytes:           m.bytes.Load(),
+		Seconds:         seconds,
+		OpenSeconds:     m.openSeconds,
+		ConnsWanted:     m.cfg.Conns,
+		Conns:           m.opened,
+		Active:          m.cfg.Active,
+		Rate:            m.cfg.Rate,
+		HalfClosed:      m.halfClosed.Load(),
+		HalfCloseFailed: m.halfCloseFailed.Load(),
 		Errors: scenarios.MixErrors{
 			Refused: m.errs[refused].Load(),
 			Reset:   m.errs[reset].Load(),
@@ -76,6 +77,7 @@ func Merge(parts []scenarios.MixResult) (scenarios.MixResult, error) {
 		r.Active += p.Active
 		r.Rate += p.Rate
 		r.HalfClosed += p.HalfClosed
+		r.HalfCloseFailed += p.HalfCloseFailed
 		e := &r.Errors
 		e.Refused += p.Errors.Refused
 		e.Reset += p.Errors.Reset
