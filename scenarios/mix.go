@@ -75,8 +75,12 @@ type MixResult struct {
 	// HalfCloseFailed are the failed exchanges (among Errors) that
 	// half-closed: a proxy that does not pass a half-close on fails
 	// these and no other.
-	HalfCloseFailed int64     `json:"half_close_failed"`
-	Errors          MixErrors `json:"errors"`
+	HalfCloseFailed int64 `json:"half_close_failed"`
+	// Reconnects are the kept-alive connections the proxy closed after
+	// an answer without saying so, found closed by the next exchange,
+	// which was then made on a new connection.
+	Reconnects int64     `json:"reconnects"`
+	Errors     MixErrors `json:"errors"`
 	// Latency of the exchanges and late ones, from each one's scheduled
 	// start at a fixed rate, from its start otherwise.
 	P50Ms  float64 `json:"p50_ms"`

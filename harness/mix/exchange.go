@@ -66,7 +66,27 @@ func (m *Mix) exchange(s *slot, sched time.Time, counted bool) {
 // try sends the request for a on s, opening s first if it is closed,
 // and reads and checks the answer. keep is false when the connection
 // must not be used again.
+//
+// A kept-alive connection the proxy closed after its last answer, without
+// saying so, fails before the first byte of the next answer: then the
+// exchange is tried once more on a new connection, as HTTP clients do,
+// and the reconnection counted (Reconnects), not the exchange.
 func (m *Mix) try(s *slot, a *answer, half bool, buf []byte, start time.Time) (k kind, keep bool) {
+	reused := s.conn != nil
+	k, keep = m.tryOn(s, a, half, buf, start)
+	if k == reset && reused {
+		m.reconnects.Add(1)
+		if s.conn != nil {
+			s.conn.Close()
+			s.conn = nil
+		}
+		k, keep = m.tryOn(s, a, half, buf, start)
+	}
+	return k, keep
+}
+
+// tryOn is one try of an exchange on s, opening s first if it is closed.
+func (m *Mix) tryOn(s *slot, a *answer, half bool, buf []byte, start time.Time) (k kind, keep bool) {
 	if s.conn == nil {
 		c, k := m.dial(context.Background(), buf)
 		if k != ok {

@@ -137,7 +137,7 @@ type Mix struct {
 	opened      int
 
 	exchanges, bytes, halfClosed, late, dropped atomic.Int64
-	halfCloseFailed                             atomic.Int64
+	halfCloseFailed, reconnects                 atomic.Int64
 	errs                                        [nKinds]atomic.Int64
 	mu                                          sync.Mutex // guards hist
 	hist                                        *hdrhistogram.Histogram

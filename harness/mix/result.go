@@ -22,6 +22,7 @@ func (m *Mix) result(seconds float64) scenarios.MixResult {
 		Rate:            m.cfg.Rate,
 		HalfClosed:      m.halfClosed.Load(),
 		HalfCloseFailed: m.halfCloseFailed.Load(),
+		Reconnects:      m.reconnects.Load(),
 		Errors: scenarios.MixErrors{
 			Refused: m.errs[refused].Load(),
 			Reset:   m.errs[reset].Load(),
@@ -78,6 +79,7 @@ func Merge(parts []scenarios.MixResult) (scenarios.MixResult, error) {
 		r.Rate += p.Rate
 		r.HalfClosed += p.HalfClosed
 		r.HalfCloseFailed += p.HalfCloseFailed
+		r.Reconnects += p.Reconnects
 		e := &r.Errors
 		e.Refused += p.Errors.Refused
 		e.Reset += p.Errors.Reset
