@@ -18,7 +18,7 @@ var _ Adapter = Envoy{}
 // Kind is "envoy".
 func (Envoy) Kind() string { return "envoy" }
 
-// Modes: no CONNECT nor SOCKS as the seed measures envoy.
+// Modes: no CONNECT nor SOCKS as the reference results measure envoy.
 func (Envoy) Modes() []results.Mode {
 	return []results.Mode{results.HTTP, results.Relay, results.TLSTerm, results.TLSInit}
 }

@@ -25,7 +25,7 @@ func (HAProxy) Modes() []results.Mode {
 	return []results.Mode{results.HTTP, results.Relay, results.TLSTerm, results.TLSInit}
 }
 
-// Options are the seed's two ways of splicing.
+// Options are the reference results' two ways of splicing.
 func (HAProxy) Options() map[string]string {
 	return map[string]string{
 		"splice-auto": "option splice-auto: splice a direction once reads fill the buffer",

@@ -9,7 +9,7 @@ import (
 // Nginx is nginx measured as an HTTP proxy for the origin (proxy_pass to
 // an upstream with keepalive 1024) and as a TCP relay (stream with
 // proxy_half_close on), ending TLS with ssl and beginning it with
-// proxy_ssl: the seed's configuration, one worker.
+// proxy_ssl: the reference results' configuration, one worker.
 type Nginx struct{}
 
 var _ Adapter = Nginx{}

@@ -14,7 +14,7 @@ import (
 )
 
 // PKI is the TLS material of a session, PEM-encoded: a CA and a server
-// certificate it signed, both ECDSA P-256 as in the seed. The proxy
+// certificate it signed, both ECDSA P-256 as in the reference results. The proxy
 // presents it when it ends TLS; the origin presents its own (see
 // scenarios.OriginCA).
 type PKI struct {

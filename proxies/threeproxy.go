@@ -23,7 +23,7 @@ var (
 // Kind is "3proxy".
 func (ThreeProxy) Kind() string { return "3proxy" }
 
-// Modes: all of the seed's.
+// Modes: all of the reference results'.
 func (ThreeProxy) Modes() []results.Mode {
 	return []results.Mode{results.HTTP, results.Connect, results.Socks,
 		results.Relay, results.TLSTerm, results.TLSInit}

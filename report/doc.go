@@ -1,6 +1,6 @@
 // Package report renders the tables of the reference results from the
 // runs of session files (read by package results): medians of the ok runs, the bold, * and ‡
-// marks of the seeds' rules, as markdown, the seeds' tab-separated text or
+// marks of the reference results' rules, as markdown, the reference results' tab-separated text or
 // JSON. Compare and WriteComparison set old sessions' runs against new
 // ones, cell by cell.
 //

@@ -36,7 +36,7 @@ type spread struct {
 	group    results.Group
 }
 
-// reaches is the seeds' "cannot be told apart" test: the fastest run of
+// reaches is the reference results' "cannot be told apart" test: the fastest run of
 // one cell reaches the slowest run of the best. The slack absorbs the
 // rounding of figures computed from the same integers in different orders.
 func reaches(high, bestLow float64) bool {
@@ -63,7 +63,7 @@ func threshold(cells []*spread, in func(*spread) bool) (float64, bool) {
 	return low, found
 }
 
-// markRow applies the seeds' rule to one row. Bold: the best median of its
+// markRow applies the reference results' rule to one row. Bold: the best median of its
 // group (copy or splice) and any other of the group whose fastest run
 // reaches the best's slowest. Star: the same over both groups. With
 // starOnly (the CONNECT and SOCKS tables, where one proxy alone splices)

@@ -17,7 +17,7 @@ import (
 // Formats of Options.Format.
 const (
 	FormatMarkdown = "md"   // GitHub markdown, bold as **15.3** (the default)
-	FormatTSV      = "tsv"  // tab-separated text like the seeds', with a ‖ column
+	FormatTSV      = "tsv"  // tab-separated text like the reference results', with a ‖ column
 	FormatJSON     = "json" // the tables as data: {"tables":[...]}
 )
 
@@ -73,7 +73,7 @@ func Write(w io.Writer, tables []Table, format string) error {
 }
 
 // writeText writes the tables with their headings, in markdown or as
-// the seeds' tab-separated text.
+// the reference results' tab-separated text.
 func writeText(w io.Writer, tables []Table, md bool) error {
 	var buf bytes.Buffer
 	heading := func(level int, s string) { writeHeading(&buf, md, level, s) }

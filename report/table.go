@@ -102,7 +102,7 @@ func plain(family string) bool {
 	return family == famHTTP || family == famConnect || family == famSocks || family == famRelay
 }
 
-// Subheadings of the throughput, CPU and memory triples, as in the seeds.
+// Subheadings of the throughput, CPU and memory triples, as in the reference results.
 const (
 	titleThroughput = "throughput, Gbit/s (thousands of requests per second for HTTP)"
 	titleCPU        = "proxy CPU time per gigabyte or per request"
@@ -462,7 +462,7 @@ func tripleKey(r *results.Row) (string, string) {
 
 // tripleTables builds the throughput, CPU and memory tables of the HTTPS
 // and mix families. Their cells carry ‡ in the throughput table and no
-// other mark, as in the seeds.
+// other mark, as in the reference results.
 func tripleTables(fam, machine string, rows []*results.Row) []Table {
 	g := newGrid(rows, tripleKey)
 	names, groups := g.header()

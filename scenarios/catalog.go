@@ -10,11 +10,11 @@ import (
 	"time"
 )
 
-// wrkTimeout is wrk's per-request limit; the seeds count requests over it
+// wrkTimeout is wrk's per-request limit; the reference results count requests over it
 // as timeouts ("wrk's 2 second limit").
 const wrkTimeout = 2 * time.Second
 
-// The loads of the seeds' Scenarios table, by name.
+// The loads of the reference results' Scenarios table, by name.
 var (
 	loadStream1     = Load{Name: "stream1", Tool: ToolIperf3, Conns: 1}
 	loadStream1Down = Load{Name: "stream1-down", Tool: ToolIperf3, Conns: 1, Reverse: true}
@@ -36,7 +36,7 @@ var (
 	loadMix3k = Load{Name: "mix-3k", Tool: ToolBench, Conns: 20000, Rate: 3000, Timeout: wrkTimeout}
 )
 
-// catalog lists, per mode, the loads the seeds measure in it, in the
+// catalog lists, per mode, the loads the reference results measure in it, in the
 // order of their tables' rows.
 var catalog = []struct {
 	mode  results.Mode

@@ -24,7 +24,7 @@ type MixAnswer struct {
 
 // mixAnswers is the mix's size distribution, the one place it is
 // defined: many small answers and a few large ones, 44,954 bytes on
-// average. The seeds' mix figures imply about 45 KB an exchange (1.72
+// average. The reference results' mix figures imply about 45 KB an exchange (1.72
 // Gbit/s at 4.7k exchanges a second, 1.08 Gbit/s at 3.0k). The origin
 // serves these files and bench mix asks for them and checks them.
 var mixAnswers = []MixAnswer{

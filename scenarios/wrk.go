@@ -23,9 +23,9 @@ const (
 	ToolNginx       = "nginx" // the origin's HTTP server
 )
 
-// Threads of wrk: 4 as the seeds ran it, 16 under proxychains, whose
+// Threads of wrk: 4 as the reference results ran it, 16 under proxychains, whose
 // connect() blocks until the proxy answers and costs the client a thread
-// per tunnel being opened (the seeds' "wrk gets more threads there").
+// per tunnel being opened (the reference results' "wrk gets more threads there").
 const (
 	wrkThreads       = 4
 	wrkThreadsTunnel = 16

@@ -12,7 +12,7 @@ import (
 // namespace, a cgroup and CPUs of its own.
 type Role string
 
-// The roles of the seed's topology.
+// The roles of the reference results' topology.
 const (
 	RoleClient Role = "client" // the load tools
 	RoleProxy  Role = "proxy"  // the proxy under test, alone on its CPUs
@@ -27,7 +27,7 @@ var roles = []Role{RoleClient, RoleProxy, RoleOrigin}
 // other only in the fallback for small machines, which sets Warning.
 type Layout struct {
 	Client, Proxy, Origin []int
-	// Warning says how the layout departs from the seed's (empty when it
+	// Warning says how the layout departs from the reference results' (empty when it
 	// does not); the session prints it and records it in the metadata.
 	Warning string
 }
@@ -72,7 +72,7 @@ func OnlineCPUs() ([]int, error) {
 }
 
 // DefaultLayout returns the layout a session uses when none is given.
-// With 8 or more online CPUs it is the seed's: client on the first four,
+// With 8 or more online CPUs it is the reference results': client on the first four,
 // proxy on the fifth, origin on the next three. Below that the proxy keeps
 // a CPU of its own and the others share what is left:
 //

@@ -58,7 +58,7 @@ const minThreadSpan = time.Second
 // beyond it are read by opening their file each time.
 const maxThreadFiles = 4096
 
-// boundThreshold is the seeds' 90% rule: a role whose CPUs, or one of
+// boundThreshold is the reference results' 90% rule: a role whose CPUs, or one of
 // whose threads, were busy at least this share of the window set the pace.
 const boundThreshold = 0.9
 
@@ -572,7 +572,7 @@ func threadBusy(obs []threadObs, lo, hi time.Time, window time.Duration) float64
 	return min(cpu.Seconds()/over.Seconds(), 1)
 }
 
-// boundOf names the role that set the pace of a run, by the seeds' 90%
+// boundOf names the role that set the pace of a run, by the reference results' 90%
 // rule: "proxy" if the proxy's CPUs or one proxy thread were busy at least
 // 90% of the window; otherwise "client" or "origin" if theirs were (the
 // busier one, by the larger of its two figures); otherwise "none".

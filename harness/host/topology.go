@@ -13,7 +13,7 @@ import (
 	"github.com/vishvananda/netns"
 )
 
-// The addresses of the seed's topology. They exist only inside the
+// The addresses of the reference results' topology. They exist only inside the
 // namespaces a Host makes.
 const (
 	clientAddr      = "10.0.1.2" // the client's end of the client link
@@ -22,7 +22,7 @@ const (
 	OriginAddr      = "10.0.2.2" // the origin's end of the origin link
 )
 
-// linkMTU is the seed's MTU on both veth pairs.
+// linkMTU is the reference results' MTU on both veth pairs.
 const linkMTU = 1500
 
 // maxLinkName is the kernel's limit on a link name (IFNAMSIZ - 1).

@@ -90,8 +90,9 @@ func (c Config) Check() error {
 // answer's head must fit in it.
 const bufSize = 16 << 10
 
-// seed picks, with a connection's number, the answers it asks for.
-const seed = 0x6d6978
+// answerStream picks, with a connection's number, the answers it asks
+// for.
+const answerStream = 0x6d6978
 
 // histMax is the longest latency the histogram holds, in microseconds.
 const histMax = int64(time.Hour / time.Microsecond)
@@ -185,7 +186,7 @@ func New(c Config) (*Mix, error) {
 		return nil, err
 	}
 	for i := range m.slots {
-		m.slots[i].rng.Seed(seed, uint64(c.FirstConn+i))
+		m.slots[i].rng = *rand.NewPCG(answerStream, uint64(c.FirstConn+i))
 	}
 	return m, nil
 }
