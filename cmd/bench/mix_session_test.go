@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"bench/harness"
-	"bench/proxies"
 	"bench/report/results"
 	"bench/scenarios"
 )
@@ -37,68 +36,55 @@ func TestRunMixSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	scs, err := scenarios.Select(scenarioList)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cols, err := harness.LoadColumns("", "")
-	if err != nil {
-		t.Fatal(err)
-	}
 	runs := strings.TrimSuffix(csvPath, ".csv") + ".runs"
-	want := 0
-	for _, s := range scs {
-		for _, c := range cols {
-			if !proxies.Serves(c, s.Mode) {
-				continue
-			}
-			want++
-			var row *results.Row
-			for i := range rows {
-				if rows[i].Proxy == c.Name && rows[i].Mode == s.Mode && rows[i].Load == s.Load.Name {
-					row = &rows[i]
-				}
-			}
-			if row == nil || row.Status != results.OK {
-				t.Errorf("%s / %s: no ok row: %+v", s.Name, c.Name, row)
-				continue
-			}
-			files, _ := filepath.Glob(filepath.Join(runs, "*-"+harness.Slug(c.Name)+"-"+s.Name+"-1.load.bench.out"))
-			if len(files) != 1 {
-				t.Errorf("%s / %s: bench mix output %v; want one file", s.Name, c.Name, files)
-				continue
-			}
-			b, err := os.ReadFile(files[0])
-			if err != nil {
-				t.Fatal(err)
-			}
-			var r scenarios.MixResult
-			if err := json.Unmarshal(b, &r); err != nil {
-				t.Fatalf("%s: %v", files[0], err)
-			}
-			if r.Conns != 300 || r.Exchanges < 100 {
-				t.Errorf("%s / %s: %d connections, %d exchanges; want 300 and some hundreds", s.Name, c.Name, r.Conns, r.Exchanges)
-			}
-			// Every failure is a half-closed exchange, and there is no
-			// timeout: what a proxy does not pass on is its own, the rest
-			// must work.
-			if failed := r.Errors.Failed() + r.Errors.Timeout; failed != r.HalfCloseFailed {
-				t.Errorf("%s / %s: errors %+v, %d of them half-closed; want none but half-closed ones", s.Name, c.Name, r.Errors, r.HalfCloseFailed)
-			} else if failed > 0 {
-				t.Logf("%s / %s: %d half-closed exchanges failed: %+v", s.Name, c.Name, failed, r.Errors)
-			}
-			// The bytes are the answers': about the mix's mean each.
-			mean := float64(r.Bytes) / float64(r.Exchanges+r.Errors.Late)
-			if m := scenarios.MixMeanSize(); mean < 0.7*m || mean > 1.3*m {
-				t.Errorf("%s / %s: %.0f bytes an exchange; the mix's mean is %.0f", s.Name, c.Name, mean, m)
-			}
-			if row.Requests != r.Exchanges || row.Bytes != r.Bytes {
-				t.Errorf("%s / %s: the row has %d exchanges, %d bytes; bench mix said %d, %d", s.Name, c.Name, row.Requests, row.Bytes, r.Exchanges, r.Bytes)
+	pairs := servedPairs(t, scenarioList)
+	for _, p := range pairs {
+		s, c := p.s, p.c
+		var row *results.Row
+		for i := range rows {
+			if rows[i].Proxy == c.Name && rows[i].Mode == s.Mode && rows[i].Load == s.Load.Name {
+				row = &rows[i]
 			}
 		}
+		if row == nil || row.Status != results.OK {
+			t.Errorf("%s / %s: no ok row: %+v", s.Name, c.Name, row)
+			continue
+		}
+		files, _ := filepath.Glob(filepath.Join(runs, "*-"+harness.Slug(c.Name)+"-"+s.Name+"-1.load.bench.out"))
+		if len(files) != 1 {
+			t.Errorf("%s / %s: bench mix output %v; want one file", s.Name, c.Name, files)
+			continue
+		}
+		b, err := os.ReadFile(files[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r scenarios.MixResult
+		if err := json.Unmarshal(b, &r); err != nil {
+			t.Fatalf("%s: %v", files[0], err)
+		}
+		if r.Conns != 300 || r.Exchanges < 100 {
+			t.Errorf("%s / %s: %d connections, %d exchanges; want 300 and some hundreds", s.Name, c.Name, r.Conns, r.Exchanges)
+		}
+		// Every failure is a half-closed exchange, and there is no
+		// timeout: what a proxy does not pass on is its own, the rest
+		// must work.
+		if failed := r.Errors.Failed() + r.Errors.Timeout; failed != r.HalfCloseFailed {
+			t.Errorf("%s / %s: errors %+v, %d of them half-closed; want none but half-closed ones", s.Name, c.Name, r.Errors, r.HalfCloseFailed)
+		} else if failed > 0 {
+			t.Logf("%s / %s: %d half-closed exchanges failed: %+v", s.Name, c.Name, failed, r.Errors)
+		}
+		// The bytes are the answers': about the mix's mean each.
+		mean := float64(r.Bytes) / float64(r.Exchanges+r.Errors.Late)
+		if m := scenarios.MixMeanSize(); mean < 0.7*m || mean > 1.3*m {
+			t.Errorf("%s / %s: %.0f bytes an exchange; the mix's mean is %.0f", s.Name, c.Name, mean, m)
+		}
+		if row.Requests != r.Exchanges || row.Bytes != r.Bytes {
+			t.Errorf("%s / %s: the row has %d exchanges, %d bytes; bench mix said %d, %d", s.Name, c.Name, row.Requests, row.Bytes, r.Exchanges, r.Bytes)
+		}
 	}
-	if len(rows) != want {
-		t.Errorf("%d rows; want %d", len(rows), want)
+	if len(rows) != len(pairs) {
+		t.Errorf("%d rows; want %d", len(rows), len(pairs))
 	}
 	if !strings.Contains(stdout.String(), "mix-relay") || !strings.Contains(stdout.String(), "proxy peak memory") {
 		t.Errorf("the report lacks the mix tables:\n%s", stdout.String())

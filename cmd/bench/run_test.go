@@ -139,42 +139,29 @@ func TestRunSession(t *testing.T) {
 	for _, r := range rows {
 		got[string(r.Mode)+"-"+r.Load+"/"+r.Proxy] = r
 	}
-	scs, err := scenarios.Select(scenarioList)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cols, err := harness.LoadColumns("", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := 0
-	for _, s := range scs {
-		for _, c := range cols {
-			if !proxies.Serves(c, s.Mode) {
-				continue
-			}
-			want++
-			r, ok := got[s.Name+"/"+c.Name]
-			switch {
-			case !ok:
-				t.Errorf("%s / %s: no row", s.Name, c.Name)
-			case r.Status != "ok":
-				t.Errorf("%s / %s: status %s: %s", s.Name, c.Name, r.Status, r.Note)
-			case r.Requests == 0 && s.Load.Tool == scenarios.ToolWrk:
-				t.Errorf("%s / %s: no requests", s.Name, c.Name)
-			case r.Bytes == 0:
-				t.Errorf("%s / %s: no bytes", s.Name, c.Name)
-			case r.CPUProxy <= 0 && c.Kind != "direct":
-				t.Errorf("%s / %s: proxy CPU %g", s.Name, c.Name, r.CPUProxy)
-			case r.PeakMemBytes <= 0 && c.Kind != "direct":
-				t.Errorf("%s / %s: peak memory %d", s.Name, c.Name, r.PeakMemBytes)
-			case r.Bound == "":
-				t.Errorf("%s / %s: no bound", s.Name, c.Name)
-			}
+	pairs := servedPairs(t, scenarioList)
+	for _, p := range pairs {
+		s, c := p.s, p.c
+		r, ok := got[s.Name+"/"+c.Name]
+		switch {
+		case !ok:
+			t.Errorf("%s / %s: no row", s.Name, c.Name)
+		case r.Status != "ok":
+			t.Errorf("%s / %s: status %s: %s", s.Name, c.Name, r.Status, r.Note)
+		case r.Requests == 0 && s.Load.Tool == scenarios.ToolWrk:
+			t.Errorf("%s / %s: no requests", s.Name, c.Name)
+		case r.Bytes == 0:
+			t.Errorf("%s / %s: no bytes", s.Name, c.Name)
+		case r.CPUProxy <= 0 && c.Kind != "direct":
+			t.Errorf("%s / %s: proxy CPU %g", s.Name, c.Name, r.CPUProxy)
+		case r.PeakMemBytes <= 0 && c.Kind != "direct":
+			t.Errorf("%s / %s: peak memory %d", s.Name, c.Name, r.PeakMemBytes)
+		case r.Bound == "":
+			t.Errorf("%s / %s: no bound", s.Name, c.Name)
 		}
 	}
-	if len(rows) != want {
-		t.Errorf("%d rows; want %d", len(rows), want)
+	if len(rows) != len(pairs) {
+		t.Errorf("%d rows; want %d", len(rows), len(pairs))
 	}
 	// The rate in the CSV is the one wrk printed for the run.
 	runs := strings.TrimSuffix(csvPath, ".csv") + ".runs"
@@ -318,4 +305,33 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.w.Write(p)
+}
+
+// servedPair is a scenario and a column that serves its mode.
+type servedPair struct {
+	s scenarios.Scenario
+	c proxies.Column
+}
+
+// servedPairs are the scenarios of list with each packaged column found
+// here that serves their mode: the runs a session of them makes.
+func servedPairs(t *testing.T, list string) []servedPair {
+	t.Helper()
+	scs, err := scenarios.Select(list)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cols, err := harness.LoadColumns("", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pairs []servedPair
+	for _, s := range scs {
+		for _, c := range cols {
+			if proxies.Serves(c, s.Mode) {
+				pairs = append(pairs, servedPair{s, c})
+			}
+		}
+	}
+	return pairs
 }
