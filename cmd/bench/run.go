@@ -30,7 +30,7 @@ Needs root.`
 
 func cmdRun(stdout, stderr io.Writer, args []string) error {
 	fs := newFlagSet("run", stderr, runSynopsis)
-	var st harness.Settings
+	var st results.Settings
 	fs.StringVar(&st.Scenario, "scenario", "all", "scenarios: all, a name, a comma list or globs (socks-*); see bench list")
 	fs.StringVar(&st.Proxy, "proxy", "", "columns to run, comma-separated (default: every column found)")
 	fs.StringVar(&st.ColumnsFile, "columns", "", "file declaring columns of your own builds (3proxy versions, envoy); see examples/columns.conf")
@@ -54,7 +54,7 @@ func cmdRun(stdout, stderr io.Writer, args []string) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("run: unexpected argument %q", fs.Arg(0))
 	}
-	st.Window, st.Warmup = harness.Span(*window), harness.Span(*warmup)
+	st.Window, st.Warmup = results.Span(*window), results.Span(*warmup)
 	if *resume {
 		var err error
 		if st, err = resumable(fs, *out, st.Session); err != nil {
@@ -130,7 +130,7 @@ var resumeFlags = map[string]bool{"resume": true, "session": true, "out": true, 
 
 // resumable returns the settings of the session to resume, refusing flags
 // that would change them.
-func resumable(fs *flag.FlagSet, out, id string) (harness.Settings, error) {
+func resumable(fs *flag.FlagSet, out, id string) (results.Settings, error) {
 	var bad []string
 	fs.Visit(func(f *flag.Flag) {
 		if !resumeFlags[f.Name] {
@@ -138,7 +138,7 @@ func resumable(fs *flag.FlagSet, out, id string) (harness.Settings, error) {
 		}
 	})
 	if len(bad) > 0 {
-		return harness.Settings{}, fmt.Errorf("--resume continues a session with its own settings; leave out %s", strings.Join(bad, ", "))
+		return results.Settings{}, fmt.Errorf("--resume continues a session with its own settings; leave out %s", strings.Join(bad, ", "))
 	}
 	st, err := harness.Resumable(out, id)
 	if errors.Is(err, harness.ErrNoSession) && id == "" {
