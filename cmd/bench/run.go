@@ -120,7 +120,11 @@ func cmdRun(stdout, stderr io.Writer, args []string) error {
 	if err != nil {
 		return err
 	}
-	return report.Render(stdout, rows, report.Options{Format: report.FormatMarkdown, Session: cfg.Session})
+	files, err := results.ReadMetas([]string{s.CSVPath})
+	if err != nil {
+		return err
+	}
+	return report.Render(stdout, rows, report.Options{Format: report.FormatMarkdown, Session: cfg.Session, Files: files})
 }
 
 // resumeFlags are the flags a --resume command may give: what names the
