@@ -159,7 +159,7 @@ func withAdvice(err error) error {
 	var missing *harness.MissingError
 	switch {
 	case errors.As(err, &missing):
-		return fmt.Errorf("%w (sudo make deps, or apt-get install %s)", err, strings.Join(missing.Packages, " "))
+		return fmt.Errorf("%w (sudo make deps, or %s)", err, missing.Install)
 	case errors.Is(err, harness.ErrSessionExists):
 		return fmt.Errorf("%w: pick another --session or continue it with --resume", err)
 	case errors.Is(err, host.ErrPrefixBusy):
