@@ -1,8 +1,3 @@
-# The packaged proxies and load tools a session uses (Debian and Ubuntu names):
-# every package of harness.Packages (make_test.go checks), and the host tools.
-PACKAGES := nginx-light libnginx-mod-stream haproxy squid tinyproxy dante-server \
-	stunnel4 wrk iperf3 proxychains4 openssl iproute2 ca-certificates
-
 BENCH_FLAGS ?= --scenario all
 
 # The Go toolchain: GO if given, else the one scripts/find-go finds (on PATH,
@@ -27,24 +22,12 @@ build: toolchain
 install: build
 	install -m 0755 bin/bench /usr/local/bin/bench
 
-# deps installs the packaged proxies and tools without starting their
-# services (a session starts its own instances in namespaces).
+# deps installs the packaged proxies and tools of harness/packages.txt
+# that are missing, with apt-get or dnf as /etc/os-release says, without
+# starting their services (a session starts its own instances in
+# namespaces). It needs nothing built.
 deps:
-	@if [ "$$(id -u)" != 0 ]; then echo "make deps: run as root (sudo make deps)" >&2; exit 1; fi
-	@set -e; \
-	missing=$$(for p in $(PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
-	if [ -n "$$missing" ]; then \
-		echo "installing:" $$missing; \
-		apt-get update -qq; \
-		ours=; \
-		if [ ! -e /usr/sbin/policy-rc.d ]; then \
-			printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d; chmod +x /usr/sbin/policy-rc.d; ours=1; \
-		fi; \
-		status=0; \
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing || status=$$?; \
-		if [ -n "$$ours" ]; then rm -f /usr/sbin/policy-rc.d; fi; \
-		exit $$status; \
-	fi
+	@sh scripts/deps
 
 # modules downloads the Go modules the build needs.
 modules: toolchain

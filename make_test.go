@@ -172,20 +172,57 @@ func TestMakeRefusesOldGo(t *testing.T) {
 	}
 }
 
-// TestMakeDepsInstallsEveryProgram: make deps installs the package of
-// every program a session may run, as the harness lists them.
-func TestMakeDepsInstallsEveryProgram(t *testing.T) {
-	out, _, err := runMake(t, makeEnv(os.Getenv("PATH")), "-s", "--eval=print-packages: ; @echo $(PACKAGES)", "print-packages")
-	if err != nil {
-		t.Fatalf("make print-packages: %v", err)
+// TestDepsPerFamily: scripts/deps, which make deps runs, picks the
+// family of the system from its os-release as the harness does, installs
+// the harness's packages of that family, with apt-get or dnf, and EPEL
+// first on RHEL's rebuilds; a system of neither family is refused.
+func TestDepsPerFamily(t *testing.T) {
+	for _, c := range []struct {
+		file     string
+		commands []string // the commands it would run, package lists left out
+	}{
+		{"debian-12", []string{"apt-get update -qq", "apt-get install -y -qq --no-install-recommends"}},
+		{"ubuntu-24.04", []string{"apt-get update -qq", "apt-get install -y -qq --no-install-recommends"}},
+		{"almalinux-10", []string{"dnf install -y epel-release", "crb enable", "dnf install -y"}},
+		{"rocky-9", []string{"dnf install -y epel-release", "crb enable", "dnf install -y"}},
+		{"fedora-42", []string{"dnf install -y"}},
+	} {
+		t.Run(c.file, func(t *testing.T) {
+			path := filepath.Join("testdata", "os-release", c.file)
+			rel, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command("sh", "scripts/deps", "--dry-run")
+			cmd.Env = append(os.Environ(), "OS_RELEASE="+path)
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("scripts/deps --dry-run: %v\n%s", err, out)
+			}
+			lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+			family := harness.OSFamily(string(rel))
+			want := strings.Join(harness.Packages(family), " ")
+			if len(lines) < 2 || lines[0] != "family: "+string(family) || lines[1] != "packages: "+want {
+				t.Fatalf("scripts/deps --dry-run printed\n%s\nwant the family %s and the packages %s", out, family, want)
+			}
+			var got []string
+			for _, l := range lines[2:] {
+				got = append(got, strings.TrimSpace(strings.TrimSuffix(l, want)))
+				if strings.HasSuffix(l, "install -y "+want) || strings.HasSuffix(l, "--no-install-recommends "+want) {
+					continue
+				}
+				if strings.Contains(l, "install") && !strings.Contains(l, "epel-release") {
+					t.Errorf("%q does not install the family's packages %s", l, want)
+				}
+			}
+			if strings.Join(got, "\n") != strings.Join(c.commands, "\n") {
+				t.Errorf("commands:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(c.commands, "\n"))
+			}
+		})
 	}
-	have := map[string]bool{}
-	for _, p := range strings.Fields(out) {
-		have[p] = true
-	}
-	for _, p := range harness.Packages() {
-		if !have[p] {
-			t.Errorf("the Makefile's PACKAGES lacks %s, which installs a program the harness runs", p)
-		}
+	cmd := exec.Command("sh", "scripts/deps", "--dry-run")
+	cmd.Env = append(os.Environ(), "OS_RELEASE="+filepath.Join("testdata", "os-release", "alpine-3.20"))
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "Alpine Linux v3.20 is neither") {
+		t.Errorf("scripts/deps on Alpine: %v\n%s", err, out)
 	}
 }

@@ -10,8 +10,10 @@ import (
 // program of programs. It changes nothing.
 func Checks(layout *host.Layout) []host.CheckItem {
 	items := host.CheckSystem(layout, catalogLoads())
+	release := osRelease()
 	for _, p := range programs {
-		items = append(items, host.CheckBinary(p.Name, p.Version, p.Package, p.Required))
+		name := p.found()
+		items = append(items, host.CheckBinary(name, p.Version, InstallAdvice(release, []string{p.Name}), p.Required))
 	}
 	return items
 }

@@ -1,10 +1,9 @@
 package harness
 
 import (
-	"encoding/json"
-	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,54 +12,12 @@ import (
 
 	"bench/harness/host"
 	"bench/proxies"
+	"bench/report/results"
 )
 
-// Meta is the metadata file beside a session's CSV: the machine, the
-// session's settings, the CPU layout, every tool's and proxy's version,
-// the command line and the times. It is written when the session starts
-// and when it ends.
-type Meta struct {
-	Session string      `json:"session"`
-	Machine MachineInfo `json:"machine"`
-	Settings
-	Layout     string `json:"cpu_layout"`
-	LayoutNote string `json:"cpu_layout_warning,omitempty"`
-	// Notes say what the session changed of what it was asked: the
-	// connections it scaled down to fit the descriptor limit.
-	Notes       []string          `json:"notes,omitempty"`
-	Tools       map[string]string `json:"tools"`
-	Columns     []ColumnMeta      `json:"columns"`
-	CommandLine []string          `json:"command_line"`
-	Started     time.Time         `json:"started"`
-	Resumed     []time.Time       `json:"resumed,omitempty"`
-	Ended       *time.Time        `json:"ended,omitempty"`
-}
-
-// MachineInfo describes the machine a session ran on.
-type MachineInfo struct {
-	Label        string `json:"label"`
-	CPUModel     string `json:"cpu_model"`
-	CPUs         int    `json:"cpus"`
-	MemoryBytes  uint64 `json:"memory_bytes"`
-	Kernel       string `json:"kernel"`
-	Distribution string `json:"distribution"`
-	Arch         string `json:"arch"`
-}
-
-// ColumnMeta records a column as it was run.
-type ColumnMeta struct {
-	Name    string   `json:"name"`
-	Kind    string   `json:"kind"`
-	Group   string   `json:"group"`
-	Binary  string   `json:"binary,omitempty"`
-	Flags   []string `json:"flags,omitempty"`
-	Options []string `json:"options,omitempty"`
-	Version string   `json:"version"`
-}
-
 // describeMachine reads the machine's facts from /proc, uname and os-release.
-func describeMachine(label string) MachineInfo {
-	m := MachineInfo{Label: label, CPUs: runtime.NumCPU(), Arch: runtime.GOARCH}
+func describeMachine(label string) results.MachineInfo {
+	m := results.MachineInfo{Label: label, CPUs: runtime.NumCPU(), Arch: runtime.GOARCH}
 	if fs, err := procfs.NewDefaultFS(); err == nil {
 		if ci, err := fs.CPUInfo(); err == nil && len(ci) > 0 {
 			m.CPUModel = ci[0].ModelName
@@ -69,6 +26,7 @@ func describeMachine(label string) MachineInfo {
 			m.MemoryBytes = *mi.MemTotal * 1024
 		}
 	}
+	m.Host = firmwareHost()
 	var u unix.Utsname
 	if unix.Uname(&u) == nil {
 		m.Kernel = "Linux " + unix.ByteSliceToString(u.Release[:])
@@ -81,6 +39,19 @@ func describeMachine(label string) MachineInfo {
 		}
 	}
 	return m
+}
+
+// firmwareHost is the system's maker and product as the firmware (DMI)
+// names them, "" where it names none.
+func firmwareHost() string {
+	var parts []string
+	for _, f := range []string{"sys_vendor", "product_name"} {
+		b, err := os.ReadFile("/sys/class/dmi/id/" + f)
+		if s := strings.TrimSpace(string(b)); err == nil && s != "" && !slices.Contains(parts, s) {
+			parts = append(parts, s)
+		}
+	}
+	return strings.Join(parts, " ")
 }
 
 // defaultMachineLabel is the label the tables print when --machine is not
@@ -116,18 +87,18 @@ func ColumnVersion(c proxies.Column) string {
 
 // newMeta describes a starting session and writes it to path; a resumed
 // session keeps its first start and records the resumption.
-func newMeta(cfg SessionConfig, l host.Layout, notes []string, path string) (*Meta, error) {
+func newMeta(cfg SessionConfig, l host.Layout, notes []string, path string) (*results.Meta, error) {
 	now := time.Now().UTC()
 	if cfg.Resume {
-		if m, err := ReadMeta(path); err == nil {
+		if m, err := results.ReadMeta(path); err == nil {
 			// The session's own description stands; only the
 			// resumption is added.
 			m.Resumed = append(m.Resumed, now)
 			m.Ended = nil
-			return m, m.write(path)
+			return m, m.Write(path)
 		}
 	}
-	m := &Meta{Started: now}
+	m := &results.Meta{Started: now}
 	m.Session = cfg.Session
 	m.Machine = describeMachine(cfg.Machine)
 	m.Settings = cfg.Settings
@@ -142,45 +113,10 @@ func newMeta(cfg SessionConfig, l host.Layout, notes []string, path string) (*Me
 	}
 	m.Columns = nil
 	for _, c := range cfg.Columns {
-		m.Columns = append(m.Columns, ColumnMeta{
+		m.Columns = append(m.Columns, results.ColumnMeta{
 			Name: c.Name, Kind: c.Kind, Group: string(c.Group), Binary: c.Binary,
 			Flags: c.Flags, Options: c.Options, Version: ColumnVersion(c),
 		})
 	}
-	return m, m.write(path)
-}
-
-// Finish records the end of the session.
-func (m *Meta) Finish(path string) error {
-	now := time.Now().UTC()
-	m.Ended = &now
-	return m.write(path)
-}
-
-func (m *Meta) write(path string) error {
-	b, err := json.MarshalIndent(m, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
-}
-
-// ReadMeta reads a session's metadata file.
-func ReadMeta(path string) (*Meta, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	m := &Meta{}
-	if err := json.Unmarshal(b, m); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return m, nil
+	return m, m.Write(path)
 }

@@ -1,6 +1,8 @@
 package harness
 
 import (
+	"os"
+	"os/exec"
 	"strings"
 
 	"bench/harness/host"
@@ -8,12 +10,12 @@ import (
 	"bench/scenarios"
 )
 
-// program is a program a session may run, and the package that installs
-// it on Debian and Ubuntu.
+// program is a program a session may run; harness/packages.txt names the
+// packages that install it.
 type program struct {
-	Name    string   // looked up in PATH
+	Name    string   // looked up in PATH, and its row in packages.txt
+	Also    []string // other names it goes by (dante's sockd, stunnel4)
 	Version []string // the command that prints its version; nil when it has none
-	Package string   // the package(s) that install it
 	// Required: no session runs without it (the load tools, the origin).
 	Required bool
 	// Tool: a load tool, whose version the session's metadata records.
@@ -24,44 +26,35 @@ type program struct {
 // the order bench check lists them.
 var programs = func() []program {
 	ps := []program{
-		{Name: scenarios.ToolWrk, Version: []string{scenarios.ToolWrk, "-v"}, Package: "wrk", Required: true, Tool: true},
-		{Name: scenarios.ToolIperf3, Version: []string{scenarios.ToolIperf3, "-v"}, Package: "iperf3", Required: true, Tool: true},
-		{Name: scenarios.ToolProxychains, Package: "proxychains4", Required: true, Tool: true},
-		{Name: "openssl", Version: []string{"openssl", "version"}, Package: "openssl", Required: true, Tool: true},
+		{Name: scenarios.ToolWrk, Version: []string{scenarios.ToolWrk, "-v"}, Required: true, Tool: true},
+		{Name: scenarios.ToolIperf3, Version: []string{scenarios.ToolIperf3, "-v"}, Required: true, Tool: true},
+		{Name: scenarios.ToolProxychains, Required: true, Tool: true},
+		{Name: "openssl", Version: []string{"openssl", "version"}, Required: true, Tool: true},
 	}
 	for _, p := range proxies.PackagedProxies() {
 		a, _ := proxies.Lookup(p.Kind)
 		bin := p.Binaries[0]
 		// nginx is the origin too: no session runs without it.
-		ps = append(ps, program{Name: bin, Version: a.VersionArgv(bin), Package: p.Package, Required: bin == scenarios.ToolNginx})
+		ps = append(ps, program{Name: bin, Also: p.Binaries[1:], Version: a.VersionArgv(bin), Required: bin == scenarios.ToolNginx})
 	}
 	return ps
 }()
 
-// Packages are the packages that install every program a session may
-// run (Debian's and Ubuntu's names), as `make deps` installs them.
-func Packages() []string {
-	var out []string
-	for _, p := range programs {
-		out = append(out, strings.Fields(p.Package)...)
-	}
-	return out
+// osRelease is the system's description, /etc/os-release; "" where there
+// is none.
+func osRelease() string {
+	b, _ := os.ReadFile("/etc/os-release")
+	return string(b)
 }
 
-// packagesFor names the packages that install the given programs; a
-// program the table does not know is named as it is.
-func packagesFor(names []string) []string {
-	var out []string
-	for _, name := range names {
-		pkg := name
-		for _, p := range programs {
-			if p.Name == name {
-				pkg = p.Package
-			}
+// found is the name the program goes by in PATH, its first name if none.
+func (p program) found() string {
+	for _, n := range append([]string{p.Name}, p.Also...) {
+		if _, err := exec.LookPath(n); err == nil {
+			return n
 		}
-		out = append(out, pkg)
 	}
-	return out
+	return p.Name
 }
 
 // toolVersion is the first line of a load tool's version output; for a
@@ -69,8 +62,25 @@ func packagesFor(names []string) []string {
 func toolVersion(p program) string {
 	argv := p.Version
 	if argv == nil {
-		argv = []string{"dpkg-query", "-W", "-f=${Version}", p.Package}
+		argv = packageVersionArgv(OSFamily(osRelease()), p.Name)
 	}
 	s, _, _ := strings.Cut(strings.TrimSpace(host.CommandOutput(argv)), "\n")
 	return s
+}
+
+// packageVersionArgv is the command that prints the version of the
+// package that installs program on a system of family f; nil where
+// neither the family nor the program is known.
+func packageVersionArgv(f Family, program string) []string {
+	pkgs := programPackages(f, program)
+	if len(pkgs) == 0 {
+		return nil
+	}
+	switch f {
+	case Debian:
+		return []string{"dpkg-query", "-W", "-f=${Version}", pkgs[0].Name}
+	case RHEL:
+		return []string{"rpm", "-q", "--qf", "%{VERSION}-%{RELEASE}", pkgs[0].Name}
+	}
+	return nil
 }

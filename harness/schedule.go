@@ -195,7 +195,8 @@ func (s *Schedule) Fit() error {
 // MissingError names the programs a session needs that are not installed,
 // and the packages that install them.
 type MissingError struct {
-	Programs, Packages []string
+	Programs []string
+	Install  string // the command that installs them here
 }
 
 func (e *MissingError) Error() string {
@@ -225,7 +226,7 @@ func (s *Schedule) Tools() error {
 		return nil
 	}
 	sort.Strings(missing)
-	return &MissingError{Programs: missing, Packages: packagesFor(missing)}
+	return &MissingError{Programs: missing, Install: InstallAdvice(osRelease(), missing)}
 }
 
 // RunSpec is one run of a session: a column measured under one scenario in

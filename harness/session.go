@@ -24,7 +24,7 @@ import (
 // SessionConfig is a session as Configure resolved its settings on this
 // machine.
 type SessionConfig struct {
-	Settings
+	results.Settings
 	Scenarios []scenarios.Scenario
 	Columns   []proxies.Column
 	// OutDir holds the session's files:
@@ -52,7 +52,7 @@ type Session struct {
 	host   *host.Host
 	origin *origin
 	csv    *results.Writer
-	meta   *Meta
+	meta   *results.Meta
 	pki    proxies.PKI
 	runs   []RunSpec
 	done   map[RunKey]bool
@@ -71,7 +71,7 @@ var ErrSessionExists = errors.New("the session's file exists")
 // SessionPaths returns the CSV and metadata paths of a session.
 func SessionPaths(outDir, machine, id string) (csvPath, metaPath string) {
 	base := filepath.Join(outDir, Slug(machine)+"-"+id+".csv")
-	return base, base + ".meta.json"
+	return base, results.MetaPath(base)
 }
 
 // Slug turns a machine label into a file name part: "ARM (M4)" -> "arm-m4".

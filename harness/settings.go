@@ -11,42 +11,12 @@ import (
 
 	"bench/harness/host"
 	"bench/proxies"
+	"bench/report/results"
 	"bench/scenarios"
 )
 
-// Settings are a session's choices as `bench run`'s flags give them. The
-// metadata records them (Meta embeds them), so that a resumed session
-// runs with its own.
-type Settings struct {
-	Scenario    string  `json:"scenario"`               // the scenarios: all, names, globs
-	Proxy       string  `json:"proxy,omitempty"`        // the columns by name; empty for every one found
-	ColumnsFile string  `json:"columns_file,omitempty"` // the user's columns
-	Reps        int     `json:"reps"`
-	Window      Span    `json:"window"`                    // the measured window of each run
-	Warmup      Span    `json:"warmup"`                    // load before the window, not measured
-	MixConns    int     `json:"mix_conns,omitempty"`       // connections of the mix scenarios; 0 for the catalog's
-	CPUs        string  `json:"cpus,omitempty"`            // the CPU layout asked for; empty for the default
-	ProxyCPU    float64 `json:"proxy_cpu_quota,omitempty"` // CPUs of quota on the proxy's cgroup; 0 for none
-
-	// Machine and Session name the session; the metadata keeps them in
-	// its own fields.
-	Machine string `json:"-"` // the tables' label; empty for the CPU model
-	Session string `json:"-"` // the id; empty for the start time
-}
-
-// Span is a duration that JSON holds as Go writes it: "10s".
-type Span time.Duration
-
-func (s Span) MarshalText() ([]byte, error) { return []byte(time.Duration(s).String()), nil }
-
-func (s *Span) UnmarshalText(b []byte) error {
-	d, err := time.ParseDuration(string(b))
-	*s = Span(d)
-	return err
-}
-
-// check says what is wrong with the settings' numbers.
-func (st Settings) check() error {
+// checkSettings says what is wrong with the settings' numbers.
+func checkSettings(st results.Settings) error {
 	switch {
 	case st.Reps < 1:
 		return fmt.Errorf("%d repetitions: need at least 1", st.Reps)
@@ -67,8 +37,8 @@ func (st Settings) check() error {
 // the CPU layout, and the defaults of the machine's label and the session
 // id. hc names the session's namespaces and cgroups; its layout and quota
 // come from st. Nothing is started.
-func Configure(st Settings, outDir string, resume bool, hc host.Config) (SessionConfig, error) {
-	if err := st.check(); err != nil {
+func Configure(st results.Settings, outDir string, resume bool, hc host.Config) (SessionConfig, error) {
+	if err := checkSettings(st); err != nil {
 		return SessionConfig{}, err
 	}
 	scs, err := scenarios.Select(st.Scenario)
@@ -163,11 +133,11 @@ var ErrNoSession = errors.New("no session to resume")
 // Resumable returns the settings of session id in dir, or of the newest
 // session there that did not end when id is empty, as its metadata
 // recorded them.
-func Resumable(dir, id string) (Settings, error) {
-	metas, _ := filepath.Glob(filepath.Join(dir, "*.meta.json"))
-	var best *Meta
+func Resumable(dir, id string) (results.Settings, error) {
+	metas, _ := filepath.Glob(filepath.Join(dir, "*"+results.MetaSuffix))
+	var best *results.Meta
 	for _, p := range metas {
-		m, err := ReadMeta(p)
+		m, err := results.ReadMeta(p)
 		if err != nil {
 			continue
 		}
@@ -185,11 +155,11 @@ func Resumable(dir, id string) (Settings, error) {
 	}
 	switch {
 	case best == nil && id != "":
-		return Settings{}, fmt.Errorf("%w: no session %q in %s", ErrNoSession, id, dir)
+		return results.Settings{}, fmt.Errorf("%w: no session %q in %s", ErrNoSession, id, dir)
 	case best == nil:
-		return Settings{}, fmt.Errorf("%w: no unfinished session in %s", ErrNoSession, dir)
+		return results.Settings{}, fmt.Errorf("%w: no unfinished session in %s", ErrNoSession, dir)
 	case best.Scenario == "":
-		return Settings{}, fmt.Errorf("session %s: its metadata records no settings (it was written by an older bench)", best.Session)
+		return results.Settings{}, fmt.Errorf("session %s: its metadata records no settings (it was written by an older bench)", best.Session)
 	}
 	st := best.Settings
 	st.Machine, st.Session = best.Machine.Label, best.Session

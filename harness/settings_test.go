@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"bench/report/results"
 	"errors"
 	"os"
 	"path/filepath"
@@ -14,21 +15,21 @@ import (
 // taken when none is named.
 func TestResumable(t *testing.T) {
 	dir := t.TempDir()
-	write := func(id string, started time.Time, ended bool, st Settings) {
-		m := &Meta{Session: id, Machine: MachineInfo{Label: "ARM (M4)"}, Settings: st, Started: started}
+	write := func(id string, started time.Time, ended bool, st results.Settings) {
+		m := &results.Meta{Session: id, Machine: results.MachineInfo{Label: "ARM (M4)"}, Settings: st, Started: started}
 		if ended {
 			e := started.Add(time.Hour)
 			m.Ended = &e
 		}
 		_, path := SessionPaths(dir, "ARM (M4)", id)
-		if err := m.write(path); err != nil {
+		if err := m.Write(path); err != nil {
 			t.Fatal(err)
 		}
 	}
 	base := time.Date(2026, 10, 13, 18, 0, 0, 0, time.UTC)
-	old := Settings{Scenario: "http-*", Reps: 3, Window: Span(10 * time.Second), Warmup: Span(2 * time.Second)}
-	newer := Settings{Scenario: "socks-ka-1k,relay-*", Proxy: "nginx,dante", ColumnsFile: "cols.conf", Reps: 5,
-		Window: Span(3 * time.Second), CPUs: "client=0,proxy=1,origin=0", ProxyCPU: 0.5}
+	old := results.Settings{Scenario: "http-*", Reps: 3, Window: results.Span(10 * time.Second), Warmup: results.Span(2 * time.Second)}
+	newer := results.Settings{Scenario: "socks-ka-1k,relay-*", Proxy: "nginx,dante", ColumnsFile: "cols.conf", Reps: 5,
+		Window: results.Span(3 * time.Second), CPUs: "client=0,proxy=1,origin=0", ProxyCPU: 0.5}
 	write("a", base, false, old)
 	write("b", base.Add(time.Hour), false, newer)
 	write("c", base.Add(2*time.Hour), true, old)
@@ -40,7 +41,7 @@ func TestResumable(t *testing.T) {
 		t.Errorf("Resumable(newest) = %+v, %v; want %+v", got, err, want)
 	}
 	got, err = Resumable(dir, "a")
-	if err != nil || got.Session != "a" || got.Scenario != "http-*" || got.Window != Span(10*time.Second) {
+	if err != nil || got.Session != "a" || got.Scenario != "http-*" || got.Window != results.Span(10*time.Second) {
 		t.Errorf("Resumable(a) = %+v, %v", got, err)
 	}
 	if _, err := Resumable(dir, "zz"); !errors.Is(err, ErrNoSession) {
@@ -64,17 +65,17 @@ func TestResumable(t *testing.T) {
 }
 
 func TestSettingsCheck(t *testing.T) {
-	ok := Settings{Scenario: "all", Reps: 1, Window: Span(time.Second)}
-	if err := ok.check(); err != nil {
+	ok := results.Settings{Scenario: "all", Reps: 1, Window: results.Span(time.Second)}
+	if err := checkSettings(ok); err != nil {
 		t.Errorf("check(%+v) = %v", ok, err)
 	}
-	for _, bad := range []Settings{
-		{Reps: 0, Window: Span(time.Second)},
-		{Reps: 1, Window: Span(time.Millisecond)},
-		{Reps: 1, Window: Span(time.Second), Warmup: Span(-time.Second)},
-		{Reps: 1, Window: Span(time.Second), ProxyCPU: -1},
+	for _, bad := range []results.Settings{
+		{Reps: 0, Window: results.Span(time.Second)},
+		{Reps: 1, Window: results.Span(time.Millisecond)},
+		{Reps: 1, Window: results.Span(time.Second), Warmup: results.Span(-time.Second)},
+		{Reps: 1, Window: results.Span(time.Second), ProxyCPU: -1},
 	} {
-		if err := bad.check(); err == nil {
+		if err := checkSettings(bad); err == nil {
 			t.Errorf("check(%+v) = nil; want an error", bad)
 		}
 	}

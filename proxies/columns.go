@@ -179,23 +179,21 @@ func kindList() string {
 	return strings.Join(kinds, ", ")
 }
 
-// Packaged is a proxy the distributions package: its kind, the names its
-// binary goes by, and the package that installs it (Debian's and
-// Ubuntu's name).
+// Packaged is a proxy the distributions package: its kind and the names
+// its binary goes by, the first the name harness/packages.txt knows it by.
 type Packaged struct {
 	Kind     string
 	Binaries []string
-	Package  string
 }
 
 // packagedProxies are the packaged proxies, one per kind.
 var packagedProxies = []Packaged{
-	{"nginx", []string{"nginx"}, "nginx-light libnginx-mod-stream"},
-	{"haproxy", []string{"haproxy"}, "haproxy"},
-	{"squid", []string{"squid"}, "squid"},
-	{"tinyproxy", []string{"tinyproxy"}, "tinyproxy"},
-	{"dante", []string{"danted", "sockd"}, "dante-server"},
-	{"stunnel", []string{"stunnel", "stunnel4", "stunnel5"}, "stunnel4"},
+	{"nginx", []string{"nginx"}},
+	{"haproxy", []string{"haproxy"}},
+	{"squid", []string{"squid"}},
+	{"tinyproxy", []string{"tinyproxy"}},
+	{"dante", []string{"danted", "sockd"}},
+	{"stunnel", []string{"stunnel", "stunnel4", "stunnel5"}},
 }
 
 // PackagedProxies lists the packaged proxies, in the tables' order.

@@ -26,6 +26,10 @@ type Options struct {
 	Format  string // md (default), tsv or json
 	Layout  string // machine (default) or combined
 	Session string // the session to render; empty renders every one, newest first
+	// Files are the session files the rows were read from, with the
+	// metadata beside them (results.ReadMetas): each session's Setup
+	// table comes from them. Without files there is no Setup table.
+	Files []results.SessionFile
 }
 
 // Render writes the tables of rows to w. Nothing is written unless the
@@ -38,7 +42,7 @@ func Render(w io.Writer, rows []results.Row, opt Options) error {
 	if err != nil {
 		return err
 	}
-	return Write(w, tables, opt.Format)
+	return Write(w, Setups(rows, opt.Files, opt), tables, opt.Format)
 }
 
 // checkFormat rejects a format other than those of Options.Format.
@@ -50,9 +54,10 @@ func checkFormat(f string) error {
 	return fmt.Errorf("unknown format %q (want %s, %s or %s)", f, FormatMarkdown, FormatTSV, FormatJSON)
 }
 
-// Write writes tables to w in format, in one write: nothing is written
-// unless every table could be rendered.
-func Write(w io.Writer, tables []Table, format string) error {
+// Write writes the sessions' Setup tables and the tables to w in format,
+// in one write: nothing is written unless every table could be rendered.
+// In text, a session's Setup table follows its heading.
+func Write(w io.Writer, setups []Setup, tables []Table, format string) error {
 	if err := checkFormat(format); err != nil {
 		return err
 	}
@@ -64,17 +69,18 @@ func Write(w io.Writer, tables []Table, format string) error {
 			tables = []Table{}
 		}
 		return enc.Encode(struct {
+			Setup  []Setup `json:"setup,omitempty"`
 			Tables []Table `json:"tables"`
-		}{tables})
+		}{setups, tables})
 	case FormatTSV:
-		return writeText(w, tables, false)
+		return writeText(w, setups, tables, false)
 	}
-	return writeText(w, tables, true)
+	return writeText(w, setups, tables, true)
 }
 
 // writeText writes the tables with their headings, in markdown or as
 // the reference results' tab-separated text.
-func writeText(w io.Writer, tables []Table, md bool) error {
+func writeText(w io.Writer, setups []Setup, tables []Table, md bool) error {
 	var buf bytes.Buffer
 	heading := func(level int, s string) { writeHeading(&buf, md, level, s) }
 	var session, family, machine string
@@ -83,6 +89,13 @@ func writeText(w io.Writer, tables []Table, md bool) error {
 		newFamily := newSession || t.Family != family
 		if newSession {
 			heading(1, "Session "+t.Session)
+			for _, s := range setups {
+				if s.Session == t.Session {
+					if err := writeSetup(&buf, s, md); err != nil {
+						return err
+					}
+				}
+			}
 		}
 		if newFamily {
 			heading(2, t.Family)
@@ -107,6 +120,50 @@ func writeText(w io.Writer, tables []Table, md bool) error {
 	}
 	_, err := w.Write(buf.Bytes())
 	return err
+}
+
+// writeSetup writes a session's Setup table with its notes, or says that
+// its files have no metadata.
+func writeSetup(w *bytes.Buffer, s Setup, md bool) error {
+	missing := func(then string) {
+		if len(s.Missing) > 0 {
+			fmt.Fprintf(w, "No metadata beside %s%s.\n\n", strings.Join(s.Missing, ", "), then)
+		}
+	}
+	if len(s.Rows) == 0 {
+		missing(": no Setup table")
+		return nil
+	}
+	writeHeading(w, md, 2, "Setup")
+	rows := make([][]string, len(s.Rows))
+	for i, r := range s.Rows {
+		rows[i] = append([]string{r.Label}, r.Cells...)
+	}
+	header := append([]string{""}, s.Machines...)
+	if md {
+		if err := markdownGrid(w, header, rows); err != nil {
+			return fmt.Errorf("render the Setup table of session %s: %w", s.Session, err)
+		}
+	} else {
+		tsvGrid(w, header, rows)
+	}
+	w.WriteString("\n")
+	if len(s.Notes) > 0 {
+		if md {
+			w.WriteString("Notes of the session:\n\n")
+			for _, n := range s.Notes {
+				w.WriteString("- " + n + "\n")
+			}
+		} else {
+			w.WriteString("notes\n")
+			for _, n := range s.Notes {
+				w.WriteString(n + "\n")
+			}
+		}
+		w.WriteString("\n")
+	}
+	missing(": a machine without it has " + noValue + " cells")
+	return nil
 }
 
 // writeHeading writes a heading of level: "## s" in markdown, s alone in

@@ -504,7 +504,7 @@ func renderSeed(t *testing.T, s seedTable, format string) (string, []Table) {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	if err := Write(&b, tables, format); err != nil {
+	if err := Write(&b, nil, tables, format); err != nil {
 		t.Fatal(err)
 	}
 	return b.String(), tables

@@ -25,5 +25,8 @@ func cmdReport(stdout, stderr io.Writer, args []string) error {
 	if err != nil {
 		return err
 	}
+	if opt.Files, err = results.ReadMetas(fs.Args()); err != nil {
+		return err
+	}
 	return report.Render(stdout, rows, opt)
 }

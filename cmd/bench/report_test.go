@@ -58,7 +58,8 @@ func TestCmdReport(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			err := cmdReport(&stdout, &stderr, c.args)
-			got, ext := stdout.String(), ".out"
+			// the files' paths as the user typed them, as in errors
+			got, ext := strings.ReplaceAll(stdout.String(), reportDir+string(filepath.Separator), "testdata/report/"), ".out"
 			if err != nil {
 				if stdout.Len() > 0 {
 					t.Errorf("bench report %s failed (%v) but wrote to stdout:\n%s", strings.Join(c.args, " "), err, got)

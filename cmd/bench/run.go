@@ -30,7 +30,7 @@ Needs root.`
 
 func cmdRun(stdout, stderr io.Writer, args []string) error {
 	fs := newFlagSet("run", stderr, runSynopsis)
-	var st harness.Settings
+	var st results.Settings
 	fs.StringVar(&st.Scenario, "scenario", "all", "scenarios: all, a name, a comma list or globs (socks-*); see bench list")
 	fs.StringVar(&st.Proxy, "proxy", "", "columns to run, comma-separated (default: every column found)")
 	fs.StringVar(&st.ColumnsFile, "columns", "", "file declaring columns of your own builds (3proxy versions, envoy); see examples/columns.conf")
@@ -54,7 +54,7 @@ func cmdRun(stdout, stderr io.Writer, args []string) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("run: unexpected argument %q", fs.Arg(0))
 	}
-	st.Window, st.Warmup = harness.Span(*window), harness.Span(*warmup)
+	st.Window, st.Warmup = results.Span(*window), results.Span(*warmup)
 	if *resume {
 		var err error
 		if st, err = resumable(fs, *out, st.Session); err != nil {
@@ -120,7 +120,11 @@ func cmdRun(stdout, stderr io.Writer, args []string) error {
 	if err != nil {
 		return err
 	}
-	return report.Render(stdout, rows, report.Options{Format: report.FormatMarkdown, Session: cfg.Session})
+	files, err := results.ReadMetas([]string{s.CSVPath})
+	if err != nil {
+		return err
+	}
+	return report.Render(stdout, rows, report.Options{Format: report.FormatMarkdown, Session: cfg.Session, Files: files})
 }
 
 // resumeFlags are the flags a --resume command may give: what names the
@@ -130,7 +134,7 @@ var resumeFlags = map[string]bool{"resume": true, "session": true, "out": true, 
 
 // resumable returns the settings of the session to resume, refusing flags
 // that would change them.
-func resumable(fs *flag.FlagSet, out, id string) (harness.Settings, error) {
+func resumable(fs *flag.FlagSet, out, id string) (results.Settings, error) {
 	var bad []string
 	fs.Visit(func(f *flag.Flag) {
 		if !resumeFlags[f.Name] {
@@ -138,7 +142,7 @@ func resumable(fs *flag.FlagSet, out, id string) (harness.Settings, error) {
 		}
 	})
 	if len(bad) > 0 {
-		return harness.Settings{}, fmt.Errorf("--resume continues a session with its own settings; leave out %s", strings.Join(bad, ", "))
+		return results.Settings{}, fmt.Errorf("--resume continues a session with its own settings; leave out %s", strings.Join(bad, ", "))
 	}
 	st, err := harness.Resumable(out, id)
 	if errors.Is(err, harness.ErrNoSession) && id == "" {
@@ -155,7 +159,7 @@ func withAdvice(err error) error {
 	var missing *harness.MissingError
 	switch {
 	case errors.As(err, &missing):
-		return fmt.Errorf("%w (sudo make deps, or apt-get install %s)", err, strings.Join(missing.Packages, " "))
+		return fmt.Errorf("%w (sudo make deps, or %s)", err, missing.Install)
 	case errors.Is(err, harness.ErrSessionExists):
 		return fmt.Errorf("%w: pick another --session or continue it with --resume", err)
 	case errors.Is(err, host.ErrPrefixBusy):

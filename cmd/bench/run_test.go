@@ -190,7 +190,7 @@ func TestRunSession(t *testing.T) {
 	if checked == 0 {
 		t.Error("no wrk run to compare with wrk's own figure")
 	}
-	if _, err := harness.ReadMeta(metaPath); err != nil {
+	if _, err := results.ReadMeta(metaPath); err != nil {
 		t.Errorf("metadata: %v", err)
 	}
 	for _, h := range []string{"HTTP proxy", "CONNECT tunnel", "SOCKSv5 tunnel", "TCP relay"} {
@@ -245,7 +245,7 @@ func TestRunInterruptResume(t *testing.T) {
 	if len(before) == 0 || len(before) >= 4 {
 		t.Fatalf("%d rows after the interruption; want 1 to 3", len(before))
 	}
-	m, err := harness.ReadMeta(metaPath)
+	m, err := results.ReadMeta(metaPath)
 	if err != nil || m.Ended != nil {
 		t.Fatalf("metadata after the interruption: %+v, %v; want no end time", m, err)
 	}
@@ -274,7 +274,7 @@ func TestRunInterruptResume(t *testing.T) {
 	if want := fmt.Sprintf("resuming: %d runs done, %d to go", len(before), 4-len(before)); !strings.Contains(stderr.String(), want) {
 		t.Errorf("resume said:\n%s\nwant %q", stderr.String(), want)
 	}
-	if m, err := harness.ReadMeta(metaPath); err != nil || m.Ended == nil || len(m.Resumed) != 1 {
+	if m, err := results.ReadMeta(metaPath); err != nil || m.Ended == nil || len(m.Resumed) != 1 {
 		t.Errorf("metadata after resuming: %+v, %v; want an end time and one resumption", m, err)
 	}
 }

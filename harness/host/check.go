@@ -282,12 +282,13 @@ var versionRE = regexp.MustCompile(`\d+\.\d+`)
 // CheckBinary looks for the program name in PATH and runs version (its
 // command that prints its version; nil when it has none): the first line
 // with a version number (1.2) is the version. A missing program's detail
-// says to install pkg; a required one's absence is a failure.
-func CheckBinary(name string, version []string, pkg string, required bool) CheckItem {
+// is install, the command that installs it; a required one's absence is a
+// failure.
+func CheckBinary(name string, version []string, install string, required bool) CheckItem {
 	it := CheckItem{Name: name, Required: required}
 	path, err := exec.LookPath(name)
 	if err != nil {
-		it.Status, it.Detail = "missing", "apt-get install "+pkg
+		it.Status, it.Detail = "missing", install
 		return it
 	}
 	it.Status, it.OK, it.Detail = "found (no version printed)", true, path

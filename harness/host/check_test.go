@@ -39,7 +39,7 @@ func TestCheckSystem(t *testing.T) {
 	if it := item(t, CheckSystem(&bad, nil), "CPU layout"); it.OK || !it.Required {
 		t.Errorf("CheckSystem with an offline proxy CPU: %+v; want a required failure", it)
 	}
-	if it := CheckBinary("no-such-tool-here", nil, "nothing", true); it.OK || it.Detail != "apt-get install nothing" {
+	if it := CheckBinary("no-such-tool-here", nil, "apt-get install nothing", true); it.OK || it.Detail != "apt-get install nothing" {
 		t.Errorf("CheckBinary(missing) = %+v; want a failure saying how to install it", it)
 	}
 	if it := CheckBinary("sh", []string{"sh", "-c", "echo tool 1.2.3"}, "dash", false); !it.OK || it.Status != "tool 1.2.3" {

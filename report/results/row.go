@@ -1,7 +1,8 @@
-// Package results is the session file's format: one row per run, its
-// header, the values its enumerated columns take, its reader and its
-// writer. The harness writes it and the report reads it; both ask this
-// package and nothing else what a row holds.
+// Package results is the format of a session's files: the CSV, one row
+// per run, with its header, the values its enumerated columns take, its
+// reader and its writer; and the metadata file beside it (Meta). The
+// harness writes them and the report reads them; both ask this package
+// and nothing else what a row or the metadata holds.
 package results
 
 import (

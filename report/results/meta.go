@@ -1,0 +1,158 @@
+package results
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"time"
+)
+
+// MetaSuffix ends the name of a session's metadata file, which sits beside
+// its CSV: data/arm-m4-2026-10-13-evening.csv.meta.json.
+const MetaSuffix = ".meta.json"
+
+// MetaPath is the metadata file of the session file csvPath.
+func MetaPath(csvPath string) string { return csvPath + MetaSuffix }
+
+// Meta is the metadata file beside a session's CSV: the machine, the
+// session's settings, the CPU layout, every tool's and proxy's version,
+// the command line and the times. The harness writes it when the session
+// starts and when it ends; the report prints it as the Setup table.
+type Meta struct {
+	Session string      `json:"session"`
+	Machine MachineInfo `json:"machine"`
+	Settings
+	Layout     string `json:"cpu_layout"`
+	LayoutNote string `json:"cpu_layout_warning,omitempty"`
+	// Notes say what the session changed of what it was asked: the
+	// connections it scaled down to fit the descriptor limit.
+	Notes       []string          `json:"notes,omitempty"`
+	Tools       map[string]string `json:"tools"`
+	Columns     []ColumnMeta      `json:"columns"`
+	CommandLine []string          `json:"command_line"`
+	Started     time.Time         `json:"started"`
+	Resumed     []time.Time       `json:"resumed,omitempty"`
+	Ended       *time.Time        `json:"ended,omitempty"`
+}
+
+// MachineInfo describes the machine a session ran on.
+type MachineInfo struct {
+	Label    string `json:"label"`
+	CPUModel string `json:"cpu_model"`
+	// Host is the system's maker and product as its firmware names them
+	// (a virtual machine's: "OpenStack Foundation OpenStack Nova"); empty
+	// where the firmware says nothing.
+	Host         string `json:"host,omitempty"`
+	CPUs         int    `json:"cpus"`
+	MemoryBytes  uint64 `json:"memory_bytes"`
+	Kernel       string `json:"kernel"`
+	Distribution string `json:"distribution"`
+	Arch         string `json:"arch"`
+}
+
+// ColumnMeta records a column as it was run.
+type ColumnMeta struct {
+	Name    string   `json:"name"`
+	Kind    string   `json:"kind"`
+	Group   string   `json:"group"`
+	Binary  string   `json:"binary,omitempty"`
+	Flags   []string `json:"flags,omitempty"`
+	Options []string `json:"options,omitempty"`
+	Version string   `json:"version"`
+}
+
+// Settings are a session's choices as `bench run`'s flags give them. The
+// metadata records them (Meta embeds them), so that a resumed session
+// runs with its own.
+type Settings struct {
+	Scenario    string  `json:"scenario"`               // the scenarios: all, names, globs
+	Proxy       string  `json:"proxy,omitempty"`        // the columns by name; empty for every one found
+	ColumnsFile string  `json:"columns_file,omitempty"` // the user's columns
+	Reps        int     `json:"reps"`
+	Window      Span    `json:"window"`                    // the measured window of each run
+	Warmup      Span    `json:"warmup"`                    // load before the window, not measured
+	MixConns    int     `json:"mix_conns,omitempty"`       // connections of the mix scenarios; 0 for the catalog's
+	CPUs        string  `json:"cpus,omitempty"`            // the CPU layout asked for; empty for the default
+	ProxyCPU    float64 `json:"proxy_cpu_quota,omitempty"` // CPUs of quota on the proxy's cgroup; 0 for none
+
+	// Machine and Session name the session; the metadata keeps them in
+	// its own fields.
+	Machine string `json:"-"` // the tables' label; empty for the CPU model
+	Session string `json:"-"` // the id; empty for the start time
+}
+
+// Span is a duration that JSON holds as Go writes it: "10s".
+type Span time.Duration
+
+func (s Span) MarshalText() ([]byte, error) { return []byte(time.Duration(s).String()), nil }
+
+func (s *Span) UnmarshalText(b []byte) error {
+	d, err := time.ParseDuration(string(b))
+	*s = Span(d)
+	return err
+}
+
+// Write writes the metadata to path whole: to a file beside it first,
+// then renamed over it.
+func (m *Meta) Write(path string) error {
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// Finish records the end of the session.
+func (m *Meta) Finish(path string) error {
+	now := time.Now().UTC()
+	m.Ended = &now
+	return m.Write(path)
+}
+
+// ReadMeta reads a session's metadata file.
+func ReadMeta(path string) (*Meta, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	m := &Meta{}
+	if err := json.Unmarshal(b, m); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return m, nil
+}
+
+// SessionFile is a session file as the report is given it: its path and
+// the metadata beside it, nil when there is none.
+type SessionFile struct {
+	Path string
+	Meta *Meta
+}
+
+// ReadMetas reads the metadata beside each of the session files at paths;
+// a file without one has a nil Meta. A metadata file that is there and
+// cannot be read is an error.
+func ReadMetas(paths []string) ([]SessionFile, error) {
+	out := make([]SessionFile, len(paths))
+	for i, p := range paths {
+		out[i].Path = p
+		m, err := ReadMeta(MetaPath(p))
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			return nil, fmt.Errorf("read metadata: %w", err)
+		default:
+			out[i].Meta = m
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,56 @@
+package results
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestMetaKeepsItsFormat: a metadata file as sessions have written it
+// reads, and writes back byte for byte.
+func TestMetaKeepsItsFormat(t *testing.T) {
+	path := filepath.Join("testdata", "arm-m4-2026-10-13-evening.csv"+MetaSuffix)
+	m, err := ReadMeta(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Machine.Label != "ARM (M4)" || m.Reps != 3 || m.Window != Span(10*time.Second) || m.Columns[1].Version != "1.24.0" {
+		t.Errorf("read %+v", m)
+	}
+	out := filepath.Join(t.TempDir(), "m.json")
+	if err := m.Write(out); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := os.ReadFile(path)
+	got, _ := os.ReadFile(out)
+	if string(got) != string(want) {
+		t.Errorf("written again it differs:\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestReadMetas: a session file without metadata beside it has none; a
+// metadata file that is not JSON is an error naming it.
+func TestReadMetas(t *testing.T) {
+	dir := t.TempDir()
+	with, without, bad := filepath.Join(dir, "a.csv"), filepath.Join(dir, "b.csv"), filepath.Join(dir, "c.csv")
+	b, _ := json.Marshal(Meta{Session: "s", Machine: MachineInfo{Label: "A"}})
+	if err := os.WriteFile(MetaPath(with), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	files, err := ReadMetas([]string{with, without})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files[0].Meta == nil || files[0].Meta.Machine.Label != "A" || files[1].Meta != nil || files[1].Path != without {
+		t.Errorf("ReadMetas = %+v", files)
+	}
+	if err := os.WriteFile(MetaPath(bad), []byte("{"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadMetas([]string{bad}); err == nil || !strings.Contains(err.Error(), MetaPath(bad)) {
+		t.Errorf("ReadMetas(bad) = %v; want an error naming %s", err, MetaPath(bad))
+	}
+}

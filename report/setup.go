@@ -1,0 +1,260 @@
+package report
+
+import (
+	"bench/report/results"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Setup is a session's Setup table, as the reference results open with
+// it: a column per machine, a row per fact of the machines' metadata
+// files (the host, its CPUs and memory, the system, the session's
+// settings, every proxy's and tool's version), and under it the notes the
+// metadata holds. A machine whose metadata was not given has – cells.
+type Setup struct {
+	Session  string     `json:"session"`
+	Machines []string   `json:"machines"`
+	Rows     []SetupRow `json:"rows"` // none when no machine has metadata
+	Notes    []string   `json:"notes,omitempty"`
+	// Missing are the session files given without metadata beside them.
+	Missing []string `json:"missing,omitempty"`
+}
+
+// SetupRow is a row of the Setup table: what it says of each machine.
+type SetupRow struct {
+	Label string   `json:"label"`
+	Cells []string `json:"cells"`
+}
+
+// noValue is the cell of a machine whose metadata says nothing of a row.
+const noValue = "–"
+
+// Setups builds the Setup table of every session of rows that files were
+// given for, in the order of the tables (newest first; opt.Session keeps
+// one). The machines are the session's, as its rows name them; each
+// machine's cells come from the metadata of files whose session and
+// machine are theirs. A session none of whose machines has metadata has a
+// Setup with no rows, which says which files had none. The combined
+// layout has no Setup tables.
+func Setups(runs []results.Row, files []results.SessionFile, opt Options) []Setup {
+	if len(files) == 0 || (opt.Layout != "" && opt.Layout != LayoutMachine) {
+		return nil
+	}
+	rows := make([]*results.Row, 0, len(runs))
+	for i := range runs {
+		if opt.Session == "" || runs[i].Session == opt.Session {
+			rows = append(rows, &runs[i])
+		}
+	}
+	var missing []string
+	for _, f := range files {
+		if f.Meta == nil {
+			missing = append(missing, f.Path)
+		}
+	}
+	var out []Setup
+	for _, s := range sessions(rows) {
+		var machines []string
+		for _, r := range s.rows {
+			if !slices.Contains(machines, r.Machine) {
+				machines = append(machines, r.Machine)
+			}
+		}
+		metas := make([]*results.Meta, len(machines))
+		found := false
+		for i, m := range machines {
+			for _, f := range files {
+				if f.Meta != nil && f.Meta.Session == s.id && f.Meta.Machine.Label == m {
+					metas[i], found = f.Meta, true
+					break
+				}
+			}
+		}
+		st := Setup{Session: s.id, Machines: machines, Rows: []SetupRow{}}
+		if slices.Contains(metas, nil) {
+			st.Missing = missing
+		}
+		if found {
+			st.Rows = setupRows(metas)
+			st.Notes = setupNotes(machines, metas)
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+// setupRows are the rows of the machines' metadata, nil for a machine
+// without any.
+func setupRows(metas []*results.Meta) []SetupRow {
+	var rows []SetupRow
+	add := func(label string, cell func(m *results.Meta) string) {
+		r := SetupRow{Label: label, Cells: make([]string, len(metas))}
+		known := false
+		for i, m := range metas {
+			r.Cells[i] = noValue
+			if m == nil {
+				continue
+			}
+			if c := cell(m); c != "" {
+				r.Cells[i], known = c, true
+			}
+		}
+		if known {
+			rows = append(rows, r)
+		}
+	}
+	add("host", func(m *results.Meta) string { return m.Machine.Host })
+	add("CPUs, memory", func(m *results.Meta) string { return cpusAndMemory(m.Machine) })
+	add("system", func(m *results.Meta) string {
+		return joinSet(m.Machine.Distribution, m.Machine.Kernel, m.Machine.Arch)
+	})
+	add("CPU layout", func(m *results.Meta) string { return m.Layout })
+	add("proxy CPU quota", func(m *results.Meta) string {
+		if m.ProxyCPU == 0 {
+			return ""
+		}
+		return fmt.Sprintf("%g CPU", m.ProxyCPU)
+	})
+	add("scenarios", func(m *results.Meta) string { return m.Scenario })
+	add("columns asked for", func(m *results.Meta) string { return m.Proxy })
+	add("columns file", func(m *results.Meta) string { return m.ColumnsFile })
+	add("runs", func(m *results.Meta) string {
+		if m.Reps == 0 {
+			return ""
+		}
+		return fmt.Sprintf("%d × %s after %s of warm-up", m.Reps, time.Duration(m.Window), time.Duration(m.Warmup))
+	})
+	add("mix connections", func(m *results.Meta) string {
+		if m.MixConns == 0 {
+			return ""
+		}
+		return fmt.Sprint(m.MixConns)
+	})
+	add("started", func(m *results.Meta) string { return stamp(m.Started) })
+	add("resumed", func(m *results.Meta) string {
+		var ts []string
+		for _, t := range m.Resumed {
+			ts = append(ts, stamp(t))
+		}
+		return strings.Join(ts, ", ")
+	})
+	add("ended", func(m *results.Meta) string {
+		if m.Ended == nil {
+			return "did not end"
+		}
+		return stamp(*m.Ended)
+	})
+	for _, name := range versionedColumns(metas) {
+		add(name, func(m *results.Meta) string {
+			for _, c := range m.Columns {
+				if c.Name == name {
+					return c.Version
+				}
+			}
+			return ""
+		})
+	}
+	var tools []string
+	for _, m := range metas {
+		if m == nil {
+			continue
+		}
+		for t := range m.Tools {
+			if !slices.Contains(tools, t) {
+				tools = append(tools, t)
+			}
+		}
+	}
+	sort.Strings(tools)
+	for _, t := range tools {
+		add(t, func(m *results.Meta) string { return m.Tools[t] })
+	}
+	return rows
+}
+
+// versionedColumns are the columns whose versions the table lists, in
+// the order the metadata names them: not "no proxy", and not a column
+// that runs the binary of one listed before it on every machine
+// (haproxy splice-auto is haproxy's binary).
+func versionedColumns(metas []*results.Meta) []string {
+	var names []string
+	same := map[string]bool{} // columns so far all running an earlier column's binary
+	for _, m := range metas {
+		if m == nil {
+			continue
+		}
+		for i, c := range m.Columns {
+			if c.Kind == "direct" {
+				continue
+			}
+			dup := slices.ContainsFunc(m.Columns[:i], func(e results.ColumnMeta) bool {
+				return e.Kind == c.Kind && e.Binary == c.Binary && e.Version == c.Version
+			})
+			if !slices.Contains(names, c.Name) {
+				names = append(names, c.Name)
+				same[c.Name] = dup
+			} else if !dup {
+				same[c.Name] = false
+			}
+		}
+	}
+	return slices.DeleteFunc(names, func(n string) bool { return same[n] })
+}
+
+// setupNotes are what the machines' metadata notes: the CPU layout's
+// warning and the session's own notes, each after its machine's label.
+func setupNotes(machines []string, metas []*results.Meta) []string {
+	var notes []string
+	for i, m := range metas {
+		if m == nil {
+			continue
+		}
+		if m.LayoutNote != "" {
+			notes = append(notes, machines[i]+": "+m.LayoutNote)
+		}
+		for _, n := range m.Notes {
+			notes = append(notes, machines[i]+": "+n)
+		}
+	}
+	return notes
+}
+
+// cpusAndMemory is "8 CPUs (Intel Xeon Gold 6148), 8 GB": memory is sold
+// in binary gigabytes, and the kernel's total, a little less than that,
+// rounds to them.
+func cpusAndMemory(mi results.MachineInfo) string {
+	var parts []string
+	if mi.CPUs > 0 {
+		s := fmt.Sprintf("%d CPUs", mi.CPUs)
+		if mi.CPUModel != "" {
+			s += " (" + mi.CPUModel + ")"
+		}
+		parts = append(parts, s)
+	}
+	if mi.MemoryBytes > 0 {
+		gib := float64(mi.MemoryBytes) / (1 << 30)
+		if gib >= 2 {
+			parts = append(parts, fmt.Sprintf("%.0f GB", math.Round(gib)))
+		} else {
+			parts = append(parts, fmt.Sprintf("%.1f GB", gib))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// joinSet joins the non-empty of parts with commas.
+func joinSet(parts ...string) string {
+	return strings.Join(slices.DeleteFunc(parts, func(s string) bool { return s == "" }), ", ")
+}
+
+// stamp is a time as the Setup table prints it, in UTC to the minute.
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format("2006-01-02 15:04 UTC")
+}

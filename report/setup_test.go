@@ -1,0 +1,82 @@
+package report
+
+import (
+	"bench/internal/golden"
+	"bench/report/results"
+	"bytes"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// setupFiles are two machines' files of one session, with their metadata.
+var setupFiles = []string{
+	filepath.Join("testdata", "setup", "arm-m4-2026-10-13-evening.csv"),
+	filepath.Join("testdata", "setup", "intel-skylake-2026-10-13-evening.csv"),
+}
+
+// TestSetupGolden: the Setup table of two machines' metadata, in every
+// format, and with one machine's metadata missing.
+func TestSetupGolden(t *testing.T) {
+	rows, err := results.ReadFiles(setupFiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := results.ReadMetas(setupFiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withoutIntel := []results.SessionFile{files[0], {Path: files[1].Path}}
+	for _, c := range []struct {
+		name   string
+		format string
+		files  []results.SessionFile
+	}{
+		{"setup.md", FormatMarkdown, files},
+		{"setup.tsv", FormatTSV, files},
+		{"setup.json", FormatJSON, files},
+		{"setup-missing.md", FormatMarkdown, withoutIntel},
+		{"setup-none.md", FormatMarkdown, []results.SessionFile{{Path: files[0].Path}, {Path: files[1].Path}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := Render(&b, rows, Options{Format: c.format, Files: c.files}); err != nil {
+				t.Fatal(err)
+			}
+			golden.Check(t, filepath.Join("testdata", "golden", c.name), b.Bytes())
+		})
+	}
+}
+
+// TestSetupColumns: a column that runs an earlier column's binary has no
+// row of its own (haproxy splice-auto); one a machine lacks is –; "no
+// proxy" has none.
+func TestSetupColumns(t *testing.T) {
+	rows, _ := results.ReadFiles(setupFiles)
+	files, err := results.ReadMetas(setupFiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	setups := Setups(rows, files, Options{})
+	if len(setups) != 1 {
+		t.Fatalf("%d Setup tables; want 1", len(setups))
+	}
+	labels := map[string][]string{}
+	for _, r := range setups[0].Rows {
+		labels[r.Label] = r.Cells
+	}
+	if got := strings.Join(labels["dante"], " | "); got != "1.4.3 | "+noValue {
+		t.Errorf("dante: %q", got)
+	}
+	for _, none := range []string{"haproxy splice-auto", "no proxy"} {
+		if _, ok := labels[none]; ok {
+			t.Errorf("a row for %s", none)
+		}
+	}
+	if s := Setups(rows, files, Options{Layout: LayoutCombined}); s != nil {
+		t.Errorf("the combined layout has Setup tables: %+v", s)
+	}
+	if s := Setups(rows, nil, Options{}); s != nil {
+		t.Errorf("Setup tables without files: %+v", s)
+	}
+}

@@ -1,0 +1,60 @@
+package bench_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rhysd/actionlint"
+)
+
+// TestWorkflowsLint: the GitHub Actions workflows are valid for the
+// schema of workflows and their expressions, as actionlint checks them;
+// the run: scripts go through shellcheck too where it is installed.
+func TestWorkflowsLint(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(".github", "workflows", "*.yml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no workflow under .github/workflows: %v", err)
+	}
+	var out strings.Builder
+	// The configuration names the self-hosted runners' labels.
+	opts := &actionlint.LinterOptions{ConfigFile: filepath.Join(".github", "actionlint.yaml")}
+	if sc, err := exec.LookPath("shellcheck"); err == nil {
+		opts.Shellcheck = sc
+	}
+	l, err := actionlint.NewLinter(&out, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs, err := l.LintFiles(files, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range errs {
+		t.Errorf("%s:%d:%d: %s [%s]", e.Filepath, e.Line, e.Column, e.Message, e.Kind)
+	}
+}
+
+// TestNightlyWorkflow: the nightly job runs a whole session on each
+// machine, keeps its files and fails on a real regression.
+func TestNightlyWorkflow(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(".github", "workflows", "nightly.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"arch: [arm64, x86_64]",
+		"runs-on: [self-hosted, linux,",
+		"sudo make deps",
+		"sudo bench run --scenario all",
+		"uses: actions/upload-artifact@v4",
+		"gh run download",
+		"bench compare --fail-over 10%",
+	} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("nightly.yml lacks %q", want)
+		}
+	}
+}
