@@ -1,6 +1,7 @@
 package bench_test
 
 import (
+	"bench/internal/testenv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,7 +13,7 @@ import (
 
 // TestWorkflowsLint: the GitHub Actions workflows are valid for the
 // schema of workflows and their expressions, as actionlint checks them;
-// the run: scripts go through shellcheck too where it is installed.
+// the run: scripts go through shellcheck too (.ci/run installs it).
 func TestWorkflowsLint(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join(".github", "workflows", "*.yml"))
 	if err != nil || len(files) == 0 {
@@ -21,9 +22,12 @@ func TestWorkflowsLint(t *testing.T) {
 	var out strings.Builder
 	// The configuration names the self-hosted runners' labels.
 	opts := &actionlint.LinterOptions{ConfigFile: filepath.Join(".github", "actionlint.yaml")}
-	if sc, err := exec.LookPath("shellcheck"); err == nil {
-		opts.Shellcheck = sc
+	testenv.NeedProgram(t, "shellcheck")
+	sc, err := exec.LookPath("shellcheck")
+	if err != nil {
+		t.Fatal(err)
 	}
+	opts.Shellcheck = sc
 	l, err := actionlint.NewLinter(&out, opts)
 	if err != nil {
 		t.Fatal(err)
