@@ -375,6 +375,9 @@ func (s *Session) run(ctx context.Context, r RunSpec, dir string, row *results.R
 			return fmt.Errorf("%s not ready: %w; log: %s", r.Column.Name, err, proxy.LogTail(5))
 		}
 	}
+	// The pipes the proxy holds now are its own; those it opens under
+	// load are the splicing's.
+	s.host.ProxyReady()
 	target := scenarios.TargetFor(r.Scenario.Mode, inst.Forward, host.ProxyClientAddr, host.OriginAddr)
 	if s.cfg.Warmup > 0 {
 		if _, _, err := s.load(ctx, r, target, time.Duration(s.cfg.Warmup), filepath.Join(dir, "warmup")); err != nil {
@@ -417,6 +420,9 @@ func (s *Session) run(ctx context.Context, r RunSpec, dir string, row *results.R
 	row.BusyProxy, row.BusyClient, row.BusyOrigin = sample.Busy[host.RoleProxy], sample.Busy[host.RoleClient], sample.Busy[host.RoleOrigin]
 	row.ThreadProxy, row.ThreadClient, row.ThreadOrigin = sample.Thread[host.RoleProxy], sample.Thread[host.RoleClient], sample.Thread[host.RoleOrigin]
 	row.Bound = results.Bound(sample.Bound)
+	row.Throttling = sample.Quota > 0
+	row.ThrottledPeriods, row.ThrottledS = sample.ThrottledPeriods, sample.Throttled
+	row.SplicePipes, row.HasPipes = int64(sample.Pipes), true
 	row.PeakMemBytes = peak
 	if inst.Forward {
 		row.PeakMemBytes = 0
