@@ -40,6 +40,17 @@ func newProgress(cfg SessionConfig, runs []RunSpec, done map[RunKey]bool) *progr
 	}
 }
 
+// add counts the runs of a repetition added to the plan, less those a
+// resumed session has done.
+func (p *progress) add(runs []RunSpec, done map[RunKey]bool) {
+	for _, r := range runs {
+		if !done[r.Key()] {
+			p.total++
+		}
+	}
+	fmt.Fprintf(p.w, "repetition %d: %s whose median is not settled yet\n", runs[0].Rep, plural(len(runs), "cell"))
+}
+
 // eta is the expected time left: the average of the runs done so far,
 // or the first guess before any.
 func (p *progress) eta() time.Duration {

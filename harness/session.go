@@ -54,7 +54,7 @@ type Session struct {
 	csv    *results.Writer
 	meta   *Meta
 	pki    proxies.PKI
-	runs   []RunSpec
+	sched  *Schedule
 	done   map[RunKey]bool
 
 	CSVPath  string
@@ -98,7 +98,7 @@ func NewSession(ctx context.Context, cfg SessionConfig) (s *Session, err error) 
 	if err != nil {
 		return nil, err
 	}
-	s.runs, s.done = sched.Runs, sched.Done
+	s.sched, s.done = sched, sched.Done
 	s.CSVPath, s.MetaPath = SessionPaths(cfg.OutDir, cfg.Machine, cfg.Session)
 	s.OutputDir = strings.TrimSuffix(s.CSVPath, ".csv") + ".runs"
 	if !cfg.Resume {
@@ -181,7 +181,7 @@ func (s *Session) proxySite(c proxies.Column, dir string) proxies.Site {
 // proxy's own checker on it, so that a bad configuration fails now.
 func (s *Session) validate(ctx context.Context) error {
 	seen := map[string]bool{}
-	for _, r := range s.runs {
+	for _, r := range s.sched.Runs {
 		key := r.Column.Name + "\x00" + string(r.Scenario.Mode)
 		if seen[key] {
 			continue
@@ -263,30 +263,49 @@ func chownTo(name string, paths ...string) error {
 // Execute runs the plan, appending a row per run, until it ends or ctx is
 // cancelled. A run that fails is recorded as failed and the session goes
 // on; an error is returned only when the session itself cannot go on.
+//
+// With automatic repetitions, once the runs planned are done it plans the
+// next repetition of the cells that need one from the session's file
+// (Schedule.Extend), until none does.
 func (s *Session) Execute(ctx context.Context) error {
-	p := newProgress(s.cfg, s.runs, s.done)
+	p := newProgress(s.cfg, s.sched.Runs, s.done)
 	defer p.finish()
-	for _, r := range s.runs {
-		if s.done[r.Key()] {
-			continue
+	for next := 0; ; {
+		for ; next < len(s.sched.Runs); next++ {
+			r := s.sched.Runs[next]
+			if s.done[r.Key()] {
+				continue
+			}
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			p.begin(r)
+			start := time.Now()
+			row := s.measure(ctx, r)
+			if ctx.Err() != nil {
+				// Interrupted: the run in flight is not recorded.
+				return ctx.Err()
+			}
+			if err := s.csv.Write(row); err != nil {
+				return err
+			}
+			p.end(r, row, time.Since(start))
+			if err := s.origin.alive(); err != nil {
+				return err
+			}
 		}
-		if err := ctx.Err(); err != nil {
+		if !s.cfg.RepsAuto {
+			break
+		}
+		rows, err := results.ReadFiles([]string{s.CSVPath})
+		if err != nil {
 			return err
 		}
-		p.begin(r)
-		start := time.Now()
-		row := s.measure(ctx, r)
-		if ctx.Err() != nil {
-			// Interrupted: the run in flight is not recorded.
-			return ctx.Err()
+		more := s.sched.Extend(rows)
+		if len(more) == 0 {
+			break
 		}
-		if err := s.csv.Write(row); err != nil {
-			return err
-		}
-		p.end(r, row, time.Since(start))
-		if err := s.origin.alive(); err != nil {
-			return err
-		}
+		p.add(more, s.done)
 	}
 	return s.meta.Finish(s.MetaPath)
 }

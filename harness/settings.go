@@ -21,7 +21,13 @@ type Settings struct {
 	Scenario    string  `json:"scenario"`               // the scenarios: all, names, globs
 	Proxy       string  `json:"proxy,omitempty"`        // the columns by name; empty for every one found
 	ColumnsFile string  `json:"columns_file,omitempty"` // the user's columns
-	Reps        int     `json:"reps"`
+	Reps        int     `json:"reps"` // repetitions of each run; with RepsAuto the least (AutoMinReps)
+	// RepsAuto repeats each cell beyond Reps until no single run moves
+	// its median by more than Precision (a share, 0.05 for 5%), or it
+	// has RepsMax runs (see Schedule.Extend).
+	RepsAuto  bool    `json:"reps_auto,omitempty"`
+	RepsMax   int     `json:"reps_max,omitempty"`
+	Precision float64 `json:"precision,omitempty"`
 	Window      Span    `json:"window"`                    // the measured window of each run
 	Warmup      Span    `json:"warmup"`                    // load before the window, not measured
 	CPUs        string  `json:"cpus,omitempty"`            // the CPU layout asked for; empty for the default
@@ -55,6 +61,14 @@ func (st Settings) check() error {
 		return fmt.Errorf("a warm-up of %s: want 0 (none) or more", time.Duration(st.Warmup))
 	case st.ProxyCPU < 0:
 		return fmt.Errorf("a proxy CPU quota of %g: want 0 (none) or more", st.ProxyCPU)
+	case st.RepsAuto && st.Reps != AutoMinReps:
+		return fmt.Errorf("automatic repetitions start from %d, not %d", AutoMinReps, st.Reps)
+	case st.RepsAuto && st.RepsMax < st.Reps:
+		return fmt.Errorf("at most %d repetitions with --reps auto: need at least %d", st.RepsMax, st.Reps)
+	case st.RepsAuto && (st.Precision <= 0 || st.Precision >= 1):
+		return fmt.Errorf("a precision of %g%%: want more than 0%% and less than 100%%", st.Precision*100)
+	case !st.RepsAuto && (st.RepsMax != 0 || st.Precision != 0):
+		return errors.New("a cap on the repetitions and a precision go with --reps auto only")
 	}
 	return nil
 }
