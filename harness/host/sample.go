@@ -436,8 +436,7 @@ func (s *Sampler) poll(first bool) {
 			s.pipes = append(s.pipes, pipeObs{now, len(s.h.proxyPipes(pids, true))})
 		}
 		for _, pid := range pids {
-			dir := "/proc/" + strconv.Itoa(pid) + "/task"
-			tids, err := readDirNames(dir)
+			dir, tids, err := procList(pid, "task")
 			if err != nil {
 				continue // gone meanwhile
 			}
@@ -452,7 +451,7 @@ func (s *Sampler) poll(first bool) {
 					}
 					continue
 				}
-				s.addThread(r, tid, dir+"/"+name, first, now)
+				s.addThread(r, tid, dir+name, first, now)
 			}
 		}
 	}
@@ -543,6 +542,15 @@ func (s *Sampler) threadStart(dir string) (uint64, error) {
 		return 0, fmt.Errorf("%s/stat: %d fields", dir, len(f)+2)
 	}
 	return strconv.ParseUint(f[19], 10, 64)
+}
+
+// procList lists a directory of a process, /proc/PID/sub/, and returns
+// its path, ending in a slash, with its entries; an error when the
+// process is gone.
+func procList(pid int, sub string) (string, []string, error) {
+	dir := "/proc/" + strconv.Itoa(pid) + "/" + sub + "/"
+	names, err := readDirNames(dir)
+	return dir, names, err
 }
 
 // readDirNames lists a directory.
@@ -759,8 +767,7 @@ func (h *Host) proxyPipes(pids []int, notNoted bool) map[uint64]bool {
 	found := map[uint64]bool{}
 	var buf [64]byte
 	for _, pid := range pids {
-		dir := "/proc/" + strconv.Itoa(pid) + "/fd/"
-		fds, err := readDirNames(dir)
+		dir, fds, err := procList(pid, "fd")
 		if err != nil {
 			continue // gone meanwhile
 		}
