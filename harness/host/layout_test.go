@@ -116,9 +116,13 @@ func TestBoundOf(t *testing.T) {
 		// there most of the window, sets the pace whatever its CPU did.
 		{m{RoleProxy: 0.6, RoleClient: 0.95}, m{RoleProxy: 0.5}, 0.5, 0.2, "proxy"},
 		{m{RoleProxy: 0.3, RoleClient: 0.95}, m{RoleProxy: 0.1}, 0.5, 0.95, "proxy"},
-		// A CPU busy with other work is not the proxy's under a quota.
-		{m{RoleProxy: 1, RoleClient: 0.95}, m{RoleProxy: 0.3}, 0.5, 0.1, "client"},
+		// The CPU's busy time is not held against the quota: it runs
+		// other work too (here 0.8 of it, 1.6 times the quota).
+		{m{RoleProxy: 0.8, RoleClient: 0.95}, m{RoleProxy: 0.3}, 0.5, 0.1, "client"},
 		{m{RoleProxy: 0.6}, m{RoleProxy: 0.44}, 0.5, 0.5, "none"},
+		// A saturated CPU still sets the pace: the proxy could not have
+		// had more of it.
+		{m{RoleProxy: 0.95, RoleClient: 0.95}, m{RoleProxy: 0.3}, 0.5, 0.1, "proxy"},
 		// A quota of the whole CPU is no cap: the CPUs' rule.
 		{m{RoleProxy: 0.95}, m{RoleProxy: 0.5}, 1, 0, "proxy"},
 	}

@@ -721,18 +721,19 @@ func threadBusy(obs []threadObs, lo, hi time.Time, window time.Duration) float64
 // otherwise "client" or "origin" if theirs were (the busier one, by the
 // larger of its two figures); otherwise "none".
 //
-// Without a quota a role is allowed its CPUs: its CPUs busy at least 90%
-// of the window, or one of its threads (a thread has one CPU at most).
-// With a quota of q CPUs on the proxy (of its cpus), its CPUs' busy time
-// says nothing of it, since they run other work while the kernel holds
-// the proxy; the proxy set the pace if one of its threads ran at least
-// 90% of min(q, 1) CPU, or if the kernel held it at its quota in at
-// least 90% of the window's CFS periods (throttled, 0..1).
+// A role is allowed its CPUs: its CPUs busy at least 90% of the window,
+// or one of its threads (a thread has one CPU at most). A quota of q CPUs
+// on the proxy (of its cpus) allows it less: it also set the pace if one
+// of its threads ran at least 90% of min(q, 1) CPU, or if the kernel
+// held it at its quota in at least 90% of the window's CFS periods
+// (throttled, 0..1). Its CPUs' busy time is not divided by q: they run
+// other work while the kernel holds the proxy, and the kernel's network
+// work there is not charged to the quota.
 func boundOf(busy, thread map[Role]float64, cpus int, quota, throttled float64) string {
 	load := func(r Role) float64 { return max(busy[r], thread[r]) }
 	proxy := load(RoleProxy)
 	if quota > 0 && quota < float64(cpus) {
-		proxy = max(thread[RoleProxy]/min(quota, 1), throttled)
+		proxy = max(proxy, thread[RoleProxy]/min(quota, 1), throttled)
 	}
 	if proxy >= boundThreshold {
 		return string(RoleProxy)
