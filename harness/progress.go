@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"bench/harness/host"
 	"bench/report/results"
 )
 
@@ -37,6 +38,17 @@ func newProgress(cfg SessionConfig, runs []RunSpec, done map[RunKey]bool) *progr
 		w: w, live: cfg.Live, total: todo, start: time.Now(),
 		perRun: estimate(1, time.Duration(cfg.Window), time.Duration(cfg.Warmup), runOverhead),
 	}
+}
+
+// add counts the runs of a repetition added to the plan, less those a
+// resumed session has done.
+func (p *progress) add(runs []RunSpec, done map[RunKey]bool) {
+	for _, r := range runs {
+		if !done[r.Key()] {
+			p.total++
+		}
+	}
+	fmt.Fprintf(p.w, "repetition %d: %s whose median is not settled yet\n", runs[0].Rep, plural(len(runs), "cell"))
 }
 
 // eta is the expected time left: the average of the runs done so far,
@@ -89,7 +101,8 @@ func (p *progress) finish() {
 }
 
 // runSummary is a run's one-line result: its rate, the pace-setter, the
-// proxy's CPU and memory, and its errors; or why it failed.
+// proxy's CPU and memory, how much of the window it was held at its CPU
+// quota, the pipes it spliced through, and its errors; or why it failed.
 // Streams and 1 MB answers are given in Gbit/s, other loads in requests
 // per second, as the tables give them.
 func runSummary(r results.Row) string {
@@ -101,6 +114,12 @@ func runSummary(r results.Row) string {
 		rate = fmt.Sprintf("%.2f Gbit/s", r.Gbps())
 	}
 	s := fmt.Sprintf("%s  bound %s  proxy busy %.0f%%  mem %.0f MB", rate, r.Bound, r.BusyProxy*100, float64(r.PeakMemBytes)/1e6)
+	if r.Throttling {
+		s += fmt.Sprintf("  throttled %.0f%%", host.ThrottledShare(r.ThrottledPeriods, r.Seconds)*100)
+	}
+	if r.SplicePipes > 0 {
+		s += fmt.Sprintf("  pipes %d", r.SplicePipes)
+	}
 	if r.Errors > 0 || r.Timeouts > 0 {
 		s += fmt.Sprintf("  errors %d timeouts %d", r.Errors, r.Timeouts)
 	}

@@ -12,29 +12,37 @@ import (
 
 	"bench/harness/host"
 	"bench/proxies"
+	"bench/report"
 	"bench/report/results"
 	"bench/scenarios"
 )
 
-// Schedule is a session's runs in their order, before anything starts.
+// AutoMinReps is how many repetitions --reps auto makes of every cell
+// before it looks at their figures.
+const AutoMinReps = 3
+
+// Schedule is a session's runs in their order, before anything starts;
+// with automatic repetitions Extend adds a repetition at a time.
 type Schedule struct {
 	cfg     SessionConfig
 	Runs    []RunSpec
 	Skipped int             // scenario x column pairs left out: the column cannot serve the mode
 	Done    map[RunKey]bool // runs a resumed session has in its file
+	reps    int             // the repetitions planned so far
+	limit   uint64          // the descriptor limit of a process, which scales the runs' connections
 }
 
 // NewSchedule orders the runs of cfg and, when resuming, reads which the
 // session file has. It touches nothing but the file it reads.
 func NewSchedule(cfg SessionConfig) (*Schedule, error) {
-	s := &Schedule{cfg: cfg, Done: map[RunKey]bool{}}
+	s := &Schedule{cfg: cfg, Done: map[RunKey]bool{}, reps: cfg.Reps}
 	s.Runs, s.Skipped = runsFor(cfg.Scenarios, cfg.Columns, cfg.Reps, proxies.Serves)
-	limit, err := host.NofileLimit()
-	if err != nil {
+	var err error
+	if s.limit, err = host.NofileLimit(); err != nil {
 		return nil, err
 	}
 	for i := range s.Runs {
-		scaleToFit(&s.Runs[i], limit)
+		scaleToFit(&s.Runs[i], s.limit)
 	}
 	if cfg.Resume {
 		csvPath, _ := SessionPaths(cfg.OutDir, cfg.Machine, cfg.Session)
@@ -85,6 +93,64 @@ func (s *Schedule) Notes() []string {
 	return notes
 }
 
+// Extend plans the next repetition of a session with automatic
+// repetitions, from the rows of its file: the runs of the cells not yet
+// settled (see settled) by the runs of the repetitions before it, in the
+// order runsFor gives that repetition, so that the rotation is the one a
+// session with that many repetitions has. It returns the runs added to
+// Runs, none when every cell is settled or has RepsMax runs. A resumed
+// session extends the same way: the rows of later repetitions do not
+// enter the decision.
+func (s *Schedule) Extend(rows []results.Row) []RunSpec {
+	if !s.cfg.RepsAuto || s.reps >= s.cfg.RepsMax {
+		return nil
+	}
+	rep := s.reps + 1
+	type cell struct{ proxy, mode, load string }
+	runs := map[cell]int{}
+	figures := map[cell][]float64{}
+	for i := range rows {
+		r := &rows[i]
+		if r.Rep >= rep || r.Machine != s.cfg.Machine || r.Session != s.cfg.Session {
+			continue
+		}
+		c := cell{r.Proxy, string(r.Mode), r.Load}
+		runs[c]++
+		if r.Status == results.OK {
+			figures[c] = append(figures[c], report.Figure(r))
+		}
+	}
+	var added []RunSpec
+	for _, r := range repetition(s.cfg.Scenarios, s.cfg.Columns, rep, proxies.Serves) {
+		c := cell{r.Column.Name, string(r.Scenario.Mode), r.Scenario.Load.Name}
+		if settled(figures[c], runs[c], s.cfg.Precision) {
+			continue
+		}
+		r.Index = len(s.Runs) + 1
+		scaleToFit(&r, s.limit)
+		s.Runs = append(s.Runs, r)
+		added = append(added, r)
+	}
+	s.reps = rep
+	return added
+}
+
+// settled reports whether a cell of a session with automatic repetitions
+// needs no more runs: it has AutoMinReps ok runs or more and no single
+// one moves their median by more than precision (report.MedianShift), or
+// every run it had failed (more would fail too). A cell with some failed
+// runs goes on until it has AutoMinReps ok ones; the cap on repetitions
+// ends every cell.
+func settled(figures []float64, runs int, precision float64) bool {
+	switch {
+	case runs >= AutoMinReps && len(figures) == 0:
+		return true
+	case len(figures) < AutoMinReps:
+		return false
+	}
+	return report.MedianShift(figures) <= precision
+}
+
 // todo is the number of runs still to do.
 func (s *Schedule) todo() int {
 	n := 0
@@ -113,9 +179,14 @@ func (s *Schedule) Print(w io.Writer, dryRun bool) {
 			idle = append(idle, c.Name)
 		}
 	}
+	reps, runs := plural(cfg.Reps, "rep"), plural(len(s.Runs), "run")
+	if cfg.RepsAuto {
+		most := len(s.Runs) / cfg.Reps * cfg.RepsMax
+		reps = fmt.Sprintf("%d..%d reps (until no run moves a median by more than %g%%)", cfg.Reps, cfg.RepsMax, cfg.Precision*100)
+		runs = fmt.Sprintf("%d..%d runs", len(s.Runs), most)
+	}
 	fmt.Fprintf(w, "session %s on %q: %s x %s x %s = %s",
-		cfg.Session, cfg.Machine, plural(len(cfg.Scenarios), "scenario"), plural(len(names), "column"),
-		plural(cfg.Reps, "rep"), plural(len(s.Runs), "run"))
+		cfg.Session, cfg.Machine, plural(len(cfg.Scenarios), "scenario"), plural(len(names), "column"), reps, runs)
 	if s.Skipped > 0 {
 		fmt.Fprintf(w, " (%s skipped: mode not served)", plural(s.Skipped, "scenario x column pair"))
 	}
@@ -143,9 +214,14 @@ func (s *Schedule) Print(w io.Writer, dryRun bool) {
 	for _, n := range s.Notes() {
 		fmt.Fprintf(w, "scaled: %s\n", n)
 	}
-	est := estimate(todo, time.Duration(cfg.Window), time.Duration(cfg.Warmup), runOverhead)
+	est := formatDuration(estimate(todo, time.Duration(cfg.Window), time.Duration(cfg.Warmup), runOverhead))
+	if cfg.RepsAuto {
+		// At most every cell to the cap, less the runs the file has.
+		most := len(s.Runs)/cfg.Reps*cfg.RepsMax - (len(s.Runs) - todo)
+		est += " to " + formatDuration(estimate(most, time.Duration(cfg.Window), time.Duration(cfg.Warmup), runOverhead))
+	}
 	fmt.Fprintf(w, "each run: %s warm-up + %s window; estimated %s\n",
-		time.Duration(cfg.Warmup), time.Duration(cfg.Window), formatDuration(est))
+		time.Duration(cfg.Warmup), time.Duration(cfg.Window), est)
 	csvPath, _ := SessionPaths(cfg.OutDir, cfg.Machine, cfg.Session)
 	if dryRun {
 		fmt.Fprintf(w, "would write %s\n", csvPath)
@@ -273,22 +349,38 @@ type RunKey struct {
 // left out and counted in skipped (once, not per repetition).
 func runsFor(scs []scenarios.Scenario, cols []proxies.Column, reps int, supports func(proxies.Column, results.Mode) bool) (runs []RunSpec, skipped int) {
 	for rep := 1; rep <= reps; rep++ {
-		for _, sc := range scs {
-			var able []proxies.Column
-			for _, c := range cols {
-				if supports(c, sc.Mode) {
-					able = append(able, c)
-				} else if rep == 1 {
-					skipped++
-				}
-			}
-			for i := range able {
-				c := able[(i+rep-1)%len(able)]
-				runs = append(runs, RunSpec{Index: len(runs) + 1, Rep: rep, Scenario: sc, Column: c})
+		for _, r := range repetition(scs, cols, rep, supports) {
+			r.Index = len(runs) + 1
+			runs = append(runs, r)
+		}
+	}
+	for _, sc := range scs {
+		for _, c := range cols {
+			if !supports(c, sc.Mode) {
+				skipped++
 			}
 		}
 	}
 	return runs, skipped
+}
+
+// repetition orders the runs of one repetition as runsFor does, without
+// their indexes.
+func repetition(scs []scenarios.Scenario, cols []proxies.Column, rep int, supports func(proxies.Column, results.Mode) bool) []RunSpec {
+	var runs []RunSpec
+	for _, sc := range scs {
+		var able []proxies.Column
+		for _, c := range cols {
+			if supports(c, sc.Mode) {
+				able = append(able, c)
+			}
+		}
+		for i := range able {
+			c := able[(i+rep-1)%len(able)]
+			runs = append(runs, RunSpec{Rep: rep, Scenario: sc, Column: c})
+		}
+	}
+	return runs
 }
 
 // estimate is the expected wall time of n runs of the given window and

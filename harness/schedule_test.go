@@ -78,3 +78,89 @@ func TestFormatDuration(t *testing.T) {
 		}
 	}
 }
+
+func TestSettled(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		figures []float64
+		runs    int
+		want    bool
+	}{
+		{"tight", []float64{95, 100, 105}, 3, true},
+		// No proxy, relay-ka-50k-2000, as a session here gave it: one
+		// slow run moves the median by a fifth.
+		{"an outlier of three", []float64{2.7, 4.7, 4.6}, 3, false},
+		// A fourth run close to the others settles it: leaving any one
+		// out moves the median by 1%.
+		{"the outlier outvoted", []float64{2.7, 4.7, 4.6, 4.5}, 4, true},
+		{"two runs", []float64{100, 101}, 2, false},
+		{"a failed run of three", []float64{100, 101}, 3, false},
+		{"every run failed", nil, 3, true},
+		{"too few to tell, failed", nil, 2, false},
+	} {
+		if got := settled(tt.figures, tt.runs, 0.05); got != tt.want {
+			t.Errorf("%s: settled(%v, %d runs, 5%%) = %v; want %v", tt.name, tt.figures, tt.runs, got, tt.want)
+		}
+	}
+}
+
+// Extend adds a repetition at a time for the cells whose medians are not
+// settled, in the rotation runsFor gives that repetition, up to the cap.
+func TestExtend(t *testing.T) {
+	sc := scenarios.Scenario{Name: "http-ka-1k", Mode: results.HTTP, Load: scenarios.Load{Name: "ka-1k"}}
+	cols := []proxies.Column{
+		{Name: "a", Kind: "nginx"}, {Name: "b", Kind: "nginx"}, {Name: "c", Kind: "nginx"},
+	}
+	cfg := SessionConfig{
+		Settings:  results.Settings{Reps: AutoMinReps, RepsAuto: true, RepsMax: 5, Precision: 0.05, Machine: "m", Session: "s"},
+		Scenarios: []scenarios.Scenario{sc}, Columns: cols,
+	}
+	sched, err := NewSchedule(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sched.Runs) != 9 {
+		t.Fatalf("planned %d runs; want 3 columns x 3 repetitions", len(sched.Runs))
+	}
+	// a is tight; b has an outlier; c is tight but its third run failed.
+	kreqs := map[string][]float64{"a": {100, 101, 99, 100, 100}, "b": {70, 100, 102, 101, 103}, "c": {100, 101, 0, 100, 100}}
+	row := func(proxy string, rep int) results.Row {
+		r := results.Row{Machine: "m", Session: "s", Proxy: proxy, Mode: results.HTTP, Load: "ka-1k", Rep: rep,
+			Seconds: 1, Requests: int64(kreqs[proxy][rep-1] * 1000), Status: results.OK}
+		if r.Requests == 0 {
+			r.Status = results.Failed
+		}
+		return r
+	}
+	var rows []results.Row
+	for _, r := range sched.Runs {
+		rows = append(rows, row(r.Column.Name, r.Rep))
+	}
+	more := sched.Extend(rows)
+	var got []string
+	for _, r := range more {
+		got = append(got, fmt.Sprintf("%d:%d:%s", r.Index, r.Rep, r.Column.Name))
+		rows = append(rows, row(r.Column.Name, r.Rep))
+	}
+	// Repetition 4 rotates the columns by three, as runsFor would: a, b,
+	// c; a is settled.
+	if want := "10:4:b 11:4:c"; strings.Join(got, " ") != want {
+		t.Errorf("repetition 4 = %v; want %s", got, want)
+	}
+	// b's fourth run settles it, c's makes three ok ones: done.
+	if more := sched.Extend(rows); len(more) != 0 {
+		t.Errorf("repetition 5 = %v; want none", more)
+	}
+	// A resumed session decides the same from the same file, whatever
+	// later repetitions it holds.
+	again, _ := NewSchedule(cfg)
+	if more := again.Extend(rows); len(more) != 2 || more[0].Column.Name != "b" {
+		t.Errorf("resumed repetition 4 = %v; want b and c", more)
+	}
+	// The cap ends every cell.
+	cfg.RepsMax = 3
+	capped, _ := NewSchedule(cfg)
+	if more := capped.Extend(rows[:9]); len(more) != 0 {
+		t.Errorf("with a cap of 3, repetition 4 = %v; want none", more)
+	}
+}

@@ -54,7 +54,7 @@ type Session struct {
 	csv    *results.Writer
 	meta   *results.Meta
 	pki    proxies.PKI
-	runs   []RunSpec
+	sched  *Schedule
 	done   map[RunKey]bool
 	notes  []string // what the schedule says of its runs (Schedule.Notes)
 
@@ -99,7 +99,7 @@ func NewSession(ctx context.Context, cfg SessionConfig) (s *Session, err error) 
 	if err != nil {
 		return nil, err
 	}
-	s.runs, s.done, s.notes = sched.Runs, sched.Done, sched.Notes()
+	s.sched, s.done, s.notes = sched, sched.Done, sched.Notes()
 	s.CSVPath, s.MetaPath = SessionPaths(cfg.OutDir, cfg.Machine, cfg.Session)
 	s.OutputDir = strings.TrimSuffix(s.CSVPath, ".csv") + ".runs"
 	if !cfg.Resume {
@@ -182,7 +182,7 @@ func (s *Session) proxySite(c proxies.Column, dir string) proxies.Site {
 // proxy's own checker on it, so that a bad configuration fails now.
 func (s *Session) validate(ctx context.Context) error {
 	seen := map[string]bool{}
-	for _, r := range s.runs {
+	for _, r := range s.sched.Runs {
 		key := r.Column.Name + "\x00" + string(r.Scenario.Mode)
 		if seen[key] {
 			continue
@@ -264,30 +264,49 @@ func chownTo(name string, paths ...string) error {
 // Execute runs the plan, appending a row per run, until it ends or ctx is
 // cancelled. A run that fails is recorded as failed and the session goes
 // on; an error is returned only when the session itself cannot go on.
+//
+// With automatic repetitions, once the runs planned are done it plans the
+// next repetition of the cells that need one from the session's file
+// (Schedule.Extend), until none does.
 func (s *Session) Execute(ctx context.Context) error {
-	p := newProgress(s.cfg, s.runs, s.done)
+	p := newProgress(s.cfg, s.sched.Runs, s.done)
 	defer p.finish()
-	for _, r := range s.runs {
-		if s.done[r.Key()] {
-			continue
+	for next := 0; ; {
+		for ; next < len(s.sched.Runs); next++ {
+			r := s.sched.Runs[next]
+			if s.done[r.Key()] {
+				continue
+			}
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			p.begin(r)
+			start := time.Now()
+			row := s.measure(ctx, r)
+			if ctx.Err() != nil {
+				// Interrupted: the run in flight is not recorded.
+				return ctx.Err()
+			}
+			if err := s.csv.Write(row); err != nil {
+				return err
+			}
+			p.end(r, row, time.Since(start))
+			if err := s.origin.alive(); err != nil {
+				return err
+			}
 		}
-		if err := ctx.Err(); err != nil {
+		if !s.cfg.RepsAuto {
+			break
+		}
+		rows, err := results.ReadFiles([]string{s.CSVPath})
+		if err != nil {
 			return err
 		}
-		p.begin(r)
-		start := time.Now()
-		row := s.measure(ctx, r)
-		if ctx.Err() != nil {
-			// Interrupted: the run in flight is not recorded.
-			return ctx.Err()
+		more := s.sched.Extend(rows)
+		if len(more) == 0 {
+			break
 		}
-		if err := s.csv.Write(row); err != nil {
-			return err
-		}
-		p.end(r, row, time.Since(start))
-		if err := s.origin.alive(); err != nil {
-			return err
-		}
+		p.add(more, s.done)
 	}
 	return s.meta.Finish(s.MetaPath)
 }
@@ -376,6 +395,9 @@ func (s *Session) run(ctx context.Context, r RunSpec, dir string, row *results.R
 			return fmt.Errorf("%s not ready: %w; log: %s", r.Column.Name, err, proxy.LogTail(5))
 		}
 	}
+	// The pipes the proxy holds now are its own; those it opens under
+	// load are the splicing's.
+	s.host.ProxyReady()
 	target := scenarios.TargetFor(r.Scenario.Mode, inst.Forward, host.ProxyClientAddr, host.OriginAddr)
 	if s.cfg.Warmup > 0 {
 		if _, _, err := s.load(ctx, r, target, time.Duration(s.cfg.Warmup), filepath.Join(dir, "warmup")); err != nil {
@@ -418,6 +440,9 @@ func (s *Session) run(ctx context.Context, r RunSpec, dir string, row *results.R
 	row.BusyProxy, row.BusyClient, row.BusyOrigin = sample.Busy[host.RoleProxy], sample.Busy[host.RoleClient], sample.Busy[host.RoleOrigin]
 	row.ThreadProxy, row.ThreadClient, row.ThreadOrigin = sample.Thread[host.RoleProxy], sample.Thread[host.RoleClient], sample.Thread[host.RoleOrigin]
 	row.Bound = results.Bound(sample.Bound)
+	row.Throttling = sample.Quota > 0
+	row.ThrottledPeriods, row.ThrottledS = sample.ThrottledPeriods, sample.Throttled
+	row.SplicePipes, row.HasPipes = int64(sample.Pipes), true
 	row.PeakMemBytes = peak
 	if inst.Forward {
 		row.PeakMemBytes = 0

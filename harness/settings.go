@@ -28,6 +28,14 @@ func checkSettings(st results.Settings) error {
 		return fmt.Errorf("%d mix connections: want 0 (the catalog's) or more", st.MixConns)
 	case st.ProxyCPU < 0:
 		return fmt.Errorf("a proxy CPU quota of %g: want 0 (none) or more", st.ProxyCPU)
+	case st.RepsAuto && st.Reps != AutoMinReps:
+		return fmt.Errorf("automatic repetitions start from %d, not %d", AutoMinReps, st.Reps)
+	case st.RepsAuto && st.RepsMax < st.Reps:
+		return fmt.Errorf("at most %d repetitions with --reps auto: need at least %d", st.RepsMax, st.Reps)
+	case st.RepsAuto && (st.Precision <= 0 || st.Precision >= 1):
+		return fmt.Errorf("a precision of %g%%: want more than 0%% and less than 100%%", st.Precision*100)
+	case !st.RepsAuto && (st.RepsMax != 0 || st.Precision != 0):
+		return errors.New("a cap on the repetitions and a precision go with --reps auto only")
 	}
 	return nil
 }

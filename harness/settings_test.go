@@ -28,7 +28,8 @@ func TestResumable(t *testing.T) {
 	}
 	base := time.Date(2026, 10, 13, 18, 0, 0, 0, time.UTC)
 	old := results.Settings{Scenario: "http-*", Reps: 3, Window: results.Span(10 * time.Second), Warmup: results.Span(2 * time.Second)}
-	newer := results.Settings{Scenario: "socks-ka-1k,relay-*", Proxy: "nginx,dante", ColumnsFile: "cols.conf", Reps: 5,
+	newer := results.Settings{Scenario: "socks-ka-1k,relay-*", Proxy: "nginx,dante", ColumnsFile: "cols.conf", Reps: AutoMinReps,
+		RepsAuto: true, RepsMax: 8, Precision: 0.04,
 		Window: results.Span(3 * time.Second), CPUs: "client=0,proxy=1,origin=0", ProxyCPU: 0.5}
 	write("a", base, false, old)
 	write("b", base.Add(time.Hour), false, newer)
@@ -57,7 +58,8 @@ func TestResumable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{`"scenario": "socks-ka-1k,relay-*"`, `"window": "3s"`, `"warmup": "0s"`, `"proxy_cpu_quota": 0.5`, `"session": "b"`} {
+	for _, s := range []string{`"scenario": "socks-ka-1k,relay-*"`, `"window": "3s"`, `"warmup": "0s"`, `"proxy_cpu_quota": 0.5`, `"session": "b"`,
+		`"reps_auto": true`, `"reps_max": 8`, `"precision": 0.04`} {
 		if !strings.Contains(string(b), s) {
 			t.Errorf("%s lacks %s:\n%s", filepath.Base(path), s, b)
 		}
@@ -66,14 +68,20 @@ func TestResumable(t *testing.T) {
 
 func TestSettingsCheck(t *testing.T) {
 	ok := results.Settings{Scenario: "all", Reps: 1, Window: results.Span(time.Second)}
-	if err := checkSettings(ok); err != nil {
-		t.Errorf("check(%+v) = %v", ok, err)
+	auto := results.Settings{Scenario: "all", Reps: AutoMinReps, RepsAuto: true, RepsMax: 10, Precision: 0.05, Window: results.Span(time.Second)}
+	for _, st := range []results.Settings{ok, auto} {
+		if err := checkSettings(st); err != nil {
+			t.Errorf("check(%+v) = %v", st, err)
+		}
 	}
 	for _, bad := range []results.Settings{
 		{Reps: 0, Window: results.Span(time.Second)},
 		{Reps: 1, Window: results.Span(time.Millisecond)},
 		{Reps: 1, Window: results.Span(time.Second), Warmup: results.Span(-time.Second)},
 		{Reps: 1, Window: results.Span(time.Second), ProxyCPU: -1},
+		{Reps: AutoMinReps, RepsAuto: true, RepsMax: 2, Precision: 0.05, Window: results.Span(time.Second)}, // a cap below the least
+		{Reps: AutoMinReps, RepsAuto: true, RepsMax: 10, Window: results.Span(time.Second)},                 // no precision
+		{Reps: 3, RepsMax: 10, Window: results.Span(time.Second)},                                           // a cap without auto
 	} {
 		if err := checkSettings(bad); err == nil {
 			t.Errorf("check(%+v) = nil; want an error", bad)

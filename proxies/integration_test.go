@@ -135,8 +135,16 @@ func (w *world) serveOrigin(t *testing.T, listenOn func(network, addr string) (n
 	tlsConf := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS13}
 
 	mux := http.NewServeMux()
-	mux.HandleFunc("/1k", func(w http.ResponseWriter, r *http.Request) { w.Write(body1k) })
-	mux.HandleFunc("/1m", func(w http.ResponseWriter, r *http.Request) { w.Write(body1m) })
+	// With their lengths, as the session's origin (nginx) sends them:
+	// a chunked answer is one a proxy cannot splice.
+	answer := func(body []byte) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+			w.Write(body)
+		}
+	}
+	mux.HandleFunc("/1k", answer(body1k))
+	mux.HandleFunc("/1m", answer(body1m))
 	listen := func(port int, tlsOn bool) net.Listener {
 		l, err := listenOn("tcp", net.JoinHostPort(env.Origin, strconv.Itoa(port)))
 		if err != nil {
@@ -792,4 +800,138 @@ func inNamespace(name string, fn func() error) error {
 		errc <- ferr
 	}()
 	return <-errc
+}
+
+// TestSplicePipes checks the sampler's splice signal on real proxies in
+// the harness's topology: for a few seconds 1 MB answers fetched over one
+// kept-alive connection, or a stream echoed through the relay, while the
+// sampler counts the pipes the proxy holds beyond those it had when
+// ready. haproxy told to splice (option splice-request and
+// splice-response) holds some; without it, none. With splice-auto it
+// splices the stream but, by its heuristics, not the answers (here: its
+// column in the HTTP tables copies, which the report marks). 3proxy's
+// relay with -s0 holds none. (With -s it splices only when built with
+// WITHSPLICE, which its Makefile.Linux leaves out: the pipes tell.)
+func TestSplicePipes(t *testing.T) {
+	testenv.NeedRoot(t, "proxies bind ports 80 and 443 and drop to their own users")
+	testenv.NeedProgram(t, "haproxy")
+	haproxy := proxies.Column{Kind: "haproxy", Binary: "haproxy"}
+	type splice struct {
+		col    proxies.Column
+		mode   results.Mode
+		stream bool // a stream through the relay rather than 1 MB answers
+		want   bool
+	}
+	cases := []splice{
+		{withName(haproxy, "haproxy", results.Copy), results.HTTP, false, false},
+		{withName(haproxy, "haproxy splice", results.Splice, "splice"), results.HTTP, false, true},
+		{withName(haproxy, "haproxy splice-auto", results.Splice, "splice-auto"), results.HTTP, false, false},
+		{withName(haproxy, "haproxy", results.Copy), results.Relay, true, false},
+		{withName(haproxy, "haproxy splice-auto", results.Splice, "splice-auto"), results.Relay, true, true},
+	}
+	if bin := os.Getenv("BENCH_3PROXY"); bin != "" {
+		cases = append(cases,
+			splice{proxies.Column{Name: "3proxy -s0", Kind: "3proxy", Binary: bin, Flags: []string{"-s0"}, Group: results.Copy}, results.Relay, true, false})
+	} else {
+		t.Log("BENCH_3PROXY not set: no 3proxy columns")
+	}
+	w, h := namespaceWorld(t)
+	for _, tt := range cases {
+		load := "answers"
+		if tt.stream {
+			load = "stream"
+		}
+		t.Run(strings.ReplaceAll(tt.col.Name, " ", "_")+"/"+string(tt.mode)+"-"+load, func(t *testing.T) {
+			a, _ := proxies.Lookup(tt.col.Kind)
+			env := w.env
+			env.Dir = filepath.Join(w.env.Dir, "splice-"+strings.ReplaceAll(tt.col.Name, " ", "_")+"-"+string(tt.mode)+"-"+load)
+			plan, err := a.Instance(tt.col, tt.mode, env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := writeFiles(plan, env); err != nil {
+				t.Fatal(err)
+			}
+			stop, logs := w.start(t, plan, env)
+			defer stop(t)
+			h.ProxyReady()
+			s, err := h.StartSampling()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var mb int
+			if tt.stream {
+				mb, err = streamFor(w, env, 3*time.Second)
+			} else {
+				mb, err = fetchFor(w, env, tt.mode, 3*time.Second)
+			}
+			smp, serr := s.Stop()
+			if err != nil || serr != nil {
+				t.Fatalf("after %d MB: %v, %v\n%s", mb, err, serr, logs())
+			}
+			t.Logf("%d MB; the proxy held %d pipes beyond its own", mb, smp.Pipes)
+			if got := smp.Pipes > 0; got != tt.want {
+				t.Errorf("%s, %s %s: %d pipes; want spliced: %v", tt.col.Name, tt.mode, load, smp.Pipes, tt.want)
+			}
+		})
+	}
+}
+
+// withName is col named name in group with options.
+func withName(col proxies.Column, name string, group results.Group, options ...string) proxies.Column {
+	col.Name, col.Group, col.Options = name, group, options
+	return col
+}
+
+// fetchFor fetches /1m for d, through the HTTP proxy (a client that
+// keeps the connection alive while the proxy does) or over one
+// connection through the relay, and returns how many answers came.
+func fetchFor(w *world, env proxies.Site, mode results.Mode, d time.Duration) (int, error) {
+	n := 0
+	end := time.Now().Add(d)
+	if mode == results.HTTP {
+		for ; time.Now().Before(end); n += 3 {
+			if err := proxyGet(w, env, "/1m", body1m); err != nil {
+				return n, err
+			}
+		}
+		return n, nil
+	}
+	c, err := w.dial(context.Background(), "tcp", hostPort(env.ClientSide, scenarios.PortHTTP))
+	if err != nil {
+		return 0, err
+	}
+	defer c.Close()
+	r := bufio.NewReader(c)
+	for ; time.Now().Before(end); n++ {
+		c.SetDeadline(time.Now().Add(20 * time.Second))
+		if err := getOver(c, r, env.Origin, "/1m", body1m); err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// streamFor sends a stream through the relay's iperf3 port to the
+// origin's echo for d, reading it back, and returns the megabytes sent.
+func streamFor(w *world, env proxies.Site, d time.Duration) (int, error) {
+	c, err := w.dial(context.Background(), "tcp", hostPort(env.ClientSide, scenarios.PortIperf))
+	if err != nil {
+		return 0, err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(d + 20*time.Second))
+	back := make(chan error, 1)
+	go func() {
+		_, err := io.Copy(io.Discard, c)
+		back <- err
+	}()
+	n := 0
+	for end := time.Now().Add(d); time.Now().Before(end); n++ {
+		if _, err := c.Write(body1m); err != nil {
+			return n, err
+		}
+	}
+	c.(*net.TCPConn).CloseWrite()
+	return n, <-back
 }

@@ -84,6 +84,7 @@ func writeText(w io.Writer, setups []Setup, tables []Table, md bool) error {
 	var buf bytes.Buffer
 	heading := func(level int, s string) { writeHeading(&buf, md, level, s) }
 	var session, family, machine string
+	var figures *Table // the last throughput table, its spreads not written yet
 	for i, t := range tables {
 		newSession := i == 0 || t.Session != session
 		newFamily := newSession || t.Family != family
@@ -115,8 +116,18 @@ func writeText(w io.Writer, setups []Setup, tables []Table, md bool) error {
 			writeTSV(&buf, t)
 		}
 		buf.WriteString("\n")
+		writeNoSplice(&buf, t)
 		writeFailed(&buf, t.Failed, md)
 		writeNotes(&buf, t.Notes, md)
+		// The spreads of a throughput table follow it, or the last of
+		// its triple (HTTPS, the mixes), in tab-separated text.
+		if ranked(t) {
+			figures = &tables[i]
+		}
+		if !md && figures != nil && (i+1 == len(tables) || !sameTriple(t, tables[i+1])) {
+			writeSpreads(&buf, *figures)
+			figures = nil
+		}
 	}
 	_, err := w.Write(buf.Bytes())
 	return err
@@ -198,6 +209,60 @@ func writeTSV(w *bytes.Buffer, t Table) {
 		rows[i] = withBars(t.Groups, r.Label, texts)
 	}
 	tsvGrid(w, withBars(t.Groups, t.Corner, t.Columns), rows)
+}
+
+// ranked reports whether a table gives the figure its proxies are ranked
+// by (throughput, handshakes), not their CPU or memory.
+func ranked(t Table) bool { return t.Kind == "throughput" || t.Kind == "handshake" }
+
+// sameTriple reports whether next continues the triple of t: the CPU or
+// memory table after the throughput one of the same family and machine.
+func sameTriple(t, next Table) bool {
+	return next.Title != "" && !ranked(next) &&
+		next.Session == t.Session && next.Family == t.Family && next.Machine == t.Machine
+}
+
+// writeSpreads writes under a tab-separated table the spread of each of
+// its cells, (fastest - slowest) / median in percent, as a grid of the
+// same shape; nothing when no cell has two runs.
+func writeSpreads(w *bytes.Buffer, t Table) {
+	rows := make([][]string, len(t.Rows))
+	any := false
+	for i, r := range t.Rows {
+		texts := make([]string, len(r.Cells))
+		for j, c := range r.Cells {
+			texts[j] = "–"
+			if c.Spread != nil {
+				texts[j] = percent(*c.Spread)
+				any = true
+			}
+		}
+		rows[i] = withBars(t.Groups, r.Label, texts)
+	}
+	if !any {
+		return
+	}
+	tsvGrid(w, withBars(t.Groups, "spread", t.Columns), rows)
+	w.WriteString("\n")
+}
+
+// percent formats a share as a whole percentage: 0.123 -> "12%".
+func percent(v float64) string { return fixed(v*100, 0) + "%" }
+
+// noSpliceNote is the footnote of the † mark.
+const noSpliceNote = "† never spliced: in none of its runs did the proxy hold a pipe beyond its own, " +
+	"which splice() needs; the figure is a copying proxy's."
+
+// writeNoSplice writes the footnote of † under a table that has the mark.
+func writeNoSplice(w *bytes.Buffer, t Table) {
+	for _, r := range t.Rows {
+		for _, c := range r.Cells {
+			if c.NoSplice {
+				w.WriteString(noSpliceNote + "\n\n")
+				return
+			}
+		}
+	}
 }
 
 // tsvGrid writes a header and rows as tab-separated lines.

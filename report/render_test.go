@@ -1,8 +1,11 @@
 package report
 
 import (
+	"bench/internal/golden"
 	"bench/report/results"
 	"bytes"
+	"math"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -88,5 +91,68 @@ func TestRenderNotes(t *testing.T) {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, b.String())
 		}
+	}
+}
+
+// A splicing column whose runs counted no pipe is marked † with a
+// footnote; one that spliced, or whose runs did not count (an older
+// file), is not. The tab-separated text and JSON carry each cell's
+// spread; the markdown table does not.
+func TestRenderNoSpliceAndSpread(t *testing.T) {
+	var rows []results.Row
+	add := func(proxy string, group results.Group, load string, pipes int64, known bool, figures ...float64) {
+		for i, f := range figures {
+			r := run("Intel", "2026-11-02", proxy, group, load, i+1, f)
+			if results.Bulk(load) {
+				r.Requests, r.Bytes = int64(f*1e3), int64(f*1e9*10/8)
+			}
+			r.SplicePipes, r.HasPipes = pipes, known
+			rows = append(rows, r)
+		}
+	}
+	add("haproxy", results.Copy, "ka-1m", 0, true, 1.8, 1.7, 1.9)
+	add("haproxy splice-auto", results.Splice, "ka-1m", 0, true, 1.7, 1.6, 2.0)
+	add("haproxy splice", results.Splice, "ka-1m", 4, true, 2.4, 2.5, 2.45)
+	add("devel", results.Splice, "ka-1m", 0, false, 3.1, 3.0, 3.2)
+	add("haproxy", results.Copy, "ka-1k", 0, true, 30, 33)
+	add("haproxy splice-auto", results.Splice, "ka-1k", 0, true, 31)
+	add("haproxy splice", results.Splice, "ka-1k", 2, true, 29, 30, 31)
+	add("devel", results.Splice, "ka-1k", 0, false, 40, 44, 42)
+	for _, format := range []string{FormatMarkdown, FormatTSV, FormatJSON} {
+		var b bytes.Buffer
+		if err := Render(&b, rows, Options{Format: format}); err != nil {
+			t.Fatal(err)
+		}
+		golden.Check(t, filepath.Join("testdata", "golden", "no-splice-spread."+format), b.Bytes())
+		out := b.String()
+		want := 3 // two cells and the footnote; JSON has the cells only
+		if format == FormatJSON {
+			want = 2
+		}
+		if got := strings.Count(out, "†"); got != want {
+			t.Errorf("%s: %d †; want %d:\n%s", format, got, want, out)
+		}
+	}
+	tables, err := Tables(rows, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range tables[0].Rows {
+		for _, c := range r.Cells {
+			want := c.Group == results.Splice && c.Proxy == "haproxy splice-auto"
+			if c.NoSplice != want {
+				t.Errorf("%s, %s: NoSplice %v; want %v", r.Label, c.Proxy, c.NoSplice, want)
+			}
+			switch {
+			case len(c.Runs) < 2 && c.Spread != nil:
+				t.Errorf("%s, %s: spread %v of %d runs; want none", r.Label, c.Proxy, *c.Spread, len(c.Runs))
+			case len(c.Runs) >= 2 && c.Spread == nil:
+				t.Errorf("%s, %s: no spread of %d runs", r.Label, c.Proxy, len(c.Runs))
+			}
+		}
+	}
+	// (2.0 - 1.6) / 1.7
+	if c := tables[0].Rows[0].Cells[1]; c.Spread == nil || math.Abs(*c.Spread-0.4/1.7) > 1e-9 {
+		t.Errorf("spread of haproxy splice-auto, ka-1m = %v; want %.4f", c.Spread, 0.4/1.7)
 	}
 }

@@ -47,9 +47,15 @@ type Cell struct {
 	Text   string        `json:"text"`   // as printed in text form, marks included: "35.0 ‡ *"
 	Median *float64      `json:"median"` // in the table's unit; null without an ok run
 	Runs   []float64     `json:"runs"`   // the ok runs' figures in the same unit
-	Bold   bool          `json:"bold"`
-	Star   bool          `json:"star"`
-	Bound  bool          `json:"bound"` // most runs bound by the client or the origin (‡)
+	// Spread is (fastest - slowest) / median of the runs: how far apart
+	// they were, null with fewer than two.
+	Spread *float64 `json:"spread"`
+	Bold   bool     `json:"bold"`
+	Star   bool     `json:"star"`
+	Bound  bool     `json:"bound"` // most runs bound by the client or the origin (‡)
+	// NoSplice: a splicing column whose runs all counted the proxy's
+	// pipes and found none (†): it copied, whatever its group says.
+	NoSplice bool `json:"no_splice,omitempty"`
 
 	figure string // the figure alone, for markdown's bold
 }
@@ -358,12 +364,35 @@ func cellOf(c column, s summary, figure string) Cell {
 		m := s.med
 		cell.Median = &m
 	}
+	if s.ok && len(s.runs) >= 2 && s.med > 0 {
+		sp := (s.high - s.low) / s.med
+		cell.Spread = &sp
+	}
 	return cell
+}
+
+// neverSpliced is the † rule: a splicing column whose runs all counted
+// the proxy's pipes, and none found one. Runs that did not count them
+// (files from before the count) leave the cell unmarked: unknown is not
+// none.
+func neverSpliced(c column, runs []*results.Row) bool {
+	if c.group != results.Splice || len(runs) == 0 {
+		return false
+	}
+	for _, r := range runs {
+		if spliced, known := r.Spliced(); spliced || !known {
+			return false
+		}
+	}
+	return true
 }
 
 // finish sets a cell's text from its figure and marks.
 func (c *Cell) finish() {
 	t := c.figure
+	if c.NoSplice {
+		t += " †"
+	}
 	if c.Bound {
 		t += " ‡"
 	}
@@ -436,6 +465,7 @@ func plainTable(fam, machine string, rows []*results.Row) Table {
 			}
 			cells[i] = cellOf(c, s, fig)
 			cells[i].Bound = c.group != results.Baseline && boundElsewhere(runs)
+			cells[i].NoSplice = neverSpliced(c, runs)
 			spreads[i] = newSpread(c.group, s)
 		}
 		markCells(cells, spreads, starOnly)
@@ -494,6 +524,7 @@ func tripleTables(fam, machine string, rows []*results.Row) []Table {
 			}
 			cell := cellOf(c, s, fig)
 			cell.Bound = !baseline && boundElsewhere(runs)
+			cell.NoSplice = neverSpliced(c, runs)
 			cell.finish()
 			tc = append(tc, cell)
 

@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -34,7 +36,11 @@ func cmdRun(stdout, stderr io.Writer, args []string) error {
 	fs.StringVar(&st.Scenario, "scenario", "all", "scenarios: all, a name, a comma list or globs (socks-*); see bench list")
 	fs.StringVar(&st.Proxy, "proxy", "", "columns to run, comma-separated (default: every column found)")
 	fs.StringVar(&st.ColumnsFile, "columns", "", "file declaring columns of your own builds (3proxy versions, envoy); see examples/columns.conf")
-	fs.IntVar(&st.Reps, "reps", 3, "repetitions of each run")
+	reps := repsFlag{n: 3}
+	fs.Var(&reps, "reps", "repetitions of each run, or auto: at least 3, then more of each cell until no run moves its median by more than --precision, at most --reps-max")
+	repsMax := fs.Int("reps-max", 10, "with --reps auto: the most repetitions of a cell")
+	precision := percent{value: 5, set: true}
+	fs.Var(&precision, "precision", "with --reps auto: how far one run may move a cell's median, in `percent`")
 	window := fs.Duration("duration", 10*time.Second, "measured window of each run")
 	warmup := fs.Duration("warmup", 2*time.Second, "load before each window, not measured")
 	fs.StringVar(&st.Machine, "machine", "", "the machine's label in the tables (default: the CPU model)")
@@ -55,6 +61,12 @@ func cmdRun(stdout, stderr io.Writer, args []string) error {
 		return fmt.Errorf("run: unexpected argument %q", fs.Arg(0))
 	}
 	st.Window, st.Warmup = results.Span(*window), results.Span(*warmup)
+	st.Reps, st.RepsAuto = reps.n, reps.auto
+	if st.RepsAuto {
+		st.RepsMax, st.Precision = *repsMax, precision.value/100
+	} else if visited(fs, "reps-max", "precision") {
+		return usageError{errors.New("run: --reps-max and --precision go with --reps auto")}
+	}
 	if *resume {
 		var err error
 		if st, err = resumable(fs, *out, st.Session); err != nil {
@@ -124,7 +136,52 @@ func cmdRun(stdout, stderr io.Writer, args []string) error {
 	if err != nil {
 		return err
 	}
-	return report.Render(stdout, rows, report.Options{Format: report.FormatMarkdown, Session: cfg.Session, Files: files})
+	opt := report.Options{Session: cfg.Session, Files: files}
+	tables, err := report.Tables(rows, opt)
+	if err != nil {
+		return err
+	}
+	if err := report.Write(stdout, report.Setups(rows, files, opt), tables, report.FormatMarkdown); err != nil {
+		return err
+	}
+	report.WriteNoisy(stderr, tables)
+	return nil
+}
+
+// repsFlag is --reps: a number of repetitions, or auto.
+type repsFlag struct {
+	n    int
+	auto bool
+}
+
+func (r *repsFlag) String() string {
+	if r == nil {
+		return ""
+	}
+	if r.auto {
+		return "auto"
+	}
+	return strconv.Itoa(r.n)
+}
+
+func (r *repsFlag) Set(s string) error {
+	if s == "auto" {
+		r.n, r.auto = harness.AutoMinReps, true
+		return nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		return fmt.Errorf("want a number of repetitions of 1 or more, or auto; got %q", s)
+	}
+	r.n, r.auto = n, false
+	return nil
+}
+
+// visited reports whether any of the named flags was given.
+func visited(fs *flag.FlagSet, names ...string) bool {
+	found := false
+	fs.Visit(func(f *flag.Flag) { found = found || slices.Contains(names, f.Name) })
+	return found
 }
 
 // resumeFlags are the flags a --resume command may give: what names the

@@ -335,3 +335,32 @@ func servedPairs(t *testing.T, list string) []servedPair {
 	}
 	return pairs
 }
+
+// --reps takes a number or auto; the cap and the precision go with auto.
+func TestRunRepsFlag(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	err := cmdRun(&stdout, &stderr, []string{"--dry-run", "--scenario", "relay-ka-1k", "--proxy", "no proxy",
+		"--reps", "auto", "--reps-max", "6", "--precision", "4%", "--out", t.TempDir()})
+	if err != nil {
+		t.Fatalf("--reps auto --dry-run: %v\n%s", err, stderr.String())
+	}
+	plan := stderr.String()
+	for _, want := range []string{"3..6 reps (until no run moves a median by more than 4%)", "= 3..6 runs", "estimated 41s to 1m21s"} {
+		if !strings.Contains(plan, want) {
+			t.Errorf("the plan lacks %q:\n%s", want, plan)
+		}
+	}
+	for _, args := range [][]string{
+		{"--reps", "0"},
+		{"--reps", "many"},
+		{"--reps", "3", "--reps-max", "6"},
+		{"--reps", "3", "--precision", "2%"},
+		{"--reps", "auto", "--reps-max", "2"},
+	} {
+		stderr.Reset()
+		args = append(args, "--dry-run", "--scenario", "relay-ka-1k", "--proxy", "no proxy", "--out", t.TempDir())
+		if err := cmdRun(&stdout, &stderr, args); err == nil {
+			t.Errorf("bench run %s = nil error; want one", strings.Join(args, " "))
+		}
+	}
+}

@@ -71,6 +71,11 @@ type cgroupSet struct {
 	// peakFile is the proxy's memory.peak on v2 when the kernel resets it
 	// per descriptor (Linux 6.12 on): the peak is read through it.
 	peakFile *os.File
+	// quota is the proxy's CPU quota in CPUs (0 = none), and cpuStat the
+	// cpu.stat file of its cgroup that counts the throttling, when it has
+	// one.
+	quota   float64
+	cpuStat string
 }
 
 // ownCgroups returns this process's cgroup path per v1 controller
@@ -108,7 +113,7 @@ func v1Mount(controller string) (string, error) {
 // process's own cgroup in each hierarchy). On error it removes what it
 // made.
 func newCgroupSet(prefix, parent string, layout Layout, quota float64) (cs *cgroupSet, err error) {
-	cs = &cgroupSet{version: cgroupVersion(), roles: map[Role]roleGroups{}}
+	cs = &cgroupSet{version: cgroupVersion(), roles: map[Role]roleGroups{}, quota: quota}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, cs.close())
@@ -173,6 +178,7 @@ func (cs *cgroupSet) makeV1(prefix, parent string, own map[string]string, layout
 				if err := writeCgroupFile(dir, "cpu.cfs_quota_us", strconv.Itoa(int(quota*cfsPeriod))); err != nil {
 					return err
 				}
+				cs.cpuStat = filepath.Join(dir, "cpu.stat")
 			}
 		}
 		cs.roles[r] = g
@@ -257,6 +263,7 @@ func (cs *cgroupSet) makeV2(prefix, parent string, own map[string]string, layout
 				if err := writeCgroupFile(dir, "cpu.max", fmt.Sprintf("%d %d", int(quota*cfsPeriod), cfsPeriod)); err != nil {
 					return err
 				}
+				cs.cpuStat = filepath.Join(dir, "cpu.stat")
 			}
 		}
 		cs.roles[r] = g

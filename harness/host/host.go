@@ -67,6 +67,10 @@ type Host struct {
 	logNames map[string]int
 	closed   bool
 	closeErr error
+	// ownPipes are the pipes the proxy held when it became ready (see
+	// ProxyReady).
+	pipesMu  sync.Mutex
+	ownPipes map[uint64]bool
 	// affinity is the harness's CPU affinity before New pinned it
 	// (see pinSelf); pinned says whether it did.
 	affinity unix.CPUSet

@@ -53,8 +53,15 @@ func testLayout(t testing.TB) Layout {
 // test ends, failed or not.
 func newTestHost(t testing.TB) *Host {
 	t.Helper()
+	return newTestHostQuota(t, 0)
+}
+
+// newTestHostQuota is newTestHost with a CPU quota of quota CPUs on the
+// proxy (0 for none).
+func newTestHostQuota(t testing.TB, quota float64) *Host {
+	t.Helper()
 	testenv.NeedRoot(t, "makes network namespaces and cgroups")
-	h, err := New(Config{Prefix: testPrefix(t), Layout: testLayout(t)})
+	h, err := New(Config{Prefix: testPrefix(t), Layout: testLayout(t), ProxyCPUQuota: quota})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}

@@ -24,6 +24,21 @@ import (
 // whole file for each read (about 20 us here with 2 CPUs; see
 // BenchmarkProcStat), and the sampler parses only the cpuN lines.
 //
+// The proxy's throttling, when it has a CPU quota: the cpu.stat file of
+// its cgroup, read with each /proc/stat snapshot, so that the periods in
+// which the kernel held the proxy at its quota are counted over the same
+// window.
+//
+// The proxy's pipes: splice() moves data between two sockets through a
+// pipe, so a proxy that splices holds pipes (haproxy keeps a pool of
+// them, 3proxy one per spliced connection) that a copying one has no use
+// for. At each poll of the threads the sampler lists the descriptors of
+// the proxy's processes (/proc/PID/fd) and counts the distinct pipes
+// among them, other than those the proxy held when it became ready (its
+// own wake-ups; see Host.ProxyReady). The kernel counts no other trace
+// of splice() per process: /proc/PID/io leaves it out, as it does the
+// send() and recv() a copying proxy uses.
+//
 // The roles' threads: every thread of every process in the roles' cgroups,
 // polled every threadPeriod, so that threads that start or end inside the
 // window are counted too. It reads /proc/PID/task/TID/schedstat through a
@@ -59,7 +74,8 @@ const minThreadSpan = time.Second
 const maxThreadFiles = 4096
 
 // boundThreshold is the reference results' 90% rule: a role whose CPUs, or one of
-// whose threads, were busy at least this share of the window set the pace.
+// whose threads, were busy at least this share of what it was allowed in
+// the window set the pace (see boundOf).
 const boundThreshold = 0.9
 
 // userHZ is the unit of /proc/stat's times and of a thread's start time in
@@ -82,8 +98,43 @@ type Sample struct {
 	// minThreadSpan), so that a thread that kept a CPU busy reads 1
 	// whether it lived through the window or only part of it.
 	Thread map[Role]float64
-	// Bound names the role that set the pace: boundOf(Busy, Thread).
+	// Quota is the proxy's CPU quota in CPUs, 0 for none. With one,
+	// ThrottledPeriods counts the CFS periods (cfsPeriod each) of the
+	// window in which the kernel held the proxy's cgroup at its quota,
+	// and Throttled is how long it held it, in seconds (cpu.stat's
+	// nr_throttled and throttled_time on v1, throttled_usec on v2).
+	Quota            float64
+	ThrottledPeriods int64
+	Throttled        float64
+	// Bound names the role that set the pace: see boundOf.
 	Bound string
+	// Pipes is the most pipes the proxy's processes held at once at a
+	// poll inside the window (threadPeriod apart), beyond those they held
+	// when it became ready: 0 for a proxy that never spliced.
+	Pipes int
+}
+
+// ThrottledShare is the share of the window's CFS periods in which the
+// proxy was held at its quota, 0..1.
+func (s Sample) ThrottledShare() float64 {
+	return ThrottledShare(s.ThrottledPeriods, s.Seconds)
+}
+
+// ThrottledShare is the share of a window of seconds whose CFS periods
+// the proxy spent held at its quota, from the count of those periods,
+// 0..1.
+func ThrottledShare(periods int64, seconds float64) float64 {
+	if seconds <= 0 {
+		return 0
+	}
+	return min(float64(periods)*cfsPeriod/1e6/seconds, 1)
+}
+
+// throttle is one reading of the proxy's cpu.stat.
+type throttle struct {
+	periods   uint64 // CFS periods counted (those the cgroup had work in)
+	throttled uint64 // periods in which it was held at its quota
+	ns        uint64 // how long it was held, in nanoseconds
 }
 
 // cpuSnap is one reading of /proc/stat: the busy ticks of each CPU the
@@ -91,12 +142,19 @@ type Sample struct {
 type cpuSnap struct {
 	t    time.Time
 	busy []uint64
+	thr  throttle // the proxy's, when it has a quota
 }
 
 // threadObs is one reading of a thread's time on a CPU.
 type threadObs struct {
 	t  time.Time
 	ns uint64
+}
+
+// pipeObs is one count of the proxy's pipes.
+type pipeObs struct {
+	t time.Time
+	n int
 }
 
 // threadRec follows one thread through the window.
@@ -114,6 +172,8 @@ type Sampler struct {
 	cpuIndex map[int]int // CPU -> index in cpus
 	stat     *os.File    // /proc/stat, kept open
 	statBuf  []byte
+	cpuStat  *os.File // the proxy's cpu.stat, kept open; nil without a quota
+	thrBuf   []byte
 	start    time.Time // the window's start: the first snapshot's time
 	polled   time.Time // the first poll of the threads, just before
 	first    cpuSnap   // at the window's start
@@ -129,6 +189,7 @@ type Sampler struct {
 	mu       sync.Mutex
 	finished bool
 	threads  map[int]*threadRec
+	pipes    []pipeObs
 	open     int    // descriptors kept open
 	buf      []byte // for reading schedstat
 	once     sync.Once
@@ -139,7 +200,7 @@ type Sampler struct {
 // or StopWindow.
 func (h *Host) StartSampling() (*Sampler, error) {
 	s := &Sampler{h: h, cpuIndex: map[int]int{}, threads: map[int]*threadRec{},
-		buf: make([]byte, 128), statBuf: make([]byte, 4096)}
+		buf: make([]byte, 128), statBuf: make([]byte, 4096), thrBuf: make([]byte, 1024)}
 	for _, r := range roles {
 		s.cpus = append(s.cpus, h.layout.cpus(r)...)
 	}
@@ -152,9 +213,15 @@ func (h *Host) StartSampling() (*Sampler, error) {
 	if s.stat, err = os.Open("/proc/stat"); err != nil {
 		return nil, fmt.Errorf("open /proc/stat: %w", err)
 	}
+	if h.cgroups != nil && h.cgroups.cpuStat != "" {
+		if s.cpuStat, err = os.Open(h.cgroups.cpuStat); err != nil {
+			s.stat.Close()
+			return nil, fmt.Errorf("open the proxy's cpu.stat: %w", err)
+		}
+	}
 	up, now, err := uptime()
 	if err != nil {
-		s.stat.Close()
+		s.closeFiles()
 		return nil, err
 	}
 	s.bootWall = now.Add(-up)
@@ -162,7 +229,7 @@ func (h *Host) StartSampling() (*Sampler, error) {
 	s.polled = time.Now()
 	s.poll(true)
 	if s.first, err = s.readStat(); err != nil {
-		s.stat.Close()
+		s.closeFiles()
 		return nil, err
 	}
 	s.start = s.first.t
@@ -202,7 +269,54 @@ func (s *Sampler) readStat() (cpuSnap, error) {
 	if err := parseStatBusy(s.statBuf[:n], s.cpuIndex, snap.busy); err != nil {
 		return snap, err
 	}
+	if s.cpuStat != nil {
+		n, err := s.cpuStat.ReadAt(s.thrBuf, 0)
+		if n == 0 && err != nil {
+			return snap, fmt.Errorf("read %s: %w", s.cpuStat.Name(), err)
+		}
+		if snap.thr, err = parseThrottle(s.thrBuf[:n]); err != nil {
+			return snap, fmt.Errorf("%s: %w", s.cpuStat.Name(), err)
+		}
+	}
 	return snap, nil
+}
+
+// parseThrottle reads the throttling of a cgroup from its cpu.stat: v1's
+// nr_periods, nr_throttled and throttled_time (ns), or v2's with
+// throttled_usec.
+func parseThrottle(b []byte) (throttle, error) {
+	var t throttle
+	found := 0
+	for line := range bytes.SplitSeq(b, []byte{'\n'}) {
+		key, val, ok := bytes.Cut(line, []byte{' '})
+		if !ok {
+			continue
+		}
+		var dst *uint64
+		scale := uint64(1)
+		switch string(key) {
+		case "nr_periods":
+			dst = &t.periods
+		case "nr_throttled":
+			dst = &t.throttled
+		case "throttled_time":
+			dst = &t.ns
+		case "throttled_usec":
+			dst, scale = &t.ns, 1000
+		default:
+			continue
+		}
+		v, err := strconv.ParseUint(string(bytes.TrimSpace(val)), 10, 64)
+		if err != nil {
+			return t, fmt.Errorf("%q: %w", line, err)
+		}
+		*dst = v * scale
+		found++
+	}
+	if found < 3 {
+		return t, fmt.Errorf("want nr_periods, nr_throttled and throttled_time or throttled_usec; got %q", b)
+	}
+	return t, nil
 }
 
 // parseStatBusy adds, for each "cpuN" line of /proc/stat whose N is in
@@ -317,9 +431,12 @@ func (s *Sampler) poll(first bool) {
 		}
 	}
 	for _, r := range roles {
-		for _, pid := range s.h.PIDs(r) {
-			dir := "/proc/" + strconv.Itoa(pid) + "/task"
-			tids, err := readDirNames(dir)
+		pids := s.h.PIDs(r)
+		if r == RoleProxy {
+			s.pipes = append(s.pipes, pipeObs{now, len(s.h.proxyPipes(pids, true))})
+		}
+		for _, pid := range pids {
+			dir, tids, err := procList(pid, "task")
 			if err != nil {
 				continue // gone meanwhile
 			}
@@ -334,7 +451,7 @@ func (s *Sampler) poll(first bool) {
 					}
 					continue
 				}
-				s.addThread(r, tid, dir+"/"+name, first, now)
+				s.addThread(r, tid, dir+name, first, now)
 			}
 		}
 	}
@@ -427,6 +544,15 @@ func (s *Sampler) threadStart(dir string) (uint64, error) {
 	return strconv.ParseUint(f[19], 10, 64)
 }
 
+// procList lists a directory of a process, /proc/PID/sub/, and returns
+// its path, ending in a slash, with its entries; an error when the
+// process is gone.
+func procList(pid int, sub string) (string, []string, error) {
+	dir := "/proc/" + strconv.Itoa(pid) + "/" + sub + "/"
+	names, err := readDirNames(dir)
+	return dir, names, err
+}
+
 // readDirNames lists a directory.
 func readDirNames(dir string) ([]string, error) {
 	d, err := os.Open(dir)
@@ -500,6 +626,9 @@ func (s *Sampler) finish(calc func(last cpuSnap, snaps []cpuSnap) (Sample, error
 // closeFiles closes the descriptors the sampler kept open.
 func (s *Sampler) closeFiles() {
 	s.stat.Close()
+	if s.cpuStat != nil {
+		s.cpuStat.Close()
+	}
 	for _, t := range s.threads {
 		if t.f != nil {
 			t.f.Close()
@@ -541,7 +670,21 @@ func (s *Sampler) sample(a, b cpuSnap, lo, hi time.Time, window time.Duration) S
 	for _, t := range s.threads {
 		smp.Thread[t.role] = max(smp.Thread[t.role], threadBusy(t.obs, lo, hi, window))
 	}
-	smp.Bound = boundOf(smp.Busy, smp.Thread)
+	for _, p := range s.pipes {
+		if !p.t.Before(lo) && !p.t.After(hi) {
+			smp.Pipes = max(smp.Pipes, p.n)
+		}
+	}
+	if s.cpuStat != nil {
+		smp.Quota = s.h.cgroups.quota
+		if b.thr.throttled > a.thr.throttled {
+			smp.ThrottledPeriods = int64(b.thr.throttled - a.thr.throttled)
+		}
+		if b.thr.ns > a.thr.ns {
+			smp.Throttled = float64(b.thr.ns-a.thr.ns) / 1e9
+		}
+	}
+	smp.Bound = boundOf(smp.Busy, smp.Thread, len(s.h.layout.cpus(RoleProxy)), smp.Quota, smp.ThrottledShare())
 	return smp
 }
 
@@ -573,12 +716,26 @@ func threadBusy(obs []threadObs, lo, hi time.Time, window time.Duration) float64
 }
 
 // boundOf names the role that set the pace of a run, by the reference results' 90%
-// rule: "proxy" if the proxy's CPUs or one proxy thread were busy at least
-// 90% of the window; otherwise "client" or "origin" if theirs were (the
-// busier one, by the larger of its two figures); otherwise "none".
-func boundOf(busy, thread map[Role]float64) string {
+// rule, measured against what each role was allowed: "proxy" if the
+// proxy was busy at least 90% of what it was allowed in the window;
+// otherwise "client" or "origin" if theirs were (the busier one, by the
+// larger of its two figures); otherwise "none".
+//
+// A role is allowed its CPUs: its CPUs busy at least 90% of the window,
+// or one of its threads (a thread has one CPU at most). A quota of q CPUs
+// on the proxy (of its cpus) allows it less: it also set the pace if one
+// of its threads ran at least 90% of min(q, 1) CPU, or if the kernel
+// held it at its quota in at least 90% of the window's CFS periods
+// (throttled, 0..1). Its CPUs' busy time is not divided by q: they run
+// other work while the kernel holds the proxy, and the kernel's network
+// work there is not charged to the quota.
+func boundOf(busy, thread map[Role]float64, cpus int, quota, throttled float64) string {
 	load := func(r Role) float64 { return max(busy[r], thread[r]) }
-	if load(RoleProxy) >= boundThreshold {
+	proxy := load(RoleProxy)
+	if quota > 0 && quota < float64(cpus) {
+		proxy = max(proxy, thread[RoleProxy]/min(quota, 1), throttled)
+	}
+	if proxy >= boundThreshold {
 		return string(RoleProxy)
 	}
 	c, o := load(RoleClient), load(RoleOrigin)
@@ -589,4 +746,53 @@ func boundOf(busy, thread map[Role]float64) string {
 		return string(RoleOrigin)
 	}
 	return "none"
+}
+
+// ProxyReady notes the pipes the proxy's processes hold now, once it is
+// ready and before any load: they are its own (wake-ups, logs), and the
+// sampler counts only the others as the splicing's (Sample.Pipes). Call
+// it for each run's proxy.
+func (h *Host) ProxyReady() {
+	own := h.proxyPipes(h.PIDs(RoleProxy), false)
+	h.pipesMu.Lock()
+	h.ownPipes = own
+	h.pipesMu.Unlock()
+}
+
+// proxyPipes returns the distinct pipes (by inode) that pids hold, less
+// those noted by ProxyReady when notNoted is set.
+func (h *Host) proxyPipes(pids []int, notNoted bool) map[uint64]bool {
+	h.pipesMu.Lock()
+	own := h.ownPipes
+	h.pipesMu.Unlock()
+	found := map[uint64]bool{}
+	var buf [64]byte
+	for _, pid := range pids {
+		dir, fds, err := procList(pid, "fd")
+		if err != nil {
+			continue // gone meanwhile
+		}
+		for _, fd := range fds {
+			n, err := unix.Readlink(dir+fd, buf[:])
+			if err != nil {
+				continue
+			}
+			ino, ok := pipeInode(buf[:n])
+			if ok && !(notNoted && own[ino]) {
+				found[ino] = true
+			}
+		}
+	}
+	return found
+}
+
+// pipeInode returns the inode of a descriptor's link when it is a pipe:
+// "pipe:[123456]".
+func pipeInode(link []byte) (uint64, bool) {
+	rest, ok := bytes.CutPrefix(link, []byte("pipe:["))
+	if !ok || len(rest) < 2 || rest[len(rest)-1] != ']' {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(string(rest[:len(rest)-1]), 10, 64)
+	return v, err == nil
 }

@@ -135,6 +135,75 @@ func TestSamplerChargesTheProxy(t *testing.T) {
 	}
 }
 
+// The 90% rule reads what the proxy was allowed: a spinner held at a
+// quota of half a CPU set the pace as one with its CPU to itself does,
+// and an idle proxy under a quota did not, whatever else ran on its CPU.
+func TestSamplerBoundUnderQuota(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		quota  float64
+		helper string
+		bound  bool
+	}{
+		{"spinner under a quota of 0.5", 0.5, "spin", true},
+		{"spinner on its own CPU", 0, "spin", true},
+		{"idle proxy under a quota of 0.5", 0.5, "sleep", false},
+	} {
+		t.Run(strings.ReplaceAll(tt.name, " ", "_"), func(t *testing.T) {
+			h := newTestHostQuota(t, tt.quota)
+			p := startHelper(t, h, RoleProxy, tt.helper)
+			run0, _ := schedstat(t, p.PID(), p.PID())
+			s, err := h.StartSampling()
+			if err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(2 * time.Second)
+			smp, err := s.Stop()
+			if err != nil {
+				t.Fatal(err)
+			}
+			run1, _ := schedstat(t, p.PID(), p.PID())
+			ran := (run1 - run0) / smp.Seconds
+			t.Logf("sample: %+v; throttled %.2f of the window; the helper ran %.3f of it", smp, smp.ThrottledShare(), ran)
+			if smp.Quota != tt.quota {
+				t.Errorf("Quota = %g; want %g", smp.Quota, tt.quota)
+			}
+			// Other work on the proxy's CPU (CI runs other tests at
+			// once, and every host's proxy gets the same CPU) may keep
+			// the spinner below its quota, and an idle proxy's CPU
+			// busy: the scheduler's count and the CPU's say when.
+			others := smp.Busy[RoleProxy] - ran // the CPU's work for others
+			if tt.quota > 0 && tt.helper == "spin" {
+				// Held at the quota: no more than half the CPU, and,
+				// with the CPU to itself, throttled in nearly every
+				// period (sharing it, the spinner may not reach its
+				// quota in a period before it ends).
+				if ran > tt.quota+0.05 {
+					t.Errorf("the spinner ran %.3f of the window under a quota of %g", ran, tt.quota)
+				}
+				sh := smp.ThrottledShare()
+				switch {
+				case others < 0.1 && (sh < 0.9 || smp.Throttled <= 0):
+					t.Errorf("throttled %d periods (%.2f of the window), %.3f s; want at least 0.9 of it",
+						smp.ThrottledPeriods, sh, smp.Throttled)
+				case others >= 0.1:
+					t.Logf("the proxy's CPU ran other work %.2f of the window: throttled %.2f of it", others, sh)
+				}
+			}
+			if tt.quota == 0 && (smp.ThrottledPeriods != 0 || smp.Throttled != 0) {
+				t.Errorf("throttled %d periods, %.3f s without a quota; want none", smp.ThrottledPeriods, smp.Throttled)
+			}
+			switch got := smp.Bound == "proxy"; {
+			case got == tt.bound:
+			case !tt.bound && smp.Busy[RoleProxy] >= 0.9:
+				t.Logf("other work kept the idle proxy's CPU busy %.2f of the window: the CPU set the pace", smp.Busy[RoleProxy])
+			default:
+				t.Errorf("Bound = %q; want proxy: %v", smp.Bound, tt.bound)
+			}
+		})
+	}
+}
+
 // spinFor starts a spinner in role r, lets it run for d and stops it. It
 // returns when it was ready and stopped, and the share of that span the
 // scheduler ran it.

@@ -67,15 +67,21 @@ type ColumnMeta struct {
 // metadata records them (Meta embeds them), so that a resumed session
 // runs with its own.
 type Settings struct {
-	Scenario    string  `json:"scenario"`               // the scenarios: all, names, globs
-	Proxy       string  `json:"proxy,omitempty"`        // the columns by name; empty for every one found
-	ColumnsFile string  `json:"columns_file,omitempty"` // the user's columns
-	Reps        int     `json:"reps"`
+	Scenario    string  `json:"scenario"`                  // the scenarios: all, names, globs
+	Proxy       string  `json:"proxy,omitempty"`           // the columns by name; empty for every one found
+	ColumnsFile string  `json:"columns_file,omitempty"`    // the user's columns
+	Reps        int     `json:"reps"`                      // repetitions of each run; with RepsAuto the least
 	Window      Span    `json:"window"`                    // the measured window of each run
 	Warmup      Span    `json:"warmup"`                    // load before the window, not measured
 	MixConns    int     `json:"mix_conns,omitempty"`       // connections of the mix scenarios; 0 for the catalog's
 	CPUs        string  `json:"cpus,omitempty"`            // the CPU layout asked for; empty for the default
 	ProxyCPU    float64 `json:"proxy_cpu_quota,omitempty"` // CPUs of quota on the proxy's cgroup; 0 for none
+	// RepsAuto repeats each cell beyond Reps until no single run moves
+	// its median by more than Precision (a share, 0.05 for 5%), or it
+	// has RepsMax runs.
+	RepsAuto  bool    `json:"reps_auto,omitempty"`
+	RepsMax   int     `json:"reps_max,omitempty"`
+	Precision float64 `json:"precision,omitempty"`
 
 	// Machine and Session name the session; the metadata keeps them in
 	// its own fields.

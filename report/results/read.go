@@ -44,6 +44,9 @@ const (
 	cPeakMem
 	cStatus
 	cNote
+	cThrottledPeriods
+	cThrottledS
+	cSplicePipes
 	nColumns
 )
 
@@ -296,4 +299,9 @@ func (p *rowParser) parse(r *Row) {
 	}
 	r.PeakMemBytes = p.int(cPeakMem)
 	r.Note = p.text(cNote)
+	var hasPeriods, hasThrottled bool
+	_, r.ThrottledPeriods, hasPeriods = p.number(cThrottledPeriods, true)
+	r.ThrottledS, _, hasThrottled = p.number(cThrottledS, false)
+	r.Throttling = hasPeriods || hasThrottled
+	_, r.SplicePipes, r.HasPipes = p.number(cSplicePipes, true)
 }

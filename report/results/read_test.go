@@ -31,6 +31,39 @@ func TestReadByName(t *testing.T) {
 	if f := rows[1]; f.Status != "failed" || f.Note != "connection reset" || f.Line != 3 {
 		t.Errorf("Read row 2 = %+v", f)
 	}
+	// A file from before the throttling and pipe columns: unknown, not
+	// none.
+	if r.Throttling || r.HasPipes {
+		t.Errorf("Read row 1 without the columns = %+v; want the throttling and the pipes unknown", r)
+	}
+}
+
+func TestReadThrottlingAndPipes(t *testing.T) {
+	in := minimalHeader + ",throttled_periods,throttled_s,splice_pipes\n" +
+		"ARM,s1,haproxy splice-auto,splice,http,ka-1m,1,10,100,0,1,proxy,1000,ok,95,4.750,0\n" +
+		"ARM,s1,haproxy splice,splice,http,ka-1m,1,10,100,0,1,proxy,1000,ok,,,3\n"
+	rows, err := Read(strings.NewReader(in), "q.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := rows[0], rows[1]
+	if !a.Throttling || a.ThrottledPeriods != 95 || a.ThrottledS != 4.75 || !a.HasPipes || a.SplicePipes != 0 {
+		t.Errorf("row 1 = %+v; want 95 periods, 4.75 s throttled, 0 pipes known", a)
+	}
+	if sp, known := a.Spliced(); sp || !known {
+		t.Errorf("row 1 Spliced = %v, %v; want false, true", sp, known)
+	}
+	if b.Throttling || !b.HasPipes || b.SplicePipes != 3 {
+		t.Errorf("row 2 = %+v; want no quota, 3 pipes", b)
+	}
+	if sp, known := b.Spliced(); !sp || !known {
+		t.Errorf("row 2 Spliced = %v, %v; want true, true", sp, known)
+	}
+	// Written back, the empty cells stay empty.
+	rec := b.Record()
+	if got := strings.Join(rec[len(rec)-3:], ","); got != ",,3" {
+		t.Errorf("Record of row 2 ends %q; want \",,3\"", got)
+	}
 }
 
 func TestReadRoundTrip(t *testing.T) {
@@ -114,7 +147,8 @@ func TestColumnsMatchHeader(t *testing.T) {
 		t.Fatalf("Header has %d columns, the reader knows %d", len(Header), nColumns)
 	}
 	for c, name := range map[int]string{cMachine: "machine", cGroup: "group", cStarted: "started", cP50: "p50_ms",
-		cThreadOrigin: "thread_origin", cBound: "bound", cPeakMem: "peak_mem_bytes", cNote: "note"} {
+		cThreadOrigin: "thread_origin", cBound: "bound", cPeakMem: "peak_mem_bytes", cNote: "note",
+		cThrottledPeriods: "throttled_periods", cThrottledS: "throttled_s", cSplicePipes: "splice_pipes"} {
 		if Header[c] != name {
 			t.Errorf("column %d is %q in Header; the reader takes it for %q", c, Header[c], name)
 		}

@@ -92,6 +92,7 @@ var Header = []string{
 	"busy_proxy", "busy_client", "busy_origin",
 	"thread_proxy", "thread_client", "thread_origin",
 	"bound", "peak_mem_bytes", "status", "note",
+	"throttled_periods", "throttled_s", "splice_pipes",
 }
 
 // Row is one run: a column (proxy) measured under one load in one mode.
@@ -126,6 +127,21 @@ type Row struct {
 	Status       Status // ok or failed
 	Note         string // why a run failed, or what the tables should not hide
 
+	// ThrottledPeriods and ThrottledS are the CFS periods (100 ms each)
+	// of the window in which the kernel held the proxy at its CPU quota,
+	// and for how long; Throttling says whether the proxy had a quota
+	// (empty cells otherwise, and in files written before these columns).
+	ThrottledPeriods int64
+	ThrottledS       float64
+	Throttling       bool
+
+	// SplicePipes is the most pipes the proxy held at once in the window
+	// beyond those it had when it became ready: 0 for a proxy that never
+	// spliced. HasPipes says whether it was counted (files written before
+	// the column have none: unknown, not none).
+	SplicePipes int64
+	HasPipes    bool
+
 	// Source and Line locate the row in its file, for error messages;
 	// set by the reader, ignored by Record.
 	Source string
@@ -159,6 +175,13 @@ func (r Row) Record() []string {
 	if !r.Started.IsZero() {
 		started = r.Started.Format(time.RFC3339)
 	}
+	periods, throttled, pipes := "", "", ""
+	if r.Throttling {
+		periods, throttled = i(r.ThrottledPeriods), fixed(r.ThrottledS, 3)
+	}
+	if r.HasPipes {
+		pipes = i(r.SplicePipes)
+	}
 	return []string{
 		r.Machine, r.Session, r.Proxy, r.Kind, string(r.Group), string(r.Mode), r.Load, strconv.Itoa(r.Rep),
 		started, fixed(r.Seconds, 3), i(r.Requests), i(r.Bytes), i(r.Errors), i(r.Timeouts),
@@ -167,5 +190,13 @@ func (r Row) Record() []string {
 		fixed(r.BusyProxy, 4), fixed(r.BusyClient, 4), fixed(r.BusyOrigin, 4),
 		fixed(r.ThreadProxy, 4), fixed(r.ThreadClient, 4), fixed(r.ThreadOrigin, 4),
 		string(r.Bound), i(r.PeakMemBytes), string(r.Status), r.Note,
+		periods, throttled, pipes,
 	}
+}
+
+// Spliced reports whether the run's proxy spliced, and whether that is
+// known: a row without the count (an older file, a failed run) is
+// unknown, not a proxy that never spliced.
+func (r *Row) Spliced() (spliced, known bool) {
+	return r.SplicePipes > 0, r.HasPipes
 }
