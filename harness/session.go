@@ -128,7 +128,9 @@ func NewSession(ctx context.Context, cfg SessionConfig) (s *Session, err error) 
 	if err := s.validate(ctx); err != nil {
 		return nil, err
 	}
-	if s.origin, err = startOrigin(ctx, s.host); err != nil {
+	// The origin presents the session's certificate too, which names
+	// its address as well as the proxy's.
+	if s.origin, err = startOrigin(ctx, s.host, s.originTLS()); err != nil {
 		return nil, err
 	}
 	if s.meta, err = newMeta(cfg, s.host.Layout(), s.notes, s.MetaPath); err != nil {
@@ -142,13 +144,19 @@ func NewSession(ctx context.Context, cfg SessionConfig) (s *Session, err error) 
 
 func (s *Session) tlsDir() string { return filepath.Join(s.host.RunDir(), "tls") }
 
+// originTLS is what the origin presents: the session's certificate.
+func (s *Session) originTLS() scenarios.OriginTLS {
+	return scenarios.OriginTLS{Cert: s.pki.ServerCert, Key: s.pki.ServerKey, CA: s.pki.CACert}
+}
+
 func (s *Session) writePKI() error {
 	dir := s.tlsDir()
 	for name, data := range map[string][]byte{
 		// The proxy's certificate followed by its key, as haproxy wants
-		// it; the CA that signed the origin's, for tls-init.
+		// it; the CA that signed it and the origin's, which clients and
+		// proxies beginning TLS verify them with.
 		"server.pem": s.pki.CertKeyPEM(), "server.key": s.pki.ServerKey,
-		"origin-ca.pem": scenarios.OriginCA(),
+		"ca.pem": s.pki.CACert,
 	} {
 		if err := writeFile(filepath.Join(dir, name), data); err != nil {
 			return fmt.Errorf("certificates: %w", err)
@@ -174,7 +182,7 @@ func (s *Session) proxySite(c proxies.Column, dir string) proxies.Site {
 		Descriptors: int(limit),
 		CertFile:    filepath.Join(s.tlsDir(), "server.pem"),
 		KeyFile:     filepath.Join(s.tlsDir(), "server.key"),
-		CAFile:      filepath.Join(s.tlsDir(), "origin-ca.pem"),
+		CAFile:      filepath.Join(s.tlsDir(), "ca.pem"),
 	}
 }
 

@@ -46,6 +46,8 @@ var catalog = []struct {
 	{results.Connect, []Load{loadStream1Down, loadStream16, loadKa1k, loadKa50k2000, loadKa2k50k2000, loadClose1k}},
 	{results.Socks, []Load{loadStream1Down, loadStream16, loadKa1k, loadKa50k2000, loadKa2k50k2000, loadClose1k}},
 	{results.Relay, []Load{loadStream1, loadStream1Down, loadStream16, loadKa1k, loadKa50k2000, loadKa2k50k2000, loadClose1k}},
+	{results.TLSTerm, []Load{loadKa1k, loadKa1m, loadClose1k}},
+	{results.TLSInit, []Load{loadKa1k, loadKa1m, loadClose1k}},
 	{results.MixHTTP, []Load{loadMix, loadMix3k}},
 	{results.MixConnect, []Load{loadMix, loadMix3k}},
 	{results.MixSocks, []Load{loadMix, loadMix3k}},

@@ -14,6 +14,8 @@ func TestCatalog(t *testing.T) {
 		results.Socks:   {"stream1-down", "stream16", "ka-1k", "ka-50k-2000", "ka-2k-50k-2000", "close-1k"},
 		results.Relay:   {"stream1", "stream1-down", "stream16", "ka-1k", "ka-50k-2000", "ka-2k-50k-2000", "close-1k"},
 		// the mix tables' rows: mix-http and mix-http-3k, ...
+		results.TLSTerm:    {"ka-1k", "ka-1m", "close-1k"},
+		results.TLSInit:    {"ka-1k", "ka-1m", "close-1k"},
 		results.MixHTTP:    {"mix", "mix-3k"},
 		results.MixConnect: {"mix", "mix-3k"},
 		results.MixSocks:   {"mix", "mix-3k"},
@@ -103,12 +105,14 @@ func TestSelect(t *testing.T) {
 		// Overlaps appear once.
 		{spec: "http-ka-1k,http-*", want: "http-ka-1k http-ka-1m http-ka-50k-2000 http-ka-2k-50k-2000 http-close-1k"},
 		// Everything.
-		{spec: "all", wantN: 32},
+		{spec: "all", wantN: 38},
 		// A typo names the close ones.
 		{spec: "http-ka-1kb", wantErr: `no such scenario "http-ka-1kb": did you mean http-ka-1k`},
 		{spec: "sock-stream16", wantErr: "socks-stream16"},
 		// A glob that matches nothing.
-		{spec: "tls-*", wantErr: `no such scenario: glob "tls-*" matches none`},
+		{spec: "quic-*", wantErr: `no such scenario: glob "quic-*" matches none`},
+		// TLS ended and begun.
+		{spec: "tls-*-ka-1k", want: "tls-term-ka-1k tls-init-ka-1k"},
 		// A bad glob.
 		{spec: "http-[", wantErr: "bad glob"},
 		// Empty entries.

@@ -72,7 +72,7 @@ func TestBuildGolden(t *testing.T) {
 
 // TestOriginGolden renders the origin's config and lists its files.
 func TestOriginGolden(t *testing.T) {
-	p := Origin("/run/bench/origin", "10.0.2.2", 3)
+	p := Origin("/run/bench/origin", "10.0.2.2", 3, OriginTLS{})
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "validate: %s\n", strings.Join(p.Validate, " "))
 	for _, s := range p.Servers {

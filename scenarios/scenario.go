@@ -93,6 +93,26 @@ func relayPort(m results.Mode, originPort int) int {
 	return originPort
 }
 
+// IsTLS reports whether m is one of the modes of TLS ended or begun in
+// the proxy, whose HTTP and stream loads go through its relay listeners.
+func IsTLS(m results.Mode) bool { return m == results.TLSTerm || m == results.TLSInit }
+
+// tlsEntry is where the client sends the HTTP (originPort PortHTTP) or
+// stream (PortIperf) load of a TLS mode, and whether it speaks TLS there:
+// to the proxy's listener in front of that server, in TLS where the proxy
+// ends it; and for the baseline to the origin's own TLS port, the client
+// speaking TLS to the origin itself.
+func tlsEntry(m results.Mode, t Target, originPort int) (host string, port int, clientTLS bool) {
+	tlsPort := map[int]int{PortHTTP: PortHTTPS, PortIperf: PortIperfTLS}[originPort]
+	if t.Direct {
+		return t.Origin, tlsPort, true
+	}
+	if m == results.TLSTerm {
+		return relayHost(t), relayPort(m, originPort), true
+	}
+	return relayHost(t), relayPort(m, tlsPort), false
+}
+
 // Load is what the client does, independent of the mode.
 type Load struct {
 	Name      string        // as in the CSV's load column: "ka-1k", "stream16"

@@ -62,6 +62,18 @@ func (Wrk) Invocation(s Scenario, t Target, window time.Duration, dir string) (I
 	url := "http://" + origin + "/"
 	path := l.Path
 	switch {
+	case IsTLS(s.Mode):
+		// wrk speaks TLS for an https:// URL; it does not verify the
+		// server's certificate (the harness's own checks do).
+		h, port, clientTLS := tlsEntry(s.Mode, t, PortHTTP)
+		if h == "" {
+			return Invocation{}, fmt.Errorf("scenario %s: target has no address for its TLS listener", s.Name)
+		}
+		scheme := "http://"
+		if clientTLS {
+			scheme = "https://"
+		}
+		url = scheme + net.JoinHostPort(h, strconv.Itoa(port)) + "/"
 	case t.Direct:
 	case s.Mode == results.HTTP:
 		if t.Proxy == "" {
