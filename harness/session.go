@@ -385,6 +385,7 @@ func (s *Session) run(ctx context.Context, r RunSpec, dir string, row *results.R
 		}
 	}
 	target := scenarios.TargetFor(r.Scenario.Mode, inst.Forward, host.ProxyClientAddr, host.OriginAddr)
+	target.CA = filepath.Join(s.tlsDir(), "ca.pem")
 	if s.cfg.Warmup > 0 {
 		if _, _, err := s.load(ctx, r, target, time.Duration(s.cfg.Warmup), filepath.Join(dir, "warmup")); err != nil {
 			return fmt.Errorf("warm-up: %w", err)

@@ -21,8 +21,13 @@ func checkGolden(t *testing.T, name string, got []byte) {
 
 // The topology's addresses, as the harness gives them.
 var (
-	topoProxy  = func(m results.Mode) Target { return TargetFor(m, false, "10.0.1.1", "10.0.2.2") }
-	topoDirect = Target{Direct: true, Origin: "10.0.2.2"}
+	topoProxy = func(m results.Mode) Target {
+		t := TargetFor(m, false, "10.0.1.1", "10.0.2.2")
+		t.CA = topoCA
+		return t
+	}
+	topoDirect = Target{Direct: true, Origin: "10.0.2.2", CA: topoCA}
+	topoCA     = "/run/bench/tls/ca.pem"
 )
 
 // dumpInvocation renders inv for a golden file: the command line, the

@@ -147,6 +147,10 @@ type Target struct {
 	ProxyHost string
 	// Origin is the origin's address.
 	Origin string
+	// CA is the PEM file of the CA that signed the certificates of the
+	// proxy (tls-term) and the origin, which the TLS modes' stream
+	// client verifies.
+	CA string
 }
 
 // Invocation is one run of a load tool.
