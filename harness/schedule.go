@@ -82,6 +82,12 @@ func (s *Schedule) Notes() []string {
 	for i, t := range texts {
 		notes[i] = t + ": " + strings.Join(scs[t], ", ")
 	}
+	for _, r := range s.Runs {
+		if r.Scenario.Mode == results.TLSTunnel && r.Column.Group != results.Baseline {
+			notes = append(notes, tunnelNote(s.cfg.Host.Layout))
+			break
+		}
+	}
 	return notes
 }
 
@@ -239,6 +245,9 @@ type RunSpec struct {
 	// run holds fewer (Scenario.Load.Conns): what the descriptor limit
 	// lets the proxy hold. 0 when it holds them all.
 	Asked int
+	// pin, when set, are the CPUs the load tool is held to (a
+	// tls-tunnel's iperf3, off its client end's CPU).
+	pin []int
 }
 
 // Scaled says how a run's connections were scaled down, or "".
@@ -275,7 +284,7 @@ func runsFor(scs []scenarios.Scenario, cols []proxies.Column, reps int, supports
 		for _, sc := range scs {
 			var able []proxies.Column
 			for _, c := range cols {
-				if supports(c, sc.Mode) {
+				if supports(c, sc.Mode) && scenarios.ForColumn(sc, c.Group == results.Baseline) {
 					able = append(able, c)
 				} else if rep == 1 {
 					skipped++

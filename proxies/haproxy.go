@@ -109,12 +109,12 @@ backend origin
 {{- else}}
 {{- range .Hops}}
 frontend {{.Name}}
-    bind {{.Listen}}{{if eq $.Mode "tls-term"}} ssl crt {{$.Site.CertFile}}{{end}}
+    bind {{.Listen}}{{if eq $.Mode "tls-term"}} ssl crt {{$.Site.CertFile}}{{with $.Site.TLS.Suites}} ciphersuites {{.}}{{end}}{{with $.Site.TLS.Groups}} curves {{.}}{{end}}{{with $.Site.TLS.SigAlgs}} sigalgs {{.}}{{end}}{{end}}
     default_backend {{.Name}}
 
 backend {{.Name}}
     source {{$.Site.OriginSide}}
-    server origin {{.To}}{{if eq $.Mode "tls-init"}} ssl verify required ca-file {{$.Site.CAFile}}{{if not $.NameIsIP}} sni str({{$.Name}}) verifyhost {{$.Name}}{{end}}{{end}}
+    server origin {{.To}}{{if eq $.Mode "tls-init"}} ssl verify required ca-file {{$.Site.CAFile}}{{with $.Site.TLS.Suites}} ciphersuites {{.}}{{end}}{{if not $.NameIsIP}} sni str({{$.Name}}) verifyhost {{$.Name}}{{end}}{{end}}
 {{end}}
 {{- end}}
 `))

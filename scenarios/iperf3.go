@@ -45,7 +45,10 @@ func (Iperf3) Invocation(s Scenario, t Target, window time.Duration, dir string)
 				"--connect", net.JoinHostPort(host, strconv.Itoa(port)), "--ca", t.CA, "--"}
 			host, port = "127.0.0.1", PortIperf
 		}
-	case t.Direct, tunnelled(s, t):
+	case s.Mode == results.TLSTunnel && !t.Direct:
+		// To the tunnel's client end, beside iperf3 on the client.
+		host = TunnelEntry
+	case t.Direct, tunnelled(s, t), s.Mode == results.TLSTunnel:
 	case s.Mode == results.Relay:
 		host = relayHost(t)
 	default:

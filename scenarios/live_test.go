@@ -105,7 +105,9 @@ func startOrigin(t *testing.T) string {
 			start(t, s...)
 		}
 	}
-	waitReady(t, slices.DeleteFunc(p.Ready, func(a string) bool { return strings.HasSuffix(a, fmt.Sprintf(":%d", PortMix)) })...)
+	waitReady(t, slices.DeleteFunc(p.Ready, func(a string) bool {
+		return strings.HasSuffix(a, fmt.Sprintf(":%d", PortMix)) || strings.HasSuffix(a, fmt.Sprintf(":%d", PortIperfTLS))
+	})...)
 	return addr
 }
 

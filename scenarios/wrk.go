@@ -8,6 +8,7 @@ import (
 	"math"
 	"net"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"text/template"
@@ -275,6 +276,11 @@ func Programs(s Scenario) []string {
 	}
 	if tunnelled(s, Target{}) {
 		p = append(p, ToolProxychains)
+	}
+	// The TLS a tunnel's or handshake's proxy negotiated is read back
+	// with openssl s_client.
+	if (s.Mode == results.TLSTunnel || s.Mode == results.TLSHandshake) && !slices.Contains(p, ToolOpenSSL) {
+		p = append(p, ToolOpenSSL)
 	}
 	return p
 }
