@@ -147,7 +147,7 @@ func (s *Schedule) Print(w io.Writer, dryRun bool) {
 		fmt.Fprintf(w, "warning: %s\n", cfg.Host.Layout.Warning)
 	}
 	for _, n := range s.Notes() {
-		fmt.Fprintf(w, "scaled: %s\n", n)
+		fmt.Fprintf(w, "note: %s\n", n)
 	}
 	est := estimate(todo, time.Duration(cfg.Window), time.Duration(cfg.Warmup), runOverhead)
 	fmt.Fprintf(w, "each run: %s warm-up + %s window; estimated %s\n",

@@ -116,9 +116,12 @@ func NewSession(ctx context.Context, cfg SessionConfig) (s *Session, err error) 
 	if err := os.MkdirAll(s.OutputDir, 0o755); err != nil {
 		return nil, fmt.Errorf("output directory: %w", err)
 	}
+	// The returns below set s to nil before this runs: tear down what
+	// was set up through a copy.
+	setUp := s
 	defer func() {
 		if err != nil {
-			err = errors.Join(err, s.Close())
+			err = errors.Join(err, setUp.Close())
 			s = nil
 		}
 	}()
