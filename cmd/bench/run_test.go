@@ -117,44 +117,19 @@ func sessionFixture(t *testing.T, tools ...string) (prefix, out string) {
 func TestRunSession(t *testing.T) {
 	prefix, out := sessionFixture(t, "wrk", "iperf3", "proxychains4", "nginx")
 	const scenarioList = "http-ka-1k,http-ka-1m,connect-ka-1k,connect-stream1-down,socks-close-1k,socks-stream16,relay-ka-1k,relay-stream1"
-	var stdout, stderr bytes.Buffer
-	err := dispatch(&stdout, &stderr, []string{"run",
-		"--scenario", scenarioList, "--reps", "1", "--duration", "1s", "--warmup", "300ms",
-		"--out", out, "--session", "test", "--machine", "test machine", "--prefix", prefix,
-	})
-	t.Logf("stderr:\n%s", stderr.String())
-	if err != nil {
-		t.Fatalf("bench run: %v", err)
-	}
+	ts := runTestSession(t, prefix, out, "test", scenarioList, "--reps", "1", "--duration", "1s", "--warmup", "300ms")
 	if l := leftovers(t, prefix); len(l) > 0 {
 		t.Errorf("left behind after the session: %v", l)
 	}
-
-	csvPath, metaPath := harness.SessionPaths(out, "test machine", "test")
-	rows, err := results.ReadFiles([]string{csvPath})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]results.Row{}
-	for _, r := range rows {
-		got[string(r.Mode)+"-"+r.Load+"/"+r.Proxy] = r
-	}
-	scs, err := scenarios.Select(scenarioList)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cols, err := harness.LoadColumns("", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := 0
-	for _, s := range scs {
-		for _, c := range cols {
-			if !proxies.Serves(c, s.Mode) {
-				continue
-			}
-			want++
-			r, ok := got[s.Name+"/"+c.Name]
+	csvPath, rows, stdout := ts.csvPath, ts.rows, ts.report
+	_, metaPath := harness.SessionPaths(out, "test machine", "test")
+	want := ts.each(t, func(s scenarios.Scenario, c proxies.Column, row *results.Row) {
+		ok := row != nil
+		var r results.Row
+		if ok {
+			r = *row
+		}
+		{
 			switch {
 			case !ok:
 				t.Errorf("%s / %s: no row", s.Name, c.Name)
@@ -172,7 +147,7 @@ func TestRunSession(t *testing.T) {
 				t.Errorf("%s / %s: no bound", s.Name, c.Name)
 			}
 		}
-	}
+	})
 	if len(rows) != want {
 		t.Errorf("%d rows; want %d", len(rows), want)
 	}
@@ -207,8 +182,8 @@ func TestRunSession(t *testing.T) {
 		t.Errorf("metadata: %v", err)
 	}
 	for _, h := range []string{"HTTP proxy", "CONNECT tunnel", "SOCKSv5 tunnel", "TCP relay"} {
-		if !strings.Contains(stdout.String(), h) {
-			t.Errorf("report lacks %q:\n%s", h, stdout.String())
+		if !strings.Contains(stdout, h) {
+			t.Errorf("report lacks %q:\n%s", h, stdout)
 		}
 	}
 }

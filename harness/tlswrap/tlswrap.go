@@ -23,6 +23,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"bench/internal/accept"
 )
 
 // Side says which side of the wrapper speaks TLS.
@@ -163,49 +165,14 @@ func (w *Wrapper) fail(err error) {
 // once they are all closed. onFail, when not nil, is told of each
 // connection that failed.
 func (w *Wrapper) Serve(ctx context.Context, ln net.Listener, onFail func(error)) error {
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	open := map[net.Conn]bool{}
-	stop := context.AfterFunc(ctx, func() {
-		ln.Close()
-		mu.Lock()
-		for c := range open {
-			c.Close()
+	return accept.Serve(ctx, ln, func(c net.Conn) {
+		if err := w.handle(ctx, c); err != nil {
+			w.fail(err)
+			if onFail != nil {
+				onFail(err)
+			}
 		}
-		mu.Unlock()
 	})
-	defer stop()
-	for {
-		c, err := ln.Accept()
-		if err != nil {
-			wg.Wait()
-			if ctx.Err() != nil {
-				return nil
-			}
-			return err
-		}
-		mu.Lock()
-		open[c] = true
-		mu.Unlock()
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			track := func(x net.Conn) {
-				mu.Lock()
-				open[x] = true
-				mu.Unlock()
-			}
-			if err := w.handle(ctx, c, track); err != nil {
-				w.fail(err)
-				if onFail != nil {
-					onFail(err)
-				}
-			}
-			mu.Lock()
-			delete(open, c)
-			mu.Unlock()
-		}()
-	}
 }
 
 // handshakeTimeout bounds connecting to the far side and the handshake.
@@ -215,7 +182,7 @@ const handshakeTimeout = 10 * time.Second
 // the connection failed before relaying. The server side handshakes
 // before it connects on, so that a connection that never speaks TLS (a
 // readiness probe) reaches nothing behind it.
-func (w *Wrapper) handle(ctx context.Context, accepted net.Conn, track func(net.Conn)) error {
+func (w *Wrapper) handle(ctx context.Context, accepted net.Conn) error {
 	defer accepted.Close()
 	dial := func() (net.Conn, error) {
 		d := net.Dialer{Timeout: handshakeTimeout}
@@ -223,7 +190,6 @@ func (w *Wrapper) handle(ctx context.Context, accepted net.Conn, track func(net.
 		if err != nil {
 			return nil, fmt.Errorf("connect to %s: %w", w.cfg.Connect, err)
 		}
-		track(c)
 		setNoDelay(c)
 		return c, nil
 	}
@@ -239,6 +205,7 @@ func (w *Wrapper) handle(ctx context.Context, accepted net.Conn, track func(net.
 			return err
 		}
 		defer raw.Close()
+		defer context.AfterFunc(ctx, func() { raw.Close() })() // closed as the accepted one is when the wrapper stops
 		plain, rc = accepted, newRawConn(raw)
 		tc = tls.Client(rc, w.tls)
 	} else {
@@ -261,6 +228,7 @@ func (w *Wrapper) handle(ctx context.Context, accepted net.Conn, track func(net.
 			return err
 		}
 		defer plain.Close()
+		defer context.AfterFunc(ctx, func() { plain.Close() })()
 	}
 	w.mu.Lock()
 	w.conns++
