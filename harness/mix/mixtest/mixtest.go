@@ -6,8 +6,8 @@ package mixtest
 
 import (
 	"bufio"
-	"context"
 	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"io"
