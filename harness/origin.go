@@ -23,8 +23,9 @@ type origin struct {
 }
 
 // startOrigin mounts a tmpfs for the origin's files, writes them and
-// starts the servers, returning once each listener accepts.
-func startOrigin(ctx context.Context, h *host.Host) (o *origin, err error) {
+// starts the servers, returning once each listener accepts. Over TLS the
+// origin presents cert.
+func startOrigin(ctx context.Context, h *host.Host, cert scenarios.OriginTLS) (o *origin, err error) {
 	dir := filepath.Join(h.RunDir(), "origin")
 	www := filepath.Join(dir, "www")
 	if err := os.MkdirAll(www, 0o755); err != nil {
@@ -40,7 +41,7 @@ func startOrigin(ctx context.Context, h *host.Host) (o *origin, err error) {
 	if err := h.MountTmpfs(www, "64m"); err != nil {
 		return nil, err
 	}
-	o.setup = scenarios.Origin(dir, host.OriginAddr, len(h.Layout().Origin))
+	o.setup = scenarios.Origin(dir, host.OriginAddr, len(h.Layout().Origin), cert)
 	for _, f := range o.setup.Files {
 		if err := writeFile(filepath.Join(dir, f.Path), f.Data); err != nil {
 			return nil, fmt.Errorf("origin file %s: %w", f.Path, err)

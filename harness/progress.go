@@ -110,7 +110,7 @@ func runSummary(r results.Row) string {
 		return "FAILED: " + r.Note
 	}
 	rate := fmt.Sprintf("%.1fk req/s", r.PerSecond()/1000)
-	if results.Bulk(r.Load) {
+	if results.InGbits(r.Mode, r.Load) {
 		rate = fmt.Sprintf("%.2f Gbit/s", r.Gbps())
 	}
 	s := fmt.Sprintf("%s  bound %s  proxy busy %.0f%%  mem %.0f MB", rate, r.Bound, r.BusyProxy*100, float64(r.PeakMemBytes)/1e6)

@@ -36,7 +36,7 @@ type Schedule struct {
 // session file has. It touches nothing but the file it reads.
 func NewSchedule(cfg SessionConfig) (*Schedule, error) {
 	s := &Schedule{cfg: cfg, Done: map[RunKey]bool{}, reps: cfg.Reps}
-	s.Runs, s.Skipped = runsFor(cfg.Scenarios, cfg.Columns, cfg.Reps, proxies.Serves)
+	s.Runs, s.Skipped = runsFor(cfg.Scenarios, cfg.Columns, cfg.Reps, columnRuns)
 	var err error
 	if s.limit, err = host.NofileLimit(); err != nil {
 		return nil, err
@@ -90,6 +90,12 @@ func (s *Schedule) Notes() []string {
 	for i, t := range texts {
 		notes[i] = t + ": " + strings.Join(scs[t], ", ")
 	}
+	for _, r := range s.Runs {
+		if r.Scenario.Mode == results.TLSTunnel && r.Column.Group != results.Baseline {
+			notes = append(notes, tunnelNote(s.cfg.Host.Layout))
+			break
+		}
+	}
 	return notes
 }
 
@@ -121,7 +127,7 @@ func (s *Schedule) Extend(rows []results.Row) []RunSpec {
 		}
 	}
 	var added []RunSpec
-	for _, r := range repetition(s.cfg.Scenarios, s.cfg.Columns, rep, proxies.Serves) {
+	for _, r := range repetition(s.cfg.Scenarios, s.cfg.Columns, rep, columnRuns) {
 		c := cell{r.Column.Name, string(r.Scenario.Mode), r.Scenario.Load.Name}
 		if settled(figures[c], runs[c], s.cfg.Precision) {
 			continue
@@ -212,7 +218,7 @@ func (s *Schedule) Print(w io.Writer, dryRun bool) {
 		fmt.Fprintf(w, "warning: %s\n", cfg.Host.Layout.Warning)
 	}
 	for _, n := range s.Notes() {
-		fmt.Fprintf(w, "scaled: %s\n", n)
+		fmt.Fprintf(w, "note: %s\n", n)
 	}
 	est := formatDuration(estimate(todo, time.Duration(cfg.Window), time.Duration(cfg.Warmup), runOverhead))
 	if cfg.RepsAuto {
@@ -316,6 +322,9 @@ type RunSpec struct {
 	// run holds fewer (Scenario.Load.Conns): what the descriptor limit
 	// lets the proxy hold. 0 when it holds them all.
 	Asked int
+	// pin, when set, are the CPUs the load tool is held to (a
+	// tls-tunnel's iperf3, off its client end's CPU).
+	pin []int
 }
 
 // Scaled says how a run's connections were scaled down, or "".
@@ -347,16 +356,16 @@ type RunKey struct {
 // reference sessions did, so that no column always runs first after a
 // scenario change. The columns that cannot serve a scenario's mode are
 // left out and counted in skipped (once, not per repetition).
-func runsFor(scs []scenarios.Scenario, cols []proxies.Column, reps int, supports func(proxies.Column, results.Mode) bool) (runs []RunSpec, skipped int) {
+func runsFor(scs []scenarios.Scenario, cols []proxies.Column, reps int, serves func(proxies.Column, scenarios.Scenario) bool) (runs []RunSpec, skipped int) {
 	for rep := 1; rep <= reps; rep++ {
-		for _, r := range repetition(scs, cols, rep, supports) {
+		for _, r := range repetition(scs, cols, rep, serves) {
 			r.Index = len(runs) + 1
 			runs = append(runs, r)
 		}
 	}
 	for _, sc := range scs {
 		for _, c := range cols {
-			if !supports(c, sc.Mode) {
+			if !serves(c, sc) {
 				skipped++
 			}
 		}
@@ -364,14 +373,22 @@ func runsFor(scs []scenarios.Scenario, cols []proxies.Column, reps int, supports
 	return runs, skipped
 }
 
+// columnRuns reports whether column c runs scenario sc: it serves the
+// scenario's mode, and the scenario is one for its group (the tunnels'
+// plaintext loads are the baseline's alone, the cipher suites the
+// proxies').
+func columnRuns(c proxies.Column, sc scenarios.Scenario) bool {
+	return proxies.Serves(c, sc.Mode) && scenarios.ForColumn(sc, c.Group == results.Baseline)
+}
+
 // repetition orders the runs of one repetition as runsFor does, without
 // their indexes.
-func repetition(scs []scenarios.Scenario, cols []proxies.Column, rep int, supports func(proxies.Column, results.Mode) bool) []RunSpec {
+func repetition(scs []scenarios.Scenario, cols []proxies.Column, rep int, serves func(proxies.Column, scenarios.Scenario) bool) []RunSpec {
 	var runs []RunSpec
 	for _, sc := range scs {
 		var able []proxies.Column
 		for _, c := range cols {
-			if supports(c, sc.Mode) {
+			if serves(c, sc) {
 				able = append(able, c)
 			}
 		}

@@ -18,8 +18,8 @@ func TestRunsFor(t *testing.T) {
 	}
 	cols := []proxies.Column{{Name: "a"}, {Name: "b"}, {Name: "c"}, {Name: "d"}}
 	// Only a and c do socks; d does nothing but socks.
-	sup := func(c proxies.Column, m results.Mode) bool {
-		if m == results.Socks {
+	sup := func(c proxies.Column, sc scenarios.Scenario) bool {
+		if sc.Mode == results.Socks {
 			return c.Name == "a" || c.Name == "c"
 		}
 		return c.Name != "d"

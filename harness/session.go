@@ -58,6 +58,12 @@ type Session struct {
 	done   map[RunKey]bool
 	notes  []string // what the schedule says of its runs (Schedule.Notes)
 
+	// handshakeTLS is stunnel's page's TLS as the installed OpenSSL can
+	// do it, for the tls-handshake runs; handshakeNote says it, and
+	// what stood in for what OpenSSL lacks.
+	handshakeTLS  scenarios.TLSParams
+	handshakeNote string
+
 	CSVPath  string
 	MetaPath string
 	// OutputDir keeps what each run's load tool printed, and the proxy's
@@ -110,9 +116,12 @@ func NewSession(ctx context.Context, cfg SessionConfig) (s *Session, err error) 
 	if err := os.MkdirAll(s.OutputDir, 0o755); err != nil {
 		return nil, fmt.Errorf("output directory: %w", err)
 	}
+	// The returns below set s to nil before this runs: tear down what
+	// was set up through a copy.
+	setUp := s
 	defer func() {
 		if err != nil {
-			err = errors.Join(err, s.Close())
+			err = errors.Join(err, setUp.Close())
 			s = nil
 		}
 	}()
@@ -125,10 +134,15 @@ func NewSession(ctx context.Context, cfg SessionConfig) (s *Session, err error) 
 	if err := s.writePKI(); err != nil {
 		return nil, err
 	}
+	if err := s.prepareHandshakes(ctx); err != nil {
+		return nil, err
+	}
 	if err := s.validate(ctx); err != nil {
 		return nil, err
 	}
-	if s.origin, err = startOrigin(ctx, s.host); err != nil {
+	// The origin presents the session's certificate too, which names
+	// its address as well as the proxy's.
+	if s.origin, err = startOrigin(ctx, s.host, s.originTLS()); err != nil {
 		return nil, err
 	}
 	if s.meta, err = newMeta(cfg, s.host.Layout(), s.notes, s.MetaPath); err != nil {
@@ -142,19 +156,42 @@ func NewSession(ctx context.Context, cfg SessionConfig) (s *Session, err error) 
 
 func (s *Session) tlsDir() string { return filepath.Join(s.host.RunDir(), "tls") }
 
+// originTLS is what the origin presents: the session's certificate.
+func (s *Session) originTLS() scenarios.OriginTLS {
+	return scenarios.OriginTLS{Cert: s.pki.ServerCert, Key: s.pki.ServerKey, CA: s.pki.CACert}
+}
+
 func (s *Session) writePKI() error {
 	dir := s.tlsDir()
 	for name, data := range map[string][]byte{
 		// The proxy's certificate followed by its key, as haproxy wants
-		// it; the CA that signed the origin's, for tls-init.
+		// it; the CA that signed it and the origin's, which clients and
+		// proxies beginning TLS verify them with.
 		"server.pem": s.pki.CertKeyPEM(), "server.key": s.pki.ServerKey,
-		"origin-ca.pem": scenarios.OriginCA(),
+		"ca.pem": s.pki.CACert,
 	} {
 		if err := writeFile(filepath.Join(dir, name), data); err != nil {
 			return fmt.Errorf("certificates: %w", err)
 		}
 	}
 	return nil
+}
+
+// siteFor is the environment of column c's instance in dir for scenario
+// sc: a tls-tunnel load restricts TLS to its cipher suite, and the
+// handshakes run with stunnel's page's certificate, signatures, group and
+// suite, as the installed OpenSSL can.
+func (s *Session) siteFor(c proxies.Column, sc scenarios.Scenario, dir string) proxies.Site {
+	site := s.proxySite(c, dir)
+	switch sc.Mode {
+	case results.TLSTunnel:
+		site.TLS = scenarios.TLSParams{Key: scenarios.KeyECDSAP256, Suites: sc.Load.Suite}
+	case results.TLSHandshake:
+		site.TLS = s.handshakeTLS
+		site.CertFile = filepath.Join(s.tlsDir(), "rsa.pem")
+		site.KeyFile = filepath.Join(s.tlsDir(), "rsa.key")
+	}
+	return site
 }
 
 // proxySite is the environment of one instance of column c in dir: its
@@ -174,7 +211,7 @@ func (s *Session) proxySite(c proxies.Column, dir string) proxies.Site {
 		Descriptors: int(limit),
 		CertFile:    filepath.Join(s.tlsDir(), "server.pem"),
 		KeyFile:     filepath.Join(s.tlsDir(), "server.key"),
-		CAFile:      filepath.Join(s.tlsDir(), "origin-ca.pem"),
+		CAFile:      filepath.Join(s.tlsDir(), "ca.pem"),
 	}
 }
 
@@ -183,34 +220,78 @@ func (s *Session) proxySite(c proxies.Column, dir string) proxies.Site {
 func (s *Session) validate(ctx context.Context) error {
 	seen := map[string]bool{}
 	for _, r := range s.sched.Runs {
-		key := r.Column.Name + "\x00" + string(r.Scenario.Mode)
-		if seen[key] {
-			continue
-		}
-		seen[key] = true
-		dir := filepath.Join(s.host.RunDir(), "check", Slug(r.Column.Name)+"-"+string(r.Scenario.Mode))
-		inst, err := s.prepare(r.Column, r.Scenario.Mode, dir)
+		ends, err := s.instances(r, filepath.Join(s.host.RunDir(), "check", Slug(r.Column.Name)+"-"+r.Scenario.Name))
 		if err != nil {
 			return err
 		}
-		if inst.Validate == nil {
-			continue
-		}
-		var out bytes.Buffer
-		vctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		err = s.host.Run(vctx, host.RoleProxy, host.ProcSpec{Argv: inst.Validate, Dir: dir, Log: filepath.Join(dir, "validate.log"), Stdout: &out})
-		cancel()
-		if err != nil {
-			log, _ := os.ReadFile(filepath.Join(dir, "validate.log"))
-			return fmt.Errorf("column %q, mode %s: %s says the configuration is wrong: %w\n%s",
-				r.Column.Name, r.Scenario.Mode, filepath.Base(inst.Validate[0]), err, strings.TrimSpace(out.String()+string(log)))
+		for _, e := range ends {
+			if err := s.check(ctx, r, e, seen); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
 }
 
-// prepare renders a column's configuration for a mode into dir.
-func (s *Session) prepare(c proxies.Column, m results.Mode, dir string) (proxies.Instance, error) {
+// check runs the proxy's own checker on an instance rendered for a run,
+// once for each configuration.
+func (s *Session) check(ctx context.Context, r RunSpec, e end, seen map[string]bool) error {
+	inst, dir := e.inst, e.site.Dir
+	key := r.Column.Name + "\x00" + string(e.mode) + "\x00" + fmt.Sprint(e.site.TLS, e.site.ClientSide)
+	if seen[key] || inst.Validate == nil {
+		return nil
+	}
+	seen[key] = true
+	var out bytes.Buffer
+	vctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	err := s.host.Run(vctx, e.role, host.ProcSpec{Argv: inst.Validate, Dir: dir, Log: filepath.Join(dir, "validate.log"), Stdout: &out})
+	cancel()
+	if err != nil {
+		log, _ := os.ReadFile(filepath.Join(dir, "validate.log"))
+		return fmt.Errorf("column %q, scenario %s: %s says the configuration is wrong: %w\n%s",
+			r.Column.Name, r.Scenario.Name, filepath.Base(inst.Validate[0]), err, strings.TrimSpace(out.String()+string(log)))
+	}
+	return nil
+}
+
+// end is one instance of a run's column: the proxy, or a tls-tunnel's
+// two ends.
+type end struct {
+	role host.Role
+	mode results.Mode // what the instance is rendered for
+	site proxies.Site
+	inst proxies.Instance
+}
+
+// instances renders the column of run r into dir: the proxy in the
+// scenario's mode, or for a tls-tunnel its server end (the proxy ending
+// TLS, in the proxy's namespace, in front of the origin's iperf3) and its
+// client end (the same kind beginning TLS, in the client's namespace, on
+// its loopback for iperf3's client, connecting to the server end).
+func (s *Session) instances(r RunSpec, dir string) ([]end, error) {
+	c, sc := r.Column, r.Scenario
+	if sc.Mode != results.TLSTunnel || c.Group == results.Baseline {
+		site := s.siteFor(c, sc, filepath.Join(dir, "proxy"))
+		inst, err := s.prepare(c, sc.Mode, site)
+		return []end{{host.RoleProxy, sc.Mode, site, inst}}, err
+	}
+	server := s.siteFor(c, sc, filepath.Join(dir, "proxy"))
+	si, err := s.prepare(c, results.TLSTerm, server)
+	if err != nil {
+		return nil, err
+	}
+	client := s.siteFor(c, sc, filepath.Join(dir, "peer"))
+	client.ClientSide, client.OriginSide, client.Origin = scenarios.TunnelEntry, host.ClientAddr, host.ProxyClientAddr
+	ci, err := s.prepare(c, results.TLSInit, client)
+	if err != nil {
+		return nil, err
+	}
+	return []end{{host.RoleProxy, results.TLSTerm, server, si}, {host.RoleClient, results.TLSInit, client, ci}}, nil
+}
+
+// prepare renders a column's configuration for a mode into site.Dir.
+func (s *Session) prepare(c proxies.Column, m results.Mode, site proxies.Site) (proxies.Instance, error) {
+	dir := site.Dir
 	a, ok := proxies.Lookup(c.Kind)
 	if !ok {
 		return proxies.Instance{}, fmt.Errorf("column %q: unknown kind %q", c.Name, c.Kind)
@@ -218,7 +299,7 @@ func (s *Session) prepare(c proxies.Column, m results.Mode, dir string) (proxies
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return proxies.Instance{}, fmt.Errorf("column %q: %w", c.Name, err)
 	}
-	inst, err := a.Instance(c, m, s.proxySite(c, dir))
+	inst, err := a.Instance(c, m, site)
 	if err != nil {
 		return proxies.Instance{}, fmt.Errorf("column %q, mode %s: %w", c.Name, m, err)
 	}
@@ -366,10 +447,11 @@ func (s *Session) keep(dir, name string, failed bool) {
 }
 
 func (s *Session) run(ctx context.Context, r RunSpec, dir string, row *results.Row) error {
-	inst, err := s.prepare(r.Column, r.Scenario.Mode, filepath.Join(dir, "proxy"))
+	ends, err := s.instances(r, dir)
 	if err != nil {
 		return err
 	}
+	inst := ends[0].inst
 	if err := s.host.SetForwarding(inst.Forward); err != nil {
 		return err
 	}
@@ -378,27 +460,46 @@ func (s *Session) run(ctx context.Context, r RunSpec, dir string, row *results.R
 	if err := s.host.ResetPeakMemory(); err != nil {
 		return err
 	}
+	peerCPUs, loadCPUs := tunnelCPUs(s.host.Layout())
 	var proxy *host.Proc
-	if inst.Argv != nil {
-		proxy, err = s.host.Start(host.RoleProxy, host.ProcSpec{
-			Argv: inst.Argv, Dir: filepath.Join(dir, "proxy"), Log: filepath.Join(dir, "proxy.log"),
-		})
+	for i, e := range ends {
+		if e.inst.Argv == nil {
+			continue
+		}
+		argv, log := e.inst.Argv, filepath.Join(dir, "proxy.log")
+		if e.role == host.RoleClient {
+			argv, log = pinned(argv, peerCPUs), filepath.Join(dir, "peer.log")
+		}
+		p, err := s.host.Start(e.role, host.ProcSpec{Argv: argv, Dir: e.site.Dir, Log: log})
 		if err != nil {
 			return fmt.Errorf("start %s: %w", r.Column.Name, err)
 		}
-		grace := inst.StopGrace
+		grace := e.inst.StopGrace
 		if grace <= 0 {
 			grace = 5 * time.Second
 		}
-		defer proxy.Stop(grace)
-		if err := s.host.WaitReady(ctx, host.RoleClient, readyProbes(inst.Ready), 15*time.Second); err != nil {
-			return fmt.Errorf("%s not ready: %w; log: %s", r.Column.Name, err, proxy.LogTail(5))
+		defer p.Stop(grace)
+		if i == 0 {
+			proxy = p
+		}
+		if err := s.host.WaitReady(ctx, host.RoleClient, readyProbes(e.inst.Ready), 15*time.Second); err != nil {
+			return fmt.Errorf("%s not ready: %w; log: %s", r.Column.Name, err, p.LogTail(5))
 		}
 	}
 	// The pipes the proxy holds now are its own; those it opens under
 	// load are the splicing's.
 	s.host.ProxyReady()
 	target := scenarios.TargetFor(r.Scenario.Mode, inst.Forward, host.ProxyClientAddr, host.OriginAddr)
+	target.CA = filepath.Join(s.tlsDir(), "ca.pem")
+	var tlsNote string
+	if want, ok := s.negotiates(r, ends[0].site); ok {
+		if tlsNote, err = s.probe(ctx, r, target, want, filepath.Join(dir, "probe")); err != nil {
+			return err
+		}
+	}
+	if r.Scenario.Mode == results.TLSTunnel {
+		r.pin = loadCPUs
+	}
 	if s.cfg.Warmup > 0 {
 		if _, _, err := s.load(ctx, r, target, time.Duration(s.cfg.Warmup), filepath.Join(dir, "warmup")); err != nil {
 			return fmt.Errorf("warm-up: %w", err)
@@ -450,7 +551,7 @@ func (s *Session) run(ctx context.Context, r RunSpec, dir string, row *results.R
 	if m.Requests == 0 && m.Bytes == 0 {
 		return fmt.Errorf("no exchange completed (%d errors, %d timeouts)", m.Errors, m.Timeouts)
 	}
-	row.Note = joinNotes(r.Scaled(), errorNote(m))
+	row.Note = joinNotes(r.Scaled(), tlsNote, errorNote(m))
 	return nil
 }
 
@@ -512,6 +613,7 @@ func (s *Session) load(ctx context.Context, r RunSpec, t scenarios.Target, windo
 	if inv.Argv, err = selfArgv(inv.Argv); err != nil {
 		return m, ended, err
 	}
+	inv.Argv = pinned(inv.Argv, r.pin)
 	for name, data := range inv.Files {
 		if err := writeFile(filepath.Join(dir, name), data); err != nil {
 			return m, ended, err

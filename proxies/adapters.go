@@ -32,8 +32,12 @@ func Lookup(kind string) (Adapter, bool) {
 }
 
 // kindServes reports whether a can serve mode m (or, for the mix and
-// handshake scenarios, the mode they run through).
+// handshake scenarios, the mode they run through); a tls-tunnel needs a
+// kind that both begins TLS (its client end) and ends it (its server end).
 func kindServes(a Adapter, m results.Mode) bool {
+	if m == results.TLSTunnel {
+		return slices.Contains(a.Modes(), results.TLSTerm) && slices.Contains(a.Modes(), results.TLSInit)
+	}
 	return slices.Contains(a.Modes(), scenarios.BaseMode(m))
 }
 

@@ -208,7 +208,10 @@ var packaged = []Column{
 	{Name: "tinyproxy", Kind: "tinyproxy", Group: results.Copy},
 	{Name: "dante", Kind: "dante", Group: results.Copy},
 	{Name: "stunnel", Kind: "stunnel", Group: results.Copy},
-	{Name: "haproxy splice-auto", Kind: "haproxy", Group: results.Splice, Options: []string{"splice-auto"}},
+	// haproxy splices only where neither side is TLS: the reference
+	// results' splice column is in the plain tables alone.
+	{Name: "haproxy splice-auto", Kind: "haproxy", Group: results.Splice, Options: []string{"splice-auto"},
+		Modes: []results.Mode{results.HTTP, results.Relay, results.MixHTTP, results.MixRelay}},
 }
 
 // DefaultColumns returns "no proxy" (kind direct, group baseline) and a
@@ -226,6 +229,7 @@ func DefaultColumns(lookPath func(string) (string, error)) []Column {
 			c := col
 			c.Binary = path
 			c.Options = slices.Clone(c.Options)
+			c.Modes = slices.Clone(c.Modes)
 			c.Source = "default"
 			cols = append(cols, c)
 			break

@@ -179,7 +179,8 @@ func TestValidate(t *testing.T) {
 }
 
 // TestServes checks a column's own modes restrict its kind's, and that
-// the mix and handshake scenarios run through the modes they build on.
+// the mix and handshake scenarios run through the modes they build on,
+// and a tunnel through two.
 func TestServes(t *testing.T) {
 	all, socks := Column{Kind: "3proxy"}, Column{Kind: "3proxy", Modes: []results.Mode{results.Socks}}
 	for _, m := range []results.Mode{results.HTTP, results.Socks, results.Relay, results.MixHTTP, results.TLSHandshake} {
@@ -190,8 +191,11 @@ func TestServes(t *testing.T) {
 			t.Errorf("Serves(3proxy with modes socks, %s) = %v", m, got)
 		}
 	}
-	if Serves(all, results.TLSTunnel) {
-		t.Errorf("Serves(3proxy, tls-tunnel) = true; no adapter renders the two-proxy tunnel")
+	// A tunnel is two ends of one kind: one that both begins and ends TLS.
+	for kind, want := range map[string]bool{"3proxy": true, "stunnel": true, "nginx": true, "squid": false, "dante": false} {
+		if got := Serves(Column{Kind: kind}, results.TLSTunnel); got != want {
+			t.Errorf("Serves(%s, tls-tunnel) = %v; want %v", kind, got, want)
+		}
 	}
 	if Serves(Column{Kind: "gopher"}, results.HTTP) {
 		t.Errorf("Serves(unknown kind) = true")

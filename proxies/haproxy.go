@@ -8,7 +8,9 @@ import (
 
 // HAProxy is haproxy measured as an HTTP proxy for the origin (mode http
 // with http-reuse always) and as a TCP relay (mode tcp), ending TLS with
-// ssl crt and beginning it with server ... ssl; one thread. Its splice
+// ssl crt and beginning it with server ... ssl; one thread. haproxy 2.6
+// has no setting of the signature algorithms (bind's sigalgs came in
+// 2.8): with an RSA key TLS 1.3 signs with RSA-PSS all the same. Its splice
 // columns take the option "splice-auto" or "splice".
 type HAProxy struct{}
 
@@ -109,12 +111,12 @@ backend origin
 {{- else}}
 {{- range .Hops}}
 frontend {{.Name}}
-    bind {{.Listen}}{{if eq $.Mode "tls-term"}} ssl crt {{$.Site.CertFile}}{{end}}
+    bind {{.Listen}}{{if eq $.Mode "tls-term"}} ssl crt {{$.Site.CertFile}}{{with $.Site.TLS.Suites}} ciphersuites {{.}}{{end}}{{with $.Site.TLS.Groups}} curves {{.}}{{end}}{{end}}
     default_backend {{.Name}}
 
 backend {{.Name}}
     source {{$.Site.OriginSide}}
-    server origin {{.To}}{{if eq $.Mode "tls-init"}} ssl verify required ca-file {{$.Site.CAFile}}{{if not $.NameIsIP}} sni str({{$.Name}}) verifyhost {{$.Name}}{{end}}{{end}}
+    server origin {{.To}}{{if eq $.Mode "tls-init"}} ssl verify required ca-file {{$.Site.CAFile}}{{with $.Site.TLS.Suites}} ciphersuites {{.}}{{end}}{{if not $.NameIsIP}} sni str({{$.Name}}) verifyhost {{$.Name}}{{end}}{{end}}
 {{end}}
 {{- end}}
 `))

@@ -120,6 +120,15 @@ stream {
         ssl_certificate_key {{$.Site.KeyFile}};
         ssl_protocols TLSv1.3;
         ssl_session_cache shared:tls:10m;
+{{- with $.Site.TLS.Suites}}
+        ssl_conf_command Ciphersuites {{.}};
+{{- end}}
+{{- with $.Site.TLS.Groups}}
+        ssl_ecdh_curve {{.}};
+{{- end}}
+{{- with $.Site.TLS.SigAlgs}}
+        ssl_conf_command SignatureAlgorithms {{.}};
+{{- end}}
 {{- end}}
 {{- if eq $.Mode "tls-init"}}
         proxy_ssl on;
@@ -129,6 +138,12 @@ stream {
         proxy_ssl_verify on;
         proxy_ssl_trusted_certificate {{$.Site.CAFile}};
         proxy_ssl_session_reuse on;
+{{- with $.Site.TLS.Suites}}
+        proxy_ssl_conf_command Ciphersuites {{.}};
+{{- end}}
+{{- with $.Site.TLS.Groups}}
+        proxy_ssl_conf_command Groups {{.}};
+{{- end}}
 {{- end}}
     }
 {{- end}}

@@ -1,9 +1,11 @@
 package proxies
 
 import (
+	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/rsa"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
@@ -21,6 +23,10 @@ type PKI struct {
 	CACert     []byte // the CA's certificate: what clients and proxies trust
 	ServerCert []byte // the server's certificate
 	ServerKey  []byte // the server's private key (PKCS#8)
+
+	ca    *x509.Certificate
+	caKey crypto.Signer
+	hosts []string
 }
 
 // CertKeyPEM is the server certificate followed by its key, for an
@@ -59,10 +65,33 @@ func GeneratePKI(hosts []string) (PKI, error) {
 	if err != nil {
 		return PKI{}, fmt.Errorf("parse CA certificate: %w", err)
 	}
+	p := PKI{CACert: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), ca: caCert, caKey: caKey, hosts: hosts}
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return PKI{}, fmt.Errorf("generate server key: %w", err)
 	}
+	p.ServerCert, p.ServerKey, err = p.sign(key)
+	return p, err
+}
+
+// RSAServer makes a server certificate with an RSA key of bits for the
+// same hosts, signed by the same CA (stunnel's page's handshakes use RSA
+// 3072), and returns it and its key, PEM-encoded.
+func (p PKI) RSAServer(bits int) (cert, key []byte, err error) {
+	if p.caKey == nil {
+		return nil, nil, fmt.Errorf("RSA certificate: the PKI has no CA key")
+	}
+	k, err := rsa.GenerateKey(rand.Reader, bits)
+	if err != nil {
+		return nil, nil, fmt.Errorf("generate RSA key: %w", err)
+	}
+	return p.sign(k)
+}
+
+// sign makes a server certificate for p's hosts with key, signed by p's CA.
+func (p PKI) sign(key crypto.Signer) (cert, keyPEM []byte, err error) {
+	hosts := p.hosts
+	now := p.ca.NotBefore
 	srv := &x509.Certificate{
 		SerialNumber: serial(),
 		Subject:      pkix.Name{CommonName: hosts[0], Organization: []string{"bench"}},
@@ -81,19 +110,16 @@ func GeneratePKI(hosts []string) (PKI, error) {
 			srv.DNSNames = append(srv.DNSNames, h)
 		}
 	}
-	srvDER, err := x509.CreateCertificate(rand.Reader, srv, caCert, &key.PublicKey, caKey)
+	srvDER, err := x509.CreateCertificate(rand.Reader, srv, p.ca, key.Public(), p.caKey)
 	if err != nil {
-		return PKI{}, fmt.Errorf("create server certificate for %v: %w", hosts, err)
+		return nil, nil, fmt.Errorf("create server certificate for %v: %w", hosts, err)
 	}
 	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
 	if err != nil {
-		return PKI{}, fmt.Errorf("encode server key: %w", err)
+		return nil, nil, fmt.Errorf("encode server key: %w", err)
 	}
-	return PKI{
-		CACert:     pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}),
-		ServerCert: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srvDER}),
-		ServerKey:  pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}),
-	}, nil
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srvDER}),
+		pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), nil
 }
 
 func serial() *big.Int {

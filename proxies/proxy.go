@@ -5,6 +5,7 @@ package proxies
 
 import (
 	"bench/report/results"
+	"bench/scenarios"
 	"time"
 )
 
@@ -49,6 +50,10 @@ type Site struct {
 	// ServerName is the name checked in the origin's certificate and sent
 	// as SNI when the proxy begins TLS (tls-init); "" means Origin.
 	ServerName string
+	// TLS restricts the proxy's TLS, ended or begun, to these cipher
+	// suites, groups and signature algorithms (its Key names the key of
+	// CertFile); the zero value leaves the proxy's defaults.
+	TLS scenarios.TLSParams
 }
 
 // File is a file an instance needs, written before it starts.

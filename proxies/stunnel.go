@@ -64,6 +64,15 @@ accept = {{.Listen}}
 connect = {{.To}}
 local = {{$.Site.OriginSide}}
 sslVersionMin = TLSv1.3
+{{- with $.Site.TLS.Suites}}
+ciphersuites = {{.}}
+{{- end}}
+{{- with $.Site.TLS.Groups}}
+curves = {{.}}
+{{- end}}
+{{- with $.Site.TLS.SigAlgs}}
+config = SignatureAlgorithms:{{.}}
+{{- end}}
 {{- if eq $.Mode "tls-term"}}
 cert = {{$.Site.CertFile}}
 key = {{$.Site.KeyFile}}

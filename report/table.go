@@ -434,7 +434,7 @@ func plainFigure(load string) func(*results.Row) float64 {
 // second for the others (requests, or handshakes).
 func throughput(mode results.Mode, load string) (func(*results.Row) float64, string) {
 	switch {
-	case mode == results.TLSTunnel || results.Bulk(load):
+	case results.InGbits(mode, load):
 		return gbits, "Gbit/s"
 	case mode == results.TLSHandshake:
 		return kreqs, "k conn/s"

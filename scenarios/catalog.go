@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -36,6 +37,34 @@ var (
 	loadMix3k = Load{Name: "mix-3k", Tool: ToolBench, Conns: 20000, Rate: 3000, Timeout: wrkTimeout}
 )
 
+// The TLS 1.3 cipher suites of stunnel's performance page, in its
+// table's order.
+var TunnelSuites = []string{"TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384", "TLS_CHACHA20_POLY1305_SHA256"}
+
+// tunnelLoads are the tls-tunnel loads: one iperf3 stream through the
+// tunnel per suite, client to server ("-up") and server to client
+// ("-down"), and the same without the tunnel ("plaintext-up", "-down").
+func tunnelLoads() []Load {
+	var out []Load
+	for _, suite := range append(slices.Clone(TunnelSuites), "") {
+		name := suite
+		if suite == "" {
+			name = "plaintext"
+		}
+		out = append(out,
+			Load{Name: name + "-up", Tool: ToolIperf3, Conns: 1, Suite: suite},
+			Load{Name: name + "-down", Tool: ToolIperf3, Conns: 1, Suite: suite, Reverse: true})
+	}
+	return out
+}
+
+// The tls-handshake loads: openssl s_time's sequential connections, each
+// a full handshake, or each resuming the session of the first.
+var (
+	loadFull    = Load{Name: "full", Tool: ToolOpenSSL, Conns: 1}
+	loadResumed = Load{Name: "resumed", Tool: ToolOpenSSL, Conns: 1, Resume: true}
+)
+
 // catalog lists, per mode, the loads the reference results measure in it, in the
 // order of their tables' rows.
 var catalog = []struct {
@@ -46,10 +75,14 @@ var catalog = []struct {
 	{results.Connect, []Load{loadStream1Down, loadStream16, loadKa1k, loadKa50k2000, loadKa2k50k2000, loadClose1k}},
 	{results.Socks, []Load{loadStream1Down, loadStream16, loadKa1k, loadKa50k2000, loadKa2k50k2000, loadClose1k}},
 	{results.Relay, []Load{loadStream1, loadStream1Down, loadStream16, loadKa1k, loadKa50k2000, loadKa2k50k2000, loadClose1k}},
+	{results.TLSTerm, []Load{loadKa1k, loadKa1m, loadClose1k, loadStream1Down, loadStream16}},
+	{results.TLSInit, []Load{loadKa1k, loadKa1m, loadClose1k, loadStream1Down, loadStream16}},
 	{results.MixHTTP, []Load{loadMix, loadMix3k}},
 	{results.MixConnect, []Load{loadMix, loadMix3k}},
 	{results.MixSocks, []Load{loadMix, loadMix3k}},
 	{results.MixRelay, []Load{loadMix, loadMix3k}},
+	{results.TLSTunnel, tunnelLoads()},
+	{results.TLSHandshake, []Load{loadFull, loadResumed}},
 }
 
 // Catalog returns every scenario a session can run, grouped by mode in

@@ -14,10 +14,17 @@ func TestCatalog(t *testing.T) {
 		results.Socks:   {"stream1-down", "stream16", "ka-1k", "ka-50k-2000", "ka-2k-50k-2000", "close-1k"},
 		results.Relay:   {"stream1", "stream1-down", "stream16", "ka-1k", "ka-50k-2000", "ka-2k-50k-2000", "close-1k"},
 		// the mix tables' rows: mix-http and mix-http-3k, ...
-		results.MixHTTP:    {"mix", "mix-3k"},
-		results.MixConnect: {"mix", "mix-3k"},
-		results.MixSocks:   {"mix", "mix-3k"},
-		results.MixRelay:   {"mix", "mix-3k"},
+		results.TLSTerm: {"ka-1k", "ka-1m", "close-1k", "stream1-down", "stream16"},
+		results.TLSInit: {"ka-1k", "ka-1m", "close-1k", "stream1-down", "stream16"},
+		results.TLSTunnel: {"TLS_AES_128_GCM_SHA256-up", "TLS_AES_128_GCM_SHA256-down",
+			"TLS_AES_256_GCM_SHA384-up", "TLS_AES_256_GCM_SHA384-down",
+			"TLS_CHACHA20_POLY1305_SHA256-up", "TLS_CHACHA20_POLY1305_SHA256-down",
+			"plaintext-up", "plaintext-down"},
+		results.TLSHandshake: {"full", "resumed"},
+		results.MixHTTP:      {"mix", "mix-3k"},
+		results.MixConnect:   {"mix", "mix-3k"},
+		results.MixSocks:     {"mix", "mix-3k"},
+		results.MixRelay:     {"mix", "mix-3k"},
 	}
 	got := make(map[results.Mode][]string)
 	names := make(map[string]bool)
@@ -99,16 +106,18 @@ func TestSelect(t *testing.T) {
 		// A glob over a mode.
 		{spec: "socks-*", want: "socks-stream1-down socks-stream16 socks-ka-1k socks-ka-50k-2000 socks-ka-2k-50k-2000 socks-close-1k"},
 		// A glob over a load, across modes.
-		{spec: "*-stream16", want: "connect-stream16 socks-stream16 relay-stream16"},
+		{spec: "*-stream16", want: "connect-stream16 socks-stream16 relay-stream16 tls-term-stream16 tls-init-stream16"},
 		// Overlaps appear once.
 		{spec: "http-ka-1k,http-*", want: "http-ka-1k http-ka-1m http-ka-50k-2000 http-ka-2k-50k-2000 http-close-1k"},
 		// Everything.
-		{spec: "all", wantN: 32},
+		{spec: "all", wantN: 52},
 		// A typo names the close ones.
 		{spec: "http-ka-1kb", wantErr: `no such scenario "http-ka-1kb": did you mean http-ka-1k`},
 		{spec: "sock-stream16", wantErr: "socks-stream16"},
 		// A glob that matches nothing.
-		{spec: "tls-*", wantErr: `no such scenario: glob "tls-*" matches none`},
+		{spec: "quic-*", wantErr: `no such scenario: glob "quic-*" matches none`},
+		// TLS ended and begun.
+		{spec: "tls-*-ka-1k", want: "tls-term-ka-1k tls-init-ka-1k"},
 		// A bad glob.
 		{spec: "http-[", wantErr: "bad glob"},
 		// Empty entries.

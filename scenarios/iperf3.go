@@ -4,6 +4,7 @@ import (
 	"bench/report/results"
 	"encoding/json"
 	"fmt"
+	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -27,9 +28,27 @@ func (Iperf3) Invocation(s Scenario, t Target, window time.Duration, dir string)
 	if l.Conns < 1 {
 		return Invocation{}, fmt.Errorf("scenario %s: iperf3 needs at least one stream, has %d", s.Name, l.Conns)
 	}
-	host := t.Origin
+	host, port := t.Origin, PortIperf
+	var wrap []string
 	switch {
-	case t.Direct, tunnelled(s, t):
+	case IsTLS(s.Mode):
+		var clientTLS bool
+		host, port, clientTLS = tlsEntry(s.Mode, t, PortIperf)
+		if clientTLS {
+			// bench mix tls takes iperf3's plain connections on the
+			// client's loopback and speaks TLS to the proxy or origin.
+			if t.CA == "" {
+				return Invocation{}, fmt.Errorf("scenario %s: target has no CA to verify the TLS server with", s.Name)
+			}
+			local := net.JoinHostPort("127.0.0.1", strconv.Itoa(PortIperf))
+			wrap = []string{ToolBench, "mix", "tls", "client", "--listen", local,
+				"--connect", net.JoinHostPort(host, strconv.Itoa(port)), "--ca", t.CA, "--"}
+			host, port = "127.0.0.1", PortIperf
+		}
+	case s.Mode == results.TLSTunnel && !t.Direct:
+		// To the tunnel's client end, beside iperf3 on the client.
+		host = TunnelEntry
+	case t.Direct, tunnelled(s, t), s.Mode == results.TLSTunnel:
 	case s.Mode == results.Relay:
 		host = relayHost(t)
 	default:
@@ -38,7 +57,7 @@ func (Iperf3) Invocation(s Scenario, t Target, window time.Duration, dir string)
 	if host == "" {
 		return Invocation{}, fmt.Errorf("scenario %s: target has no address for iperf3", s.Name)
 	}
-	argv := []string{ToolIperf3, "-c", host, "-p", strconv.Itoa(PortIperf), "-t", seconds(window), "-O", "0", "-J"}
+	argv := append(wrap, ToolIperf3, "-c", host, "-p", strconv.Itoa(port), "-t", seconds(window), "-O", "0", "-J")
 	if l.Conns > 1 {
 		argv = append(argv, "-P", strconv.Itoa(l.Conns))
 	}

@@ -93,7 +93,7 @@ func startOrigin(t *testing.T) string {
 	testenv.NeedProgram(t, ToolIperf3)
 	addr := loopback()
 	dir := t.TempDir()
-	p := Origin(dir, addr, 1)
+	p := Origin(dir, addr, 1, OriginTLS{})
 	writeOrigin(t, dir, p)
 	if out, err := exec.Command(p.Validate[0], p.Validate[1:]...).CombinedOutput(); err != nil {
 		t.Fatalf("%s: %v\n%s", strings.Join(p.Validate, " "), err, out)
@@ -105,7 +105,9 @@ func startOrigin(t *testing.T) string {
 			start(t, s...)
 		}
 	}
-	waitReady(t, slices.DeleteFunc(p.Ready, func(a string) bool { return strings.HasSuffix(a, fmt.Sprintf(":%d", PortMix)) })...)
+	waitReady(t, slices.DeleteFunc(p.Ready, func(a string) bool {
+		return strings.HasSuffix(a, fmt.Sprintf(":%d", PortMix)) || strings.HasSuffix(a, fmt.Sprintf(":%d", PortIperfTLS))
+	})...)
 	return addr
 }
 

@@ -28,7 +28,7 @@ func TestMixAnswers(t *testing.T) {
 		}
 	}
 	files := map[string][]byte{}
-	for _, f := range Origin("/o", "10.0.2.2", 1).Files {
+	for _, f := range Origin("/o", "10.0.2.2", 1, OriginTLS{}).Files {
 		files[f.Path] = f.Data
 	}
 	for _, a := range MixAnswers() {

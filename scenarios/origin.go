@@ -28,7 +28,7 @@ type OriginSetup struct {
 	// serves.
 	Ready []string
 	// CA is the PEM certificate a client or proxy verifies the origin's
-	// HTTPS with (tls-init); the certificate is self-signed.
+	// TLS with (tls-init).
 	CA []byte
 }
 
@@ -110,17 +110,27 @@ http {
 }
 `))
 
+// OriginTLS is the certificate (PEM, its chain) and the key the origin
+// presents over TLS, and the CA that signed it. The zero value stands
+// for the published, self-signed one (OriginCA); a session gives the one
+// it made.
+type OriginTLS struct{ Cert, Key, CA []byte }
+
 // OriginCA is the PEM certificate a proxy beginning TLS verifies the
 // origin's with (the origin's own, self-signed).
 func OriginCA() []byte { return originCertPEM }
 
 // Origin plans the origin in dir (a tmpfs the harness mounts) listening
-// on addr with cpus nginx workers: nginx on ports 80 and 443 serving
+// on addr with cpus nginx workers, presenting cert over TLS: nginx on ports 80 and 443 serving
 // /1k, /50k, /1m and the mix's answers (MixAnswers), answering a POST to them as a GET, and iperf3's
-// server on port 5201, and bench mix's origin on port 8080 (the
-// session's own executable: the harness runs ToolBench as itself).
+// server on port 5201, and bench mix's origin on port 8080 and its TLS
+// wrapper in front of iperf3 on port 5202 (the session's own executable:
+// the harness runs ToolBench as itself).
 // iperf3 -s serves one test at a time, which is all a session runs.
-func Origin(dir, addr string, cpus int) OriginSetup {
+func Origin(dir, addr string, cpus int, cert OriginTLS) OriginSetup {
+	if cert.Cert == nil {
+		cert = OriginTLS{originCertPEM, originKeyPEM, originCertPEM}
+	}
 	dir = filepath.Clean(dir)
 	port := func(p int) string { return net.JoinHostPort(addr, strconv.Itoa(p)) }
 	var conf bytes.Buffer
@@ -133,8 +143,8 @@ func Origin(dir, addr string, cpus int) OriginSetup {
 	}
 	files := []OriginFile{
 		{OriginConf, conf.Bytes()},
-		{originCert, originCertPEM},
-		{originKey, originKeyPEM},
+		{originCert, cert.Cert},
+		{originKey, cert.Key},
 	}
 	for _, a := range originAnswers {
 		files = append(files, OriginFile{originWWW + a.Path, OriginAnswer(a.Size)})
@@ -150,9 +160,12 @@ func Origin(dir, addr string, cpus int) OriginSetup {
 			nginx,
 			{ToolIperf3, "-s", "-B", addr, "-p", strconv.Itoa(PortIperf)},
 			{ToolBench, "mix", "--serve", port(PortMix)},
+			// iperf3's server in TLS, for the TLS modes' streams.
+			{ToolBench, "mix", "tls", "server", "--listen", port(PortIperfTLS), "--connect", port(PortIperf),
+				"--cert", filepath.Join(dir, originCert), "--key", filepath.Join(dir, originKey)},
 		},
-		Ready: []string{port(PortHTTP), port(PortHTTPS), port(PortIperf), port(PortMix)},
-		CA:    OriginCA(),
+		Ready: []string{port(PortHTTP), port(PortHTTPS), port(PortIperf), port(PortMix), port(PortIperfTLS)},
+		CA:    cert.CA,
 	}
 }
 

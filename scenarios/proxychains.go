@@ -103,6 +103,8 @@ func DriverFor(s Scenario) Driver {
 		return Iperf3{}
 	case ToolBench:
 		return Mix{}
+	case ToolOpenSSL:
+		return STime{}
 	}
 	return nil
 }

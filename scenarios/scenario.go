@@ -93,6 +93,45 @@ func relayPort(m results.Mode, originPort int) int {
 	return originPort
 }
 
+// TunnelEntry is where the tls-tunnel's client end listens, in the
+// client's namespace, for iperf3's client: its loopback, as on stunnel's
+// performance page.
+const TunnelEntry = "127.0.0.1"
+
+// ForColumn reports whether a column runs scenario s, baseline saying
+// whether it is the "no proxy" column: in tls-tunnel the baseline runs
+// the plaintext loads of the tunnel's path and the proxies the cipher
+// suites; no baseline times handshakes.
+func ForColumn(s Scenario, baseline bool) bool {
+	switch s.Mode {
+	case results.TLSTunnel:
+		return baseline == (s.Load.Suite == "")
+	case results.TLSHandshake:
+		return !baseline
+	}
+	return true
+}
+
+// IsTLS reports whether m is one of the modes of TLS ended or begun in
+// the proxy, whose HTTP and stream loads go through its relay listeners.
+func IsTLS(m results.Mode) bool { return m == results.TLSTerm || m == results.TLSInit }
+
+// tlsEntry is where the client sends the HTTP (originPort PortHTTP) or
+// stream (PortIperf) load of a TLS mode, and whether it speaks TLS there:
+// to the proxy's listener in front of that server, in TLS where the proxy
+// ends it; and for the baseline to the origin's own TLS port, the client
+// speaking TLS to the origin itself.
+func tlsEntry(m results.Mode, t Target, originPort int) (host string, port int, clientTLS bool) {
+	tlsPort := map[int]int{PortHTTP: PortHTTPS, PortIperf: PortIperfTLS}[originPort]
+	if t.Direct {
+		return t.Origin, tlsPort, true
+	}
+	if m == results.TLSTerm {
+		return relayHost(t), relayPort(m, originPort), true
+	}
+	return relayHost(t), relayPort(m, tlsPort), false
+}
+
 // Load is what the client does, independent of the mode.
 type Load struct {
 	Name      string        // as in the CSV's load column: "ka-1k", "stream16"
@@ -105,6 +144,11 @@ type Load struct {
 	Close     bool          // a new connection for every request
 	Reverse   bool          // streams: the origin sends (iperf3 -R)
 	Timeout   time.Duration // per-request timeout of the load tool, 0 for its default
+	// Suite is the TLS 1.3 cipher suite a tls-tunnel load asks of the
+	// tunnel (IANA's name); "" for the plaintext baseline of its path.
+	Suite string
+	// Resume: tls-handshake times resumed sessions, not full handshakes.
+	Resume bool
 }
 
 // Scenario is a load in a mode, named "<mode>-<load>" ("http-ka-1k").
@@ -127,6 +171,10 @@ type Target struct {
 	ProxyHost string
 	// Origin is the origin's address.
 	Origin string
+	// CA is the PEM file of the CA that signed the certificates of the
+	// proxy (tls-term) and the origin, which the TLS modes' stream
+	// client verifies.
+	CA string
 }
 
 // Invocation is one run of a load tool.

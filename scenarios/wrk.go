@@ -8,6 +8,7 @@ import (
 	"math"
 	"net"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"text/template"
@@ -62,6 +63,18 @@ func (Wrk) Invocation(s Scenario, t Target, window time.Duration, dir string) (I
 	url := "http://" + origin + "/"
 	path := l.Path
 	switch {
+	case IsTLS(s.Mode):
+		// wrk speaks TLS for an https:// URL; it does not verify the
+		// server's certificate (the harness's own checks do).
+		h, port, clientTLS := tlsEntry(s.Mode, t, PortHTTP)
+		if h == "" {
+			return Invocation{}, fmt.Errorf("scenario %s: target has no address for its TLS listener", s.Name)
+		}
+		scheme := "http://"
+		if clientTLS {
+			scheme = "https://"
+		}
+		url = scheme + net.JoinHostPort(h, strconv.Itoa(port)) + "/"
 	case t.Direct:
 	case s.Mode == results.HTTP:
 		if t.Proxy == "" {
@@ -263,6 +276,11 @@ func Programs(s Scenario) []string {
 	}
 	if tunnelled(s, Target{}) {
 		p = append(p, ToolProxychains)
+	}
+	// The TLS a tunnel's or handshake's proxy negotiated is read back
+	// with openssl s_client.
+	if (s.Mode == results.TLSTunnel || s.Mode == results.TLSHandshake) && !slices.Contains(p, ToolOpenSSL) {
+		p = append(p, ToolOpenSSL)
 	}
 	return p
 }

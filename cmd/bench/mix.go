@@ -17,13 +17,18 @@ import (
 
 const mixSynopsis = `--mode http|connect|socks|relay --proxy HOST:PORT --origin HOST:PORT [--conns 20000] (--mix-active K | --rate R) [flags]
        bench mix --serve HOST:PORT
+       bench mix tls client|server --listen HOST:PORT --connect HOST:PORT [flags] [-- COMMAND...]
 
 The first form opens the connections and runs the exchanges, and prints
 the result as JSON. The second is the origin of the mix: it serves the
 mix's answers until it is stopped, writing each one whole even to a
-client that has shut its sending side.`
+client that has shut its sending side. The third is the TLS stream
+wrapper (bench mix tls -h).`
 
 func cmdMix(stdout, stderr io.Writer, args []string) error {
+	if len(args) > 0 && args[0] == "tls" {
+		return cmdMixTLS(stdout, stderr, args[1:])
+	}
 	fs := newFlagSet("mix", stderr, mixSynopsis)
 	var c mix.Config
 	mode := fs.String("mode", "", "how to reach the origin: http (absolute URIs to an HTTP proxy), connect, socks (tunnels), relay")

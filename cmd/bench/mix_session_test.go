@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -9,6 +8,7 @@ import (
 	"testing"
 
 	"bench/harness"
+	"bench/proxies"
 	"bench/report/results"
 	"bench/scenarios"
 )
@@ -22,38 +22,17 @@ import (
 func TestRunMixSession(t *testing.T) {
 	prefix, out := sessionFixture(t, "nginx", "iperf3")
 	const scenarioList = "mix-http,mix-connect,mix-socks,mix-relay"
-	var stdout, stderr bytes.Buffer
-	err := dispatch(&stdout, &stderr, []string{"run",
-		"--scenario", scenarioList, "--mix-conns", "300", "--reps", "1", "--duration", "2s", "--warmup", "0s",
-		"--out", out, "--session", "mix", "--machine", "test machine", "--prefix", prefix,
-	})
-	t.Logf("stderr:\n%s", stderr.String())
-	if err != nil {
-		t.Fatalf("bench run: %v", err)
-	}
-	csvPath, _ := harness.SessionPaths(out, "test machine", "mix")
-	rows, err := results.ReadFiles([]string{csvPath})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runs := strings.TrimSuffix(csvPath, ".csv") + ".runs"
-	pairs := servedPairs(t, scenarioList)
-	for _, p := range pairs {
-		s, c := p.s, p.c
-		var row *results.Row
-		for i := range rows {
-			if rows[i].Proxy == c.Name && rows[i].Mode == s.Mode && rows[i].Load == s.Load.Name {
-				row = &rows[i]
-			}
-		}
+	ts := runTestSession(t, prefix, out, "mix", scenarioList, "--mix-conns", "300", "--reps", "1", "--duration", "2s", "--warmup", "0s")
+	runs := strings.TrimSuffix(ts.csvPath, ".csv") + ".runs"
+	want := ts.each(t, func(s scenarios.Scenario, c proxies.Column, row *results.Row) {
 		if row == nil || row.Status != results.OK {
 			t.Errorf("%s / %s: no ok row: %+v", s.Name, c.Name, row)
-			continue
+			return
 		}
 		files, _ := filepath.Glob(filepath.Join(runs, "*-"+harness.Slug(c.Name)+"-"+s.Name+"-1.load.bench.out"))
 		if len(files) != 1 {
 			t.Errorf("%s / %s: bench mix output %v; want one file", s.Name, c.Name, files)
-			continue
+			return
 		}
 		b, err := os.ReadFile(files[0])
 		if err != nil {
@@ -82,11 +61,11 @@ func TestRunMixSession(t *testing.T) {
 		if row.Requests != r.Exchanges || row.Bytes != r.Bytes {
 			t.Errorf("%s / %s: the row has %d exchanges, %d bytes; bench mix said %d, %d", s.Name, c.Name, row.Requests, row.Bytes, r.Exchanges, r.Bytes)
 		}
+	})
+	if len(ts.rows) != want {
+		t.Errorf("%d rows; want %d", len(ts.rows), want)
 	}
-	if len(rows) != len(pairs) {
-		t.Errorf("%d rows; want %d", len(rows), len(pairs))
-	}
-	if !strings.Contains(stdout.String(), "mix-relay") || !strings.Contains(stdout.String(), "proxy peak memory") {
-		t.Errorf("the report lacks the mix tables:\n%s", stdout.String())
+	if !strings.Contains(ts.report, "mix-relay") || !strings.Contains(ts.report, "proxy peak memory") {
+		t.Errorf("the report lacks the mix tables:\n%s", ts.report)
 	}
 }

@@ -117,51 +117,39 @@ func sessionFixture(t *testing.T, tools ...string) (prefix, out string) {
 func TestRunSession(t *testing.T) {
 	prefix, out := sessionFixture(t, "wrk", "iperf3", "proxychains4", "nginx")
 	const scenarioList = "http-ka-1k,http-ka-1m,connect-ka-1k,connect-stream1-down,socks-close-1k,socks-stream16,relay-ka-1k,relay-stream1"
-	var stdout, stderr bytes.Buffer
-	err := dispatch(&stdout, &stderr, []string{"run",
-		"--scenario", scenarioList, "--reps", "1", "--duration", "1s", "--warmup", "300ms",
-		"--out", out, "--session", "test", "--machine", "test machine", "--prefix", prefix,
-	})
-	t.Logf("stderr:\n%s", stderr.String())
-	if err != nil {
-		t.Fatalf("bench run: %v", err)
-	}
+	ts := runTestSession(t, prefix, out, "test", scenarioList, "--reps", "1", "--duration", "1s", "--warmup", "300ms")
 	if l := leftovers(t, prefix); len(l) > 0 {
 		t.Errorf("left behind after the session: %v", l)
 	}
-
-	csvPath, metaPath := harness.SessionPaths(out, "test machine", "test")
-	rows, err := results.ReadFiles([]string{csvPath})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]results.Row{}
-	for _, r := range rows {
-		got[string(r.Mode)+"-"+r.Load+"/"+r.Proxy] = r
-	}
-	pairs := servedPairs(t, scenarioList)
-	for _, p := range pairs {
-		s, c := p.s, p.c
-		r, ok := got[s.Name+"/"+c.Name]
-		switch {
-		case !ok:
-			t.Errorf("%s / %s: no row", s.Name, c.Name)
-		case r.Status != "ok":
-			t.Errorf("%s / %s: status %s: %s", s.Name, c.Name, r.Status, r.Note)
-		case r.Requests == 0 && s.Load.Tool == scenarios.ToolWrk:
-			t.Errorf("%s / %s: no requests", s.Name, c.Name)
-		case r.Bytes == 0:
-			t.Errorf("%s / %s: no bytes", s.Name, c.Name)
-		case r.CPUProxy <= 0 && c.Kind != "direct":
-			t.Errorf("%s / %s: proxy CPU %g", s.Name, c.Name, r.CPUProxy)
-		case r.PeakMemBytes <= 0 && c.Kind != "direct":
-			t.Errorf("%s / %s: peak memory %d", s.Name, c.Name, r.PeakMemBytes)
-		case r.Bound == "":
-			t.Errorf("%s / %s: no bound", s.Name, c.Name)
+	csvPath, rows, stdout := ts.csvPath, ts.rows, ts.report
+	_, metaPath := harness.SessionPaths(out, "test machine", "test")
+	want := ts.each(t, func(s scenarios.Scenario, c proxies.Column, row *results.Row) {
+		ok := row != nil
+		var r results.Row
+		if ok {
+			r = *row
 		}
-	}
-	if len(rows) != len(pairs) {
-		t.Errorf("%d rows; want %d", len(rows), len(pairs))
+		{
+			switch {
+			case !ok:
+				t.Errorf("%s / %s: no row", s.Name, c.Name)
+			case r.Status != "ok":
+				t.Errorf("%s / %s: status %s: %s", s.Name, c.Name, r.Status, r.Note)
+			case r.Requests == 0 && s.Load.Tool == scenarios.ToolWrk:
+				t.Errorf("%s / %s: no requests", s.Name, c.Name)
+			case r.Bytes == 0:
+				t.Errorf("%s / %s: no bytes", s.Name, c.Name)
+			case r.CPUProxy <= 0 && c.Kind != "direct":
+				t.Errorf("%s / %s: proxy CPU %g", s.Name, c.Name, r.CPUProxy)
+			case r.PeakMemBytes <= 0 && c.Kind != "direct":
+				t.Errorf("%s / %s: peak memory %d", s.Name, c.Name, r.PeakMemBytes)
+			case r.Bound == "":
+				t.Errorf("%s / %s: no bound", s.Name, c.Name)
+			}
+		}
+	})
+	if len(rows) != want {
+		t.Errorf("%d rows; want %d", len(rows), want)
 	}
 	// The rate in the CSV is the one wrk printed for the run.
 	runs := strings.TrimSuffix(csvPath, ".csv") + ".runs"
@@ -194,8 +182,8 @@ func TestRunSession(t *testing.T) {
 		t.Errorf("metadata: %v", err)
 	}
 	for _, h := range []string{"HTTP proxy", "CONNECT tunnel", "SOCKSv5 tunnel", "TCP relay"} {
-		if !strings.Contains(stdout.String(), h) {
-			t.Errorf("report lacks %q:\n%s", h, stdout.String())
+		if !strings.Contains(stdout, h) {
+			t.Errorf("report lacks %q:\n%s", h, stdout)
 		}
 	}
 }
@@ -305,35 +293,6 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.w.Write(p)
-}
-
-// servedPair is a scenario and a column that serves its mode.
-type servedPair struct {
-	s scenarios.Scenario
-	c proxies.Column
-}
-
-// servedPairs are the scenarios of list with each packaged column found
-// here that serves their mode: the runs a session of them makes.
-func servedPairs(t *testing.T, list string) []servedPair {
-	t.Helper()
-	scs, err := scenarios.Select(list)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cols, err := harness.LoadColumns("", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pairs []servedPair
-	for _, s := range scs {
-		for _, c := range cols {
-			if proxies.Serves(c, s.Mode) {
-				pairs = append(pairs, servedPair{s, c})
-			}
-		}
-	}
-	return pairs
 }
 
 // --reps takes a number or auto; the cap and the precision go with auto.

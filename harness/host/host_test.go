@@ -218,8 +218,8 @@ func TestHostUp(t *testing.T) {
 			return err
 		}
 		defer c.Close()
-		if local := c.LocalAddr().(*net.TCPAddr).IP.String(); local != clientAddr {
-			return fmt.Errorf("client's source address %s; want %s", local, clientAddr)
+		if local := c.LocalAddr().(*net.TCPAddr).IP.String(); local != ClientAddr {
+			return fmt.Errorf("client's source address %s; want %s", local, ClientAddr)
 		}
 		fmt.Fprint(c, "through the proxy namespace\n")
 		got, err = bufio.NewReader(c).ReadString('\n')

@@ -16,7 +16,7 @@ import (
 // The addresses of the reference results' topology. They exist only inside the
 // namespaces a Host makes.
 const (
-	clientAddr      = "10.0.1.2" // the client's end of the client link
+	ClientAddr      = "10.0.1.2" // the client's end of the client link
 	ProxyClientAddr = "10.0.1.1" // the proxy's end facing the client
 	ProxyOriginAddr = "10.0.2.1" // the proxy's end facing the origin
 	OriginAddr      = "10.0.2.2" // the origin's end of the origin link
@@ -46,7 +46,7 @@ type pair struct {
 // proxy-origin.
 func topologyPairs(prefix string) []pair {
 	return []pair{
-		{end{RoleClient, prefix + "c", clientAddr + "/24"}, end{RoleProxy, prefix + "pc", ProxyClientAddr + "/24"}},
+		{end{RoleClient, prefix + "c", ClientAddr + "/24"}, end{RoleProxy, prefix + "pc", ProxyClientAddr + "/24"}},
 		{end{RoleProxy, prefix + "po", ProxyOriginAddr + "/24"}, end{RoleOrigin, prefix + "o", OriginAddr + "/24"}},
 	}
 }

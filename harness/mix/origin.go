@@ -8,8 +8,8 @@ import (
 	"net"
 	"strconv"
 	"strings"
-	"sync"
 
+	"bench/internal/accept"
 	"bench/scenarios"
 )
 
@@ -27,40 +27,7 @@ func Serve(ctx context.Context, ln net.Listener) error {
 			body: scenarios.OriginAnswer(a.Size),
 		}
 	}
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	conns := map[net.Conn]bool{}
-	stop := context.AfterFunc(ctx, func() {
-		ln.Close()
-		mu.Lock()
-		for c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-	})
-	defer stop()
-	for {
-		c, err := ln.Accept()
-		if err != nil {
-			wg.Wait()
-			if ctx.Err() != nil {
-				return nil
-			}
-			return err
-		}
-		mu.Lock()
-		conns[c] = true
-		mu.Unlock()
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			serveConn(c, answers)
-			c.Close()
-			mu.Lock()
-			delete(conns, c)
-			mu.Unlock()
-		}()
-	}
+	return accept.Serve(ctx, ln, func(c net.Conn) { serveConn(c, answers) })
 }
 
 // servedAnswer is one of the origin's answers: its head without the line that

@@ -7,17 +7,18 @@ package mixtest
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"io"
 	"net"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"bench/internal/accept"
 	"bench/scenarios"
 )
 
@@ -66,40 +67,13 @@ func serve(t testing.TB, h func(net.Conn)) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	conns := map[net.Conn]bool{}
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		for c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
-	})
-	wg.Add(1)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
 	go func() {
-		defer wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns[c] = true
-			mu.Unlock()
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				h(c)
-				c.Close()
-				mu.Lock()
-				delete(conns, c)
-				mu.Unlock()
-			}()
-		}
+		defer close(done)
+		accept.Serve(ctx, ln, h)
 	}()
+	t.Cleanup(func() { cancel(); <-done })
 	return ln.Addr().String()
 }
 
