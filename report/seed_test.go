@@ -466,7 +466,7 @@ func seedRows(t *testing.T, s seedTable) []results.Row {
 	return nil
 }
 
-func encodeCSV(t *testing.T, rows []results.Row) []byte {
+func encodeCSV(t testing.TB, rows []results.Row) []byte {
 	var b bytes.Buffer
 	w := csv.NewWriter(&b)
 	w.Write(results.Header)
