@@ -88,7 +88,7 @@ func clean(prefix string) ([]string, error) {
 		p, _ := readPIDs(filepath.Join(d, "cgroup.procs"))
 		pids = append(pids, p...)
 	}
-	pids = uniqueInts(pids)
+	pids = unique(pids, anyValue[int])
 	killAndWait(pids, 2*time.Second)
 	for _, pid := range pids {
 		removed = append(removed, "process "+strconv.Itoa(pid))
@@ -130,7 +130,7 @@ func clean(prefix string) ([]string, error) {
 	if st.RunDir != "" && st.OwnRun {
 		runDirs = append(runDirs, st.RunDir)
 	}
-	for _, d := range uniqueStrings(runDirs) {
+	for _, d := range unique(runDirs, nonBlank) {
 		if _, err := os.Stat(d); err != nil {
 			continue
 		}
@@ -183,7 +183,7 @@ func leftoverCgroups(prefix string, recorded []string) []string {
 		}
 	}
 	var out []string
-	for _, d := range uniqueStrings(dirs) {
+	for _, d := range unique(dirs, nonBlank) {
 		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
 			out = append(out, d)
 		}
@@ -219,11 +219,13 @@ func namespacePIDs(name string) []int {
 	return pids
 }
 
-func uniqueInts(v []int) []int {
-	seen := map[int]bool{}
-	var out []int
+// unique is v without repeats, in order, and without the values keep
+// refuses.
+func unique[T comparable](v []T, keep func(T) bool) []T {
+	seen := map[T]bool{}
+	var out []T
 	for _, x := range v {
-		if !seen[x] {
+		if !seen[x] && keep(x) {
 			seen[x] = true
 			out = append(out, x)
 		}
@@ -231,17 +233,10 @@ func uniqueInts(v []int) []int {
 	return out
 }
 
-func uniqueStrings(v []string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, x := range v {
-		if !seen[x] && strings.TrimSpace(x) != "" {
-			seen[x] = true
-			out = append(out, x)
-		}
-	}
-	return out
-}
+// anyValue keeps every value; nonBlank keeps the strings that are not blank.
+func anyValue[T any](T) bool { return true }
+
+func nonBlank(s string) bool { return strings.TrimSpace(s) != "" }
 
 // unmountUnder detaches every mount at dir or beneath it, deepest first,
 // and returns their mount points. Only the harness's own run directories
@@ -284,7 +279,7 @@ func mountsUnder(mountinfo, dir string) []string {
 			points = append(points, m)
 		}
 	}
-	points = uniqueStrings(points)
+	points = unique(points, nonBlank)
 	sort.SliceStable(points, func(i, j int) bool {
 		return strings.Count(points[i], "/") > strings.Count(points[j], "/")
 	})

@@ -19,16 +19,25 @@ const netnsDir = "/run/netns"
 // namespace. Sockets fn opens belong to that namespace.
 func inNamespace(name string, fn func() error) error {
 	return onThread(func() error {
-		target, err := netns.GetFromName(name)
-		if err != nil {
-			return fmt.Errorf("open network namespace %s: %w", name, err)
-		}
-		defer target.Close()
-		if err := netns.Set(target); err != nil {
-			return fmt.Errorf("enter network namespace %s: %w", name, err)
+		if err := enterNamespace(name); err != nil {
+			return err
 		}
 		return fn()
 	})
+}
+
+// enterNamespace switches the calling thread into the named network
+// namespace; the caller has locked it.
+func enterNamespace(name string) error {
+	target, err := netns.GetFromName(name)
+	if err != nil {
+		return fmt.Errorf("open network namespace %s: %w", name, err)
+	}
+	defer target.Close()
+	if err := netns.Set(target); err != nil {
+		return fmt.Errorf("enter network namespace %s: %w", name, err)
+	}
+	return nil
 }
 
 // onThread runs fn on a locked OS thread, then switches the thread back
@@ -73,13 +82,8 @@ func withSysfs(name string, fn func(sys string) error) error {
 			if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 				return fmt.Errorf("make mounts private: %w", err)
 			}
-			target, err := netns.GetFromName(name)
-			if err != nil {
-				return fmt.Errorf("open network namespace %s: %w", name, err)
-			}
-			defer target.Close()
-			if err := netns.Set(target); err != nil {
-				return fmt.Errorf("enter network namespace %s: %w", name, err)
+			if err := enterNamespace(name); err != nil {
+				return err
 			}
 			if err := unix.Mount("sysfs", "/sys", "sysfs", 0, ""); err != nil {
 				return fmt.Errorf("mount sysfs for network namespace %s: %w", name, err)
