@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -35,18 +34,10 @@ func tunnelCPUs(l host.Layout) (peer, load []int) {
 func tunnelNote(l host.Layout) string {
 	peer, load := tunnelCPUs(l)
 	if peer == nil {
-		return fmt.Sprintf("tls-tunnel: the client has one CPU, so the tunnel's client end shares it with iperf3's client (stunnel's page gives each stunnel and each iperf3 a CPU of its own); the server end has the proxy's CPU %s", cpuList(l.Proxy))
+		return fmt.Sprintf("tls-tunnel: the client has one CPU, so the tunnel's client end shares it with iperf3's client (stunnel's page gives each stunnel and each iperf3 a CPU of its own); the server end has the proxy's CPU %s", host.CPUList(l.Proxy))
 	}
 	return fmt.Sprintf("tls-tunnel: the tunnel's client end on CPU %s, iperf3's client on %s, the server end on the proxy's %s, iperf3's server on the origin's %s",
-		cpuList(peer), cpuList(load), cpuList(l.Proxy), cpuList(l.Origin))
-}
-
-func cpuList(cpus []int) string {
-	s := make([]string, len(cpus))
-	for i, c := range cpus {
-		s[i] = strconv.Itoa(c)
-	}
-	return strings.Join(s, ",")
+		host.CPUList(peer), host.CPUList(load), host.CPUList(l.Proxy), host.CPUList(l.Origin))
 }
 
 // pinned runs argv on cpus (taskset), or as it is when cpus is nil.
@@ -54,7 +45,7 @@ func pinned(argv []string, cpus []int) []string {
 	if len(cpus) == 0 {
 		return argv
 	}
-	return append([]string{"taskset", "-c", cpuList(cpus)}, argv...)
+	return append([]string{"taskset", "-c", host.CPUList(cpus)}, argv...)
 }
 
 // negotiates says what TLS a run's proxy must have negotiated, read back

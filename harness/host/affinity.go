@@ -40,7 +40,7 @@ func pinSelf(cpus []int) (unix.CPUSet, error) {
 		set.Set(c)
 	}
 	if err := setAffinity(set); err != nil {
-		return orig, fmt.Errorf("pin the harness to CPUs %s: %w", formatCPUList(cpus), err)
+		return orig, fmt.Errorf("pin the harness to CPUs %s: %w", CPUList(cpus), err)
 	}
 	return orig, nil
 }

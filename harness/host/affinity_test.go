@@ -51,7 +51,7 @@ func TestHarnessPinnedOffTheProxy(t *testing.T) {
 		}()
 	}
 	time.Sleep(10 * time.Millisecond) // let them lock their threads; no figure depends on it
-	want := formatCPUList(h.Layout().Client)
+	want := CPUList(h.Layout().Client)
 	for tid, cpus := range threadCPUs(t) {
 		if cpus != want {
 			t.Errorf("thread %s may run on CPUs %s while a host is open; want the client's %s", tid, cpus, want)

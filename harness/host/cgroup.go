@@ -166,7 +166,7 @@ func (cs *cgroupSet) makeV1(prefix, parent string, own map[string]string, layout
 			g.dirs = append(g.dirs, dir)
 			switch c {
 			case "cpuset":
-				if err := writeCgroupFile(dir, "cpuset.cpus", formatCPUList(layout.cpus(r))); err != nil {
+				if err := writeCgroupFile(dir, "cpuset.cpus", CPUList(layout.cpus(r))); err != nil {
 					return err
 				}
 			case "memory":
@@ -253,7 +253,7 @@ func (cs *cgroupSet) makeV2(prefix, parent string, own map[string]string, layout
 			return fmt.Errorf("create cgroup %s: %w", dir, err)
 		}
 		cs.made = append(cs.made, dir)
-		if err := writeCgroupFile(dir, "cpuset.cpus", formatCPUList(layout.cpus(r))); err != nil {
+		if err := writeCgroupFile(dir, "cpuset.cpus", CPUList(layout.cpus(r))); err != nil {
 			return err
 		}
 		g := roleGroups{dirs: []string{dir}}

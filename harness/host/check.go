@@ -140,7 +140,7 @@ func checkCPUs(layout *Layout) []CheckItem {
 	if err != nil {
 		return []CheckItem{{Name: "CPUs", Status: "unreadable", Detail: err.Error(), Required: true}}
 	}
-	items := []CheckItem{{Name: "CPUs", Status: fmt.Sprintf("%d online (%s)", len(online), formatCPUList(online)), OK: true, Required: true}}
+	items := []CheckItem{{Name: "CPUs", Status: fmt.Sprintf("%d online (%s)", len(online), CPUList(online)), OK: true, Required: true}}
 	lay := CheckItem{Name: "CPU layout", Required: true}
 	var l Layout
 	if layout != nil {

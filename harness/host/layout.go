@@ -50,7 +50,7 @@ func (l Layout) cpus(r Role) []int {
 func (l Layout) String() string {
 	parts := make([]string, 0, len(roles))
 	for _, r := range roles {
-		parts = append(parts, string(r)+"="+formatCPUList(l.cpus(r)))
+		parts = append(parts, string(r)+"="+CPUList(l.cpus(r)))
 	}
 	return strings.Join(parts, ",")
 }
@@ -152,7 +152,7 @@ func ParseLayout(spec string, online []int) (Layout, error) {
 		}
 		for _, c := range cpus {
 			if !slices.Contains(online, c) {
-				return Layout{}, fmt.Errorf("cpu layout %q: %s: CPU %d is not online (online: %s)", spec, r, c, formatCPUList(online))
+				return Layout{}, fmt.Errorf("cpu layout %q: %s: CPU %d is not online (online: %s)", spec, r, c, CPUList(online))
 			}
 		}
 		switch r {
@@ -214,8 +214,8 @@ func parseCPUList(s string) ([]int, error) {
 	return slices.Compact(cpus), nil
 }
 
-// formatCPUList writes CPUs in the kernel's list format, "0-3,5".
-func formatCPUList(cpus []int) string {
+// CPUList writes CPUs in the kernel's list format, "0-3,5".
+func CPUList(cpus []int) string {
 	c := slices.Clone(cpus)
 	slices.Sort(c)
 	c = slices.Compact(c)

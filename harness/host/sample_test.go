@@ -77,7 +77,7 @@ func TestSamplerChargesTheProxy(t *testing.T) {
 	p := startHelper(t, h, RoleProxy, "spin")
 	// It may run only on the proxy's CPUs.
 	status, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.PID()))
-	want := "Cpus_allowed_list:\t" + formatCPUList(h.Layout().Proxy)
+	want := "Cpus_allowed_list:\t" + CPUList(h.Layout().Proxy)
 	if !strings.Contains(string(status), want+"\n") {
 		t.Errorf("spinner's status lacks %q:\n%s", want, status)
 	}
