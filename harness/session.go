@@ -134,7 +134,7 @@ func NewSession(ctx context.Context, cfg SessionConfig) (s *Session, err error) 
 	if err := s.writePKI(); err != nil {
 		return nil, err
 	}
-	if err := s.prepareHandshakes(ctx); err != nil {
+	if err := s.prepareHandshakes(); err != nil {
 		return nil, err
 	}
 	if err := s.validate(ctx); err != nil {

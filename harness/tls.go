@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -94,7 +93,7 @@ func (s *Session) probe(ctx context.Context, r RunSpec, t scenarios.Target, want
 // prepareHandshakes makes what the handshake runs need: the page's RSA
 // 3072 certificate, signed by the session's CA, and the page's TLS as the
 // installed OpenSSL can do it; what it could not do goes in the notes.
-func (s *Session) prepareHandshakes(ctx context.Context) error {
+func (s *Session) prepareHandshakes() error {
 	need := false
 	for _, r := range s.sched.Runs {
 		need = need || r.Scenario.Mode == results.TLSHandshake
@@ -111,7 +110,7 @@ func (s *Session) prepareHandshakes(ctx context.Context) error {
 			return fmt.Errorf("certificates: %w", err)
 		}
 	}
-	kems, _ := exec.CommandContext(ctx, scenarios.ToolOpenSSL, "list", "-kem-algorithms").CombinedOutput()
+	kems := []byte(host.CommandOutput([]string{scenarios.ToolOpenSSL, "list", "-kem-algorithms"}))
 	var note string
 	s.handshakeTLS, note = scenarios.HandshakeTLSFor(kems)
 	s.handshakeNote = s.handshakeTLS.Describe()
