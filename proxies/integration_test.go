@@ -808,8 +808,10 @@ func inNamespace(name string, fn func() error) error {
 // sampler counts the pipes the proxy holds beyond those it had when
 // ready. haproxy told to splice (option splice-request and
 // splice-response) holds some; without it, none. With splice-auto it
-// splices the stream but, by its heuristics, not the answers (here: its
-// column in the HTTP tables copies, which the report marks). 3proxy's
+// splices the stream. On 1 MB answers its heuristics decide by how
+// often reads fill the buffer, so whether it splices them depends on
+// the load and the machine: each run records what it did, and no case
+// here claims either way. 3proxy's
 // relay with -s0 holds none. (With -s it splices only when built with
 // WITHSPLICE, which its Makefile.Linux leaves out: the pipes tell.)
 func TestSplicePipes(t *testing.T) {
@@ -825,7 +827,6 @@ func TestSplicePipes(t *testing.T) {
 	cases := []splice{
 		{withName(haproxy, "haproxy", results.Copy), results.HTTP, false, false},
 		{withName(haproxy, "haproxy splice", results.Splice, "splice"), results.HTTP, false, true},
-		{withName(haproxy, "haproxy splice-auto", results.Splice, "splice-auto"), results.HTTP, false, false},
 		{withName(haproxy, "haproxy", results.Copy), results.Relay, true, false},
 		{withName(haproxy, "haproxy splice-auto", results.Splice, "splice-auto"), results.Relay, true, true},
 	}
