@@ -32,5 +32,6 @@ require (
 	github.com/olekukonko/ll v0.1.6 // indirect
 	github.com/robfig/cron/v3 v3.0.1 // indirect
 	go.yaml.in/yaml/v4 v4.0.0-rc.3 // indirect
+	golang.org/x/crypto v0.59.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
 )

@@ -1,14 +1,17 @@
 package tlswrap
 
 import (
-	"crypto/tls"
+	"encoding/binary"
 	"errors"
+	"fmt"
+	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 )
 
-// bufSize is what the wrapper reads from a socket at most in one call,
-// and sends at most in one: 16 TLS records of the largest size.
+// bufSize is what the wrapper reads from a socket at most in one call:
+// 16 TLS records of the largest size.
 const bufSize = 256 << 10
 
 // maxRecord is the most plaintext one TLS record holds.
@@ -17,153 +20,244 @@ const maxRecord = 16 << 10
 // relay copies plain to TLS and TLS to plain until both directions have
 // ended, passing a half-close on: the end of one direction's data is
 // sent on (close_notify and a TCP FIN, or a FIN) while the other goes on.
-func relay(plain net.Conn, tc *tls.Conn, rc *rawConn) {
+// rc is the TLS side after crypto/tls's handshake, read and write its
+// protections.
+func relay(plain net.Conn, rc *rawConn, read, write *protection) {
+	var owed atomic.Bool // a KeyUpdate asked for one in return
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		encrypt(plain, tc, rc)
+		encrypt(plain, rc.Conn, write, &owed)
 	}()
-	decrypt(tc, rc, plain)
+	decrypt(rc, plain, read, &owed)
 	wg.Wait()
 }
 
-// encrypt reads plain in batches and writes each batch as TLS records
-// gathered into one write.
-func encrypt(plain net.Conn, tc *tls.Conn, rc *rawConn) {
-	buf := make([]byte, bufSize)
+// encrypt reads plain in batches and sends each batch as records in one
+// write.
+func encrypt(plain, raw net.Conn, p *protection, owed *atomic.Bool) {
+	in := make([]byte, bufSize+1) // one more: sealData borrows the byte after the data
+	out := make([]byte, 0, bufSize+(bufSize/maxRecord+3)*recordOverhead)
 	for {
-		n, err := plain.Read(buf)
-		if n > 0 {
-			rc.hold()
-			_, werr := tc.Write(buf[:n])
-			if ferr := rc.release(); werr == nil {
-				werr = ferr
-			}
-			if werr != nil {
+		n, err := plain.Read(in[:bufSize])
+		out = out[:0]
+		if owed.Swap(false) {
+			// Answer with our own, before our next data.
+			out = p.seal(out, keyUpdate(false))
+			if uerr := p.update(); uerr != nil {
 				plain.Close()
-				rc.Close()
+				raw.Close()
 				return
 			}
 		}
+		out = p.sealData(out, in[:n])
 		if err != nil {
 			// The client's data ended: tell the far side, with
 			// close_notify and then a FIN.
-			_ = tc.CloseWrite()
-			closeWrite(rc.Conn)
-			return
+			out = p.seal(out, closeNotify)
 		}
-	}
-}
-
-// decrypt reads TLS records and writes their plaintext to plain, as many
-// records at a time as have arrived.
-func decrypt(tc *tls.Conn, rc *rawConn, plain net.Conn) {
-	buf := make([]byte, bufSize)
-	for {
-		n, err := tc.Read(buf)
-		// Take the records that are already in, without waiting.
-		for err == nil && n+maxRecord <= len(buf) && rc.buffered() {
-			rc.noWait = true
-			m, e := tc.Read(buf[n:])
-			rc.noWait = false
-			n += m
-			if e != nil && !errors.Is(e, errWouldWait) {
-				err = e
-			}
-			if e != nil {
-				break
-			}
-		}
-		if n > 0 {
-			if _, werr := plain.Write(buf[:n]); werr != nil {
+		if len(out) > 0 {
+			if _, werr := raw.Write(out); werr != nil {
 				plain.Close()
-				rc.Close()
+				raw.Close()
 				return
 			}
 		}
 		if err != nil {
-			closeWrite(plain)
+			closeWrite(raw)
 			return
 		}
 	}
 }
 
-// errWouldWait is what rawConn's Read returns in noWait mode when it has
-// nothing buffered: crypto/tls takes it as a temporary error, keeps what
-// it read of a record, and hands it up from its own Read.
-var errWouldWait = wouldWait{}
+// decrypt reads records, as many as have arrived, opens them where they
+// lie and sends their plaintext on in one gathered write.
+func decrypt(rc *rawConn, plain net.Conn, p *protection, owed *atomic.Bool) {
+	r := records{buf: rc.rbuf, start: rc.rpos, end: rc.rend, p: p, owed: owed}
+	for {
+		data, done, err := r.openAll()
+		if err == nil && len(data) > 0 {
+			b := data
+			_, err = b.WriteTo(plain)
+		}
+		if err == nil && !done {
+			err = r.fill(rc.Conn)
+		}
+		switch {
+		case done || errors.Is(err, io.EOF):
+			closeWrite(plain)
+			return
+		case err != nil:
+			plain.Close()
+			rc.Close()
+			return
+		}
+	}
+}
 
-type wouldWait struct{}
+// records is the TLS side's read buffer: buf[start:end] holds what has
+// arrived and not been opened, whole records and the start of one more.
+type records struct {
+	buf        []byte
+	start, end int
+	p          *protection
+	owed       *atomic.Bool
+	hs         []byte      // post-handshake messages not yet whole
+	data       net.Buffers // the plaintext of the last openAll
+}
 
-func (wouldWait) Error() string   { return "no data buffered" }
-func (wouldWait) Timeout() bool   { return true }
-func (wouldWait) Temporary() bool { return true }
+// openAll opens every whole record in the buffer and returns their data;
+// done says the peer's close_notify came.
+func (r *records) openAll() (net.Buffers, bool, error) {
+	r.data = r.data[:0]
+	for r.end-r.start >= headerLen {
+		n := int(binary.BigEndian.Uint16(r.buf[r.start+3:]))
+		if n > maxCiphertext {
+			return nil, false, fmt.Errorf("a record of %d bytes, more than TLS allows", n)
+		}
+		if r.end-r.start < headerLen+n {
+			break
+		}
+		rec := r.buf[r.start : r.start+headerLen+n]
+		r.start += len(rec)
+		if rec[0] == recordChangeCipherSpec {
+			continue // middlebox compatibility; carries nothing
+		}
+		content, typ, err := r.p.open(rec)
+		if err != nil {
+			return nil, false, err
+		}
+		switch typ {
+		case recordApplicationData:
+			if len(content) > 0 {
+				r.data = append(r.data, content)
+			}
+		case recordHandshake:
+			if err := r.handshake(content); err != nil {
+				return nil, false, err
+			}
+		case recordAlert:
+			if len(content) != 2 {
+				return nil, false, errors.New("a malformed alert")
+			}
+			switch content[1] {
+			case 0: // close_notify
+				return r.data, true, nil
+			case 90: // user_canceled: a close_notify follows
+			default:
+				return nil, false, fmt.Errorf("the peer sent alert %d", content[1])
+			}
+		default:
+			return nil, false, fmt.Errorf("a record of content type %d", typ)
+		}
+	}
+	return r.data, false, nil
+}
 
-// rawConn is the TLS side's socket as crypto/tls sees it. It reads ahead,
-// bufSize at a time, so that one system call brings in many records; and
-// while held it gathers the records crypto/tls writes, one at a time, to
-// send them in one call.
+// handshake takes the post-handshake messages of a record: session
+// tickets, which the wrapper does not keep, and KeyUpdate.
+func (r *records) handshake(content []byte) error {
+	r.hs = append(r.hs, content...)
+	for len(r.hs) >= 4 {
+		n := int(r.hs[1])<<16 | int(r.hs[2])<<8 | int(r.hs[3])
+		if len(r.hs) < 4+n {
+			break
+		}
+		typ, body := r.hs[0], r.hs[4:4+n]
+		r.hs = r.hs[4+n:]
+		switch typ {
+		case handshakeNewSessionTicket:
+		case handshakeKeyUpdate:
+			if len(body) != 1 || body[0] > 1 {
+				return errors.New("a malformed KeyUpdate")
+			}
+			if err := r.p.update(); err != nil {
+				return err
+			}
+			if body[0] == 1 {
+				r.owed.Store(true)
+			}
+		default:
+			return fmt.Errorf("handshake message %d after the handshake", typ)
+		}
+	}
+	if len(r.hs) == 0 {
+		r.hs = nil
+	}
+	return nil
+}
+
+// fill reads from the socket into the room after the buffered records,
+// moving a partial record to the front when the room is too small for a
+// whole one.
+func (r *records) fill(c net.Conn) error {
+	if r.start == r.end {
+		r.start, r.end = 0, 0
+	} else if len(r.buf)-r.end < headerLen+maxCiphertext {
+		r.end = copy(r.buf, r.buf[r.start:r.end])
+		r.start = 0
+	}
+	n, err := c.Read(r.buf[r.end:])
+	r.end += n
+	if n > 0 {
+		return nil
+	}
+	if err == nil {
+		err = io.ErrNoProgress
+	}
+	return err
+}
+
+// rawConn is the TLS side's socket as crypto/tls sees it during the
+// handshake. It reads ahead, bufSize at a time, but hands crypto/tls no
+// more than the record it is reading, so that the records after the
+// handshake stay in its buffer for the wrapper's record layer.
 type rawConn struct {
 	net.Conn
 	rbuf       []byte
 	rpos, rend int
-	noWait     bool // Read returns errWouldWait rather than wait for the socket
-
-	wmu     sync.Mutex
-	holding bool
-	wbuf    []byte
+	left       int // bytes of the current record not yet handed out
 }
 
 func newRawConn(c net.Conn) *rawConn {
-	return &rawConn{Conn: c, rbuf: make([]byte, bufSize), wbuf: make([]byte, 0, bufSize+bufSize/16)}
+	return &rawConn{Conn: c, rbuf: make([]byte, bufSize)}
 }
 
-// buffered reports whether data read ahead is waiting.
-func (c *rawConn) buffered() bool { return c.rpos < c.rend }
-
 func (c *rawConn) Read(p []byte) (int, error) {
-	if c.rpos == c.rend {
-		if c.noWait {
-			return 0, errWouldWait
+	if c.left == 0 { // a record starts here: know its length
+		for c.rend-c.rpos < headerLen {
+			if err := c.fill(); err != nil {
+				return 0, err
+			}
 		}
-		n, err := c.Conn.Read(c.rbuf)
-		if n <= 0 {
+		c.left = headerLen + int(binary.BigEndian.Uint16(c.rbuf[c.rpos+3:]))
+	}
+	if c.rpos == c.rend {
+		if err := c.fill(); err != nil {
 			return 0, err
 		}
-		c.rpos, c.rend = 0, n
 	}
-	n := copy(p, c.rbuf[c.rpos:c.rend])
+	n := copy(p[:min(len(p), c.left)], c.rbuf[c.rpos:c.rend])
 	c.rpos += n
+	c.left -= n
 	return n, nil
 }
 
-// hold gathers what is written until release.
-func (c *rawConn) hold() {
-	c.wmu.Lock()
-	c.holding = true
-	c.wmu.Unlock()
-}
-
-// release sends what was gathered and writes straight through again.
-func (c *rawConn) release() error {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	c.holding = false
-	if len(c.wbuf) == 0 {
+func (c *rawConn) fill() error {
+	if c.rpos == c.rend {
+		c.rpos, c.rend = 0, 0
+	} else if c.rpos > 0 {
+		c.rend = copy(c.rbuf, c.rbuf[c.rpos:c.rend])
+		c.rpos = 0
+	}
+	n, err := c.Conn.Read(c.rbuf[c.rend:])
+	c.rend += n
+	if n > 0 {
 		return nil
 	}
-	_, err := c.Conn.Write(c.wbuf)
-	c.wbuf = c.wbuf[:0]
-	return err
-}
-
-func (c *rawConn) Write(p []byte) (int, error) {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	if c.holding {
-		c.wbuf = append(c.wbuf, p...)
-		return len(p), nil
+	if err == nil {
+		err = io.ErrNoProgress
 	}
-	return c.Conn.Write(p)
+	return err
 }

@@ -9,7 +9,8 @@
 // connection is a goroutine of its own, so that its work spreads over the
 // CPUs it may run on; it reads and writes in large batches, many TLS
 // records per system call, where stunnel makes two or three calls a
-// record.
+// record; and after crypto/tls's handshake it seals and opens the records
+// itself, in place, so that no byte is copied in user space (record.go).
 package tlswrap
 
 import (
@@ -79,10 +80,11 @@ func tlsVersionIn(vs []uint16, v uint16) bool {
 	return false
 }
 
-// tlsConfig builds the crypto/tls configuration of c: TLS 1.3 only,
-// records always of the largest size.
+// tlsConfig builds the crypto/tls configuration of c: TLS 1.3 only, and
+// no session tickets from the server side, since after the handshake the
+// records are the wrapper's own.
 func (c Config) tlsConfig() (*tls.Config, error) {
-	tc := &tls.Config{MinVersion: tls.VersionTLS13, DynamicRecordSizingDisabled: true}
+	tc := &tls.Config{MinVersion: tls.VersionTLS13, SessionTicketsDisabled: true}
 	switch c.Side {
 	case Client:
 		if c.CA == "" {
@@ -200,6 +202,9 @@ func (w *Wrapper) handle(ctx context.Context, accepted net.Conn) error {
 		rc         *rawConn
 		err        error
 	)
+	secrets := new(trafficSecrets)
+	cfg := w.tls.Clone()
+	cfg.KeyLogWriter = secrets
 	if w.cfg.Side == Client {
 		if raw, err = dial(); err != nil {
 			return err
@@ -207,10 +212,10 @@ func (w *Wrapper) handle(ctx context.Context, accepted net.Conn) error {
 		defer raw.Close()
 		defer context.AfterFunc(ctx, func() { raw.Close() })() // closed as the accepted one is when the wrapper stops
 		plain, rc = accepted, newRawConn(raw)
-		tc = tls.Client(rc, w.tls)
+		tc = tls.Client(rc, cfg)
 	} else {
 		raw, rc = accepted, newRawConn(accepted)
-		tc = tls.Server(rc, w.tls)
+		tc = tls.Server(rc, cfg)
 	}
 	hctx, cancel := context.WithTimeout(ctx, handshakeTimeout)
 	err = tc.HandshakeContext(hctx)
@@ -223,6 +228,13 @@ func (w *Wrapper) handle(ctx context.Context, accepted net.Conn) error {
 		return fmt.Errorf("TLS with %s negotiated %s, not %s as asked", raw.RemoteAddr(),
 			tls.CipherSuiteName(st.CipherSuite), tls.CipherSuiteName(w.cfg.Suite))
 	}
+	if rc.left != 0 {
+		return fmt.Errorf("TLS with %s: the handshake ended inside a record", raw.RemoteAddr())
+	}
+	read, write, err := secrets.protections(w.cfg.Side, st.CipherSuite)
+	if err != nil {
+		return fmt.Errorf("TLS with %s: %w", raw.RemoteAddr(), err)
+	}
 	if w.cfg.Side == Server {
 		if plain, err = dial(); err != nil {
 			return err
@@ -233,7 +245,7 @@ func (w *Wrapper) handle(ctx context.Context, accepted net.Conn) error {
 	w.mu.Lock()
 	w.conns++
 	w.mu.Unlock()
-	relay(plain, tc, rc)
+	relay(plain, rc, read, write)
 	return nil
 }
 
