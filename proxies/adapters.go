@@ -196,6 +196,16 @@ type view struct {
 // Has reports whether the column has option o.
 func (v view) Has(o string) bool { return slices.Contains(v.Column.Options, o) }
 
+// List renders a colon-separated list (OpenSSL's form: "X25519:P-256")
+// as a YAML flow sequence: ["X25519", "P-256"].
+func (v view) List(colonSeparated string) string {
+	items := strings.Split(colonSeparated, ":")
+	for i, it := range items {
+		items[i] = strconv.Quote(it)
+	}
+	return "[" + strings.Join(items, ", ") + "]"
+}
+
 func newView(a Adapter, c Column, m results.Mode, site Site) view {
 	maxConns := site.MaxConns
 	if maxConns <= 0 {

@@ -10,6 +10,7 @@ import (
 
 	"bench/internal/golden"
 	"bench/report/results"
+	"bench/scenarios"
 )
 
 // goldenEnv is the seed's topology as the harness hands it to a proxy.
@@ -49,6 +50,11 @@ var goldenColumns = []Column{
 	{Name: "stunnel", Kind: "stunnel", Binary: "/usr/bin/stunnel", Group: results.Copy},
 }
 
+// restrictedColumns are the columns of goldenColumns whose TLS modes are
+// golden-tested restricted too: the first of each kind.
+var restrictedColumns = map[string]bool{"no proxy": true, "devel": true, "nginx": true, "haproxy": true,
+	"envoy": true, "stunnel": true}
+
 // dumpInstance is an instance as the golden files hold it: the command lines,
 // the listeners and every file it writes.
 func dumpInstance(p Instance) []byte {
@@ -71,23 +77,34 @@ func goldenName(c Column, m results.Mode) string {
 // TestGolden renders every column of goldenColumns in every mode its
 // kind serves and compares with testdata/golden (go test -update
 // rewrites them).
+// The TLS modes of each kind's first column are rendered a second time
+// as the tunnel and handshake scenarios restrict them (suites, groups,
+// signature algorithms), into files named ...--restricted.txt.
 func TestGolden(t *testing.T) {
 	seen := map[string]bool{}
+	restricted := goldenEnv
+	restricted.TLS = scenarios.TLSParams{Key: scenarios.KeyRSA3072, Suites: "TLS_AES_256_GCM_SHA384",
+		Groups: "X25519", SigAlgs: "rsa_pss_rsae_sha256"}
 	for _, c := range goldenColumns {
 		a, ok := Lookup(c.Kind)
 		if !ok {
 			t.Fatalf("Lookup(%q) failed", c.Kind)
 		}
 		for _, m := range a.Modes() {
-			path := goldenName(c, m)
-			seen[filepath.Base(path)] = true
-			t.Run(filepath.Base(path), func(t *testing.T) {
-				p, err := a.Instance(c, m, goldenEnv)
-				if err != nil {
-					t.Fatalf("Instance(%q, %s) = %v", c.Name, m, err)
-				}
-				golden.Check(t, path, dumpInstance(p))
-			})
+			check := func(path string, env Site) {
+				seen[filepath.Base(path)] = true
+				t.Run(filepath.Base(path), func(t *testing.T) {
+					p, err := a.Instance(c, m, env)
+					if err != nil {
+						t.Fatalf("Instance(%q, %s) = %v", c.Name, m, err)
+					}
+					golden.Check(t, path, dumpInstance(p))
+				})
+			}
+			check(goldenName(c, m), goldenEnv)
+			if (m == results.TLSTerm || m == results.TLSInit) && restrictedColumns[c.Name] {
+				check(strings.TrimSuffix(goldenName(c, m), ".txt")+"--restricted.txt", restricted)
+			}
 		}
 	}
 	// No golden file outlives its case.

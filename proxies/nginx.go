@@ -8,7 +8,7 @@ import (
 
 // Nginx is nginx measured as an HTTP proxy for the origin (proxy_pass to
 // an upstream with keepalive 1024) and as a TCP relay (stream with
-// proxy_half_close on), ending TLS with ssl and beginning it with
+// proxy_half_close on, but where it ends TLS), ending TLS with ssl and beginning it with
 // proxy_ssl: the reference results' configuration, one worker.
 type Nginx struct{}
 
@@ -114,7 +114,13 @@ stream {
         listen {{.Listen}} reuseport backlog=4096{{if eq $.Mode "tls-term"}} ssl{{end}};
         proxy_pass {{.To}};
         proxy_bind {{$.Site.OriginSide}};
+{{- if eq $.Mode "tls-term"}}
+        # no proxy_half_close: nginx would shut the client's socket
+        # without close_notify, which OpenSSL's clients take for a
+        # truncation, and then drop the session (no resumption)
+{{- else}}
         proxy_half_close on;
+{{- end}}
 {{- if eq $.Mode "tls-term"}}
         ssl_certificate {{$.Site.CertFile}};
         ssl_certificate_key {{$.Site.KeyFile}};

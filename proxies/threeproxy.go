@@ -10,7 +10,10 @@ import (
 )
 
 // ThreeProxy is 3proxy, any build: proxy (absolute URIs and CONNECT),
-// socks, tcppm for the relay, under ssl_serv or ssl_cli for TLS. A
+// socks, tcppm for the relay, under ssl_serv or ssl_cli for TLS (the
+// suites asked set with ssl_server_ciphersuites or
+// ssl_client_ciphersuites; it has no setting of groups or signature
+// algorithms, which the checks of what was negotiated catch). A
 // column's Flags go on every service line ("-s0", "-g8000,3,10",
 // "-ocTCP_NODELAY -osTCP_NODELAY"), so one binary gives several columns.
 type ThreeProxy struct{}
@@ -99,6 +102,9 @@ plugin {{.Plugin}} ssl_plugin
 ssl_server_cert {{.Site.CertFile}}
 ssl_server_key {{.Site.KeyFile}}
 ssl_server_min_proto_version TLSv1.3
+{{- with .Site.TLS.Suites}}
+ssl_server_ciphersuites {{.}}
+{{- end}}
 ssl_serv
 {{- end}}
 {{- if eq .Mode "tls-init"}}
@@ -107,6 +113,9 @@ ssl_client_ca_file {{.Site.CAFile}}
 ssl_client_min_proto_version TLSv1.3
 {{- if not .NameIsIP}}
 ssl_client_sni {{.Name}}
+{{- end}}
+{{- with .Site.TLS.Suites}}
+ssl_client_ciphersuites {{.}}
 {{- end}}
 ssl_cli
 {{- end}}
