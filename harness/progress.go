@@ -25,19 +25,22 @@ type progress struct {
 
 func newProgress(cfg SessionConfig, runs []RunSpec, done map[RunKey]bool) *progress {
 	todo := 0
+	var left time.Duration
 	for _, r := range runs {
 		if !done[r.Key()] {
 			todo++
+			left += cfg.runTime(r.Scenario.Mode)
 		}
 	}
 	w := cfg.Progress
 	if w == nil {
 		w = io.Discard
 	}
-	return &progress{
-		w: w, live: cfg.Live, total: todo, start: time.Now(),
-		perRun: estimate(1, time.Duration(cfg.Window), time.Duration(cfg.Warmup), runOverhead),
+	p := &progress{w: w, live: cfg.Live, total: todo, start: time.Now(), perRun: cfg.runTime("")}
+	if todo > 0 {
+		p.perRun = left / time.Duration(todo)
 	}
+	return p
 }
 
 // add counts the runs of a repetition added to the plan, less those a

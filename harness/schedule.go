@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os/exec"
 	"slices"
 	"sort"
@@ -36,7 +37,7 @@ type Schedule struct {
 // session file has. It touches nothing but the file it reads.
 func NewSchedule(cfg SessionConfig) (*Schedule, error) {
 	s := &Schedule{cfg: cfg, Done: map[RunKey]bool{}, reps: cfg.Reps}
-	s.Runs, s.Skipped = runsFor(cfg.Scenarios, cfg.Columns, cfg.Reps, columnRuns)
+	s.Runs, s.Skipped = runsFor(cfg.Scenarios, cfg.Columns, func(m results.Mode) int { return cfg.MethodOf(m).Reps }, columnRuns)
 	var err error
 	if s.limit, err = host.NofileLimit(); err != nil {
 		return nil, err
@@ -186,6 +187,15 @@ func (s *Schedule) Print(w io.Writer, dryRun bool) {
 		}
 	}
 	reps, runs := plural(cfg.Reps, "rep"), plural(len(s.Runs), "run")
+	var own []string
+	for _, m := range slices.Sorted(maps.Keys(cfg.Methods)) {
+		if n := cfg.Methods[m].Reps; n != cfg.Reps {
+			own = append(own, fmt.Sprintf("%s: %d", m, n))
+		}
+	}
+	if len(own) > 0 {
+		reps += " (" + strings.Join(own, ", ") + ")"
+	}
 	if cfg.RepsAuto {
 		most := len(s.Runs) / cfg.Reps * cfg.RepsMax
 		reps = fmt.Sprintf("%d..%d reps (until no run moves a median by more than %g%%)", cfg.Reps, cfg.RepsMax, cfg.Precision*100)
@@ -220,14 +230,29 @@ func (s *Schedule) Print(w io.Writer, dryRun bool) {
 	for _, n := range s.Notes() {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
-	est := formatDuration(estimate(todo, time.Duration(cfg.Window), time.Duration(cfg.Warmup), runOverhead))
+	var left time.Duration
+	for _, r := range s.Runs {
+		if !s.Done[r.Key()] {
+			left += cfg.runTime(r.Scenario.Mode)
+		}
+	}
+	est := formatDuration(left)
 	if cfg.RepsAuto {
 		// At most every cell to the cap, less the runs the file has.
-		most := len(s.Runs)/cfg.Reps*cfg.RepsMax - (len(s.Runs) - todo)
-		est += " to " + formatDuration(estimate(most, time.Duration(cfg.Window), time.Duration(cfg.Warmup), runOverhead))
+		most := left
+		for _, r := range s.Runs {
+			if r.Rep == 1 {
+				most += time.Duration(cfg.RepsMax-cfg.Reps) * cfg.runTime(r.Scenario.Mode)
+			}
+		}
+		est += " to " + formatDuration(most)
 	}
-	fmt.Fprintf(w, "each run: %s warm-up + %s window; estimated %s\n",
-		time.Duration(cfg.Warmup), time.Duration(cfg.Window), est)
+	fmt.Fprintf(w, "each run: %s warm-up + %s window", time.Duration(cfg.Warmup), time.Duration(cfg.Window))
+	for _, m := range slices.Sorted(maps.Keys(cfg.Methods)) {
+		own := cfg.Methods[m]
+		fmt.Fprintf(w, "; %s: %s of %s warm-up + %s window", m, plural(own.Reps, "rep"), time.Duration(own.Warmup), time.Duration(own.Window))
+	}
+	fmt.Fprintf(w, "; estimated %s\n", est)
 	csvPath, _ := SessionPaths(cfg.OutDir, cfg.Machine, cfg.Session)
 	if dryRun {
 		fmt.Fprintf(w, "would write %s\n", csvPath)
@@ -354,11 +379,19 @@ type RunKey struct {
 // scenario in catalog order, and within it the columns that can serve its
 // mode in their order rotated by one for each repetition, as the
 // reference sessions did, so that no column always runs first after a
-// scenario change. The columns that cannot serve a scenario's mode are
-// left out and counted in skipped (once, not per repetition).
-func runsFor(scs []scenarios.Scenario, cols []proxies.Column, reps int, serves func(proxies.Column, scenarios.Scenario) bool) (runs []RunSpec, skipped int) {
-	for rep := 1; rep <= reps; rep++ {
+// scenario change. A scenario has the repetitions repsOf its mode gives.
+// The columns that cannot serve a scenario's mode are left out and
+// counted in skipped (once, not per repetition).
+func runsFor(scs []scenarios.Scenario, cols []proxies.Column, repsOf func(results.Mode) int, serves func(proxies.Column, scenarios.Scenario) bool) (runs []RunSpec, skipped int) {
+	most := 0
+	for _, sc := range scs {
+		most = max(most, repsOf(sc.Mode))
+	}
+	for rep := 1; rep <= most; rep++ {
 		for _, r := range repetition(scs, cols, rep, serves) {
+			if rep > repsOf(r.Scenario.Mode) {
+				continue
+			}
 			r.Index = len(runs) + 1
 			runs = append(runs, r)
 		}
@@ -404,6 +437,12 @@ func repetition(scs []scenarios.Scenario, cols []proxies.Column, rep int, serves
 // warm-up, with overhead for each run's start, readiness and stop.
 func estimate(n int, window, warmup, overhead time.Duration) time.Duration {
 	return time.Duration(n) * (window + warmup + overhead)
+}
+
+// runTime is the expected wall time of one run of a scenario of mode m.
+func (cfg SessionConfig) runTime(m results.Mode) time.Duration {
+	own := cfg.MethodOf(m)
+	return estimate(1, time.Duration(own.Window), time.Duration(own.Warmup), runOverhead)
 }
 
 // formatDuration prints d for people: 45s, 12m05s, 3h04m.

@@ -24,7 +24,14 @@ func TestRunsFor(t *testing.T) {
 		}
 		return c.Name != "d"
 	}
-	runs, skipped := runsFor(scs, cols, 3, sup)
+	// socks has a method of its own here: 4 repetitions.
+	repsOf := func(m results.Mode) int {
+		if m == results.Socks {
+			return 4
+		}
+		return 3
+	}
+	runs, skipped := runsFor(scs, cols, repsOf, sup)
 	var got []string
 	for i, r := range runs {
 		if r.Index != i+1 {
@@ -42,6 +49,8 @@ func TestRunsFor(t *testing.T) {
 		// rep 3: by two, so each runs first in turn
 		"3:http-ka-1k:c", "3:http-ka-1k:a", "3:http-ka-1k:b",
 		"3:socks-ka-1k:a", "3:socks-ka-1k:c",
+		// rep 4: socks alone
+		"4:socks-ka-1k:c", "4:socks-ka-1k:a",
 	}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("PlanRuns =\n%v\nwant\n%v", got, want)

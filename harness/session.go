@@ -500,8 +500,9 @@ func (s *Session) run(ctx context.Context, r RunSpec, dir string, row *results.R
 	if r.Scenario.Mode == results.TLSTunnel {
 		r.pin = loadCPUs
 	}
-	if s.cfg.Warmup > 0 {
-		if _, _, err := s.load(ctx, r, target, time.Duration(s.cfg.Warmup), filepath.Join(dir, "warmup")); err != nil {
+	method := s.cfg.MethodOf(r.Scenario.Mode)
+	if method.Warmup > 0 {
+		if _, _, err := s.load(ctx, r, target, time.Duration(method.Warmup), filepath.Join(dir, "warmup")); err != nil {
 			return fmt.Errorf("warm-up: %w", err)
 		}
 	}
@@ -509,7 +510,7 @@ func (s *Session) run(ctx context.Context, r RunSpec, dir string, row *results.R
 	if err != nil {
 		return err
 	}
-	m, ended, loadErr := s.load(ctx, r, target, time.Duration(s.cfg.Window), filepath.Join(dir, "load"))
+	m, ended, loadErr := s.load(ctx, r, target, time.Duration(method.Window), filepath.Join(dir, "load"))
 	if loadErr != nil {
 		sampler.Stop()
 		return loadErr

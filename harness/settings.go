@@ -37,7 +37,58 @@ func checkSettings(st results.Settings) error {
 	case !st.RepsAuto && (st.RepsMax != 0 || st.Precision != 0):
 		return errors.New("a cap on the repetitions and a precision go with --reps auto only")
 	}
+	for m, own := range st.Methods {
+		switch {
+		case own.Reps < 1:
+			return fmt.Errorf("%s: %d repetitions: need at least 1", m, own.Reps)
+		case st.RepsAuto && own.Reps != st.Reps:
+			return fmt.Errorf("%s: %d repetitions with --reps auto: automatic repetitions start from %d", m, own.Reps, st.Reps)
+		case time.Duration(own.Window) < time.Second:
+			return fmt.Errorf("%s: a window of %s: need at least 1s", m, time.Duration(own.Window))
+		case own.Warmup < 0:
+			return fmt.Errorf("%s: a warm-up of %s: want 0 (none) or more", m, time.Duration(own.Warmup))
+		}
+	}
 	return nil
+}
+
+// Given says which parts of the runs' method the user gave, rather than
+// left to the defaults.
+type Given struct{ Reps, Window, Warmup bool }
+
+// OwnMethods returns the methods of the modes among st's scenarios that
+// have one of their own (scenarios.OwnMethod), for st.Methods: what the
+// user gave holds for them too, the rest is the family's. A mode whose
+// method comes out the session's is left out.
+func OwnMethods(st results.Settings, given Given) (map[results.Mode]results.Method, error) {
+	scs, err := scenarios.Select(st.Scenario)
+	if err != nil {
+		return nil, err
+	}
+	var out map[results.Mode]results.Method
+	for _, sc := range scs {
+		own, ok := scenarios.OwnMethod(sc.Mode)
+		if !ok {
+			continue
+		}
+		if given.Reps || st.RepsAuto {
+			own.Reps = st.Reps
+		}
+		if given.Window {
+			own.Window = st.Window
+		}
+		if given.Warmup {
+			own.Warmup = st.Warmup
+		}
+		if own == (results.Method{Reps: st.Reps, Window: st.Window, Warmup: st.Warmup}) {
+			continue
+		}
+		if out == nil {
+			out = map[results.Mode]results.Method{}
+		}
+		out[sc.Mode] = own
+	}
+	return out, nil
 }
 
 // Configure resolves the settings into a session's configuration on this

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -30,7 +31,8 @@ func TestResumable(t *testing.T) {
 	old := results.Settings{Scenario: "http-*", Reps: 3, Window: results.Span(10 * time.Second), Warmup: results.Span(2 * time.Second)}
 	newer := results.Settings{Scenario: "socks-ka-1k,relay-*", Proxy: "nginx,dante", ColumnsFile: "cols.conf", Reps: AutoMinReps,
 		RepsAuto: true, RepsMax: 8, Precision: 0.04,
-		Window: results.Span(3 * time.Second), CPUs: "client=0,proxy=1,origin=0", ProxyCPU: 0.5}
+		Window: results.Span(3 * time.Second), CPUs: "client=0,proxy=1,origin=0", ProxyCPU: 0.5,
+		Methods: map[results.Mode]results.Method{results.TLSTunnel: {Reps: AutoMinReps, Window: results.Span(10 * time.Second), Warmup: results.Span(time.Second)}}}
 	write("a", base, false, old)
 	write("b", base.Add(time.Hour), false, newer)
 	write("c", base.Add(2*time.Hour), true, old)
@@ -38,7 +40,7 @@ func TestResumable(t *testing.T) {
 	got, err := Resumable(dir, "")
 	want := newer
 	want.Machine, want.Session = "ARM (M4)", "b"
-	if err != nil || got != want {
+	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("Resumable(newest) = %+v, %v; want %+v", got, err, want)
 	}
 	got, err = Resumable(dir, "a")
@@ -59,7 +61,7 @@ func TestResumable(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, s := range []string{`"scenario": "socks-ka-1k,relay-*"`, `"window": "3s"`, `"warmup": "0s"`, `"proxy_cpu_quota": 0.5`, `"session": "b"`,
-		`"reps_auto": true`, `"reps_max": 8`, `"precision": 0.04`} {
+		`"reps_auto": true`, `"reps_max": 8`, `"precision": 0.04`, `"tls-tunnel": {`} {
 		if !strings.Contains(string(b), s) {
 			t.Errorf("%s lacks %s:\n%s", filepath.Base(path), s, b)
 		}
@@ -82,9 +84,47 @@ func TestSettingsCheck(t *testing.T) {
 		{Reps: AutoMinReps, RepsAuto: true, RepsMax: 2, Precision: 0.05, Window: results.Span(time.Second)}, // a cap below the least
 		{Reps: AutoMinReps, RepsAuto: true, RepsMax: 10, Window: results.Span(time.Second)},                 // no precision
 		{Reps: 3, RepsMax: 10, Window: results.Span(time.Second)},                                           // a cap without auto
+		{Reps: 1, Window: results.Span(time.Second), Methods: map[results.Mode]results.Method{results.TLSTunnel: {Reps: 0, Window: results.Span(time.Second)}}},
+		{Reps: 1, Window: results.Span(time.Second), Methods: map[results.Mode]results.Method{results.TLSTunnel: {Reps: 1, Window: results.Span(time.Millisecond)}}},
+		{Reps: AutoMinReps, RepsAuto: true, RepsMax: 10, Precision: 0.05, Window: results.Span(time.Second),
+			Methods: map[results.Mode]results.Method{results.TLSTunnel: {Reps: 5, Window: results.Span(time.Second)}}}, // auto starts every cell alike
 	} {
 		if err := checkSettings(bad); err == nil {
 			t.Errorf("check(%+v) = nil; want an error", bad)
+		}
+	}
+}
+
+// TestOwnMethods: the tunnel and handshake scenarios run by stunnel's
+// page's method where the flags left the method to the defaults; what
+// the user gave holds for them too.
+func TestOwnMethods(t *testing.T) {
+	sec := func(n float64) results.Span { return results.Span(time.Duration(n * float64(time.Second))) }
+	defaults := results.Settings{Scenario: "all", Reps: 3, Window: sec(10), Warmup: sec(2)}
+	page := results.Method{Reps: 5, Window: sec(10), Warmup: sec(1)}
+	for _, c := range []struct {
+		name  string
+		st    results.Settings
+		given Given
+		want  map[results.Mode]results.Method
+	}{
+		{"defaults", defaults, Given{}, map[results.Mode]results.Method{results.TLSTunnel: page, results.TLSHandshake: page}},
+		{"reps given", results.Settings{Scenario: "tls-*", Reps: 3, Window: sec(10), Warmup: sec(2)}, Given{Reps: true},
+			map[results.Mode]results.Method{results.TLSTunnel: {Reps: 3, Window: sec(10), Warmup: sec(1)}, results.TLSHandshake: {Reps: 3, Window: sec(10), Warmup: sec(1)}}},
+		{"a short window given", results.Settings{Scenario: "tls-handshake-full", Reps: 1, Window: sec(1), Warmup: sec(0)}, Given{Reps: true, Window: true},
+			map[results.Mode]results.Method{results.TLSHandshake: {Reps: 1, Window: sec(1), Warmup: sec(1)}}},
+		{"everything given", results.Settings{Scenario: "all", Reps: 1, Window: sec(3), Warmup: sec(0)}, Given{Reps: true, Window: true, Warmup: true}, nil},
+		{"auto", results.Settings{Scenario: "tls-tunnel-*", Reps: AutoMinReps, RepsAuto: true, RepsMax: 10, Precision: 0.05, Window: sec(10), Warmup: sec(2)}, Given{Reps: true},
+			map[results.Mode]results.Method{results.TLSTunnel: {Reps: AutoMinReps, Window: sec(10), Warmup: sec(1)}}},
+		{"no such scenario selected", results.Settings{Scenario: "http-*", Reps: 3, Window: sec(10), Warmup: sec(2)}, Given{}, nil},
+	} {
+		got, err := OwnMethods(c.st, c.given)
+		if err != nil || !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s: OwnMethods = %v, %v; want %v", c.name, got, err, c.want)
+		}
+		c.st.Methods = got
+		if err := checkSettings(c.st); err != nil {
+			t.Errorf("%s: its settings do not pass the check: %v", c.name, err)
 		}
 	}
 }

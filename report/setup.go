@@ -3,6 +3,7 @@ package report
 import (
 	"bench/report/results"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -126,7 +127,12 @@ func setupRows(metas []*results.Meta) []SetupRow {
 		if m.Reps == 0 {
 			return ""
 		}
-		return fmt.Sprintf("%d × %s after %s of warm-up", m.Reps, time.Duration(m.Window), time.Duration(m.Warmup))
+		runs := fmt.Sprintf("%d × %s after %s of warm-up", m.Reps, time.Duration(m.Window), time.Duration(m.Warmup))
+		for _, mode := range slices.Sorted(maps.Keys(m.Methods)) {
+			own := m.Methods[mode]
+			runs += fmt.Sprintf("; %s: %d × %s after %s", mode, own.Reps, time.Duration(own.Window), time.Duration(own.Warmup))
+		}
+		return runs
 	})
 	add("mix connections", func(m *results.Meta) string {
 		if m.MixConns == 0 {

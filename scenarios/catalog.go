@@ -65,24 +65,42 @@ var (
 	loadResumed = Load{Name: "resumed", Tool: ToolOpenSSL, Conns: 1, Resume: true}
 )
 
+// PageMethod is stunnel's performance page's method, the tunnel and
+// handshake scenarios' own: 5 samples of 10 s, each after a 1 s warm-up,
+// the figures their medians.
+var PageMethod = results.Method{Reps: 5, Window: results.Span(10 * time.Second), Warmup: results.Span(time.Second)}
+
 // catalog lists, per mode, the loads the reference results measure in it, in the
-// order of their tables' rows.
+// order of their tables' rows, and the method of its runs where the
+// mode's family has one of its own (method: the session's otherwise).
 var catalog = []struct {
-	mode  results.Mode
-	loads []Load
+	mode   results.Mode
+	loads  []Load
+	method *results.Method
 }{
-	{results.HTTP, []Load{loadKa1k, loadKa1m, loadKa50k2000, loadKa2k50k2000, loadClose1k}},
-	{results.Connect, []Load{loadStream1Down, loadStream16, loadKa1k, loadKa50k2000, loadKa2k50k2000, loadClose1k}},
-	{results.Socks, []Load{loadStream1Down, loadStream16, loadKa1k, loadKa50k2000, loadKa2k50k2000, loadClose1k}},
-	{results.Relay, []Load{loadStream1, loadStream1Down, loadStream16, loadKa1k, loadKa50k2000, loadKa2k50k2000, loadClose1k}},
-	{results.TLSTerm, []Load{loadKa1k, loadKa1m, loadClose1k, loadStream1Down, loadStream16}},
-	{results.TLSInit, []Load{loadKa1k, loadKa1m, loadClose1k, loadStream1Down, loadStream16}},
-	{results.MixHTTP, []Load{loadMix, loadMix3k}},
-	{results.MixConnect, []Load{loadMix, loadMix3k}},
-	{results.MixSocks, []Load{loadMix, loadMix3k}},
-	{results.MixRelay, []Load{loadMix, loadMix3k}},
-	{results.TLSTunnel, tunnelLoads()},
-	{results.TLSHandshake, []Load{loadFull, loadResumed}},
+	{results.HTTP, []Load{loadKa1k, loadKa1m, loadKa50k2000, loadKa2k50k2000, loadClose1k}, nil},
+	{results.Connect, []Load{loadStream1Down, loadStream16, loadKa1k, loadKa50k2000, loadKa2k50k2000, loadClose1k}, nil},
+	{results.Socks, []Load{loadStream1Down, loadStream16, loadKa1k, loadKa50k2000, loadKa2k50k2000, loadClose1k}, nil},
+	{results.Relay, []Load{loadStream1, loadStream1Down, loadStream16, loadKa1k, loadKa50k2000, loadKa2k50k2000, loadClose1k}, nil},
+	{results.TLSTerm, []Load{loadKa1k, loadKa1m, loadClose1k, loadStream1Down, loadStream16}, nil},
+	{results.TLSInit, []Load{loadKa1k, loadKa1m, loadClose1k, loadStream1Down, loadStream16}, nil},
+	{results.MixHTTP, []Load{loadMix, loadMix3k}, nil},
+	{results.MixConnect, []Load{loadMix, loadMix3k}, nil},
+	{results.MixSocks, []Load{loadMix, loadMix3k}, nil},
+	{results.MixRelay, []Load{loadMix, loadMix3k}, nil},
+	{results.TLSTunnel, tunnelLoads(), &PageMethod},
+	{results.TLSHandshake, []Load{loadFull, loadResumed}, &PageMethod},
+}
+
+// OwnMethod returns the method of mode m's runs where its family has one
+// of its own.
+func OwnMethod(m results.Mode) (results.Method, bool) {
+	for _, e := range catalog {
+		if e.mode == m && e.method != nil {
+			return *e.method, true
+		}
+	}
+	return results.Method{}, false
 }
 
 // Catalog returns every scenario a session can run, grouped by mode in

@@ -37,12 +37,12 @@ func cmdRun(stdout, stderr io.Writer, args []string) error {
 	fs.StringVar(&st.Proxy, "proxy", "", "columns to run, comma-separated (default: every column found)")
 	fs.StringVar(&st.ColumnsFile, "columns", "", "file declaring columns of your own builds (3proxy versions, envoy); see examples/columns.conf")
 	reps := repsFlag{n: 3}
-	fs.Var(&reps, "reps", "repetitions of each run, or auto: at least 3, then more of each cell until no run moves its median by more than --precision, at most --reps-max")
+	fs.Var(&reps, "reps", "repetitions of each run (where not given, the tunnel and handshake scenarios take stunnel's page's 5), or auto: at least 3, then more of each cell until no run moves its median by more than --precision, at most --reps-max")
 	repsMax := fs.Int("reps-max", 10, "with --reps auto: the most repetitions of a cell")
 	precision := percent{value: 5, set: true}
 	fs.Var(&precision, "precision", "with --reps auto: how far one run may move a cell's median, in `percent`")
 	window := fs.Duration("duration", 10*time.Second, "measured window of each run")
-	warmup := fs.Duration("warmup", 2*time.Second, "load before each window, not measured")
+	warmup := fs.Duration("warmup", 2*time.Second, "load before each window, not measured (where not given, the tunnel and handshake scenarios take stunnel's page's 1s)")
 	fs.StringVar(&st.Machine, "machine", "", "the machine's label in the tables (default: the CPU model)")
 	out := fs.String("out", "data", "directory of the session files")
 	fs.StringVar(&st.Session, "session", "", "session id (default: the start time, e.g. 2026-10-13-1930)")
@@ -67,8 +67,12 @@ func cmdRun(stdout, stderr io.Writer, args []string) error {
 	} else if visited(fs, "reps-max", "precision") {
 		return usageError{errors.New("run: --reps-max and --precision go with --reps auto")}
 	}
+	given := harness.Given{Reps: visited(fs, "reps"), Window: visited(fs, "duration"), Warmup: visited(fs, "warmup")}
+	var err error
+	if st.Methods, err = harness.OwnMethods(st, given); err != nil {
+		return withAdvice(err)
+	}
 	if *resume {
-		var err error
 		if st, err = resumable(fs, *out, st.Session); err != nil {
 			return err
 		}

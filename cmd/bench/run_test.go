@@ -323,3 +323,32 @@ func TestRunRepsFlag(t *testing.T) {
 		}
 	}
 }
+
+// The tunnel and handshake scenarios run by stunnel's page's method (5
+// runs, a 1 s warm-up) unless the flags say otherwise; the plan says so.
+func TestRunPageMethod(t *testing.T) {
+	plan := func(args ...string) string {
+		t.Helper()
+		var stdout, stderr bytes.Buffer
+		args = append(args, "--dry-run", "--scenario", "relay-ka-1k,tls-tunnel-plaintext-up", "--proxy", "no proxy", "--out", t.TempDir())
+		if err := cmdRun(&stdout, &stderr, args); err != nil {
+			t.Fatalf("%q: %v\n%s", args, err, stderr.String())
+		}
+		return stderr.String()
+	}
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{nil, []string{"x 3 reps (tls-tunnel: 5) = 8 runs", "each run: 2s warm-up + 10s window; tls-tunnel: 5 reps of 1s warm-up + 10s window; estimated 1m43s"}},
+		{[]string{"--reps", "2"}, []string{"x 2 reps = 4 runs", "tls-tunnel: 2 reps of 1s warm-up + 10s window;"}},
+		{[]string{"--reps", "1", "--duration", "3s", "--warmup", "0s"}, []string{"x 1 rep = 2 runs", "each run: 0s warm-up + 3s window; estimated"}},
+	} {
+		got := plan(c.args...)
+		for _, w := range c.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%q: the plan lacks %q:\n%s", c.args, w, got)
+			}
+		}
+	}
+}

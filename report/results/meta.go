@@ -82,11 +82,31 @@ type Settings struct {
 	RepsAuto  bool    `json:"reps_auto,omitempty"`
 	RepsMax   int     `json:"reps_max,omitempty"`
 	Precision float64 `json:"precision,omitempty"`
+	// Methods are the modes whose runs are made otherwise than Reps,
+	// Window and Warmup say: a family of scenarios with a method of its
+	// own (stunnel's page's), where the flags left it the default.
+	Methods map[Mode]Method `json:"methods,omitempty"`
 
 	// Machine and Session name the session; the metadata keeps them in
 	// its own fields.
 	Machine string `json:"-"` // the tables' label; empty for the CPU model
 	Session string `json:"-"` // the id; empty for the start time
+}
+
+// Method is how the runs of a cell are made: how many, each a warm-up
+// and a measured window.
+type Method struct {
+	Reps   int  `json:"reps"`
+	Window Span `json:"window"`
+	Warmup Span `json:"warmup"`
+}
+
+// MethodOf returns how the runs of mode m are made.
+func (st Settings) MethodOf(m Mode) Method {
+	if own, ok := st.Methods[m]; ok {
+		return own
+	}
+	return Method{Reps: st.Reps, Window: st.Window, Warmup: st.Warmup}
 }
 
 // Span is a duration that JSON holds as Go writes it: "10s".
