@@ -52,7 +52,7 @@ func combinedLabel(r *results.Row) string {
 }
 
 func combinedTable(machines []string, sessionIDs string, rows []*results.Row) Table {
-	g := newGrid(rows, func(r *results.Row) (string, string) { return string(r.Mode) + "\x00" + r.Load, combinedLabel(r) })
+	g := newGrid(rows, func(r *results.Row) (string, string) { return string(r.Mode) + "\x00" + r.Load, combinedLabel(r) }, nil)
 	var shorts []string
 	for _, m := range machines {
 		shorts = append(shorts, short(m))

@@ -94,6 +94,31 @@ func TestRenderNotes(t *testing.T) {
 	}
 }
 
+// TestRenderTunnelRunsNamed: a tunnel's failed runs and notes name the
+// direction too, which the table's rows leave to its columns.
+func TestRenderTunnelRunsNamed(t *testing.T) {
+	tunnel := func(load string, status results.Status, note string) results.Row {
+		return results.Row{Machine: "ARM", Session: "s", Proxy: "stunnel", Group: results.Copy, Mode: results.TLSTunnel,
+			Load: load, Rep: 1, Seconds: 10, Bytes: 4e9, Status: status, Bound: "proxy", Note: note}
+	}
+	rows := []results.Row{
+		tunnel("TLS_AES_128_GCM_SHA256-up", results.OK, "negotiated TLSv1.3, TLS_AES_128_GCM_SHA256"),
+		tunnel("TLS_AES_128_GCM_SHA256-down", results.Failed, "stunnel exited"),
+	}
+	var b bytes.Buffer
+	if err := Render(&b, rows, Options{Format: FormatMarkdown}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"- stunnel, TLS_AES_128_GCM_SHA256-down, rep 1: stunnel exited\n",
+		"- negotiated TLSv1.3, TLS_AES_128_GCM_SHA256: stunnel (TLS_AES_128_GCM_SHA256-up)\n",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, b.String())
+		}
+	}
+}
+
 // A splicing column whose runs counted no pipe is marked † with a
 // footnote; one that spliced, or whose runs did not count (an older
 // file), is not. The tab-separated text and JSON carry each cell's

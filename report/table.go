@@ -258,8 +258,11 @@ func (g *grid) note(r *results.Row, label string) {
 
 // newGrid sorts rows into scenarios (key returns a scenario's key and
 // label) and columns: the baseline first, then copy, then splice, each in
-// order of first appearance.
-func newGrid(rows []*results.Row, key func(*results.Row) (string, string)) *grid {
+// order of first appearance. A run's failure and note name it by its
+// scenario's label, or by what name returns when it is not nil (where
+// the label leaves out a part that tells runs apart: a tunnel's
+// direction).
+func newGrid(rows []*results.Row, key func(*results.Row) (string, string), name func(*results.Row) string) *grid {
 	g := &grid{labels: map[string]string{}, loads: map[string]string{}, runs: map[[2]string][]*results.Row{}}
 	seen := map[string]bool{}
 	for _, r := range rows {
@@ -271,6 +274,9 @@ func newGrid(rows []*results.Row, key func(*results.Row) (string, string)) *grid
 		if !seen[r.Proxy] {
 			seen[r.Proxy] = true
 			g.cols = append(g.cols, column{r.Proxy, r.Group})
+		}
+		if name != nil {
+			label = name(r)
 		}
 		if r.Status != results.OK {
 			g.failed = append(g.failed, Failure{Proxy: r.Proxy, Load: label, Rep: r.Rep, Note: r.Note})
@@ -446,7 +452,7 @@ func plainTable(fam, machine string, rows []*results.Row) Table {
 	g := newGrid(rows, func(r *results.Row) (string, string) {
 		l := strings.TrimPrefix(r.Load, "http-")
 		return r.Load, l
-	})
+	}, nil)
 	names, groups := g.header()
 	t := Table{Family: fam, Kind: "throughput", Machine: machine, Session: rows[0].Session,
 		Corner: "scenario (" + short(machine) + ")", Columns: names, Groups: groups, Failed: g.failed, Notes: g.notes}
@@ -494,7 +500,7 @@ func tripleKey(r *results.Row) (string, string) {
 // and mix families. Their cells carry ‡ in the throughput table and no
 // other mark, as in the reference results.
 func tripleTables(fam, machine string, rows []*results.Row) []Table {
-	g := newGrid(rows, tripleKey)
+	g := newGrid(rows, tripleKey, nil)
 	names, groups := g.header()
 	base := Table{Family: fam, Machine: machine, Session: rows[0].Session, Corner: "scenario",
 		Columns: names, Groups: groups}
@@ -590,7 +596,7 @@ func tunnelTable(machine string, rows []*results.Row) Table {
 	g := newGrid(rows, func(r *results.Row) (string, string) {
 		suite := strings.TrimSuffix(strings.TrimSuffix(r.Load, "-up"), "-down")
 		return r.Proxy + "\x00" + suite, suite
-	})
+	}, func(r *results.Row) string { return r.Load })
 	t := Table{Family: famTunnel, Kind: "throughput", Machine: machine, Session: rows[0].Session,
 		Corner: "Ciphersuite", Columns: []string{"Client to server", "Server to client"},
 		Groups: []string{"", ""}, Failed: g.failed, Notes: g.notes}
@@ -623,7 +629,7 @@ func tunnelTable(machine string, rows []*results.Row) Table {
 // handshakeTable is stunnel's handshake table: connections a second, full
 // handshakes (load "full") and resumed sessions ("resumed").
 func handshakeTable(machine string, rows []*results.Row) Table {
-	g := newGrid(rows, func(r *results.Row) (string, string) { return r.Proxy + "\x00" + r.Load, r.Load })
+	g := newGrid(rows, func(r *results.Row) (string, string) { return r.Proxy + "\x00" + r.Load, r.Load }, nil)
 	t := Table{Family: famHandshake, Kind: "handshake", Machine: machine, Session: rows[0].Session,
 		Corner: "Handshake", Columns: []string{"Connections/s"}, Groups: []string{""}, Failed: g.failed, Notes: g.notes}
 	labels := proxyLabels(g, func(load string) string {
