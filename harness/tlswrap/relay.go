@@ -74,7 +74,7 @@ func encrypt(plain, raw net.Conn, p *protection, owed *atomic.Bool) {
 // decrypt reads records, as many as have arrived, opens them where they
 // lie and sends their plaintext on in one gathered write.
 func decrypt(rc *rawConn, plain net.Conn, p *protection, owed *atomic.Bool) {
-	r := records{buf: rc.rbuf, start: rc.rpos, end: rc.rend, p: p, owed: owed}
+	r := records{inbuf: rc.inbuf, p: p, owed: owed}
 	for {
 		data, done, err := r.openAll()
 		if err == nil && len(data) > 0 {
@@ -96,15 +96,14 @@ func decrypt(rc *rawConn, plain net.Conn, p *protection, owed *atomic.Bool) {
 	}
 }
 
-// records is the TLS side's read buffer: buf[start:end] holds what has
-// arrived and not been opened, whole records and the start of one more.
+// records are the records read from the TLS side and not yet opened,
+// whole ones and the start of one more.
 type records struct {
-	buf        []byte
-	start, end int
-	p          *protection
-	owed       *atomic.Bool
-	hs         []byte      // post-handshake messages not yet whole
-	data       net.Buffers // the plaintext of the last openAll
+	inbuf
+	p    *protection
+	owed *atomic.Bool
+	hs   []byte      // post-handshake messages not yet whole
+	data net.Buffers // the plaintext of the last openAll
 }
 
 // openAll opens every whole record in the buffer and returns their data;
@@ -188,18 +187,24 @@ func (r *records) handshake(content []byte) error {
 	return nil
 }
 
-// fill reads from the socket into the room after the buffered records,
-// moving a partial record to the front when the room is too small for a
-// whole one.
-func (r *records) fill(c net.Conn) error {
-	if r.start == r.end {
-		r.start, r.end = 0, 0
-	} else if len(r.buf)-r.end < headerLen+maxCiphertext {
-		r.end = copy(r.buf, r.buf[r.start:r.end])
-		r.start = 0
+// inbuf is what was read from the TLS side and not yet used:
+// buf[start:end].
+type inbuf struct {
+	buf        []byte
+	start, end int
+}
+
+// fill reads from c into the room after the data, first moving the data
+// to the front when that room could not hold a whole record.
+func (b *inbuf) fill(c net.Conn) error {
+	if b.start == b.end {
+		b.start, b.end = 0, 0
+	} else if len(b.buf)-b.end < headerLen+maxCiphertext {
+		b.end = copy(b.buf, b.buf[b.start:b.end])
+		b.start = 0
 	}
-	n, err := c.Read(r.buf[r.end:])
-	r.end += n
+	n, err := c.Read(b.buf[b.end:])
+	b.end += n
 	if n > 0 {
 		return nil
 	}
@@ -215,49 +220,30 @@ func (r *records) fill(c net.Conn) error {
 // handshake stay in its buffer for the wrapper's record layer.
 type rawConn struct {
 	net.Conn
-	rbuf       []byte
-	rpos, rend int
-	left       int // bytes of the current record not yet handed out
+	inbuf
+	left int // bytes of the current record not yet handed out
 }
 
 func newRawConn(c net.Conn) *rawConn {
-	return &rawConn{Conn: c, rbuf: make([]byte, bufSize)}
+	return &rawConn{Conn: c, inbuf: inbuf{buf: make([]byte, bufSize)}}
 }
 
 func (c *rawConn) Read(p []byte) (int, error) {
 	if c.left == 0 { // a record starts here: know its length
-		for c.rend-c.rpos < headerLen {
-			if err := c.fill(); err != nil {
+		for c.end-c.start < headerLen {
+			if err := c.fill(c.Conn); err != nil {
 				return 0, err
 			}
 		}
-		c.left = headerLen + int(binary.BigEndian.Uint16(c.rbuf[c.rpos+3:]))
+		c.left = headerLen + int(binary.BigEndian.Uint16(c.buf[c.start+3:]))
 	}
-	if c.rpos == c.rend {
-		if err := c.fill(); err != nil {
+	if c.start == c.end {
+		if err := c.fill(c.Conn); err != nil {
 			return 0, err
 		}
 	}
-	n := copy(p[:min(len(p), c.left)], c.rbuf[c.rpos:c.rend])
-	c.rpos += n
+	n := copy(p[:min(len(p), c.left)], c.buf[c.start:c.end])
+	c.start += n
 	c.left -= n
 	return n, nil
-}
-
-func (c *rawConn) fill() error {
-	if c.rpos == c.rend {
-		c.rpos, c.rend = 0, 0
-	} else if c.rpos > 0 {
-		c.rend = copy(c.rbuf, c.rbuf[c.rpos:c.rend])
-		c.rpos = 0
-	}
-	n, err := c.Conn.Read(c.rbuf[c.rend:])
-	c.rend += n
-	if n > 0 {
-		return nil
-	}
-	if err == nil {
-		err = io.ErrNoProgress
-	}
-	return err
 }
