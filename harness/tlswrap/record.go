@@ -170,7 +170,7 @@ func (p *protection) sealData(out, data []byte) []byte {
 // open unprotects the record rec in place and returns its content and
 // content type.
 func (p *protection) open(rec []byte) ([]byte, byte, error) {
-	if rec[0] != recordApplicationData {
+	if rec[0] != recordApplicationData { // change_cipher_spec too: only before Finished
 		return nil, 0, fmt.Errorf("a record of type %d after the handshake", rec[0])
 	}
 	pt, err := p.aead.Open(rec[headerLen:headerLen], p.next(), rec[headerLen:], rec[:headerLen])
@@ -181,8 +181,11 @@ func (p *protection) open(rec []byte) ([]byte, byte, error) {
 	for i >= 0 && pt[i] == 0 { // padding
 		i--
 	}
-	if i < 0 {
+	switch {
+	case i < 0:
 		return nil, 0, errors.New("a record with no content type")
+	case i > maxRecord:
+		return nil, 0, fmt.Errorf("a record of %d bytes of content, more than TLS allows", i)
 	}
 	return pt[:i], pt[i], nil
 }

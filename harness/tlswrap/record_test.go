@@ -61,7 +61,6 @@ func TestOpenAll(t *testing.T) {
 	send, recv := pair(t, tls.TLS_AES_128_GCM_SHA256)
 	var stream []byte
 	stream = send.seal(stream, inner([]byte("one"), recordApplicationData))
-	stream = append(stream, recordChangeCipherSpec, 3, 3, 0, 1, 1) // ignored
 	// A session ticket, sent over two records; then a KeyUpdate that
 	// asks for one in return, after which the sender's keys move on.
 	ticket := []byte{handshakeNewSessionTicket, 0, 0, 4, 1, 2, 3, 4}
@@ -125,6 +124,20 @@ func TestOpenAllRefuses(t *testing.T) {
 			return send.seal(nil, inner([]byte{13, 0, 0, 0}, recordHandshake)) // CertificateRequest
 		}, "handshake message 13"},
 		{"padding only", func(send *protection) []byte { return send.seal(nil, []byte{0, 0}) }, "no content type"},
+		{"change_cipher_spec after Finished", func(*protection) []byte { return []byte{recordChangeCipherSpec, 3, 3, 0, 1, 1} }, "type 20 after the handshake"},
+		{"too much content", func(send *protection) []byte {
+			return send.seal(nil, inner(make([]byte, maxRecord+1), recordApplicationData))
+		}, "more than TLS allows"},
+		{"data inside a handshake message", func(send *protection) []byte {
+			s := send.seal(nil, inner([]byte{handshakeNewSessionTicket, 0, 0, 4, 1}, recordHandshake))
+			return send.seal(s, inner([]byte("x"), recordApplicationData))
+		}, "broken by a record of another type"},
+		{"a KeyUpdate before more of its record", func(send *protection) []byte {
+			return send.seal(nil, inner(append(keyUpdate(false)[:5], handshakeNewSessionTicket, 0, 0, 0), recordHandshake))
+		}, "not at the end of its record"},
+		{"a huge post-handshake message", func(send *protection) []byte {
+			return send.seal(nil, inner([]byte{handshakeNewSessionTicket, 0xff, 0, 0}, recordHandshake))
+		}, "post-handshake message of"},
 	} {
 		send, recv := pair(t, tls.TLS_AES_128_GCM_SHA256)
 		s := c.stream(send)

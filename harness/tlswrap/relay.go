@@ -52,6 +52,13 @@ func encrypt(plain, raw net.Conn, p *protection, owed *atomic.Bool) {
 			}
 		}
 		out = p.sealData(out, in[:n])
+		if err != nil && !errors.Is(err, io.EOF) {
+			// Not an end but a failure: no close_notify, which would
+			// say that the data is whole.
+			plain.Close()
+			raw.Close()
+			return
+		}
 		if err != nil {
 			// The client's data ended: tell the far side, with
 			// close_notify and then a FIN.
@@ -85,7 +92,9 @@ func decrypt(rc *rawConn, plain net.Conn, p *protection, owed *atomic.Bool) {
 			err = r.fill(rc.Conn)
 		}
 		switch {
-		case done || errors.Is(err, io.EOF):
+		case done || errors.Is(err, io.EOF) && r.start == r.end:
+			// The peer's close_notify, or its FIN between records
+			// (some shut their side without close_notify).
 			closeWrite(plain)
 			return
 		case err != nil:
@@ -120,12 +129,12 @@ func (r *records) openAll() (net.Buffers, bool, error) {
 		}
 		rec := r.buf[r.start : r.start+headerLen+n]
 		r.start += len(rec)
-		if rec[0] == recordChangeCipherSpec {
-			continue // middlebox compatibility; carries nothing
-		}
 		content, typ, err := r.p.open(rec)
 		if err != nil {
 			return nil, false, err
+		}
+		if typ != recordHandshake && len(r.hs) > 0 {
+			return nil, false, errors.New("a handshake message broken by a record of another type")
 		}
 		switch typ {
 		case recordApplicationData:
@@ -154,12 +163,19 @@ func (r *records) openAll() (net.Buffers, bool, error) {
 	return r.data, false, nil
 }
 
+// maxPostHandshake bounds a post-handshake message: a session ticket is
+// a few hundred bytes.
+const maxPostHandshake = 64 << 10
+
 // handshake takes the post-handshake messages of a record: session
 // tickets, which the wrapper does not keep, and KeyUpdate.
 func (r *records) handshake(content []byte) error {
 	r.hs = append(r.hs, content...)
 	for len(r.hs) >= 4 {
 		n := int(r.hs[1])<<16 | int(r.hs[2])<<8 | int(r.hs[3])
+		if n > maxPostHandshake {
+			return fmt.Errorf("a post-handshake message of %d bytes", n)
+		}
 		if len(r.hs) < 4+n {
 			break
 		}
@@ -170,6 +186,10 @@ func (r *records) handshake(content []byte) error {
 		case handshakeKeyUpdate:
 			if len(body) != 1 || body[0] > 1 {
 				return errors.New("a malformed KeyUpdate")
+			}
+			if len(r.hs) > 0 {
+				// The next keys begin with the next record.
+				return errors.New("a KeyUpdate not at the end of its record")
 			}
 			if err := r.p.update(); err != nil {
 				return err
