@@ -106,15 +106,19 @@ func (p *progress) finish() {
 // runSummary is a run's one-line result: its rate, the pace-setter, the
 // proxy's CPU and memory, how much of the window it was held at its CPU
 // quota, the pipes it spliced through, and its errors; or why it failed.
-// Streams and 1 MB answers are given in Gbit/s, other loads in requests
-// per second, as the tables give them.
+// Streams and 1 MB answers are given in Gbit/s, handshakes in
+// connections per second, other loads in requests per second, as the
+// tables give them.
 func runSummary(r results.Row) string {
 	if r.Status != results.OK {
 		return "FAILED: " + r.Note
 	}
 	rate := fmt.Sprintf("%.1fk req/s", r.PerSecond()/1000)
-	if results.InGbits(r.Mode, r.Load) {
+	switch {
+	case results.InGbits(r.Mode, r.Load):
 		rate = fmt.Sprintf("%.2f Gbit/s", r.Gbps())
+	case r.Mode == results.TLSHandshake:
+		rate = fmt.Sprintf("%.0f conn/s", r.PerSecond()) // stunnel's page's unit
 	}
 	s := fmt.Sprintf("%s  bound %s  proxy busy %.0f%%  mem %.0f MB", rate, r.Bound, r.BusyProxy*100, float64(r.PeakMemBytes)/1e6)
 	if r.Throttling {
