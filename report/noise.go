@@ -3,6 +3,8 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 )
 
 // SpreadWarn is the spread of a cell's runs, (fastest - slowest) /
@@ -14,6 +16,7 @@ const SpreadWarn = 0.10
 type NoisyCell struct {
 	Table  *Table
 	Label  string // the row's
+	Column string // the column's: the proxy, or a tunnel's direction
 	Cell   Cell
 	Spread float64
 }
@@ -29,9 +32,9 @@ func Noisy(tables []Table) []NoisyCell {
 			continue
 		}
 		for _, r := range t.Rows {
-			for _, c := range r.Cells {
+			for j, c := range r.Cells {
 				if c.Spread != nil && *c.Spread > SpreadWarn {
-					out = append(out, NoisyCell{Table: t, Label: r.Label, Cell: c, Spread: *c.Spread})
+					out = append(out, NoisyCell{Table: t, Label: r.Label, Column: columnName(t, r.Label, j, c), Cell: c, Spread: *c.Spread})
 				}
 			}
 		}
@@ -51,6 +54,20 @@ func WriteNoisy(w io.Writer, tables []Table) {
 		"their medians may move with more runs: add repetitions (--reps 5), or let bench repeat each cell until its median is settled (--reps auto):\n",
 		percent(SpreadWarn))
 	for _, n := range noisy {
-		fmt.Fprintf(w, "  %s, %s, %s: %s over %d runs\n", n.Table.Family, n.Label, n.Cell.Proxy, percent(n.Spread), len(n.Cell.Runs))
+		fmt.Fprintf(w, "  %s, %s, %s: %s over %d runs\n", n.Table.Family, n.Label, n.Column, percent(n.Spread), len(n.Cell.Runs))
 	}
+}
+
+// columnName names a cell's column: its proxy; in a table whose columns
+// are not the proxies and are more than one (a tunnel's directions, each
+// row one proxy's), the column's own name too, after the proxy's where
+// the row's label does not give it.
+func columnName(t *Table, label string, j int, c Cell) string {
+	if len(t.Columns) < 2 || j >= len(t.Columns) || slices.Contains(t.Columns, c.Proxy) {
+		return c.Proxy
+	}
+	if strings.Contains(label, "("+c.Proxy+")") {
+		return t.Columns[j]
+	}
+	return c.Proxy + ", " + t.Columns[j]
 }
