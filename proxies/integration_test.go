@@ -28,6 +28,8 @@ import (
 	"github.com/vishvananda/netns"
 
 	"bench/harness/host"
+	"bench/internal/accept"
+	"bench/internal/nettest"
 	"bench/internal/testenv"
 	"bench/proxies"
 	"bench/report/results"
@@ -162,26 +164,9 @@ func (w *world) serveOrigin(t *testing.T, listenOn func(network, addr string) (n
 		t.Cleanup(func() { srv.Close() })
 	}
 	for _, l := range []net.Listener{listen(scenarios.PortIperf, false), listen(scenarios.PortIperfTLS, true)} {
-		go echo(l)
+		go accept.Serve(context.Background(), l, nettest.Echo) // until the listener closes
 	}
 	w.env, w.caPool = env, pool
-}
-
-// echo sends back what it reads and half-closes when the client does.
-func echo(l net.Listener) {
-	for {
-		c, err := l.Accept()
-		if err != nil {
-			return
-		}
-		go func() {
-			defer c.Close()
-			io.Copy(c, c)
-			if cw, ok := c.(interface{ CloseWrite() error }); ok {
-				cw.CloseWrite()
-			}
-		}()
-	}
 }
 
 // columns are what the tests run: the packaged proxies found, plus the

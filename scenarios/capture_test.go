@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"bench/internal/nettest"
 	"bench/internal/testenv"
 )
 
@@ -33,7 +34,7 @@ func startTinyproxy(t *testing.T) string {
 		t.Fatal(err)
 	}
 	start(t, "tinyproxy", "-d", "-c", conf)
-	waitReady(t, net.JoinHostPort(addr, fmt.Sprint(PortHTTPProxy)))
+	nettest.WaitAccepting(t, net.JoinHostPort(addr, fmt.Sprint(PortHTTPProxy)))
 	return addr
 }
 

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"bench/internal/nettest"
 	"bench/internal/testenv"
 )
 
@@ -65,25 +66,6 @@ func start(t *testing.T, argv ...string) {
 	})
 }
 
-// waitReady returns once every address accepts TCP, or fails the test.
-func waitReady(t *testing.T, addrs ...string) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for _, a := range addrs {
-		for {
-			c, err := net.DialTimeout("tcp", a, time.Second)
-			if err == nil {
-				c.Close()
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s not ready: %v", a, err)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
-}
-
 // startOrigin runs the origin's nginx and iperf3 on a fresh loopback
 // address and returns that address.
 func startOrigin(t *testing.T) string {
@@ -105,7 +87,7 @@ func startOrigin(t *testing.T) string {
 			start(t, s...)
 		}
 	}
-	waitReady(t, slices.DeleteFunc(p.Ready, func(a string) bool {
+	nettest.WaitAccepting(t, slices.DeleteFunc(p.Ready, func(a string) bool {
 		return strings.HasSuffix(a, fmt.Sprintf(":%d", PortMix)) || strings.HasSuffix(a, fmt.Sprintf(":%d", PortIperfTLS))
 	})...)
 	return addr

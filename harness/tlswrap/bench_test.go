@@ -11,8 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"testing"
-	"time"
 
+	"bench/internal/nettest"
 	"bench/internal/testenv"
 )
 
@@ -89,9 +89,7 @@ func BenchmarkTunnelVsStunnel(b *testing.B) {
 		sSrv, iperfAddr, filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem"))))
 	start(b, "taskset", "-c", cpus[0], "stunnel", conf("client.conf", fmt.Sprintf("client = yes\naccept = %s\nconnect = %s\nCAfile = %s\nverifyChain = yes\ncheckIP = 127.0.0.1\n",
 		sCli, sSrv, filepath.Join(dir, "ca.pem"))))
-	for _, a := range []string{wSrv, wCli, sSrv, sCli} {
-		waitListen(b, a)
-	}
+	nettest.WaitAccepting(b, wSrv, wCli, sSrv, sCli)
 
 	secs := 3
 	if s, err := strconv.Atoi(os.Getenv("BENCH_TUNNEL_SECONDS")); err == nil && s > 0 {
@@ -170,20 +168,4 @@ func startEnv(b testing.TB, env []string, argv ...string) {
 		cmd.Process.Kill()
 		cmd.Wait()
 	})
-}
-
-func waitListen(b testing.TB, addr string) {
-	b.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		c, err := net.Dial("tcp", addr)
-		if err == nil {
-			c.Close()
-			return
-		}
-		if time.Now().After(deadline) {
-			b.Fatalf("%s does not accept: %v", addr, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }

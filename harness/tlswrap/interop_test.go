@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"bench/internal/nettest"
 	"bench/internal/testenv"
 )
 
@@ -76,7 +77,7 @@ func TestStunnelPeers(t *testing.T) {
 			sSrv := freeAddr(t)
 			start(t, "stunnel", stunnelConf(t, dir, name+"-server.conf", name, fmt.Sprintf("accept = %s\nconnect = %s\ncert = %s\nkey = %s\n",
 				sSrv, back, filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem"))))
-			waitListen(t, sSrv)
+			nettest.WaitAccepting(t, sSrv)
 			client, err := New(Config{Side: Client, Connect: sSrv, CA: filepath.Join(dir, "ca.pem"), Suite: id})
 			if err != nil {
 				t.Fatal(err)
@@ -91,7 +92,7 @@ func TestStunnelPeers(t *testing.T) {
 			sCli := freeAddr(t)
 			start(t, "stunnel", stunnelConf(t, dir, name+"-client.conf", name, fmt.Sprintf("client = yes\naccept = %s\nconnect = %s\nCAfile = %s\nverifyChain = yes\ncheckIP = 127.0.0.1\n",
 				sCli, wSrv, filepath.Join(dir, "ca.pem"))))
-			waitListen(t, sCli)
+			nettest.WaitAccepting(t, sCli)
 			echoThrough(t, sCli)
 
 			for _, w := range []*Wrapper{client, server} {

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"bench/internal/accept"
+	"bench/internal/nettest"
 	"bench/proxies"
 )
 
@@ -37,43 +39,14 @@ func pki(t testing.TB) string {
 // its address.
 func serve(t testing.TB, w *Wrapper) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		w.Serve(ctx, ln, nil)
-	}()
-	t.Cleanup(func() { cancel(); <-done })
-	return ln.Addr().String()
+	return nettest.Serve(t, func(ctx context.Context, ln net.Listener) { w.Serve(ctx, ln, nil) })
 }
 
 // echo is a plain TCP server that sends back what it reads, and shuts
 // its sending side when the client has shut its own.
 func echo(t testing.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				io.Copy(c, c)
-				c.(*net.TCPConn).CloseWrite()
-			}()
-		}
-	}()
-	return ln.Addr().String()
+	return nettest.Serve(t, func(ctx context.Context, ln net.Listener) { accept.Serve(ctx, ln, nettest.Echo) })
 }
 
 // tunnel is client wrapper -> server wrapper -> to, as two stunnels are.

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"bench/internal/accept"
+	"bench/internal/nettest"
 	"bench/scenarios"
 )
 
@@ -63,18 +64,7 @@ func StartOrigin(t testing.TB, f Fault) *Origin {
 // each with h until the test ends.
 func serve(t testing.TB, h func(net.Conn)) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		accept.Serve(ctx, ln, h)
-	}()
-	t.Cleanup(func() { cancel(); <-done })
-	return ln.Addr().String()
+	return nettest.Serve(t, func(ctx context.Context, ln net.Listener) { accept.Serve(ctx, ln, h) })
 }
 
 // readHead reads an HTTP head: the request line and whether it says
