@@ -5,6 +5,8 @@ go 1.26.0
 require (
 	github.com/HdrHistogram/hdrhistogram-go v1.4.0
 	github.com/containerd/cgroups/v3 v3.1.3
+	github.com/coreos/go-systemd/v22 v22.7.0
+	github.com/godbus/dbus/v5 v5.2.4
 	github.com/olekukonko/tablewriter v1.1.5
 	github.com/prometheus/procfs v0.23.0
 	github.com/rhysd/actionlint v1.7.12

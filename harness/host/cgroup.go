@@ -21,8 +21,54 @@ import (
 // file writes a session needs, and neither handles cgroup v2's rule that
 // a cgroup handing controllers to children holds no processes itself.
 
-// cgroupRoot is where the cgroup file systems are mounted.
+// cgroupRoot is where the kernel's cgroup file systems are mounted.
 const cgroupRoot = "/sys/fs/cgroup"
+
+// cgroupTree is the cgroup hierarchy a session's cgroups are made in, as
+// this process sees it: hostTree() is the kernel's; the tests put one in
+// a temporary directory, with a stand-in for the kernel's rules.
+type cgroupTree struct {
+	root    string            // where the file systems are mounted
+	version int               // 1 (legacy or hybrid), 2 (unified), 0 (none)
+	own     map[string]string // this process's cgroup per v1 controller, v2's under ""
+	pid     int               // this process
+	fs      cgroupFS          // what changes the hierarchy
+	// systemd delegates a cgroup of the session's own on v2 where it is
+	// the init; nil elsewhere.
+	systemd delegator
+}
+
+// cgroupFS makes, removes and writes cgroups; reads are plain file reads.
+type cgroupFS interface {
+	// mkdir makes a cgroup (the kernel fills in its control files).
+	mkdir(dir string) error
+	// rmdir removes an empty cgroup.
+	rmdir(dir string) error
+	// write writes a value to a control file of a cgroup.
+	write(dir, file, value string) error
+}
+
+// kernelFS is the kernel's cgroup file systems.
+type kernelFS struct{}
+
+func (kernelFS) mkdir(dir string) error { return os.Mkdir(dir, 0o755) }
+func (kernelFS) rmdir(dir string) error { return os.Remove(dir) }
+func (kernelFS) write(dir, file, value string) error {
+	return os.WriteFile(filepath.Join(dir, file), []byte(value), 0)
+}
+
+// hostTree is the kernel's cgroup hierarchy as this process sees it.
+func hostTree() (*cgroupTree, error) {
+	own, err := ownCgroups()
+	if err != nil {
+		return nil, err
+	}
+	t := &cgroupTree{root: cgroupRoot, version: cgroupVersion(), own: own, pid: os.Getpid(), fs: kernelFS{}}
+	if t.version == 2 && systemdBooted() {
+		t.systemd = systemdManager{}
+	}
+	return t, nil
+}
 
 // cfsPeriod is the CFS period a CPU quota is expressed in (the kernel's
 // default, 100 ms).
@@ -60,6 +106,7 @@ func (g roleGroups) procsFiles() []string {
 // cgroupSet is the cgroups of a session: a cpuset per role, memory
 // accounting and an optional CPU quota for the proxy.
 type cgroupSet struct {
+	t       *cgroupTree
 	version int
 	roles   map[Role]roleGroups
 	made    []string // directories made, in the order made
@@ -68,6 +115,11 @@ type cgroupSet struct {
 	v2Parent  string
 	v2Leaf    string
 	v2Enabled []string
+	// unit is the systemd scope the session's cgroups are in (v2 under
+	// systemd), and home the cgroup this process came from, to go back
+	// to before the scope is stopped.
+	unit string
+	home string
 	// peakFile is the proxy's memory.peak on v2 when the kernel resets it
 	// per descriptor (Linux 6.12 on): the peak is read through it.
 	peakFile *os.File
@@ -101,36 +153,33 @@ func ownCgroups() (map[string]string, error) {
 }
 
 // v1Mount returns the mount point of a v1 controller's hierarchy.
-func v1Mount(controller string) (string, error) {
-	p := filepath.Join(cgroupRoot, controller)
+func (t *cgroupTree) v1Mount(controller string) (string, error) {
+	p := filepath.Join(t.root, controller)
 	if _, err := os.Stat(filepath.Join(p, "cgroup.procs")); err != nil {
 		return "", fmt.Errorf("cgroup v1 controller %s is not mounted at %s: %w", controller, p, err)
 	}
 	return p, nil
 }
 
-// newCgroupSet makes the cgroups of a session beneath parent ("" = this
-// process's own cgroup in each hierarchy). On error it removes what it
-// made.
-func newCgroupSet(prefix, parent string, layout Layout, quota float64) (cs *cgroupSet, err error) {
-	cs = &cgroupSet{version: cgroupVersion(), roles: map[Role]roleGroups{}, quota: quota}
+// newCgroupSet makes the cgroups of a session in t beneath parent: the
+// given path in each hierarchy, or by default, on v2 under systemd, a
+// scope systemd delegates to the session, and elsewhere this process's
+// own cgroup. On error it removes what it made.
+func newCgroupSet(t *cgroupTree, prefix, parent string, layout Layout, quota float64) (cs *cgroupSet, err error) {
+	cs = &cgroupSet{t: t, version: t.version, roles: map[Role]roleGroups{}, quota: quota}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, cs.close())
 			cs = nil
 		}
 	}()
-	own, err := ownCgroups()
-	if err != nil {
-		return nil, err
-	}
 	switch cs.version {
 	case 1:
-		err = cs.makeV1(prefix, parent, own, layout, quota)
+		err = cs.makeV1(prefix, parent, layout, quota)
 	case 2:
-		err = cs.makeV2(prefix, parent, own, layout, quota)
+		err = cs.makeV2(prefix, parent, layout, quota)
 	default:
-		err = fmt.Errorf("no cgroup file system at %s: mount cgroup v1 or v2", cgroupRoot)
+		err = fmt.Errorf("no cgroup file system at %s: mount cgroup v1 or v2", t.root)
 	}
 	return cs, err
 }
@@ -144,7 +193,7 @@ func parentPath(parent, own string) string {
 	return own
 }
 
-func (cs *cgroupSet) makeV1(prefix, parent string, own map[string]string, layout Layout, quota float64) error {
+func (cs *cgroupSet) makeV1(prefix, parent string, layout Layout, quota float64) error {
 	for _, r := range roles {
 		var g roleGroups
 		controllers := []string{"cpuset"}
@@ -155,27 +204,27 @@ func (cs *cgroupSet) makeV1(prefix, parent string, own map[string]string, layout
 			}
 		}
 		for _, c := range controllers {
-			mount, err := v1Mount(c)
+			mount, err := cs.t.v1Mount(c)
 			if err != nil {
 				return err
 			}
-			dir := filepath.Join(mount, parentPath(parent, own[c]), prefix+string(r))
+			dir := filepath.Join(mount, parentPath(parent, cs.t.own[c]), prefix+string(r))
 			if err := cs.mkdirAll(mount, dir, c == "cpuset"); err != nil {
 				return err
 			}
 			g.dirs = append(g.dirs, dir)
 			switch c {
 			case "cpuset":
-				if err := writeCgroupFile(dir, "cpuset.cpus", CPUList(layout.cpus(r))); err != nil {
+				if err := cs.t.write(dir, "cpuset.cpus", CPUList(layout.cpus(r))); err != nil {
 					return err
 				}
 			case "memory":
 				g.mem = dir
 			case "cpu":
-				if err := writeCgroupFile(dir, "cpu.cfs_period_us", strconv.Itoa(cfsPeriod)); err != nil {
+				if err := cs.t.write(dir, "cpu.cfs_period_us", strconv.Itoa(cfsPeriod)); err != nil {
 					return err
 				}
-				if err := writeCgroupFile(dir, "cpu.cfs_quota_us", strconv.Itoa(int(quota*cfsPeriod))); err != nil {
+				if err := cs.t.write(dir, "cpu.cfs_quota_us", strconv.Itoa(int(quota*cfsPeriod))); err != nil {
 					return err
 				}
 				cs.cpuStat = filepath.Join(dir, "cpu.stat")
@@ -201,8 +250,8 @@ func (cs *cgroupSet) mkdirAll(mount, dir string, cpuset bool) error {
 		if _, err := os.Stat(cur); err == nil {
 			continue
 		}
-		if err := os.Mkdir(cur, 0o755); err != nil {
-			return fmt.Errorf("create cgroup %s: %w", cur, err)
+		if err := cs.t.mkdir(cur); err != nil {
+			return err
 		}
 		cs.made = append(cs.made, cur)
 		if cpuset {
@@ -211,7 +260,7 @@ func (cs *cgroupSet) mkdirAll(mount, dir string, cpuset bool) error {
 				if err != nil {
 					return fmt.Errorf("read %s of cgroup %s: %w", f, up, err)
 				}
-				if err := writeCgroupFile(cur, f, strings.TrimSpace(string(b))); err != nil {
+				if err := cs.t.write(cur, f, strings.TrimSpace(string(b))); err != nil {
 					return err
 				}
 			}
@@ -223,9 +272,21 @@ func (cs *cgroupSet) mkdirAll(mount, dir string, cpuset bool) error {
 // v2Controllers are what a session's cgroups need on cgroup v2.
 var v2Controllers = []string{"cpuset", "cpu", "memory"}
 
-func (cs *cgroupSet) makeV2(prefix, parent string, own map[string]string, layout Layout, quota float64) error {
-	mount := cgroupRoot
-	pdir := filepath.Join(mount, parentPath(parent, own[""]))
+func (cs *cgroupSet) makeV2(prefix, parent string, layout Layout, quota float64) error {
+	t := cs.t
+	if parent == "" {
+		parent = t.own[""]
+		if t.systemd != nil {
+			unit := scopeUnit(prefix)
+			p, err := t.systemd.delegate(unit, t.pid)
+			if err != nil {
+				return fmt.Errorf("%w: bench needs a cgroup of its own with cpuset, cpu and memory; "+
+					"pass --cgroup-parent an empty one (made beneath a delegated unit, e.g. of systemd-run -p Delegate=yes)", err)
+			}
+			cs.unit, cs.home, parent = unit, t.own[""], p
+		}
+	}
+	pdir := filepath.Join(t.root, parent)
 	avail, err := os.ReadFile(filepath.Join(pdir, "cgroup.controllers"))
 	if err != nil {
 		return fmt.Errorf("read controllers of cgroup %s: %w", pdir, err)
@@ -249,18 +310,18 @@ func (cs *cgroupSet) makeV2(prefix, parent string, own map[string]string, layout
 	}
 	for _, r := range roles {
 		dir := filepath.Join(pdir, prefix+string(r))
-		if err := os.Mkdir(dir, 0o755); err != nil {
-			return fmt.Errorf("create cgroup %s: %w", dir, err)
+		if err := t.mkdir(dir); err != nil {
+			return err
 		}
 		cs.made = append(cs.made, dir)
-		if err := writeCgroupFile(dir, "cpuset.cpus", CPUList(layout.cpus(r))); err != nil {
+		if err := t.write(dir, "cpuset.cpus", CPUList(layout.cpus(r))); err != nil {
 			return err
 		}
 		g := roleGroups{dirs: []string{dir}}
 		if r == RoleProxy {
 			g.mem = dir
 			if quota > 0 {
-				if err := writeCgroupFile(dir, "cpu.max", fmt.Sprintf("%d %d", int(quota*cfsPeriod), cfsPeriod)); err != nil {
+				if err := t.write(dir, "cpu.max", fmt.Sprintf("%d %d", int(quota*cfsPeriod), cfsPeriod)); err != nil {
 					return err
 				}
 				cs.cpuStat = filepath.Join(dir, "cpu.stat")
@@ -272,24 +333,25 @@ func (cs *cgroupSet) makeV2(prefix, parent string, own map[string]string, layout
 }
 
 // enableV2 hands controllers to the children of pdir. A v2 cgroup that
-// does so may hold no processes; when the only one in it is this process,
-// it moves into a leaf of its own first.
+// does so may hold no processes, the root cgroup apart; when the only one
+// in it is this process, it moves into a leaf of its own first.
 func (cs *cgroupSet) enableV2(prefix, pdir string, controllers []string) error {
+	t := cs.t
 	procs, err := readPIDs(filepath.Join(pdir, "cgroup.procs"))
 	if err != nil {
 		return err
 	}
-	if len(procs) > 0 {
-		if len(procs) != 1 || procs[0] != os.Getpid() {
+	if len(procs) > 0 && !isRootCgroup(pdir) {
+		if len(procs) != 1 || procs[0] != t.pid {
 			return fmt.Errorf("cgroup %s holds other processes (%v), so it cannot hand cpuset, cpu and memory to a session's cgroups: "+
 				"start bench in a cgroup of its own (systemd-run --scope -p Delegate=yes) or pass an empty cgroup parent", pdir, procs)
 		}
 		leaf := filepath.Join(pdir, prefix+"harness")
-		if err := os.Mkdir(leaf, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
-			return fmt.Errorf("create cgroup %s: %w", leaf, err)
+		if err := t.mkdir(leaf); err != nil && !errors.Is(err, os.ErrExist) {
+			return err
 		}
 		cs.made = append(cs.made, leaf)
-		if err := writeCgroupFile(leaf, "cgroup.procs", strconv.Itoa(os.Getpid())); err != nil {
+		if err := t.write(leaf, "cgroup.procs", strconv.Itoa(t.pid)); err != nil {
 			return err
 		}
 		cs.v2Parent, cs.v2Leaf = pdir, leaf
@@ -298,20 +360,30 @@ func (cs *cgroupSet) enableV2(prefix, pdir string, controllers []string) error {
 	for _, c := range controllers {
 		toggle = append(toggle, "+"+c)
 	}
-	if err := writeCgroupFile(pdir, "cgroup.subtree_control", strings.Join(toggle, " ")); err != nil {
+	if err := t.write(pdir, "cgroup.subtree_control", strings.Join(toggle, " ")); err != nil {
 		return err
 	}
 	cs.v2Parent, cs.v2Enabled = pdir, controllers
 	return nil
 }
 
+// isRootCgroup says whether a v2 directory is the hierarchy's root, the
+// one cgroup without a cgroup.type, which may hand controllers to its
+// children while it holds processes.
+func isRootCgroup(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, "cgroup.type"))
+	return errors.Is(err, os.ErrNotExist)
+}
+
 // close removes the cgroups, deepest first, once their processes are gone
-// (it waits up to a second for the kernel to let go of exiting ones), and
-// undoes what makeV2 did to this process's own cgroup.
+// (it waits up to a second for the kernel to let go of exiting ones),
+// undoes what makeV2 did to this process's own cgroup, and under systemd
+// moves this process back to where it came from and stops the scope.
 func (cs *cgroupSet) close() error {
 	if cs == nil {
 		return nil
 	}
+	t := cs.t
 	cs.closePeak()
 	var errs []error
 	for i := len(cs.made) - 1; i >= 0; i-- {
@@ -319,23 +391,34 @@ func (cs *cgroupSet) close() error {
 		if d == cs.v2Leaf {
 			continue
 		}
-		if err := removeCgroup(d); err != nil {
+		if err := t.remove(d); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	if len(cs.v2Enabled) > 0 {
-		if _, err := disableV2(cs.v2Parent, cs.v2Enabled, cs.v2Leaf); err != nil {
+		if _, err := t.disableV2(cs.v2Parent, cs.v2Enabled, cs.v2Leaf); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	if cs.v2Leaf != "" {
-		if err := writeCgroupFile(cs.v2Parent, "cgroup.procs", strconv.Itoa(os.Getpid())); err != nil {
+	back := cs.v2Parent
+	if cs.unit != "" {
+		back = filepath.Join(t.root, cs.home)
+	}
+	if cs.v2Leaf != "" || cs.unit != "" {
+		if err := t.write(back, "cgroup.procs", strconv.Itoa(t.pid)); err != nil {
 			errs = append(errs, err)
-		} else if err := removeCgroup(cs.v2Leaf); err != nil {
+		} else if cs.v2Leaf != "" {
+			if err := t.remove(cs.v2Leaf); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	if cs.unit != "" {
+		if _, err := t.systemd.stop(cs.unit); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	cs.made, cs.v2Enabled, cs.v2Leaf = nil, nil, ""
+	cs.made, cs.v2Enabled, cs.v2Leaf, cs.unit = nil, nil, "", ""
 	return errors.Join(errs...)
 }
 
@@ -344,7 +427,7 @@ func (cs *cgroupSet) close() error {
 // leaf, if any): another session, started while they were on, may rely
 // on them, and the kernel would take them from its cgroups too. It
 // reports whether it took them back.
-func disableV2(parent string, controllers []string, ours ...string) (bool, error) {
+func (t *cgroupTree) disableV2(parent string, controllers []string, ours ...string) (bool, error) {
 	entries, err := os.ReadDir(parent)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -361,19 +444,35 @@ func disableV2(parent string, controllers []string, ours ...string) (bool, error
 	for _, c := range controllers {
 		toggle = append(toggle, "-"+c)
 	}
-	if err := writeCgroupFile(parent, "cgroup.subtree_control", strings.Join(toggle, " ")); err != nil {
+	if err := t.write(parent, "cgroup.subtree_control", strings.Join(toggle, " ")); err != nil {
 		return false, err
 	}
 	return true, nil
 }
 
-// removeCgroup removes an empty cgroup directory; one already gone is not
-// an error. The kernel refuses (EBUSY) while exiting processes are still
+// mkdir makes a cgroup directory.
+func (t *cgroupTree) mkdir(dir string) error {
+	if err := t.fs.mkdir(dir); err != nil {
+		return fmt.Errorf("create cgroup %s: %w", dir, err)
+	}
+	return nil
+}
+
+// write writes one value to a cgroup's control file.
+func (t *cgroupTree) write(dir, file, value string) error {
+	if err := t.fs.write(dir, file, value); err != nil {
+		return fmt.Errorf("write %q to %s of cgroup %s: %w", value, file, dir, err)
+	}
+	return nil
+}
+
+// remove removes an empty cgroup directory; one already gone is not an
+// error. The kernel refuses (EBUSY) while exiting processes are still
 // charged to it, so it retries for a second.
-func removeCgroup(dir string) error {
+func (t *cgroupTree) remove(dir string) error {
 	var err error
 	for delay := 5 * time.Millisecond; delay < time.Second; delay *= 2 {
-		err = os.Remove(dir)
+		err = t.fs.rmdir(dir)
 		if err == nil || errors.Is(err, os.ErrNotExist) {
 			return nil
 		}
@@ -408,7 +507,7 @@ func (cs *cgroupSet) killProcs(deadline time.Duration) {
 			continue
 		}
 		if cs.version == 2 {
-			if err := writeCgroupFile(cs.roles[r].dirs[0], "cgroup.kill", "1"); err == nil {
+			if err := cs.t.write(cs.roles[r].dirs[0], "cgroup.kill", "1"); err == nil {
 				p = nil
 			}
 		}
@@ -438,9 +537,9 @@ func (cs *cgroupSet) resetPeak() error {
 		// left in it the kernel can move them out, so that each run's
 		// peak is what its proxy used, as a fresh cgroup gives on v2.
 		if pids, err := readPIDs(filepath.Join(g.mem, "cgroup.procs")); err == nil && len(pids) == 0 {
-			_ = writeCgroupFile(g.mem, "memory.force_empty", "0")
+			_ = cs.t.write(g.mem, "memory.force_empty", "0")
 		}
-		return writeCgroupFile(g.mem, "memory.max_usage_in_bytes", "0")
+		return cs.t.write(g.mem, "memory.max_usage_in_bytes", "0")
 	}
 	// Linux 6.12 on: a write to memory.peak starts the peak afresh for
 	// what is read through the same descriptor, whatever runs in the
@@ -465,17 +564,17 @@ func (cs *cgroupSet) resetPeak() error {
 		return fmt.Errorf("read cpuset of cgroup %s: %w", g.mem, err)
 	}
 	quota, _ := os.ReadFile(filepath.Join(g.mem, "cpu.max"))
-	if err := removeCgroup(g.mem); err != nil {
+	if err := cs.t.remove(g.mem); err != nil {
 		return err
 	}
-	if err := os.Mkdir(g.mem, 0o755); err != nil {
-		return fmt.Errorf("create cgroup %s: %w", g.mem, err)
+	if err := cs.t.mkdir(g.mem); err != nil {
+		return err
 	}
-	if err := writeCgroupFile(g.mem, "cpuset.cpus", strings.TrimSpace(string(cpus))); err != nil {
+	if err := cs.t.write(g.mem, "cpuset.cpus", strings.TrimSpace(string(cpus))); err != nil {
 		return err
 	}
 	if q := strings.TrimSpace(string(quota)); q != "" && !strings.HasPrefix(q, "max") {
-		return writeCgroupFile(g.mem, "cpu.max", q)
+		return cs.t.write(g.mem, "cpu.max", q)
 	}
 	return nil
 }
@@ -534,14 +633,6 @@ func (cs *cgroupSet) peak() (int64, error) {
 		return 0, fmt.Errorf("%s/%s: %q is not a number: %w", g.mem, file, b, err)
 	}
 	return n, nil
-}
-
-// writeCgroupFile writes one value to a cgroup's control file.
-func writeCgroupFile(dir, file, value string) error {
-	if err := os.WriteFile(filepath.Join(dir, file), []byte(value), 0); err != nil {
-		return fmt.Errorf("write %q to %s of cgroup %s: %w", value, file, dir, err)
-	}
-	return nil
 }
 
 // readPIDs reads a cgroup.procs file.

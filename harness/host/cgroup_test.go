@@ -23,6 +23,9 @@ func fakeV2Parent(t *testing.T) string {
 	return dir
 }
 
+// kernelTree is a tree whose writes go to the files as the kernel's do.
+func kernelTree() *cgroupTree { return &cgroupTree{fs: kernelFS{}} }
+
 func subtreeControl(t *testing.T, dir string) string {
 	b, err := os.ReadFile(filepath.Join(dir, "cgroup.subtree_control"))
 	if err != nil {
@@ -36,7 +39,7 @@ func TestDisableV2(t *testing.T) {
 	leaf := filepath.Join(parent, "bench-harness")
 	os.Mkdir(leaf, 0o755)
 	// Only the harness's own leaf beneath: taken back.
-	done, err := disableV2(parent, []string{"cpuset", "memory"}, leaf)
+	done, err := kernelTree().disableV2(parent, []string{"cpuset", "memory"}, leaf)
 	if err != nil || !done {
 		t.Fatalf("disableV2 = %v, %v; want done", done, err)
 	}
@@ -46,7 +49,7 @@ func TestDisableV2(t *testing.T) {
 	// Another cgroup beneath may rely on them: left alone.
 	parent = fakeV2Parent(t)
 	os.Mkdir(filepath.Join(parent, "someone-else"), 0o755)
-	if done, err := disableV2(parent, []string{"cpuset"}); err != nil || done {
+	if done, err := kernelTree().disableV2(parent, []string{"cpuset"}); err != nil || done {
 		t.Errorf("disableV2 with another child = %v, %v; want not done, no error", done, err)
 	}
 	if got := subtreeControl(t, parent); got != "cpuset cpu memory" {

@@ -88,18 +88,22 @@ func checkNamespaces() CheckItem {
 }
 
 func checkCgroups() CheckItem {
-	it := CheckItem{Name: "cgroups", Required: true}
-	own, err := ownCgroups()
+	t, err := hostTree()
 	if err != nil {
-		it.Status, it.Detail = "unreadable", err.Error()
-		return it
+		return CheckItem{Name: "cgroups", Required: true, Status: "unreadable", Detail: err.Error()}
 	}
-	switch cgroupVersion() {
+	return t.check()
+}
+
+// check says whether a session can make its cgroups in t, and where.
+func (t *cgroupTree) check() CheckItem {
+	it := CheckItem{Name: "cgroups", Required: true}
+	switch t.version {
 	case 1:
 		it.Status = "v1 (controllers in the v1 hierarchies)"
 		var missing []string
 		for _, c := range []string{"cpuset", "cpu", "memory"} {
-			if _, err := v1Mount(c); err != nil {
+			if _, err := t.v1Mount(c); err != nil {
 				missing = append(missing, c)
 			}
 		}
@@ -107,10 +111,15 @@ func checkCgroups() CheckItem {
 			it.Detail = "not mounted: " + strings.Join(missing, ", ")
 			return it
 		}
-		it.Detail = fmt.Sprintf("cpuset, cpu and memory; made beneath cpuset:%s memory:%s", own["cpuset"], own["memory"])
+		it.Detail = fmt.Sprintf("cpuset, cpu and memory; made beneath cpuset:%s memory:%s", t.own["cpuset"], t.own["memory"])
 	case 2:
 		it.Status = "v2"
-		dir := filepath.Join(cgroupRoot, own[""])
+		// Under systemd the session's cgroups go in a scope it delegates,
+		// which gets what the root cgroup has.
+		dir := filepath.Join(t.root, t.own[""])
+		if t.systemd != nil {
+			it.Status, dir = "v2, delegated by systemd", t.root
+		}
 		b, err := os.ReadFile(filepath.Join(dir, "cgroup.controllers"))
 		if err != nil {
 			it.Detail = err.Error()
@@ -122,13 +131,25 @@ func checkCgroups() CheckItem {
 				missing = append(missing, c)
 			}
 		}
-		if len(missing) > 0 {
+		switch {
+		case len(missing) > 0 && t.systemd != nil:
+			it.Detail = fmt.Sprintf("the kernel has no %s controller to delegate", strings.Join(missing, ", "))
+			return it
+		case len(missing) > 0:
 			it.Detail = fmt.Sprintf("cgroup %s lacks %s: start bench in a delegated cgroup (systemd-run --scope -p Delegate=yes)", dir, strings.Join(missing, ", "))
 			return it
+		case t.systemd != nil:
+			it.Detail = "cpuset, cpu and memory in a scope systemd delegates to each session (" + scopeUnit(DefaultPrefix) + ")"
+		default:
+			procs, _ := readPIDs(filepath.Join(dir, "cgroup.procs"))
+			if len(procs) > 1 && !isRootCgroup(dir) {
+				it.Detail = fmt.Sprintf("cgroup %s holds other processes %v: start bench in a cgroup of its own or pass --cgroup-parent an empty one", dir, procs)
+				return it
+			}
+			it.Detail = "cpuset, cpu and memory beneath " + dir
 		}
-		it.Detail = "cpuset, cpu and memory beneath " + dir
 	default:
-		it.Status, it.Detail = "missing", "no cgroup file system at "+cgroupRoot
+		it.Status, it.Detail = "missing", "no cgroup file system at "+t.root
 		return it
 	}
 	it.OK = true

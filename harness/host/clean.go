@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -76,7 +77,14 @@ func clean(prefix string) ([]string, error) {
 			namespaces = append(namespaces, prefix+string(r))
 		}
 	}
-	cgroupDirs := leftoverCgroups(prefix, st.Cgroups)
+	tree, err := hostTree()
+	if err != nil {
+		errs = append(errs, err)
+	}
+	var cgroupDirs []string
+	if tree != nil {
+		cgroupDirs = tree.leftovers(prefix, st.Cgroups)
+	}
 
 	// Processes first: a namespace lives on while a process is in it, and
 	// a cgroup cannot go while it holds one.
@@ -96,22 +104,11 @@ func clean(prefix string) ([]string, error) {
 			errs = append(errs, fmt.Errorf("process %d survived SIGKILL", pid))
 		}
 	}
-	// Deepest cgroup first.
-	sort.Slice(cgroupDirs, func(i, j int) bool { return len(cgroupDirs[i]) > len(cgroupDirs[j]) })
-	for _, d := range cgroupDirs {
-		if err := removeCgroup(d); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		removed = append(removed, "cgroup "+d)
-	}
-	// Then the controllers the session handed to its cgroups (v2).
-	if st.V2Parent != "" && len(st.V2Enabled) > 0 {
-		done, err := disableV2(st.V2Parent, st.V2Enabled)
+	if tree != nil {
+		r, err := tree.removeLeftovers(prefix, st, cgroupDirs)
+		removed = append(removed, r...)
 		if err != nil {
 			errs = append(errs, err)
-		} else if done {
-			removed = append(removed, fmt.Sprintf("controllers %s of cgroup %s's children", strings.Join(st.V2Enabled, ", "), st.V2Parent))
 		}
 	}
 	for _, ns := range namespaces {
@@ -152,30 +149,26 @@ func clean(prefix string) ([]string, error) {
 	return removed, errors.Join(errs...)
 }
 
-// leftoverCgroups returns the cgroup directories of a prefix that exist:
-// those a lock recorded, and those named with the prefix directly beneath
-// this process's own cgroup in each hierarchy (exact role names only).
-func leftoverCgroups(prefix string, recorded []string) []string {
+// leftovers returns the cgroup directories of a prefix that exist: those
+// a lock recorded, and those named with the prefix directly beneath this
+// process's own cgroup in each hierarchy (exact role names only).
+func (t *cgroupTree) leftovers(prefix string, recorded []string) []string {
 	var dirs []string
 	for _, d := range recorded {
 		if _, err := os.Stat(d); err == nil {
 			dirs = append(dirs, d)
 		}
 	}
-	own, err := ownCgroups()
-	if err != nil {
-		return dirs
-	}
 	var parents []string
-	switch cgroupVersion() {
+	switch t.version {
 	case 1:
 		for _, c := range []string{"cpuset", "cpu", "memory"} {
-			if mount, err := v1Mount(c); err == nil {
-				parents = append(parents, filepath.Join(mount, own[c]))
+			if mount, err := t.v1Mount(c); err == nil {
+				parents = append(parents, filepath.Join(mount, t.own[c]))
 			}
 		}
 	case 2:
-		parents = append(parents, filepath.Join(cgroupRoot, own[""]))
+		parents = append(parents, filepath.Join(t.root, t.own[""]))
 	}
 	for _, p := range parents {
 		for _, r := range roles {
@@ -189,6 +182,45 @@ func leftoverCgroups(prefix string, recorded []string) []string {
 		}
 	}
 	return out
+}
+
+// removeLeftovers removes a killed session's cgroups once their processes
+// are gone: the directories, deepest first, then the controllers it
+// handed to their parent (v2), then its systemd scope, found by the
+// prefix, which systemd stops with whatever is still in it.
+func (t *cgroupTree) removeLeftovers(prefix string, st lockState, dirs []string) ([]string, error) {
+	var removed []string
+	var errs []error
+	dirs = slices.Clone(dirs)
+	sort.Slice(dirs, func(i, j int) bool { return len(dirs[i]) > len(dirs[j]) })
+	for _, d := range dirs {
+		if err := t.remove(d); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		removed = append(removed, "cgroup "+d)
+	}
+	if st.V2Parent != "" && len(st.V2Enabled) > 0 {
+		done, err := t.disableV2(st.V2Parent, st.V2Enabled)
+		if err != nil {
+			errs = append(errs, err)
+		} else if done {
+			removed = append(removed, fmt.Sprintf("controllers %s of cgroup %s's children", strings.Join(st.V2Enabled, ", "), st.V2Parent))
+		}
+	}
+	if t.systemd != nil {
+		unit := scopeUnit(prefix)
+		if st.Unit != "" {
+			unit = st.Unit
+		}
+		gone, err := t.systemd.stop(unit)
+		if err != nil {
+			errs = append(errs, err)
+		} else if gone {
+			removed = append(removed, "systemd scope "+unit)
+		}
+	}
+	return removed, errors.Join(errs...)
 }
 
 // namespacePIDs returns the processes whose network namespace is the

@@ -41,7 +41,9 @@ type Config struct {
 	// cap; 0.5 = half a CPU): cpu.max on v2, cpu.cfs_quota_us on v1.
 	ProxyCPUQuota float64
 	// CgroupParent is the cgroup path, in each hierarchy, the role
-	// cgroups are made beneath ("" = this process's own cgroup).
+	// cgroups are made beneath ("" = on cgroup v2 under systemd, a scope
+	// systemd delegates to the session; elsewhere this process's own
+	// cgroup).
 	CgroupParent string
 	// RunDir is the session's private directory for logs and files ("" =
 	// a new directory /run/<prefix>run-<random>, mode 0700, removed by
@@ -89,6 +91,8 @@ type lockState struct {
 	// back.
 	V2Parent  string   `json:"v2_parent,omitempty"`
 	V2Enabled []string `json:"v2_enabled,omitempty"`
+	// Unit is the systemd scope the cgroups are in, for Clean to stop.
+	Unit string `json:"unit,omitempty"`
 }
 
 var prefixRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,12}$`)
@@ -175,7 +179,11 @@ func New(cfg Config) (_ *Host, err error) {
 	if err := h.makeRunDir(cfg.RunDir); err != nil {
 		return nil, err
 	}
-	if h.cgroups, err = newCgroupSet(cfg.Prefix, cfg.CgroupParent, cfg.Layout, cfg.ProxyCPUQuota); err != nil {
+	tree, err := hostTree()
+	if err != nil {
+		return nil, err
+	}
+	if h.cgroups, err = newCgroupSet(tree, cfg.Prefix, cfg.CgroupParent, cfg.Layout, cfg.ProxyCPUQuota); err != nil {
 		return nil, err
 	}
 	if err := h.saveState(); err != nil {
@@ -258,6 +266,7 @@ func (h *Host) saveState() error {
 		if len(h.cgroups.v2Enabled) > 0 {
 			st.V2Parent, st.V2Enabled = h.cgroups.v2Parent, slices.Clone(h.cgroups.v2Enabled)
 		}
+		st.Unit = h.cgroups.unit
 	}
 	b, err := json.Marshal(st)
 	if err != nil {

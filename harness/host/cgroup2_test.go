@@ -1,0 +1,281 @@
+package host
+
+import (
+	"errors"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The cgroup v2 paths of a session, on a fake hierarchy laid out as
+// systemd lays it out: controllers enabled from the root down only as far
+// as its units ask (never cpuset), a login session's scope holding the
+// shell, sudo and bench, a service's cgroup holding its processes.
+
+const benchPID = 4242
+
+// fakeLayout is the CPU layout the tests' sessions ask for.
+var fakeLayout = Layout{Client: []int{0, 1, 2, 3}, Proxy: []int{4}, Origin: []int{5, 6, 7}}
+
+// systemdTree is a v2 hierarchy as systemd makes it, with bench in the
+// cgroup at own.
+func systemdTree(t *testing.T, own string) (*fakeKernel, *fakeSystemd) {
+	k := newFakeKernel(t, true)
+	k.add("/init.scope", "memory pids", 1)
+	k.add("/system.slice/benchtest.service", "memory pids", 500, 501)
+	k.add("/user.slice/user-1000.slice/session-1.scope", "memory pids", 1000, 1001)
+	k.add(own, "memory pids")
+	k.movePID(filepath.Join(k.root, own), "4242")
+	return k, newFakeSystemd(k)
+}
+
+// checkSession checks the role cgroups of cs beneath parent: pinned to the
+// layout, the proxy's quota, and bench itself in none of them.
+func checkSession(t *testing.T, k *fakeKernel, cs *cgroupSet, parent string) {
+	t.Helper()
+	for _, r := range roles {
+		dir := filepath.Join(k.root, parent, "bench-"+string(r))
+		if got, want := k.get(dir, "cpuset.cpus"), CPUList(fakeLayout.cpus(r)); got != want {
+			t.Errorf("%s: cpuset.cpus = %q; want %q", dir, got, want)
+		}
+		if got := cs.roles[r].dirs; !slices.Equal(got, []string{dir}) {
+			t.Errorf("%s's cgroups = %v; want [%s]", r, got, dir)
+		}
+	}
+	proxy := filepath.Join(k.root, parent, "bench-proxy")
+	if got := k.get(proxy, "cpu.max"); got != "50000 100000" {
+		t.Errorf("proxy's cpu.max = %q; want a quota of half a CPU", got)
+	}
+	if cs.cpuStat != filepath.Join(proxy, "cpu.stat") || cs.roles[RoleProxy].mem != proxy {
+		t.Errorf("throttling read from %q, memory from %q; want the proxy's cgroup %s", cs.cpuStat, cs.roles[RoleProxy].mem, proxy)
+	}
+	if got := k.get(filepath.Join(k.root, parent), "cgroup.subtree_control"); !hasAll(got, v2Controllers) {
+		t.Errorf("%s hands on %q; want %v", parent, got, v2Controllers)
+	}
+}
+
+func hasAll(list string, want []string) bool {
+	for _, w := range want {
+		if !slices.Contains(strings.Fields(list), w) {
+			return false
+		}
+	}
+	return true
+}
+
+// A session started from a login session's scope (or a service's cgroup)
+// under systemd asks for a scope of its own, works in it, and when it
+// ends is back where it was, with the scope stopped and nothing left.
+func TestV2SystemdDelegates(t *testing.T) {
+	for _, own := range []string{
+		"/user.slice/user-1000.slice/session-2.scope", // sudo bench run from a login shell
+		"/system.slice/runner.service",                // a CI runner's service
+	} {
+		t.Run(own, func(t *testing.T) {
+			k, sd := systemdTree(t, own)
+			k.movePID(filepath.Join(k.root, own), "1002") // the shell and sudo are there too
+			tree := k.tree(benchPID, map[string]string{"": own}, sd)
+			cs, err := newCgroupSet(tree, "bench-", "", fakeLayout, 0.5)
+			if err != nil {
+				t.Fatalf("newCgroupSet: %v", err)
+			}
+			scope := "/system.slice/bench-session.scope"
+			if cs.unit != "bench-session.scope" || sd.units[cs.unit] == "" {
+				t.Errorf("unit %q, systemd's units %v; want bench-session.scope started", cs.unit, sd.units)
+			}
+			checkSession(t, k, cs, scope)
+			// bench moved to a leaf of the scope: a cgroup handing on
+			// controllers holds no process.
+			if got := k.cgroupOf("", benchPID); got != scope+"/bench-harness" {
+				t.Errorf("bench is in %s; want %s/bench-harness", got, scope)
+			}
+			if err := cs.close(); err != nil {
+				t.Fatalf("close: %v", err)
+			}
+			if got := k.cgroupOf("", benchPID); got != own {
+				t.Errorf("after close bench is in %s; want back in %s", got, own)
+			}
+			if left := k.named("bench-"); len(left) > 0 {
+				t.Errorf("left after close: %v", left)
+			}
+			if !slices.Equal(sd.stopped, []string{"bench-session.scope"}) || len(sd.units) > 0 {
+				t.Errorf("stopped %v, still loaded %v; want the scope stopped", sd.stopped, sd.units)
+			}
+			if got := k.get(filepath.Join(k.root, own), "cgroup.procs"); !strings.Contains(got, "1002") {
+				t.Errorf("%s's processes = %q; want the shell's left alone", own, got)
+			}
+		})
+	}
+}
+
+// Without systemd, the login session's scope is refused as it is: it has
+// no cpuset to hand on, and once it has one it still holds other
+// processes. Each error says what to do, and nothing is left behind.
+func TestV2WithoutDelegation(t *testing.T) {
+	own := "/user.slice/user-1000.slice/session-2.scope"
+	k, _ := systemdTree(t, own)
+	k.movePID(filepath.Join(k.root, own), "1002")
+	tree := k.tree(benchPID, map[string]string{"": own}, nil)
+	_, err := newCgroupSet(tree, "bench-", "", fakeLayout, 0)
+	if err == nil || !strings.Contains(err.Error(), "lacks the cpuset controller") || !strings.Contains(err.Error(), "session-2.scope") {
+		t.Errorf("newCgroupSet in a session scope without cpuset = %v; want it to name the missing cpuset and the scope", err)
+	}
+	// cpuset handed down to the scope: other processes are still in it.
+	k.add(own, "cpuset cpu memory pids")
+	_, err = newCgroupSet(tree, "bench-", "", fakeLayout, 0)
+	if err == nil || !strings.Contains(err.Error(), "holds other processes") || !strings.Contains(err.Error(), "Delegate=yes") {
+		t.Errorf("newCgroupSet in a shared scope = %v; want the other processes named, with what to run instead", err)
+	}
+	if left := k.named("bench-"); len(left) > 0 {
+		t.Errorf("left after the refusals: %v", left)
+	}
+	if got := k.cgroupOf("", benchPID); got != own {
+		t.Errorf("bench is in %s; want where it was, %s", got, own)
+	}
+}
+
+// systemd that cannot delegate (no D-Bus, a scope it refuses): the error
+// says so and names the flag that does without it.
+func TestV2DelegationFails(t *testing.T) {
+	own := "/user.slice/user-1000.slice/session-2.scope"
+	k, sd := systemdTree(t, own)
+	sd.fail = errors.New("reach systemd over D-Bus: connection refused")
+	_, err := newCgroupSet(k.tree(benchPID, map[string]string{"": own}, sd), "bench-", "", fakeLayout, 0)
+	if err == nil || !strings.Contains(err.Error(), "connection refused") || !strings.Contains(err.Error(), "--cgroup-parent") {
+		t.Errorf("newCgroupSet with systemd out of reach = %v; want its error and the way round it", err)
+	}
+	if left := k.named("bench-"); len(left) > 0 {
+		t.Errorf("left: %v", left)
+	}
+}
+
+// The root cgroup may hand controllers on while it holds processes: a
+// session started there (a container's init, a plain init) uses it.
+func TestV2RootCgroup(t *testing.T) {
+	k := newFakeKernel(t, true)
+	k.put(k.root, "cgroup.procs", "1\n4242")
+	k.add("/other", "")
+	tree := k.tree(benchPID, map[string]string{"": "/"}, nil)
+	cs, err := newCgroupSet(tree, "bench-", "", fakeLayout, 0.5)
+	if err != nil {
+		t.Fatalf("newCgroupSet in the root cgroup: %v", err)
+	}
+	checkSession(t, k, cs, "/")
+	if cs.v2Leaf != "" || k.cgroupOf("", benchPID) != "/" {
+		t.Errorf("bench moved to %q (leaf %q); want it left in the root", k.cgroupOf("", benchPID), cs.v2Leaf)
+	}
+	if err := cs.close(); err != nil {
+		t.Fatalf("close: %v", err)
+	}
+	if left := k.named("bench-"); len(left) > 0 {
+		t.Errorf("left after close: %v", left)
+	}
+}
+
+// A parent given with --cgroup-parent is used as it is, systemd or not;
+// one lacking a controller is refused with its name; a cgroup of its own
+// holding only bench gets a leaf for bench, and is as it was afterwards.
+func TestV2GivenParent(t *testing.T) {
+	own := "/user.slice/user-1000.slice/session-2.scope"
+	k, sd := systemdTree(t, own)
+	k.add("/bench-parent", "cpuset cpu memory")
+	tree := k.tree(benchPID, map[string]string{"": own}, sd)
+	cs, err := newCgroupSet(tree, "bench-", "/bench-parent", fakeLayout, 0.5)
+	if err != nil {
+		t.Fatalf("newCgroupSet with an empty parent: %v", err)
+	}
+	checkSession(t, k, cs, "/bench-parent")
+	if len(sd.units) > 0 || cs.unit != "" {
+		t.Errorf("units %v with a parent given; want none", sd.units)
+	}
+	if err := cs.close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := k.named("bench-"); !slices.Equal(got, []string{filepath.Join(k.root, "bench-parent")}) {
+		t.Errorf("after close: %v; want only the parent given", got)
+	}
+	if got := k.get(filepath.Join(k.root, "bench-parent"), "cgroup.subtree_control"); got != "" {
+		t.Errorf("the parent hands on %q after close; want what it had, nothing", got)
+	}
+
+	k.add("/no-memory", "cpuset cpu")
+	if _, err := newCgroupSet(tree, "bench-", "/no-memory", fakeLayout, 0); err == nil || !strings.Contains(err.Error(), "lacks the memory controller") {
+		t.Errorf("newCgroupSet beneath a parent without memory = %v; want memory named", err)
+	}
+
+	// bench alone in a delegated cgroup of its own (systemd-run --scope
+	// -p Delegate=yes bench run): a leaf for bench.
+	mine := "/system.slice/run-1.scope"
+	k.add(mine, "cpuset cpu io memory pids")
+	k.movePID(filepath.Join(k.root, mine), "4242")
+	tree = k.tree(benchPID, map[string]string{"": mine}, nil)
+	cs, err = newCgroupSet(tree, "bench-", "", fakeLayout, 0)
+	if err != nil {
+		t.Fatalf("newCgroupSet alone in a delegated scope: %v", err)
+	}
+	if got := k.cgroupOf("", benchPID); got != mine+"/bench-harness" {
+		t.Errorf("bench is in %s; want %s/bench-harness", got, mine)
+	}
+	if err := cs.close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := k.cgroupOf("", benchPID); got != mine {
+		t.Errorf("bench is in %s after close; want %s", got, mine)
+	}
+	if got := k.get(filepath.Join(k.root, mine), "cgroup.subtree_control"); got != "" {
+		t.Errorf("%s hands on %q after close; want nothing, as before", mine, got)
+	}
+}
+
+// A killed session's scope, with processes still in its cgroups: the
+// clean-up kills them, removes the cgroups, and stops the scope, found by
+// the prefix even when the lock recorded nothing.
+func TestV2CleanStopsScope(t *testing.T) {
+	own := "/system.slice/benchtest.service"
+	k, sd := systemdTree(t, own)
+	tree := k.tree(benchPID, map[string]string{"": own}, sd)
+	cs, err := newCgroupSet(tree, "bench-", "", fakeLayout, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k.movePID(cs.roles[RoleProxy].dirs[0], "7000") // a proxy the killed session left
+	dirs := tree.leftovers("bench-", cs.made)
+	if len(dirs) != len(cs.made) {
+		t.Errorf("leftovers = %v; want the recorded %v", dirs, cs.made)
+	}
+	k.put(cs.roles[RoleProxy].dirs[0], "cgroup.procs", "") // killed by the caller
+	k.put(cs.v2Leaf, "cgroup.procs", "")                   // bench itself, killed
+	removed, err := tree.removeLeftovers("bench-", lockState{}, dirs)
+	if err != nil {
+		t.Fatalf("removeLeftovers: %v", err)
+	}
+	if !slices.Contains(removed, "systemd scope bench-session.scope") {
+		t.Errorf("removed %v; want the scope among them", removed)
+	}
+	if left := k.named("bench-"); len(left) > 0 {
+		t.Errorf("left: %v", left)
+	}
+	// Nothing to find a second time.
+	if removed, err := tree.removeLeftovers("bench-", lockState{}, tree.leftovers("bench-", nil)); err != nil || len(removed) > 0 {
+		t.Errorf("second clean-up = %v, %v; want nothing", removed, err)
+	}
+}
+
+// bench check on v2 says where a session's cgroups would go, and what is
+// in the way.
+func TestV2Check(t *testing.T) {
+	own := "/user.slice/user-1000.slice/session-2.scope"
+	k, sd := systemdTree(t, own)
+	k.movePID(filepath.Join(k.root, own), "1002")
+	if it := k.tree(benchPID, map[string]string{"": own}, sd).check(); !it.OK || !strings.Contains(it.Detail, "systemd delegates") {
+		t.Errorf("check under systemd = %+v; want ok, by a delegated scope", it)
+	}
+	if it := k.tree(benchPID, map[string]string{"": own}, nil).check(); it.OK || !strings.Contains(it.Detail, "lacks cpuset") {
+		t.Errorf("check in a session scope without systemd = %+v; want cpuset missing", it)
+	}
+	k.add(own, "cpuset cpu memory pids")
+	if it := k.tree(benchPID, map[string]string{"": own}, nil).check(); it.OK || !strings.Contains(it.Detail, "other processes") {
+		t.Errorf("check in a shared scope = %+v; want the other processes named", it)
+	}
+}
