@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -225,4 +226,66 @@ func TestDepsPerFamily(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "Alpine Linux v3.20 is neither") {
 		t.Errorf("scripts/deps on Alpine: %v\n%s", err, out)
 	}
+}
+
+// TestDepsSkipsMissing: a package the system's repositories do not have
+// (dante-server on Debian 13 and in a repository without EPEL's) is
+// looked up first, skipped with a warning that names the program a
+// session goes without, and every other package installs. The package
+// managers are stand-ins that log what they are asked.
+func TestDepsSkipsMissing(t *testing.T) {
+	testenv.NeedRoot(t, "scripts/deps installs only as root")
+	for _, file := range []string{"debian-13", "almalinux-10"} {
+		t.Run(file, func(t *testing.T) {
+			bin := t.TempDir()
+			logFile := filepath.Join(bin, "log")
+			stubs := map[string]string{
+				// nothing is installed yet
+				"dpkg-query": "exit 1",
+				"rpm":        "exit 1",
+				"apt-cache": `[ "$1" = policy ] || exit 1
+if [ "$2" = dante-server ]; then echo "$2:"; echo "  Installed: (none)"; echo "  Candidate: (none)"
+else echo "$2:"; echo "  Installed: (none)"; echo "  Candidate: 1.0-1"; fi`,
+				"apt-get": `echo "apt-get $*" >>` + logFile,
+				"dnf": `if [ "$1" = -q ] && [ "$2" = info ]; then [ "$3" != dante-server ]; exit; fi
+echo "dnf $*" >>` + logFile,
+				"crb": `echo "crb $*" >>` + logFile,
+			}
+			for name, body := range stubs {
+				if err := os.WriteFile(filepath.Join(bin, name), []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cmd := exec.Command("sh", "scripts/deps")
+			cmd.Env = append(os.Environ(), "OS_RELEASE="+filepath.Join("testdata", "os-release", file), "PATH="+bin+":"+os.Getenv("PATH"))
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("scripts/deps: %v\n%s", err, out)
+			}
+			if !strings.Contains(string(out), "warning: dante-server is not in this system's repositories: skipped, so there is no danted") {
+				t.Errorf("scripts/deps printed\n%s\nwant a warning naming dante-server and danted", out)
+			}
+			logged, _ := os.ReadFile(logFile)
+			var install string
+			for _, l := range strings.Split(string(logged), "\n") {
+				if strings.Contains(l, "install") && !strings.Contains(l, "epel-release") {
+					install = l
+				}
+			}
+			fam := harness.OSFamily(readFile(t, filepath.Join("testdata", "os-release", file)))
+			for _, p := range harness.Packages(fam) {
+				if has := slices.Contains(strings.Fields(install), p); has == (p == "dante-server") {
+					t.Errorf("install command %q: has %s = %v", install, p, has)
+				}
+			}
+		})
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
