@@ -12,8 +12,11 @@ func Checks(layout *host.Layout) []host.CheckItem {
 	items := host.CheckSystem(layout, catalogLoads())
 	release := osRelease()
 	for _, p := range programs {
-		name := p.found()
-		items = append(items, host.CheckBinary(name, p.Version, InstallAdvice(release, []string{p.Name}), p.Required))
+		advice := InstallAdvice(release, []string{p.Name})
+		if p.Column != "" {
+			advice = "no " + p.Column + " column without it; " + advice
+		}
+		items = append(items, host.CheckBinary(p.found(), p.Version, advice, p.Required))
 	}
 	return items
 }

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -20,6 +21,8 @@ type program struct {
 	Required bool
 	// Tool: a load tool, whose version the session's metadata records.
 	Tool bool
+	// Column is the column a packaged proxy gives, "" for the tools.
+	Column string
 }
 
 // programs are the load tools, the origin and the packaged proxies, in
@@ -35,10 +38,30 @@ var programs = func() []program {
 		a, _ := proxies.Lookup(p.Kind)
 		bin := p.Binaries[0]
 		// nginx is the origin too: no session runs without it.
-		ps = append(ps, program{Name: bin, Also: p.Binaries[1:], Version: a.VersionArgv(bin), Required: bin == scenarios.ToolNginx})
+		ps = append(ps, program{Name: bin, Also: p.Binaries[1:], Version: a.VersionArgv(bin), Required: bin == scenarios.ToolNginx, Column: p.Kind})
 	}
 	return ps
 }()
+
+// absentProxies names the packaged proxies that are not installed, each
+// with what installs it: "dante (danted: apt-get install dante-server)".
+// Their columns are left out of a session; the plan says so.
+func absentProxies(lookPath func(string) (string, error)) []string {
+	var out []string
+	for _, p := range proxies.PackagedProxies() {
+		found := false
+		for _, b := range p.Binaries {
+			if _, err := lookPath(b); err == nil {
+				found = true
+				break
+			}
+		}
+		if !found {
+			out = append(out, fmt.Sprintf("%s (%s: %s)", p.Kind, p.Binaries[0], InstallAdvice(osRelease(), p.Binaries[:1])))
+		}
+	}
+	return out
+}
 
 // osRelease is the system's description, /etc/os-release; "" where there
 // is none.

@@ -219,6 +219,11 @@ func (s *Schedule) Print(w io.Writer, dryRun bool) {
 	if len(idle) > 0 {
 		fmt.Fprintf(w, "not run (no scenario in their modes): %s\n", strings.Join(idle, ", "))
 	}
+	if cfg.Proxy == "" {
+		if absent := absentProxies(exec.LookPath); len(absent) > 0 {
+			fmt.Fprintf(w, "not installed, so not run: %s\n", strings.Join(absent, ", "))
+		}
+	}
 	fmt.Fprintf(w, "cpus: %s", cfg.Host.Layout)
 	if cfg.Host.ProxyCPUQuota > 0 {
 		fmt.Fprintf(w, ", proxy quota %g CPU", cfg.Host.ProxyCPUQuota)
