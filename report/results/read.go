@@ -47,6 +47,7 @@ const (
 	cThrottledPeriods
 	cThrottledS
 	cSplicePipes
+	cP999
 	nColumns
 )
 
@@ -304,4 +305,5 @@ func (p *rowParser) parse(r *Row) {
 	r.ThrottledS, _, hasThrottled = p.number(cThrottledS, false)
 	r.Throttling = hasPeriods || hasThrottled
 	_, r.SplicePipes, r.HasPipes = p.number(cSplicePipes, true)
+	r.P999Ms, _, r.HasP999 = p.number(cP999, false)
 }

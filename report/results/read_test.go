@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -61,8 +62,41 @@ func TestReadThrottlingAndPipes(t *testing.T) {
 	}
 	// Written back, the empty cells stay empty.
 	rec := b.Record()
-	if got := strings.Join(rec[len(rec)-3:], ","); got != ",,3" {
-		t.Errorf("Record of row 2 ends %q; want \",,3\"", got)
+	if got := strings.Join(rec[len(rec)-4:], ","); got != ",,3," {
+		t.Errorf("Record of row 2 ends %q; want \",,3,\"", got)
+	}
+}
+
+// TestReadP999: the 99.9th percentile reads where the column has it and is
+// unknown where the cell is empty or the file predates the column; written
+// back, it is what was read.
+func TestReadP999(t *testing.T) {
+	in := minimalHeader + ",p50_ms,p99_ms,p999_ms\n" +
+		"ARM,s1,squid,copy,mix-connect,mix-3k,1,10,100,0,1,proxy,1000,ok,1.5,23.7,2001.250\n" +
+		"ARM,s1,nginx,copy,http,ka-1k,1,10,100,0,1,proxy,1000,ok,0.2,0.9,\n"
+	rows, err := Read(strings.NewReader(in), "p.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mix, wrk := rows[0], rows[1]
+	if !mix.HasLatency || !mix.HasP999 || mix.P999Ms != 2001.25 || mix.P99Ms != 23.7 {
+		t.Errorf("row 1 = %+v; want p99 23.7 ms and p99.9 2001.25 ms", mix)
+	}
+	if !wrk.HasLatency || wrk.HasP999 {
+		t.Errorf("row 2 = %+v; want latency without a p99.9", wrk)
+	}
+	for i, want := range []string{"2001.250", ""} {
+		rec := rows[i].Record()
+		if got := rec[slices.Index(Header, "p999_ms")]; got != want {
+			t.Errorf("Record of row %d: p999_ms %q; want %q", i+1, got, want)
+		}
+	}
+	old, err := Read(strings.NewReader(minimalHeader+",p50_ms,p99_ms\n"+"ARM,s1,squid,copy,mix-connect,mix-3k,1,10,100,0,1,proxy,1000,ok,1.5,23.7\n"), "old.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if old[0].HasP999 || !old[0].HasLatency {
+		t.Errorf("a row of a file without p999_ms = %+v; want the p99.9 unknown", old[0])
 	}
 }
 
@@ -148,7 +182,7 @@ func TestColumnsMatchHeader(t *testing.T) {
 	}
 	for c, name := range map[int]string{cMachine: "machine", cGroup: "group", cStarted: "started", cP50: "p50_ms",
 		cThreadOrigin: "thread_origin", cBound: "bound", cPeakMem: "peak_mem_bytes", cNote: "note",
-		cThrottledPeriods: "throttled_periods", cThrottledS: "throttled_s", cSplicePipes: "splice_pipes"} {
+		cThrottledPeriods: "throttled_periods", cThrottledS: "throttled_s", cSplicePipes: "splice_pipes", cP999: "p999_ms"} {
 		if Header[c] != name {
 			t.Errorf("column %d is %q in Header; the reader takes it for %q", c, Header[c], name)
 		}

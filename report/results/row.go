@@ -93,6 +93,7 @@ var Header = []string{
 	"thread_proxy", "thread_client", "thread_origin",
 	"bound", "peak_mem_bytes", "status", "note",
 	"throttled_periods", "throttled_s", "splice_pipes",
+	"p999_ms",
 }
 
 // Row is one run: a column (proxy) measured under one load in one mode.
@@ -117,6 +118,11 @@ type Row struct {
 	// whether the load tool gave them (empty cells otherwise).
 	P50Ms, P99Ms float64
 	HasLatency   bool
+	// P999Ms is the 99.9th percentile in milliseconds; HasP999 says
+	// whether the load tool gave it (bench mix does; the cell is empty
+	// otherwise, and in files written before the column).
+	P999Ms  float64
+	HasP999 bool
 
 	CPUProxy, CPUClient, CPUOrigin          float64 // busy CPU seconds of each role's CPUs
 	BusyProxy, BusyClient, BusyOrigin       float64 // busy fraction of each role's CPUs, 0..1
@@ -180,6 +186,10 @@ func (r Row) Record() []string {
 	if !r.Started.IsZero() {
 		started = r.Started.Format(time.RFC3339)
 	}
+	p999 := ""
+	if r.HasP999 {
+		p999 = fixed(r.P999Ms, 3)
+	}
 	periods, throttled, pipes := "", "", ""
 	if r.Throttling {
 		periods, throttled = i(r.ThrottledPeriods), fixed(r.ThrottledS, 3)
@@ -196,6 +206,7 @@ func (r Row) Record() []string {
 		fixed(r.ThreadProxy, 4), fixed(r.ThreadClient, 4), fixed(r.ThreadOrigin, 4),
 		string(r.Bound), i(r.PeakMemBytes), string(r.Status), r.Note,
 		periods, throttled, pipes,
+		p999,
 	}
 }
 
