@@ -61,38 +61,60 @@ func MixMeanSize() float64 {
 // MixResult is what bench mix prints on standard output, as one JSON
 // object: bench mix writes it, the driver reads it. Exchanges that failed
 // are counted only under Errors.
+//
+// The window is fixed: Started, Seconds long. In a closed loop its
+// exchanges are those that ended inside it; at a fixed rate those
+// scheduled inside it. Its throughput is Exchanges / Seconds.
 type MixResult struct {
-	Mode        string  `json:"mode"`         // http, connect, socks, relay
-	Exchanges   int64   `json:"exchanges"`    // answered whole and correct, begun on time
-	Bytes       int64   `json:"bytes"`        // answer bodies received whole (exchanges and late ones)
-	Seconds     float64 `json:"seconds"`      // the measured window: from its start until its last exchange ended
-	OpenSeconds float64 `json:"open_seconds"` // time to open all connections
-	ConnsWanted int     `json:"conns_wanted"` // --conns
-	Conns       int     `json:"conns"`        // connections open when the window began
-	Active      int     `json:"active,omitempty"`
-	Rate        float64 `json:"rate,omitempty"` // exchanges a second asked for (open loop)
-	HalfClosed  int64   `json:"half_closed"`    // exchanges among Exchanges that half-closed
+	Mode        string    `json:"mode"`         // http, connect, socks, relay
+	Exchanges   int64     `json:"exchanges"`    // the window's exchanges answered whole and correct, begun on time
+	Bytes       int64     `json:"bytes"`        // answer bodies received whole (exchanges and late ones)
+	Started     time.Time `json:"started"`      // the start of the measured window, after the warm-up
+	Seconds     float64   `json:"seconds"`      // the length of the measured window, --duration
+	OpenSeconds float64   `json:"open_seconds"` // time to open all connections
+	ConnsWanted int       `json:"conns_wanted"` // --conns
+	Conns       int       `json:"conns"`        // connections open when the load began
+	Active      int       `json:"active,omitempty"`
+	Rate        float64   `json:"rate,omitempty"` // exchanges a second asked for (open loop)
+	HalfClosed  int64     `json:"half_closed"`    // exchanges among Exchanges that half-closed
 	// HalfCloseFailed are the failed exchanges (among Errors) that
 	// half-closed: a proxy that does not pass a half-close on fails
 	// these and no other.
 	HalfCloseFailed int64 `json:"half_close_failed"`
-	// Reconnects are the kept-alive connections the proxy closed after
-	// an answer without saying so, found closed by the next exchange,
-	// which was then made on a new connection.
+	// Reconnects are the window's exchanges that found their kept-alive
+	// connection closed before any byte of the answer (the proxy closed
+	// it after the last answer without saying so) and were made again on
+	// a new connection.
 	Reconnects int64     `json:"reconnects"`
 	Errors     MixErrors `json:"errors"`
-	// Latency of the exchanges and late ones, from each one's scheduled
-	// start at a fixed rate, from its start otherwise.
+	// Due are the exchanges in the latency: every one that was due in
+	// the window, answered or not (Exchanges, every kind of Errors, and
+	// in a closed loop Unfinished).
+	Due int64 `json:"due"`
+	// Unfinished are, in a closed loop, the exchanges still running at
+	// the window's end: in the latency, at their whole time, and in no
+	// other figure.
+	Unfinished int64 `json:"unfinished"`
+	// Latency of every due exchange, from each one's scheduled start at
+	// a fixed rate, from its start otherwise: a timed-out one at its time
+	// (at least --timeout), a dropped one at the time from when it was
+	// due to the window's end.
 	P50Ms  float64 `json:"p50_ms"`
 	P99Ms  float64 `json:"p99_ms"`
 	P999Ms float64 `json:"p999_ms"`
+	// The same of the exchanges answered whole and on time alone.
+	OkP50Ms  float64 `json:"ok_p50_ms"`
+	OkP99Ms  float64 `json:"ok_p99_ms"`
+	OkP999Ms float64 `json:"ok_p999_ms"`
 	// Procs is how many processes ran the mix; Split the connections
 	// each opened (asked for), in order.
 	Procs int   `json:"procs"`
 	Split []int `json:"split"`
-	// Histogram is the latency histogram in microseconds, HdrHistogram's
-	// V2 compressed encoding in base64, for merging.
-	Histogram string `json:"histogram,omitempty"`
+	// Histogram and OkHistogram are the two latency histograms in
+	// microseconds, HdrHistogram's V2 compressed encoding in base64, for
+	// merging.
+	Histogram   string `json:"histogram,omitempty"`
+	OkHistogram string `json:"ok_histogram,omitempty"`
 }
 
 // MixErrors counts failed exchanges by kind. An exchange is counted

@@ -14,8 +14,6 @@ import (
 
 	"bench/harness/mix/mixtest"
 	"bench/scenarios"
-
-	"github.com/HdrHistogram/hdrhistogram-go"
 )
 
 var captureMix = flag.Bool("capture-mix", false, "save bench mix's output under scenarios/testdata/captured for the driver's tests")
@@ -69,17 +67,8 @@ func TestMixProcs(t *testing.T) {
 	if r.Errors != (scenarios.MixErrors{}) || r.Exchanges == 0 {
 		t.Errorf("%d exchanges, errors %+v; want some and none", r.Exchanges, r.Errors)
 	}
-	if r.Exchanges != o.Answers.Load() || r.Bytes != o.Bytes.Load() {
-		t.Errorf("%d exchanges of %d bytes; the origin sent %d of %d", r.Exchanges, r.Bytes, o.Answers.Load(), o.Bytes.Load())
-	}
-	h, err := hdrhistogram.Decode([]byte(r.Histogram))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if h.TotalCount() != r.Exchanges {
-		t.Errorf("merged histogram holds %d latencies; want %d", h.TotalCount(), r.Exchanges)
-	}
-	if r.Active != 20 || r.Seconds < 1 || r.OpenSeconds <= 0 {
+	o.Agrees(t, r)
+	if r.Active != 20 || r.Seconds != 1 || r.OpenSeconds <= 0 {
 		t.Errorf("active %d, window %.3fs, opening %.3fs", r.Active, r.Seconds, r.OpenSeconds)
 	}
 }

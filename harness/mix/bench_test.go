@@ -20,19 +20,19 @@ func BenchmarkExchange(b *testing.B) {
 		b.Fatal(err)
 	}
 	m.Open(context.Background())
+	m.window, m.end = time.Now(), time.Now().Add(time.Hour)
 	b.SetBytes(int64(scenarios.MixMeanSize()))
 	b.ReportAllocs()
 	b.SetParallelism(16) // 32 exchanges at a time on 2 CPUs
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			s := <-m.idle
-			m.exchange(s, time.Time{}, true)
-			m.idle <- s
+			m.exchange(<-m.idle, time.Time{})
 		}
 	})
 	b.StopTimer()
-	if r := m.result(1); r.Errors != (scenarios.MixErrors{}) {
+	m.reopening.Wait()
+	if r := m.result(); r.Errors != (scenarios.MixErrors{}) {
 		b.Fatalf("errors %+v", r.Errors)
 	}
 	for i := range m.slots {

@@ -16,11 +16,11 @@ import (
 	"bench/scenarios"
 )
 
-// exchange runs one exchange on s, scheduled at sched (zero: now), and
-// adds it to the window's figures when counted. A connection that failed,
-// half-closed or was closed by the other side is opened again at once;
-// a failure to do so is left to its next exchange, which counts it.
-func (m *Mix) exchange(s *slot, sched time.Time, counted bool) {
+// exchange runs one exchange on s, scheduled at sched (zero: now, in a
+// closed loop), adds it to the window's figures when it is the window's,
+// and gives s back: at once if its connection may be used again, once
+// reopened otherwise.
+func (m *Mix) exchange(s *slot, sched time.Time) {
 	x := s.rng.Uint64()
 	a := &m.answers[m.pick[x%scenarios.MixWeights]]
 	half := x/scenarios.MixWeights%scenarios.MixHalfCloseEvery == 0
@@ -29,38 +29,76 @@ func (m *Mix) exchange(s *slot, sched time.Time, counted bool) {
 		sched = start
 	}
 	bp := m.bufs.Get().(*[]byte)
-	defer m.bufs.Put(bp)
-	k, keep := m.try(s, a, half, *bp, start)
+	k, keep, retried := m.try(s, a, half, *bp, start)
+	m.bufs.Put(bp)
 	done := time.Now()
-	if (k != ok || !keep) && s.conn != nil {
-		s.conn.Close()
-		s.conn = nil
-		if c, k := m.dial(context.Background(), *bp); k == ok {
-			s.conn = c
-		}
+	if k == ok && keep {
+		m.idle <- s
+	} else {
+		m.reopen(s)
 	}
-	if !counted {
+	latency := done.Sub(sched)
+	if k == timedOut {
+		latency = max(latency, m.cfg.Timeout)
+	}
+	switch {
+	case m.cfg.Rate > 0 && sched.Before(m.window):
+		return // scheduled in the warm-up
+	case m.cfg.Rate == 0 && done.Before(m.window):
+		return // ended in the warm-up
+	case m.cfg.Rate == 0 && done.After(m.end):
+		// Still running at the window's end: in the latency alone.
+		m.unfinished.Add(1)
+		m.record(latency, false)
 		return
+	}
+	if retried {
+		m.reconnects.Add(1)
 	}
 	if k != ok {
 		m.errs[k].Add(1)
 		if half {
 			m.halfCloseFailed.Add(1)
 		}
+		m.record(latency, false)
 		return
 	}
 	m.bytes.Add(int64(len(a.body)))
 	if start.Sub(sched) > m.cfg.Timeout {
 		m.late.Add(1)
-	} else {
-		m.exchanges.Add(1)
-		if half {
-			m.halfClosed.Add(1)
-		}
+		m.record(latency, false)
+		return
 	}
-	m.mu.Lock()
-	m.hist.RecordValue(max(1, done.Sub(sched).Microseconds()))
-	m.mu.Unlock()
+	m.exchanges.Add(1)
+	if half {
+		m.halfClosed.Add(1)
+	}
+	m.record(latency, true)
+}
+
+// reopen closes s's connection and opens it again in the background,
+// outside any exchange's timing, then gives s back; a failure to open is
+// left to s's next exchange, which counts it. After the window's end s
+// is given back closed.
+func (m *Mix) reopen(s *slot) {
+	if s.conn != nil {
+		s.conn.Close()
+		s.conn = nil
+	}
+	if !time.Now().Before(m.end) {
+		m.idle <- s
+		return
+	}
+	m.reopening.Add(1)
+	go func() {
+		defer m.reopening.Done()
+		bp := m.bufs.Get().(*[]byte)
+		if c, k := m.dial(context.Background(), *bp); k == ok {
+			s.conn = c
+		}
+		m.bufs.Put(bp)
+		m.idle <- s
+	}()
 }
 
 // try sends the request for a on s, opening s first if it is closed,
@@ -68,50 +106,52 @@ func (m *Mix) exchange(s *slot, sched time.Time, counted bool) {
 // must not be used again.
 //
 // A kept-alive connection the proxy closed after its last answer, without
-// saying so, fails before the first byte of the next answer: then the
-// exchange is tried once more on a new connection, as HTTP clients do,
-// and the reconnection counted (Reconnects), not the exchange.
-func (m *Mix) try(s *slot, a *answer, half bool, buf []byte, start time.Time) (k kind, keep bool) {
+// saying so, fails before the first byte of the next answer: then, and
+// only then, the exchange is tried once more on a new connection, as HTTP
+// clients do (retried). Once a byte of the answer has come, a reset is
+// the exchange's failure: the proxy cut the answer.
+func (m *Mix) try(s *slot, a *answer, half bool, buf []byte, start time.Time) (k kind, keep, retried bool) {
 	reused := s.conn != nil
-	k, keep = m.tryOn(s, a, half, buf, start)
-	if k == reset && reused {
-		m.reconnects.Add(1)
-		if s.conn != nil {
-			s.conn.Close()
-			s.conn = nil
-		}
-		k, keep = m.tryOn(s, a, half, buf, start)
+	k, keep, read := m.tryOn(s, a, half, buf, start)
+	if k != reset || !reused || read {
+		return k, keep, false
 	}
-	return k, keep
+	if s.conn != nil {
+		s.conn.Close()
+		s.conn = nil
+	}
+	k, keep, _ = m.tryOn(s, a, half, buf, start)
+	return k, keep, true
 }
 
-// tryOn is one try of an exchange on s, opening s first if it is closed.
-func (m *Mix) tryOn(s *slot, a *answer, half bool, buf []byte, start time.Time) (k kind, keep bool) {
+// tryOn is one try of an exchange on s, opening s first if it is closed;
+// read says whether any of the answer came.
+func (m *Mix) tryOn(s *slot, a *answer, half bool, buf []byte, start time.Time) (k kind, keep, read bool) {
 	if s.conn == nil {
 		c, k := m.dial(context.Background(), buf)
 		if k != ok {
-			return k, false
+			return k, false, false
 		}
 		s.conn = c
 	}
 	c := s.conn
 	if err := c.SetDeadline(start.Add(m.cfg.Timeout)); err != nil {
-		return reset, false
+		return reset, false, false
 	}
 	req := a.req
 	if half {
 		req = a.reqClose
 	}
 	if _, err := c.Write(req); err != nil {
-		return ioKind(err, false), false
+		return ioKind(err, false), false, false
 	}
 	if half {
 		if err := c.(*net.TCPConn).CloseWrite(); err != nil {
-			return ioKind(err, false), false
+			return ioKind(err, false), false, false
 		}
 	}
-	k, closing := readAnswer(c, a.body, buf)
-	return k, k == ok && !half && !closing
+	k, closing, read := readAnswer(c, a.body, buf)
+	return k, k == ok && !half && !closing, read
 }
 
 // dial opens a connection to the origin through the proxy, with the
@@ -153,7 +193,7 @@ func (m *Mix) handshakeConnect(c net.Conn, buf []byte) kind {
 	if _, err := c.Write(m.connect); err != nil {
 		return ioKind(err, false)
 	}
-	head, rest, k := readHead(c, buf)
+	head, rest, _, k := readHead(c, buf)
 	switch {
 	case k != ok:
 		return k
@@ -233,9 +273,9 @@ func (m *Mix) handshakeSocks(c net.Conn, buf []byte) kind {
 
 var endOfHead = []byte("\r\n\r\n")
 
-// readHead reads an HTTP head into buf; rest is what came after it.
-func readHead(c net.Conn, buf []byte) (head, rest []byte, k kind) {
-	got := 0
+// readHead reads an HTTP head into buf; rest is what came after it, got
+// how many bytes came in all.
+func readHead(c net.Conn, buf []byte) (head, rest []byte, got int, k kind) {
 	for {
 		n, err := c.Read(buf[got:])
 		if n > 0 {
@@ -243,42 +283,46 @@ func readHead(c net.Conn, buf []byte) (head, rest []byte, k kind) {
 			got += n
 			if i := bytes.Index(buf[from:got], endOfHead); i >= 0 {
 				e := from + i + len(endOfHead)
-				return buf[:e], buf[e:got], ok
+				return buf[:e], buf[e:got], got, ok
 			}
 			if got == len(buf) {
-				return nil, nil, wrong
+				return nil, nil, got, wrong
 			}
 		}
 		if err != nil {
-			return nil, nil, ioKind(err, got > 0)
+			return nil, nil, got, ioKind(err, got > 0)
 		}
 	}
 }
 
 // readAnswer reads an answer whose body must be want, comparing it as
 // it comes in. closing is true when the answer says the connection ends
-// with it.
-func readAnswer(c net.Conn, want, buf []byte) (k kind, closing bool) {
-	head, rest, k := readHead(c, buf)
+// with it; read when any of it came. Once the head has come, an answer
+// that ends or is reset before its length is short.
+func readAnswer(c net.Conn, want, buf []byte) (k kind, closing, read bool) {
+	head, rest, got, k := readHead(c, buf)
 	if k != ok {
-		return k, false
+		return k, false, got > 0
 	}
 	length, closing, good := parseHead(head)
 	if !good || length != len(want) || len(rest) > len(want) || !bytes.Equal(rest, want[:len(rest)]) {
-		return wrong, closing
+		return wrong, closing, true
 	}
 	off := len(rest)
 	for off < len(want) {
 		n, err := c.Read(buf[:min(len(buf), len(want)-off)])
 		if !bytes.Equal(buf[:n], want[off:off+n]) {
-			return wrong, closing
+			return wrong, closing, true
 		}
 		off += n
 		if err != nil && off < len(want) {
-			return ioKind(err, true), closing
+			if k := ioKind(err, true); k != reset {
+				return k, closing, true
+			}
+			return short, closing, true
 		}
 	}
-	return ok, closing
+	return ok, closing, true
 }
 
 // parseHead reads an answer's head: good when its status is 200 and it

@@ -57,6 +57,11 @@ type Config struct {
 	// connection asks for follow from its number, so a run split over
 	// processes asks for the same answers as one process would.
 	FirstConn int
+	// Offset shifts a fixed rate's schedule: exchange k is due at the
+	// start + Offset + k/Rate. The processes of a split mix share their
+	// start and are offset by i/rate, so that together they keep the
+	// spacing of one process.
+	Offset time.Duration
 }
 
 // Check reports what is wrong with c.
@@ -82,6 +87,8 @@ func (c Config) Check() error {
 		return fmt.Errorf("duration %v, warmup %v, timeout %v: want positive durations", c.Duration, c.Warmup, c.Timeout)
 	case c.OpenParallel < 1 || c.OpenRate < 0:
 		return fmt.Errorf("opening %d at once at %g a second: want at least one at once", c.OpenParallel, c.OpenRate)
+	case c.Offset < 0:
+		return fmt.Errorf("a schedule offset by %v: want none or more", c.Offset)
 	}
 	return nil
 }
@@ -137,11 +144,18 @@ type Mix struct {
 	openSeconds float64
 	opened      int
 
+	// The measured window, [window, end], set by Run before the first
+	// exchange.
+	window, end time.Time
+	reopening   sync.WaitGroup // connections being opened again
+
 	exchanges, bytes, halfClosed, late, dropped atomic.Int64
-	halfCloseFailed, reconnects                 atomic.Int64
+	halfCloseFailed, reconnects, unfinished     atomic.Int64
 	errs                                        [nKinds]atomic.Int64
-	mu                                          sync.Mutex // guards hist
-	hist                                        *hdrhistogram.Histogram
+	mu                                          sync.Mutex // guards hist and okHist
+	// hist holds the latency of every exchange that was due in the
+	// window, okHist that of the exchanges answered whole and on time.
+	hist, okHist *hdrhistogram.Histogram
 }
 
 // New prepares the mix of c; Open opens its connections.
@@ -157,6 +171,7 @@ func New(c Config) (*Mix, error) {
 		slots:  make([]slot, c.Conns),
 		idle:   make(chan *slot, c.Conns),
 		hist:   hdrhistogram.New(1, histMax, 3),
+		okHist: hdrhistogram.New(1, histMax, 3),
 	}
 	m.bufs.New = func() any { b := make([]byte, bufSize); return &b }
 	host, _, _ := net.SplitHostPort(c.Origin)
@@ -192,8 +207,9 @@ func New(c Config) (*Mix, error) {
 }
 
 // Open opens the connections, c.OpenParallel at a time at c.OpenRate a
-// second. Connections that fail to open are counted under their error
-// and opened again by their first exchange.
+// second. Connections that fail to open are opened again by their first
+// exchange; they are not among the window's errors, but Opened tells
+// how many opened.
 func (m *Mix) Open(ctx context.Context) {
 	start := time.Now()
 	sem := make(chan struct{}, m.cfg.OpenParallel)
@@ -213,11 +229,9 @@ func (m *Mix) Open(ctx context.Context) {
 			c, k := m.dial(ctx, *bp)
 			m.bufs.Put(bp)
 			<-sem
-			if k != ok {
-				m.errs[k].Add(1)
-				return
+			if k == ok {
+				s.conn = c
 			}
-			s.conn = c
 		}(&m.slots[i])
 	}
 	wg.Wait()
@@ -233,64 +247,73 @@ func (m *Mix) Open(ctx context.Context) {
 // Opened is the number of connections open after Open.
 func (m *Mix) Opened() int { return m.opened }
 
-// Run runs the exchanges for the warmup, then for the window, waits for
-// the window's last exchanges, closes the connections and returns the
-// window's result. The window's figures are the exchanges begun (or, at
-// a fixed rate, scheduled) in it, and it lasts until the last of them
-// has ended.
-func (m *Mix) Run(ctx context.Context) scenarios.MixResult {
-	start := time.Now()
-	window := start.Add(m.cfg.Warmup)
-	end := window.Add(m.cfg.Duration)
+// Run runs the exchanges from now: the warm-up, then the window.
+func (m *Mix) Run(ctx context.Context) scenarios.MixResult { return m.RunFrom(ctx, time.Now()) }
+
+// RunFrom runs the exchanges for the warm-up from start (waiting for it
+// first), then for the window of c.Duration, waits for the exchanges
+// still running, closes the connections and returns the window's
+// figures.
+//
+// The window is fixed, [start + warm-up, start + warm-up + duration].
+// In a closed loop its exchanges are those that ended inside it; those
+// still running at its end are waited for and enter the latency alone,
+// at their whole time (they were due in the window; leaving them out
+// would hide the slowest). At a fixed rate its exchanges are those
+// scheduled inside it, each waited for, so its latency is that of every
+// one of them, on time or not, begun or dropped.
+func (m *Mix) RunFrom(ctx context.Context, start time.Time) scenarios.MixResult {
+	m.window = start.Add(m.cfg.Warmup)
+	m.end = m.window.Add(m.cfg.Duration)
 	var wg sync.WaitGroup
-	if m.cfg.Active > 0 {
+	if m.cfg.Active > 0 && sleepUntil(ctx, start) {
 		for range min(m.cfg.Active, len(m.slots)) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				for {
-					now := time.Now()
-					if !now.Before(end) || ctx.Err() != nil {
+					var s *slot
+					select {
+					case s = <-m.idle:
+					case <-ctx.Done():
 						return
 					}
-					s := <-m.idle
-					m.exchange(s, time.Time{}, !now.Before(window))
-					m.idle <- s
+					if !time.Now().Before(m.end) || ctx.Err() != nil {
+						m.idle <- s
+						return
+					}
+					m.exchange(s, time.Time{})
 				}
 			}()
 		}
-	} else {
-		m.schedule(ctx, &wg, start, window, end)
+	} else if m.cfg.Rate > 0 {
+		m.schedule(ctx, &wg, start)
 	}
 	wg.Wait()
-	// At a fixed rate the schedule may end a little before the window.
-	seconds := max(time.Since(window), m.cfg.Duration).Seconds()
+	m.reopening.Wait()
 	for i := range m.slots {
 		if c := m.slots[i].conn; c != nil {
 			c.Close()
 			m.slots[i].conn = nil
 		}
 	}
-	return m.result(seconds)
+	return m.result()
 }
 
-// schedule starts exchange k at start + k/rate on a free connection,
-// each in a goroutine of its own, until end; exchanges that find no
-// free connection before end are dropped.
-func (m *Mix) schedule(ctx context.Context, wg *sync.WaitGroup, start, window, end time.Time) {
+// schedule starts exchange k at start + offset + k/rate on a free
+// connection, each in a goroutine of its own, until the window's end;
+// the window's exchanges that find no free connection before its end are
+// dropped, and enter the latency at the time from when they were due to
+// the window's end.
+func (m *Mix) schedule(ctx context.Context, wg *sync.WaitGroup, start time.Time) {
 	due := func(k int) time.Time {
-		return start.Add(time.Duration(float64(k) / m.cfg.Rate * float64(time.Second)))
+		return start.Add(m.cfg.Offset + time.Duration(float64(k)/m.cfg.Rate*float64(time.Second)))
 	}
-	var scheduled, begun int64
-	for k := 0; due(k).Before(end); k++ {
-		if !due(k).Before(window) {
-			scheduled++
-		}
-	}
-	stop := time.NewTimer(time.Until(end))
+	stop := time.NewTimer(time.Until(m.end))
 	defer stop.Stop()
+	k := 0
 loop:
-	for k := 0; due(k).Before(end); k++ {
+	for ; due(k).Before(m.end); k++ {
 		t := due(k)
 		if !sleepUntil(ctx, t) {
 			break
@@ -307,18 +330,30 @@ loop:
 				break loop
 			}
 		}
-		counted := !t.Before(window)
-		if counted {
-			begun++
-		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			m.exchange(s, t, counted)
-			m.idle <- s
+			m.exchange(s, t)
 		}()
 	}
-	m.dropped.Add(scheduled - begun)
+	for ; due(k).Before(m.end); k++ {
+		if t := due(k); !t.Before(m.window) {
+			m.dropped.Add(1)
+			m.record(m.end.Sub(t), false)
+		}
+	}
+}
+
+// record adds a latency to the histogram of the due exchanges, and to
+// that of the answered ones when answered.
+func (m *Mix) record(d time.Duration, answered bool) {
+	us := max(1, d.Microseconds())
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.hist.RecordValue(us)
+	if answered {
+		m.okHist.RecordValue(us)
+	}
 }
 
 // sleepUntil sleeps until t, or returns false when ctx ends first.

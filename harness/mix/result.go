@@ -8,13 +8,14 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 )
 
-// result is the figures of the window, seconds long.
-func (m *Mix) result(seconds float64) scenarios.MixResult {
+// result is the figures of the window.
+func (m *Mix) result() scenarios.MixResult {
 	r := scenarios.MixResult{
 		Mode:            string(m.cfg.Mode),
 		Exchanges:       m.exchanges.Load(),
 		Bytes:           m.bytes.Load(),
-		Seconds:         seconds,
+		Started:         m.window,
+		Seconds:         m.cfg.Duration.Seconds(),
 		OpenSeconds:     m.openSeconds,
 		ConnsWanted:     m.cfg.Conns,
 		Conns:           m.opened,
@@ -23,6 +24,7 @@ func (m *Mix) result(seconds float64) scenarios.MixResult {
 		HalfClosed:      m.halfClosed.Load(),
 		HalfCloseFailed: m.halfCloseFailed.Load(),
 		Reconnects:      m.reconnects.Load(),
+		Unfinished:      m.unfinished.Load(),
 		Errors: scenarios.MixErrors{
 			Refused: m.errs[refused].Load(),
 			Reset:   m.errs[reset].Load(),
@@ -37,37 +39,57 @@ func (m *Mix) result(seconds float64) scenarios.MixResult {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	setLatency(&r, m.hist)
+	setLatency(&r, m.hist, m.okHist)
 	return r
 }
 
-// setLatency fills r's percentiles and histogram from h.
-func setLatency(r *scenarios.MixResult, h *hdrhistogram.Histogram) {
+// setLatency fills r's percentiles and histograms from h, the due
+// exchanges', and ok, the answered ones'.
+func setLatency(r *scenarios.MixResult, h, ok *hdrhistogram.Histogram) {
+	r.Due = h.TotalCount()
+	r.P50Ms, r.P99Ms, r.P999Ms, r.Histogram = percentiles(h)
+	r.OkP50Ms, r.OkP99Ms, r.OkP999Ms, r.OkHistogram = percentiles(ok)
+}
+
+// percentiles are h's median, 99th and 99.9th percentiles in
+// milliseconds (0 when h is empty), and its encoding.
+func percentiles(h *hdrhistogram.Histogram) (p50, p99, p999 float64, enc string) {
 	ms := func(q float64) float64 { return float64(h.ValueAtQuantile(q)) / 1e3 }
 	if h.TotalCount() > 0 {
-		r.P50Ms, r.P99Ms, r.P999Ms = ms(50), ms(99), ms(99.9)
+		p50, p99, p999 = ms(50), ms(99), ms(99.9)
 	}
-	if enc, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase); err == nil {
-		r.Histogram = string(enc)
+	if b, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase); err == nil {
+		enc = string(b)
 	}
+	return p50, p99, p999, enc
 }
 
 // Merge adds up the results of the processes a mix was split over, in
-// order: counts add, the windows and opening times are the longest, the
-// histograms merge.
+// order: counts add, the window starts with the first (they share their
+// start), the windows and opening times are the longest, the histograms
+// merge.
 func Merge(parts []scenarios.MixResult) (scenarios.MixResult, error) {
 	if len(parts) == 0 {
 		return scenarios.MixResult{}, fmt.Errorf("no results to merge")
 	}
-	h := hdrhistogram.New(1, histMax, 3)
-	r := scenarios.MixResult{Mode: parts[0].Mode}
+	h, ok := hdrhistogram.New(1, histMax, 3), hdrhistogram.New(1, histMax, 3)
+	r := scenarios.MixResult{Mode: parts[0].Mode, Started: parts[0].Started}
 	for i, p := range parts {
-		ph, err := hdrhistogram.Decode([]byte(p.Histogram))
-		if err != nil {
-			return scenarios.MixResult{}, fmt.Errorf("process %d's histogram: %w", i+1, err)
+		for _, x := range []struct {
+			into *hdrhistogram.Histogram
+			enc  string
+			name string
+		}{{h, p.Histogram, "histogram"}, {ok, p.OkHistogram, "histogram of the answered exchanges"}} {
+			ph, err := hdrhistogram.Decode([]byte(x.enc))
+			if err != nil {
+				return scenarios.MixResult{}, fmt.Errorf("process %d's %s: %w", i+1, x.name, err)
+			}
+			if dropped := x.into.Merge(ph); dropped > 0 {
+				return scenarios.MixResult{}, fmt.Errorf("process %d's %s: %d values out of range", i+1, x.name, dropped)
+			}
 		}
-		if dropped := h.Merge(ph); dropped > 0 {
-			return scenarios.MixResult{}, fmt.Errorf("process %d's histogram: %d values out of range", i+1, dropped)
+		if p.Started.Before(r.Started) {
+			r.Started = p.Started
 		}
 		r.Exchanges += p.Exchanges
 		r.Bytes += p.Bytes
@@ -80,6 +102,7 @@ func Merge(parts []scenarios.MixResult) (scenarios.MixResult, error) {
 		r.HalfClosed += p.HalfClosed
 		r.HalfCloseFailed += p.HalfCloseFailed
 		r.Reconnects += p.Reconnects
+		r.Unfinished += p.Unfinished
 		e := &r.Errors
 		e.Refused += p.Errors.Refused
 		e.Reset += p.Errors.Reset
@@ -91,6 +114,6 @@ func Merge(parts []scenarios.MixResult) (scenarios.MixResult, error) {
 		r.Procs += p.Procs
 		r.Split = append(r.Split, p.Split...)
 	}
-	setLatency(&r, h)
+	setLatency(&r, h, ok)
 	return r, nil
 }

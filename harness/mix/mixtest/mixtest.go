@@ -12,8 +12,10 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -21,6 +23,8 @@ import (
 	"bench/internal/accept"
 	"bench/internal/nettest"
 	"bench/scenarios"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
 )
 
 // Fault is what the origin does wrong.
@@ -42,6 +46,9 @@ type Origin struct {
 	// them).
 	Bytes, Answers atomic.Int64
 	HalfClosed     atomic.Int64 // requests with Connection: close
+	// Arrived records when each request's head was read, Ended when
+	// each answer was written whole.
+	Arrived, Ended Times
 	stall          atomic.Int64 // unix nanoseconds until which answers wait
 	bodies         map[string][]byte
 }
@@ -60,6 +67,38 @@ func StartOrigin(t testing.TB, f Fault) *Origin {
 	return o
 }
 
+// Agrees checks a closed loop's figures, run without a warm-up, against
+// what the origin sent: it answered the window's exchanges and those
+// still running at its end, and nothing else.
+func (o *Origin) Agrees(t testing.TB, r scenarios.MixResult) {
+	t.Helper()
+	if got, sent := r.Exchanges+r.Unfinished, o.Answers.Load(); got != sent {
+		t.Errorf("exchanges %d and %d unfinished; the origin answered %d", r.Exchanges, r.Unfinished, sent)
+	}
+	if r.Unfinished > int64(r.Active) {
+		t.Errorf("%d exchanges unfinished; want at most the %d running at a time", r.Unfinished, r.Active)
+	}
+	if got, sent := r.Bytes, o.Bytes.Load(); got > sent || sent-got > r.Unfinished*256<<10 {
+		t.Errorf("bytes %d; the origin sent %d, and %d exchanges were unfinished", got, sent, r.Unfinished)
+	}
+	if got, sent := r.HalfClosed, o.HalfClosed.Load(); got > sent || sent-got > r.Unfinished {
+		t.Errorf("half-closed exchanges %d; the origin saw %d (want as many but the unfinished)", got, sent)
+	}
+	if n := histCount(t, r.Histogram); n != r.Exchanges+r.Unfinished || n != r.Due {
+		t.Errorf("histogram holds %d latencies (due %d); want one per exchange and unfinished one, %d", n, r.Due, r.Exchanges+r.Unfinished)
+	}
+}
+
+// histCount is the number of latencies in an encoded histogram.
+func histCount(t testing.TB, enc string) int64 {
+	t.Helper()
+	h, err := hdrhistogram.Decode([]byte(enc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h.TotalCount()
+}
+
 // serve accepts connections on a fresh port of 127.0.0.1 and handles
 // each with h until the test ends.
 func serve(t testing.TB, h func(net.Conn)) string {
@@ -67,34 +106,84 @@ func serve(t testing.TB, h func(net.Conn)) string {
 	return nettest.Serve(t, func(ctx context.Context, ln net.Listener) { accept.Serve(ctx, ln, h) })
 }
 
-// readHead reads an HTTP head: the request line and whether it says
-// Connection: close.
-func readHead(r *bufio.Reader) (line string, closing bool, err error) {
+// head is an HTTP head as read: its bytes, its first line, whether it
+// says Connection: close, and its Content-Length (-1 without one).
+type head struct {
+	raw     []byte
+	line    string
+	closing bool
+	length  int
+}
+
+// readHead reads an HTTP head.
+func readHead(r *bufio.Reader) (h head, err error) {
+	h.length = -1
 	for i := 0; ; i++ {
 		l, err := r.ReadString('\n')
 		if err != nil {
-			return "", false, err
+			return head{}, err
 		}
+		h.raw = append(h.raw, l...)
 		l = strings.TrimRight(l, "\r\n")
-		if l == "" {
-			return line, closing, nil
-		}
-		if i == 0 {
-			line = l
-		} else if strings.EqualFold(l, "Connection: close") {
-			closing = true
+		name, value, _ := strings.Cut(l, ":")
+		value = strings.TrimSpace(value)
+		switch {
+		case l == "":
+			return h, nil
+		case i == 0:
+			h.line = l
+		case strings.EqualFold(name, "Connection") && strings.EqualFold(value, "close"):
+			h.closing = true
+		case strings.EqualFold(name, "Content-Length"):
+			if h.length, err = strconv.Atoi(value); err != nil {
+				return head{}, fmt.Errorf("Content-Length %q: %w", value, err)
+			}
 		}
 	}
+}
+
+// Times records when things happened, safely from many goroutines.
+type Times struct {
+	mu sync.Mutex
+	ts []time.Time
+}
+
+func (ts *Times) add(t time.Time) {
+	ts.mu.Lock()
+	ts.ts = append(ts.ts, t)
+	ts.mu.Unlock()
+}
+
+// All returns the times recorded, in order.
+func (ts *Times) All() []time.Time {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	out := slices.Clone(ts.ts)
+	slices.SortFunc(out, time.Time.Compare)
+	return out
+}
+
+// In counts the times recorded in [from, to].
+func (ts *Times) In(from, to time.Time) int {
+	n := 0
+	for _, t := range ts.All() {
+		if !t.Before(from) && !t.After(to) {
+			n++
+		}
+	}
+	return n
 }
 
 func (o *Origin) serve(c net.Conn) {
 	r := bufio.NewReader(c)
 	for {
-		line, closing, err := readHead(r)
+		h, err := readHead(r)
 		if err != nil {
 			return
 		}
-		f := strings.Fields(line)
+		o.Arrived.add(time.Now())
+		closing := h.closing
+		f := strings.Fields(h.line)
 		body, found := []byte(nil), false
 		if len(f) == 3 {
 			body, found = o.bodies[f[1]]
@@ -122,7 +211,11 @@ func (o *Origin) serve(c net.Conn) {
 		o.Bytes.Add(int64(len(body)))
 		o.Answers.Add(1)
 		bufs := net.Buffers{[]byte(head + "\r\n"), body}
-		if _, err := bufs.WriteTo(c); err != nil || closing {
+		_, err = bufs.WriteTo(c)
+		if err == nil {
+			o.Ended.add(time.Now())
+		}
+		if err != nil || closing {
 			return
 		}
 	}
@@ -158,8 +251,8 @@ func StartRelay(t testing.TB, target string) string {
 func StartConnect(t testing.TB) string {
 	return serve(t, func(c net.Conn) {
 		r := bufio.NewReader(c)
-		line, _, err := readHead(r)
-		f := strings.Fields(line)
+		h, err := readHead(r)
+		f := strings.Fields(h.line)
 		if err != nil || len(f) != 3 || f[0] != "CONNECT" {
 			io.WriteString(c, "HTTP/1.1 400 Bad Request\r\n\r\n")
 			return
@@ -231,11 +324,12 @@ func StartHTTPProxy(t testing.TB) string {
 		}()
 		done := make(chan struct{})
 		for {
-			line, closing, err := readHead(r)
+			h, err := readHead(r)
 			if err != nil {
 				break
 			}
-			f := strings.Fields(line)
+			closing := h.closing
+			f := strings.Fields(h.line)
 			if len(f) != 3 || !strings.HasPrefix(f[1], "http://") {
 				io.WriteString(c, "HTTP/1.1 400 Bad Request\r\n\r\n")
 				return
@@ -265,6 +359,103 @@ func StartHTTPProxy(t testing.TB) string {
 			<-done
 		}
 	})
+}
+
+// Faults are what a Holder does to the answers it passes on.
+type Faults struct {
+	// HoldEvery: every HoldEvery-th answer is held for Hold before it is
+	// passed on (0: none).
+	HoldEvery int
+	Hold      time.Duration
+	// ResetEvery: of the answers longer than ResetAfter bytes (head
+	// included), every ResetEvery-th is passed on for its first
+	// ResetAfter bytes, then the client's connection is reset (0: none).
+	ResetEvery, ResetAfter int
+	// CloseEvery: after every CloseEvery-th answer on a kept-alive
+	// connection the client's connection is closed without a word, as
+	// tinyproxy does (0: none).
+	CloseEvery int
+}
+
+// Holder is a relay to an origin that reads the HTTP/1.1 exchanges it
+// passes on, so that it can hold answers, cut them, close connections
+// after them, and say when each happened.
+type Holder struct {
+	Addr   string
+	origin string
+	f      Faults
+	// Ended records when each answer was passed on whole, Held when a
+	// held one was, Resets when an answer was cut, Closes when a
+	// connection was closed after an answer without a word.
+	Ended, Held, Resets, Closes Times
+	answers, long               atomic.Int64
+}
+
+// StartHolder relays every connection to origin with the faults f until
+// the test ends.
+func StartHolder(t testing.TB, origin string, f Faults) *Holder {
+	h := &Holder{origin: origin, f: f}
+	h.Addr = serve(t, h.serve)
+	return h
+}
+
+// every says whether the n-th of something is one of every k-th.
+func every(n int64, k int) bool { return k > 0 && n%int64(k) == 0 }
+
+func (h *Holder) serve(c net.Conn) {
+	up, err := net.Dial("tcp", h.origin)
+	if err != nil {
+		return
+	}
+	defer up.Close()
+	cr, ur := bufio.NewReader(c), bufio.NewReader(up)
+	for {
+		req, err := readHead(cr)
+		if err != nil {
+			return
+		}
+		if _, err := up.Write(req.raw); err != nil {
+			return
+		}
+		ans, err := readHead(ur)
+		if err != nil || ans.length < 0 {
+			return
+		}
+		n := h.answers.Add(1)
+		held := every(n, h.f.HoldEvery)
+		if held {
+			time.Sleep(h.f.Hold)
+		}
+		if len(ans.raw)+ans.length > h.f.ResetAfter && every(h.long.Add(1), h.f.ResetEvery) {
+			c.Write(ans.raw)
+			io.CopyN(c, ur, int64(h.f.ResetAfter-len(ans.raw)))
+			// Let the client read what came, then reset.
+			time.Sleep(10 * time.Millisecond)
+			h.Resets.add(time.Now())
+			c.(*net.TCPConn).SetLinger(0)
+			return
+		}
+		if _, err := c.Write(ans.raw); err != nil {
+			return
+		}
+		if _, err := io.CopyN(c, ur, int64(ans.length)); err != nil {
+			return
+		}
+		now := time.Now()
+		h.Ended.add(now)
+		if held {
+			h.Held.add(now)
+		}
+		if req.closing || ans.closing {
+			c.(*net.TCPConn).CloseWrite()
+			io.Copy(io.Discard, cr)
+			return
+		}
+		if every(n, h.f.CloseEvery) {
+			h.Closes.add(time.Now())
+			return
+		}
+	}
 }
 
 // ClosedPort is a port of 127.0.0.1 nothing listens on.
