@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -40,7 +41,7 @@ func runMix(t *testing.T, exe, file string, args ...string) []byte {
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("bench mix %s: %v\n%s", strings.Join(args, " "), err, stderr.Bytes())
 	}
-	if *captureMix {
+	if *captureMix && file != "" {
 		if err := os.WriteFile(filepath.Join("../../scenarios/testdata/captured", file), stdout.Bytes(), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -116,5 +117,44 @@ func TestMixUsage(t *testing.T) {
 		if !errors.As(err, &ue) {
 			t.Errorf("bench mix %s: error %v; want a usage error", strings.Join(args, " "), err)
 		}
+	}
+}
+
+// TestMixSplitRate: a fixed rate split over processes keeps the spacing
+// of one process. The requests of 3000 a second, straight to the origin,
+// arrive there with gaps whose 99th percentile over 4 processes is within
+// twice that of one: the processes share a start and take turns, rather
+// than each sending at once every 4/3000 s.
+func TestMixSplitRate(t *testing.T) {
+	exe := buildBench(t)
+	p99 := func(procs string) time.Duration {
+		o := mixtest.StartOrigin(t, mixtest.None)
+		out := runMix(t, exe, "", "--mode", "relay", "--proxy", o.Addr, "--origin", o.Addr,
+			"--conns", "200", "--rate", "3000", "--duration", "2s", "--procs", procs)
+		var r scenarios.MixResult
+		if err := json.Unmarshal(out, &r); err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		var at []time.Time
+		for _, a := range o.Arrived.All() {
+			if !a.Before(r.Started) && a.Before(r.Started.Add(2*time.Second)) {
+				at = append(at, a)
+			}
+		}
+		if len(at) < 5400 || len(at) > 6600 {
+			t.Fatalf("--procs %s: %d requests reached the origin in the 2s window; want about 6000", procs, len(at))
+		}
+		gaps := make([]time.Duration, len(at)-1)
+		for i := range gaps {
+			gaps[i] = at[i+1].Sub(at[i])
+		}
+		slices.Sort(gaps)
+		q := gaps[len(gaps)*99/100]
+		t.Logf("--procs %s: %d requests, gaps p50 %v p99 %v, errors %+v", procs, len(at), gaps[len(gaps)/2], q, r.Errors)
+		return q
+	}
+	one, four := p99("1"), p99("4")
+	if four > 2*one {
+		t.Errorf("gaps' p99 %v over 4 processes; want within twice the %v of one", four, one)
 	}
 }

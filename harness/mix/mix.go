@@ -311,11 +311,13 @@ func (m *Mix) schedule(ctx context.Context, wg *sync.WaitGroup, start time.Time)
 	}
 	stop := time.NewTimer(time.Until(m.end))
 	defer stop.Stop()
+	sleep := newSleeper()
+	defer sleep.close()
 	k := 0
 loop:
 	for ; due(k).Before(m.end); k++ {
 		t := due(k)
-		if !sleepUntil(ctx, t) {
+		if !sleep.until(ctx, t) {
 			break
 		}
 		var s *slot

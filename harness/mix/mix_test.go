@@ -232,6 +232,13 @@ func TestSplit(t *testing.T) {
 	if sum != c.Conns {
 		t.Errorf("parts hold %d connections; want %d", sum, c.Conns)
 	}
+	// At a fixed rate the parts take turns: part i is offset by i/rate.
+	c.Active, c.Rate = 0, 3000
+	for i := range 4 {
+		if s := Share(c, i, 4); s.Rate != 750 || s.Offset != time.Duration(i)*time.Second/3000 {
+			t.Errorf("part %d of 3000/s over 4: %g/s offset by %v; want 750/s offset by %v", i, s.Rate, s.Offset, time.Duration(i)*time.Second/3000)
+		}
+	}
 	o := mixtest.StartOrigin(t, mixtest.None)
 	cfg := config(Relay, o.Addr, o.Addr)
 	cfg.Conns, cfg.Active = 40, 10

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"bench/scenarios"
 )
@@ -44,8 +45,9 @@ func part(total, i, n int) int {
 }
 
 // Share is process i's part of c split over n processes: its
-// connections, exchanges at a time, rate and opening pace, and the
-// number of its first connection.
+// connections, exchanges at a time, rate and opening pace, the number of
+// its first connection, and at a fixed rate its schedule's offset, i/rate,
+// so that the processes' exchanges, started together, take turns.
 func Share(c Config, i, n int) Config {
 	s := c
 	s.Conns = part(c.Conns, i, n)
@@ -56,6 +58,9 @@ func Share(c Config, i, n int) Config {
 		s.Active = max(1, part(c.Active, i, n))
 	}
 	s.Rate = c.Rate / float64(n)
+	if c.Rate > 0 {
+		s.Offset = c.Offset + time.Duration(float64(i)/c.Rate*float64(time.Second))
+	}
 	s.OpenRate = c.OpenRate / float64(n)
 	s.OpenParallel = max(1, part(c.OpenParallel, i, n))
 	return s
@@ -86,9 +91,17 @@ func Run(ctx context.Context, c Config) (scenarios.MixResult, error) {
 }
 
 // The split protocol: a worker prints workerReady on its standard output
-// once its connections are open, waits for a line on its standard input,
-// then runs and prints its result as JSON.
-const workerReady = "ready"
+// once its connections are open, waits for a line on its standard input
+// giving the start the workers share (workerGo and the time in Unix
+// nanoseconds), then runs from it and prints its result as JSON.
+const (
+	workerReady = "ready"
+	workerGo    = "go"
+)
+
+// startDelay is how far ahead of the go the shared start is set, so that
+// every worker has read it before it comes.
+const startDelay = 100 * time.Millisecond
 
 // WorkerFlag is the flag that makes bench mix a worker, "i/n".
 const WorkerFlag = "worker"
@@ -105,10 +118,15 @@ func Worker(ctx context.Context, c Config, in io.Reader, out io.Writer) (scenari
 	if _, err := fmt.Fprintln(out, workerReady); err != nil {
 		return scenarios.MixResult{}, err
 	}
-	if _, err := bufio.NewReader(in).ReadString('\n'); err != nil {
+	line, err := bufio.NewReader(in).ReadString('\n')
+	if err != nil {
 		return scenarios.MixResult{}, fmt.Errorf("waiting for the start: %w", err)
 	}
-	return m.Run(ctx), nil
+	var ns int64
+	if _, err := fmt.Sscanf(line, workerGo+" %d", &ns); err != nil {
+		return scenarios.MixResult{}, fmt.Errorf("the start %q: want %q and a time in Unix nanoseconds", strings.TrimSpace(line), workerGo)
+	}
+	return m.RunFrom(ctx, time.Unix(0, ns)), nil
 }
 
 // ParseWorker reads the worker flag's "i/n".
@@ -122,7 +140,8 @@ func ParseWorker(s string) (i, n int, err error) {
 // RunProcs runs the mix over n processes of exe, each started with argv
 // (which must give the mix's whole configuration) and "--worker i/n",
 // so that each takes its Share. They open their connections, start
-// together once all are open, and their results are merged.
+// together from one time once all are open, and their results are
+// merged.
 func RunProcs(ctx context.Context, exe string, argv []string, n int, stderr io.Writer) (scenarios.MixResult, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // stops the workers still running on a failure
@@ -175,8 +194,9 @@ func RunProcs(ctx context.Context, exe string, argv []string, n int, stderr io.W
 			return fail(fmt.Errorf("process %d of the mix did not open its connections: %q %v", i+1, line, err))
 		}
 	}
+	start := time.Now().Add(startDelay)
 	for i, w := range workers {
-		if _, err := io.WriteString(w.in, "go\n"); err != nil {
+		if _, err := fmt.Fprintf(w.in, "%s %d\n", workerGo, start.UnixNano()); err != nil {
 			return fail(fmt.Errorf("start process %d of the mix: %w", i+1, err))
 		}
 	}
