@@ -501,8 +501,13 @@ func (s *Session) run(ctx context.Context, r RunSpec, dir string, row *results.R
 		r.pin = loadCPUs
 	}
 	method := s.cfg.MethodOf(r.Scenario.Mode)
-	if method.Warmup > 0 {
-		if _, _, err := s.load(ctx, r, target, time.Duration(method.Warmup), filepath.Join(dir, "warmup")); err != nil {
+	warmup := time.Duration(method.Warmup)
+	if scenarios.WarmsUp(r.Scenario) {
+		// bench mix warms up on the connections it then measures with.
+		r.Scenario.Load.Warmup, warmup = warmup, 0
+	}
+	if warmup > 0 {
+		if _, _, err := s.load(ctx, r, target, warmup, filepath.Join(dir, "warmup")); err != nil {
 			return fmt.Errorf("warm-up: %w", err)
 		}
 	}
@@ -515,9 +520,13 @@ func (s *Session) run(ctx context.Context, r RunSpec, dir string, row *results.R
 		sampler.Stop()
 		return loadErr
 	}
-	// The CPU figures cover the tool's own window, which ended when it
-	// exited, not its start-up, connection set-up and report.
+	// The CPU figures cover the tool's own window, not its start-up,
+	// connection set-up and report: the one it reports (bench mix), or
+	// the one that ended when it exited.
 	window := time.Duration(m.Seconds * float64(time.Second))
+	if !m.Started.IsZero() {
+		ended = m.Started.Add(window)
+	}
 	sample, sampleErr := sampler.StopWindow(ended, window)
 	started := ended.Add(-window)
 	if sampleErr != nil {
@@ -538,6 +547,7 @@ func (s *Session) run(ctx context.Context, r RunSpec, dir string, row *results.R
 	row.Seconds = m.Seconds
 	row.Requests, row.Bytes, row.Errors, row.Timeouts = m.Requests, m.Bytes, m.Errors, m.Timeouts
 	row.P50Ms, row.P99Ms, row.HasLatency = m.P50Ms, m.P99Ms, m.HasLatency
+	row.P999Ms, row.HasP999 = m.P999Ms, m.HasP999
 	row.CPUProxy, row.CPUClient, row.CPUOrigin = sample.CPU[host.RoleProxy], sample.CPU[host.RoleClient], sample.CPU[host.RoleOrigin]
 	row.BusyProxy, row.BusyClient, row.BusyOrigin = sample.Busy[host.RoleProxy], sample.Busy[host.RoleClient], sample.Busy[host.RoleOrigin]
 	row.ThreadProxy, row.ThreadClient, row.ThreadOrigin = sample.Thread[host.RoleProxy], sample.Thread[host.RoleClient], sample.Thread[host.RoleOrigin]
@@ -552,7 +562,7 @@ func (s *Session) run(ctx context.Context, r RunSpec, dir string, row *results.R
 	if m.Requests == 0 && m.Bytes == 0 {
 		return fmt.Errorf("no exchange completed (%d errors, %d timeouts)", m.Errors, m.Timeouts)
 	}
-	row.Note = joinNotes(r.Scaled(), tlsNote, errorNote(m))
+	row.Note = joinNotes(r.Scaled(), tlsNote, errorNote(m), m.Note)
 	return nil
 }
 

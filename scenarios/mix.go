@@ -66,17 +66,18 @@ func MixMeanSize() float64 {
 // exchanges are those that ended inside it; at a fixed rate those
 // scheduled inside it. Its throughput is Exchanges / Seconds.
 type MixResult struct {
-	Mode        string    `json:"mode"`         // http, connect, socks, relay
-	Exchanges   int64     `json:"exchanges"`    // the window's exchanges answered whole and correct, begun on time
-	Bytes       int64     `json:"bytes"`        // answer bodies received whole (exchanges and late ones)
-	Started     time.Time `json:"started"`      // the start of the measured window, after the warm-up
-	Seconds     float64   `json:"seconds"`      // the length of the measured window, --duration
-	OpenSeconds float64   `json:"open_seconds"` // time to open all connections
-	ConnsWanted int       `json:"conns_wanted"` // --conns
-	Conns       int       `json:"conns"`        // connections open when the load began
-	Active      int       `json:"active,omitempty"`
-	Rate        float64   `json:"rate,omitempty"` // exchanges a second asked for (open loop)
-	HalfClosed  int64     `json:"half_closed"`    // exchanges among Exchanges that half-closed
+	Mode          string    `json:"mode"`           // http, connect, socks, relay
+	Exchanges     int64     `json:"exchanges"`      // the window's exchanges answered whole and correct, begun on time
+	Bytes         int64     `json:"bytes"`          // answer bodies received whole (exchanges and late ones)
+	Started       time.Time `json:"started"`        // the start of the measured window, after the warm-up
+	Seconds       float64   `json:"seconds"`        // the length of the measured window, --duration
+	WarmupSeconds float64   `json:"warmup_seconds"` // the warm-up before it, --warmup
+	OpenSeconds   float64   `json:"open_seconds"`   // time to open all connections
+	ConnsWanted   int       `json:"conns_wanted"`   // --conns
+	Conns         int       `json:"conns"`          // connections open when the load began
+	Active        int       `json:"active,omitempty"`
+	Rate          float64   `json:"rate,omitempty"` // exchanges a second asked for (open loop)
+	HalfClosed    int64     `json:"half_closed"`    // exchanges among Exchanges that half-closed
 	// HalfCloseFailed are the failed exchanges (among Errors) that
 	// half-closed: a proxy that does not pass a half-close on fails
 	// these and no other.
@@ -216,19 +217,25 @@ func (Mix) Invocation(s Scenario, t Target, window time.Duration, dir string) (I
 	} else {
 		argv = append(argv, "--rate", strconv.Itoa(l.Rate))
 	}
-	argv = append(argv, "--duration", window.String(), "--warmup", "0s", "--timeout", timeout.String())
+	// The warm-up is the session's, run by bench mix on the connections
+	// it then measures with.
+	argv = append(argv, "--duration", window.String(), "--warmup", l.Warmup.String(), "--timeout", timeout.String())
 	return Invocation{
 		Argv: argv,
 		// Opening: 20000 connections take a few seconds at bench mix's
 		// pace, and up to 4 ms each through a slow proxy (squid opens
-		// about 300 tunnels a second on one CPU); then the last
-		// exchanges' timeout and the report.
-		Grace: timeout + 5*time.Second + time.Duration(l.Conns)*4*time.Millisecond,
+		// about 300 tunnels a second on one CPU); then the warm-up, the
+		// last exchanges' timeout (twice, for one retried) and the
+		// report.
+		Grace: l.Warmup + 2*timeout + 5*time.Second + time.Duration(l.Conns)*4*time.Millisecond,
 	}, nil
 }
 
-// Parse reads bench mix's JSON. Requests are the exchanges answered on
-// time; Errors every failed kind but timeouts.
+// Parse reads bench mix's JSON. Requests are the window's exchanges
+// answered on time; Errors every failed kind but timeouts; the latency
+// that of every exchange due in the window; the window the one bench mix
+// gives, so that the CPU figures cover it; the note the retried
+// exchanges, if any.
 func (Mix) Parse(stdout []byte) (Measurement, error) {
 	var r MixResult
 	if err := json.Unmarshal(stdout, &r); err != nil {
@@ -237,15 +244,22 @@ func (Mix) Parse(stdout []byte) (Measurement, error) {
 	if r.Seconds <= 0 {
 		return Measurement{}, fmt.Errorf("bench mix output: window of %v seconds", r.Seconds)
 	}
-	return Measurement{
+	m := Measurement{
 		Seconds:    r.Seconds,
+		Started:    r.Started,
 		Requests:   r.Exchanges,
 		Bytes:      r.Bytes,
 		Errors:     r.Errors.Failed(),
 		Timeouts:   r.Errors.Timeout,
 		P50Ms:      r.P50Ms,
 		P99Ms:      r.P99Ms,
-		HasLatency: r.Exchanges+r.Errors.Late > 0,
+		P999Ms:     r.P999Ms,
+		HasLatency: r.Due > 0,
+		HasP999:    r.Due > 0,
 		Detail:     r.errorDetail(),
-	}, nil
+	}
+	if r.Reconnects > 0 {
+		m.Note = fmt.Sprintf("reconnects %d: exchanges made again on a new connection, the proxy having closed a kept-alive one after an answer without saying so", r.Reconnects)
+	}
+	return m, nil
 }

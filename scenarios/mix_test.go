@@ -51,6 +51,7 @@ func TestMixInvocationGolden(t *testing.T) {
 	for _, m := range []results.Mode{results.MixHTTP, results.MixConnect, results.MixSocks, results.MixRelay} {
 		base := results.Mode(strings.TrimPrefix(string(m), "mix-"))
 		for _, l := range []Load{loadMix, loadMix3k} {
+			l.Warmup = 2 * time.Second // the session's, run by bench mix
 			s := mixScenario(m, l)
 			inv, err := Mix{}.Invocation(s, topoProxy(base), 10*time.Second, "/run/bench/run-1")
 			if err != nil {
@@ -99,8 +100,8 @@ func TestMixParse(t *testing.T) {
 	}{
 		// Two processes through a relay: no errors.
 		{"mix-relay-procs2.json", func(m Measurement) bool { return m.Requests > 0 && m.Errors == 0 && m.Timeouts == 0 && m.HasLatency }},
-		// Nothing listening: every open refused, no latency.
-		{"mix-refused.json", func(m Measurement) bool { return m.Requests == 0 && m.Errors > 0 && !m.HasLatency }},
+		// Nothing listening: every exchange refused, each in the latency.
+		{"mix-refused.json", func(m Measurement) bool { return m.Requests == 0 && m.Errors > 0 && m.HasLatency }},
 		// A stall past the timeout at a fixed rate: timeouts, and late
 		// exchanges counted as errors.
 		{"mix-stall.json", func(m Measurement) bool { return m.Requests > 0 && m.Errors > 0 && m.Timeouts > 0 }},
@@ -112,11 +113,13 @@ func TestMixParse(t *testing.T) {
 			continue
 		}
 		var raw struct {
-			Exchanges, Bytes int64
-			Seconds          float64
-			Errors           map[string]int64
-			P50              float64 `json:"p50_ms"`
-			P99              float64 `json:"p99_ms"`
+			Exchanges, Bytes, Due int64
+			Seconds               float64
+			Started               time.Time
+			Errors                map[string]int64
+			P50                   float64 `json:"p50_ms"`
+			P99                   float64 `json:"p99_ms"`
+			P999                  float64 `json:"p999_ms"`
 		}
 		if err := json.Unmarshal(out, &raw); err != nil {
 			t.Fatal(err)
@@ -128,16 +131,22 @@ func TestMixParse(t *testing.T) {
 			}
 		}
 		want := Measurement{
-			Seconds: raw.Seconds, Requests: raw.Exchanges, Bytes: raw.Bytes,
+			Seconds: raw.Seconds, Started: raw.Started, Requests: raw.Exchanges, Bytes: raw.Bytes,
 			Errors: failed, Timeouts: raw.Errors["timeout"],
-			P50Ms: raw.P50, P99Ms: raw.P99,
-			HasLatency: raw.Exchanges+raw.Errors["late"] > 0,
+			P50Ms: raw.P50, P99Ms: raw.P99, P999Ms: raw.P999,
+			HasLatency: raw.Due > 0, HasP999: raw.Due > 0,
+		}
+		if raw.Started.IsZero() || raw.Due < raw.Exchanges+failed+raw.Errors["timeout"] {
+			t.Errorf("%s: window started %v, %d due; want a start, and every exchange and failure due", c.file, raw.Started, raw.Due)
 		}
 		if len(raw.Errors) != 7 {
 			t.Errorf("%s: %d kinds of error; want 7", c.file, len(raw.Errors))
 		}
-		detail := m.Detail
-		m.Detail = ""
+		detail, note := m.Detail, m.Note
+		m.Detail, m.Note = "", ""
+		if note != "" {
+			t.Errorf("Parse(%s): note %q; want none without reconnects", c.file, note)
+		}
 		if m != want {
 			t.Errorf("Parse(%s) = %+v; want %+v", c.file, m, want)
 		}
@@ -150,6 +159,10 @@ func TestMixParse(t *testing.T) {
 		if !c.check(m) {
 			t.Errorf("Parse(%s) = %+v: not what this output shows", c.file, m)
 		}
+	}
+	// Reconnects are in the note, whatever the errors.
+	if m, err := (Mix{}).Parse([]byte(`{"exchanges":100,"seconds":1,"due":100,"reconnects":7}`)); err != nil || !strings.HasPrefix(m.Note, "reconnects 7: ") || m.Detail != "" {
+		t.Errorf("Parse with 7 reconnects = %+v, %v; want a note of them", m, err)
 	}
 	for _, bad := range []string{"", "{", `{"exchanges":1,"seconds":0}`} {
 		if _, err := (Mix{}).Parse([]byte(bad)); err == nil {

@@ -149,7 +149,17 @@ type Load struct {
 	Suite string
 	// Resume: tls-handshake times resumed sessions, not full handshakes.
 	Resume bool
+	// Warmup is the warm-up a load tool that warms up itself (WarmsUp)
+	// runs before its window, on the connections it then measures with;
+	// the session sets it from its own warm-up, which it then does not
+	// run apart.
+	Warmup time.Duration
 }
+
+// WarmsUp says whether the load tool of s runs the session's warm-up
+// itself (Load.Warmup): bench mix does, so that its window begins with
+// its 20000 connections open and exchanges running.
+func WarmsUp(s Scenario) bool { return s.Load.Tool == ToolBench }
 
 // Scenario is a load in a mode, named "<mode>-<load>" ("http-ka-1k").
 type Scenario struct {
@@ -196,9 +206,19 @@ type Measurement struct {
 	Timeouts     int64   // exchanges that timed out
 	P50Ms, P99Ms float64 // latency, when HasLatency
 	HasLatency   bool
+	P999Ms       float64 // the 99.9th percentile, when HasP999
+	HasP999      bool
+	// Started is when the tool's window began, where the tool says so
+	// (bench mix): the window is then [Started, Started + Seconds],
+	// wherever the tool's exit falls. Zero: it ended when the tool
+	// exited.
+	Started time.Time
 	// Detail is what the tool said of the errors beyond their count
 	// (their kinds), for the run's note; "" when it says nothing.
 	Detail string
+	// Note is what the run's note says whatever the errors ("" for
+	// nothing): bench mix's retried exchanges.
+	Note string
 }
 
 // Driver turns a scenario into a load tool's command line and reads back

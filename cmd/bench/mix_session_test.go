@@ -2,10 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"bench/harness"
 	"bench/proxies"
@@ -22,7 +24,7 @@ import (
 func TestRunMixSession(t *testing.T) {
 	prefix, out := sessionFixture(t, "nginx", "iperf3")
 	const scenarioList = "mix-http,mix-connect,mix-socks,mix-relay"
-	ts := runTestSession(t, prefix, out, "mix", scenarioList, "--mix-conns", "300", "--reps", "1", "--duration", "2s", "--warmup", "0s")
+	ts := runTestSession(t, prefix, out, "mix", scenarioList, "--mix-conns", "300", "--reps", "1", "--duration", "2s", "--warmup", "1s")
 	runs := strings.TrimSuffix(ts.csvPath, ".csv") + ".runs"
 	want := ts.each(t, func(s scenarios.Scenario, c proxies.Column, row *results.Row) {
 		if row == nil || row.Status != results.OK {
@@ -63,6 +65,17 @@ func TestRunMixSession(t *testing.T) {
 		}
 		if row.Requests != r.Exchanges || row.Bytes != r.Bytes {
 			t.Errorf("%s / %s: the row has %d exchanges, %d bytes; bench mix said %d, %d", s.Name, c.Name, row.Requests, row.Bytes, r.Exchanges, r.Bytes)
+		}
+		// The row's window, which the CPU figures cover, is bench mix's
+		// own, after the warm-up it ran itself: the session ran none apart.
+		if row.Seconds != 2 || r.Seconds != 2 || !row.Started.Equal(r.Started.Truncate(time.Second)) {
+			t.Errorf("%s / %s: the row's window %v for %vs; bench mix's %v for %vs", s.Name, c.Name, row.Started, row.Seconds, r.Started, r.Seconds)
+		}
+		if r.WarmupSeconds != 1 {
+			t.Errorf("%s / %s: bench mix warmed up for %vs; want the session's 1s", s.Name, c.Name, r.WarmupSeconds)
+		}
+		if !row.HasP999 || math.Abs(row.P999Ms-r.P999Ms) > 0.001 {
+			t.Errorf("%s / %s: the row's p99.9 %v (%v); bench mix said %v", s.Name, c.Name, row.P999Ms, row.HasP999, r.P999Ms)
 		}
 	})
 	if len(ts.rows) != want {

@@ -16,6 +16,7 @@ func (m *Mix) result() scenarios.MixResult {
 		Bytes:           m.bytes.Load(),
 		Started:         m.window,
 		Seconds:         m.cfg.Duration.Seconds(),
+		WarmupSeconds:   m.cfg.Warmup.Seconds(),
 		OpenSeconds:     m.openSeconds,
 		ConnsWanted:     m.cfg.Conns,
 		Conns:           m.opened,
@@ -94,6 +95,7 @@ func Merge(parts []scenarios.MixResult) (scenarios.MixResult, error) {
 		r.Exchanges += p.Exchanges
 		r.Bytes += p.Bytes
 		r.Seconds = max(r.Seconds, p.Seconds)
+		r.WarmupSeconds = max(r.WarmupSeconds, p.WarmupSeconds)
 		r.OpenSeconds = max(r.OpenSeconds, p.OpenSeconds)
 		r.ConnsWanted += p.ConnsWanted
 		r.Conns += p.Conns

@@ -45,8 +45,8 @@ func TestFixedWindow(t *testing.T) {
 	o := mixtest.StartOrigin(t, mixtest.None)
 	holding := mixtest.StartHolder(t, o.Addr, mixtest.Faults{HoldEvery: 100, Hold: hold})
 	r := run(t, closedLoop(holding.Addr, o.Addr, 300, 50, 2*time.Second, window, 3*time.Second))
-	if r.Seconds != window.Seconds() {
-		t.Errorf("window %vs; want the %v asked for, whatever its slowest exchange", r.Seconds, window)
+	if r.Seconds != window.Seconds() || r.WarmupSeconds != 2 {
+		t.Errorf("window %vs after %vs; want the %v asked for, whatever its slowest exchange, after 2s", r.Seconds, r.WarmupSeconds, window)
 	}
 	if ratio := seenRatio(t, "holding 1 in 100", r, &holding.Ended); math.Abs(ratio-1) > 0.02 {
 		t.Errorf("throughput %.4f of the proxy's in the window; want within 2%%", ratio)
