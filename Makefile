@@ -7,7 +7,7 @@ GO ?=
 go_found = $(eval go_found := $$(shell sh scripts/find-go $$(GO)))$(go_found)
 go = $(if $(filter error:,$(firstword $(go_found))),$(error $(wordlist 2,999,$(go_found))),$(go_found))
 
-.PHONY: all toolchain build install deps modules test bench report
+.PHONY: all toolchain build install deps modules test vm-test bench report
 
 all: build
 
@@ -38,6 +38,17 @@ modules: toolchain
 test: toolchain deps
 	$(go) vet ./...
 	$(go) test -p 1 -count=1 -timeout 60m ./...
+
+# vm-test boots Debian 13 under qemu (systemd, cgroup v2 only, 8 vCPUs,
+# no network device) and runs bench there as users do: from a systemd
+# service and from a login session's sudo, and a killed session followed
+# by bench clean (vmtest/). The root image is built once per change of
+# its inputs and kept in VMTEST_CACHE.
+VMTEST_CACHE ?= /var/cache/bench-vm
+vm-test: toolchain
+	@sh scripts/vm-deps
+	$(go) vet -tags vmtest ./vmtest
+	cd vmtest && VMTEST_CACHE=$(VMTEST_CACHE) $(go) test -tags vmtest -count=1 -timeout 80m -v .
 
 # bench is the main job: install what is missing, build, run a session.
 bench: toolchain deps install

@@ -1,0 +1,101 @@
+#!/bin/bash
+# guest.sh runs inside the VM, from the service benchtest.service, with
+# the test's disk mounted at /mnt/io (bench, this script, the settings
+# the host chose in /mnt/io/env). It runs bench the ways users run it,
+# without --cgroup-parent, and leaves what the host checks in /mnt/io/out:
+#
+#   service/  a session run from this service, as a CI runner runs it
+#   login/    a session run with sudo from a login session of user tester
+#   killed/   a session killed with SIGKILL mid-run, then bench clean
+#   *.left    what was left after each (namespaces, cgroups, units,
+#             processes): empty files when nothing was
+#   info      the VM's CPUs, kernel, cgroup mounts, OpenSSL
+#
+# Every step's output goes to the console, which the host keeps.
+set -u
+io=/mnt/io
+out=$io/out
+mkdir -p "$out"
+# shellcheck source=/dev/null
+. "$io/env"
+install -m 0755 "$io/bench" /usr/local/bin/bench
+cp "$io/columns.conf" /etc/bench-columns.conf
+
+echo "vmtest: guest up after $(cut -d' ' -f1 /proc/uptime) s"
+{
+	echo "cpus $(nproc)"
+	echo "kernel $(uname -r)"
+	echo "cgroup $(stat -f -c %T /sys/fs/cgroup)"
+	echo "openssl $(openssl version)"
+	echo "own $(cat /proc/self/cgroup)"
+} | tee "$out/info"
+
+# The test of the test: with BREAK=delegation bench cannot reach systemd,
+# so it gets no delegated scope; the host must then see the test fail.
+if [ "${BREAK:-}" = delegation ]; then
+	mount --bind /dev/null /run/systemd/private
+	mount --bind /dev/null /run/dbus/system_bus_socket
+fi
+
+# left NAME: what a session with the default prefix left, one line each.
+left() {
+	{
+		ip netns list | grep '^bench-' | sed 's/^/namespace /'
+		ip -o link show | grep -o 'bench-[a-z0-9-]*' | sed 's/^/link /'
+		find /sys/fs/cgroup -name 'bench-*' -type d | sed 's/^/cgroup /'
+		systemctl list-units --all --no-legend --plain 'bench-*' | sed 's/^/unit /'
+		for p in nginx haproxy stunnel squid tinyproxy iperf3 wrk openssl; do
+			pgrep -x "$p" | sed "s/^/process $p /"
+		done
+		ls /run | grep '^bench-run' | sed 's/^/run directory /'
+	} >"$out/$1.left" 2>&1
+	echo "vmtest: left after $1: $(wc -l <"$out/$1.left")"
+	cat "$out/$1.left"
+}
+
+flags=(--columns /etc/bench-columns.conf --machine vm --reps 1
+	--duration "$DURATION" --warmup "$WARMUP" --mix-conns "$MIX_CONNS"
+	--scenario "$SCENARIOS" --proxy "$PROXIES")
+
+echo "vmtest: session from the service (bench in $(cut -d: -f3 /proc/self/cgroup))"
+bench run "${flags[@]}" --out "$out/service" --session service --proxy-cpu "$PROXY_CPU" \
+	>"$out/service.log" 2>&1
+echo "vmtest: service session exited $?"
+cat "$out/service.log"
+bench clean >>"$out/service.log" 2>&1
+left service
+
+echo "vmtest: session from a login session"
+# su -l opens a login session (pam_systemd: session-N.scope in
+# user-1000.slice) holding su, the shell, sudo and bench.
+su -l tester -c "cat /proc/self/cgroup; sudo bench run ${flags[*]@Q} --out $out/login --session login" \
+	>"$out/login.log" 2>&1
+echo "vmtest: login session exited $?"
+cat "$out/login.log"
+bench clean >>"$out/login.log" 2>&1
+left login
+
+echo "vmtest: a session killed with SIGKILL in the middle"
+mkdir -p "$out/killed"
+bench run --machine vm --reps 3 --duration 30s --warmup 1s --scenario http-ka-1k --proxy nginx \
+	--out "$out/killed" --session killed >"$out/killed.log" 2>&1 &
+pid=$!
+# In the middle: its proxy is up and the load is running.
+for _ in $(seq 600); do
+	pgrep -x wrk >/dev/null && break
+	sleep 0.5
+done
+sleep 2
+{
+	echo "before the kill:"
+	systemctl list-units --all --no-legend --plain 'bench-*'
+	find /sys/fs/cgroup -name 'bench-*' -type d
+} >>"$out/killed.log"
+kill -KILL "$pid"
+wait "$pid" 2>/dev/null
+echo "vmtest: bench clean after the kill" >>"$out/killed.log"
+bench clean >>"$out/killed.log" 2>&1
+echo "vmtest: bench clean exited $?" >>"$out/killed.log"
+cat "$out/killed.log"
+left killed
+echo "vmtest: done"

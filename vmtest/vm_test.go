@@ -1,0 +1,330 @@
+//go:build vmtest
+
+// Package vmtest boots Debian 13 under qemu (systemd as init, cgroup v2
+// only, 8 vCPUs, no network device) and runs bench in it the ways users
+// run it: from a systemd service, as a CI runner does, and with sudo from
+// a login session, without --cgroup-parent; then a session killed with
+// SIGKILL and bench clean. `make vm-test` runs it (as root: debootstrap,
+// chroot).
+//
+// The settings come from the environment: VMTEST_CACHE, where the root
+// image is kept between runs (default /var/cache/bench-vm); VMTEST_ACCEL,
+// kvm, tcg or auto (default: KVM, falling back to software emulation
+// when KVM stops at boot); VMTEST_OUT, a directory to keep the console
+// and the sessions' files in; VMTEST_BREAK=delegation, which keeps bench
+// from reaching systemd in the VM, so that the test must fail.
+package vmtest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"bench/report/results"
+)
+
+// The VM's sessions: a scenario of every mode family the packages of
+// Debian 13 serve (SOCKS needs dante, which Debian 13 does not have),
+// through the columns that run them, with one repetition. Software
+// emulation runs a CPU-bound proxy some 20 to 50 times slower than the
+// host: the windows are longer and the mix lighter than the CI session's,
+// so that every run completes with its figures.
+var guestEnv = map[string]string{
+	"SCENARIOS": "http-ka-1k,connect-ka-1k,relay-stream16,mix-http,tls-term-ka-1k,tls-init-stream1-down," +
+		"tls-tunnel-TLS_AES_128_GCM_SHA256-up,tls-handshake-full",
+	"PROXIES":   "no proxy,nginx,haproxy splice,squid,stunnel",
+	"DURATION":  "4s",
+	"WARMUP":    "2s",
+	"MIX_CONNS": "100",
+	"PROXY_CPU": "0.5",
+}
+
+// columns is the VM's columns file: haproxy splicing every direction, so
+// that the pipes' count has something to find.
+const columns = `"haproxy splice"  haproxy  binary=/usr/sbin/haproxy  options=splice  group=splice` + "\n"
+
+// referenceLayout is the reference results' CPU layout, the default on 8
+// CPUs.
+const referenceLayout = "client=0-3,proxy=4,origin=5-7"
+
+func env(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+func run(t *testing.T, name string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, stderr.String())
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func TestDebian13(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Fatal("the VM test builds its root with debootstrap: run it as root (sudo make vm-test)")
+	}
+	for _, p := range []string{"qemu-system-x86_64", "debootstrap", "mke2fs", "debugfs"} {
+		if _, err := exec.LookPath(p); err != nil {
+			t.Fatalf("%s not found: apt-get install qemu-system-x86 debootstrap e2fsprogs", p)
+		}
+	}
+	keep := os.Getenv("VMTEST_OUT")
+	if keep == "" {
+		keep = t.TempDir()
+	} else if err := os.MkdirAll(keep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+
+	start := time.Now()
+	image := run(t, "bash", "image.sh", env("VMTEST_CACHE", "/var/cache/bench-vm"))
+	t.Logf("root image %s (%v)", image, time.Since(start).Round(time.Second))
+
+	// The test's disk: bench built from this tree, the guest's script and
+	// settings; the guest writes its results to it.
+	ioDir := t.TempDir()
+	build := exec.Command("go", "build", "-o", filepath.Join(ioDir, "bench"), "bench/cmd/bench")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build bench: %v\n%s", err, out)
+	}
+	guest, err := os.ReadFile("guest.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var settings strings.Builder
+	for k, v := range guestEnv {
+		fmt.Fprintf(&settings, "%s=%s\n", k, strconv.Quote(v))
+	}
+	fmt.Fprintf(&settings, "BREAK=%s\n", strconv.Quote(os.Getenv("VMTEST_BREAK")))
+	for name, data := range map[string][]byte{"guest.sh": guest, "env": []byte(settings.String()), "columns.conf": []byte(columns)} {
+		if err := os.WriteFile(filepath.Join(ioDir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	disk := filepath.Join(t.TempDir(), "io.img")
+	run(t, "mke2fs", "-q", "-t", "ext4", "-d", ioDir, disk, "1G")
+
+	console := filepath.Join(keep, "console.log")
+	accel := env("VMTEST_ACCEL", "auto")
+	if accel == "auto" {
+		accel = "kvm"
+		if err := boot(t, image, disk, console, accel, true); err != nil {
+			t.Logf("KVM: %v; booting under software emulation (TCG)", err)
+			accel = "tcg"
+		}
+	}
+	if accel != "kvm" || os.Getenv("VMTEST_ACCEL") == "kvm" {
+		if err := boot(t, image, disk, console, accel, false); err != nil {
+			t.Fatalf("boot (%s): %v; console in %s", accel, err, console)
+		}
+	}
+	t.Logf("VM (%s) ended after %v", accel, time.Since(start).Round(time.Second))
+
+	out := filepath.Join(keep, "out")
+	os.RemoveAll(out)
+	run(t, "debugfs", "-R", "rdump /out "+keep, disk)
+	check(t, out)
+}
+
+// boot runs the VM until it powers off. With probe, it gives up as soon
+// as the accelerator fails (KVM's "internal error" stops the VM, which
+// qemu then holds paused) or the guest has not started within a minute.
+func boot(t *testing.T, image, disk, console, accel string, probe bool) error {
+	timeout := 45 * time.Minute
+	if v := os.Getenv("VMTEST_TIMEOUT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			t.Fatalf("VMTEST_TIMEOUT=%q: %v", v, err)
+		}
+		timeout = d
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	accelArg := "kvm"
+	if accel == "tcg" {
+		accelArg = "tcg,thread=multi"
+	}
+	cmd := exec.CommandContext(ctx, "qemu-system-x86_64",
+		"-machine", "q35", "-accel", accelArg, "-cpu", "max", "-smp", "8", "-m", "6144",
+		"-nodefaults", "-display", "none", "-serial", "stdio", "-no-reboot", "-nic", "none",
+		"-kernel", filepath.Join(image, "vmlinuz"), "-initrd", filepath.Join(image, "initrd.img"),
+		// cgroup v2 only, as Debian 13 mounts it by default.
+		"-append", "root=/dev/vda rw console=ttyS0 quiet systemd.show_status=false systemd.unified_cgroup_hierarchy=1",
+		// The root stays as cached: the guest's writes go to a temporary file.
+		"-drive", "file="+filepath.Join(image, "root.img")+",if=virtio,format=raw,snapshot=on",
+		"-drive", "file="+disk+",if=virtio,format=raw")
+	log, err := os.Create(console)
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	pr, pw := io.Pipe()
+	cmd.Stdout, cmd.Stderr = pw, pw
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	up := make(chan struct{})
+	failed := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		seen := false
+		for sc.Scan() {
+			line := sc.Text()
+			fmt.Fprintln(log, line)
+			switch {
+			case !seen && strings.Contains(line, "vmtest: guest up"):
+				seen = true
+				close(up)
+			case strings.Contains(line, "KVM internal error"), strings.Contains(line, "failed to initialize kvm"):
+				select {
+				case failed <- line:
+				default:
+				}
+			}
+		}
+	}()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait(); pw.Close() }()
+	if probe {
+		select {
+		case <-up:
+		case line := <-failed:
+			cmd.Process.Kill()
+			<-exited
+			return fmt.Errorf("%s", line)
+		case err := <-exited:
+			return fmt.Errorf("qemu exited before the guest started: %v", err)
+		case <-time.After(time.Minute):
+			cmd.Process.Kill()
+			<-exited
+			return fmt.Errorf("the guest did not start within a minute")
+		}
+	}
+	err = <-exited
+	if ctx.Err() != nil {
+		return fmt.Errorf("the VM did not power off within %v", timeout)
+	}
+	if err != nil {
+		return fmt.Errorf("qemu: %v", err)
+	}
+	return nil
+}
+
+// check holds what the guest left to what users must get.
+func check(t *testing.T, out string) {
+	info, err := os.ReadFile(filepath.Join(out, "info"))
+	if err != nil {
+		t.Fatalf("the guest left no results: %v", err)
+	}
+	for _, want := range []string{"cpus 8", "cgroup cgroup2fs"} {
+		if !strings.Contains(string(info), want) {
+			t.Errorf("VM info:\n%s\nwant %q", info, want)
+		}
+	}
+	for _, s := range []string{"service", "login"} {
+		t.Run(s, func(t *testing.T) {
+			checkSession(t, out, s)
+		})
+	}
+	login, _ := os.ReadFile(filepath.Join(out, "login.log"))
+	if !strings.Contains(string(login), "/user.slice/user-1000.slice/session-") {
+		t.Errorf("the login session's bench did not start in a login session's scope:\n%s", head(login))
+	}
+	killed, _ := os.ReadFile(filepath.Join(out, "killed.log"))
+	for _, want := range []string{"bench-session.scope", "vmtest: bench clean exited 0"} {
+		if !strings.Contains(string(killed), want) {
+			t.Errorf("killed session's log:\n%s\nwant %q", killed, want)
+		}
+	}
+	for _, s := range []string{"service", "login", "killed"} {
+		b, err := os.ReadFile(filepath.Join(out, s+".left"))
+		if err != nil {
+			t.Errorf("%s: %v", s, err)
+		} else if len(bytes.TrimSpace(b)) > 0 {
+			t.Errorf("left after the %s session and bench clean:\n%s", s, b)
+		}
+	}
+}
+
+func head(b []byte) string {
+	if len(b) > 4000 {
+		b = b[:4000]
+	}
+	return string(b)
+}
+
+// checkSession checks one session's files: every run ok, on the reference
+// layout, with cgroup v2's figures.
+func checkSession(t *testing.T, out, name string) {
+	csv := filepath.Join(out, name, "vm-"+name+".csv")
+	rows, err := results.ReadFiles([]string{csv})
+	if err != nil {
+		log, _ := os.ReadFile(filepath.Join(out, name+".log"))
+		t.Fatalf("%v\nbench run printed:\n%s", err, head(log))
+	}
+	meta, err := results.ReadMeta(results.MetaPath(csv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if meta.Layout != referenceLayout || meta.Machine.CPUs != 8 {
+		t.Errorf("layout %q on %d CPUs; want %s on 8", meta.Layout, meta.Machine.CPUs, referenceLayout)
+	}
+	modes := map[results.Mode]bool{}
+	var throttled, pipes, peaks, handshakes int
+	for _, r := range rows {
+		where := fmt.Sprintf("%s %s %s", r.Proxy, r.Mode, r.Load)
+		if r.Status != results.OK {
+			t.Errorf("%s: %s: %s", where, r.Status, r.Note)
+			continue
+		}
+		modes[r.Mode] = true
+		if r.Kind != "direct" {
+			if r.PeakMemBytes <= 0 {
+				t.Errorf("%s: peak memory %d; want the proxy's", where, r.PeakMemBytes)
+			}
+			peaks++
+		}
+		if name == "service" && r.Kind != "direct" && r.ThrottledPeriods > 0 {
+			throttled++
+		}
+		if r.Proxy == "haproxy splice" && r.SplicePipes > 0 {
+			pipes++
+		}
+		if r.Mode == results.TLSHandshake {
+			handshakes++
+			if !strings.Contains(r.Note, "negotiated TLSv1.3, TLS_AES_128_GCM_SHA256, X25519MLKEM768") || strings.Contains(r.Note, "in place of") {
+				t.Errorf("%s: note %q; want X25519MLKEM768 negotiated", where, r.Note)
+			}
+		}
+	}
+	for _, m := range []results.Mode{results.HTTP, results.Connect, results.Relay, results.MixHTTP,
+		results.TLSTerm, results.TLSInit, results.TLSTunnel, results.TLSHandshake} {
+		if !modes[m] {
+			t.Errorf("no ok run of mode %s", m)
+		}
+	}
+	if name == "service" && throttled == 0 {
+		t.Errorf("no proxy run throttled under --proxy-cpu %s", guestEnv["PROXY_CPU"])
+	}
+	if pipes == 0 {
+		t.Errorf("haproxy with option splice held no pipe in any run")
+	}
+	t.Logf("%d runs ok; %d with the proxy's peak memory, %d throttled, %d spliced, %d handshake runs", len(rows), peaks, throttled, pipes, handshakes)
+}
