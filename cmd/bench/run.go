@@ -53,7 +53,7 @@ func cmdRun(stdout, stderr io.Writer, args []string) error {
 	fs.Float64Var(&st.ProxyCPU, "proxy-cpu", 0, "CPU quota of the proxy's cgroup in CPUs, e.g. 0.5 (default: none)")
 	var hc host.Config
 	fs.StringVar(&hc.Prefix, "prefix", host.DefaultPrefix, "prefix of the namespaces, links and cgroups the session creates")
-	fs.StringVar(&hc.CgroupParent, "cgroup-parent", "", "cgroup beneath which the session's cgroups are created (default: this process's own)")
+	fs.StringVar(&hc.CgroupParent, "cgroup-parent", "", "cgroup beneath which the session's cgroups are created (default: on cgroup v2 under systemd a scope it delegates, elsewhere this process's own)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
