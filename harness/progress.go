@@ -106,20 +106,14 @@ func (p *progress) finish() {
 // runSummary is a run's one-line result: its rate, the pace-setter, the
 // proxy's CPU and memory, how much of the window it was held at its CPU
 // quota, the pipes it spliced through, and its errors; or why it failed.
-// Streams and 1 MB answers are given in Gbit/s, handshakes in
-// connections per second, other loads in requests per second, as the
-// tables give them.
+// The rate is in the unit of the run's cell, as the tables give it
+// (results.UnitOf).
 func runSummary(r results.Row) string {
 	if r.Status != results.OK {
 		return "FAILED: " + r.Note
 	}
-	rate := fmt.Sprintf("%.1fk req/s", r.PerSecond()/1000)
-	switch {
-	case results.InGbits(r.Mode, r.Load):
-		rate = fmt.Sprintf("%.2f Gbit/s", r.Gbps())
-	case r.Mode == results.TLSHandshake:
-		rate = fmt.Sprintf("%.0f conn/s", r.PerSecond()) // stunnel's page's unit
-	}
+	unit := r.Cell().Unit()
+	rate := unit.Format(unit.Of(&r))
 	s := fmt.Sprintf("%s  bound %s  proxy busy %.0f%%  mem %.0f MB", rate, r.Bound, r.BusyProxy*100, float64(r.PeakMemBytes)/1e6)
 	if r.Throttling {
 		s += fmt.Sprintf("  throttled %.0f%%", host.ThrottledShare(r.ThrottledPeriods, r.Seconds)*100)

@@ -52,7 +52,7 @@ func NewSchedule(cfg SessionConfig) (*Schedule, error) {
 			return nil, fmt.Errorf("resume: %w", err)
 		}
 		for _, r := range rows {
-			s.Done[RunKey{Proxy: r.Proxy, Mode: string(r.Mode), Load: r.Load, Rep: r.Rep}] = true
+			s.Done[RunKey{Cell: r.Cell(), Rep: r.Rep}] = true
 		}
 	}
 	return s, nil
@@ -113,15 +113,14 @@ func (s *Schedule) Extend(rows []results.Row) []RunSpec {
 		return nil
 	}
 	rep := s.reps + 1
-	type cell struct{ proxy, mode, load string }
-	runs := map[cell]int{}
-	figures := map[cell][]float64{}
+	runs := map[results.Cell]int{}
+	figures := map[results.Cell][]float64{}
 	for i := range rows {
 		r := &rows[i]
 		if r.Rep >= rep || r.Machine != s.cfg.Machine || r.Session != s.cfg.Session {
 			continue
 		}
-		c := cell{r.Proxy, string(r.Mode), r.Load}
+		c := r.Cell()
 		runs[c]++
 		if r.Status == results.OK {
 			figures[c] = append(figures[c], report.Figure(r))
@@ -129,7 +128,7 @@ func (s *Schedule) Extend(rows []results.Row) []RunSpec {
 	}
 	var added []RunSpec
 	for _, r := range repetition(s.cfg.Scenarios, s.cfg.Columns, rep, columnRuns) {
-		c := cell{r.Column.Name, string(r.Scenario.Mode), r.Scenario.Load.Name}
+		c := r.Cell()
 		if settled(figures[c], runs[c], s.cfg.Precision) {
 			continue
 		}
@@ -369,15 +368,19 @@ func (r RunSpec) Scaled() string {
 	return fmt.Sprintf("%d of %d connections, what the descriptor limit lets %s hold", r.Scenario.Load.Conns, r.Asked, proxy)
 }
 
-// Key identifies a run across a resumed session.
-func (r RunSpec) Key() RunKey {
-	return RunKey{Proxy: r.Column.Name, Mode: string(r.Scenario.Mode), Load: r.Scenario.Load.Name, Rep: r.Rep}
+// Cell is the run's cell: its column under its scenario.
+func (r RunSpec) Cell() results.Cell {
+	return results.Cell{Proxy: r.Column.Name, Mode: r.Scenario.Mode, Load: r.Scenario.Load.Name}
 }
 
-// RunKey is what makes a row of a session file unique.
+// Key identifies a run across a resumed session.
+func (r RunSpec) Key() RunKey { return RunKey{Cell: r.Cell(), Rep: r.Rep} }
+
+// RunKey is what makes a row of a session file unique: its cell and
+// repetition.
 type RunKey struct {
-	Proxy, Mode, Load string
-	Rep               int
+	results.Cell
+	Rep int
 }
 
 // runsFor orders the runs of a session: repetition by repetition, each

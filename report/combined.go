@@ -48,7 +48,7 @@ func combinedLabel(r *results.Row) string {
 	if r.Mode == results.Relay || strings.HasPrefix(r.Load, string(r.Mode)+"-") {
 		return r.Load
 	}
-	return string(r.Mode) + "-" + r.Load
+	return results.ScenarioName(r.Mode, r.Load)
 }
 
 func combinedTable(machines []string, sessionIDs string, rows []*results.Row) Table {
@@ -62,7 +62,7 @@ func combinedTable(machines []string, sessionIDs string, rows []*results.Row) Ta
 	t := Table{Family: famCombined, Kind: "throughput", Machine: machine, Session: sessionIDs,
 		Corner: "scenario (" + machine + ")", Columns: names, Groups: groups, Failed: g.failed, Notes: g.notes}
 	for _, k := range g.keys {
-		f := plainFigure(g.loads[k])
+		unit := results.UnitOf(g.modes[k], g.loads[k])
 		cells := make([]Cell, len(g.cols))
 		spreads := make([]*spread, len(g.cols))
 		for i, c := range g.cols {
@@ -75,7 +75,7 @@ func combinedTable(machines []string, sessionIDs string, rows []*results.Row) Ta
 						runs = append(runs, r)
 					}
 				}
-				s := summarize(runs, f)
+				s := summarize(runs, unit.Of)
 				all = append(all, s.runs...)
 				if !s.ok {
 					parts = append(parts, "–")
@@ -98,7 +98,7 @@ func combinedTable(machines []string, sessionIDs string, rows []*results.Row) Ta
 			cells[i] = cellOf(c, avg, strings.Join(parts, " / "))
 		}
 		markCells(cells, spreads, false)
-		t.Rows = append(t.Rows, TableRow{Label: unitLabel(g.labels[k]), Cells: cells})
+		t.Rows = append(t.Rows, TableRow{Label: unitLabel(g.labels[k], unit), Cells: cells})
 	}
 	return t
 }

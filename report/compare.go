@@ -120,9 +120,7 @@ func Compare(old, new []results.Row, opt CompareOptions) (*Comparison, error) {
 
 	type key struct {
 		machine string
-		mode    results.Mode
-		load    string
-		proxy   string
+		results.Cell
 	}
 	type cell struct {
 		key
@@ -137,14 +135,14 @@ func Compare(old, new []results.Row, opt CompareOptions) (*Comparison, error) {
 	for side, rows := range [2][]results.Row{old, new} {
 		for i := range rows {
 			r := &rows[i]
-			k := key{machine(r), r.Mode, r.Load, r.Proxy}
+			k := key{machine(r), r.Cell()}
 			cl := byKey[k]
 			if cl == nil {
 				cl = &cell{key: k, group: r.Group}
 				byKey[k] = cl
 				cells = append(cells, cl)
 				firstIndex(machines, k.machine)
-				firstIndex(scenarios, string(k.mode)+"\x00"+k.load)
+				firstIndex(scenarios, k.Scenario())
 			}
 			cl.seen[side] = true
 			if r.Status == results.OK {
@@ -157,21 +155,21 @@ func Compare(old, new []results.Row, opt CompareOptions) (*Comparison, error) {
 	// families in the report's order, then machines, scenarios and the
 	// tables' column order: baseline, copy, splice, each as they came
 	rank := func(cl *cell) []int {
-		return []int{slices.Index(families, familyOf(cl.mode)), machines[cl.machine],
-			scenarios[string(cl.mode)+"\x00"+cl.load], slices.Index(results.Groups, cl.group)}
+		return []int{slices.Index(families, familyOf(cl.Mode)), machines[cl.machine],
+			scenarios[cl.Scenario()], slices.Index(results.Groups, cl.group)}
 	}
 	slices.SortStableFunc(cells, func(a, b *cell) int { return slices.Compare(rank(a), rank(b)) })
 
 	for _, cl := range cells {
-		f, unit := throughput(cl.mode, cl.load)
-		ch := Change{Machine: cl.machine, Family: familyOf(cl.mode), Mode: cl.mode, Load: cl.load,
-			Scenario: scenarioName(cl.mode, cl.load), Unit: unit, Proxy: cl.proxy, Group: cl.group}
+		unit := cl.Unit()
+		ch := Change{Machine: cl.machine, Family: familyOf(cl.Mode), Mode: cl.Mode, Load: cl.Load,
+			Scenario: rowLabel(cl.Mode, cl.Load), Unit: string(unit), Proxy: cl.Proxy, Group: cl.group}
 		var s [2]summary
 		for side, runs := range []**Runs{&ch.Old, &ch.New} {
 			if !cl.seen[side] {
 				continue
 			}
-			s[side] = summarize(cl.ok[side], f)
+			s[side] = summarize(cl.ok[side], unit.Of)
 			*runs = runsOf(s[side], cl.failed[side])
 		}
 		if s[0].ok && s[1].ok {
@@ -228,20 +226,6 @@ func firstIndex(m map[string]int, s string) {
 	if _, ok := m[s]; !ok {
 		m[s] = len(m)
 	}
-}
-
-// scenarioName is a cell's row label in the tables of its family: the
-// load ("ka-1k"), or mode and load for the HTTPS and mix families
-// ("tls-term-ka-1k").
-func scenarioName(mode results.Mode, load string) string {
-	switch fam := familyOf(mode); {
-	case plain(fam):
-		return strings.TrimPrefix(load, "http-")
-	case fam == famHTTPS || fam == famMix:
-		label, _ := tripleKey(&results.Row{Mode: mode, Load: load})
-		return label
-	}
-	return load
 }
 
 // runsOf is one side of a cell from the summary of its ok runs.

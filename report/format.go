@@ -9,13 +9,9 @@ import (
 
 // Per-run figures, derived as DESIGN.md states them.
 
-// Figure is the figure the tables rank a run by: Gbit/s for streams, 1 MB
-// answers and TLS tunnels, thousands of requests (or handshakes) a second
-// for the others.
-func Figure(r *results.Row) float64 {
-	f, _ := throughput(r.Mode, r.Load)
-	return f(r)
-}
+// Figure is the figure the tables rank a run by, in its cell's unit
+// (results.UnitOf).
+func Figure(r *results.Row) float64 { return r.Cell().Unit().Of(r) }
 
 func gbits(r *results.Row) float64 { return r.Gbps() }
 

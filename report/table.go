@@ -228,9 +228,10 @@ type column struct {
 
 // grid holds one family's runs on one machine by scenario and column.
 type grid struct {
-	keys   []string          // scenario keys in order of first appearance
-	labels map[string]string // scenario key -> label without its unit
-	loads  map[string]string // scenario key -> load
+	keys   []string                // scenario keys in order of first appearance
+	labels map[string]string       // scenario key -> label without its unit
+	loads  map[string]string       // scenario key -> load
+	modes  map[string]results.Mode // scenario key -> mode
 	cols   []column
 	runs   map[[2]string][]*results.Row // (scenario key, proxy) -> ok runs
 	failed []Failure
@@ -263,13 +264,13 @@ func (g *grid) note(r *results.Row, label string) {
 // the label leaves out a part that tells runs apart: a tunnel's
 // direction).
 func newGrid(rows []*results.Row, key func(*results.Row) (string, string), name func(*results.Row) string) *grid {
-	g := &grid{labels: map[string]string{}, loads: map[string]string{}, runs: map[[2]string][]*results.Row{}}
+	g := &grid{labels: map[string]string{}, loads: map[string]string{}, modes: map[string]results.Mode{}, runs: map[[2]string][]*results.Row{}}
 	seen := map[string]bool{}
 	for _, r := range rows {
 		k, label := key(r)
 		if _, ok := g.labels[k]; !ok {
 			g.keys = append(g.keys, k)
-			g.labels[k], g.loads[k] = label, r.Load
+			g.labels[k], g.loads[k], g.modes[k] = label, r.Load, r.Mode
 		}
 		if !seen[r.Proxy] {
 			seen[r.Proxy] = true
@@ -422,49 +423,36 @@ func familyTables(fam, machine string, rows []*results.Row) []Table {
 }
 
 // unitLabel appends a plain row's unit: "ka-1k, k req/s".
-func unitLabel(load string) string {
-	_, unit := throughput(results.HTTP, load)
-	return load + ", " + unit
-}
+func unitLabel(label string, unit results.Unit) string { return label + ", " + string(unit) }
 
-// plainFigure is a plain table's figure of a run: Gbit/s for bulk loads,
-// thousands of requests a second for the others.
-func plainFigure(load string) func(*results.Row) float64 {
-	f, _ := throughput(results.HTTP, load)
-	return f
-}
-
-// throughput is the figure of a run of mode under load by which its
-// proxy is faster or slower, higher being better, and the figure's unit:
-// Gbit/s for bulk loads and stunnel's tunnels, thousands of exchanges a
-// second for the others (requests, or handshakes).
-func throughput(mode results.Mode, load string) (func(*results.Row) float64, string) {
-	switch {
-	case results.InGbits(mode, load):
-		return gbits, "Gbit/s"
-	case mode == results.TLSHandshake:
-		return kreqs, "k conn/s"
+// rowLabel is the one label of a scenario's row in the tables of its
+// family, which compare names its cells by: the load in the plain
+// families ("ka-1k"; their table names the mode), the scenario's name in
+// the HTTPS and mix families ("tls-term-ka-1k", "mix-http-3k"), the load
+// in stunnel's ("TLS_AES_128_GCM_SHA256-up", "full").
+func rowLabel(mode results.Mode, load string) string {
+	switch fam := familyOf(mode); {
+	case plain(fam):
+		return strings.TrimPrefix(load, "http-")
+	case fam == famHTTPS || fam == famMix:
+		return results.ScenarioName(mode, load)
 	}
-	return kreqs, "k req/s"
+	return load
 }
 
 func plainTable(fam, machine string, rows []*results.Row) Table {
-	g := newGrid(rows, func(r *results.Row) (string, string) {
-		l := strings.TrimPrefix(r.Load, "http-")
-		return r.Load, l
-	}, nil)
+	g := newGrid(rows, func(r *results.Row) (string, string) { return r.Load, rowLabel(r.Mode, r.Load) }, nil)
 	names, groups := g.header()
 	t := Table{Family: fam, Kind: "throughput", Machine: machine, Session: rows[0].Session,
 		Corner: "scenario (" + short(machine) + ")", Columns: names, Groups: groups, Failed: g.failed, Notes: g.notes}
 	starOnly := fam == famConnect || fam == famSocks
 	for _, k := range g.keys {
-		load := g.loads[k]
-		f := plainFigure(load)
+		unit := results.UnitOf(g.modes[k], g.loads[k])
 		cells := make([]Cell, len(g.cols))
 		spreads := make([]*spread, len(g.cols))
 		for i, c := range g.cols {
 			runs := g.runs[[2]string{k, c.proxy}]
-			s := summarize(runs, f)
+			s := summarize(runs, unit.Of)
 			fig := "–"
 			if s.ok {
 				fig = fixed(s.med, 1)
@@ -475,32 +463,19 @@ func plainTable(fam, machine string, rows []*results.Row) Table {
 			spreads[i] = newSpread(c.group, s)
 		}
 		markCells(cells, spreads, starOnly)
-		t.Rows = append(t.Rows, TableRow{Label: unitLabel(g.labels[k]), Cells: cells})
+		t.Rows = append(t.Rows, TableRow{Label: unitLabel(g.labels[k], unit), Cells: cells})
 	}
 	return t
-}
-
-// tripleKey is the scenario of an HTTPS or mix row: "tls-term-ka-1k",
-// "mix-http", "mix-http-3k".
-func tripleKey(r *results.Row) (string, string) {
-	var label string
-	if strings.HasPrefix(string(r.Mode), "mix-") {
-		suffix := strings.TrimPrefix(r.Load, "mix")
-		if suffix != "" && !strings.HasPrefix(suffix, "-") {
-			suffix = "-" + r.Load
-		}
-		label = string(r.Mode) + suffix
-	} else {
-		label = string(r.Mode) + "-" + r.Load
-	}
-	return label, label
 }
 
 // tripleTables builds the throughput, CPU and memory tables of the HTTPS
 // and mix families. Their cells carry ‡ in the throughput table and no
 // other mark, as in the reference results.
 func tripleTables(fam, machine string, rows []*results.Row) []Table {
-	g := newGrid(rows, tripleKey, nil)
+	g := newGrid(rows, func(r *results.Row) (string, string) {
+		label := rowLabel(r.Mode, r.Load)
+		return label, label
+	}, nil)
 	names, groups := g.header()
 	base := Table{Family: fam, Machine: machine, Session: rows[0].Session, Corner: "scenario",
 		Columns: names, Groups: groups}

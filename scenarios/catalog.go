@@ -109,20 +109,10 @@ func Catalog() []Scenario {
 	var out []Scenario
 	for _, m := range catalog {
 		for _, l := range m.loads {
-			out = append(out, Scenario{Name: scenarioName(m.mode, l), Mode: m.mode, Load: l})
+			out = append(out, Scenario{Name: results.ScenarioName(m.mode, l.Name), Mode: m.mode, Load: l})
 		}
 	}
 	return out
-}
-
-// scenarioName is "<mode>-<load>", but for the mix scenarios, named as the
-// reference tables name them: "mix-http" for load mix, "mix-http-3k" for
-// load mix-3k.
-func scenarioName(m results.Mode, l Load) string {
-	if rest, ok := strings.CutPrefix(l.Name, "mix"); ok && (rest == "" || rest[0] == '-') {
-		return string(m) + rest
-	}
-	return string(m) + "-" + l.Name
 }
 
 // byName returns the scenario of the catalog called name.

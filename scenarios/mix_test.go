@@ -41,7 +41,7 @@ func TestMixAnswers(t *testing.T) {
 // mixScenario is a mix scenario with load l, named as the catalog names
 // them.
 func mixScenario(m results.Mode, l Load) Scenario {
-	return Scenario{Name: scenarioName(m, l), Mode: m, Load: l}
+	return Scenario{Name: results.ScenarioName(m, l.Name), Mode: m, Load: l}
 }
 
 // TestMixInvocationGolden renders bench mix's command line for each

@@ -169,11 +169,6 @@ func Stream(load string) bool { return strings.HasPrefix(load, "stream") }
 // loads' is exchanges a second.
 func Bulk(load string) bool { return Stream(load) || strings.HasSuffix(load, "-1m") }
 
-// InGbits reports whether the figure of a run of mode under load is
-// Gbit/s: bulk loads and the tls-tunnel's streams; the others' is
-// exchanges (requests, handshakes) a second.
-func InGbits(mode Mode, load string) bool { return mode == TLSTunnel || Bulk(load) }
-
 // Record formats r as a CSV record in the order of Header.
 func (r Row) Record() []string {
 	i := func(v int64) string { return strconv.FormatInt(v, 10) }
