@@ -227,8 +227,10 @@ func distance(a, b string) int {
 	return prev[len(b)]
 }
 
-// String describes the load for people: "wrk, 64 connections, GET /1k
-// kept alive", "iperf3, 16 streams, upload".
+// String describes the load for people, its tool first: "wrk, 64
+// connections, GET /1k kept alive", "iperf3, 16 streams, upload", "bench
+// mix, 20000 connections, 2000 exchanges at a time", "openssl s_time,
+// sequential connections, full handshakes". bench list prints it.
 func (l Load) String() string {
 	switch l.Tool {
 	case ToolIperf3:
@@ -236,7 +238,11 @@ func (l Load) String() string {
 		if l.Reverse {
 			dir = "download"
 		}
-		return fmt.Sprintf("iperf3, %s, %s", plural(l.Conns, "stream"), dir)
+		s := fmt.Sprintf("iperf3, %s, %s", plural(l.Conns, "stream"), dir)
+		if l.Suite != "" {
+			s += " through a TLS tunnel, " + l.Suite
+		}
+		return s
 	case ToolWrk:
 		req := "GET " + l.Path
 		if l.PostBytes > 0 {
@@ -247,6 +253,18 @@ func (l Load) String() string {
 			conn = "a new connection each"
 		}
 		return fmt.Sprintf("wrk, %s, %s %s", plural(l.Conns, "connection"), req, conn)
+	case ToolBench:
+		pace := fmt.Sprintf("%s at a time", plural(l.Active, "exchange"))
+		if l.Rate > 0 {
+			pace = fmt.Sprintf("%s a second", plural(l.Rate, "exchange"))
+		}
+		return fmt.Sprintf("bench mix, %s, %s, one in 10 half-closed", plural(l.Conns, "connection"), pace)
+	case ToolOpenSSL:
+		what := "full handshakes"
+		if l.Resume {
+			what = "resumed sessions"
+		}
+		return "openssl s_time, sequential connections, " + what
 	}
 	return fmt.Sprintf("%s, %s", l.Tool, plural(l.Conns, "connection"))
 }

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"bench/report/results"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -155,11 +156,67 @@ func TestLoadString(t *testing.T) {
 		{"relay-close-1k", "wrk, 64 connections, GET /1k a new connection each"},
 		{"socks-stream1-down", "iperf3, 1 stream, download"},
 		{"relay-stream16", "iperf3, 16 streams, upload"},
+		{"mix-http", "bench mix, 20000 connections, 2000 exchanges at a time, one in 10 half-closed"},
+		{"mix-relay-3k", "bench mix, 20000 connections, 3000 exchanges a second, one in 10 half-closed"},
+		{"tls-tunnel-TLS_AES_256_GCM_SHA384-down", "iperf3, 1 stream, download through a TLS tunnel, TLS_AES_256_GCM_SHA384"},
+		{"tls-handshake-resumed", "openssl s_time, sequential connections, resumed sessions"},
 	}
 	for _, c := range cases {
 		s, _ := byName(c.name)
 		if got := s.Load.String(); got != c.want {
 			t.Errorf("%s: Load.String() = %q; want %q", c.name, got, c.want)
 		}
+	}
+}
+
+// Every catalog load's description begins with the tool that runs it,
+// says what of the load tells it apart (its connections or streams, their
+// direction, path, body, pace, suite, resumption), and no two loads of a
+// mode read alike.
+func TestLoadStringCatalog(t *testing.T) {
+	seen := map[string]string{}
+	for _, s := range Catalog() {
+		l, got := s.Load, s.Load.String()
+		var want []string
+		switch l.Tool {
+		case ToolIperf3:
+			want = append(want, plural(l.Conns, "stream"), map[bool]string{false: "upload", true: "download"}[l.Reverse], l.Suite)
+		case ToolWrk:
+			want = append(want, plural(l.Conns, "connection"), l.Path+" ", map[bool]string{false: "kept alive", true: "a new connection each"}[l.Close])
+			if l.PostBytes > 0 {
+				want = append(want, fmt.Sprintf("POST %s with %d bytes", l.Path, l.PostBytes))
+			}
+		case ToolBench:
+			want = append(want, plural(l.Conns, "connection"), "half-closed")
+			if l.Rate > 0 {
+				want = append(want, plural(l.Rate, "exchange")+" a second")
+			} else {
+				want = append(want, plural(l.Active, "exchange")+" at a time")
+			}
+		case ToolOpenSSL:
+			want = append(want, map[bool]string{false: "full handshakes", true: "resumed sessions"}[l.Resume])
+		default:
+			t.Errorf("%s: a load of tool %q that String does not describe", s.Name, l.Tool)
+		}
+		tool := DriverFor(s).Tool()
+		if tool == ToolBench {
+			tool = "bench mix"
+		}
+		if tool == ToolOpenSSL {
+			tool = "openssl s_time"
+		}
+		if !strings.HasPrefix(got, tool+", ") {
+			t.Errorf("%s: %q does not begin with its tool, %s", s.Name, got, tool)
+		}
+		for _, w := range want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s: %q does not say %q", s.Name, got, w)
+			}
+		}
+		key := string(s.Mode) + " " + got
+		if other, ok := seen[key]; ok {
+			t.Errorf("%s and %s: both %q", other, s.Name, got)
+		}
+		seen[key] = s.Name
 	}
 }

@@ -27,10 +27,9 @@ func cmdList(stdout, stderr io.Writer, args []string) error {
 		return err
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "SCENARIO\tMODE\tLOAD\tTOOL\tCONNECTIONS\tEXCHANGE")
+	fmt.Fprintln(tw, "SCENARIO\tMODE\tLOAD\tWHAT THE CLIENT DOES")
 	for _, s := range scs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", s.Name, s.Mode, s.Load.Name,
-			scenarios.DriverFor(s).Tool(), s.Load.Conns, describeLoad(s.Load))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.Name, s.Mode, s.Load.Name, s.Load)
 	}
 	tw.Flush()
 	fmt.Fprintln(stdout)
@@ -51,21 +50,4 @@ func cmdList(stdout, stderr io.Writer, args []string) error {
 			strings.Join(modes, ","), proxies.Binary(a, c), strings.Join(c.Flags, " "))
 	}
 	return tw.Flush()
-}
-
-func describeLoad(l scenarios.Load) string {
-	switch {
-	case l.Path == "":
-		dir := "upload"
-		if l.Reverse {
-			dir = "download"
-		}
-		return fmt.Sprintf("%d stream(s), %s", l.Conns, dir)
-	case l.PostBytes > 0:
-		return fmt.Sprintf("POST %d B, answer %s, kept alive", l.PostBytes, strings.TrimPrefix(l.Path, "/"))
-	case l.Close:
-		return fmt.Sprintf("GET %s, new connection per request", strings.TrimPrefix(l.Path, "/"))
-	default:
-		return fmt.Sprintf("GET %s, kept alive", strings.TrimPrefix(l.Path, "/"))
-	}
 }
