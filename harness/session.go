@@ -80,6 +80,10 @@ func SessionPaths(outDir, machine, id string) (csvPath, metaPath string) {
 	return base, results.MetaPath(base)
 }
 
+// runsDir is where a session keeps its runs' output, beside its CSV:
+// <csv without .csv>.runs.
+func runsDir(csvPath string) string { return strings.TrimSuffix(csvPath, ".csv") + ".runs" }
+
 // Slug turns a machine label into a file name part: "ARM (M4)" -> "arm-m4".
 func Slug(s string) string {
 	var b strings.Builder
@@ -107,7 +111,7 @@ func NewSession(ctx context.Context, cfg SessionConfig) (s *Session, err error) 
 	}
 	s.sched, s.done, s.notes = sched, sched.Done, sched.Notes()
 	s.CSVPath, s.MetaPath = SessionPaths(cfg.OutDir, cfg.Machine, cfg.Session)
-	s.OutputDir = strings.TrimSuffix(s.CSVPath, ".csv") + ".runs"
+	s.OutputDir = runsDir(s.CSVPath)
 	if !cfg.Resume {
 		if _, err := os.Stat(s.CSVPath); err == nil {
 			return nil, fmt.Errorf("%s: %w", s.CSVPath, ErrSessionExists)
@@ -145,10 +149,17 @@ func NewSession(ctx context.Context, cfg SessionConfig) (s *Session, err error) 
 	if s.origin, err = startOrigin(ctx, s.host, s.originTLS()); err != nil {
 		return nil, err
 	}
-	if s.meta, err = newMeta(cfg, s.host.Layout(), s.notes, s.MetaPath); err != nil {
+	// The file first, exclusively for a new session, so that another
+	// session that took the id meanwhile keeps its metadata.
+	if cfg.Resume {
+		s.csv, err = results.Append(s.CSVPath)
+	} else if s.csv, err = results.Create(s.CSVPath); errors.Is(err, os.ErrExist) {
+		err = fmt.Errorf("%s: %w", s.CSVPath, ErrSessionExists)
+	}
+	if err != nil {
 		return nil, err
 	}
-	if s.csv, err = results.Append(s.CSVPath); err != nil {
+	if s.meta, err = newMeta(cfg, s.host.Layout(), s.notes, s.MetaPath); err != nil {
 		return nil, err
 	}
 	return s, nil

@@ -135,9 +135,33 @@ func Configure(st results.Settings, outDir string, resume bool, hc host.Config) 
 		st.Machine = defaultMachineLabel()
 	}
 	if st.Session == "" {
-		st.Session = time.Now().Format("2006-01-02-1504")
+		st.Session = freeSession(outDir, st.Machine, time.Now())
 	}
 	return SessionConfig{Settings: st, Scenarios: scs, Columns: cols, OutDir: outDir, Resume: resume, Host: hc}, nil
+}
+
+// freeSession is the default id of a session started at now: the minute
+// it starts ("2026-10-13-1930"), or that with "-2", "-3", ... when a
+// session of the machine in outDir has its files (the CSV, the metadata
+// or the runs' output) under that id, so that two sessions started within
+// a minute each have a file of their own.
+func freeSession(outDir, machine string, now time.Time) string {
+	base := now.Format("2006-01-02-1504")
+	for n := 1; ; n++ {
+		id := base
+		if n > 1 {
+			id = fmt.Sprintf("%s-%d", base, n)
+		}
+		csvPath, metaPath := SessionPaths(outDir, machine, id)
+		if !exists(csvPath) && !exists(metaPath) && !exists(runsDir(csvPath)) {
+			return id
+		}
+	}
+}
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return !errors.Is(err, os.ErrNotExist)
 }
 
 // LoadColumns returns the packaged columns found on the machine plus the

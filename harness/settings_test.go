@@ -128,3 +128,35 @@ func TestOwnMethods(t *testing.T) {
 		}
 	}
 }
+
+// A session's default id is the minute it starts, and the next free one
+// of that minute when a session of the machine has its files under it:
+// the CSV, the metadata or the runs' output.
+func TestFreeSession(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Date(2026, 12, 1, 12, 35, 40, 0, time.Local)
+	if got := freeSession(dir, "amd epyc", now); got != "2026-12-01-1235" {
+		t.Fatalf("first id %q", got)
+	}
+	csv1, _ := SessionPaths(dir, "amd epyc", "2026-12-01-1235")
+	if err := os.WriteFile(csv1, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := freeSession(dir, "amd epyc", now.Add(10*time.Second)); got != "2026-12-01-1235-2" {
+		t.Errorf("id after a session of the minute: %q", got)
+	}
+	if got := freeSession(dir, "other", now); got != "2026-12-01-1235" {
+		t.Errorf("another machine's id: %q", got)
+	}
+	_, meta2 := SessionPaths(dir, "amd epyc", "2026-12-01-1235-2")
+	if err := os.WriteFile(meta2, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	csv3, _ := SessionPaths(dir, "amd epyc", "2026-12-01-1235-3")
+	if err := os.Mkdir(runsDir(csv3), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got := freeSession(dir, "amd epyc", now); got != "2026-12-01-1235-4" {
+		t.Errorf("id past a metadata file and a runs directory: %q", got)
+	}
+}

@@ -45,7 +45,7 @@ func cmdRun(stdout, stderr io.Writer, args []string) error {
 	warmup := fs.Duration("warmup", 2*time.Second, "load before each window, not measured (where not given, the tunnel and handshake scenarios take stunnel's page's 1s)")
 	fs.StringVar(&st.Machine, "machine", "", "the machine's label in the tables (default: the CPU model)")
 	out := fs.String("out", "data", "directory of the session files")
-	fs.StringVar(&st.Session, "session", "", "session id (default: the start time, e.g. 2026-10-13-1930)")
+	fs.StringVar(&st.Session, "session", "", "session id (default: the minute it starts, e.g. 2026-10-13-1930, then -2, -3... if taken)")
 	resume := fs.Bool("resume", false, "continue a killed session with its own settings (--session names it; default the newest unfinished one in --out)")
 	dryRun := fs.Bool("dry-run", false, "print the plan and stop")
 	fs.IntVar(&st.MixConns, "mix-conns", 0, "connections the mix scenarios hold open (default: the catalog's 20000, fewer where the descriptor limit needs)")

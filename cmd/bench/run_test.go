@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -264,6 +265,36 @@ func TestRunInterruptResume(t *testing.T) {
 	}
 	if m, err := results.ReadMeta(metaPath); err != nil || m.Ended == nil || len(m.Resumed) != 1 {
 		t.Errorf("metadata after resuming: %+v, %v; want an end time and one resumption", m, err)
+	}
+}
+
+// TestRunSameMinute runs two sessions without --session one after the
+// other, within a minute as a script would: each gets a file of its own.
+// An id given with --session whose file is there is still refused.
+func TestRunSameMinute(t *testing.T) {
+	prefix, out := sessionFixture(t, "wrk")
+	args := []string{"run", "--scenario", "relay-ka-1k", "--proxy", "no proxy", "--reps", "1",
+		"--duration", "1s", "--warmup", "0s", "--out", out, "--machine", "m", "--prefix", prefix}
+	for i := 0; i < 2; i++ {
+		var stderr bytes.Buffer
+		if err := dispatch(io.Discard, &stderr, args); err != nil {
+			t.Fatalf("session %d: %v\n%s", i+1, err, stderr.String())
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(out, "m-*.csv"))
+	if len(files) != 2 {
+		t.Fatalf("session files %v; want two", files)
+	}
+	for _, f := range files {
+		rows, err := results.ReadFiles([]string{f})
+		if err != nil || len(rows) != 1 || rows[0].Status != results.OK {
+			t.Errorf("%s: %d rows, %v; want one ok run", f, len(rows), err)
+		}
+	}
+	id := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(files[0]), "m-"), ".csv")
+	err := dispatch(io.Discard, io.Discard, append(slices.Clone(args), "--session", id))
+	if !errors.Is(err, harness.ErrSessionExists) {
+		t.Errorf("a session named %s again: %v; want %v", id, err, harness.ErrSessionExists)
 	}
 }
 

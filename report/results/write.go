@@ -16,8 +16,15 @@ type Writer struct {
 
 // Append opens path for appending, writing the header if the file is new
 // or empty.
-func Append(path string) (*Writer, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+func Append(path string) (*Writer, error) { return open(path, 0) }
+
+// Create creates the session file path, failing with an error that
+// errors.Is os.ErrExist when it is there: two sessions never write one
+// file.
+func Create(path string) (*Writer, error) { return open(path, os.O_EXCL) }
+
+func open(path string, flag int) (*Writer, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|flag, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("open session file: %w", err)
 	}
