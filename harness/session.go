@@ -101,14 +101,12 @@ func Slug(s string) string {
 }
 
 // NewSession sets up the host (namespaces, links, cgroups), the origin and
-// the session files, and checks every configuration the plan needs with
-// the proxy's own checker. On error it undoes what it did.
-func NewSession(ctx context.Context, cfg SessionConfig) (s *Session, err error) {
+// the session files for the schedule of runs NewSchedule made, the one
+// printed and checked, and checks every configuration it needs with the
+// proxy's own checker. On error it undoes what it did.
+func NewSession(ctx context.Context, sched *Schedule) (s *Session, err error) {
+	cfg := sched.cfg
 	s = &Session{cfg: cfg}
-	sched, err := NewSchedule(cfg)
-	if err != nil {
-		return nil, err
-	}
 	s.sched, s.done, s.notes = sched, sched.Done, sched.Notes()
 	s.CSVPath, s.MetaPath = SessionPaths(cfg.OutDir, cfg.Machine, cfg.Session)
 	s.OutputDir = runsDir(s.CSVPath)

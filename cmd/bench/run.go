@@ -108,7 +108,7 @@ func cmdRun(stdout, stderr io.Writer, args []string) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
-	s, err := harness.NewSession(ctx, cfg)
+	s, err := harness.NewSession(ctx, sched)
 	if err != nil {
 		return withAdvice(err)
 	}
