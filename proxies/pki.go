@@ -17,8 +17,8 @@ import (
 
 // PKI is the TLS material of a session, PEM-encoded: a CA and a server
 // certificate it signed, both ECDSA P-256 as in the reference results. The proxy
-// presents it when it ends TLS; the origin presents its own (see
-// scenarios.OriginCA).
+// presents it when it ends TLS, and the session's origin presents it too
+// (scenarios.OriginTLS).
 type PKI struct {
 	CACert     []byte // the CA's certificate: what clients and proxies trust
 	ServerCert []byte // the server's certificate

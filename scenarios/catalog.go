@@ -115,16 +115,6 @@ func Catalog() []Scenario {
 	return out
 }
 
-// byName returns the scenario of the catalog called name.
-func byName(name string) (Scenario, bool) {
-	for _, s := range Catalog() {
-		if s.Name == name {
-			return s, true
-		}
-	}
-	return Scenario{}, false
-}
-
 // Select picks scenarios from the catalog by spec: "all", a name, a glob
 // ("socks-*", "*-ka-1k") or a comma-separated list of these. Each
 // scenario appears once, in the order the spec first names it. A name or

@@ -220,3 +220,13 @@ func TestLoadStringCatalog(t *testing.T) {
 		seen[key] = s.Name
 	}
 }
+
+// byName returns the scenario of the catalog called name.
+func byName(name string) (Scenario, bool) {
+	for _, s := range Catalog() {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return Scenario{}, false
+}

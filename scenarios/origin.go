@@ -112,13 +112,8 @@ http {
 
 // OriginTLS is the certificate (PEM, its chain) and the key the origin
 // presents over TLS, and the CA that signed it. The zero value stands
-// for the published, self-signed one (OriginCA); a session gives the one
-// it made.
+// for the published, self-signed one; a session gives the one it made.
 type OriginTLS struct{ Cert, Key, CA []byte }
-
-// OriginCA is the PEM certificate a proxy beginning TLS verifies the
-// origin's with (the origin's own, self-signed).
-func OriginCA() []byte { return originCertPEM }
 
 // Origin plans the origin in dir (a tmpfs the harness mounts) listening
 // on addr with cpus nginx workers, presenting cert over TLS: nginx on ports 80 and 443 serving

@@ -66,34 +66,6 @@ func onThread(fn func() error) error {
 	return <-errc
 }
 
-// withSysfs runs fn with the path of a sysfs that shows the named
-// namespace's links (the host's /sys shows only the host's). It uses a
-// thread of its own with a private mount namespace, which is never reused,
-// so nothing is mounted where anyone else can see it, nor left behind.
-func withSysfs(name string, fn func(sys string) error) error {
-	errc := make(chan error, 1)
-	go func() {
-		// Never unlocked: this thread ends with a mount namespace of its own.
-		runtime.LockOSThread()
-		errc <- func() error {
-			if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
-				return fmt.Errorf("unshare mount namespace: %w", err)
-			}
-			if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-				return fmt.Errorf("make mounts private: %w", err)
-			}
-			if err := enterNamespace(name); err != nil {
-				return err
-			}
-			if err := unix.Mount("sysfs", "/sys", "sysfs", 0, ""); err != nil {
-				return fmt.Errorf("mount sysfs for network namespace %s: %w", name, err)
-			}
-			return fn("/sys")
-		}()
-	}()
-	return <-errc
-}
-
 // createNamespace makes a named network namespace with its loopback down
 // (as the kernel makes it) and leaves the calling goroutine's thread where
 // it was.

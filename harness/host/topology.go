@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
@@ -257,17 +256,6 @@ func setSysctls(ns string, values map[string]string) error {
 	})
 }
 
-// readSysctl reads a network sysctl of a namespace.
-func readSysctl(ns, key string) (string, error) {
-	var v string
-	err := inNamespace(ns, func() error {
-		b, err := os.ReadFile("/proc/sys/" + key)
-		v = strings.TrimSpace(string(b))
-		return err
-	})
-	return v, err
-}
-
 // setForwarding turns IPv4 forwarding on or off in a namespace.
 func setForwarding(ns string, on bool) error {
 	v := "0"
@@ -275,19 +263,4 @@ func setForwarding(ns string, on bool) error {
 		v = "1"
 	}
 	return setSysctls(ns, map[string]string{"net/ipv4/ip_forward": v})
-}
-
-// readRPSMask returns the rps_cpus mask of a link inside a namespace, as
-// the kernel prints it.
-func readRPSMask(ns, link string) (string, error) {
-	var mask string
-	err := withSysfs(ns, func(sys string) error {
-		b, err := os.ReadFile(rpsPath(sys, link))
-		if err != nil {
-			return fmt.Errorf("read rps mask of %s in %s: %w", link, ns, err)
-		}
-		mask = strings.TrimSpace(string(b))
-		return nil
-	})
-	return mask, err
 }
