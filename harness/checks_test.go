@@ -1,10 +1,12 @@
 package harness
 
 import (
+	"runtime"
 	"strings"
 	"testing"
 
 	"bench/harness/host"
+	"bench/harness/mix"
 )
 
 // TestCatalogLoads: bench check weighs the descriptor limit against the
@@ -20,4 +22,29 @@ func TestCatalogLoads(t *testing.T) {
 		return
 	}
 	t.Errorf("no descriptor limit item")
+}
+
+// bench mix splits a load over processes so that each fits the
+// descriptor limit as the checks and the plan count it: one reserve.
+func TestMixSplitFitsTheCheck(t *testing.T) {
+	limit, err := host.NofileLimit()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fit := int(limit) - host.FDReserve // a process's connections
+	conns := []int{1, fit, fit + 1, 20000}
+	// more processes than CPUs, each share just over what fits
+	for k := runtime.NumCPU() + 1; k <= runtime.NumCPU()+2; k++ {
+		conns = append(conns, k*fit, k*(fit+20))
+	}
+	for _, conns := range conns {
+		if conns < 1 {
+			continue
+		}
+		n := mix.DefaultProcs(conns)
+		share := (conns + n - 1) / n
+		if need := host.ClientDescriptors(share); uint64(need) > limit {
+			t.Errorf("%d connections over %d processes: %d a process need %d descriptors; the limit is %d", conns, n, share, need, limit)
+		}
+	}
 }

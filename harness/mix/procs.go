@@ -13,12 +13,12 @@ import (
 	"syscall"
 	"time"
 
+	"bench/harness/host"
 	"bench/scenarios"
 )
 
-// fdReserve is what a process keeps beside its connections' descriptors
-// (standard streams, the runtime's poller, the reopening of connections).
-const fdReserve = 64
+// fdReserve is what a process keeps beside its connections' descriptors.
+const fdReserve = host.FDReserve
 
 // DefaultProcs is how many processes a mix of conns connections runs
 // in by default: one per CPU this process may run on (its affinity,
