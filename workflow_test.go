@@ -56,6 +56,10 @@ func TestNightlyWorkflow(t *testing.T) {
 		"uses: actions/upload-artifact@v4",
 		"gh run download",
 		"bench compare --fail-over 10%",
+		// a session that completed with failed runs (exit 3) goes on to
+		// the report, the upload and the comparison
+		"|| status=$?",
+		"3) echo \"::warning::",
 	} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("nightly.yml lacks %q", want)

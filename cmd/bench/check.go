@@ -13,7 +13,7 @@ import (
 func cmdCheck(stdout, stderr io.Writer, args []string) error {
 	fs := newFlagSet("check", stderr, "[--cpus client=0-3,proxy=4,origin=5-7]")
 	cpus := fs.String("cpus", "", "the CPU layout to check instead of the default")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	var layout *host.Layout

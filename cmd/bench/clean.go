@@ -10,7 +10,7 @@ import (
 func cmdClean(stdout, stderr io.Writer, args []string) error {
 	fs := newFlagSet("clean", stderr, "[--prefix bench-]")
 	prefix := fs.String("prefix", host.DefaultPrefix, "the prefix of the session's namespaces, links, cgroups and run directories")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {

@@ -22,7 +22,7 @@ func cmdCompare(stdout, stderr io.Writer, args []string) error {
 	fs.Var(&gate, "fail-over", "fail (exit 1) when a real change is slower than this `percent`, e.g. 10%, or a cell's new runs all failed (default: never fail)")
 	var opt report.CompareOptions
 	fs.BoolVar(&opt.AcrossMachines, "across-machines", false, "compare the runs of one machine with those of another")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	oldFiles, newFiles, err := compareSides(fs.Args())

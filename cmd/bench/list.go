@@ -15,7 +15,7 @@ func cmdList(stdout, stderr io.Writer, args []string) error {
 	fs := newFlagSet("list", stderr, "[flags]\n\nPrints the scenario catalog and the proxy columns found on this machine.")
 	columnsFile := fs.String("columns", "", "file declaring columns of your own builds; see examples/columns.conf")
 	scenario := fs.String("scenario", "all", "scenarios to list: all, a name, a comma list or globs")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	scs, err := scenarios.Select(*scenario)

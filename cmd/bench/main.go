@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"bench/harness/mix"
 )
 
 // command is a subcommand: it writes its results to stdout, its progress
@@ -51,8 +53,7 @@ func dispatch(stdout, stderr io.Writer, args []string) error {
 		usage(stderr)
 		return errUsage
 	}
-	switch args[0] {
-	case "-h", "-help", "--help", "help":
+	if helpAsked(args[0]) || args[0] == "help" {
 		usage(stdout)
 		return nil
 	}
@@ -65,20 +66,53 @@ func dispatch(stdout, stderr io.Writer, args []string) error {
 	return usageError{fmt.Errorf("unknown command %q", args[0])}
 }
 
-func main() {
-	err := dispatch(os.Stdout, os.Stderr, os.Args[1:])
-	switch {
-	case err == nil:
-	case errors.Is(err, flag.ErrHelp), errors.Is(err, errUsage):
-		os.Exit(2)
-	case errors.As(err, new(usageError)):
-		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
-		os.Exit(2)
-	default:
-		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
-		os.Exit(1)
-	}
+// helpAsked reports whether arg asks for help: -h, -help, --help.
+func helpAsked(arg string) bool { return arg == "-h" || arg == "-help" || arg == "--help" }
+
+// The exit statuses of bench (README.md, "Exit status").
+const (
+	exitOK         = 0 // done; help, when asked for, too
+	exitError      = 1 // failed
+	exitUsage      = 2 // a wrong command line
+	exitFailedRuns = 3 // bench run: the session completed, and some of its runs failed
+)
+
+// failedRunsError is bench run's end when the session completed with
+// failed runs: its files and tables are whole, the failed runs listed
+// under their tables.
+type failedRunsError struct{ failed, runs int }
+
+func (e failedRunsError) Error() string {
+	return fmt.Sprintf("the session completed with %d of its %d runs failed (listed under their tables)", e.failed, e.runs)
 }
+
+// exitStatus is the status bench exits with after err, which it prints to
+// stderr first unless it was help or usage already printed.
+func exitStatus(err error, stderr io.Writer) int {
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return exitOK
+	case errors.Is(err, errUsage):
+		return exitUsage
+	}
+	fmt.Fprintf(stderr, "bench: %v\n", err)
+	switch {
+	case errors.As(err, new(usageError)):
+		return exitUsage
+	case errors.As(err, new(failedRunsError)):
+		return exitFailedRuns
+	}
+	return exitError
+}
+
+func main() {
+	os.Exit(exitStatus(dispatch(os.Stdout, os.Stderr, os.Args[1:]), os.Stderr))
+}
+
+// hiddenFlags are the flags that are no part of the command line people
+// use, left out of the help: bench mix's --worker, which it gives the
+// processes it runs itself.
+var hiddenFlags = map[string]bool{mix.WorkerFlag: true}
 
 // newFlagSet returns a flag set for a subcommand that reports its own
 // errors through the returned error rather than by exiting.
@@ -87,7 +121,26 @@ func newFlagSet(name string, stderr io.Writer, synopsis string) *flag.FlagSet {
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: bench %s %s\n\nFlags:\n", name, synopsis)
-		fs.PrintDefaults()
+		shown := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
+		shown.SetOutput(stderr)
+		fs.VisitAll(func(f *flag.Flag) {
+			if !hiddenFlags[f.Name] {
+				shown.Var(f.Value, f.Name, f.Usage)
+				shown.Lookup(f.Name).DefValue = f.DefValue
+			}
+		})
+		shown.PrintDefaults()
 	}
 	return fs
+}
+
+// parseFlags parses a subcommand's flags: a flag it does not know or a bad
+// value is a wrong command line (usageError), help asked for is
+// flag.ErrHelp.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	err := fs.Parse(args)
+	if err != nil && !errors.Is(err, flag.ErrHelp) {
+		return usageError{err}
+	}
+	return err
 }

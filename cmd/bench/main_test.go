@@ -1,7 +1,14 @@
 package main
 
 import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
 	"os"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -14,4 +21,61 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
+}
+
+// Help asked for, of bench or of any subcommand, exits 0 and shows no
+// hidden flag; a wrong command line exits 2.
+func TestHelpExits(t *testing.T) {
+	cmds := [][]string{{}, {"mix", "tls"}}
+	for _, c := range commands {
+		cmds = append(cmds, []string{c.name})
+	}
+	for _, c := range cmds {
+		for _, h := range []string{"-h", "-help", "--help"} {
+			var stdout, stderr bytes.Buffer
+			err := dispatch(&stdout, &stderr, append(slices.Clone(c), h))
+			name := strings.Join(append(slices.Clone(c), h), " ")
+			if got := exitStatus(err, io.Discard); got != exitOK {
+				t.Errorf("bench %s: exit %d (%v); want %d", name, got, err, exitOK)
+			}
+			help := stdout.String() + stderr.String()
+			if !strings.Contains(help, "Usage") && !strings.Contains(help, "usage") {
+				t.Errorf("bench %s printed no usage:\n%s", name, help)
+			}
+			for f := range hiddenFlags {
+				if strings.Contains(help, "-"+f) {
+					t.Errorf("bench %s shows the hidden flag --%s:\n%s", name, f, help)
+				}
+			}
+		}
+		if len(c) == 0 {
+			continue
+		}
+		err := dispatch(io.Discard, io.Discard, append(slices.Clone(c), "--no-such-flag"))
+		if got := exitStatus(err, io.Discard); got != exitUsage {
+			t.Errorf("bench %s --no-such-flag: exit %d (%v); want %d", strings.Join(c, " "), got, err, exitUsage)
+		}
+	}
+}
+
+// The exit statuses: an error 1, a wrong command line 2, a session that
+// completed with failed runs 3, and what is printed of each.
+func TestExitStatus(t *testing.T) {
+	for _, c := range []struct {
+		err    error
+		status int
+		says   string
+	}{
+		{nil, exitOK, ""},
+		{flag.ErrHelp, exitOK, ""},
+		{errUsage, exitUsage, ""},
+		{usageError{errors.New("run: unexpected argument")}, exitUsage, "bench: run: unexpected argument\n"},
+		{fmt.Errorf("run: %w", errors.New("no root")), exitError, "bench: run: no root\n"},
+		{failedRunsError{failed: 2, runs: 54}, exitFailedRuns, "bench: the session completed with 2 of its 54 runs failed (listed under their tables)\n"},
+	} {
+		var stderr bytes.Buffer
+		if got := exitStatus(c.err, &stderr); got != c.status || stderr.String() != c.says {
+			t.Errorf("%v: exit %d, %q; want %d, %q", c.err, got, stderr.String(), c.status, c.says)
+		}
+	}
 }

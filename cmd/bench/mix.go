@@ -45,7 +45,7 @@ func cmdMix(stdout, stderr io.Writer, args []string) error {
 	procs := fs.Int("procs", 0, "processes to split the connections over (0: one per CPU this process may run on, more if the descriptor limit needs it)")
 	worker := fs.String(mix.WorkerFlag, "", "i/n: run as process i of a split mix (used by bench mix itself)")
 	serve := fs.String("serve", "", "host:port: serve the mix's answers there, as its origin, until stopped")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -23,11 +24,7 @@ relays until stopped.`
 
 func cmdMixTLS(stdout, stderr io.Writer, args []string) error {
 	fs := newFlagSet("mix tls", stderr, mixTLSSynopsis)
-	if len(args) == 0 || (args[0] != string(tlswrap.Client) && args[0] != string(tlswrap.Server)) {
-		fs.Usage()
-		return usageError{fmt.Errorf("mix tls: want client or server first")}
-	}
-	c := tlswrap.Config{Side: tlswrap.Side(args[0])}
+	var c tlswrap.Config
 	listen := fs.String("listen", "", "host:port to accept connections on")
 	fs.StringVar(&c.Connect, "connect", "", "host:port to connect to for each connection")
 	fs.StringVar(&c.CA, "ca", "", "client: PEM file of the CA to verify the server's certificate with")
@@ -35,7 +32,15 @@ func cmdMixTLS(stdout, stderr io.Writer, args []string) error {
 	fs.StringVar(&c.Cert, "cert", "", "server: PEM file of the certificate chain to present")
 	fs.StringVar(&c.Key, "key", "", "server: PEM file of its private key")
 	suite := fs.String("suite", "", "the TLS 1.3 cipher suite the connections must negotiate, e.g. TLS_AES_128_GCM_SHA256 (default: any)")
-	if err := fs.Parse(args[1:]); err != nil {
+	if len(args) == 0 || (args[0] != string(tlswrap.Client) && args[0] != string(tlswrap.Server)) {
+		fs.Usage()
+		if len(args) > 0 && helpAsked(args[0]) {
+			return flag.ErrHelp
+		}
+		return usageError{fmt.Errorf("mix tls: want client or server first")}
+	}
+	c.Side = tlswrap.Side(args[0])
+	if err := parseFlags(fs, args[1:]); err != nil {
 		return err
 	}
 	if *listen == "" || c.Connect == "" {

@@ -14,7 +14,7 @@ func cmdReport(stdout, stderr io.Writer, args []string) error {
 	fs.StringVar(&opt.Format, "format", report.FormatMarkdown, "output `format`: md (GitHub markdown), tsv (tab-separated, as the reference results' text) or json")
 	fs.StringVar(&opt.Layout, "layout", report.LayoutMachine, "`layout`: machine (a table per machine) or combined (\"M4 / Intel / average\" cells)")
 	fs.StringVar(&opt.Session, "session", "", "render only the session with this `id` (default: every session, newest first)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() == 0 {

@@ -28,7 +28,8 @@ const runSynopsis = `[flags]
 Runs a session: every selected scenario x every selected column x --reps
 repetitions, in network namespaces of its own, writing a row per run to
 <out>/<machine>-<session>.csv and the session's tables at the end.
-Needs root.`
+Needs root. Exits 3 when the session completed but some of its runs
+failed (they are listed under their tables), 1 when it could not complete.`
 
 func cmdRun(stdout, stderr io.Writer, args []string) error {
 	fs := newFlagSet("run", stderr, runSynopsis)
@@ -54,7 +55,7 @@ func cmdRun(stdout, stderr io.Writer, args []string) error {
 	var hc host.Config
 	fs.StringVar(&hc.Prefix, "prefix", host.DefaultPrefix, "prefix of the namespaces, links and cgroups the session creates")
 	fs.StringVar(&hc.CgroupParent, "cgroup-parent", "", "cgroup beneath which the session's cgroups are created (default: on cgroup v2 under systemd a scope it delegates, elsewhere this process's own)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -149,6 +150,15 @@ func cmdRun(stdout, stderr io.Writer, args []string) error {
 		return err
 	}
 	report.WriteNoisy(stderr, tables)
+	failed := 0
+	for _, r := range rows {
+		if r.Status != results.OK {
+			failed++
+		}
+	}
+	if failed > 0 {
+		return failedRunsError{failed: failed, runs: len(rows)}
+	}
 	return nil
 }
 

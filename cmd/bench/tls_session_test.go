@@ -92,6 +92,9 @@ func TestRunTLSFailures(t *testing.T) {
 	const scenarioList = "tls-tunnel-TLS_AES_256_GCM_SHA384-up,tls-handshake-full"
 	ts := runTestSession(t, prefix, out, "tls-failures", scenarioList, "--columns", cols,
 		"--proxy", "stunnel,stunnel weak,stunnel stranger", "--reps", "1", "--duration", "1s", "--warmup", "0s")
+	if ts.status != exitFailedRuns {
+		t.Errorf("bench run with failed runs exits %d; want %d", ts.status, exitFailedRuns)
+	}
 	got := map[string]*results.Row{}
 	for i := range ts.rows {
 		r := &ts.rows[i]
