@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"fmt"
 	"os"
 	"runtime"
 	"slices"
@@ -95,6 +96,9 @@ func newMeta(cfg SessionConfig, l host.Layout, notes []string, path string) (*re
 			// resumption is added.
 			m.Resumed = append(m.Resumed, now)
 			m.Ended = nil
+			if b := Build(); m.Bench == nil || *m.Bench != b {
+				m.Notes = append(m.Notes, fmt.Sprintf("resumed on %s by bench %s", now.Format(time.RFC3339), b))
+			}
 			return m, m.Write(path)
 		}
 	}
@@ -105,6 +109,8 @@ func newMeta(cfg SessionConfig, l host.Layout, notes []string, path string) (*re
 	m.Layout, m.LayoutNote = l.String(), l.Warning
 	m.Notes = notes
 	m.CommandLine = cfg.CommandLine
+	b := Build()
+	m.Bench = &b
 	m.Tools = map[string]string{}
 	for _, p := range programs {
 		if p.Tool {

@@ -431,6 +431,26 @@ func runName(r RunSpec) string {
 	return fmt.Sprintf("%04d-%s-%s-%d", r.Index, Slug(r.Column.Name), r.Scenario.Name, r.Rep)
 }
 
+// keepConfig keeps beside the runs' output what run name's ends ran: each
+// one's rendered configuration and its command line, as
+// <name>.proxy.<file> and <name>.proxy.argv (a tunnel's client end as
+// <name>.peer.*), so that a table can be reproduced from its files.
+func (s *Session) keepConfig(name string, ends []end) {
+	for _, e := range ends {
+		who := "proxy"
+		if e.role == host.RoleClient {
+			who = "peer"
+		}
+		for _, f := range e.inst.Files {
+			part := strings.ReplaceAll(f.Path, "/", ".")
+			_ = os.WriteFile(filepath.Join(s.OutputDir, name+"."+who+"."+part), f.Data, 0o644)
+		}
+		if e.inst.Argv != nil {
+			_ = os.WriteFile(filepath.Join(s.OutputDir, name+"."+who+".argv"), []byte(strings.Join(e.inst.Argv, " ")+"\n"), 0o644)
+		}
+	}
+}
+
 // keep copies what the run's load tool printed in the measured window
 // into the session's output directory, with the proxy's log when the run
 // failed, so that every figure of the CSV can be traced to the tool's own
@@ -460,6 +480,7 @@ func (s *Session) run(ctx context.Context, r RunSpec, dir string, row *results.R
 	if err != nil {
 		return err
 	}
+	s.keepConfig(runName(r), ends)
 	inst := ends[0].inst
 	if err := s.host.SetForwarding(inst.Forward); err != nil {
 		return err

@@ -31,6 +31,7 @@ func init() {
 		{"check", "say what is missing on this machine; changes nothing", cmdCheck},
 		{"mix", "open many connections through a proxy and run checked exchanges on them (JSON)", cmdMix},
 		{"clean", "remove what a killed session left behind (root)", cmdClean},
+		{"version", "print bench's version and the commit it was built from", cmdVersion},
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -179,8 +180,18 @@ func TestRunSession(t *testing.T) {
 	if checked == 0 {
 		t.Error("no wrk run to compare with wrk's own figure")
 	}
-	if _, err := results.ReadMeta(metaPath); err != nil {
-		t.Errorf("metadata: %v", err)
+	if m, err := results.ReadMeta(metaPath); err != nil || m.Bench == nil || m.Bench.Go != runtime.Version() {
+		t.Errorf("metadata: %v; bench's build %+v, want one built with %s", err, m.Bench, runtime.Version())
+	}
+	// Each run's rendered configuration is kept beside its output.
+	for _, r := range rows {
+		if r.Kind == "direct" {
+			continue
+		}
+		pattern := fmt.Sprintf("*-%s-%s-%d.proxy.*", harness.Slug(r.Proxy), results.ScenarioName(r.Mode, r.Load), r.Rep)
+		if files, _ := filepath.Glob(filepath.Join(runs, pattern)); len(files) < 2 {
+			t.Errorf("%s %s-%s: kept %v; want its configuration and command line, %s", r.Proxy, r.Mode, r.Load, files, pattern)
+		}
 	}
 	for _, h := range []string{"HTTP proxy", "CONNECT tunnel", "SOCKSv5 tunnel", "TCP relay"} {
 		if !strings.Contains(stdout, h) {

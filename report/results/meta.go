@@ -28,7 +28,10 @@ type Meta struct {
 	LayoutNote string `json:"cpu_layout_warning,omitempty"`
 	// Notes say what the session changed of what it was asked: the
 	// connections it scaled down to fit the descriptor limit.
-	Notes       []string          `json:"notes,omitempty"`
+	Notes []string `json:"notes,omitempty"`
+	// Bench is the build of bench that ran the session; nil in files
+	// written before it was recorded.
+	Bench       *BuildInfo        `json:"bench,omitempty"`
 	Tools       map[string]string `json:"tools"`
 	Columns     []ColumnMeta      `json:"columns"`
 	CommandLine []string          `json:"command_line"`
@@ -50,6 +53,15 @@ type MachineInfo struct {
 	Kernel       string `json:"kernel"`
 	Distribution string `json:"distribution"`
 	Arch         string `json:"arch"`
+}
+
+// BuildInfo is a build of bench, as its binary records it.
+type BuildInfo struct {
+	Version  string `json:"version"`            // the module's: "v1.2.0", "(devel)" for a build of a checkout
+	Revision string `json:"revision,omitempty"` // the commit it was built from, where the build recorded it
+	Time     string `json:"time,omitempty"`     // the commit's time
+	Modified bool   `json:"modified,omitempty"` // the checkout had changes not committed
+	Go       string `json:"go"`                 // the toolchain: "go1.26.0"
 }
 
 // ColumnMeta records a column as it was run.
@@ -181,4 +193,20 @@ func ReadMetas(paths []string) ([]SessionFile, error) {
 		}
 	}
 	return out, nil
+}
+
+// String says which bench a build is: "(devel) 1a2b3c4d5e6f, modified,
+// go1.26.0".
+func (b BuildInfo) String() string {
+	s := b.Version
+	if s == "" {
+		s = "(unknown version)"
+	}
+	if b.Revision != "" {
+		s += " " + b.Revision[:min(12, len(b.Revision))]
+	}
+	if b.Modified {
+		s += ", modified"
+	}
+	return s + ", " + b.Go
 }
