@@ -1,6 +1,8 @@
 package host
 
 import (
+	"fmt"
+	"os"
 	"syscall"
 	"testing"
 	"time"
@@ -18,18 +20,50 @@ func cpuTime(b *testing.B) time.Duration {
 }
 
 // BenchmarkSampler measures what following the roles' threads through a
-// 10 s window costs, as a share of one CPU (goal: under 0.5%). Each role
-// runs a helper process (a Go program: 5 to 10 threads).
-// go test -run '^$' -bench Sampler -benchtime 1x ./harness/host/
+// 10 s window costs, as a share of one CPU (goal: under 0.5%). In
+// "helpers" each role runs a helper process (a Go program: 5 to 10
+// threads); in "proxy-2000-threads" the proxy's holds 2000 threads and
+// 4000 sockets, as 3proxy does with the 2000-connection loads (a thread a
+// connection).
+// go test -run XXX -bench Sampler ./harness/host/
 func BenchmarkSampler(b *testing.B) {
-	h := newTestHost(b)
-	for _, r := range roles {
-		p, err := h.Start(r, ProcSpec{Argv: helperArgv("sleep"), Env: []string{helperEnv + "=1"}})
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { p.Stop(time.Second) })
+	for _, c := range []struct {
+		name  string
+		proxy []string
+	}{
+		{"helpers", helperArgv("sleep")},
+		{"proxy-2000-threads", helperArgv("threads", "2000")},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			h := newTestHost(b)
+			for _, r := range roles {
+				argv := helperArgv("sleep")
+				if r == RoleProxy {
+					argv = c.proxy
+				}
+				p, err := h.Start(r, ProcSpec{Argv: argv, Env: []string{helperEnv + "=1"}})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(func() { p.Stop(time.Second) })
+			}
+			// the proxy's threads all started before the window
+			want := 2000
+			if c.name == "helpers" {
+				want = 1
+			}
+			for deadline := time.Now().Add(30 * time.Second); threads(h, RoleProxy) < want; time.Sleep(100 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					b.Fatalf("the proxy has %d threads; want %d", threads(h, RoleProxy), want)
+				}
+			}
+			benchmarkSampler(b, h)
+			b.ReportMetric(float64(threads(h, RoleProxy)), "proxy-threads")
+		})
 	}
+}
+
+func benchmarkSampler(b *testing.B, h *Host) {
 	const window = 10 * time.Second
 	var used time.Duration
 	b.ResetTimer()
@@ -70,4 +104,14 @@ func BenchmarkTopology(b *testing.B) {
 	}
 	b.ReportMetric(up.Seconds()*1000/float64(b.N), "ms-up")
 	b.ReportMetric(down.Seconds()*1000/float64(b.N), "ms-down")
+}
+
+// threads counts the threads of a role's processes.
+func threads(h *Host, r Role) int {
+	n := 0
+	for _, pid := range h.PIDs(r) {
+		tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+		n += len(tasks)
+	}
+	return n
 }

@@ -119,6 +119,22 @@ func TestHelperProcess(t *testing.T) {
 	case "sleep":
 		fmt.Println("ready")
 		time.Sleep(time.Hour)
+	case "threads": // args[1] threads, each holding two sockets, as a proxy of a thread a connection does
+		n, _ := strconv.Atoi(args[1])
+		for i := 0; i < n; i++ {
+			fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+			if err != nil {
+				fmt.Println(err)
+				os.Exit(1)
+			}
+			go func() {
+				runtime.LockOSThread()
+				var b [1]byte
+				syscall.Read(fds[0], b[:]) // blocks its thread for good
+			}()
+		}
+		fmt.Println("ready")
+		time.Sleep(time.Hour)
 	case "session": // a session that is then killed: host up, a process in each role
 		h, err := New(Config{Prefix: args[1], Layout: testLayout(t)})
 		if err != nil {
