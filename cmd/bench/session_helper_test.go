@@ -36,12 +36,13 @@ func runTestSession(t *testing.T, prefix, out, id, list string, flags ...string)
 	if err != nil && !errors.As(err, new(failedRunsError)) {
 		t.Fatalf("bench run: %v", err)
 	}
+	status := exitStatus(err, io.Discard)
 	csvPath, _ := harness.SessionPaths(out, "test machine", id)
 	rows, err := results.ReadFiles([]string{csvPath})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return testSession{list: list, csvPath: csvPath, rows: rows, report: stdout.String(), status: exitStatus(err, io.Discard)}
+	return testSession{list: list, csvPath: csvPath, rows: rows, report: stdout.String(), status: status}
 }
 
 // each calls f with every scenario and column found here that the
