@@ -207,10 +207,11 @@ func (s *Session) siteFor(c proxies.Column, sc scenarios.Scenario, dir string) p
 // connections sized to the descriptor limit it runs under (raised to the
 // hard limit at start).
 func (s *Session) proxySite(c proxies.Column, dir string) proxies.Site {
-	limit, err := host.NofileLimit()
-	if err != nil || limit == 0 {
-		limit = 1024
+	hard, err := host.NofileLimit()
+	if err != nil || hard == 0 {
+		hard = 1024
 	}
+	limit := proxyLimit(hard)
 	return proxies.Site{
 		Dir:         dir,
 		ClientSide:  host.ProxyClientAddr,
@@ -222,6 +223,20 @@ func (s *Session) proxySite(c proxies.Column, dir string) proxies.Site {
 		KeyFile:     filepath.Join(s.tlsDir(), "server.key"),
 		CAFile:      filepath.Join(s.tlsDir(), "ca.pem"),
 	}
+}
+
+// proxyLimit is the descriptor limit a proxy's configuration is sized
+// for under a hard limit: that limit, but no more than the catalog's
+// largest load needs through a splicing proxy. Proxies allocate their
+// tables for what they are told they may hold: under systemd's hard limit
+// for services, 524288, nginx's worker_connections alone took 230 MB, and
+// its peak memory would have measured the limit, not the load.
+func proxyLimit(hard uint64) uint64 {
+	most := 0
+	for _, l := range catalogLoads() {
+		most = max(most, l.Conns)
+	}
+	return min(hard, uint64(host.ProxyDescriptors(most, true)))
 }
 
 // validate renders every column in every mode of the plan and runs the

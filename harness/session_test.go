@@ -57,3 +57,27 @@ func TestKeepConfig(t *testing.T) {
 		}
 	}
 }
+
+// A proxy's configuration is sized for the catalog's largest load, not
+// for a hard limit far beyond it (systemd's 524288 for services), and
+// never beyond the limit.
+func TestProxyLimit(t *testing.T) {
+	most := 0
+	for _, l := range catalogLoads() {
+		most = max(most, l.Conns)
+	}
+	need := uint64(host.ProxyDescriptors(most, true))
+	for _, c := range []struct{ hard, want uint64 }{
+		{524288, need}, // a service under systemd
+		{need, need},
+		{20000, 20000}, // below what the mix needs: the session scales the mix down
+		{1024, 1024},
+	} {
+		if got := proxyLimit(c.hard); got != c.want {
+			t.Errorf("proxyLimit(%d) = %d; want %d", c.hard, got, c.want)
+		}
+	}
+	if host.ProxyConns(need, true) < most || host.ProxyConns(need, false) < most {
+		t.Errorf("a limit of %d holds %d connections splicing, %d copying; want %d each", need, host.ProxyConns(need, true), host.ProxyConns(need, false), most)
+	}
+}
