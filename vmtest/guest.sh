@@ -37,6 +37,16 @@ if [ "${BREAK:-}" = delegation ]; then
 	mount --bind /dev/null /run/dbus/system_bus_socket
 fi
 
+# programs: the processes of the programs a session runs, one line each;
+# the distribution's own services (nginx.service, haproxy.service, ...)
+# run from boot, and are in the baseline.
+programs() {
+	for p in nginx haproxy stunnel4 stunnel squid tinyproxy iperf3 wrk openssl proxychains4; do
+		pgrep -x "$p" | sed "s/^/process $p /"
+	done
+}
+programs >"$out/baseline"
+
 # left NAME: what a session with the default prefix left, one line each.
 left() {
 	{
@@ -44,9 +54,7 @@ left() {
 		ip -o link show | grep -o 'bench-[a-z0-9-]*' | sed 's/^/link /'
 		find /sys/fs/cgroup -name 'bench-*' -type d | sed 's/^/cgroup /'
 		systemctl list-units --all --no-legend --plain 'bench-*' | sed 's/^/unit /'
-		for p in nginx haproxy stunnel squid tinyproxy iperf3 wrk openssl; do
-			pgrep -x "$p" | sed "s/^/process $p /"
-		done
+		programs | grep -vxF -f "$out/baseline"
 		ls /run | grep '^bench-run' | sed 's/^/run directory /'
 	} >"$out/$1.left" 2>&1
 	echo "vmtest: left after $1: $(wc -l <"$out/$1.left")"
@@ -58,20 +66,18 @@ flags=(--columns /etc/bench-columns.conf --machine vm --reps 1
 	--scenario "$SCENARIOS" --proxy "$PROXIES")
 
 echo "vmtest: session from the service (bench in $(cut -d: -f3 /proc/self/cgroup))"
-bench run "${flags[@]}" --out "$out/service" --session service --proxy-cpu "$PROXY_CPU" \
-	>"$out/service.log" 2>&1
-echo "vmtest: service session exited $?"
-cat "$out/service.log"
+bench run "${flags[@]}" --out "$out/service" --session service --proxy-cpu "$PROXY_CPU" 2>&1 |
+	tee "$out/service.log"
+echo "vmtest: service session exited ${PIPESTATUS[0]}"
 bench clean >>"$out/service.log" 2>&1
 left service
 
 echo "vmtest: session from a login session"
 # su -l opens a login session (pam_systemd: session-N.scope in
 # user-1000.slice) holding su, the shell, sudo and bench.
-su -l tester -c "cat /proc/self/cgroup; sudo bench run ${flags[*]@Q} --out $out/login --session login" \
-	>"$out/login.log" 2>&1
-echo "vmtest: login session exited $?"
-cat "$out/login.log"
+su -l tester -c "cat /proc/self/cgroup; sudo bench run ${flags[*]@Q} --out $out/login --session login" 2>&1 |
+	tee "$out/login.log"
+echo "vmtest: login session exited ${PIPESTATUS[0]}"
 bench clean >>"$out/login.log" 2>&1
 left login
 

@@ -36,10 +36,15 @@ import (
 // Debian 13 serve (SOCKS needs dante, which Debian 13 does not have),
 // through the columns that run them, with one repetition. Software
 // emulation runs a CPU-bound proxy some 20 to 50 times slower than the
-// host: the windows are longer and the mix lighter than the CI session's,
-// so that every run completes with its figures.
+// host, and slower still when the host has other work: the windows are
+// longer and the loads lighter than the CI session's, so that every run
+// completes with its figures. Seen here: 64 connections' TLS handshakes
+// through a proxy held to half a CPU did not complete one in 6 s (ka-1k
+// over HTTPS: a stream over HTTPS instead), and iperf3's 16 streams
+// through the relay outran the session's 5 s of grace on a loaded host
+// (relay-stream1 instead; it splices all the same).
 var guestEnv = map[string]string{
-	"SCENARIOS": "http-ka-1k,connect-ka-1k,relay-stream16,mix-http,tls-term-ka-1k,tls-init-stream1-down," +
+	"SCENARIOS": "http-ka-1k,connect-ka-1k,relay-stream1,mix-http,tls-term-stream1-down,tls-init-stream1-down," +
 		"tls-tunnel-TLS_AES_128_GCM_SHA256-up,tls-handshake-full",
 	"PROXIES":   "no proxy,nginx,haproxy splice,squid,stunnel",
 	"DURATION":  "4s",
