@@ -10,6 +10,7 @@
 #   *.left    what was left after each (namespaces, cgroups, units,
 #             processes): empty files when nothing was
 #   info      the VM's CPUs, kernel, cgroup mounts, OpenSSL
+#   check     what bench check says; plan, what bench run --dry-run does
 #
 # Every step's output goes to the console, which the host keeps.
 set -u
@@ -60,6 +61,11 @@ left() {
 	echo "vmtest: left after $1: $(wc -l <"$out/$1.left")"
 	cat "$out/$1.left"
 }
+
+# What a user sees first: bench check, and the plan of a whole session.
+bench check >"$out/check" 2>&1
+bench run --dry-run >"$out/plan" 2>&1
+cat "$out/check" "$out/plan"
 
 flags=(--columns /etc/bench-columns.conf --machine vm --reps 1
 	--duration "$DURATION" --warmup "$WARMUP" --mix-conns "$MIX_CONNS"

@@ -243,6 +243,19 @@ func check(t *testing.T, out string) {
 			t.Errorf("VM info:\n%s\nwant %q", info, want)
 		}
 	}
+	// What a user sees first: the cgroups delegated by systemd, and the
+	// column Debian 13 cannot have.
+	for file, wants := range map[string][]string{
+		"check": {"v2, delegated by systemd", "no dante column without it; apt-get install dante-server"},
+		"plan":  {"not installed, so not run: dante (danted: apt-get install dante-server)", "cpus: " + referenceLayout},
+	} {
+		b, _ := os.ReadFile(filepath.Join(out, file))
+		for _, want := range wants {
+			if !strings.Contains(string(b), want) {
+				t.Errorf("%s in the VM:\n%s\nwant %q", file, b, want)
+			}
+		}
+	}
 	for _, s := range []string{"service", "login"} {
 		t.Run(s, func(t *testing.T) {
 			checkSession(t, out, s)
