@@ -148,6 +148,16 @@ func TestV2DelegationFails(t *testing.T) {
 	if left := k.named("bench-"); len(left) > 0 {
 		t.Errorf("left: %v", left)
 	}
+	// The clean-up before a session does not stop on it when no scope
+	// was recorded, so that the session's own error is the one seen; a
+	// recorded scope it cannot stop is an error.
+	tree := k.tree(benchPID, map[string]string{"": own}, sd)
+	if _, err := tree.removeLeftovers("bench-", lockState{}, nil); err != nil {
+		t.Errorf("removeLeftovers with nothing recorded, systemd out of reach = %v; want nil", err)
+	}
+	if _, err := tree.removeLeftovers("bench-", lockState{Unit: "bench-session.scope"}, nil); err == nil {
+		t.Errorf("removeLeftovers of a recorded scope, systemd out of reach = nil; want its error")
+	}
 }
 
 // The root cgroup may hand controllers on while it holds processes: a

@@ -322,6 +322,9 @@ func (s *fakeSystemd) delegate(unit string, pid int) (string, error) {
 }
 
 func (s *fakeSystemd) stop(unit string) (bool, error) {
+	if s.fail != nil {
+		return false, s.fail
+	}
 	dir, ok := s.units[unit]
 	if !ok {
 		return false, nil

@@ -213,10 +213,13 @@ func (t *cgroupTree) removeLeftovers(prefix string, st lockState, dirs []string)
 		if st.Unit != "" {
 			unit = st.Unit
 		}
+		// Where systemd cannot be reached, a scope the lock did not
+		// record is not looked for: the session that needs one says so.
 		gone, err := t.systemd.stop(unit)
-		if err != nil {
+		switch {
+		case err != nil && st.Unit != "":
 			errs = append(errs, err)
-		} else if gone {
+		case gone:
 			removed = append(removed, "systemd scope "+unit)
 		}
 	}
