@@ -34,9 +34,42 @@ type CompareOptions struct {
 	// AcrossMachines compares the runs of one machine with those of
 	// another; without it, old and new must be from the same machines.
 	AcrossMachines bool
-	// FailOver is the gate, in percent: a real change slower than this,
-	// or a cell whose new runs all failed, is a regression. Nil: none is.
+	// FailOver is the gate, in percent: a real change for the worse
+	// beyond this (slower; with a latency metric, a longer latency), or
+	// a cell whose new runs all failed, is a regression. Nil: none is.
 	FailOver *float64
+	// Metric is what a cell's runs are compared by: MetricThroughput
+	// (the tables' figure, higher is better; the default) or a latency
+	// percentile, MetricP50, MetricP99 or MetricP999 (lower is better),
+	// where cells without the latency are left out.
+	Metric string
+}
+
+// The metrics of CompareOptions.Metric.
+const (
+	MetricThroughput = "throughput"
+	MetricP50        = "p50"
+	MetricP99        = "p99"
+	MetricP999       = "p99.9"
+)
+
+// metric is how a comparison reads a run: its figure (NaN where the run
+// has none), the figure's unit, and whether lower is better.
+type metric struct {
+	of    func(*results.Row) float64
+	unit  func(results.Cell) string
+	lower bool
+}
+
+// metricOf returns the metric named name.
+func metricOf(name string) (metric, error) {
+	switch name {
+	case "", MetricThroughput:
+		return metric{of: Figure, unit: func(c results.Cell) string { return string(c.Unit()) }}, nil
+	case MetricP50, MetricP99, MetricP999:
+		return metric{of: percentile(name), unit: func(results.Cell) string { return "ms" }, lower: true}, nil
+	}
+	return metric{}, fmt.Errorf("unknown metric %q (want %s, %s, %s or %s)", name, MetricThroughput, MetricP50, MetricP99, MetricP999)
 }
 
 // Comparison is two sets of runs, old and new, compared cell by cell.
@@ -45,7 +78,10 @@ type Comparison struct {
 	New      Side     `json:"new"`
 	Alpha    float64  `json:"alpha"`                   // the U test's level
 	FailOver *float64 `json:"fail_over_pct,omitempty"` // the gate, if any
-	Cells    []Change `json:"cells"`
+	// Metric is what the cells compare, when not the throughput: a
+	// latency percentile ("p99"), lower being better.
+	Metric string   `json:"metric,omitempty"`
+	Cells  []Change `json:"cells"`
 }
 
 // Side is what one side's runs came from.
@@ -104,7 +140,14 @@ func Compare(old, new []results.Row, opt CompareOptions) (*Comparison, error) {
 	if len(old) == 0 || len(new) == 0 {
 		return nil, errors.New("compare: no runs in the old or the new files")
 	}
+	met, err := metricOf(opt.Metric)
+	if err != nil {
+		return nil, err
+	}
 	c := &Comparison{Old: sideOf(old), New: sideOf(new), Alpha: thresholds.CompareAlpha, FailOver: opt.FailOver, Cells: []Change{}}
+	if opt.Metric != MetricThroughput {
+		c.Metric = opt.Metric
+	}
 	machine := func(r *results.Row) string { return r.Machine }
 	if om, nm := c.Old.Machines, c.New.Machines; !sameSet(om, nm) {
 		from := fmt.Sprintf("old runs are from %s, new from %s", strings.Join(om, ", "), strings.Join(nm, ", "))
@@ -161,16 +204,19 @@ func Compare(old, new []results.Row, opt CompareOptions) (*Comparison, error) {
 	slices.SortStableFunc(cells, func(a, b *cell) int { return slices.Compare(rank(a), rank(b)) })
 
 	for _, cl := range cells {
-		unit := cl.Unit()
 		ch := Change{Machine: cl.machine, Family: familyOf(cl.Mode), Mode: cl.Mode, Load: cl.Load,
-			Scenario: rowLabel(cl.Mode, cl.Load), Unit: string(unit), Proxy: cl.Proxy, Group: cl.group}
+			Scenario: rowLabel(cl.Mode, cl.Load), Unit: met.unit(cl.Cell), Proxy: cl.Proxy, Group: cl.group}
 		var s [2]summary
 		for side, runs := range []**Runs{&ch.Old, &ch.New} {
 			if !cl.seen[side] {
 				continue
 			}
-			s[side] = summarize(cl.ok[side], unit.Of)
+			s[side] = summarize(cl.ok[side], met.of)
 			*runs = runsOf(s[side], cl.failed[side])
+		}
+		// A latency leaves out the cells whose tool gives none.
+		if met.lower && len(figures(append(slices.Clone(cl.ok[0]), cl.ok[1]...), met.of)) == 0 {
+			continue
 		}
 		if s[0].ok && s[1].ok {
 			if s[0].med != 0 {
@@ -181,6 +227,9 @@ func Compare(old, new []results.Row, opt CompareOptions) (*Comparison, error) {
 		}
 		if opt.FailOver != nil {
 			slower := ch.Real && ch.Change != nil && *ch.Change < -*opt.FailOver
+			if met.lower {
+				slower = ch.Real && ch.Change != nil && *ch.Change > *opt.FailOver
+			}
 			lost := s[0].ok && cl.seen[1] && !s[1].ok
 			ch.Regressed = slower || lost
 		}
@@ -344,7 +393,11 @@ func WriteComparison(w io.Writer, c *Comparison, format string) error {
 	}
 	md := format != FormatTSV
 	var buf bytes.Buffer
-	writeHeading(&buf, md, 1, "Comparison: old "+strings.Join(c.Old.Sessions, ", ")+", new "+strings.Join(c.New.Sessions, ", "))
+	title := "Comparison: old " + strings.Join(c.Old.Sessions, ", ") + ", new " + strings.Join(c.New.Sessions, ", ")
+	if c.Metric != "" {
+		title += ", latency " + c.Metric + " (lower is better)"
+	}
+	writeHeading(&buf, md, 1, title)
 	for i := 0; i < len(c.Cells); {
 		fam, machine := c.Cells[i].Family, c.Cells[i].Machine
 		if i == 0 || fam != c.Cells[i-1].Family {

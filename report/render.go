@@ -26,6 +26,10 @@ type Options struct {
 	Format  string // md (default), tsv or json
 	Layout  string // machine (default) or combined
 	Session string // the session to render; empty renders every one, newest first
+	// Latency adds under each family's tables on a machine the latency
+	// of its cells, where they have one (JSON carries it in every
+	// throughput cell anyway).
+	Latency bool
 	// Files are the session files the rows were read from, with the
 	// metadata beside them (results.ReadMetas): each session's Setup
 	// table comes from them. Without files there is no Setup table.
@@ -119,6 +123,9 @@ func writeText(w io.Writer, setups []Setup, tables []Table, md bool) error {
 		writeNoSplice(&buf, t)
 		writeFailed(&buf, t.Failed, md)
 		writeNotes(&buf, t.Notes, md)
+		if t.Caption != "" {
+			buf.WriteString(t.Caption + "\n\n")
+		}
 		// The spreads of a throughput table follow it, or the last of
 		// its triple (HTTPS, the mixes), in tab-separated text.
 		if ranked(t) {

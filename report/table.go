@@ -24,6 +24,9 @@ type Table struct {
 	Rows    []TableRow `json:"rows"`
 	Failed  []Failure  `json:"failed,omitempty"` // failed runs, kept out of the medians
 	Notes   []Note     `json:"notes,omitempty"`  // what the ok runs' notes say
+	// Caption is what the table's reader must know of how its figures
+	// were measured (the latency tables': closed or open loop).
+	Caption string `json:"caption,omitempty"`
 }
 
 // Note is what ok runs noted (scaled-down connections, errors), with the
@@ -56,6 +59,12 @@ type Cell struct {
 	// NoSplice: a splicing column whose runs all counted the proxy's
 	// pipes and found none (†): it copied, whatever its group says.
 	NoSplice bool `json:"no_splice,omitempty"`
+	// P50, P99 and P999 are the latency of a throughput cell, in
+	// milliseconds: the median of its ok runs' percentiles, where the
+	// load tool gives them (P999: bench mix alone); absent otherwise.
+	P50  *float64 `json:"p50_ms,omitempty"`
+	P99  *float64 `json:"p99_ms,omitempty"`
+	P999 *float64 `json:"p999_ms,omitempty"`
 
 	figure string // the figure alone, for markdown's bold
 }
@@ -151,9 +160,16 @@ func Tables(runs []results.Row, opt Options) ([]Table, error) {
 		for _, s := range sessions(rows) {
 			out = append(out, machineTables(s.rows, nil)...)
 		}
+		if opt.Latency {
+			out = withLatency(out)
+		}
 		return out, nil
 	case LayoutCombined:
-		return combinedTables(rows), nil
+		out := combinedTables(rows)
+		if opt.Latency {
+			out = withLatency(out)
+		}
+		return out, nil
 	}
 	return nil, fmt.Errorf("unknown layout %q (want %s or %s)", opt.Layout, LayoutMachine, LayoutCombined)
 }
@@ -460,6 +476,7 @@ func plainTable(fam, machine string, rows []*results.Row) Table {
 			cells[i] = cellOf(c, s, fig)
 			cells[i].Bound = c.group != results.Baseline && boundElsewhere(runs)
 			cells[i].NoSplice = neverSpliced(c, runs)
+			cells[i].setLatency(runs)
 			spreads[i] = newSpread(c.group, s)
 		}
 		markCells(cells, spreads, starOnly)
@@ -506,6 +523,7 @@ func tripleTables(fam, machine string, rows []*results.Row) []Table {
 			cell := cellOf(c, s, fig)
 			cell.Bound = !baseline && boundElsewhere(runs)
 			cell.NoSplice = neverSpliced(c, runs)
+			cell.setLatency(runs)
 			cell.finish()
 			tc = append(tc, cell)
 

@@ -13,14 +13,15 @@ import (
 	"bench/report/results"
 )
 
-const compareSynopsis = "[--format md|tsv|json] [--fail-over PCT%] [--across-machines] OLD.csv NEW.csv\n       bench compare [flags] OLD.csv... -- NEW.csv..."
+const compareSynopsis = "[--format md|tsv|json] [--metric throughput|p50|p99|p99.9] [--fail-over PCT%] [--across-machines] OLD.csv NEW.csv\n       bench compare [flags] OLD.csv... -- NEW.csv..."
 
 func cmdCompare(stdout, stderr io.Writer, args []string) error {
 	fs := newFlagSet("compare", stderr, compareSynopsis)
 	format := fs.String("format", report.FormatMarkdown, "output `format`: md (GitHub markdown), tsv (tab-separated) or json")
 	var gate percent
-	fs.Var(&gate, "fail-over", "fail (exit 1) when a real change is slower than this `percent`, e.g. 10%, or a cell's new runs all failed (default: never fail)")
+	fs.Var(&gate, "fail-over", "fail (exit 1) when a real change for the worse passes this `percent`, e.g. 10% (slower, or with --metric a longer latency), or a cell's new runs all failed (default: never fail)")
 	var opt report.CompareOptions
+	fs.StringVar(&opt.Metric, "metric", report.MetricThroughput, "what to compare: `throughput` (the tables' figure, higher is better) or a latency percentile, p50, p99 or p99.9 (lower is better; cells without latency are left out)")
 	fs.BoolVar(&opt.AcrossMachines, "across-machines", false, "compare the runs of one machine with those of another")
 	if err := parseFlags(fs, args); err != nil {
 		return err

@@ -18,6 +18,8 @@ import (
 // change (U), tinyproxy ran in the old session only; under ka-1m devel
 // improved and nginx did not change (3 runs a side: by the ranges); dante
 // ran in the new session only. intel.csv is another machine's.
+// p99-doubled.csv is new.csv with nginx's p99 under ka-1k doubled (9.8
+// to 19.4-19.8 ms), every other latency as in old.csv.
 var compareDir = filepath.Join("..", "..", "testdata", "compare")
 
 func TestCmdCompare(t *testing.T) {
@@ -31,6 +33,11 @@ func TestCmdCompare(t *testing.T) {
 		{"json", append([]string{"--format", "json"}, in("old.csv", "new.csv")...)},
 		// nginx's regression is past the gate: the tables, then the error
 		{"fail-over", append([]string{"--fail-over", "10%"}, in("old.csv", "new.csv")...)},
+		// the latency: nginx's doubled p99 is a real change, and past the
+		// gate a regression; the other cells tie
+		{"p99", append([]string{"--metric", "p99"}, in("old.csv", "p99-doubled.csv")...)},
+		{"p99-fail-over", append([]string{"--metric", "p99", "--fail-over", "50%"}, in("old.csv", "p99-doubled.csv")...)},
+		{"unknown-metric", append([]string{"--metric", "p42"}, in("old.csv", "new.csv")...)},
 		{"machines-refused", in("old.csv", "intel.csv")},
 		{"across-machines", append([]string{"--across-machines"}, in("old.csv", "intel.csv")...)},
 		{"three-files", in("old.csv", "new.csv", "intel.csv")},

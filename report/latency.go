@@ -1,0 +1,134 @@
+package report
+
+import (
+	"bench/report/results"
+	"math"
+	"strings"
+)
+
+// Latency in the tables: a cell's p50, p99 and p99.9 are the medians over
+// its ok runs of what the load tool gave (wrk and bench mix; iperf3 and
+// openssl s_time give none), carried by every throughput cell in JSON and,
+// with Options.Latency, printed in a table of their own under the
+// family's tables.
+
+// percentile returns a run's latency at the percentile named p
+// (MetricP50, MetricP99, MetricP999) in milliseconds, NaN where the load
+// tool gave none.
+func percentile(p string) func(*results.Row) float64 {
+	return func(r *results.Row) float64 {
+		switch {
+		case p == MetricP50 && r.HasLatency:
+			return r.P50Ms
+		case p == MetricP99 && r.HasLatency:
+			return r.P99Ms
+		case p == MetricP999 && r.HasP999:
+			return r.P999Ms
+		}
+		return math.NaN()
+	}
+}
+
+// setLatency sets the cell's latency from its runs.
+func (c *Cell) setLatency(runs []*results.Row) {
+	med := func(p string) *float64 {
+		if s := summarize(runs, percentile(p)); s.ok {
+			return &s.med
+		}
+		return nil
+	}
+	c.P50, c.P99, c.P999 = med(MetricP50), med(MetricP99), med(MetricP999)
+}
+
+// hasLatency reports whether any cell of t has a latency.
+func hasLatency(t Table) bool {
+	for _, r := range t.Rows {
+		for _, c := range r.Cells {
+			if c.P50 != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Captions of the latency tables: how the load tools measured it.
+const (
+	captionClosedLoop = "Closed loop: each of wrk's connections sends its next request when the answer has come, " +
+		"so a proxy that stalls is asked less often and its stall counts once (coordinated omission); " +
+		"the percentiles understate a stall. – where the load tool gives no latency (iperf3)."
+	captionMix = "bench mix, every exchange due in the window, answered or not: the loads at a fixed rate " +
+		"(mix-*-3k, 3000 exchanges a second) are the open-loop latency, from each exchange's scheduled start; " +
+		"the others, 2000 exchanges at a time, are closed loop."
+)
+
+// latencyTable is the latency of throughput table t's cells, p50 / p99
+// (and p99.9 in the mix family) in milliseconds, in the same rows and
+// columns, unmarked.
+func latencyTable(t Table) Table {
+	mix := t.Family == famMix
+	lt := Table{Family: t.Family, Kind: "latency", Machine: t.Machine, Session: t.Session,
+		Title: "latency, ms: p50 / p99 (median of the runs)", Corner: t.Corner,
+		Columns: t.Columns, Groups: t.Groups, Caption: captionClosedLoop}
+	if mix {
+		lt.Title, lt.Caption = "latency, ms: p50 / p99 / p99.9 (median of the runs)", captionMix
+	}
+	for _, r := range t.Rows {
+		label, _, _ := strings.Cut(r.Label, ", ")
+		row := TableRow{Label: label + ", ms", Cells: make([]Cell, len(r.Cells))}
+		for i, c := range r.Cells {
+			parts := []*float64{c.P50, c.P99}
+			if mix {
+				parts = append(parts, c.P999)
+			}
+			texts := make([]string, len(parts))
+			for j, p := range parts {
+				texts[j] = "–"
+				if p != nil {
+					texts[j] = millis(*p)
+				}
+			}
+			lc := Cell{Proxy: c.Proxy, Group: c.Group, Runs: []float64{}, P50: c.P50, P99: c.P99, P999: c.P999}
+			lc.Text = strings.Join(texts, " / ")
+			if c.P50 == nil {
+				lc.Text = "–"
+			}
+			row.Cells[i] = lc
+		}
+		lt.Rows = append(lt.Rows, row)
+	}
+	return lt
+}
+
+// withLatency inserts after the tables of each family on a machine (the
+// throughput table, or the HTTPS and mix triples) the latency table of
+// its throughput table, where it has a latency.
+func withLatency(tables []Table) []Table {
+	out := make([]Table, 0, len(tables)+len(tables)/2)
+	for i := 0; i < len(tables); {
+		j := i + 1
+		for j < len(tables) && sameTriple(tables[i], tables[j]) {
+			j++
+		}
+		out = append(out, tables[i:j]...)
+		if t := tables[i]; t.Kind == "throughput" && hasLatency(t) {
+			out = append(out, latencyTable(t))
+		}
+		i = j
+	}
+	return out
+}
+
+// millis formats a latency in milliseconds with three figures or so:
+// 0.212, 1.93, 12.4, 250.
+func millis(v float64) string {
+	switch a := math.Abs(v); {
+	case a < 1:
+		return fixed(v, 3)
+	case a < 10:
+		return fixed(v, 2)
+	case a < 100:
+		return fixed(v, 1)
+	}
+	return fixed(v, 0)
+}
