@@ -82,7 +82,7 @@ func SessionPaths(outDir, machine, id string) (csvPath, metaPath string) {
 
 // runsDir is where a session keeps its runs' output, beside its CSV:
 // <csv without .csv>.runs.
-func runsDir(csvPath string) string { return strings.TrimSuffix(csvPath, ".csv") + ".runs" }
+func runsDir(csvPath string) string { return results.RunsDir(csvPath) }
 
 // Slug turns a machine label into a file name part: "ARM (M4)" -> "arm-m4".
 func Slug(s string) string {
@@ -608,6 +608,7 @@ func (s *Session) run(ctx context.Context, r RunSpec, dir string, row *results.R
 		return fmt.Errorf("no exchange completed (%d errors, %d timeouts)", m.Errors, m.Timeouts)
 	}
 	row.Note = joinNotes(r.Scaled(), tlsNote, errorNote(m), m.Note)
+	s.keepData(runName(r), row, m, sample)
 	return nil
 }
 

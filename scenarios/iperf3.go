@@ -71,8 +71,14 @@ func (Iperf3) Invocation(s Scenario, t Target, window time.Duration, dir string)
 
 // iperfResult is the part of iperf3 -J's output the driver reads.
 type iperfResult struct {
-	Error string `json:"error"`
-	End   struct {
+	Error     string `json:"error"`
+	Intervals []struct {
+		Sum struct {
+			Seconds float64 `json:"seconds"`
+			Bytes   int64   `json:"bytes"`
+		} `json:"sum"`
+	} `json:"intervals"`
+	End struct {
 		SumReceived *struct {
 			Seconds float64 `json:"seconds"`
 			Bytes   int64   `json:"bytes"`
@@ -81,7 +87,8 @@ type iperfResult struct {
 }
 
 // Parse reads iperf3 -J's output: the bytes the receiver got and the
-// seconds it measured them over. An "error" in the JSON fails the run.
+// seconds it measured them over, and the client's intervals (a second
+// each, the sum over the streams). An "error" in the JSON fails the run.
 func (Iperf3) Parse(stdout []byte) (Measurement, error) {
 	var r iperfResult
 	if err := json.Unmarshal(stdout, &r); err != nil {
@@ -94,5 +101,11 @@ func (Iperf3) Parse(stdout []byte) (Measurement, error) {
 	if sr == nil || sr.Seconds <= 0 {
 		return Measurement{}, fmt.Errorf("iperf3 output has no end.sum_received: the test did not finish")
 	}
-	return Measurement{Seconds: sr.Seconds, Bytes: sr.Bytes}, nil
+	m := Measurement{Seconds: sr.Seconds, Bytes: sr.Bytes}
+	for _, iv := range r.Intervals {
+		if iv.Sum.Seconds > 0 {
+			m.Intervals = append(m.Intervals, results.Interval{Seconds: iv.Sum.Seconds, Bytes: iv.Sum.Bytes})
+		}
+	}
+	return m, nil
 }

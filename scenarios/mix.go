@@ -116,6 +116,17 @@ type MixResult struct {
 	// merging.
 	Histogram   string `json:"histogram,omitempty"`
 	OkHistogram string `json:"ok_histogram,omitempty"`
+	// PerSecond counts the window's exchanges and bytes (as Exchanges
+	// and Bytes count them) by the second of the window they fall in:
+	// the one an exchange was scheduled in at a fixed rate, the one it
+	// ended in otherwise.
+	PerSecond []MixSecond `json:"per_second,omitempty"`
+}
+
+// MixSecond is one second of a mix's window.
+type MixSecond struct {
+	Exchanges int64 `json:"exchanges"`
+	Bytes     int64 `json:"bytes"`
 }
 
 // MixErrors counts failed exchanges by kind. An exchange is counted
@@ -257,6 +268,12 @@ func (Mix) Parse(stdout []byte) (Measurement, error) {
 		HasLatency: r.Due > 0,
 		HasP999:    r.Due > 0,
 		Detail:     r.errorDetail(),
+		Histogram:  r.Histogram,
+	}
+	// Whole seconds, the last what is left of the window.
+	for i, sec := range r.PerSecond {
+		m.Intervals = append(m.Intervals, results.Interval{
+			Seconds: min(1, r.Seconds-float64(i)), Requests: sec.Exchanges, Bytes: sec.Bytes})
 	}
 	if r.Reconnects > 0 {
 		m.Note = fmt.Sprintf("reconnects %d: exchanges made again on a new connection, the proxy having closed a kept-alive one after an answer without saying so", r.Reconnects)

@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -144,10 +146,14 @@ func TestMixParse(t *testing.T) {
 		}
 		detail, note := m.Detail, m.Note
 		m.Detail, m.Note = "", ""
+		if m.Histogram == "" || len(m.Intervals) != 0 {
+			t.Errorf("Parse(%s): histogram %q, %d intervals; want the histogram, and no intervals from an output without per_second", c.file, m.Histogram, len(m.Intervals))
+		}
+		m.Histogram = ""
 		if note != "" {
 			t.Errorf("Parse(%s): note %q; want none without reconnects", c.file, note)
 		}
-		if m != want {
+		if !reflect.DeepEqual(m, want) {
 			t.Errorf("Parse(%s) = %+v; want %+v", c.file, m, want)
 		}
 		// The detail names each kind that failed, with its count.
@@ -159,6 +165,13 @@ func TestMixParse(t *testing.T) {
 		if !c.check(m) {
 			t.Errorf("Parse(%s) = %+v: not what this output shows", c.file, m)
 		}
+	}
+	// The seconds of the window are its intervals, the last what is
+	// left of it.
+	m, err := (Mix{}).Parse([]byte(`{"exchanges":30,"bytes":300,"seconds":2.5,"due":30,"per_second":[{"exchanges":10,"bytes":100},{"exchanges":12,"bytes":120},{"exchanges":8,"bytes":80}]}`))
+	wantIv := []results.Interval{{Seconds: 1, Requests: 10, Bytes: 100}, {Seconds: 1, Requests: 12, Bytes: 120}, {Seconds: 0.5, Requests: 8, Bytes: 80}}
+	if err != nil || !slices.Equal(m.Intervals, wantIv) {
+		t.Errorf("Parse with per_second = %+v, %v; want intervals %+v", m.Intervals, err, wantIv)
 	}
 	// Reconnects are in the note, whatever the errors.
 	if m, err := (Mix{}).Parse([]byte(`{"exchanges":100,"seconds":1,"due":100,"reconnects":7}`)); err != nil || !strings.HasPrefix(m.Note, "reconnects 7: ") || m.Detail != "" {

@@ -219,6 +219,14 @@ type Measurement struct {
 	// Note is what the run's note says whatever the errors ("" for
 	// nothing): bench mix's retried exchanges.
 	Note string
+	// Intervals is the tool's own series through the window, about a
+	// second each, where it gives one: iperf3's intervals, bench mix's
+	// seconds; none for wrk and openssl s_time.
+	Intervals []results.Interval
+	// Histogram is the latency of the window's exchanges, where the
+	// tool gives it whole: bench mix's HdrHistogram, V2 compressed, in
+	// base64, in microseconds.
+	Histogram string
 }
 
 // Driver turns a scenario into a load tool's command line and reads back

@@ -26,6 +26,10 @@ func TestRunMixSession(t *testing.T) {
 	const scenarioList = "mix-http,mix-connect,mix-socks,mix-relay"
 	ts := runTestSession(t, prefix, out, "mix", scenarioList, "--mix-conns", "300", "--reps", "1", "--duration", "2s", "--warmup", "1s")
 	runs := strings.TrimSuffix(ts.csvPath, ".csv") + ".runs"
+	data, err := results.ReadRunData([]string{ts.csvPath})
+	if err != nil {
+		t.Fatal(err)
+	}
 	want := ts.each(t, func(s scenarios.Scenario, c proxies.Column, row *results.Row) {
 		if row == nil || row.Status != results.OK {
 			t.Errorf("%s / %s: no ok row: %+v", s.Name, c.Name, row)
@@ -73,6 +77,15 @@ func TestRunMixSession(t *testing.T) {
 		}
 		if r.WarmupSeconds != 1 {
 			t.Errorf("%s / %s: bench mix warmed up for %vs; want the session's 1s", s.Name, c.Name, r.WarmupSeconds)
+		}
+		// The run's data: its seconds add up to the row, and the
+		// histogram is bench mix's.
+		var sum int64
+		for _, iv := range data[row.ID()].Intervals {
+			sum += iv.Requests
+		}
+		if d := data[row.ID()]; d == nil || d.Histogram != r.Histogram || len(d.Intervals) != 2 || sum != row.Requests {
+			t.Errorf("%s / %s: run data %+v; want bench mix's histogram and 2 seconds of %d exchanges", s.Name, c.Name, d, row.Requests)
 		}
 		if !row.HasP999 || math.Abs(row.P999Ms-r.P999Ms) > 0.001 {
 			t.Errorf("%s / %s: the row's p99.9 %v (%v); bench mix said %v", s.Name, c.Name, row.P999Ms, row.HasP999, r.P999Ms)

@@ -183,6 +183,24 @@ func TestRunSession(t *testing.T) {
 	if m, err := results.ReadMeta(metaPath); err != nil || m.Bench == nil || m.Bench.Go != runtime.Version() {
 		t.Errorf("metadata: %v; bench's build %+v, want one built with %s", err, m.Bench, runtime.Version())
 	}
+	// Each ok run's data is kept for the charts: the roles' CPU each
+	// second of its window, and iperf3's intervals where it ran.
+	data, err := results.ReadRunData([]string{csvPath})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		d := data[r.ID()]
+		switch {
+		case r.Status != results.OK:
+		case d == nil:
+			t.Errorf("%s %s-%s: no run data kept", r.Proxy, r.Mode, r.Load)
+		case len(d.CPU["proxy"]) < 1 || len(d.CPU["client"]) != len(d.CPU["proxy"]) || len(d.CPU["origin"]) != len(d.CPU["proxy"]):
+			t.Errorf("%s %s-%s: CPU series %v; want a point a second for each role", r.Proxy, r.Mode, r.Load, d.CPU)
+		case results.Stream(r.Load) != (len(d.Intervals) > 0):
+			t.Errorf("%s %s-%s: %d intervals; want iperf3's and none of wrk", r.Proxy, r.Mode, r.Load, len(d.Intervals))
+		}
+	}
 	// Each run's rendered configuration is kept beside its output.
 	for _, r := range rows {
 		if r.Kind == "direct" {

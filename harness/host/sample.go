@@ -122,6 +122,11 @@ type Sample struct {
 	// poll inside the window (threadPeriod apart), beyond those they held
 	// when it became ready: 0 for a proxy that never spliced.
 	Pipes int
+	// PerSecond is each role's busy fraction second by second through
+	// the window, from the /proc/stat readings nearest inside each
+	// second (statPeriod apart); a last part shorter than a second is
+	// a point too.
+	PerSecond map[Role][]float64
 }
 
 // ThrottledShare is the share of the window's CFS periods in which the
@@ -579,7 +584,9 @@ func readDirNames(dir string) ([]string, error) {
 func (s *Sampler) Stop() (Sample, error) {
 	return s.finish(func(last cpuSnap, snaps []cpuSnap) (Sample, error) {
 		// The threads' last poll follows the last snapshot.
-		return s.sample(s.first, last, s.start, time.Now(), last.t.Sub(s.start)), nil
+		smp := s.sample(s.first, last, s.start, time.Now(), last.t.Sub(s.start))
+		smp.PerSecond = s.perSecond(snaps, s.start, last.t)
+		return smp, nil
 	})
 }
 
@@ -610,7 +617,9 @@ func (s *Sampler) StopWindow(end time.Time, window time.Duration) (Sample, error
 			return Sample{}, fmt.Errorf("sampler: no two /proc/stat readings inside the window %s to %s (sampling %s to %s)",
 				lo.Format("15:04:05.000"), end.Format("15:04:05.000"), s.start.Format("15:04:05.000"), last.t.Format("15:04:05.000"))
 		}
-		return s.sample(snaps[a], snaps[b], maxTime(lo, s.start), end, min(window, end.Sub(s.start))), nil
+		smp := s.sample(snaps[a], snaps[b], maxTime(lo, s.start), end, min(window, end.Sub(s.start)))
+		smp.PerSecond = s.perSecond(snaps[a:b+1], snaps[a].t, snaps[b].t)
+		return smp, nil
 	})
 }
 
@@ -649,6 +658,61 @@ func (s *Sampler) closeFiles() {
 	s.open = 0
 }
 
+// perSecond is each role's busy fraction in each second from lo to hi,
+// from snaps (in time order, within [lo, hi]): for each second, the
+// snapshots nearest to its bounds inside it. A second with fewer than two
+// readings ends the series.
+func (s *Sampler) perSecond(snaps []cpuSnap, lo, hi time.Time) map[Role][]float64 {
+	out := map[Role][]float64{}
+	i := 0
+	for from := lo; from.Before(hi); from = from.Add(time.Second) {
+		to := minTime(from.Add(time.Second), hi)
+		for i < len(snaps) && snaps[i].t.Before(from) {
+			i++
+		}
+		j := i
+		for j+1 < len(snaps) && !snaps[j+1].t.After(to) {
+			j++
+		}
+		if j >= len(snaps) || j <= i {
+			break
+		}
+		for _, r := range roles {
+			if frac, ok := s.busyOf(r, snaps[i], snaps[j]); ok {
+				out[r] = append(out[r], frac)
+			}
+		}
+		i = j
+	}
+	return out
+}
+
+// busyOf is role r's busy fraction between the snapshots a and b, 0..1;
+// false for a role without CPUs or snapshots with no time between them.
+func (s *Sampler) busyOf(r Role, a, b cpuSnap) (float64, bool) {
+	cpus := s.h.layout.cpus(r)
+	span := b.t.Sub(a.t).Seconds()
+	if len(cpus) == 0 || span <= 0 {
+		return 0, false
+	}
+	var ticks uint64
+	for _, c := range cpus {
+		i := s.cpuIndex[c]
+		if b.busy[i] > a.busy[i] {
+			ticks += b.busy[i] - a.busy[i]
+		}
+	}
+	return min(float64(ticks)/userHZ/(span*float64(len(cpus))), 1), true
+}
+
+// minTime returns the earlier of two times.
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
 // sample computes the figures of each role from the snapshots a and b,
 // scaled to window, and from the threads' observations in [lo, hi].
 func (s *Sampler) sample(a, b cpuSnap, lo, hi time.Time, window time.Duration) Sample {
@@ -658,20 +722,10 @@ func (s *Sampler) sample(a, b cpuSnap, lo, hi time.Time, window time.Duration) S
 		Busy:    map[Role]float64{},
 		Thread:  map[Role]float64{},
 	}
-	span := b.t.Sub(a.t).Seconds()
 	for _, r := range roles {
-		cpus := s.h.layout.cpus(r)
-		var ticks uint64
-		for _, c := range cpus {
-			i := s.cpuIndex[c]
-			if b.busy[i] > a.busy[i] {
-				ticks += b.busy[i] - a.busy[i]
-			}
-		}
-		if len(cpus) > 0 && span > 0 {
-			frac := float64(ticks) / userHZ / (span * float64(len(cpus)))
-			smp.Busy[r] = min(frac, 1)
-			smp.CPU[r] = smp.Busy[r] * smp.Seconds * float64(len(cpus))
+		if frac, ok := s.busyOf(r, a, b); ok {
+			smp.Busy[r] = frac
+			smp.CPU[r] = frac * smp.Seconds * float64(len(s.h.layout.cpus(r)))
 		}
 		smp.Thread[r] = 0
 	}

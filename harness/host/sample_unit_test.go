@@ -3,6 +3,7 @@ package host
 import (
 	"math"
 	"os"
+	"slices"
 	"testing"
 	"time"
 )
@@ -90,5 +91,45 @@ func BenchmarkProcStat(b *testing.B) {
 		if _, err := s.readStat(); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestPerSecond: a role's busy fraction each second of a window, from
+// the readings nearest inside each second; a second without two
+// readings ends the series.
+func TestPerSecond(t *testing.T) {
+	h := &Host{layout: Layout{Client: []int{0, 1}, Proxy: []int{2}, Origin: []int{3}}}
+	s := &Sampler{h: h, cpuIndex: map[int]int{0: 0, 1: 1, 2: 2, 3: 3}}
+	t0 := time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC)
+	var snaps []cpuSnap
+	busy := make([]uint64, 4)
+	// 2.5 s of readings 100 ms apart: in the first second the proxy's CPU
+	// is busy throughout (10 ticks a reading), the client's two half the
+	// time between them, the origin idle; in the second the proxy idles.
+	for i := 0; i <= 25; i++ {
+		snaps = append(snaps, cpuSnap{t: t0.Add(time.Duration(i) * statPeriod), busy: slices.Clone(busy)})
+		if i < 10 {
+			busy[2] += 10
+		}
+		busy[0] += 10
+	}
+	got := s.perSecond(snaps, t0, snaps[len(snaps)-1].t)
+	want := map[Role][]float64{
+		RoleProxy:  {1, 0, 0},
+		RoleClient: {0.5, 0.5, 0.5},
+		RoleOrigin: {0, 0, 0},
+	}
+	for r, w := range want {
+		if len(got[r]) != len(w) {
+			t.Fatalf("perSecond: %s %v; want %v", r, got[r], w)
+		}
+		for i := range w {
+			if math.Abs(got[r][i]-w[i]) > 1e-9 {
+				t.Errorf("perSecond: %s second %d = %v; want %v", r, i, got[r][i], w[i])
+			}
+		}
+	}
+	if got := s.perSecond(snaps[:1], t0, t0.Add(time.Second)); len(got) != 0 {
+		t.Errorf("perSecond of one reading = %v; want nothing", got)
 	}
 }

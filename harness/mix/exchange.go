@@ -64,16 +64,31 @@ func (m *Mix) exchange(s *slot, sched time.Time) {
 		return
 	}
 	m.bytes.Add(int64(len(a.body)))
+	sec := m.second(sched, done)
+	sec.bytes.Add(int64(len(a.body)))
 	if start.Sub(sched) > m.cfg.Timeout {
 		m.late.Add(1)
 		m.record(latency, false)
 		return
 	}
 	m.exchanges.Add(1)
+	sec.exchanges.Add(1)
 	if half {
 		m.halfClosed.Add(1)
 	}
 	m.record(latency, true)
+}
+
+// second is the second of the window an exchange of the window counts
+// in: the one it was scheduled in at a fixed rate, the one it ended in
+// in a closed loop, as the window's figures count it.
+func (m *Mix) second(sched, done time.Time) *perSecond {
+	at := done
+	if m.cfg.Rate > 0 {
+		at = sched
+	}
+	i := int(at.Sub(m.window) / time.Second)
+	return &m.seconds[max(0, min(i, len(m.seconds)-1))]
 }
 
 // reopen closes s's connection and opens it again in the background,

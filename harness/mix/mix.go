@@ -152,11 +152,17 @@ type Mix struct {
 	exchanges, bytes, halfClosed, late, dropped atomic.Int64
 	halfCloseFailed, reconnects, unfinished     atomic.Int64
 	errs                                        [nKinds]atomic.Int64
+	// seconds counts the window's exchanges and bytes by its seconds.
+	seconds []perSecond
 	mu                                          sync.Mutex // guards hist and okHist
 	// hist holds the latency of every exchange that was due in the
 	// window, okHist that of the exchanges answered whole and on time.
 	hist, okHist *hdrhistogram.Histogram
 }
+
+// perSecond is one second of the window: its exchanges answered on time
+// and the bytes of the answers received whole.
+type perSecond struct{ exchanges, bytes atomic.Int64 }
 
 // New prepares the mix of c; Open opens its connections.
 func New(c Config) (*Mix, error) {
@@ -172,6 +178,8 @@ func New(c Config) (*Mix, error) {
 		idle:   make(chan *slot, c.Conns),
 		hist:   hdrhistogram.New(1, histMax, 3),
 		okHist: hdrhistogram.New(1, histMax, 3),
+		// a last second, shorter, where the window is not whole seconds
+		seconds: make([]perSecond, int((c.Duration+time.Second-1)/time.Second)),
 	}
 	m.bufs.New = func() any { b := make([]byte, bufSize); return &b }
 	host, _, _ := net.SplitHostPort(c.Origin)

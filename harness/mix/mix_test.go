@@ -78,6 +78,7 @@ func TestModes(t *testing.T) {
 			if r.P50Ms <= 0 || r.P99Ms < r.P50Ms || r.P999Ms < r.P99Ms {
 				t.Errorf("percentiles %v %v %v; want 0 < p50 <= p99 <= p99.9", r.P50Ms, r.P99Ms, r.P999Ms)
 			}
+			perSecondAgrees(t, r, 1)
 		})
 	}
 }
@@ -255,4 +256,19 @@ func TestSplit(t *testing.T) {
 		t.Errorf("merged %+v from %+v", m, parts)
 	}
 	o.Agrees(t, m)
+	perSecondAgrees(t, m, 1)
+}
+
+// perSecondAgrees: the window's seconds are n, and their exchanges and
+// bytes add up to the window's.
+func perSecondAgrees(t *testing.T, r scenarios.MixResult, n int) {
+	t.Helper()
+	var ex, b int64
+	for _, s := range r.PerSecond {
+		ex += s.Exchanges
+		b += s.Bytes
+	}
+	if len(r.PerSecond) != n || ex != r.Exchanges || b != r.Bytes {
+		t.Errorf("%d seconds of %d exchanges, %d bytes; want %d adding up to the window's %d, %d", len(r.PerSecond), ex, b, n, r.Exchanges, r.Bytes)
+	}
 }

@@ -38,6 +38,9 @@ func (m *Mix) result() scenarios.MixResult {
 		Procs: 1,
 		Split: []int{m.cfg.Conns},
 	}
+	for i := range m.seconds {
+		r.PerSecond = append(r.PerSecond, scenarios.MixSecond{Exchanges: m.seconds[i].exchanges.Load(), Bytes: m.seconds[i].bytes.Load()})
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	setLatency(&r, m.hist, m.okHist)
@@ -115,6 +118,13 @@ func Merge(parts []scenarios.MixResult) (scenarios.MixResult, error) {
 		e.Dropped += p.Errors.Dropped
 		r.Procs += p.Procs
 		r.Split = append(r.Split, p.Split...)
+		for j, sec := range p.PerSecond {
+			if j == len(r.PerSecond) {
+				r.PerSecond = append(r.PerSecond, scenarios.MixSecond{})
+			}
+			r.PerSecond[j].Exchanges += sec.Exchanges
+			r.PerSecond[j].Bytes += sec.Bytes
+		}
 	}
 	setLatency(&r, h, ok)
 	return r, nil

@@ -1,0 +1,110 @@
+package results
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// A session keeps beside its CSV, in its runs directory (RunsDir), what
+// each run's load tool printed and, for the charts of the report's page,
+// the run's data: <run>.data.json (RunDataSuffix), its series of one
+// point a second through the window and bench mix's latency histogram.
+
+// RunDataSuffix ends the name of a run's data file in the runs directory.
+const RunDataSuffix = ".data.json"
+
+// RunsDir is where a session keeps its runs' files, beside its CSV:
+// <csv without .csv>.runs.
+func RunsDir(csvPath string) string { return strings.TrimSuffix(csvPath, ".csv") + ".runs" }
+
+// RunID names a run among a session's files: its machine, session,
+// cell and repetition.
+type RunID struct {
+	Machine string `json:"machine"`
+	Session string `json:"session"`
+	Proxy   string `json:"proxy"`
+	Mode    Mode   `json:"mode"`
+	Load    string `json:"load"`
+	Rep     int    `json:"rep"`
+}
+
+// ID returns the run's RunID.
+func (r *Row) ID() RunID {
+	return RunID{Machine: r.Machine, Session: r.Session, Proxy: r.Proxy, Mode: r.Mode, Load: r.Load, Rep: r.Rep}
+}
+
+// Interval is a part of a run's window, about a second, and what its
+// load did in it, counted as the row counts the window.
+type Interval struct {
+	Seconds  float64 `json:"seconds"`
+	Requests int64   `json:"requests,omitempty"`
+	Bytes    int64   `json:"bytes"`
+}
+
+// Of is the interval's figure in unit u, as u.Of gives a run's.
+func (iv Interval) Of(u Unit) float64 {
+	return u.Of(&Row{Seconds: iv.Seconds, Requests: iv.Requests, Bytes: iv.Bytes})
+}
+
+// RunData is what the charts show of a run beyond its row.
+type RunData struct {
+	RunID
+	Started time.Time `json:"started"` // the window's start, as the row's
+	// Intervals is the load tool's own series through the window, where
+	// it gives one: iperf3's intervals, bench mix's seconds; none for
+	// wrk and openssl s_time.
+	Intervals []Interval `json:"intervals,omitempty"`
+	// CPU is each role's busy fraction (proxy, client, origin) second
+	// by second through the window, from the sampler's readings.
+	CPU map[string][]float64 `json:"cpu,omitempty"`
+	// Histogram is bench mix's histogram of the latency of every
+	// exchange due in the window, in microseconds: HdrHistogram's V2
+	// compressed encoding in base64, as bench mix prints it.
+	Histogram string `json:"histogram,omitempty"`
+}
+
+// WriteRunData writes a run's data as dir/<name>.data.json.
+func WriteRunData(dir, name string, d RunData) error {
+	b, err := json.Marshal(d)
+	if err != nil {
+		return fmt.Errorf("run %s: %w", name, err)
+	}
+	return os.WriteFile(filepath.Join(dir, name+RunDataSuffix), append(b, '\n'), 0o644)
+}
+
+// ReadRunData reads the data of the runs kept beside the session files
+// at csvPaths, by run. A session without a runs directory, or whose
+// runs kept none (files written before the data were kept), gives none;
+// a file that cannot be read is an error naming it.
+func ReadRunData(csvPaths []string) (map[RunID]*RunData, error) {
+	out := map[RunID]*RunData{}
+	for _, p := range csvPaths {
+		files, err := filepath.Glob(filepath.Join(RunsDir(p), "*"+RunDataSuffix))
+		if err != nil {
+			return nil, err
+		}
+		sort.Strings(files)
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				return nil, fmt.Errorf("read run data: %w", err)
+			}
+			d := new(RunData)
+			if err := json.Unmarshal(b, d); err != nil {
+				return nil, &SyntaxError{File: f, Err: err}
+			}
+			out[d.RunID] = d
+		}
+	}
+	return out, nil
+}
