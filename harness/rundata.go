@@ -1,6 +1,11 @@
 package harness
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
 	"bench/harness/host"
 	"bench/report/results"
 	"bench/scenarios"
@@ -18,4 +23,62 @@ func (s *Session) keepData(name string, row *results.Row, m scenarios.Measuremen
 		d.CPU[string(r)] = v
 	}
 	_ = results.WriteRunData(s.OutputDir, name, d)
+}
+
+// ReadRunData reads the data the runs of rows kept beside the session
+// files at csvPaths (results.ReadRunData). A run that kept none, as in
+// sessions before bench kept it, gets what its load tool's kept output
+// holds: bench mix's histogram (and its seconds where it printed them),
+// iperf3's intervals; it has no CPU series then.
+func ReadRunData(csvPaths []string, rows []results.Row) (map[results.RunID]*results.RunData, error) {
+	data, err := results.ReadRunData(csvPaths)
+	if err != nil {
+		return nil, err
+	}
+	// The kept outputs by the run they name, without its index:
+	// "<column>-<scenario>-<rep>" for "0007-nginx-http-ka-1k-1.load.wrk.out".
+	outputs := map[string]string{}
+	for _, p := range csvPaths {
+		for _, tool := range []string{scenarios.ToolBench, scenarios.ToolIperf3} {
+			files, _ := filepath.Glob(filepath.Join(results.RunsDir(p), "*.load."+tool+".out"))
+			for _, f := range files {
+				name := strings.TrimSuffix(filepath.Base(f), ".load."+tool+".out")
+				if _, run, ok := strings.Cut(name, "-"); ok {
+					outputs[filepath.Dir(f)+"\x00"+run] = f
+				}
+			}
+		}
+	}
+	for i := range rows {
+		r := &rows[i]
+		if r.Status != results.OK || data[r.ID()] != nil {
+			continue
+		}
+		var drv scenarios.Driver
+		switch {
+		case results.Stream(r.Load) || r.Mode == results.TLSTunnel:
+			drv = scenarios.Iperf3{}
+		case strings.HasPrefix(string(r.Mode), "mix-"):
+			drv = scenarios.Mix{}
+		default:
+			continue
+		}
+		run := fmt.Sprintf("%s-%s-%d", Slug(r.Proxy), results.ScenarioName(r.Mode, r.Load), r.Rep)
+		f, ok := outputs[results.RunsDir(r.Source)+"\x00"+run]
+		if !ok {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("read run output: %w", err)
+		}
+		m, err := drv.Parse(b)
+		if err != nil {
+			continue // a run whose output says nothing more than its row
+		}
+		if len(m.Intervals) > 0 || m.Histogram != "" {
+			data[r.ID()] = &results.RunData{RunID: r.ID(), Started: r.Started, Intervals: m.Intervals, Histogram: m.Histogram}
+		}
+	}
+	return data, nil
 }

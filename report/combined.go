@@ -98,7 +98,7 @@ func combinedTable(machines []string, sessionIDs string, rows []*results.Row) Ta
 			cells[i] = cellOf(c, avg, strings.Join(parts, " / "))
 		}
 		markCells(cells, spreads, false)
-		t.Rows = append(t.Rows, TableRow{Label: unitLabel(g.labels[k], unit), Cells: cells})
+		t.Rows = append(t.Rows, TableRow{Label: unitLabel(g.labels[k], unit), Cells: cells, unit: unit})
 	}
 	return t
 }

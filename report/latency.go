@@ -29,8 +29,13 @@ func percentile(p string) func(*results.Row) float64 {
 	}
 }
 
-// setLatency sets the cell's latency from its runs.
-func (c *Cell) setLatency(runs []*results.Row) {
+// fromRuns sets what a cell takes from its ok runs beyond its figure:
+// their latency, and which runs they were.
+func (c *Cell) fromRuns(runs []*results.Row) {
+	c.ids = make([]results.RunID, len(runs))
+	for i, r := range runs {
+		c.ids[i] = r.ID()
+	}
 	med := func(p string) *float64 {
 		if s := summarize(runs, percentile(p)); s.ok {
 			return &s.med

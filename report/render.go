@@ -19,6 +19,7 @@ const (
 	FormatMarkdown = "md"   // GitHub markdown, bold as **15.3** (the default)
 	FormatTSV      = "tsv"  // tab-separated text like the reference results', with a ‖ column
 	FormatJSON     = "json" // the tables as data: {"tables":[...]}
+	// FormatHTML (html.go) is the page with the charts.
 )
 
 // Options says how Render renders.
@@ -34,22 +35,44 @@ type Options struct {
 	// metadata beside them (results.ReadMetas): each session's Setup
 	// table comes from them. Without files there is no Setup table.
 	Files []results.SessionFile
+	// Runs are the data the runs kept beside the session files
+	// (results.ReadRunData), which the page's percentile charts and time
+	// series draw; without them the page says they are absent.
+	Runs map[results.RunID]*results.RunData
 }
 
 // Render writes the tables of rows to w. Nothing is written unless the
 // whole report could be built.
 func Render(w io.Writer, rows []results.Row, opt Options) error {
-	if err := checkFormat(opt.Format); err != nil {
+	if err := checkReportFormat(opt.Format); err != nil {
 		return err
+	}
+	if opt.Format == FormatHTML {
+		// the page has the latency tables, as the charts have the data
+		opt.Latency = true
 	}
 	tables, err := Tables(rows, opt)
 	if err != nil {
 		return err
 	}
+	if opt.Format == FormatHTML {
+		return writeHTML(w, Setups(rows, opt.Files, opt), tables, opt.Runs)
+	}
 	return Write(w, Setups(rows, opt.Files, opt), tables, opt.Format)
 }
 
-// checkFormat rejects a format other than those of Options.Format.
+// checkReportFormat rejects a format other than those of Options.Format.
+func checkReportFormat(f string) error {
+	if f == FormatHTML {
+		return nil
+	}
+	if err := checkFormat(f); err != nil {
+		return fmt.Errorf("unknown format %q (want %s, %s, %s or %s)", f, FormatMarkdown, FormatTSV, FormatJSON, FormatHTML)
+	}
+	return nil
+}
+
+// checkFormat rejects a format other than the text ones and JSON.
 func checkFormat(f string) error {
 	switch f {
 	case "", FormatMarkdown, FormatTSV, FormatJSON:
@@ -62,10 +85,12 @@ func checkFormat(f string) error {
 // in one write: nothing is written unless every table could be rendered.
 // In text, a session's Setup table follows its heading.
 func Write(w io.Writer, setups []Setup, tables []Table, format string) error {
-	if err := checkFormat(format); err != nil {
+	if err := checkReportFormat(format); err != nil {
 		return err
 	}
 	switch format {
+	case FormatHTML:
+		return writeHTML(w, setups, tables, nil)
 	case FormatJSON:
 		enc := json.NewEncoder(w)
 		enc.SetEscapeHTML(false)

@@ -60,7 +60,7 @@ func TestRenderSessionsAndFailures(t *testing.T) {
 		t.Errorf("unknown session: err %v, output %q", err, b.String())
 	}
 	b.Reset()
-	for _, opt := range []Options{{Format: "html"}, {Layout: "stacked"}} {
+	for _, opt := range []Options{{Format: "pdf"}, {Layout: "stacked"}} {
 		if err := Render(&b, rows, opt); err == nil || b.Len() > 0 {
 			t.Errorf("Render(%+v) = %v, output %q; want an error and nothing written", opt, err, b.String())
 		}

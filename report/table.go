@@ -41,6 +41,8 @@ type Note struct {
 type TableRow struct {
 	Label string `json:"label"` // "ka-1k, k req/s", "tls-term-ka-1k", "mix-http-3k"
 	Cells []Cell `json:"cells"`
+
+	unit results.Unit // the unit of the cells' medians, for the charts
 }
 
 // Cell is one figure: the median of a column's ok runs in a scenario.
@@ -66,7 +68,8 @@ type Cell struct {
 	P99  *float64 `json:"p99_ms,omitempty"`
 	P999 *float64 `json:"p999_ms,omitempty"`
 
-	figure string // the figure alone, for markdown's bold
+	figure string          // the figure alone, for markdown's bold
+	ids    []results.RunID // the ok runs, for the charts of their data
 }
 
 // Failure is a failed run, listed under its table.
@@ -476,11 +479,11 @@ func plainTable(fam, machine string, rows []*results.Row) Table {
 			cells[i] = cellOf(c, s, fig)
 			cells[i].Bound = c.group != results.Baseline && boundElsewhere(runs)
 			cells[i].NoSplice = neverSpliced(c, runs)
-			cells[i].setLatency(runs)
+			cells[i].fromRuns(runs)
 			spreads[i] = newSpread(c.group, s)
 		}
 		markCells(cells, spreads, starOnly)
-		t.Rows = append(t.Rows, TableRow{Label: unitLabel(g.labels[k], unit), Cells: cells})
+		t.Rows = append(t.Rows, TableRow{Label: unitLabel(g.labels[k], unit), Cells: cells, unit: unit})
 	}
 	return t
 }
@@ -523,7 +526,7 @@ func tripleTables(fam, machine string, rows []*results.Row) []Table {
 			cell := cellOf(c, s, fig)
 			cell.Bound = !baseline && boundElsewhere(runs)
 			cell.NoSplice = neverSpliced(c, runs)
-			cell.setLatency(runs)
+			cell.fromRuns(runs)
 			cell.finish()
 			tc = append(tc, cell)
 
@@ -561,7 +564,7 @@ func tripleTables(fam, machine string, rows []*results.Row) []Table {
 			mc = append(mc, cell)
 		}
 		label := g.labels[k]
-		thr.Rows = append(thr.Rows, TableRow{Label: label, Cells: tc})
+		thr.Rows = append(thr.Rows, TableRow{Label: label, Cells: tc, unit: results.Gbits})
 		cpu.Rows = append(cpu.Rows, TableRow{Label: label, Cells: cc})
 		mem.Rows = append(mem.Rows, TableRow{Label: label, Cells: mc})
 	}
@@ -611,10 +614,11 @@ func tunnelTable(machine string, rows []*results.Row) Table {
 				fig = fixed(s.med, 2) + " Gbit/s"
 			}
 			cell := cellOf(col, s, fig)
+			cell.fromRuns(runs)
 			cell.finish()
 			cells = append(cells, cell)
 		}
-		t.Rows = append(t.Rows, TableRow{Label: labels[i], Cells: cells})
+		t.Rows = append(t.Rows, TableRow{Label: labels[i], Cells: cells, unit: results.Gbits})
 	}
 	return t
 }
@@ -637,14 +641,16 @@ func handshakeTable(machine string, rows []*results.Row) Table {
 	for i, k := range g.keys {
 		proxy, _, _ := strings.Cut(k, "\x00")
 		col := g.column(proxy)
-		s := summarize(g.runs[[2]string{k, proxy}], reqs)
+		runs := g.runs[[2]string{k, proxy}]
+		s := summarize(runs, reqs)
 		fig := "–"
 		if s.ok {
 			fig = thousands(s.med)
 		}
 		cell := cellOf(col, s, fig)
+		cell.fromRuns(runs)
 		cell.finish()
-		t.Rows = append(t.Rows, TableRow{Label: labels[i], Cells: []Cell{cell}})
+		t.Rows = append(t.Rows, TableRow{Label: labels[i], Cells: []Cell{cell}, unit: results.Conns})
 	}
 	return t
 }

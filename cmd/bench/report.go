@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 
+	"bench/harness"
 	"bench/report"
 	"bench/report/results"
 )
@@ -11,7 +12,7 @@ import (
 func cmdReport(stdout, stderr io.Writer, args []string) error {
 	fs := newFlagSet("report", stderr, "[--format md|tsv|json|html] [--latency] [--layout machine|combined] [--session id] file.csv...")
 	var opt report.Options
-	fs.StringVar(&opt.Format, "format", report.FormatMarkdown, "output `format`: md (GitHub markdown), tsv (tab-separated, as the reference results' text) or json")
+	fs.StringVar(&opt.Format, "format", report.FormatMarkdown, "output `format`: md (GitHub markdown), tsv (tab-separated, as the reference results' text), json, or html (one page with the tables and their charts)")
 	fs.StringVar(&opt.Layout, "layout", report.LayoutMachine, "`layout`: machine (a table per machine) or combined (\"M4 / Intel / average\" cells)")
 	fs.BoolVar(&opt.Latency, "latency", false, "add under each family's tables the p50 and p99 of each cell (p99.9 for the mixes), where the load tool gives them")
 	fs.StringVar(&opt.Session, "session", "", "render only the session with this `id` (default: every session, newest first)")
@@ -28,6 +29,11 @@ func cmdReport(stdout, stderr io.Writer, args []string) error {
 	}
 	if opt.Files, err = results.ReadMetas(fs.Args()); err != nil {
 		return err
+	}
+	if opt.Format == report.FormatHTML {
+		if opt.Runs, err = harness.ReadRunData(fs.Args(), rows); err != nil {
+			return err
+		}
 	}
 	return report.Render(stdout, rows, opt)
 }

@@ -54,7 +54,7 @@ func TestCmdReport(t *testing.T) {
 		{"unknown-group", in("unknown-group.csv")},
 		{"missing-file", in("m4.csv", "no-such-file.csv")},
 		{"unknown-session", append([]string{"--session", "2026-01-01"}, in("m4.csv")...)},
-		{"unknown-format", append([]string{"--format", "html"}, in("m4.csv")...)},
+		{"unknown-format", append([]string{"--format", "pdf"}, in("m4.csv")...)},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

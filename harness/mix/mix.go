@@ -154,7 +154,7 @@ type Mix struct {
 	errs                                        [nKinds]atomic.Int64
 	// seconds counts the window's exchanges and bytes by its seconds.
 	seconds []perSecond
-	mu                                          sync.Mutex // guards hist and okHist
+	mu      sync.Mutex // guards hist and okHist
 	// hist holds the latency of every exchange that was due in the
 	// window, okHist that of the exchanges answered whole and on time.
 	hist, okHist *hdrhistogram.Histogram
