@@ -43,7 +43,8 @@ figure{margin:0.5em 0 1.5em}
 figure svg{max-width:100%;height:auto}
 figcaption{font-size:0.85em;color:#555}
 .series{display:flex;flex-wrap:wrap;gap:0.5em}
-.series figure{margin:0}
+.series figure{margin:0;width:22em}
+figure svg{display:block}
 p.absent{color:#855;font-style:italic}
 p.caption{font-size:0.9em;color:#444}`
 

@@ -1,0 +1,263 @@
+package report
+
+import (
+	"bench/internal/chromium"
+	"bench/internal/golden"
+	"bench/internal/testenv"
+	"bench/report/results"
+	"bytes"
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// pageSession is a small session with every kind of chart: HTTP runs
+// (wrk: no series of their own) with a ‡ and a † cell, relay streams
+// with iperf3's intervals, and mixes with their histograms; every run
+// with the roles' CPU each second.
+func pageSession(t testing.TB) ([]results.Row, map[results.RunID]*results.RunData) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(1, 2))
+	var rows []results.Row
+	data := map[results.RunID]*results.RunData{}
+	start := time.Date(2026, 12, 1, 6, 0, 0, 0, time.UTC)
+	cols := []struct {
+		proxy string
+		group results.Group
+		speed float64
+	}{{"no proxy", results.Baseline, 1.1}, {"nginx", results.Copy, 1}, {"haproxy", results.Copy, 0.8}, {"haproxy splice-auto", results.Splice, 0.9}}
+	loads := []struct {
+		mode results.Mode
+		load string
+	}{{results.HTTP, "ka-1k"}, {results.HTTP, "ka-1m"}, {results.Relay, "stream1"}, {results.MixHTTP, "mix"}, {results.MixHTTP, "mix-3k"}}
+	for _, l := range loads {
+		for _, c := range cols {
+			for rep := 1; rep <= 3; rep++ {
+				f := c.speed * (1 + 0.05*float64(rep-2))
+				r := results.Row{Machine: "Xeon, 2 CPUs", Session: "2026-12-01", Proxy: c.proxy, Kind: "nginx", Group: c.group,
+					Mode: l.mode, Load: l.load, Rep: rep, Started: start, Seconds: 4, Status: results.OK, Bound: results.BoundProxy,
+					CPUProxy: 3.9, PeakMemBytes: 2e7, HasPipes: true}
+				start = start.Add(10 * time.Second)
+				switch {
+				case results.Stream(l.load):
+					r.Bytes = int64(f * 4e9)
+				case l.load == "ka-1m":
+					r.Requests, r.Bytes = int64(f*2000), int64(f*2e9)
+				default:
+					r.Requests, r.Bytes = int64(f*1e5), int64(f*1e8)
+				}
+				if !results.Stream(l.load) {
+					r.P50Ms, r.P99Ms, r.HasLatency = 1/f, 5/f, true
+				}
+				if c.proxy == "nginx" && l.load == "ka-1k" {
+					r.Bound = results.BoundClient // ‡
+				}
+				d := &results.RunData{RunID: r.ID(), Started: r.Started, CPU: map[string][]float64{}}
+				for k := 0; k < 4; k++ {
+					d.CPU["proxy"] = append(d.CPU["proxy"], 0.9+0.02*rng.Float64())
+					d.CPU["client"] = append(d.CPU["client"], 0.5+0.1*rng.Float64())
+					d.CPU["origin"] = append(d.CPU["origin"], 0.3+0.1*rng.Float64())
+					if results.Stream(l.load) || l.mode == results.MixHTTP {
+						d.Intervals = append(d.Intervals, results.Interval{Seconds: 1, Requests: r.Requests / 4, Bytes: r.Bytes / 4 * int64(3+k%2) / 4})
+					}
+				}
+				if l.mode == results.MixHTTP {
+					h := hdrhistogram.New(1, int64(time.Hour/time.Microsecond), 3)
+					for range 5000 {
+						h.RecordValue(int64(200 + rng.ExpFloat64()*800/f))
+					}
+					b, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+					if err != nil {
+						t.Fatal(err)
+					}
+					d.Histogram = string(b)
+					r.P999Ms, r.HasP999 = 9/f, true
+				}
+				data[r.ID()] = d
+				rows = append(rows, r)
+			}
+		}
+	}
+	return rows, data
+}
+
+// wantCharts counts the charts the page must have: a bar chart per
+// throughput table with a figure, a percentile chart per mix scenario
+// with a histogram, and a time series per cell whose runs kept data.
+func wantCharts(t *testing.T, rows []results.Row, data map[results.RunID]*results.RunData) (bars, hdrs, series int) {
+	t.Helper()
+	tables, err := Tables(rows, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tb := range tables {
+		if tb.Kind == "throughput" || tb.Kind == "handshake" {
+			if slices.ContainsFunc(tb.Rows, func(r TableRow) bool {
+				return slices.ContainsFunc(r.Cells, func(c Cell) bool { return c.Median != nil })
+			}) {
+				bars++
+			}
+		}
+	}
+	type cell struct {
+		machine, session, proxy string
+		mode                    results.Mode
+		load                    string
+	}
+	hist, withData := map[cell]bool{}, map[cell]bool{}
+	scen := map[[3]string]bool{}
+	for i := range rows {
+		r := &rows[i]
+		d := data[r.ID()]
+		if r.Status != results.OK || d == nil {
+			continue
+		}
+		k := cell{r.Machine, r.Session, r.Proxy, r.Mode, r.Load}
+		withData[k] = true
+		if d.Histogram != "" {
+			hist[k] = true
+			scen[[3]string{r.Machine, r.Session, results.ScenarioName(r.Mode, r.Load)}] = true
+		}
+	}
+	return bars, len(scen), len(withData)
+}
+
+// TestPageInChromium opens the page of a session with every kind of
+// chart in headless Chromium, from its file: it loads with no console
+// error and fetches nothing but itself, and its charts are those of its
+// tables. The screenshot is kept in $BENCH_SCREENSHOTS when set (a
+// directory), in the test's temporary directory otherwise.
+func TestPageInChromium(t *testing.T) {
+	testenv.NeedProgram(t, chromium.Binary)
+	rows, data := pageSession(t)
+	var b bytes.Buffer
+	if err := Render(&b, rows, Options{Format: FormatHTML, Runs: data}); err != nil {
+		t.Fatal(err)
+	}
+	bars, hdrs, series := wantCharts(t, rows, data)
+	if bars == 0 || hdrs != 2 || series != 20 {
+		t.Fatalf("the fixture has %d bar charts, %d percentile charts, %d series; want some, 2 and 20", bars, hdrs, series)
+	}
+	CheckPage(t, b.Bytes(), "session-page", bars, hdrs, series)
+}
+
+// CheckPage opens page in Chromium and checks it as TestPageInChromium
+// says, keeping its screenshot as name.png.
+func CheckPage(t *testing.T, page []byte, name string, bars, hdrs, series int) {
+	t.Helper()
+	dir := t.TempDir()
+	path := filepath.Join(dir, name+".html")
+	if err := os.WriteFile(path, page, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const count = `({bar: document.querySelectorAll("figure.bar > svg").length,
+		hdr: document.querySelectorAll("figure.hdr > svg").length,
+		series: document.querySelectorAll("figure.series > svg").length,
+		scripts: document.scripts.length,
+		links: document.querySelectorAll("link, img, iframe, object, embed, [src], [href]").length})`
+	p, err := chromium.Open(context.Background(), path, filepath.Join(dir, "profile"), count, 1400)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := os.Getenv("BENCH_SCREENSHOTS")
+	if out == "" {
+		out = dir
+	}
+	shot := filepath.Join(out, name+".png")
+	if err := os.WriteFile(shot, p.PNG, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: %s (%d bytes)", shot, len(p.PNG))
+	if len(p.Errors) > 0 {
+		t.Errorf("console errors: %q", p.Errors)
+	}
+	for _, u := range p.Requests {
+		if u != "file://"+path {
+			t.Errorf("the page requested %s; want nothing but itself", u)
+		}
+	}
+	if len(p.Requests) == 0 {
+		t.Errorf("no request seen, not even the page's own: the protocol's events were lost")
+	}
+	var got struct{ Bar, HDR, Series, Scripts, Links int }
+	if err := json.Unmarshal(p.Value, &got); err != nil {
+		t.Fatalf("the page's counts %s: %v", p.Value, err)
+	}
+	if got.Bar != bars || got.HDR != hdrs || got.Series != series || got.Scripts != 0 || got.Links != 0 {
+		t.Errorf("the page has %d bar charts, %d percentile charts, %d series, %d scripts, %d links; want %d, %d, %d, none, none",
+			got.Bar, got.HDR, got.Series, got.Scripts, got.Links, bars, hdrs, series)
+	}
+	if !bytes.HasPrefix(p.PNG, []byte("\x89PNG")) {
+		t.Errorf("the screenshot is not a PNG")
+	}
+}
+
+// TestBarChartSVG: the structure of one chart's SVG, its elements and
+// their texts (the legend, the axes' labels, the marks), not its pixels.
+func TestBarChartSVG(t *testing.T) {
+	rows, _ := pageSession(t)
+	tables, err := Tables(rows, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svg, ok, err := barChart(tables[0])
+	if err != nil || !ok {
+		t.Fatalf("barChart(%s) = %v, %v", tables[0].Family, ok, err)
+	}
+	golden.Check(t, filepath.Join("testdata", "golden", "chart-bar.txt"), svgStructure(t, svg))
+}
+
+// svgStructure lists an SVG's elements, how many of each, and its texts
+// in order.
+func svgStructure(t *testing.T, svg []byte) []byte {
+	t.Helper()
+	count := map[string]int{}
+	var texts []string
+	dec := xml.NewDecoder(bytes.NewReader(svg))
+	inText := false
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("the chart's SVG: %v", err)
+		}
+		switch el := tok.(type) {
+		case xml.StartElement:
+			count[el.Name.Local]++
+			inText = el.Name.Local == "text"
+		case xml.EndElement:
+			inText = false
+		case xml.CharData:
+			if s := strings.TrimSpace(string(el)); inText && s != "" {
+				texts = append(texts, s)
+			}
+		}
+	}
+	var b bytes.Buffer
+	names := make([]string, 0, len(count))
+	for n := range count {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		fmt.Fprintf(&b, "<%s> %d\n", n, count[n])
+	}
+	b.WriteString("texts:\n")
+	for _, s := range texts {
+		b.WriteString(s + "\n")
+	}
+	return b.Bytes()
+}
