@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"bench/harness"
+	"bench/internal/chromium"
 	"bench/report"
 	"bench/report/results"
 )
@@ -82,4 +84,57 @@ func dataSession(t *testing.T) ([]string, []results.Row) {
 		t.Fatal(err)
 	}
 	return files, rows
+}
+
+// TestDataPage: data/<session>.html is what `bench report --format html
+// data/*.csv` renders, and it opens in Chromium with the charts of the
+// reference session: its bar charts, the mixes' percentile charts from
+// the histograms of bench mix's kept output, and the time series of the
+// streams and mixes (it kept no CPU series, which the page says).
+func TestDataPage(t *testing.T) {
+	files, rows := dataSession(t)
+	page := filepath.Join(t.TempDir(), "page.html")
+	if err := harness.WritePage(page, files, rows, report.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(harness.PagePath(files[0]))
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("%s is not what bench report renders (%v); render it again:\n  bench report --format html data/*.csv > %s", harness.PagePath(files[0]), err, harness.PagePath(files[0]))
+	}
+	tables, err := report.Tables(rows, report.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bars := 0
+	for _, tb := range tables {
+		if tb.Kind == "throughput" || tb.Kind == "handshake" {
+			bars++
+		}
+	}
+	data, err := harness.ReadRunData(files, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hdr, series := map[string]bool{}, map[results.Cell]bool{}
+	for i := range rows {
+		if d := data[rows[i].ID()]; d != nil {
+			if len(d.Intervals) > 0 || len(d.CPU) > 0 {
+				series[rows[i].Cell()] = true
+			}
+			if d.Histogram != "" {
+				hdr[results.ScenarioName(rows[i].Mode, rows[i].Load)] = true
+			}
+		}
+	}
+	if len(hdr) != 8 {
+		t.Errorf("%d mix scenarios with histograms; want the reference session's 8", len(hdr))
+	}
+	if !strings.Contains(string(got), "no time series") && len(series) == 0 {
+		t.Errorf("the page neither draws series nor says they are absent")
+	}
+	chromium.CheckPage(t, got, "reference-session", bars, len(hdr), len(series))
 }

@@ -109,3 +109,19 @@ func BenchmarkRead(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRenderHTML renders the page of 100,000 runs: the tables, their
+// bar charts and the latency tables (the runs have no data of their own
+// beyond their rows). The goal is under 2 s an iteration.
+func BenchmarkRenderHTML(b *testing.B) {
+	rows := benchRows(100000)
+	for i := range rows {
+		rows[i].P50Ms, rows[i].P99Ms, rows[i].HasLatency = 1.2, 9.8, !results.Stream(rows[i].Load)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if err := Render(io.Discard, rows, Options{Format: FormatHTML}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -150,6 +150,11 @@ func cmdRun(stdout, stderr io.Writer, args []string) error {
 		return err
 	}
 	report.WriteNoisy(stderr, tables)
+	page := harness.PagePath(s.CSVPath)
+	if err := harness.WritePage(page, []string{s.CSVPath}, rows, report.Options{Session: cfg.Session}); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "page written to %s\n", page)
 	failed := 0
 	for _, r := range rows {
 		if r.Status != results.OK {

@@ -183,6 +183,10 @@ func TestRunSession(t *testing.T) {
 	if m, err := results.ReadMeta(metaPath); err != nil || m.Bench == nil || m.Bench.Go != runtime.Version() {
 		t.Errorf("metadata: %v; bench's build %+v, want one built with %s", err, m.Bench, runtime.Version())
 	}
+	// The session's page is beside its CSV, with its charts.
+	if page, err := os.ReadFile(harness.PagePath(csvPath)); err != nil || !strings.Contains(string(page), `<figure class="chart bar">`) {
+		t.Errorf("the session's page %s: %v; want one with its bar charts", harness.PagePath(csvPath), err)
+	}
 	// Each ok run's data is kept for the charts: the roles' CPU each
 	// second of its window, and iperf3's intervals where it ran.
 	data, err := results.ReadRunData([]string{csvPath})
