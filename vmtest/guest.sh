@@ -95,6 +95,7 @@ pid=$!
 # In the middle: its proxy is up and the load is running.
 for _ in $(seq 600); do
 	pgrep -x wrk >/dev/null && break
+	kill -0 "$pid" 2>/dev/null || break # it did not start
 	sleep 0.5
 done
 sleep 2
