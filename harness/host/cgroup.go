@@ -20,6 +20,8 @@ import (
 // protobuf, ebpf, dbus, systemd, logrus, ...) to the build for the dozen
 // file writes a session needs, and neither handles cgroup v2's rule that
 // a cgroup handing controllers to children holds no processes itself.
+// Under systemd the session's cgroups are in a scope systemd delegates to
+// it (systemd.go), asked for with go-systemd's D-Bus client alone.
 
 // cgroupRoot is where the kernel's cgroup file systems are mounted.
 const cgroupRoot = "/sys/fs/cgroup"
