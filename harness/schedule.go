@@ -92,7 +92,7 @@ func (s *Schedule) Notes() []string {
 		notes[i] = t + ": " + strings.Join(scs[t], ", ")
 	}
 	for _, r := range s.Runs {
-		if r.Scenario.Mode == results.TLSTunnel && r.Column.Group != results.Baseline {
+		if r.shape().tunnel {
 			notes = append(notes, tunnelNote(s.cfg.Host.Layout))
 			break
 		}

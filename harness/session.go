@@ -186,16 +186,16 @@ func (s *Session) writePKI() error {
 	return nil
 }
 
-// siteFor is the environment of column c's instance in dir for scenario
-// sc: a tls-tunnel load restricts TLS to its cipher suite, and the
-// handshakes run with stunnel's page's certificate, signatures, group and
-// suite, as the installed OpenSSL can.
-func (s *Session) siteFor(c proxies.Column, sc scenarios.Scenario, dir string) proxies.Site {
-	site := s.proxySite(c, dir)
-	switch sc.Mode {
-	case results.TLSTunnel:
-		site.TLS = scenarios.TLSParams{Key: scenarios.KeyECDSAP256, Suites: sc.Load.Suite}
-	case results.TLSHandshake:
+// siteFor is the environment of run r's instance in dir, with the TLS
+// its shape holds it to: a tls-tunnel load restricts TLS to its cipher
+// suite, and the handshakes run with stunnel's page's certificate,
+// signatures, group and suite, as the installed OpenSSL can.
+func (s *Session) siteFor(r RunSpec, dir string) proxies.Site {
+	site := s.proxySite(r.Column, dir)
+	switch r.shape().tls {
+	case suiteTLS:
+		site.TLS = scenarios.TLSParams{Key: scenarios.KeyECDSAP256, Suites: r.Scenario.Load.Suite}
+	case handshakeTLS:
 		site.TLS = s.handshakeTLS
 		site.CertFile = filepath.Join(s.tlsDir(), "rsa.pem")
 		site.KeyFile = filepath.Join(s.tlsDir(), "rsa.key")
@@ -293,18 +293,18 @@ type end struct {
 // client end (the same kind beginning TLS, in the client's namespace, on
 // its loopback for iperf3's client, connecting to the server end).
 func (s *Session) instances(r RunSpec, dir string) ([]end, error) {
-	c, sc := r.Column, r.Scenario
-	if sc.Mode != results.TLSTunnel || c.Group == results.Baseline {
-		site := s.siteFor(c, sc, filepath.Join(dir, "proxy"))
-		inst, err := s.prepare(c, sc.Mode, site)
-		return []end{{host.RoleProxy, sc.Mode, site, inst}}, err
+	c := r.Column
+	if !r.shape().tunnel {
+		site := s.siteFor(r, filepath.Join(dir, "proxy"))
+		inst, err := s.prepare(c, r.Scenario.Mode, site)
+		return []end{{host.RoleProxy, r.Scenario.Mode, site, inst}}, err
 	}
-	server := s.siteFor(c, sc, filepath.Join(dir, "proxy"))
+	server := s.siteFor(r, filepath.Join(dir, "proxy"))
 	si, err := s.prepare(c, results.TLSTerm, server)
 	if err != nil {
 		return nil, err
 	}
-	client := s.siteFor(c, sc, filepath.Join(dir, "peer"))
+	client := s.siteFor(r, filepath.Join(dir, "peer"))
 	client.ClientSide, client.OriginSide, client.Origin = scenarios.TunnelEntry, host.ClientAddr, host.ProxyClientAddr
 	ci, err := s.prepare(c, results.TLSInit, client)
 	if err != nil {
@@ -387,7 +387,7 @@ func (s *Session) Execute(ctx context.Context) error {
 			}
 			p.begin(r)
 			start := time.Now()
-			row := s.measure(ctx, r)
+			row := s.run(ctx, r)
 			if ctx.Err() != nil {
 				// Interrupted: the run in flight is not recorded.
 				return ctx.Err()
@@ -416,9 +416,9 @@ func (s *Session) Execute(ctx context.Context) error {
 	return s.meta.Finish(s.MetaPath)
 }
 
-// measure does one run and returns its row, failed with the reason when
+// run does one run and returns its row, failed with the reason when
 // something went wrong.
-func (s *Session) measure(ctx context.Context, r RunSpec) results.Row {
+func (s *Session) run(ctx context.Context, r RunSpec) results.Row {
 	row := results.Row{
 		Machine: s.cfg.Machine, Session: s.cfg.Session,
 		Proxy: r.Column.Name, Kind: r.Column.Kind, Group: results.Group(r.Column.Group),
@@ -427,7 +427,7 @@ func (s *Session) measure(ctx context.Context, r RunSpec) results.Row {
 	}
 	name := runName(r)
 	dir := filepath.Join(s.host.RunDir(), "runs", name)
-	err := s.run(ctx, r, dir, &row)
+	err := s.runIn(ctx, r, dir, &row)
 	s.keep(dir, name, err != nil)
 	// The run directory is on /run, in memory: what is worth keeping is
 	// now beside the CSV.
@@ -490,23 +490,61 @@ func (s *Session) keep(dir, name string, failed bool) {
 	}
 }
 
-func (s *Session) run(ctx context.Context, r RunSpec, dir string, row *results.Row) error {
-	ends, err := s.instances(r, dir)
+// runIn starts run r's column in dir, measures it and fills its row;
+// the column's ends are stopped before it returns.
+func (s *Session) runIn(ctx context.Context, r RunSpec, dir string, row *results.Row) error {
+	st, err := s.start(ctx, r, dir)
+	defer st.stop()
 	if err != nil {
 		return err
 	}
-	s.keepConfig(runName(r), ends)
-	inst := ends[0].inst
-	if err := s.host.SetForwarding(inst.Forward); err != nil {
+	x, err := s.measure(ctx, r, st, dir)
+	if err != nil {
 		return err
+	}
+	if err := x.fill(row, r); err != nil {
+		return err
+	}
+	s.keepData(runName(r), row, x.m, x.sample)
+	return nil
+}
+
+// started is a run's column as start left it.
+type started struct {
+	ends  []end
+	proxy *host.Proc // the first end's process; nil where it runs none (the baseline)
+	stops []func()   // stop each process started, in the order they started
+}
+
+// stop stops the processes started, the last one first.
+func (st *started) stop() {
+	for i := len(st.stops) - 1; i >= 0; i-- {
+		st.stops[i]()
+	}
+}
+
+// start renders run r's column into dir, keeps its configuration beside
+// the runs' output and starts its ends, each one ready before the next:
+// the proxy (or a tunnel's server end) in the proxy's namespace, a
+// tunnel's client end in the client's, on its own CPU. What it started is
+// in the result, also on error, for stop.
+func (s *Session) start(ctx context.Context, r RunSpec, dir string) (*started, error) {
+	st := &started{}
+	ends, err := s.instances(r, dir)
+	if err != nil {
+		return st, err
+	}
+	st.ends = ends
+	s.keepConfig(runName(r), ends)
+	if err := s.host.SetForwarding(ends[0].inst.Forward); err != nil {
+		return st, err
 	}
 	// The proxy's peak memory counts from before it starts (on cgroup v2
 	// the reset needs the cgroup empty).
 	if err := s.host.ResetPeakMemory(); err != nil {
-		return err
+		return st, err
 	}
-	peerCPUs, loadCPUs := tunnelCPUs(s.host.Layout())
-	var proxy *host.Proc
+	peerCPUs, _ := tunnelCPUs(s.host.Layout())
 	for i, e := range ends {
 		if e.inst.Argv == nil {
 			continue
@@ -517,33 +555,50 @@ func (s *Session) run(ctx context.Context, r RunSpec, dir string, row *results.R
 		}
 		p, err := s.host.Start(e.role, host.ProcSpec{Argv: argv, Dir: e.site.Dir, Log: log})
 		if err != nil {
-			return fmt.Errorf("start %s: %w", r.Column.Name, err)
+			return st, fmt.Errorf("start %s: %w", r.Column.Name, err)
 		}
 		grace := e.inst.StopGrace
 		if grace <= 0 {
 			grace = 5 * time.Second
 		}
-		defer p.Stop(grace)
+		st.stops = append(st.stops, func() { p.Stop(grace) })
 		if i == 0 {
-			proxy = p
+			st.proxy = p
 		}
 		if err := s.host.WaitReady(ctx, host.RoleClient, readyProbes(e.inst.Ready), 15*time.Second); err != nil {
-			return fmt.Errorf("%s not ready: %w; log: %s", r.Column.Name, err, p.LogTail(5))
+			return st, fmt.Errorf("%s not ready: %w; log: %s", r.Column.Name, err, p.LogTail(5))
 		}
 	}
 	// The pipes the proxy holds now are its own; those it opens under
 	// load are the splicing's.
 	s.host.ProxyReady()
-	target := scenarios.TargetFor(r.Scenario.Mode, inst.Forward, host.ProxyClientAddr, host.OriginAddr)
+	return st, nil
+}
+
+// measured is what measure took of a run.
+type measured struct {
+	m       scenarios.Measurement // the load tool's figures
+	started time.Time             // the start of the tool's window
+	sample  host.Sample           // the roles' CPU (and the proxy's pipes, throttling) over that window
+	peak    int64                 // the proxy's peak memory; 0 for the baseline, which runs none
+	tlsNote string                // what TLS the proxy negotiated, where the run's shape reads it back
+}
+
+// measure runs the load against the column st started: it reads back the
+// TLS the proxy negotiated where the run's shape asks, warms up, runs the
+// load with the sampler on, and checks that the proxy lived through it.
+func (s *Session) measure(ctx context.Context, r RunSpec, st *started, dir string) (x measured, err error) {
+	sh := r.shape()
+	forward := st.ends[0].inst.Forward
+	target := scenarios.TargetFor(r.Scenario.Mode, forward, host.ProxyClientAddr, host.OriginAddr)
 	target.CA = filepath.Join(s.tlsDir(), "ca.pem")
-	var tlsNote string
-	if want, ok := s.negotiates(r, ends[0].site); ok {
-		if tlsNote, err = s.probe(ctx, r, target, want, filepath.Join(dir, "probe")); err != nil {
-			return err
+	if sh.negotiates {
+		if x.tlsNote, err = s.probe(ctx, r, target, st.ends[0].site.TLS, filepath.Join(dir, "probe")); err != nil {
+			return x, err
 		}
 	}
-	if r.Scenario.Mode == results.TLSTunnel {
-		r.pin = loadCPUs
+	if sh.pinLoad {
+		_, r.pin = tunnelCPUs(s.host.Layout())
 	}
 	method := s.cfg.MethodOf(r.Scenario.Mode)
 	warmup := time.Duration(method.Warmup)
@@ -553,17 +608,17 @@ func (s *Session) run(ctx context.Context, r RunSpec, dir string, row *results.R
 	}
 	if warmup > 0 {
 		if _, _, err := s.load(ctx, r, target, warmup, filepath.Join(dir, "warmup")); err != nil {
-			return fmt.Errorf("warm-up: %w", err)
+			return x, fmt.Errorf("warm-up: %w", err)
 		}
 	}
 	sampler, err := s.host.StartSampling()
 	if err != nil {
-		return err
+		return x, err
 	}
 	m, ended, loadErr := s.load(ctx, r, target, time.Duration(method.Window), filepath.Join(dir, "load"))
 	if loadErr != nil {
 		sampler.Stop()
-		return loadErr
+		return x, loadErr
 	}
 	// The CPU figures cover the tool's own window, not its start-up,
 	// connection set-up and report: the one it reports (bench mix), or
@@ -572,23 +627,33 @@ func (s *Session) run(ctx context.Context, r RunSpec, dir string, row *results.R
 	if !m.Started.IsZero() {
 		ended = m.Started.Add(window)
 	}
-	sample, sampleErr := sampler.StopWindow(ended, window)
-	started := ended.Add(-window)
-	if sampleErr != nil {
-		return sampleErr
+	sample, err := sampler.StopWindow(ended, window)
+	if err != nil {
+		return x, err
 	}
-	if proxy != nil {
+	if p := st.proxy; p != nil {
 		select {
-		case <-proxy.Done():
-			return fmt.Errorf("%s exited during the run: %v; log: %s", r.Column.Name, proxy.Err(), proxy.LogTail(5))
+		case <-p.Done():
+			return x, fmt.Errorf("%s exited during the run: %v; log: %s", r.Column.Name, p.Err(), p.LogTail(5))
 		default:
 		}
 	}
 	peak, err := s.host.PeakMemory()
 	if err != nil {
-		return err
+		return x, err
 	}
-	row.Started = started.UTC()
+	if forward {
+		peak = 0
+	}
+	x.m, x.started, x.sample, x.peak = m, ended.Add(-window), sample, peak
+	return x, nil
+}
+
+// fill copies what was measured into run r's row, and fails a run in
+// which no exchange completed; its row keeps the figures.
+func (x measured) fill(row *results.Row, r RunSpec) error {
+	m, sample := x.m, x.sample
+	row.Started = x.started.UTC()
 	row.Seconds = m.Seconds
 	row.Requests, row.Bytes, row.Errors, row.Timeouts = m.Requests, m.Bytes, m.Errors, m.Timeouts
 	row.P50Ms, row.P99Ms, row.HasLatency = m.P50Ms, m.P99Ms, m.HasLatency
@@ -600,15 +665,11 @@ func (s *Session) run(ctx context.Context, r RunSpec, dir string, row *results.R
 	row.Throttling = sample.Quota > 0
 	row.ThrottledPeriods, row.ThrottledS = sample.ThrottledPeriods, sample.Throttled
 	row.SplicePipes, row.HasPipes = int64(sample.Pipes), true
-	row.PeakMemBytes = peak
-	if inst.Forward {
-		row.PeakMemBytes = 0
-	}
+	row.PeakMemBytes = x.peak
 	if m.Requests == 0 && m.Bytes == 0 {
 		return fmt.Errorf("no exchange completed (%d errors, %d timeouts)", m.Errors, m.Timeouts)
 	}
-	row.Note = joinNotes(r.Scaled(), tlsNote, errorNote(m), m.Note)
-	s.keepData(runName(r), row, m, sample)
+	row.Note = joinNotes(r.Scaled(), x.tlsNote, errorNote(m), m.Note)
 	return nil
 }
 

@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"bench/harness/host"
-	"bench/proxies"
-	"bench/report/results"
 	"bench/scenarios"
 )
 
@@ -47,18 +45,6 @@ func pinned(argv []string, cpus []int) []string {
 	return append([]string{"taskset", "-c", host.CPUList(cpus)}, argv...)
 }
 
-// negotiates says what TLS a run's proxy must have negotiated, read back
-// before the load: the tunnel's suite, the page's handshake parameters.
-func (s *Session) negotiates(r RunSpec, site proxies.Site) (scenarios.TLSParams, bool) {
-	switch {
-	case r.Column.Group == results.Baseline:
-		return scenarios.TLSParams{}, false
-	case r.Scenario.Mode == results.TLSTunnel, r.Scenario.Mode == results.TLSHandshake:
-		return site.TLS, true
-	}
-	return scenarios.TLSParams{}, false
-}
-
 // probe handshakes once with the proxy's TLS listener with openssl
 // s_client from the client's namespace, offering everything TLS 1.3 has,
 // and checks that what it negotiated is what the run asks for. It
@@ -84,7 +70,7 @@ func (s *Session) probe(ctx context.Context, r RunSpec, t scenarios.Target, want
 		return "", fmt.Errorf("%s: %w", r.Column.Name, err)
 	}
 	note := "negotiated " + n.String()
-	if r.Scenario.Mode == results.TLSHandshake {
+	if r.shape().tls == handshakeTLS {
 		note = joinNotes(note, s.handshakeNote)
 	}
 	return note, nil
@@ -96,7 +82,7 @@ func (s *Session) probe(ctx context.Context, r RunSpec, t scenarios.Target, want
 func (s *Session) prepareHandshakes() error {
 	need := false
 	for _, r := range s.sched.Runs {
-		need = need || r.Scenario.Mode == results.TLSHandshake
+		need = need || r.shape().tls == handshakeTLS
 	}
 	if !need {
 		return nil

@@ -1,0 +1,63 @@
+package harness
+
+import (
+	"testing"
+
+	"bench/harness/host"
+	"bench/proxies"
+	"bench/report/results"
+	"bench/scenarios"
+)
+
+// A run's shape: a tls-tunnel through a proxy is two ends held to its
+// load's suite, with the load off the client end's CPU (the baseline's
+// load too, though it runs no ends); the handshakes are held to the
+// page's TLS; a proxy's TLS is read back in both; every other run is one
+// proxy in its mode.
+func TestShape(t *testing.T) {
+	for _, m := range results.Modes {
+		for _, g := range results.Groups {
+			r := RunSpec{Scenario: scenarios.Scenario{Mode: m}, Column: proxies.Column{Group: g}}
+			proxy := g != results.Baseline
+			var want shape
+			switch m {
+			case results.TLSTunnel:
+				want = shape{tunnel: proxy, tls: suiteTLS, pinLoad: true, negotiates: proxy}
+			case results.TLSHandshake:
+				want = shape{tls: handshakeTLS, negotiates: proxy}
+			}
+			if got := r.shape(); got != want {
+				t.Errorf("%s, %s: shape %+v, want %+v", m, g, got, want)
+			}
+		}
+	}
+}
+
+// The row of a run is filled from what was measured; a run in which no
+// exchange completed fails, its row keeping the figures, and the notes of
+// an ok run are its scaling, its TLS and its errors'.
+func TestFillRow(t *testing.T) {
+	x := measured{
+		m:      scenarios.Measurement{Seconds: 10, Requests: 1000, Bytes: 5000, Errors: 20, P50Ms: 1, P99Ms: 2, HasLatency: true},
+		sample: host.Sample{CPU: map[host.Role]float64{host.RoleProxy: 9}, Busy: map[host.Role]float64{host.RoleProxy: 0.9}, Bound: "proxy", Pipes: 3},
+		peak:   4096, tlsNote: "negotiated TLSv1.3",
+	}
+	r := RunSpec{Asked: 20000, Scenario: scenarios.Scenario{Load: scenarios.Load{Conns: 1000}}}
+	var row results.Row
+	if err := x.fill(&row, r); err != nil {
+		t.Fatal(err)
+	}
+	if row.Requests != 1000 || row.Bytes != 5000 || row.CPUProxy != 9 || row.BusyProxy != 0.9 || row.Bound != results.BoundProxy ||
+		row.SplicePipes != 3 || !row.HasPipes || row.PeakMemBytes != 4096 || !row.HasLatency || row.P99Ms != 2 {
+		t.Errorf("row %+v", row)
+	}
+	want := joinNotes(r.Scaled(), "negotiated TLSv1.3", errorNote(x.m))
+	if row.Note != want || row.Note == "" {
+		t.Errorf("note %q, want %q", row.Note, want)
+	}
+	x.m.Requests, x.m.Bytes = 0, 0
+	row = results.Row{}
+	if err := x.fill(&row, r); err == nil || row.Errors != 20 || row.CPUProxy != 9 {
+		t.Errorf("no exchange: %v, row %+v", err, row)
+	}
+}
