@@ -216,8 +216,8 @@ func New(c Config) (*Mix, error) {
 
 // Open opens the connections, c.OpenParallel at a time at c.OpenRate a
 // second. Connections that fail to open are opened again by their first
-// exchange; they are not among the window's errors, but Opened tells
-// how many opened.
+// exchange; they are not among the window's errors, but the result's
+// Conns tells how many opened.
 func (m *Mix) Open(ctx context.Context) {
 	start := time.Now()
 	sem := make(chan struct{}, m.cfg.OpenParallel)
@@ -251,9 +251,6 @@ func (m *Mix) Open(ctx context.Context) {
 		m.idle <- &m.slots[i]
 	}
 }
-
-// Opened is the number of connections open after Open.
-func (m *Mix) Opened() int { return m.opened }
 
 // Run runs the exchanges from now: the warm-up, then the window.
 func (m *Mix) Run(ctx context.Context) scenarios.MixResult { return m.RunFrom(ctx, time.Now()) }

@@ -91,18 +91,6 @@ func ReadFiles(paths []string) ([]Row, error) {
 	return rows, nil
 }
 
-// Read reads one session file from r; name is the file's name in errors.
-// Columns are matched by their header name, unknown ones are ignored, and a
-// missing required column, an empty or non-numeric figure of an ok run, or
-// an unknown mode, group, bound or status is an error naming its line.
-func Read(r io.Reader, name string) ([]Row, error) {
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", name, err)
-	}
-	return read(nil, data, name)
-}
-
 // read appends the runs of one file's data to rows.
 func read(rows []Row, data []byte, name string) ([]Row, error) {
 	// A row a line: size the result once rather than grow it.

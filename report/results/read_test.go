@@ -3,12 +3,23 @@ package results
 import (
 	"bytes"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 )
+
+// readFrom reads one session file's text from r as ReadFiles reads a
+// file; name is the file's name in errors.
+func readFrom(r io.Reader, name string) ([]Row, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	return read(nil, data, name)
+}
 
 const minimalHeader = "machine,session,proxy,group,mode,load,rep,seconds,requests,bytes,cpu_proxy_s,bound,peak_mem_bytes,status"
 
@@ -17,7 +28,7 @@ func TestReadByName(t *testing.T) {
 	in := "extra,status,machine,session,proxy,group,mode,load,rep,seconds,requests,bytes,cpu_proxy_s,bound,peak_mem_bytes,note\n" +
 		"x,ok,ARM (M4),s1,nginx,copy,http,ka-1k,2,10,150000,0,1.5,client,30000000,\n" +
 		"y,failed,ARM (M4),s1,squid,copy,http,ka-1k,1,,,,,,,connection reset\n"
-	rows, err := Read(strings.NewReader(in), "m4.csv")
+	rows, err := readFrom(strings.NewReader(in), "m4.csv")
 	if err != nil {
 		t.Fatalf("Read: %v", err)
 	}
@@ -43,7 +54,7 @@ func TestReadThrottlingAndPipes(t *testing.T) {
 	in := minimalHeader + ",throttled_periods,throttled_s,splice_pipes\n" +
 		"ARM,s1,haproxy splice-auto,splice,http,ka-1m,1,10,100,0,1,proxy,1000,ok,95,4.750,0\n" +
 		"ARM,s1,haproxy splice,splice,http,ka-1m,1,10,100,0,1,proxy,1000,ok,,,3\n"
-	rows, err := Read(strings.NewReader(in), "q.csv")
+	rows, err := readFrom(strings.NewReader(in), "q.csv")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +85,7 @@ func TestReadP999(t *testing.T) {
 	in := minimalHeader + ",p50_ms,p99_ms,p999_ms\n" +
 		"ARM,s1,squid,copy,mix-connect,mix-3k,1,10,100,0,1,proxy,1000,ok,1.5,23.7,2001.250\n" +
 		"ARM,s1,nginx,copy,http,ka-1k,1,10,100,0,1,proxy,1000,ok,0.2,0.9,\n"
-	rows, err := Read(strings.NewReader(in), "p.csv")
+	rows, err := readFrom(strings.NewReader(in), "p.csv")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +102,7 @@ func TestReadP999(t *testing.T) {
 			t.Errorf("Record of row %d: p999_ms %q; want %q", i+1, got, want)
 		}
 	}
-	old, err := Read(strings.NewReader(minimalHeader+",p50_ms,p99_ms\n"+"ARM,s1,squid,copy,mix-connect,mix-3k,1,10,100,0,1,proxy,1000,ok,1.5,23.7\n"), "old.csv")
+	old, err := readFrom(strings.NewReader(minimalHeader+",p50_ms,p99_ms\n"+"ARM,s1,squid,copy,mix-connect,mix-3k,1,10,100,0,1,proxy,1000,ok,1.5,23.7\n"), "old.csv")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +122,7 @@ func TestReadRoundTrip(t *testing.T) {
 	for _, r := range rows {
 		b.WriteString(strings.Join(r.Record(), ",") + "\n")
 	}
-	again, err := Read(&b, "again.csv")
+	again, err := readFrom(&b, "again.csv")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,9 +169,9 @@ func TestReadErrors(t *testing.T) {
 		{"bad time", minimalHeader + ",started\n" + ok + ",yesterday\n", `m4.csv:2: column "started": "yesterday" is not an RFC 3339 time`},
 	}
 	for _, c := range cases {
-		_, err := Read(strings.NewReader(c.in), "m4.csv")
+		_, err := readFrom(strings.NewReader(c.in), "m4.csv")
 		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
-			t.Errorf("%s: Read(%q) = %v; want an error starting %q", c.name, c.in, err, c.want)
+			t.Errorf("%s: reading %q = %v; want an error starting %q", c.name, c.in, err, c.want)
 		}
 		var se *SyntaxError
 		if err != nil && !errors.As(err, &se) {
