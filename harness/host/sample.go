@@ -44,7 +44,10 @@ import (
 // window are counted too. It reads /proc/PID/task/TID/schedstat through a
 // descriptor kept open per thread: the stat file is slow for the kernel
 // to make (about 30 us a thread here), while schedstat is three numbers,
-// in nanoseconds rather than 10 ms ticks.
+// in nanoseconds rather than 10 ms ticks. The task and fd directories are
+// listed, and their entries opened and read, relative to a descriptor of
+// the directory and into the sampler's own buffers (procfs.go): a poll
+// of a proxy of 2000 threads and 4000 sockets allocates next to nothing.
 
 // statPeriod is how often the sampler reads /proc/stat: the bounds of a
 // window given to StopWindow are met within this.
@@ -61,7 +64,8 @@ const threadPeriod = time.Second
 // pollBudget is the share of a CPU the polls of the threads may take: a
 // poll of many threads and descriptors (3proxy, a thread a connection,
 // holds 2000 threads and 4000 sockets under the 2000-connection loads;
-// a poll of them takes about 25 ms) puts the next one off until its cost
+// a poll of them takes 8 to 12 ms of a CPU here, the pipes' 4000
+// readlinks half of it) puts the next one off until its cost
 // is that share of the time since, rather than threadPeriod. The window's
 // first and last polls are made all the same, so a thread that lives
 // through the window is measured whole; one that ends inside it loses at
@@ -175,8 +179,8 @@ type pipeObs struct {
 // threadRec follows one thread through the window.
 type threadRec struct {
 	role Role
-	path string   // its schedstat file, when not kept open
-	f    *os.File // kept open while alive, nil once gone
+	fd   int  // its schedstat file, kept open while it lives; -1 when not kept open (see maxThreadFiles) or once gone
+	gone bool // its file could not be read: it ended
 	obs  []threadObs
 }
 
@@ -205,9 +209,11 @@ type Sampler struct {
 	finished bool
 	threads  map[int]*threadRec
 	pipes    []pipeObs
-	open     int    // descriptors kept open
-	buf      []byte // for reading schedstat
-	once     sync.Once
+	open     int // descriptors kept open
+	// The polls' buffers: a directory's listing, a path relative to
+	// it, a schedstat file, a thread's stat.
+	dents, path, buf, line []byte
+	once                   sync.Once
 }
 
 // StartSampling starts a measured window: it reads /proc/stat now and
@@ -215,7 +221,8 @@ type Sampler struct {
 // or StopWindow.
 func (h *Host) StartSampling() (*Sampler, error) {
 	s := &Sampler{h: h, cpuIndex: map[int]int{}, threads: map[int]*threadRec{},
-		buf: make([]byte, 128), statBuf: make([]byte, 4096), thrBuf: make([]byte, 1024)}
+		statBuf: make([]byte, 4096), thrBuf: make([]byte, 1024),
+		dents: make([]byte, dirBufSize), path: make([]byte, 0, 64), buf: make([]byte, 128), line: make([]byte, 1024)}
 	for _, r := range roles {
 		s.cpus = append(s.cpus, h.layout.cpus(r)...)
 	}
@@ -242,7 +249,7 @@ func (h *Host) StartSampling() (*Sampler, error) {
 	s.bootWall = now.Add(-up)
 	s.startTicks = uint64(up.Seconds() * userHZ)
 	s.polled = time.Now()
-	s.poll(true)
+	s.poll(true, true)
 	if s.first, err = s.readStat(); err != nil {
 		s.closeFiles()
 		return nil, err
@@ -402,7 +409,7 @@ func (s *Sampler) loop() {
 			s.keep(snap)
 		}
 		if now := time.Now(); !now.Before(next) {
-			s.poll(false)
+			s.poll(false, true)
 			cost := time.Since(now)
 			next = now.Add(max(threadPeriod, time.Duration(float64(cost)/pollBudget)))
 		}
@@ -430,77 +437,87 @@ func (s *Sampler) snapshots(last cpuSnap) []cpuSnap {
 	return append(out, last)
 }
 
-// poll reads the CPU time of every thread of every role's processes. The
-// caller holds mu, or has the sampler to itself.
-func (s *Sampler) poll(first bool) {
+// poll reads the CPU time of every thread of every role's processes, and
+// counts the proxy's pipes when pipes is set. The caller holds mu, or has
+// the sampler to itself.
+func (s *Sampler) poll(first, pipes bool) {
 	now := time.Now()
 	// Known threads first: one pread each.
 	for _, t := range s.threads {
-		if t.f != nil {
-			if v, ok := s.readRuntime(t.f); ok {
+		if t.fd >= 0 {
+			if v, ok := s.readRuntime(t.fd); ok {
 				t.obs = append(t.obs, threadObs{now, v})
 			} else {
-				t.f.Close()
-				t.f = nil
+				unix.Close(t.fd)
+				t.fd, t.gone = -1, true
 				s.open--
 			}
 		}
 	}
 	for _, r := range roles {
 		pids := s.h.PIDs(r)
-		if r == RoleProxy {
-			s.pipes = append(s.pipes, pipeObs{now, len(s.h.proxyPipes(pids, true))})
+		if r == RoleProxy && pipes {
+			s.pipes = append(s.pipes, pipeObs{now, len(s.h.proxyPipes(pids, true, s.dents))})
 		}
 		for _, pid := range pids {
-			dir, tids, err := procList(pid, "task")
-			if err != nil {
-				continue // gone meanwhile
-			}
-			for _, name := range tids {
-				tid, err := strconv.Atoi(name)
-				if err != nil {
-					continue
-				}
-				if t, ok := s.threads[tid]; ok {
-					if t.f == nil && t.path != "" {
-						s.reread(t, now)
-					}
-					continue
-				}
-				s.addThread(r, tid, dir+name, first, now)
-			}
+			s.pollTasks(r, pid, first, now)
 		}
 	}
 }
 
-// addThread starts following a thread.
-func (s *Sampler) addThread(r Role, tid int, dir string, first bool, now time.Time) {
-	f, err := os.Open(dir + "/schedstat")
+// pollTasks lists the threads of process pid and reads those the poll
+// has not read: the new ones, and the known ones whose file is not kept
+// open.
+func (s *Sampler) pollTasks(r Role, pid int, first bool, now time.Time) {
+	dir, err := openProcDir(pid, "task")
+	if err != nil {
+		return // gone meanwhile
+	}
+	defer unix.Close(dir)
+	_ = eachEntry(dir, s.dents, func(name []byte) {
+		v, n := parseUint(name)
+		if n == 0 || n < len(name) || v > 1<<31 {
+			return
+		}
+		tid := int(v)
+		if t, ok := s.threads[tid]; ok {
+			if t.fd < 0 && !t.gone {
+				s.reread(t, dir, name, now)
+			}
+			return
+		}
+		s.addThread(r, tid, dir, name, first, now)
+	})
+}
+
+// addThread starts following thread name of the task directory dir.
+func (s *Sampler) addThread(r Role, tid int, dir int, name []byte, first bool, now time.Time) {
+	s.path = cpath(s.path, name, "/schedstat")
+	fd, err := openAt(dir, s.path)
 	if err != nil {
 		return
 	}
-	v, ok := s.readRuntime(f)
+	v, ok := s.readRuntime(fd)
 	if !ok {
-		f.Close()
+		unix.Close(fd)
 		return
 	}
-	t := &threadRec{role: r}
+	t := &threadRec{role: r, fd: -1, obs: make([]threadObs, 0, 4)}
 	// A thread first seen after the window started was born in it unless
 	// its start time says otherwise: it is observed from its birth, with
 	// no time on a CPU then.
 	if !first {
-		if st, err := s.threadStart(dir); err == nil && st >= s.startTicks {
+		if st, err := s.threadStart(dir, name); err == nil && st >= s.startTicks {
 			born := s.bootWall.Add(time.Duration(st) * time.Second / userHZ)
 			t.obs = append(t.obs, threadObs{maxTime(born, s.start), 0})
 		}
 	}
 	t.obs = append(t.obs, threadObs{now, v})
 	if s.open < maxThreadFiles {
-		t.f = f
+		t.fd = fd
 		s.open++
 	} else {
-		t.path = f.Name()
-		f.Close()
+		unix.Close(fd)
 	}
 	s.threads[tid] = t
 }
@@ -513,60 +530,76 @@ func maxTime(a, b time.Time) time.Time {
 	return b
 }
 
-// reread reads a thread whose file is not kept open.
-func (s *Sampler) reread(t *threadRec, now time.Time) {
-	f, err := os.Open(t.path)
+// reread reads thread name of the task directory dir, whose file is not
+// kept open.
+func (s *Sampler) reread(t *threadRec, dir int, name []byte, now time.Time) {
+	s.path = cpath(s.path, name, "/schedstat")
+	fd, err := openAt(dir, s.path)
 	if err != nil {
-		t.path = ""
+		t.gone = true
 		return
 	}
-	defer f.Close()
-	if v, ok := s.readRuntime(f); ok {
+	defer unix.Close(fd)
+	if v, ok := s.readRuntime(fd); ok {
 		t.obs = append(t.obs, threadObs{now, v})
 	}
 }
 
-// readRuntime reads the first field of a schedstat file: the thread's
-// time on a CPU in nanoseconds.
-func (s *Sampler) readRuntime(f *os.File) (uint64, bool) {
-	n, err := f.ReadAt(s.buf, 0)
-	if n == 0 && err != nil {
+// readRuntime reads the first field of the schedstat file open as fd:
+// the thread's time on a CPU in nanoseconds.
+func (s *Sampler) readRuntime(fd int) (uint64, bool) {
+	n, err := unix.Pread(fd, s.buf, 0)
+	if n <= 0 || err != nil {
 		return 0, false
 	}
 	b := s.buf[:n]
-	if i := bytes.IndexByte(b, ' '); i > 0 {
-		b = b[:i]
-	}
-	v, err := strconv.ParseUint(string(b), 10, 64)
-	return v, err == nil
+	v, k := parseUint(b)
+	return v, k > 0 && (k == len(b) || b[k] == ' ')
 }
 
-// threadStart returns a thread's start time in ticks since boot.
-func (s *Sampler) threadStart(dir string) (uint64, error) {
-	b, err := os.ReadFile(dir + "/stat")
+// threadStart returns the start time, in ticks since boot, of thread
+// name of the task directory dir: its stat file read in one read.
+func (s *Sampler) threadStart(dir int, name []byte) (uint64, error) {
+	s.path = cpath(s.path, name, "/stat")
+	fd, err := openAt(dir, s.path)
 	if err != nil {
 		return 0, err
 	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("%s/stat: no command name", dir)
+	n, err := unix.Read(fd, s.line)
+	unix.Close(fd)
+	if err != nil {
+		return 0, err
 	}
-	// Fields after the name start at the state, field 3; the start time
-	// is field 22.
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 20 {
-		return 0, fmt.Errorf("%s/stat: %d fields", dir, len(f)+2)
-	}
-	return strconv.ParseUint(f[19], 10, 64)
+	return parseStartTime(s.line[:max(n, 0)])
 }
 
-// procList lists a directory of a process, /proc/PID/sub/, and returns
-// its path, ending in a slash, with its entries; an error when the
-// process is gone.
-func procList(pid int, sub string) (string, []string, error) {
-	dir := "/proc/" + strconv.Itoa(pid) + "/" + sub + "/"
-	names, err := readDirNames(dir)
-	return dir, names, err
+// parseStartTime reads a thread's start time from its stat line: field
+// 22, counting from the pid; the fields after the name (in parentheses,
+// and which may hold anything) start at the state, field 3.
+func parseStartTime(b []byte) (uint64, error) {
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, errors.New("stat: no command name")
+	}
+	b = b[i+1:]
+	for field := 3; ; field++ {
+		b = bytes.TrimLeft(b, " ")
+		if len(b) == 0 {
+			return 0, fmt.Errorf("stat: %d fields", field-1)
+		}
+		if field == 22 {
+			v, n := parseUint(b)
+			if n == 0 {
+				return 0, fmt.Errorf("stat: start time %.20q", b)
+			}
+			return v, nil
+		}
+		j := bytes.IndexByte(b, ' ')
+		if j < 0 {
+			return 0, fmt.Errorf("stat: %d fields", field)
+		}
+		b = b[j:]
+	}
 }
 
 // readDirNames lists a directory.
@@ -582,7 +615,7 @@ func readDirNames(dir string) ([]string, error) {
 // Stop ends the window and returns what it cost each role, from
 // StartSampling to now. Calling it (or StopWindow) again returns an error.
 func (s *Sampler) Stop() (Sample, error) {
-	return s.finish(func(last cpuSnap, snaps []cpuSnap) (Sample, error) {
+	return s.finish(true, func(last cpuSnap, snaps []cpuSnap) (Sample, error) {
 		// The threads' last poll follows the last snapshot.
 		smp := s.sample(s.first, last, s.start, time.Now(), last.t.Sub(s.start))
 		smp.PerSecond = s.perSecond(snaps, s.start, last.t)
@@ -602,7 +635,10 @@ func (s *Sampler) StopWindow(end time.Time, window time.Duration) (Sample, error
 	if window <= 0 {
 		return Sample{}, fmt.Errorf("sampler window %v: want a positive length", window)
 	}
-	return s.finish(func(last cpuSnap, snaps []cpuSnap) (Sample, error) {
+	// The last poll's count of the pipes comes after a window that has
+	// ended: it would not count.
+	pipes := !time.Now().After(end)
+	return s.finish(pipes, func(last cpuSnap, snaps []cpuSnap) (Sample, error) {
 		lo := end.Add(-window)
 		a, b := -1, -1
 		for i, sn := range snaps {
@@ -623,9 +659,10 @@ func (s *Sampler) StopWindow(end time.Time, window time.Duration) (Sample, error
 	})
 }
 
-// finish stops the sampling once, reads the last snapshot and threads, and
-// computes the sample with calc.
-func (s *Sampler) finish(calc func(last cpuSnap, snaps []cpuSnap) (Sample, error)) (Sample, error) {
+// finish stops the sampling once, reads the last snapshot and threads
+// (and the proxy's pipes, when pipes is set), and computes the sample
+// with calc.
+func (s *Sampler) finish(pipes bool, calc func(last cpuSnap, snaps []cpuSnap) (Sample, error)) (Sample, error) {
 	first := false
 	s.once.Do(func() { first = true })
 	if !first {
@@ -639,7 +676,7 @@ func (s *Sampler) finish(calc func(last cpuSnap, snaps []cpuSnap) (Sample, error
 	if err != nil {
 		return Sample{}, err
 	}
-	s.poll(false)
+	s.poll(false, pipes)
 	return calc(last, s.snapshots(last))
 }
 
@@ -650,9 +687,9 @@ func (s *Sampler) closeFiles() {
 		s.cpuStat.Close()
 	}
 	for _, t := range s.threads {
-		if t.f != nil {
-			t.f.Close()
-			t.f = nil
+		if t.fd >= 0 {
+			unix.Close(t.fd)
+			t.fd = -1
 		}
 	}
 	s.open = 0
@@ -818,35 +855,37 @@ func boundOf(busy, thread map[Role]float64, cpus int, quota, throttled float64) 
 // sampler counts only the others as the splicing's (Sample.Pipes). Call
 // it for each run's proxy.
 func (h *Host) ProxyReady() {
-	own := h.proxyPipes(h.PIDs(RoleProxy), false)
+	own := h.proxyPipes(h.PIDs(RoleProxy), false, make([]byte, dirBufSize))
 	h.pipesMu.Lock()
 	h.ownPipes = own
 	h.pipesMu.Unlock()
 }
 
 // proxyPipes returns the distinct pipes (by inode) that pids hold, less
-// those noted by ProxyReady when notNoted is set.
-func (h *Host) proxyPipes(pids []int, notNoted bool) map[uint64]bool {
+// those noted by ProxyReady when notNoted is set; dents is the buffer of
+// the descriptors' listing (dirBufSize).
+func (h *Host) proxyPipes(pids []int, notNoted bool, dents []byte) map[uint64]bool {
 	h.pipesMu.Lock()
 	own := h.ownPipes
 	h.pipesMu.Unlock()
 	found := map[uint64]bool{}
 	var buf [64]byte
 	for _, pid := range pids {
-		dir, fds, err := procList(pid, "fd")
+		dir, err := openProcDir(pid, "fd")
 		if err != nil {
 			continue // gone meanwhile
 		}
-		for _, fd := range fds {
-			n, err := unix.Readlink(dir+fd, buf[:])
+		_ = eachEntry(dir, dents, func(fd []byte) {
+			n, err := readlinkAt(dir, fd[:len(fd)+1], buf[:])
 			if err != nil {
-				continue
+				return
 			}
 			ino, ok := pipeInode(buf[:n])
 			if ok && !(notNoted && own[ino]) {
 				found[ino] = true
 			}
-		}
+		})
+		unix.Close(dir)
 	}
 	return found
 }
