@@ -285,20 +285,23 @@ func hdrChart(title string, lines []hdrLine) ([]byte, error) {
 	p.X.Label.Text = "percentile"
 	p.Y.Label.Text = "latency, ms"
 	p.Y.Scale = plot.LogScale{}
-	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.Y.Tick.Marker = ticks125{}
 	var ticks plot.ConstantTicks
 	for _, t := range hdrTicks {
 		ticks = append(ticks, plot.Tick{Value: hdrX(t), Label: strconv.FormatFloat(t, 'f', -1, 64)})
 	}
 	p.X.Tick.Marker = ticks
-	p.X.Min, p.X.Max = hdrX(hdrTicks[0]), hdrX(hdrTicks[len(hdrTicks)-1])
+	first, last := hdrX(hdrTicks[0]), hdrX(hdrTicks[len(hdrTicks)-1])
+	// Room beyond the last percentile for its label, which is centred on
+	// its tick.
+	p.X.Min, p.X.Max = first, last+0.08*(last-first)
 	p.Legend.Top, p.Legend.Left = true, true
 	p.Legend.XOffs = 0.5 * vg.Centimeter
 	const steps = 120
 	for _, l := range lines {
 		pts := make(plotter.XYs, 0, steps+1)
 		for i := 0; i <= steps; i++ {
-			x := p.X.Min + (p.X.Max-p.X.Min)*float64(i)/steps
+			x := first + (last-first)*float64(i)/steps
 			q := 100 * (1 - math.Pow(10, -x))
 			pts = append(pts, plotter.XY{X: x, Y: max(float64(l.h.ValueAtQuantile(q))/1e3, 0.001)})
 		}
@@ -315,6 +318,27 @@ func hdrChart(title string, lines []hdrLine) ([]byte, error) {
 	return svgOf([]*plot.Plot{p}, nil, hdrWidth, hdrHeight)
 }
 
+// ticks125 marks a log axis at 1, 2 and 5 times the powers of ten in its
+// range, each labelled, so that a range within one decade still reads.
+type ticks125 struct{}
+
+func (ticks125) Ticks(min, max float64) []plot.Tick {
+	var ticks []plot.Tick
+	for e := math.Floor(math.Log10(min)); e <= math.Ceil(math.Log10(max)); e++ {
+		for _, m := range []float64{1, 2, 5} {
+			v := m * math.Pow(10, e)
+			if v >= min && v <= max {
+				ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', -1, 64)})
+			}
+		}
+	}
+	return ticks
+}
+
+// legendRoom is how far above its highest point a small chart's axis
+// reaches, so that the legend in its top corner stays clear of the lines.
+const legendRoom = 2.2
+
 // The roles' colors and names in the CPU panels.
 var roleLines = []struct {
 	role  string
@@ -330,9 +354,12 @@ var roleLines = []struct {
 // CPU busy fraction, a line per run (dashed from the second run on).
 func seriesChart(title string, unit results.Unit, runs []*results.RunData) ([]byte, error) {
 	var plots []*plot.Plot
-	hasLoad := false
+	hasLoad, hasCPU := false, false
 	for _, d := range runs {
 		hasLoad = hasLoad || len(d.Intervals) > 0
+		for _, rl := range roleLines {
+			hasCPU = hasCPU || len(d.CPU[rl.role]) > 0
+		}
 	}
 	dash := func(i int) []vg.Length {
 		if i == 0 {
@@ -345,6 +372,10 @@ func seriesChart(title string, unit results.Unit, runs []*results.RunData) ([]by
 		p.Title.Text = title
 		p.Y.Label.Text = string(unit)
 		p.Y.Min = 0
+		if !hasCPU {
+			p.X.Label.Text = "s"
+		}
+		top := 0.0
 		for i, d := range runs {
 			if len(d.Intervals) == 0 {
 				continue
@@ -354,6 +385,7 @@ func seriesChart(title string, unit results.Unit, runs []*results.RunData) ([]by
 			for k, iv := range d.Intervals {
 				at += iv.Seconds
 				pts[k] = plotter.XY{X: at, Y: iv.Of(unit)}
+				top = max(top, pts[k].Y)
 			}
 			line, err := plotter.NewLine(pts)
 			if err != nil {
@@ -364,7 +396,12 @@ func seriesChart(title string, unit results.Unit, runs []*results.RunData) ([]by
 			p.Legend.Add("rep "+strconv.Itoa(d.Rep), line)
 		}
 		p.Legend.Top = true
+		p.Y.Max = top * legendRoom
 		plots = append(plots, p)
+	}
+	if !hasCPU {
+		plots[0].X.Max = math.Max(plots[0].X.Max, 1) * 1.06
+		return svgOf(plots, nil, seriesWidth, seriesHeight*0.6)
 	}
 	c := plot.New()
 	if !hasLoad {
@@ -372,7 +409,8 @@ func seriesChart(title string, unit results.Unit, runs []*results.RunData) ([]by
 	}
 	c.Y.Label.Text = "CPU busy"
 	c.X.Label.Text = "s"
-	c.Y.Min, c.Y.Max = 0, 1
+	c.Y.Min, c.Y.Max = 0, legendRoom
+	c.Y.Tick.Marker = plot.ConstantTicks{{Value: 0, Label: "0"}, {Value: 0.5, Label: "0.5"}, {Value: 1, Label: "1"}}
 	for i, d := range runs {
 		for _, rl := range roleLines {
 			v := d.CPU[rl.role]
@@ -400,6 +438,10 @@ func seriesChart(title string, unit results.Unit, runs []*results.RunData) ([]by
 	h := seriesHeight
 	if !hasLoad {
 		h = seriesHeight * 0.6
+	}
+	// Room on the right for the last second's label, centred on its tick.
+	for _, p := range plots {
+		p.X.Max = math.Max(p.X.Max, 1) * 1.06
 	}
 	return svgOf(plots, nil, seriesWidth, h)
 }
