@@ -402,20 +402,30 @@ func (cs *cgroupSet) close() error {
 			errs = append(errs, err)
 		}
 	}
-	back := cs.v2Parent
+	back := []string{cs.v2Parent}
 	if cs.unit != "" {
-		back = filepath.Join(t.root, cs.home)
+		// Where it came from, or the root cgroup when that went: a scope
+		// of systemd-run that held bench alone went when bench left it.
+		back = []string{filepath.Join(t.root, cs.home), t.root}
 	}
-	if cs.v2Leaf != "" || cs.unit != "" {
-		if err := t.write(back, "cgroup.procs", strconv.Itoa(t.pid)); err != nil {
+	out := cs.v2Leaf == "" && cs.unit == ""
+	for _, dir := range back {
+		if out {
+			break
+		}
+		err := t.write(dir, "cgroup.procs", strconv.Itoa(t.pid))
+		if out = err == nil; !out && dir == back[len(back)-1] {
 			errs = append(errs, err)
-		} else if cs.v2Leaf != "" {
-			if err := t.remove(cs.v2Leaf); err != nil {
-				errs = append(errs, err)
-			}
 		}
 	}
-	if cs.unit != "" {
+	if out && cs.v2Leaf != "" {
+		if err := t.remove(cs.v2Leaf); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	// Stopping the scope ends what is in it: not while bench still is;
+	// systemd collects it once bench has exited.
+	if cs.unit != "" && out {
 		if _, err := t.systemd.stop(cs.unit); err != nil {
 			errs = append(errs, err)
 		}

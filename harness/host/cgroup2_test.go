@@ -289,3 +289,32 @@ func TestV2Check(t *testing.T) {
 		t.Errorf("check in a shared scope = %+v; want the other processes named", it)
 	}
 }
+
+// bench alone in a scope of systemd-run: once bench moved to its session's
+// scope, systemd collected the emptied one. At the end bench goes to the
+// root cgroup instead, and its session's scope is stopped only once
+// bench is out of it.
+func TestV2HomeGone(t *testing.T) {
+	own := "/system.slice/run-7.scope"
+	k, sd := systemdTree(t, own)
+	tree := k.tree(benchPID, map[string]string{"": own}, sd)
+	cs, err := newCgroupSet(tree, "bench-", "", fakeLayout, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := k.rmdir(filepath.Join(k.root, own)); err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.close(); err != nil {
+		t.Fatalf("close: %v", err)
+	}
+	if got := k.cgroupOf("", benchPID); got != "/" {
+		t.Errorf("bench is in %q after close; want the root cgroup", got)
+	}
+	if !slices.Equal(sd.stopped, []string{"bench-session.scope"}) {
+		t.Errorf("stopped %v; want the session's scope", sd.stopped)
+	}
+	if left := k.named("bench-"); len(left) > 0 {
+		t.Errorf("left: %v", left)
+	}
+}
