@@ -186,6 +186,11 @@ func New(cfg Config) (_ *Host, err error) {
 	if h.cgroups, err = newCgroupSet(tree, cfg.Prefix, cfg.CgroupParent, cfg.Layout, cfg.ProxyCPUQuota); err != nil {
 		return nil, err
 	}
+	// Moving into a cpuset (a delegated scope, a leaf) resets a process's
+	// affinity on kernels before 6.2: pinned again.
+	if _, err := pinSelf(harnessCPUs(cfg.Layout, online)); err != nil {
+		return nil, err
+	}
 	if err := h.saveState(); err != nil {
 		return nil, err
 	}
