@@ -17,6 +17,7 @@ import (
 // (50 µs) instead.
 type sleeper struct {
 	f   *os.File // the timerfd; nil: Go's timers alone
+	fd  int      // its descriptor, set through: f.Fd() would make it blocking
 	buf [8]byte
 }
 
@@ -27,7 +28,7 @@ func newSleeper() *sleeper {
 	if err != nil {
 		return &sleeper{}
 	}
-	return &sleeper{f: os.NewFile(uintptr(fd), "timerfd")}
+	return &sleeper{f: os.NewFile(uintptr(fd), "timerfd"), fd: fd}
 }
 
 // close releases the timerfd.
@@ -53,7 +54,7 @@ func (s *sleeper) until(ctx context.Context, t time.Time) bool {
 		return ctx.Err() == nil
 	}
 	spec := unix.ItimerSpec{Value: unix.NsecToTimespec(d.Nanoseconds())}
-	if err := unix.TimerfdSettime(int(s.f.Fd()), 0, &spec, nil); err != nil {
+	if err := unix.TimerfdSettime(s.fd, 0, &spec, nil); err != nil {
 		return sleepUntil(ctx, t)
 	}
 	if n, err := s.f.Read(s.buf[:]); err != nil || n != 8 || binary.NativeEndian.Uint64(s.buf[:]) == 0 {
