@@ -184,9 +184,9 @@ func TestDepsPerFamily(t *testing.T) {
 	}{
 		{"debian-12", []string{"apt-get update -qq", "apt-get install -y -qq --no-install-recommends"}},
 		{"ubuntu-24.04", []string{"apt-get update -qq", "apt-get install -y -qq --no-install-recommends"}},
-		{"almalinux-10", []string{"dnf install -y epel-release", "crb enable", "dnf install -y"}},
-		{"rocky-9", []string{"dnf install -y epel-release", "crb enable", "dnf install -y"}},
-		{"fedora-42", []string{"dnf install -y"}},
+		{"almalinux-10", []string{"dnf install -y epel-release", "crb enable", "dnf -q makecache", "dnf install -y"}},
+		{"rocky-9", []string{"dnf install -y epel-release", "crb enable", "dnf -q makecache", "dnf install -y"}},
+		{"fedora-42", []string{"dnf -q makecache", "dnf install -y"}},
 	} {
 		t.Run(c.file, func(t *testing.T) {
 			path := filepath.Join("testdata", "os-release", c.file)
@@ -247,7 +247,7 @@ func TestDepsSkipsMissing(t *testing.T) {
 if [ "$2" = dante-server ]; then echo "$2:"; echo "  Installed: (none)"; echo "  Candidate: (none)"
 else echo "$2:"; echo "  Installed: (none)"; echo "  Candidate: 1.0-1"; fi`,
 				"apt-get": `echo "apt-get $*" >>` + logFile,
-				"dnf": `if [ "$1" = -q ] && [ "$2" = info ]; then [ "$3" != dante-server ]; exit; fi
+				"dnf": `if [ "$1 $2 $3" = "-q -C info" ]; then [ "$4" != dante-server ]; exit; fi
 echo "dnf $*" >>` + logFile,
 				"crb": `echo "crb $*" >>` + logFile,
 			}
