@@ -19,6 +19,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -122,8 +123,12 @@ func TestDebian13(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	disk := filepath.Join(t.TempDir(), "io.img")
-	run(t, "mke2fs", "-q", "-t", "ext4", "-d", ioDir, disk, "1G")
+	newDisk := func() string {
+		disk := filepath.Join(t.TempDir(), "io.img")
+		run(t, "mke2fs", "-q", "-t", "ext4", "-d", ioDir, disk, "1G")
+		return disk
+	}
+	disk := newDisk()
 
 	console := filepath.Join(keep, "console.log")
 	accel := env("VMTEST_ACCEL", "auto")
@@ -135,7 +140,19 @@ func TestDebian13(t *testing.T) {
 		}
 	}
 	if accel != "kvm" || os.Getenv("VMTEST_ACCEL") == "kvm" {
-		if err := boot(t, image, disk, console, accel, false); err != nil {
+		err := boot(t, image, disk, console, accel, false)
+		if errors.Is(err, errGuestPanic) && accel == "tcg" {
+			// Seen once in five runs here: an Oops on int3 in the middle
+			// of the kernel's own code patching, with 8 vCPUs emulated on
+			// threads of their own. That is the emulator's, not bench's:
+			// the whole test once more, on a fresh disk.
+			first := filepath.Join(keep, "console-panic.log")
+			os.Rename(console, first)
+			t.Logf("%v (console in %s): booting once more", err, first)
+			disk = newDisk()
+			err = boot(t, image, disk, console, accel, false)
+		}
+		if err != nil {
 			t.Fatalf("boot (%s): %v; console in %s", accel, err, console)
 		}
 	}
@@ -146,6 +163,9 @@ func TestDebian13(t *testing.T) {
 	run(t, "debugfs", "-R", "rdump /out "+keep, disk)
 	check(t, out)
 }
+
+// errGuestPanic is boot's error when the guest's kernel panicked.
+var errGuestPanic = errors.New("the guest's kernel panicked")
 
 // boot runs the VM until it powers off. With probe, it gives up as soon
 // as the accelerator fails (KVM's "internal error" stops the VM, which
@@ -170,7 +190,8 @@ func boot(t *testing.T, image, disk, console, accel string, probe bool) error {
 		"-nodefaults", "-display", "none", "-serial", "stdio", "-no-reboot", "-nic", "none",
 		"-kernel", filepath.Join(image, "vmlinuz"), "-initrd", filepath.Join(image, "initrd.img"),
 		// cgroup v2 only, as Debian 13 mounts it by default.
-		"-append", "root=/dev/vda rw console=ttyS0 quiet systemd.show_status=false systemd.unified_cgroup_hierarchy=1",
+		// A panic (and an Oops, made one) ends the VM at once.
+		"-append", "root=/dev/vda rw console=ttyS0 quiet systemd.show_status=false systemd.unified_cgroup_hierarchy=1 panic=-1 oops=panic",
 		// The root stays as cached: the guest's writes go to a temporary file.
 		"-drive", "file="+filepath.Join(image, "root.img")+",if=virtio,format=raw,snapshot=on",
 		"-drive", "file="+disk+",if=virtio,format=raw")
@@ -186,7 +207,10 @@ func boot(t *testing.T, image, disk, console, accel string, probe bool) error {
 	}
 	up := make(chan struct{})
 	failed := make(chan string, 1)
+	panicked := make(chan string, 1)
+	scanned := make(chan struct{})
 	go func() {
+		defer close(scanned)
 		sc := bufio.NewScanner(pr)
 		sc.Buffer(make([]byte, 1<<20), 1<<20)
 		seen := false
@@ -200,6 +224,11 @@ func boot(t *testing.T, image, disk, console, accel string, probe bool) error {
 			case strings.Contains(line, "KVM internal error"), strings.Contains(line, "failed to initialize kvm"):
 				select {
 				case failed <- line:
+				default:
+				}
+			case strings.Contains(line, "Kernel panic - not syncing"):
+				select {
+				case panicked <- line:
 				default:
 				}
 			}
@@ -223,6 +252,12 @@ func boot(t *testing.T, image, disk, console, accel string, probe bool) error {
 		}
 	}
 	err = <-exited
+	<-scanned // every line of the console read
+	select {
+	case line := <-panicked:
+		return fmt.Errorf("%w: %s", errGuestPanic, strings.TrimSpace(line))
+	default:
+	}
 	if ctx.Err() != nil {
 		return fmt.Errorf("the VM did not power off within %v", timeout)
 	}
