@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"os/exec"
 	"runtime"
 	"strings"
 	"testing"
@@ -46,5 +47,22 @@ func TestMixSplitFitsTheCheck(t *testing.T) {
 		if need := host.ClientDescriptors(share); uint64(need) > limit {
 			t.Errorf("%d connections over %d processes: %d a process need %d descriptors; the limit is %d", conns, n, share, need, limit)
 		}
+	}
+}
+
+// The plan names each packaged proxy that is not installed, with the
+// column it would give and what installs it; a proxy found by another of
+// its names (stunnel4) is installed.
+func TestAbsentProxies(t *testing.T) {
+	lookPath := func(name string) (string, error) {
+		if name == "danted" || name == "sockd" || name == "stunnel" {
+			return "", exec.ErrNotFound
+		}
+		return "/usr/sbin/" + name, nil
+	}
+	got := absentProxies(lookPath)
+	want := "dante (danted: " + InstallAdvice(osRelease(), []string{"danted"}) + ")"
+	if len(got) != 1 || got[0] != want {
+		t.Errorf("absentProxies = %q; want [%q]", got, want)
 	}
 }

@@ -48,16 +48,9 @@ var programs = func() []program {
 // Their columns are left out of a session; the plan says so.
 func absentProxies(lookPath func(string) (string, error)) []string {
 	var out []string
-	for _, p := range proxies.PackagedProxies() {
-		found := false
-		for _, b := range p.Binaries {
-			if _, err := lookPath(b); err == nil {
-				found = true
-				break
-			}
-		}
-		if !found {
-			out = append(out, fmt.Sprintf("%s (%s: %s)", p.Kind, p.Binaries[0], InstallAdvice(osRelease(), p.Binaries[:1])))
+	for _, p := range programs {
+		if _, ok := p.lookup(lookPath); p.Column != "" && !ok {
+			out = append(out, fmt.Sprintf("%s (%s: %s)", p.Column, p.Name, InstallAdvice(osRelease(), []string{p.Name})))
 		}
 	}
 	return out
@@ -72,12 +65,19 @@ func osRelease() string {
 
 // found is the name the program goes by in PATH, its first name if none.
 func (p program) found() string {
+	n, _ := p.lookup(exec.LookPath)
+	return n
+}
+
+// lookup is the name the program goes by in PATH as lookPath finds it,
+// and whether it is there at all (its first name when it is not).
+func (p program) lookup(lookPath func(string) (string, error)) (string, bool) {
 	for _, n := range append([]string{p.Name}, p.Also...) {
-		if _, err := exec.LookPath(n); err == nil {
-			return n
+		if _, err := lookPath(n); err == nil {
+			return n, true
 		}
 	}
-	return p.Name
+	return p.Name, false
 }
 
 // toolVersion is the first line of a load tool's version output; for a
