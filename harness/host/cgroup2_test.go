@@ -30,6 +30,19 @@ func systemdTree(t *testing.T, own string) (*fakeKernel, *fakeSystemd) {
 	return k, newFakeSystemd(k)
 }
 
+// delegatedSession is a session's cgroups under systemd, bench having
+// started in own.
+func delegatedSession(t *testing.T, own string) (*fakeKernel, *fakeSystemd, *cgroupTree, *cgroupSet) {
+	t.Helper()
+	k, sd := systemdTree(t, own)
+	tree := k.tree(benchPID, map[string]string{"": own}, sd)
+	cs, err := newCgroupSet(tree, "bench-", "", fakeLayout, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k, sd, tree, cs
+}
+
 // checkSession checks the role cgroups of cs beneath parent: pinned to the
 // layout, the proxy's quota, and bench itself in none of them.
 func checkSession(t *testing.T, k *fakeKernel, cs *cgroupSet, parent string) {
@@ -242,13 +255,7 @@ func TestV2GivenParent(t *testing.T) {
 // clean-up kills them, removes the cgroups, and stops the scope, found by
 // the prefix even when the lock recorded nothing.
 func TestV2CleanStopsScope(t *testing.T) {
-	own := "/system.slice/benchtest.service"
-	k, sd := systemdTree(t, own)
-	tree := k.tree(benchPID, map[string]string{"": own}, sd)
-	cs, err := newCgroupSet(tree, "bench-", "", fakeLayout, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	k, _, tree, cs := delegatedSession(t, "/system.slice/benchtest.service")
 	k.movePID(cs.roles[RoleProxy].dirs[0], "7000") // a proxy the killed session left
 	dirs := tree.leftovers("bench-", cs.made)
 	if len(dirs) != len(cs.made) {
@@ -296,12 +303,7 @@ func TestV2Check(t *testing.T) {
 // bench is out of it.
 func TestV2HomeGone(t *testing.T) {
 	own := "/system.slice/run-7.scope"
-	k, sd := systemdTree(t, own)
-	tree := k.tree(benchPID, map[string]string{"": own}, sd)
-	cs, err := newCgroupSet(tree, "bench-", "", fakeLayout, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	k, sd, _, cs := delegatedSession(t, own)
 	if err := k.rmdir(filepath.Join(k.root, own)); err != nil {
 		t.Fatal(err)
 	}
