@@ -402,19 +402,24 @@ func (cs *cgroupSet) close() error {
 			errs = append(errs, err)
 		}
 	}
-	back := []string{cs.v2Parent}
-	if cs.unit != "" {
-		// Where it came from, or the root cgroup when that went: a scope
-		// of systemd-run that held bench alone went when bench left it.
-		back = []string{filepath.Join(t.root, cs.home), t.root}
-	}
+	// out: this process is out of the cgroups made for the session.
 	out := cs.v2Leaf == "" && cs.unit == ""
-	for _, dir := range back {
-		if out {
-			break
+	if !out {
+		back := []string{cs.v2Parent}
+		if cs.unit != "" {
+			// Where it came from, or the root cgroup when that went: a
+			// scope of systemd-run that held bench alone went when bench
+			// left it.
+			back = []string{filepath.Join(t.root, cs.home), t.root}
 		}
-		err := t.write(dir, "cgroup.procs", strconv.Itoa(t.pid))
-		if out = err == nil; !out && dir == back[len(back)-1] {
+		var err error
+		for _, dir := range back {
+			if err = t.write(dir, "cgroup.procs", strconv.Itoa(t.pid)); err == nil {
+				out = true
+				break
+			}
+		}
+		if !out {
 			errs = append(errs, err)
 		}
 	}
