@@ -7,7 +7,7 @@ GO ?=
 go_found = $(eval go_found := $$(shell sh scripts/find-go $$(GO)))$(go_found)
 go = $(if $(filter error:,$(firstword $(go_found))),$(error $(wordlist 2,999,$(go_found))),$(go_found))
 
-.PHONY: all toolchain build install deps modules test vm-test bench report
+.PHONY: all toolchain build install deps modules test test-loaded vm-test bench report
 
 all: build
 
@@ -38,6 +38,17 @@ modules: toolchain
 test: toolchain deps
 	$(go) vet ./...
 	$(go) test -p 1 -count=1 -timeout 60m ./...
+
+# test-loaded runs the sampler's tests again while a real-time busy loop
+# holds CPU 0, the harness's on every layout, 300 ms of every second
+# (internal/testenv/rthog), as the load of a benchmark holds the
+# sampler's thread off its CPU. LOADED_COUNT sets how many times.
+LOADED_COUNT ?= 2
+test-loaded: toolchain
+	$(go) build -o bin/rthog ./internal/testenv/rthog
+	@bin/rthog -cpu 0 -busy 300ms -period 1s -for 30m & hog=$$!; \
+	$(go) test -count=$(LOADED_COUNT) -run Sampler ./harness/host; \
+	rc=$$?; kill $$hog; wait $$hog 2>/dev/null; exit $$rc
 
 # vm-test boots Debian 13 under qemu (systemd, cgroup v2 only, 8 vCPUs,
 # no network device) and runs bench there as users do: from a systemd

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"bench/harness/host"
+	"bench/report/pace"
 	"bench/report/results"
 )
 
@@ -116,7 +116,7 @@ func runSummary(r results.Row) string {
 	rate := unit.Format(unit.Of(&r))
 	s := fmt.Sprintf("%s  bound %s  proxy busy %.0f%%  mem %.0f MB", rate, r.Bound, r.BusyProxy*100, float64(r.PeakMemBytes)/1e6)
 	if r.Throttling {
-		s += fmt.Sprintf("  throttled %.0f%%", host.ThrottledShare(r.ThrottledPeriods, r.Seconds)*100)
+		s += fmt.Sprintf("  throttled %.0f%%", pace.ThrottledShare(r.ThrottledPeriods, r.Seconds)*100)
 	}
 	if r.SplicePipes > 0 {
 		s += fmt.Sprintf("  pipes %d", r.SplicePipes)

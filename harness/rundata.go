@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"bench/harness/host"
 	"bench/report"
 	"bench/report/results"
 	"bench/scenarios"
@@ -18,10 +17,10 @@ import (
 // histogram, where it gives them, and the roles' busy fraction each
 // second of the window. It is kept as the tools' output is: a run whose
 // data cannot be written still counts.
-func (s *Session) keepData(name string, row *results.Row, m scenarios.Measurement, sample host.Sample) {
+func (s *Session) keepData(name string, row *results.Row, m scenarios.Measurement, sample figures) {
 	d := results.RunData{RunID: row.ID(), Started: row.Started, Intervals: m.Intervals, Histogram: m.Histogram,
 		CPU: map[string][]float64{}}
-	for r, v := range sample.PerSecond {
+	for r, v := range sample.perSecond {
 		d.CPU[string(r)] = v
 	}
 	_ = results.WriteRunData(s.OutputDir, name, d)

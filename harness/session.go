@@ -579,7 +579,7 @@ func (s *Session) start(ctx context.Context, r RunSpec, dir string) (*started, e
 type measured struct {
 	m       scenarios.Measurement // the load tool's figures
 	started time.Time             // the start of the tool's window
-	sample  host.Sample           // the roles' CPU (and the proxy's pipes, throttling) over that window
+	sample  figures               // the roles' CPU (and the proxy's pipes, throttling) over that window
 	peak    int64                 // the proxy's peak memory; 0 for the baseline, which runs none
 	tlsNote string                // what TLS the proxy negotiated, where the run's shape reads it back
 }
@@ -601,21 +601,24 @@ func (s *Session) measure(ctx context.Context, r RunSpec, st *started, dir strin
 		_, r.pin = tunnelCPUs(s.host.Layout())
 	}
 	method := s.cfg.MethodOf(r.Scenario.Mode)
-	warmup := time.Duration(method.Warmup)
+	warmup, itself := time.Duration(method.Warmup), time.Duration(0)
 	if scenarios.WarmsUp(r.Scenario) {
 		// bench mix warms up on the connections it then measures with.
-		r.Scenario.Load.Warmup, warmup = warmup, 0
+		r.Scenario.Load.Warmup, itself, warmup = warmup, warmup, 0
 	}
 	if warmup > 0 {
 		if _, _, err := s.load(ctx, r, target, warmup, filepath.Join(dir, "warmup")); err != nil {
 			return x, fmt.Errorf("warm-up: %w", err)
 		}
 	}
-	sampler, err := s.host.StartSampling()
+	// The sampler's first and last polls of the threads go inside the
+	// tool's window: bench mix's starts after its own warm-up.
+	plan := host.Plan{Start: time.Now().Add(itself), Length: time.Duration(method.Window)}
+	sampler, err := s.host.StartSampling(plan)
 	if err != nil {
 		return x, err
 	}
-	m, ended, loadErr := s.load(ctx, r, target, time.Duration(method.Window), filepath.Join(dir, "load"))
+	m, ended, loadErr := s.load(ctx, r, target, plan.Length, filepath.Join(dir, "load"))
 	if loadErr != nil {
 		sampler.Stop()
 		return x, loadErr
@@ -627,7 +630,7 @@ func (s *Session) measure(ctx context.Context, r RunSpec, st *started, dir strin
 	if !m.Started.IsZero() {
 		ended = m.Started.Add(window)
 	}
-	sample, err := sampler.StopWindow(ended, window)
+	w, err := sampler.StopWindow(ended, window)
 	if err != nil {
 		return x, err
 	}
@@ -645,7 +648,7 @@ func (s *Session) measure(ctx context.Context, r RunSpec, st *started, dir strin
 	if forward {
 		peak = 0
 	}
-	x.m, x.started, x.sample, x.peak = m, ended.Add(-window), sample, peak
+	x.m, x.started, x.sample, x.peak = m, ended.Add(-window), figuresOf(w), peak
 	return x, nil
 }
 
@@ -658,13 +661,14 @@ func (x measured) fill(row *results.Row, r RunSpec) error {
 	row.Requests, row.Bytes, row.Errors, row.Timeouts = m.Requests, m.Bytes, m.Errors, m.Timeouts
 	row.P50Ms, row.P99Ms, row.HasLatency = m.P50Ms, m.P99Ms, m.HasLatency
 	row.P999Ms, row.HasP999 = m.P999Ms, m.HasP999
-	row.CPUProxy, row.CPUClient, row.CPUOrigin = sample.CPU[host.RoleProxy], sample.CPU[host.RoleClient], sample.CPU[host.RoleOrigin]
-	row.BusyProxy, row.BusyClient, row.BusyOrigin = sample.Busy[host.RoleProxy], sample.Busy[host.RoleClient], sample.Busy[host.RoleOrigin]
-	row.ThreadProxy, row.ThreadClient, row.ThreadOrigin = sample.Thread[host.RoleProxy], sample.Thread[host.RoleClient], sample.Thread[host.RoleOrigin]
-	row.Bound = results.Bound(sample.Bound)
-	row.Throttling = sample.Quota > 0
-	row.ThrottledPeriods, row.ThrottledS = sample.ThrottledPeriods, sample.Throttled
-	row.SplicePipes, row.HasPipes = int64(sample.Pipes), true
+	row.CPUProxy, row.CPUClient, row.CPUOrigin = sample.cpu[host.RoleProxy], sample.cpu[host.RoleClient], sample.cpu[host.RoleOrigin]
+	row.BusyProxy, row.BusyClient, row.BusyOrigin = sample.busy[host.RoleProxy], sample.busy[host.RoleClient], sample.busy[host.RoleOrigin]
+	row.ThreadProxy, row.ThreadClient, row.ThreadOrigin = sample.thread[host.RoleProxy], sample.thread[host.RoleClient], sample.thread[host.RoleOrigin]
+	row.Bound = sample.bound
+	row.Throttling = sample.quota > 0
+	row.ThrottledPeriods, row.ThrottledS = sample.throttledPeriods, sample.throttled
+	// A window whose pipes were not counted in it is unknown, not unspliced.
+	row.SplicePipes, row.HasPipes = int64(sample.pipes), sample.counted
 	row.PeakMemBytes = x.peak
 	if m.Requests == 0 && m.Bytes == 0 {
 		return fmt.Errorf("no exchange completed (%d errors, %d timeouts)", m.Errors, m.Timeouts)

@@ -39,7 +39,7 @@ func TestShape(t *testing.T) {
 func TestFillRow(t *testing.T) {
 	x := measured{
 		m:      scenarios.Measurement{Seconds: 10, Requests: 1000, Bytes: 5000, Errors: 20, P50Ms: 1, P99Ms: 2, HasLatency: true},
-		sample: host.Sample{CPU: map[host.Role]float64{host.RoleProxy: 9}, Busy: map[host.Role]float64{host.RoleProxy: 0.9}, Bound: "proxy", Pipes: 3},
+		sample: figures{cpu: map[host.Role]float64{host.RoleProxy: 9}, busy: map[host.Role]float64{host.RoleProxy: 0.9}, bound: results.BoundProxy, pipes: 3, counted: true},
 		peak:   4096, tlsNote: "negotiated TLSv1.3",
 	}
 	r := RunSpec{Asked: 20000, Scenario: scenarios.Scenario{Load: scenarios.Load{Conns: 1000}}}

@@ -169,12 +169,20 @@ func TestHelperProcess(t *testing.T) {
 // else the machine runs there takes little of the window.
 var spinArgv = []string{"nice", "-n", "-20", "sh", "-c", "echo ready; while :; do :; done"}
 
+// loadArgv is a spinner at the ordinary priority, as a load tool or an
+// origin runs: on the CPUs it shares with the harness, the sampler's
+// thread waits for the CPU beside it.
+var loadArgv = spinArgv[3:]
+
 // startHelper starts a helper in role r and waits until it says ready.
 func startHelper(t *testing.T, h *Host, r Role, mode string, args ...string) *Proc {
 	t.Helper()
 	argv := helperArgv(mode, args...)
-	if mode == "spin" {
+	switch mode {
+	case "spin":
 		argv = spinArgv
+	case "load":
+		argv = loadArgv
 	}
 	pr, pw := io.Pipe()
 	p, err := h.Start(r, ProcSpec{Argv: argv, Env: []string{helperEnv + "=1"}, Stdout: pw})

@@ -98,41 +98,6 @@ func TestCPUMask(t *testing.T) {
 	}
 }
 
-func TestBoundOf(t *testing.T) {
-	type m = map[Role]float64
-	tests := []struct {
-		busy, thread m
-		quota, thr   float64 // the proxy's quota on its one CPU, its throttled share
-		want         string
-	}{
-		{m{RoleProxy: 0.95}, m{}, 0, 0, "proxy"},                                                  // proxy CPUs saturated
-		{m{RoleProxy: 0.5}, m{RoleProxy: 0.9}, 0, 0, "proxy"},                                     // one proxy thread at 90%
-		{m{RoleProxy: 0.95, RoleClient: 1}, m{}, 0, 0, "proxy"},                                   // the proxy wins ties of the rule
-		{m{RoleProxy: 0.5, RoleClient: 0.92, RoleOrigin: 0.95}, m{}, 0, 0, "origin"},              // the busier of client and origin
-		{m{RoleProxy: 0.5, RoleClient: 0.3}, m{RoleClient: 0.97}, 0, 0, "client"},                 // a client thread at its limit
-		{m{RoleProxy: 0.89, RoleClient: 0.89, RoleOrigin: 0.1}, m{RoleProxy: 0.89}, 0, 0, "none"}, // nobody at 90%
-		{m{}, m{}, 0, 0, "none"},
-		// Under a quota of half a CPU: its thread at the quota, or held
-		// there most of the window, sets the pace whatever its CPU did.
-		{m{RoleProxy: 0.6, RoleClient: 0.95}, m{RoleProxy: 0.5}, 0.5, 0.2, "proxy"},
-		{m{RoleProxy: 0.3, RoleClient: 0.95}, m{RoleProxy: 0.1}, 0.5, 0.95, "proxy"},
-		// The CPU's busy time is not held against the quota: it runs
-		// other work too (here 0.8 of it, 1.6 times the quota).
-		{m{RoleProxy: 0.8, RoleClient: 0.95}, m{RoleProxy: 0.3}, 0.5, 0.1, "client"},
-		{m{RoleProxy: 0.6}, m{RoleProxy: 0.44}, 0.5, 0.5, "none"},
-		// A saturated CPU still sets the pace: the proxy could not have
-		// had more of it.
-		{m{RoleProxy: 0.95, RoleClient: 0.95}, m{RoleProxy: 0.3}, 0.5, 0.1, "proxy"},
-		// A quota of the whole CPU is no cap: the CPUs' rule.
-		{m{RoleProxy: 0.95}, m{RoleProxy: 0.5}, 1, 0, "proxy"},
-	}
-	for _, tt := range tests {
-		if got := boundOf(tt.busy, tt.thread, 1, tt.quota, tt.thr); got != tt.want {
-			t.Errorf("boundOf(%v, %v, 1 CPU, quota %g, throttled %g) = %q; want %q", tt.busy, tt.thread, tt.quota, tt.thr, got, tt.want)
-		}
-	}
-}
-
 func TestParseThrottle(t *testing.T) {
 	for _, tt := range []struct {
 		name, in string

@@ -2,6 +2,7 @@ package host
 
 import (
 	"encoding/binary"
+	"os"
 	"strconv"
 	"unsafe"
 
@@ -102,4 +103,14 @@ func parseUint(b []byte) (uint64, int) {
 		v = v*10 + d
 	}
 	return v, i
+}
+
+// readDirNames lists a directory.
+func readDirNames(dir string) ([]string, error) {
+	d, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	return d.Readdirnames(-1)
 }

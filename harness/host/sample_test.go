@@ -8,7 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"bench/report/results"
+
 	"github.com/prometheus/procfs"
+	"golang.org/x/sys/unix"
 )
 
 // schedstat returns a thread's time on a CPU and waiting for one, in
@@ -48,7 +51,7 @@ func cpuBusy(t *testing.T) map[int]float64 {
 // than that less the outer interval's extra length (a tick of slack per
 // CPU and end). This holds whatever else the machine runs, so it checks
 // the idle roles too.
-func checkBracketed(t *testing.T, h *Host, smp Sample, before, after map[int]float64, outer float64) {
+func checkBracketed(t *testing.T, h *Host, smp figures, before, after map[int]float64, outer float64) {
 	t.Helper()
 	for _, r := range roles {
 		cpus := h.Layout().cpus(r)
@@ -85,15 +88,16 @@ func TestSamplerChargesTheProxy(t *testing.T) {
 	tid := p.PID()
 	t0, before := time.Now(), cpuBusy(t)
 	run0, wait0 := schedstat(t, p.PID(), tid)
-	s, err := h.StartSampling()
+	s, err := h.StartSampling(Plan{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(2 * time.Second) // the measured window
-	smp, err := s.Stop()
+	w, err := s.Stop()
 	if err != nil {
 		t.Fatal(err)
 	}
+	smp := read(w)
 	run1, wait1 := schedstat(t, p.PID(), tid)
 	after, outer := cpuBusy(t), time.Since(t0).Seconds()
 	t.Logf("sample: %+v; spinner ran %.3f s and waited %.3f s", smp, run1-run0, wait1-wait0)
@@ -153,15 +157,16 @@ func TestSamplerBoundUnderQuota(t *testing.T) {
 			h := newTestHostQuota(t, tt.quota)
 			p := startHelper(t, h, RoleProxy, tt.helper)
 			run0, _ := schedstat(t, p.PID(), p.PID())
-			s, err := h.StartSampling()
+			s, err := h.StartSampling(Plan{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			time.Sleep(2 * time.Second)
-			smp, err := s.Stop()
+			w, err := s.Stop()
 			if err != nil {
 				t.Fatal(err)
 			}
+			smp := read(w)
 			run1, _ := schedstat(t, p.PID(), p.PID())
 			ran := (run1 - run0) / smp.Seconds
 			t.Logf("sample: %+v; throttled %.2f of the window; the helper ran %.3f of it", smp, smp.ThrottledShare(), ran)
@@ -226,7 +231,7 @@ func spinFor(t *testing.T, h *Host, r Role, d time.Duration) (from, to time.Time
 // sampling, and what spinFor does.
 func spinInside(t *testing.T, d time.Duration) (s *Sampler, from, to time.Time, ran float64) {
 	h := newTestHost(t)
-	s, err := h.StartSampling()
+	s, err := h.StartSampling(Plan{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,10 +245,11 @@ func spinInside(t *testing.T, d time.Duration) (s *Sampler, from, to time.Time, 
 // charged its share of its own life, not of the window.
 func TestSamplerThreadInsideWindow(t *testing.T) {
 	s, from, to, ran := spinInside(t, 2500*time.Millisecond)
-	smp, err := s.Stop()
+	w, err := s.Stop()
 	if err != nil {
 		t.Fatal(err)
 	}
+	smp := read(w)
 	life := to.Sub(from).Seconds()
 	t.Logf("sample: %+v; spinner lived %.3f s of the %.3f s window, ran %.3f of it", smp, life, smp.Seconds, ran)
 	if life > 0.9*smp.Seconds {
@@ -262,10 +268,11 @@ func TestSamplerThreadInsideWindow(t *testing.T) {
 // the span a spinner ran in, with idle time before and after.
 func TestSamplerStopWindow(t *testing.T) {
 	s, from, to, ran := spinInside(t, 3*time.Second)
-	smp, err := s.StopWindow(to, to.Sub(from))
+	w, err := s.StopWindow(to, to.Sub(from))
 	if err != nil {
 		t.Fatal(err)
 	}
+	smp := read(w)
 	t.Logf("sample: %+v; spinner ran %.3f of the window", smp, ran)
 	if got, want := smp.Seconds, to.Sub(from).Seconds(); abs(got-want) > 1e-9 {
 		t.Errorf("Seconds = %.3f; want the window's %.3f", got, want)
@@ -285,7 +292,7 @@ func TestSamplerStopWindow(t *testing.T) {
 
 func TestSamplerStopWindowOutside(t *testing.T) {
 	h := newTestHost(t)
-	s, err := h.StartSampling()
+	s, err := h.StartSampling(Plan{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,4 +333,198 @@ func TestPeakMemory(t *testing.T) {
 		t.Errorf("PeakMemory of the next run = %d, %v; want 20e6 up to below the last run's 100e6", peak, err)
 	}
 	p.Stop(time.Second)
+}
+
+// holdPolls makes every poll of the threads call hold halfway, as a
+// loaded machine holds the sampler's thread, until the test ends.
+func holdPolls(t *testing.T, hold func()) {
+	pollHold = hold
+	t.Cleanup(func() { pollHold = nil })
+}
+
+// offCPU holds a poll's thread off the CPU for d without using it, as a
+// thread waiting for a CPU is held.
+func offCPU(d time.Duration) func() {
+	return func() {
+		ts := unix.NsecToTimespec(int64(d))
+		unix.Nanosleep(&ts, nil)
+	}
+}
+
+// onCPU makes a poll use d more of its thread's CPU, as a poll of many
+// threads does.
+func onCPU(d time.Duration) func() {
+	return func() {
+		for c := threadCPU(); threadCPU()-c < d; {
+		}
+	}
+}
+
+// maxGap is the longest time between two polls.
+func maxGap(polls []time.Time) time.Duration {
+	var g time.Duration
+	for i := 1; i < len(polls); i++ {
+		g = max(g, polls[i].Sub(polls[i-1]))
+	}
+	return g
+}
+
+// idleWindow samples a planned window of length on a new host whose
+// proxy sleeps, every poll calling hold, and returns the plan and what
+// StopWindow gave at its end.
+func idleWindow(t *testing.T, hold func(), length time.Duration) (Plan, Window) {
+	h := newTestHost(t)
+	startHelper(t, h, RoleProxy, "sleep")
+	holdPolls(t, hold)
+	plan := Plan{Start: time.Now(), Length: length}
+	s, err := h.StartSampling(plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(plan.Length)
+	w, err := s.StopWindow(time.Now(), plan.Length)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("polls at %v after the start; cost %v", offsets(w.Polls, plan.Start), w.Cost)
+	return plan, w
+}
+
+// A poll that waits for a CPU puts the next off by what it used of one,
+// not by how long it waited: held 300 ms off the CPU, every poll, the
+// polls of a planned window still come threadPeriod apart, its first
+// and last at its edges.
+func TestSamplerPollsHeldOffCPU(t *testing.T) {
+	plan, w := idleWindow(t, offCPU(300*time.Millisecond), 4*time.Second)
+	if len(w.Polls) < 4 {
+		t.Fatalf("%d polls in a %v window held 300 ms off the CPU each; want 4 or more", len(w.Polls), plan.Length)
+	}
+	if first := w.Polls[0].Sub(plan.Start); first < plan.edge() || first > plan.edge()+statPeriod {
+		t.Errorf("first poll %v after the start; want at the edge, %v", first, plan.edge())
+	}
+	// At the edge, or as soon after as the poll before it, held, lets.
+	if last := plan.Start.Add(plan.Length).Sub(w.Polls[len(w.Polls)-1]); last > plan.edge() || last < plan.edge()-300*time.Millisecond-statPeriod {
+		t.Errorf("last poll %v before the end; want at the edge, %v", last, plan.edge())
+	}
+	// threadPeriod apart, plus the hold and a round of the loop; the
+	// machine's own waits come on top.
+	if g := maxGap(w.Polls); g > threadPeriod+300*time.Millisecond+2*statPeriod+500*time.Millisecond {
+		t.Errorf("polls up to %v apart; want about %v", g, threadPeriod)
+	}
+	if !w.PipesCounted {
+		t.Errorf("the pipes were not counted in the window")
+	}
+}
+
+// A costly poll puts the next off by its cost over pollBudget, but never
+// by more than a third of the window.
+func TestSamplerPollsCapped(t *testing.T) {
+	plan, w := idleWindow(t, onCPU(20*time.Millisecond), 4500*time.Millisecond) // 10 s of budget a poll
+	// The first, two put off by a third of the window each, the last.
+	if len(w.Polls) != 4 {
+		t.Fatalf("%d polls; want 4: the window's edges and two a third of it apart", len(w.Polls))
+	}
+	third := plan.Length / 3
+	for i := 1; i < 3; i++ {
+		if g := w.Polls[i].Sub(w.Polls[i-1]); g < third || g > third+statPeriod+500*time.Millisecond {
+			t.Errorf("poll %d came %v after the one before; want a third of the window, %v", i, g, third)
+		}
+	}
+	if w.Cost < 4*20*time.Millisecond {
+		t.Errorf("cost %v with 4 polls using 20 ms each; want at least 80 ms", w.Cost)
+	}
+}
+
+// offsets are the times ts as durations after t0, for the logs.
+func offsets(ts []time.Time, t0 time.Time) []time.Duration {
+	var d []time.Duration
+	for _, t := range ts {
+		d = append(d, t.Sub(t0).Round(time.Millisecond))
+	}
+	return d
+}
+
+// A session's window, as a session samples it: a proxy thread saturated
+// throughout, the client and the origin busy on the CPU the harness
+// shares with them, the load tool started as the sampling is and its
+// window ending when it exits, StopWindow as the session calls it, and
+// every poll held 10 ms off the CPU. The proxy's thread reads saturated
+// and the proxy set the pace.
+func TestSamplerSessionWindow(t *testing.T) {
+	h := newTestHost(t)
+	proxy := startHelper(t, h, RoleProxy, "spin")
+	startHelper(t, h, RoleOrigin, "load")
+	holdPolls(t, offCPU(10*time.Millisecond))
+	plan := Plan{Start: time.Now(), Length: 3 * time.Second}
+	s, err := h.StartSampling(plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool := startHelper(t, h, RoleClient, "load")
+	run0, _ := schedstat(t, proxy.PID(), proxy.PID())
+	tool0, _ := schedstat(t, tool.PID(), tool.PID())
+	time.Sleep(plan.Length)
+	run1, _ := schedstat(t, proxy.PID(), proxy.PID())
+	tool1, _ := schedstat(t, tool.PID(), tool.PID())
+	tool.Stop(time.Second)
+	ended := time.Now()
+	w, err := s.StopWindow(ended, plan.Length)
+	if err != nil {
+		t.Fatal(err)
+	}
+	smp := read(w)
+	ran := (run1 - run0) / plan.Length.Seconds()
+	t.Logf("sample: %+v; polls at %v; the proxy's spinner ran %.3f of the window", smp, offsets(w.Polls, plan.Start), ran)
+	if len(w.Polls) < 2 {
+		t.Fatalf("%d polls inside the window; want its first and last at least", len(w.Polls))
+	}
+	if th := smp.Thread[RoleProxy]; th < min(0.9, ran-0.05) {
+		t.Errorf("Thread[proxy] = %.3f; the scheduler ran the spinner %.3f of the window; want 0.9 or more", th, ran)
+	}
+	if ran >= 0.9 && smp.Bound != results.BoundProxy {
+		t.Errorf("Bound = %q with the proxy's thread saturated; want proxy", smp.Bound)
+	}
+	// The load tool shares its CPU with the origin and the harness: the
+	// scheduler's count is the reference.
+	if th, ran := smp.Thread[RoleClient], (tool1-tool0)/plan.Length.Seconds(); th < ran-0.1 || th > ran+0.1 {
+		t.Errorf("Thread[client] = %.3f; the scheduler ran the load tool %.3f of the window", th, ran)
+	}
+}
+
+// A thread born and ended inside a planned window (3proxy's thread a
+// connection) is charged its share of its own life, its polls held off
+// the CPU.
+func TestSamplerThreadBornInWindow(t *testing.T) {
+	h := newTestHost(t)
+	holdPolls(t, offCPU(10*time.Millisecond))
+	plan := Plan{Start: time.Now(), Length: 4 * time.Second}
+	s, err := h.StartSampling(plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(700 * time.Millisecond) // past the window's first poll
+	from, to, ran := spinFor(t, h, RoleProxy, 2500*time.Millisecond)
+	time.Sleep(time.Until(plan.Start.Add(plan.Length)))
+	w, err := s.StopWindow(time.Now(), plan.Length)
+	if err != nil {
+		t.Fatal(err)
+	}
+	smp := read(w)
+	t.Logf("sample: %+v; polls at %v; the spinner lived %v to %v, ran %.3f of its life", smp, offsets(w.Polls, plan.Start),
+		from.Sub(plan.Start).Round(time.Millisecond), to.Sub(plan.Start).Round(time.Millisecond), ran)
+	// Alone on its CPU the spinner is saturated over any part of its
+	// life. Sharing it (other work on the machine), its share of the part
+	// the polls saw differs from that of its whole life by what the
+	// sharing changed between them.
+	slack := 0.1
+	if ran < 0.9 {
+		t.Logf("the proxy's CPU was shared: the spinner ran %.3f of its life", ran)
+		slack = 0.25
+	}
+	if th := smp.Thread[RoleProxy]; th < ran-slack || th > 1 {
+		t.Errorf("Thread[proxy] = %.3f; the scheduler ran the spinner %.3f of its life", th, ran)
+	}
+	if ran >= 0.95 && smp.Bound != results.BoundProxy {
+		t.Errorf("Bound = %q with a saturated proxy thread; want proxy", smp.Bound)
+	}
 }

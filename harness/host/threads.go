@@ -1,0 +1,278 @@
+package host
+
+import (
+	"bytes"
+	"strconv"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// The polls of the roles' threads and of the proxy's pipes.
+//
+// Every thread of every process in the roles' cgroups is read at each
+// poll, so that threads that start or end inside the window are counted
+// too: its schedstat file through a descriptor kept open per thread, one
+// pread, stamped with the time it was read (a poll that waits for a CPU
+// halfway does not misplace the rest). A process's task directory is
+// listed only when its thread count (the directory's link count, one
+// fstat) changed or one of its known threads ended: a pool of threads
+// that lives through the window costs one pread a thread a poll.
+//
+// Splicing: splice() moves data between two sockets through a pipe, so a
+// proxy that splices holds pipes (haproxy keeps a pool of them, 3proxy one
+// per spliced connection) that a copying one has no use for. The sampler
+// counts the distinct pipes among the descriptors of the proxy's
+// processes (/proc/PID/fd), other than those it held when it became
+// ready (its own wake-ups; see Host.ProxyReady), once a window, at its
+// last poll: a readlink a descriptor, 4000 of them with 3proxy under the
+// 2000-connection loads. The kernel counts no other trace of splice() per
+// process: /proc/PID/io leaves it out, as it does the send() and recv() a
+// copying proxy uses.
+
+// maxThreadFiles caps the descriptors the sampler keeps open; threads
+// beyond it are read by opening their file each time.
+const maxThreadFiles = 4096
+
+// threadObs is one reading of a thread's time on a CPU.
+type threadObs struct {
+	t  time.Time
+	ns uint64
+}
+
+// threadRec follows one thread through the window.
+type threadRec struct {
+	role Role
+	pid  int
+	fd   int  // its schedstat file, kept open while it lives; -1 when not kept open (see maxThreadFiles) or once gone
+	gone bool // its file could not be read: it ended
+	obs  []threadObs
+}
+
+// procRec is what the polls know of one process of the roles.
+type procRec struct {
+	nlink uint64 // its task directory's link count when last listed: its threads + 2
+	stale bool   // one of its threads ended, or is not kept open: list it again
+}
+
+// pollKind says which poll of the window a poll is.
+type pollKind int
+
+const (
+	midPoll   pollKind = iota // a poll of the threads between the edges
+	firstPoll                 // the window's first: the threads seen are observed from it
+	lastPoll                  // the window's last: the proxy's pipes are counted too
+)
+
+// pollHold, when set (by the tests), is called in the middle of every
+// poll: it holds the poll's thread off the CPU, as a loaded machine does.
+var pollHold func()
+
+// poll reads the CPU time of every thread of every role's processes, and
+// counts the proxy's pipes at the window's last poll. The caller holds
+// mu, or has the sampler to itself.
+func (s *Sampler) poll(kind pollKind) {
+	s.polls = append(s.polls, time.Now())
+	if kind == lastPoll {
+		// First, at the window's edge, where it was planned.
+		s.pipes = append(s.pipes, pipeObs{time.Now(), len(s.h.proxyPipes(s.h.PIDs(RoleProxy), true, s.dents))})
+	}
+	// Known threads first: one pread each.
+	for _, t := range s.threads {
+		if t.fd < 0 {
+			continue
+		}
+		if v, ok := s.readRuntime(t.fd); ok {
+			t.obs = append(t.obs, threadObs{time.Now(), v})
+			continue
+		}
+		unix.Close(t.fd)
+		t.fd, t.gone = -1, true
+		s.open--
+		if p := s.procs[t.pid]; p != nil {
+			p.stale = true
+		}
+	}
+	if pollHold != nil {
+		pollHold()
+	}
+	for _, r := range roles {
+		for _, pid := range s.h.PIDs(r) {
+			s.pollTasks(r, pid, kind == firstPoll)
+		}
+	}
+}
+
+// pipeObs is one count of the proxy's pipes.
+type pipeObs struct {
+	t time.Time
+	n int
+}
+
+// pollTasks lists the threads of process pid, when they may have changed
+// since the last listing, and reads those the poll has not read: the new
+// ones, and the known ones whose file is not kept open.
+func (s *Sampler) pollTasks(r Role, pid int, first bool) {
+	dir, err := openProcDir(pid, "task")
+	if err != nil {
+		return // gone meanwhile
+	}
+	defer unix.Close(dir)
+	var st unix.Stat_t
+	if err := unix.Fstat(dir, &st); err != nil {
+		return
+	}
+	p := s.procs[pid]
+	if p == nil {
+		p = &procRec{stale: true}
+		s.procs[pid] = p
+	}
+	if !p.stale && p.nlink == uint64(st.Nlink) {
+		return
+	}
+	p.nlink, p.stale = uint64(st.Nlink), false
+	_ = eachEntry(dir, s.dents, func(name []byte) {
+		v, n := parseUint(name)
+		if n == 0 || n < len(name) || v > 1<<31 {
+			return
+		}
+		tid := int(v)
+		if t, ok := s.threads[tid]; ok {
+			if t.fd < 0 && !t.gone {
+				s.reread(t, dir, name)
+				p.stale = true
+			}
+			return
+		}
+		s.addThread(r, pid, tid, dir, name, first)
+		if t := s.threads[tid]; t != nil && t.fd < 0 {
+			p.stale = true
+		}
+	})
+}
+
+// addThread starts following thread name of the task directory dir.
+func (s *Sampler) addThread(r Role, pid, tid int, dir int, name []byte, first bool) {
+	s.path = cpath(s.path, name, "/schedstat")
+	fd, err := openAt(dir, s.path)
+	if err != nil {
+		return
+	}
+	v, ok := s.readRuntime(fd)
+	now := time.Now()
+	if !ok {
+		unix.Close(fd)
+		return
+	}
+	t := &threadRec{role: r, pid: pid, fd: -1, obs: make([]threadObs, 0, 4)}
+	// A thread first seen after the window's first poll was born since
+	// unless its start time says otherwise: it is observed from its
+	// birth, with no time on a CPU then.
+	if !first {
+		if st, err := s.threadStart(dir, name); err == nil {
+			if born := s.bootWall.Add(time.Duration(st) * time.Second / userHZ); !born.Before(s.polls[0]) {
+				t.obs = append(t.obs, threadObs{born, 0})
+			}
+		}
+	}
+	t.obs = append(t.obs, threadObs{now, v})
+	if s.open < maxThreadFiles {
+		t.fd = fd
+		s.open++
+	} else {
+		unix.Close(fd)
+	}
+	s.threads[tid] = t
+}
+
+// reread reads thread name of the task directory dir, whose file is not
+// kept open.
+func (s *Sampler) reread(t *threadRec, dir int, name []byte) {
+	s.path = cpath(s.path, name, "/schedstat")
+	fd, err := openAt(dir, s.path)
+	if err != nil {
+		t.gone = true
+		return
+	}
+	defer unix.Close(fd)
+	if v, ok := s.readRuntime(fd); ok {
+		t.obs = append(t.obs, threadObs{time.Now(), v})
+	}
+}
+
+// readRuntime reads the schedstat file open as fd: the thread's time on
+// a CPU in nanoseconds.
+func (s *Sampler) readRuntime(fd int) (uint64, bool) {
+	n, err := unix.Pread(fd, s.buf, 0)
+	if n <= 0 || err != nil {
+		return 0, false
+	}
+	return parseSchedstat(s.buf[:n])
+}
+
+// threadStart returns the start time, in ticks since boot, of thread
+// name of the task directory dir: its stat file read in one read.
+func (s *Sampler) threadStart(dir int, name []byte) (uint64, error) {
+	s.path = cpath(s.path, name, "/stat")
+	fd, err := openAt(dir, s.path)
+	if err != nil {
+		return 0, err
+	}
+	n, err := unix.Read(fd, s.line)
+	unix.Close(fd)
+	if err != nil {
+		return 0, err
+	}
+	return parseStartTime(s.line[:max(n, 0)])
+}
+
+// ProxyReady notes the pipes the proxy's processes hold now, once it is
+// ready and before any load: they are its own (wake-ups, logs), and the
+// sampler counts only the others as the splicing's (Window.Pipes). Call
+// it for each run's proxy.
+func (h *Host) ProxyReady() {
+	own := h.proxyPipes(h.PIDs(RoleProxy), false, make([]byte, dirBufSize))
+	h.pipesMu.Lock()
+	h.ownPipes = own
+	h.pipesMu.Unlock()
+}
+
+// proxyPipes returns the distinct pipes (by inode) that pids hold, less
+// those noted by ProxyReady when notNoted is set; dents is the buffer of
+// the descriptors' listing (dirBufSize).
+func (h *Host) proxyPipes(pids []int, notNoted bool, dents []byte) map[uint64]bool {
+	h.pipesMu.Lock()
+	own := h.ownPipes
+	h.pipesMu.Unlock()
+	found := map[uint64]bool{}
+	var buf [64]byte
+	for _, pid := range pids {
+		dir, err := openProcDir(pid, "fd")
+		if err != nil {
+			continue // gone meanwhile
+		}
+		_ = eachEntry(dir, dents, func(fd []byte) {
+			n, err := readlinkAt(dir, fd[:len(fd)+1], buf[:])
+			if err != nil {
+				return
+			}
+			ino, ok := pipeInode(buf[:n])
+			if ok && !(notNoted && own[ino]) {
+				found[ino] = true
+			}
+		})
+		unix.Close(dir)
+	}
+	return found
+}
+
+// pipeInode returns the inode of a descriptor's link when it is a pipe:
+// "pipe:[123456]".
+func pipeInode(link []byte) (uint64, bool) {
+	rest, ok := bytes.CutPrefix(link, []byte("pipe:["))
+	if !ok || len(rest) < 2 || rest[len(rest)-1] != ']' {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(string(rest[:len(rest)-1]), 10, 64)
+	return v, err == nil
+}

@@ -1,0 +1,55 @@
+package harness
+
+import (
+	"bench/harness/host"
+	"bench/report/pace"
+	"bench/report/results"
+)
+
+// figures are a run's CPU figures: what the sampler observed over the
+// load tool's window (host.Window), as report/pace reads it.
+type figures struct {
+	seconds float64
+	// cpu, busy and thread are each role's CPU seconds, the busy fraction
+	// of its CPUs and its busiest thread's share of the window.
+	cpu, busy, thread map[host.Role]float64
+	// perSecond is each role's busy fraction second by second.
+	perSecond map[host.Role][]float64
+	// quota, throttledPeriods and throttled: the proxy's CPU quota and
+	// how the kernel held it there (0 without a quota).
+	quota            float64
+	throttledPeriods int64
+	throttled        float64
+	// pipes is the count of the proxy's pipes in the window, where one
+	// was made in it (counted).
+	pipes   int
+	counted bool
+	bound   results.Bound
+}
+
+// figuresOf reads a window's observations as a run's figures.
+func figuresOf(w host.Window) figures {
+	f := figures{
+		seconds: w.To.Sub(w.From).Seconds(),
+		cpu:     map[host.Role]float64{}, busy: map[host.Role]float64{}, thread: map[host.Role]float64{},
+		perSecond: map[host.Role][]float64{},
+		quota:     w.Quota, throttledPeriods: w.ThrottledPeriods, throttled: w.Throttled.Seconds(),
+		pipes: w.Pipes, counted: w.PipesCounted,
+	}
+	for r, ticks := range w.Ticks {
+		n := len(ticks)
+		if n < 2 {
+			continue
+		}
+		f.busy[r] = pace.Busy(ticks[0], ticks[n-1], w.Times[n-1].Sub(w.Times[0]), w.CPUs[r])
+		f.cpu[r] = f.busy[r] * f.seconds * float64(w.CPUs[r])
+		f.perSecond[r] = pace.PerSecond(w.Times, ticks, w.CPUs[r])
+	}
+	for _, t := range w.Threads {
+		f.thread[t.Role] = max(f.thread[t.Role], pace.Thread(t.T, t.NS, w.From, w.To))
+	}
+	load := func(r host.Role) pace.Load { return pace.Load{Busy: f.busy[r], Thread: f.thread[r]} }
+	f.bound = pace.Bound(pace.Proxy{Load: load(host.RoleProxy), CPUs: w.CPUs[host.RoleProxy], Quota: w.Quota,
+		Throttled: pace.ThrottledShare(w.ThrottledPeriods, f.seconds)}, load(host.RoleClient), load(host.RoleOrigin))
+	return f
+}
