@@ -2,6 +2,7 @@ package mix
 
 import (
 	"context"
+	"runtime"
 	"testing"
 	"time"
 
@@ -338,6 +339,39 @@ func TestSplit(t *testing.T) {
 	}
 	o.Agrees(t, m)
 	perSecondAgrees(t, m, 1)
+}
+
+// TestDefaultProcs: the default process count is one per CPU, but no
+// more than a closed loop's exchanges at a time nor than the connections,
+// and CheckSplit takes it (the descriptor limit, far above these
+// connections, adds none).
+func TestDefaultProcs(t *testing.T) {
+	cpus := runtime.NumCPU()
+	cases := []struct {
+		name string
+		c    Config
+		want int
+	}{
+		// one exchange at a time: one process, whatever the CPUs
+		{"closed loop of 1", Config{Conns: 100, Active: 1}, 1},
+		// two at a time: two processes at most
+		{"closed loop of 2", Config{Conns: 100, Active: 2}, min(cpus, 2)},
+		// more at a time than CPUs: one per CPU
+		{"closed loop of many", Config{Conns: 1000, Active: 500}, min(cpus, 500)},
+		// a fixed rate runs in any number of processes
+		{"fixed rate", Config{Conns: 100, Rate: 50}, min(cpus, 100)},
+		// one connection: one process
+		{"one connection", Config{Conns: 1, Active: 5}, 1},
+	}
+	for _, tc := range cases {
+		got := DefaultProcs(tc.c)
+		if got != tc.want {
+			t.Errorf("%s: DefaultProcs(%+v) = %d; want %d", tc.name, tc.c, got, tc.want)
+		}
+		if err := CheckSplit(tc.c, got); err != nil {
+			t.Errorf("%s: CheckSplit(%+v, %d) = %v; want nil", tc.name, tc.c, got, err)
+		}
+	}
 }
 
 // perSecondAgrees: the window's seconds are n, and their exchanges and
