@@ -84,7 +84,7 @@ func cmdMix(stdout, stderr io.Writer, args []string) error {
 	}
 	if err := mix.CheckSplit(c, n); err != nil {
 		if *procs == 0 {
-			err = fmt.Errorf("%w: the descriptor limit (ulimit -n) needs %d processes for %d connections", err, n, c.Conns)
+			err = fmt.Errorf("%w: the descriptor limit (ulimit -Hn) needs %d processes for %d connections", err, n, c.Conns)
 		}
 		return usageError{fmt.Errorf("mix: %w", err)}
 	}
