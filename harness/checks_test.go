@@ -42,7 +42,7 @@ func TestMixSplitFitsTheCheck(t *testing.T) {
 		if conns < 1 {
 			continue
 		}
-		n := mix.DefaultProcs(conns)
+		n := mix.DefaultProcs(mix.Config{Conns: conns, Rate: 3000})
 		share := (conns + n - 1) / n
 		if need := host.ClientDescriptors(share); uint64(need) > limit {
 			t.Errorf("%d connections over %d processes: %d a process need %d descriptors; the limit is %d", conns, n, share, need, limit)

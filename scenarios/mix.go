@@ -98,8 +98,8 @@ type MixResult struct {
 	Unfinished int64 `json:"unfinished"`
 	// Latency of every due exchange, from each one's scheduled start at
 	// a fixed rate, from its start otherwise: a timed-out one at its time
-	// (at least --timeout), a dropped one at the time from when it was
-	// due to the window's end.
+	// (at least --timeout), a dropped one as one still waiting, from when
+	// it was due to the window's end and at least --timeout.
 	P50Ms  float64 `json:"p50_ms"`
 	P99Ms  float64 `json:"p99_ms"`
 	P999Ms float64 `json:"p999_ms"`

@@ -42,7 +42,7 @@ func cmdMix(stdout, stderr io.Writer, args []string) error {
 	fs.DurationVar(&c.Timeout, "timeout", 2*time.Second, "limit of opening a connection and of an exchange; also how late an exchange may begin at a fixed rate")
 	fs.Float64Var(&c.OpenRate, "open-rate", 0, "connections opened a second (0: as fast as --open-parallel allows)")
 	fs.IntVar(&c.OpenParallel, "open-parallel", 64, "connections being opened at once")
-	procs := fs.Int("procs", 0, "processes to split the connections over (0: one per CPU this process may run on, more if the descriptor limit needs it)")
+	procs := fs.Int("procs", 0, "processes to split the connections over (0: one per CPU this process may run on but no more than --mix-active, more if the descriptor limit needs it)")
 	worker := fs.String(mix.WorkerFlag, "", "i/n: run as process i of a split mix (used by bench mix itself)")
 	serve := fs.String("serve", "", "host:port: serve the mix's answers there, as its origin, until stopped")
 	if err := parseFlags(fs, args); err != nil {
@@ -80,9 +80,12 @@ func cmdMix(stdout, stderr io.Writer, args []string) error {
 	}
 	n := *procs
 	if n == 0 {
-		n = mix.DefaultProcs(c.Conns)
+		n = mix.DefaultProcs(c)
 	}
 	if err := mix.CheckSplit(c, n); err != nil {
+		if *procs == 0 {
+			err = fmt.Errorf("%w: the descriptor limit (ulimit -Hn) needs %d processes for %d connections", err, n, c.Conns)
+		}
 		return usageError{fmt.Errorf("mix: %w", err)}
 	}
 	if n == 1 {

@@ -120,6 +120,44 @@ func TestMixUsage(t *testing.T) {
 	}
 }
 
+// TestMixDefaultProcs: bench mix with one exchange at a time and the
+// default --procs runs in one process, whatever the CPUs, rather than
+// refusing to split one exchange over several.
+func TestMixDefaultProcs(t *testing.T) {
+	o := mixtest.StartOrigin(t, mixtest.None)
+	var out, errOut bytes.Buffer
+	args := []string{"mix", "--mode", "relay", "--proxy", o.Addr, "--origin", o.Addr,
+		"--conns", "100", "--mix-active", "1", "--duration", "300ms", "--timeout", "1s"}
+	if err := dispatch(&out, &errOut, args); err != nil {
+		t.Fatalf("bench %s: %v\n%s", strings.Join(args, " "), err, errOut.Bytes())
+	}
+	var r scenarios.MixResult
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+		t.Fatalf("%v: %s", err, out.Bytes())
+	}
+	if r.Procs != 1 || r.Active != 1 || r.Exchanges == 0 || r.Errors != (scenarios.MixErrors{}) {
+		t.Errorf("procs %d, active %d, %d exchanges, errors %+v; want 1 process running 1 at a time, some exchanges, no errors", r.Procs, r.Active, r.Exchanges, r.Errors)
+	}
+}
+
+// TestMixDescriptorSplit: where the descriptor limit alone asks for more
+// processes than a closed loop's exchanges at a time, bench mix exits 2
+// and says so: 1000 connections under a limit of 300 (200 a process
+// beside the reserve) need 5 processes, one exchange at a time cannot
+// be split over them.
+func TestMixDescriptorSplit(t *testing.T) {
+	exe := buildBench(t)
+	var stderr bytes.Buffer
+	cmd := exec.Command("sh", "-c", `ulimit -n 300 && exec "$0" "$@"`, exe, "mix", "--mode", "relay",
+		"--proxy", "127.0.0.1:1", "--origin", "127.0.0.1:1", "--conns", "1000", "--mix-active", "1")
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(stderr.String(), "descriptor limit (ulimit -Hn) needs 5 processes for 1000 connections") {
+		t.Errorf("bench mix under a limit of 300 descriptors: %v, %q; want exit 2 naming the limit and its 5 processes", err, stderr.String())
+	}
+}
+
 // TestMixSplitRate: a fixed rate split over processes keeps the spacing
 // of one process. The requests of 3000 a second, straight to the origin,
 // arrive there with gaps whose 99th percentile over 4 processes is within

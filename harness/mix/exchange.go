@@ -39,7 +39,7 @@ func (m *Mix) exchange(s *slot, sched time.Time) {
 	}
 	latency := done.Sub(sched)
 	if k == timedOut {
-		latency = max(latency, m.cfg.Timeout)
+		latency = m.unanswered(sched, done)
 	}
 	switch {
 	case m.cfg.Rate > 0 && sched.Before(m.window):

@@ -265,8 +265,10 @@ func (m *Mix) Run(ctx context.Context) scenarios.MixResult { return m.RunFrom(ct
 // still running at its end are waited for and enter the latency alone,
 // at their whole time (they were due in the window; leaving them out
 // would hide the slowest). At a fixed rate its exchanges are those
-// scheduled inside it, each waited for, so its latency is that of every
-// one of them, on time or not, begun or dropped.
+// scheduled inside it, each begun one waited for, so its latency is that
+// of every one of them, on time or not, begun or dropped. One never
+// answered, timed out or dropped, enters it at least at the timeout
+// (unanswered).
 func (m *Mix) RunFrom(ctx context.Context, start time.Time) scenarios.MixResult {
 	m.window = start.Add(m.cfg.Warmup)
 	m.end = m.window.Add(m.cfg.Duration)
@@ -308,8 +310,8 @@ func (m *Mix) RunFrom(ctx context.Context, start time.Time) scenarios.MixResult 
 // schedule starts exchange k at start + offset + k/rate on a free
 // connection, each in a goroutine of its own, until the window's end;
 // the window's exchanges that find no free connection before its end are
-// dropped, and enter the latency at the time from when they were due to
-// the window's end.
+// dropped, and enter the latency as exchanges still waiting at the
+// window's end (unanswered).
 func (m *Mix) schedule(ctx context.Context, wg *sync.WaitGroup, start time.Time) {
 	due := func(k int) time.Time {
 		return start.Add(m.cfg.Offset + time.Duration(float64(k)/m.cfg.Rate*float64(time.Second)))
@@ -346,9 +348,20 @@ loop:
 	for ; due(k).Before(m.end); k++ {
 		if t := due(k); !t.Before(m.window) {
 			m.dropped.Add(1)
-			m.record(m.end.Sub(t), false)
+			m.record(m.unanswered(t, m.end), false)
 		}
 	}
+}
+
+// unanswered is the latency of an exchange due at due that had no
+// answer at at, when it was given up: the time it waited, and at least
+// the timeout, since nothing answered it within the timeout. A timed-out
+// exchange enters the latency so, and a dropped one, given up still
+// waiting for a connection at the window's end: counted from when it was
+// due to the end alone, a proxy that answers nothing would rank above a
+// slow one.
+func (m *Mix) unanswered(due, at time.Time) time.Duration {
+	return max(at.Sub(due), m.cfg.Timeout)
 }
 
 // record adds a latency to the histogram of the due exchanges, and to

@@ -2,11 +2,14 @@ package mix
 
 import (
 	"context"
+	"runtime"
 	"testing"
 	"time"
 
 	"bench/harness/mix/mixtest"
 	"bench/scenarios"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
 )
 
 // proxyFor starts the test proxy of mode in front of the origin.
@@ -214,6 +217,85 @@ func TestDropped(t *testing.T) {
 	}
 }
 
+// TestSilentProxy: a proxy that answers nothing gives no exchange a
+// latency below the timeout, neither those that timed out nor, at a
+// fixed rate, those dropped for want of a free connection: a dead proxy
+// must not rank above a slow one.
+func TestSilentProxy(t *testing.T) {
+	// Above half the window, where the dropped ones would sit at the
+	// median from when they were due to its end alone.
+	const timeout = 700 * time.Millisecond
+	cases := []struct {
+		name          string
+		conns, active int
+		rate          float64
+		dropped       bool // whether exchanges find no free connection
+	}{
+		// 2 connections at 200 a second, each busy a timeout an
+		// exchange: most exchanges are dropped.
+		{"fixed rate", 2, 0, 200, true},
+		// 2 at a time over 4: every exchange times out, those running
+		// at the window's end too.
+		{"closed loop", 4, 2, 0, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			silent := mixtest.StartSilent(t)
+			cfg := config(Relay, silent, silent)
+			cfg.Conns, cfg.Active, cfg.Rate = c.conns, c.active, c.rate
+			cfg.Timeout = timeout
+			r := run(t, cfg)
+			e := r.Errors
+			if r.Exchanges != 0 || e.Timeout == 0 || e.Refused+e.Reset+e.Short+e.Wrong != 0 || (e.Dropped > 0) != c.dropped {
+				t.Errorf("%d exchanges, errors %+v; want none, timeouts, dropped ones %v", r.Exchanges, e, c.dropped)
+			}
+			if r.Due != e.Timeout+e.Late+e.Dropped+r.Unfinished {
+				t.Errorf("%d due; want the %d timeouts, %d late, %d dropped and %d unfinished", r.Due, e.Timeout, e.Late, e.Dropped, r.Unfinished)
+			}
+			if ms := float64(timeout.Milliseconds()); r.P50Ms < ms {
+				t.Errorf("p50 %.1f ms; want the timeout's %.0f ms at least", r.P50Ms, ms)
+			}
+			// to the histogram's 3 significant digits
+			if least := leastLatency(t, r.Histogram); least < timeout-timeout/1000 {
+				t.Errorf("least latency %v; want the timeout's %v at least", least, timeout)
+			}
+		})
+	}
+}
+
+// leastLatency is the least latency of an encoded histogram, the bottom
+// of its bucket: up to 0.1% below the value recorded.
+func leastLatency(t *testing.T, enc string) time.Duration {
+	t.Helper()
+	h, err := hdrhistogram.Decode([]byte(enc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return time.Duration(h.Min()) * time.Microsecond
+}
+
+// TestSaturatedAtRate: a proxy slower than the rate (5 connections, each
+// answer held 10 ms: 500 a second, at 1000 asked) gains nothing by the
+// exchanges it leaves unbegun: the 99th percentile of every due exchange
+// is at least that of the answered ones. The timeout is above the
+// longest wait (about half the window), so that every exchange begun is
+// answered and the dropped ones, due in the window's second half, are
+// the rest.
+func TestSaturatedAtRate(t *testing.T) {
+	o := mixtest.StartOrigin(t, mixtest.None)
+	p := mixtest.StartHolder(t, o.Addr, mixtest.Faults{HoldEvery: 1, Hold: 10 * time.Millisecond})
+	cfg := config(Relay, p.Addr, o.Addr)
+	cfg.Conns, cfg.Active, cfg.Rate = 5, 0, 1000
+	cfg.Timeout = 1500 * time.Millisecond
+	r := run(t, cfg)
+	if r.Exchanges == 0 || r.Errors.Dropped == 0 {
+		t.Errorf("%d exchanges, errors %+v; want some answered and some dropped", r.Exchanges, r.Errors)
+	}
+	if r.P99Ms < r.OkP99Ms {
+		t.Errorf("p99 %.1f ms of every due exchange; want at least the answered ones' %.1f ms", r.P99Ms, r.OkP99Ms)
+	}
+}
+
 // TestSplit: a mix split in parts asks for the connections and load of
 // the whole, and merging adds up.
 func TestSplit(t *testing.T) {
@@ -257,6 +339,39 @@ func TestSplit(t *testing.T) {
 	}
 	o.Agrees(t, m)
 	perSecondAgrees(t, m, 1)
+}
+
+// TestDefaultProcs: the default process count is one per CPU, but no
+// more than a closed loop's exchanges at a time nor than the connections,
+// and CheckSplit takes it (the descriptor limit, far above these
+// connections, adds none).
+func TestDefaultProcs(t *testing.T) {
+	cpus := runtime.NumCPU()
+	cases := []struct {
+		name string
+		c    Config
+		want int
+	}{
+		// one exchange at a time: one process, whatever the CPUs
+		{"closed loop of 1", Config{Conns: 100, Active: 1}, 1},
+		// two at a time: two processes at most
+		{"closed loop of 2", Config{Conns: 100, Active: 2}, min(cpus, 2)},
+		// more at a time than CPUs: one per CPU
+		{"closed loop of many", Config{Conns: 1000, Active: 500}, min(cpus, 500)},
+		// a fixed rate runs in any number of processes
+		{"fixed rate", Config{Conns: 100, Rate: 50}, min(cpus, 100)},
+		// one connection: one process
+		{"one connection", Config{Conns: 1, Active: 5}, 1},
+	}
+	for _, tc := range cases {
+		got := DefaultProcs(tc.c)
+		if got != tc.want {
+			t.Errorf("%s: DefaultProcs(%+v) = %d; want %d", tc.name, tc.c, got, tc.want)
+		}
+		if err := CheckSplit(tc.c, got); err != nil {
+			t.Errorf("%s: CheckSplit(%+v, %d) = %v; want nil", tc.name, tc.c, got, err)
+		}
+	}
 }
 
 // perSecondAgrees: the window's seconds are n, and their exchanges and

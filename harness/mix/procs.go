@@ -20,19 +20,25 @@ import (
 // fdReserve is what a process keeps beside its connections' descriptors.
 const fdReserve = host.FDReserve
 
-// DefaultProcs is how many processes a mix of conns connections runs
-// in by default: one per CPU this process may run on (its affinity,
-// which a cpuset also sets), more when a share would not fit under the
-// per-process descriptor limit, and no more than one per connection.
-func DefaultProcs(conns int) int {
+// DefaultProcs is how many processes the mix c runs in by default: one
+// per CPU this process may run on (its affinity, which a cpuset also
+// sets), but in a closed loop no more than its exchanges at a time, since
+// each process runs one at least; more when a share of the connections
+// would not fit under the per-process descriptor limit; and no more than
+// one per connection. Only the descriptor limit makes it more than
+// CheckSplit allows.
+func DefaultProcs(c Config) int {
 	n := runtime.NumCPU()
+	if c.Active > 0 {
+		n = min(n, c.Active)
+	}
 	var lim syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err == nil && lim.Max > fdReserve {
 		// The Go runtime raises the soft limit to the hard one.
 		per := int(min(lim.Max-fdReserve, 1<<30))
-		n = max(n, (conns+per-1)/per)
+		n = max(n, (c.Conns+per-1)/per)
 	}
-	return max(1, min(n, conns))
+	return max(1, min(n, c.Conns))
 }
 
 // part is the i-th of n nearly equal parts of total.

@@ -1,7 +1,8 @@
 // Package mixtest has small servers on 127.0.0.1 for testing bench mix:
 // an origin serving the mix's answers that counts what it sends, with
-// faults to order, and the four kinds of proxy (HTTP with absolute URIs,
-// CONNECT, SOCKSv5 without authentication, a TCP relay).
+// faults to order, the four kinds of proxy (HTTP with absolute URIs,
+// CONNECT, SOCKSv5 without authentication, a TCP relay), and a proxy
+// that answers nothing.
 package mixtest
 
 import (
@@ -456,6 +457,21 @@ func (h *Holder) serve(c net.Conn) {
 			return
 		}
 	}
+}
+
+// StartSilent is a proxy that answers nothing until the test ends: it
+// accepts every connection and reads what comes, never writing a byte,
+// and keeps it open until the client closes it or the test ends, also
+// once the client has shut its sending side.
+func StartSilent(t testing.TB) string {
+	ended := make(chan struct{})
+	addr := serve(t, func(c net.Conn) {
+		if _, err := io.Copy(io.Discard, c); err == nil {
+			<-ended // a half-close: keep the connection, and still say nothing
+		}
+	})
+	t.Cleanup(func() { close(ended) }) // before serve's cleanup waits for the handlers
+	return addr
 }
 
 // ClosedPort is a port of 127.0.0.1 nothing listens on.
