@@ -483,10 +483,20 @@ func TestSamplerSessionWindow(t *testing.T) {
 	if len(w.Polls) < 2 {
 		t.Fatalf("%d polls inside the window; want its first and last at least", len(w.Polls))
 	}
-	if th := smp.Thread[RoleProxy]; th < min(0.9, ran-0.05) {
+	// Alone on its CPU (as in CI, where the tests run one package at a
+	// time) the spinner is saturated, and so is its share of any part of
+	// the window. Sharing it, its share of the part the polls saw differs
+	// from that of the window by what the sharing changed between them.
+	switch th := smp.Thread[RoleProxy]; {
+	case ran >= 0.9 && th < 0.9:
 		t.Errorf("Thread[proxy] = %.3f; the scheduler ran the spinner %.3f of the window; want 0.9 or more", th, ran)
+	case ran < 0.9:
+		t.Logf("the proxy's CPU was shared: the spinner ran %.3f of the window", ran)
+		if th < ran-0.25 {
+			t.Errorf("Thread[proxy] = %.3f; the scheduler ran the spinner %.3f of the window", th, ran)
+		}
 	}
-	if ran >= 0.9 && smp.Bound != results.BoundProxy {
+	if smp.Bound != results.BoundProxy {
 		t.Errorf("Bound = %q with the proxy's thread saturated; want proxy", smp.Bound)
 	}
 	// The load tool shares its CPU with the origin and the harness: the
