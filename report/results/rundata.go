@@ -21,8 +21,12 @@ import (
 const RunDataSuffix = ".data.json"
 
 // RunsDir is where a session keeps its runs' files, beside its CSV:
-// <csv without .csv>.runs.
-func RunsDir(csvPath string) string { return strings.TrimSuffix(csvPath, ".csv") + ".runs" }
+// <csv without .csv>.runs, cleaned, so that every spelling of the CSV's
+// path ("./data/x.csv", "data//x.csv") gives the one directory that the
+// runs' files are found and looked up by.
+func RunsDir(csvPath string) string {
+	return filepath.Clean(strings.TrimSuffix(csvPath, ".csv") + ".runs")
+}
 
 // RunID names a run among a session's files: its machine, session,
 // cell and repetition.
