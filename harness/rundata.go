@@ -73,9 +73,9 @@ func ReadRunData(csvPaths []string, rows []results.Row) (map[results.RunID]*resu
 		if !ok {
 			continue
 		}
-		b, err := os.ReadFile(f)
+		b, err := results.ReadInput(f)
 		if err != nil {
-			return nil, fmt.Errorf("read run output: %w", err)
+			return nil, err
 		}
 		m, err := drv.Parse(b)
 		if err != nil {

@@ -96,16 +96,16 @@ func ReadRunData(csvPaths []string) (map[RunID]*RunData, error) {
 		}
 		sort.Strings(files)
 		for _, f := range files {
-			b, err := os.ReadFile(f)
+			b, err := ReadInput(f)
 			if errors.Is(err, fs.ErrNotExist) {
 				continue
 			}
 			if err != nil {
-				return nil, fmt.Errorf("read run data: %w", err)
+				return nil, err
 			}
 			d := new(RunData)
 			if err := json.Unmarshal(b, d); err != nil {
-				return nil, &SyntaxError{File: f, Err: err}
+				return nil, &InputError{File: f, Err: err}
 			}
 			out[d.RunID] = d
 		}
