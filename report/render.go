@@ -61,24 +61,26 @@ func Render(w io.Writer, rows []results.Row, opt Options) error {
 	return Write(w, Setups(rows, opt.Files, opt), tables, opt.Format)
 }
 
-// checkReportFormat rejects a format other than those of Options.Format.
+// checkReportFormat rejects a format other than those of Options.Format,
+// as input refused (results.InputError).
 func checkReportFormat(f string) error {
 	if f == FormatHTML {
 		return nil
 	}
 	if err := checkFormat(f); err != nil {
-		return fmt.Errorf("unknown format %q (want %s, %s, %s or %s)", f, FormatMarkdown, FormatTSV, FormatJSON, FormatHTML)
+		return results.BadInput(fmt.Errorf("unknown format %q (want %s, %s, %s or %s)", f, FormatMarkdown, FormatTSV, FormatJSON, FormatHTML))
 	}
 	return nil
 }
 
-// checkFormat rejects a format other than the text ones and JSON.
+// checkFormat rejects a format other than the text ones and JSON, as
+// input refused (results.InputError).
 func checkFormat(f string) error {
 	switch f {
 	case "", FormatMarkdown, FormatTSV, FormatJSON:
 		return nil
 	}
-	return fmt.Errorf("unknown format %q (want %s, %s or %s)", f, FormatMarkdown, FormatTSV, FormatJSON)
+	return results.BadInput(fmt.Errorf("unknown format %q (want %s, %s or %s)", f, FormatMarkdown, FormatTSV, FormatJSON))
 }
 
 // Write writes the sessions' Setup tables and the tables to w in format,
