@@ -36,16 +36,19 @@ func ReadRunData(csvPaths []string, rows []results.Row) (map[results.RunID]*resu
 	if err != nil {
 		return nil, err
 	}
-	// The kept outputs by the run they name, without its index:
-	// "<column>-<scenario>-<rep>" for "0007-nginx-http-ka-1k-1.load.wrk.out".
+	// The kept outputs by their runs directory and the run they name,
+	// without its index: "<column>-<scenario>-<rep>" for
+	// "0007-nginx-http-ka-1k-1.load.wrk.out". The directory is RunsDir's
+	// here and below, whatever the spelling of the CSV's path.
 	outputs := map[string]string{}
 	for _, p := range csvPaths {
+		dir := results.RunsDir(p)
 		for _, tool := range []string{scenarios.ToolBench, scenarios.ToolIperf3} {
-			files, _ := filepath.Glob(filepath.Join(results.RunsDir(p), "*.load."+tool+".out"))
+			files, _ := filepath.Glob(filepath.Join(dir, "*.load."+tool+".out"))
 			for _, f := range files {
 				name := strings.TrimSuffix(filepath.Base(f), ".load."+tool+".out")
 				if _, run, ok := strings.Cut(name, "-"); ok {
-					outputs[filepath.Dir(f)+"\x00"+run] = f
+					outputs[dir+"\x00"+run] = f
 				}
 			}
 		}
@@ -69,9 +72,9 @@ func ReadRunData(csvPaths []string, rows []results.Row) (map[results.RunID]*resu
 		if !ok {
 			continue
 		}
-		b, err := os.ReadFile(f)
+		b, err := results.ReadInput(f)
 		if err != nil {
-			return nil, fmt.Errorf("read run output: %w", err)
+			return nil, err
 		}
 		m, err := drv.Parse(b)
 		if err != nil {

@@ -48,7 +48,7 @@ func NewSchedule(cfg SessionConfig) (*Schedule, error) {
 	if cfg.Resume {
 		csvPath, _ := SessionPaths(cfg.OutDir, cfg.Machine, cfg.Session)
 		rows, err := results.ReadFiles([]string{csvPath})
-		if err != nil {
+		if err != nil && !errors.Is(err, results.ErrNoRuns) { // killed in its first run: none done
 			return nil, fmt.Errorf("resume: %w", err)
 		}
 		for _, r := range rows {

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -171,5 +172,29 @@ func TestExtend(t *testing.T) {
 	capped, _ := NewSchedule(cfg)
 	if more := capped.Extend(rows[:9]); len(more) != 0 {
 		t.Errorf("with a cap of 3, repetition 4 = %v; want none", more)
+	}
+}
+
+// TestNewScheduleResumes: a session killed in its first run left its
+// file with the header alone, and resuming it finds no run done; a file
+// with a bad line is refused, naming its place.
+func TestNewScheduleResumes(t *testing.T) {
+	out := t.TempDir()
+	cfg := SessionConfig{Settings: results.Settings{Machine: "m", Session: "s", Reps: 1}, OutDir: out, Resume: true}
+	csvPath, _ := SessionPaths(out, "m", "s")
+	w, err := results.Create(csvPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	s, err := NewSchedule(cfg)
+	if err != nil || len(s.Done) != 0 {
+		t.Fatalf("NewSchedule of a session with its header alone = %v, %d runs done; want none done", err, len(s.Done))
+	}
+	if err := os.WriteFile(csvPath, []byte(strings.Join(results.Header, ",")+"\nm,s\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewSchedule(cfg); err == nil || !strings.Contains(err.Error(), csvPath+":2: ") {
+		t.Errorf("NewSchedule of a session with a bad line = %v; want an error at %s:2", err, csvPath)
 	}
 }

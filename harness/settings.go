@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -63,7 +64,7 @@ type Given struct{ Reps, Window, Warmup bool }
 func OwnMethods(st results.Settings, given Given) (map[results.Mode]results.Method, error) {
 	scs, err := scenarios.Select(st.Scenario)
 	if err != nil {
-		return nil, err
+		return nil, results.BadInput(err)
 	}
 	var out map[results.Mode]results.Method
 	for _, sc := range scs {
@@ -95,14 +96,17 @@ func OwnMethods(st results.Settings, given Given) (map[results.Mode]results.Meth
 // machine: the scenarios, the columns found here and in the columns file,
 // the CPU layout, and the defaults of the machine's label and the session
 // id. hc names the session's namespaces and cgroups; its layout and quota
-// come from st. Nothing is started.
+// come from st. Nothing is started. Settings that cannot be run (a
+// number out of range, a scenario or column that does not exist, a CPU
+// layout that does not parse or fit, a bad columns file) are refused as
+// results.InputError.
 func Configure(st results.Settings, outDir string, resume bool, hc host.Config) (SessionConfig, error) {
 	if err := checkSettings(st); err != nil {
-		return SessionConfig{}, err
+		return SessionConfig{}, results.BadInput(err)
 	}
 	scs, err := scenarios.Select(st.Scenario)
 	if err != nil {
-		return SessionConfig{}, err
+		return SessionConfig{}, results.BadInput(err)
 	}
 	if st.MixConns > 0 {
 		for i := range scs {
@@ -121,15 +125,16 @@ func Configure(st results.Settings, outDir string, resume bool, hc host.Config) 
 	}
 	if st.CPUs != "" {
 		hc.Layout, err = host.ParseLayout(st.CPUs, online)
+		err = results.BadInput(err)
 	} else {
-		hc.Layout, err = host.DefaultLayout(online)
+		hc.Layout, err = host.DefaultLayout(online) // a machine too small: no setting of the user's
 	}
 	if err != nil {
 		return SessionConfig{}, err
 	}
 	hc.ProxyCPUQuota = st.ProxyCPU
-	if err := hc.Check(online); err != nil {
-		return SessionConfig{}, err
+	if err := hc.Check(online); err != nil { // the prefix, the layout and the quota asked for
+		return SessionConfig{}, results.BadInput(err)
 	}
 	if st.Machine == "" {
 		st.Machine = defaultMachineLabel()
@@ -165,23 +170,24 @@ func exists(path string) bool {
 }
 
 // LoadColumns returns the packaged columns found on the machine plus the
-// user's file, narrowed to names (comma-separated) when given.
+// user's file, narrowed to names (comma-separated) when given. A columns
+// file that cannot be read or declares what cannot run, and a name of no
+// column, are refused as results.InputError.
 func LoadColumns(file, names string) ([]proxies.Column, error) {
 	cols := proxies.DefaultColumns(exec.LookPath)
 	if file != "" {
-		f, err := os.Open(file)
+		b, err := results.ReadInput(file)
 		if err != nil {
 			return nil, fmt.Errorf("columns file: %w", err)
 		}
-		defer f.Close()
-		own, err := proxies.ParseColumns(f, file)
+		own, err := proxies.ParseColumns(bytes.NewReader(b), file)
 		if err != nil {
-			return nil, err
+			return nil, results.BadInput(err) // it names file:line itself
 		}
 		cols = append(cols, own...)
 	}
 	if err := proxies.Validate(cols, os.Stat); err != nil {
-		return nil, err
+		return nil, results.BadInput(err)
 	}
 	if names == "" {
 		return cols, nil
@@ -198,7 +204,7 @@ func LoadColumns(file, names string) ([]proxies.Column, error) {
 		n = strings.TrimSpace(n)
 		c, ok := byName[n]
 		if !ok {
-			return nil, fmt.Errorf("no column %q (columns: %s)", n, strings.Join(all, ", "))
+			return nil, results.BadInput(fmt.Errorf("no column %q (columns: %s)", n, strings.Join(all, ", ")))
 		}
 		if seen[n] {
 			continue

@@ -69,7 +69,7 @@ func metricOf(name string) (metric, error) {
 	case MetricP50, MetricP99, MetricP999:
 		return metric{of: percentile(name), unit: func(results.Cell) string { return "ms" }, lower: true}, nil
 	}
-	return metric{}, fmt.Errorf("unknown metric %q (want %s, %s, %s or %s)", name, MetricThroughput, MetricP50, MetricP99, MetricP999)
+	return metric{}, results.BadInput(fmt.Errorf("unknown metric %q (want %s, %s, %s or %s)", name, MetricThroughput, MetricP50, MetricP99, MetricP999))
 }
 
 // Comparison is two sets of runs, old and new, compared cell by cell.
@@ -135,10 +135,11 @@ var ErrAcrossMachines = errors.New("different machines")
 // and its figure that of the tables' throughput (see throughput); only
 // ok runs count. Cells of one side only are kept. Old and new must be
 // from the same machines unless opt.AcrossMachines, and then from one
-// machine each.
+// machine each; sides that are not, or an unknown metric, are refused as
+// results.InputError.
 func Compare(old, new []results.Row, opt CompareOptions) (*Comparison, error) {
 	if len(old) == 0 || len(new) == 0 {
-		return nil, errors.New("compare: no runs in the old or the new files")
+		return nil, results.BadInput(errors.New("compare: no runs in the old or the new files"))
 	}
 	met, err := metricOf(opt.Metric)
 	if err != nil {
@@ -152,10 +153,10 @@ func Compare(old, new []results.Row, opt CompareOptions) (*Comparison, error) {
 	if om, nm := c.Old.Machines, c.New.Machines; !sameSet(om, nm) {
 		from := fmt.Sprintf("old runs are from %s, new from %s", strings.Join(om, ", "), strings.Join(nm, ", "))
 		if !opt.AcrossMachines {
-			return nil, fmt.Errorf("%w: %s", ErrAcrossMachines, from)
+			return nil, results.BadInput(fmt.Errorf("%w: %s", ErrAcrossMachines, from))
 		}
 		if len(om) > 1 || len(nm) > 1 {
-			return nil, errors.New(from + ": across machines, each side must be of one machine")
+			return nil, results.BadInput(errors.New(from + ": across machines, each side must be of one machine"))
 		}
 		label := om[0] + " → " + nm[0]
 		machine = func(*results.Row) string { return label }

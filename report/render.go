@@ -61,24 +61,26 @@ func Render(w io.Writer, rows []results.Row, opt Options) error {
 	return Write(w, Setups(rows, opt.Files, opt), tables, opt.Format)
 }
 
-// checkReportFormat rejects a format other than those of Options.Format.
+// checkReportFormat rejects a format other than those of Options.Format,
+// as input refused (results.InputError).
 func checkReportFormat(f string) error {
 	if f == FormatHTML {
 		return nil
 	}
 	if err := checkFormat(f); err != nil {
-		return fmt.Errorf("unknown format %q (want %s, %s, %s or %s)", f, FormatMarkdown, FormatTSV, FormatJSON, FormatHTML)
+		return results.BadInput(fmt.Errorf("unknown format %q (want %s, %s, %s or %s)", f, FormatMarkdown, FormatTSV, FormatJSON, FormatHTML))
 	}
 	return nil
 }
 
-// checkFormat rejects a format other than the text ones and JSON.
+// checkFormat rejects a format other than the text ones and JSON, as
+// input refused (results.InputError).
 func checkFormat(f string) error {
 	switch f {
 	case "", FormatMarkdown, FormatTSV, FormatJSON:
 		return nil
 	}
-	return fmt.Errorf("unknown format %q (want %s, %s or %s)", f, FormatMarkdown, FormatTSV, FormatJSON)
+	return results.BadInput(fmt.Errorf("unknown format %q (want %s, %s or %s)", f, FormatMarkdown, FormatTSV, FormatJSON))
 }
 
 // Write writes the sessions' Setup tables and the tables to w in format,
@@ -149,7 +151,7 @@ func writeText(w io.Writer, setups []Setup, tables []Table, md bool) error {
 		writeFailed(&buf, t.Failed, md)
 		writeNotes(&buf, t.Notes, md)
 		if t.Caption != "" {
-			buf.WriteString(t.Caption + "\n\n")
+			buf.WriteString(mdOnly(md, t.Caption) + "\n\n")
 		}
 		// The spreads of a throughput table follow it, or the last of
 		// its triple (HTTPS, the mixes), in tab-separated text.
@@ -170,7 +172,7 @@ func writeText(w io.Writer, setups []Setup, tables []Table, md bool) error {
 func writeSetup(w *bytes.Buffer, s Setup, md bool) error {
 	missing := func(then string) {
 		if len(s.Missing) > 0 {
-			fmt.Fprintf(w, "No metadata beside %s%s.\n\n", strings.Join(s.Missing, ", "), then)
+			fmt.Fprintf(w, "No metadata beside %s%s.\n\n", mdOnly(md, strings.Join(s.Missing, ", ")), then)
 		}
 	}
 	if len(s.Rows) == 0 {
@@ -195,7 +197,7 @@ func writeSetup(w *bytes.Buffer, s Setup, md bool) error {
 		if md {
 			w.WriteString("Notes of the session:\n\n")
 			for _, n := range s.Notes {
-				w.WriteString("- " + n + "\n")
+				w.WriteString("- " + mdText.Replace(n) + "\n")
 			}
 		} else {
 			w.WriteString("notes\n")
@@ -215,7 +217,7 @@ func writeHeading(w *bytes.Buffer, md bool, level int, s string) {
 	if md {
 		w.WriteString(strings.Repeat("#", level) + " ")
 	}
-	w.WriteString(s + "\n\n")
+	w.WriteString(mdOnly(md, s) + "\n\n")
 }
 
 // withBars inserts a ‖ wherever the group changes between columns.
@@ -314,7 +316,28 @@ func markdownCell(c Cell) string {
 	return "**" + c.figure + "**" + c.Text[len(c.figure):]
 }
 
-var mdEscaper = strings.NewReplacer("|", `\|`)
+// mdEscapes are what markdown would take for HTML in text of the session
+// files (a proxy's name, a machine's label, a note) and its entities, as
+// the page escapes them: GitHub would drop a "<b>" of a note and show
+// "&lt;" as "<".
+var mdEscapes = []string{"&", "&amp;", "<", "&lt;", ">", "&gt;"}
+
+var (
+	// mdText escapes text of the markdown: headings, list items, captions.
+	mdText = strings.NewReplacer(mdEscapes...)
+	// mdCell escapes a table cell's text: as mdText, and the | that
+	// would end the cell.
+	mdCell = strings.NewReplacer(append([]string{"|", `\|`}, mdEscapes...)...)
+)
+
+// mdOnly is s escaped as mdText escapes it in markdown, and s itself in
+// tab-separated text.
+func mdOnly(md bool, s string) string {
+	if md {
+		return mdText.Replace(s)
+	}
+	return s
+}
 
 func writeMarkdown(w io.Writer, t Table) error {
 	rows := make([][]string, len(t.Rows))
@@ -332,11 +355,11 @@ func writeMarkdown(w io.Writer, t Table) error {
 }
 
 // markdownGrid writes a header and rows as a GitHub markdown table, left
-// aligned, with any | in a cell escaped.
+// aligned, with each cell escaped (mdCell).
 func markdownGrid(w io.Writer, header []string, rows [][]string) error {
 	esc := func(cells []string) []string {
 		for i, c := range cells {
-			cells[i] = mdEscaper.Replace(c)
+			cells[i] = mdCell.Replace(c)
 		}
 		return cells
 	}
@@ -362,7 +385,7 @@ func writeFailed(w *bytes.Buffer, failed []Failure, md bool) {
 	if md {
 		w.WriteString("Failed runs, left out of the medians:\n\n")
 		for _, f := range failed {
-			fmt.Fprintf(w, "- %s, %s, rep %d: %s\n", f.Proxy, f.Load, f.Rep, noteOrNone(f.Note))
+			fmt.Fprintf(w, "- %s, %s, rep %d: %s\n", mdText.Replace(f.Proxy), mdText.Replace(f.Load), f.Rep, mdText.Replace(noteOrNone(f.Note)))
 		}
 	} else {
 		w.WriteString("failed runs\tload\trep\tnote\n")
@@ -382,7 +405,7 @@ func writeNotes(w *bytes.Buffer, notes []Note, md bool) {
 	if md {
 		w.WriteString("Notes of the runs counted:\n\n")
 		for _, n := range notes {
-			fmt.Fprintf(w, "- %s: %s (%s)\n", n.Text, strings.Join(n.Proxies, ", "), strings.Join(n.Loads, ", "))
+			fmt.Fprintf(w, "- %s: %s (%s)\n", mdText.Replace(n.Text), mdText.Replace(strings.Join(n.Proxies, ", ")), mdText.Replace(strings.Join(n.Loads, ", ")))
 		}
 	} else {
 		w.WriteString("notes\tcolumns\tscenarios\n")

@@ -67,6 +67,57 @@ func TestRenderSessionsAndFailures(t *testing.T) {
 	}
 }
 
+// TestRenderMarkdownEscapes: text of the session files, in any part of
+// the markdown (a heading, a table's cell, a failed run, a note, the
+// Setup table), has its <, > and & escaped, as the page escapes them;
+// tab-separated text keeps them as they are.
+func TestRenderMarkdownEscapes(t *testing.T) {
+	const machine, session, proxy, note = "M&M <2 CPUs>", "s<1>", "dev <b>&</b>", "<script>&amp;"
+	var rows []results.Row
+	for rep := 1; rep <= 2; rep++ {
+		r := run(machine, session, proxy, results.Copy, "ka-1k", rep, 10)
+		r.Note = note
+		rows = append(rows, r)
+	}
+	failed := run(machine, session, proxy, results.Copy, "ka-1k", 3, 0)
+	failed.Status, failed.Note = results.Failed, "reset <after> & before"
+	rows = append(rows, failed)
+	meta := &results.Meta{Session: session, Machine: results.MachineInfo{Label: machine, Host: "Acme <VM> & Co"}, Notes: []string{"scaled <down> & up"}}
+	files := []results.SessionFile{{Path: "a.csv", Meta: meta}}
+
+	var b bytes.Buffer
+	if err := Render(&b, rows, Options{Format: FormatMarkdown, Files: files}); err != nil {
+		t.Fatal(err)
+	}
+	md := b.String()
+	if strings.ContainsAny(md, "<>") || strings.Contains(strings.NewReplacer("&amp;", "", "&lt;", "", "&gt;", "").Replace(md), "&") {
+		t.Errorf("markdown holds a raw <, > or &:\n%s", md)
+	}
+	for _, want := range []string{
+		"# Session s&lt;1&gt;\n",             // a heading
+		"### M&amp;M &lt;2 CPUs&gt;\n",       // the machine's
+		"dev &lt;b&gt;&amp;&lt;/b&gt;",       // a cell of the table
+		"| host  | Acme &lt;VM&gt; &amp; Co", // a cell of the Setup table
+		": scaled &lt;down&gt; &amp; up\n",   // a note of the session
+		"- dev &lt;b&gt;&amp;&lt;/b&gt;, ka-1k, rep 3: reset &lt;after&gt; &amp; before\n", // a failed run
+		"- &lt;script&gt;&amp;amp;: dev &lt;b&gt;&amp;&lt;/b&gt; (",                        // a note of the runs
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+
+	b.Reset()
+	if err := Render(&b, rows, Options{Format: FormatTSV, Files: files}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Session " + session + "\n", proxy, note, "reset <after> & before"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("tab-separated text lacks %q as it is:\n%s", want, b.String())
+		}
+	}
+}
+
 // TestRenderNotes: what ok runs noted is listed under their table once,
 // with the columns and scenarios that noted it.
 func TestRenderNotes(t *testing.T) {

@@ -137,6 +137,8 @@ const (
 // first, each family and each machine. opt.Session keeps one session;
 // opt.Layout combined puts the HTTP proxy, CONNECT, SOCKS and relay figures
 // of every machine's newest session into one table of combined cells.
+// A layout or session the options name that cannot be had is refused as
+// results.InputError.
 func Tables(runs []results.Row, opt Options) ([]Table, error) {
 	rows := make([]*results.Row, len(runs))
 	for i := range runs {
@@ -153,7 +155,7 @@ func Tables(runs []results.Row, opt Options) ([]Table, error) {
 			}
 		}
 		if len(kept) == 0 {
-			return nil, fmt.Errorf("no session %q in the files; they hold %s", opt.Session, strings.Join(ids, ", "))
+			return nil, results.BadInput(fmt.Errorf("no session %q in the files; they hold %s", opt.Session, strings.Join(ids, ", ")))
 		}
 		rows = kept
 	}
@@ -174,7 +176,7 @@ func Tables(runs []results.Row, opt Options) ([]Table, error) {
 		}
 		return out, nil
 	}
-	return nil, fmt.Errorf("unknown layout %q (want %s or %s)", opt.Layout, LayoutMachine, LayoutCombined)
+	return nil, results.BadInput(fmt.Errorf("unknown layout %q (want %s or %s)", opt.Layout, LayoutMachine, LayoutCombined))
 }
 
 // session is the runs of one session id.

@@ -24,7 +24,7 @@ func cmdCheck(stdout, stderr io.Writer, args []string) error {
 		}
 		l, err := host.ParseLayout(*cpus, online)
 		if err != nil {
-			return fmt.Errorf("--cpus: %w", err)
+			return usageError{fmt.Errorf("--cpus: %w", err)}
 		}
 		layout = &l
 	}

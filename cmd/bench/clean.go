@@ -14,7 +14,7 @@ func cmdClean(stdout, stderr io.Writer, args []string) error {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("clean: unexpected argument %q", fs.Arg(0))
+		return usageError{fmt.Errorf("clean: unexpected argument %q", fs.Arg(0))}
 	}
 	removed, err := host.Clean(*prefix)
 	for _, r := range removed {

@@ -20,7 +20,7 @@ func cmdList(stdout, stderr io.Writer, args []string) error {
 	}
 	scs, err := scenarios.Select(*scenario)
 	if err != nil {
-		return withAdvice(err)
+		return usageError{withAdvice(err)}
 	}
 	cols, err := harness.LoadColumns(*columnsFile, "")
 	if err != nil {

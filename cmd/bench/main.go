@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 
 	"bench/harness/mix"
+	"bench/report/results"
 )
 
 // command is a subcommand: it writes its results to stdout, its progress
@@ -40,7 +42,7 @@ func usage(w io.Writer) {
 	for _, c := range commands {
 		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintf(w, "\nRun 'bench <command> -h' for a command's flags.\n")
+	fmt.Fprintf(w, "\nRun 'bench <command> -h' for a command's flags and what its exit status says.\n")
 }
 
 // errUsage is returned after usage has been printed; main exits 2.
@@ -73,10 +75,44 @@ func helpAsked(arg string) bool { return arg == "-h" || arg == "-help" || arg ==
 // The exit statuses of bench (README.md, "Exit status").
 const (
 	exitOK         = 0 // done; help, when asked for, too
-	exitError      = 1 // failed
-	exitUsage      = 2 // a wrong command line
+	exitError      = 1 // failed: what each command's help says
+	exitUsage      = 2 // a wrong command line, or an input file that cannot be read or is invalid
 	exitFailedRuns = 3 // bench run: the session completed, and some of its runs failed
 )
+
+// failures says what exit status 1 (and bench run's 3) means of each
+// command, for its help; 0 and 2 mean the same for every one.
+var failures = map[string][]exitMeaning{
+	"run": {
+		{exitError, "the session could not complete: interrupted (the --resume command that continues it is printed), or the host could not be set up"},
+		{exitFailedRuns, "the session completed but some of its runs failed: its file and tables are whole, the failed runs listed under their tables"},
+	},
+	"report":  {{exitError, "the tables or the page could not be rendered or written"}},
+	"compare": {{exitError, "with --fail-over, a real change for the worse past it, or a cell whose new runs all failed: the cells are named after the tables"}},
+	"list":    {{exitError, "the listing could not be written"}},
+	"check":   {{exitError, "a session cannot run here: a required check failed"}},
+	"mix":     {{exitError, "the mix could not run (its connections could not be opened, the proxy failed it), or its origin could not serve"}},
+	"mix tls": {{exitError, "a connection failed to connect or handshake, or the command after -- failed"}},
+	"clean":   {{exitError, "something left behind could not be removed"}},
+	"version": nil,
+}
+
+// exitMeaning is what an exit status says of a command.
+type exitMeaning struct {
+	status  int
+	meaning string
+}
+
+// exitHelp writes the exit statuses of the command named name.
+func exitHelp(w io.Writer, name string) {
+	all := append([]exitMeaning{{exitOK, "done, and when help is asked for (-h, --help)"}}, failures[name]...)
+	all = append(all, exitMeaning{exitUsage, "a wrong command line, or an input file that cannot be read or is invalid (named with its line)"})
+	slices.SortStableFunc(all, func(a, b exitMeaning) int { return a.status - b.status })
+	fmt.Fprintf(w, "\nExit status:\n")
+	for _, e := range all {
+		fmt.Fprintf(w, "  %d  %s\n", e.status, e.meaning)
+	}
+}
 
 // failedRunsError is bench run's end when the session completed with
 // failed runs: its files and tables are whole, the failed runs listed
@@ -88,7 +124,10 @@ func (e failedRunsError) Error() string {
 }
 
 // exitStatus is the status bench exits with after err, which it prints to
-// stderr first unless it was help or usage already printed.
+// stderr first unless it was help or usage already printed. Input refused
+// is one status whoever refused it: the command line as bench parses it
+// (usageError), or a setting, an option or a file as the packages below
+// take them (results.InputError).
 func exitStatus(err error, stderr io.Writer) int {
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
@@ -98,7 +137,7 @@ func exitStatus(err error, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "bench: %v\n", err)
 	switch {
-	case errors.As(err, new(usageError)):
+	case errors.As(err, new(usageError)), errors.As(err, new(*results.InputError)):
 		return exitUsage
 	case errors.As(err, new(failedRunsError)):
 		return exitFailedRuns
@@ -131,6 +170,7 @@ func newFlagSet(name string, stderr io.Writer, synopsis string) *flag.FlagSet {
 			}
 		})
 		shown.PrintDefaults()
+		exitHelp(stderr, name)
 	}
 	return fs
 }

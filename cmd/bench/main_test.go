@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"bench/report/results"
 )
 
 // TestMain lets the test binary be bench for the programs a session
@@ -23,8 +25,9 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// Help asked for, of bench or of any subcommand, exits 0 and shows no
-// hidden flag; a wrong command line exits 2.
+// Help asked for, of bench or of any subcommand, exits 0, shows no
+// hidden flag and, of a subcommand, what its exit statuses mean; a wrong
+// command line exits 2.
 func TestHelpExits(t *testing.T) {
 	cmds := [][]string{{}, {"mix", "tls"}}
 	for _, c := range commands {
@@ -42,6 +45,9 @@ func TestHelpExits(t *testing.T) {
 			if !strings.Contains(help, "Usage") && !strings.Contains(help, "usage") {
 				t.Errorf("bench %s printed no usage:\n%s", name, help)
 			}
+			if len(c) > 0 && (!strings.Contains(help, "\nExit status:\n  0  done") || !strings.Contains(help, "\n  2  a wrong command line, or an input file")) {
+				t.Errorf("bench %s says nothing of its exit statuses 0 and 2:\n%s", name, help)
+			}
 			for f := range hiddenFlags {
 				if strings.Contains(help, "-"+f) {
 					t.Errorf("bench %s shows the hidden flag --%s:\n%s", name, f, help)
@@ -58,8 +64,9 @@ func TestHelpExits(t *testing.T) {
 	}
 }
 
-// The exit statuses: an error 1, a wrong command line 2, a session that
-// completed with failed runs 3, and what is printed of each.
+// The exit statuses: an error 1, a wrong command line or input refused
+// 2, a session that completed with failed runs 3, and what is printed of
+// each.
 func TestExitStatus(t *testing.T) {
 	for _, c := range []struct {
 		err    error
@@ -71,6 +78,11 @@ func TestExitStatus(t *testing.T) {
 		{errUsage, exitUsage, ""},
 		{usageError{errors.New("run: unexpected argument")}, exitUsage, "bench: run: unexpected argument\n"},
 		{fmt.Errorf("run: %w", errors.New("no root")), exitError, "bench: run: no root\n"},
+		// a file's place refused, however deep in the error
+		{&results.InputError{File: "a.csv", Line: 3, Err: errors.New(`column "bytes": "-1" is negative`)}, exitUsage, "bench: a.csv:3: column \"bytes\": \"-1\" is negative\n"},
+		{fmt.Errorf("resume: %w", &results.InputError{File: "a.csv", Err: results.ErrNoRuns}), exitUsage, "bench: resume: a.csv: " + results.ErrNoRuns.Error() + "\n"},
+		// a setting refused, of no file
+		{results.BadInput(errors.New("a window of -5s: need at least 1s")), exitUsage, "bench: a window of -5s: need at least 1s\n"},
 		{failedRunsError{failed: 2, runs: 54}, exitFailedRuns, "bench: the session completed with 2 of its 54 runs failed (listed under their tables)\n"},
 	} {
 		var stderr bytes.Buffer

@@ -21,7 +21,7 @@ func cmdReport(stdout, stderr io.Writer, args []string) error {
 	}
 	if fs.NArg() == 0 {
 		fs.Usage()
-		return errors.New("report: no session files given: bench report data/*.csv")
+		return usageError{errors.New("report: no session files given: bench report data/*.csv")}
 	}
 	rows, err := results.ReadFiles(fs.Args())
 	if err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"bench/internal/golden"
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -82,5 +83,47 @@ func TestCmdReportNoFiles(t *testing.T) {
 	err := cmdReport(&stdout, &stderr, nil)
 	if err == nil || stdout.Len() > 0 || !strings.Contains(stderr.String(), "Usage: bench report") {
 		t.Errorf("bench report with no files: err %v, stdout %q, stderr %q; want an error and the usage", err, stdout.String(), stderr.String())
+	}
+}
+
+// TestCmdReportPathSpellings: the page of the reference session is the
+// same page, with the same percentile charts and time series drawn from
+// the runs' output kept beside it, whichever way its files' paths are
+// spelled: bench report --format html ./data/*.csv as data/*.csv.
+func TestCmdReportPathSpellings(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "..", "data", "*.csv"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no session file in data/: %v", err)
+	}
+	page := func(spell func(string) string) string {
+		args := []string{"--format", "html"}
+		for _, f := range files {
+			args = append(args, spell(f))
+		}
+		var stdout, stderr bytes.Buffer
+		if err := cmdReport(&stdout, &stderr, args); err != nil {
+			t.Fatalf("bench report %s: %v", strings.Join(args, " "), err)
+		}
+		return stdout.String()
+	}
+	charts := func(page string) string {
+		return fmt.Sprintf("%d bar, %d percentile, %d series charts", strings.Count(page, `<figure class="chart bar">`),
+			strings.Count(page, `<figure class="chart hdr">`), strings.Count(page, `<figure class="chart series">`))
+	}
+	want := page(func(f string) string { return f })
+	if !strings.Contains(want, `<figure class="chart hdr">`) || !strings.Contains(want, `<figure class="chart series">`) {
+		t.Fatalf("the page of data/*.csv has %s; want percentile charts and time series", charts(want))
+	}
+	for _, c := range []struct {
+		name  string
+		spell func(string) string
+	}{
+		{"./data/x.csv", func(f string) string { return "./" + f }},
+		{"data//x.csv", func(f string) string { return filepath.Dir(f) + "//" + filepath.Base(f) }},
+		{"data/../data/x.csv", func(f string) string { return filepath.Dir(f) + "/../data/" + filepath.Base(f) }},
+	} {
+		if got := page(c.spell); got != want {
+			t.Errorf("the page of %s differs from that of data/x.csv: %s; want %s", c.name, charts(got), charts(want))
+		}
 	}
 }

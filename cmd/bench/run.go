@@ -28,8 +28,7 @@ const runSynopsis = `[flags]
 Runs a session: every selected scenario x every selected column x --reps
 repetitions, in network namespaces of its own, writing a row per run to
 <out>/<machine>-<session>.csv and the session's tables at the end.
-Needs root. Exits 3 when the session completed but some of its runs
-failed (they are listed under their tables), 1 when it could not complete.`
+Needs root; --dry-run does not.`
 
 func cmdRun(stdout, stderr io.Writer, args []string) error {
 	fs := newFlagSet("run", stderr, runSynopsis)
@@ -59,7 +58,7 @@ func cmdRun(stdout, stderr io.Writer, args []string) error {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("run: unexpected argument %q", fs.Arg(0))
+		return usageError{fmt.Errorf("run: unexpected argument %q", fs.Arg(0))}
 	}
 	st.Window, st.Warmup = results.Span(*window), results.Span(*warmup)
 	st.Reps, st.RepsAuto = reps.n, reps.auto
@@ -91,7 +90,7 @@ func cmdRun(stdout, stderr io.Writer, args []string) error {
 		return err
 	}
 	if len(sched.Runs) == 0 {
-		return fmt.Errorf("no runs: none of the columns serves the modes of the scenarios chosen (bench list shows which column serves which mode)")
+		return usageError{errors.New("no runs: none of the columns serves the modes of the scenarios chosen (bench list shows which column serves which mode)")}
 	}
 	sched.Print(stderr, *dryRun)
 	if err := sched.Fit(); err != nil {
@@ -218,13 +217,15 @@ func resumable(fs *flag.FlagSet, out, id string) (results.Settings, error) {
 		}
 	})
 	if len(bad) > 0 {
-		return results.Settings{}, fmt.Errorf("--resume continues a session with its own settings; leave out %s", strings.Join(bad, ", "))
+		return results.Settings{}, usageError{fmt.Errorf("--resume continues a session with its own settings; leave out %s", strings.Join(bad, ", "))}
 	}
 	st, err := harness.Resumable(out, id)
-	if errors.Is(err, harness.ErrNoSession) && id == "" {
-		return st, fmt.Errorf("--resume: %w; name one with --session", err)
-	}
-	if err != nil {
+	switch {
+	case errors.Is(err, harness.ErrNoSession) && id == "":
+		return st, usageError{fmt.Errorf("--resume: %w; name one with --session", err)}
+	case errors.Is(err, harness.ErrNoSession): // --session or --out names none
+		return st, usageError{fmt.Errorf("--resume: %w", err)}
+	case err != nil:
 		return st, fmt.Errorf("--resume: %w", err)
 	}
 	return st, nil

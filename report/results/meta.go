@@ -156,15 +156,16 @@ func (m *Meta) Finish(path string) error {
 	return m.Write(path)
 }
 
-// ReadMeta reads a session's metadata file.
+// ReadMeta reads a session's metadata file; an error is an InputError
+// naming it.
 func ReadMeta(path string) (*Meta, error) {
-	b, err := os.ReadFile(path)
+	b, err := ReadInput(path)
 	if err != nil {
 		return nil, err
 	}
 	m := &Meta{}
 	if err := json.Unmarshal(b, m); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, &InputError{File: path, Err: err}
 	}
 	return m, nil
 }
@@ -187,7 +188,7 @@ func ReadMetas(paths []string) ([]SessionFile, error) {
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 		case err != nil:
-			return nil, fmt.Errorf("read metadata: %w", err)
+			return nil, err
 		default:
 			out[i].Meta = m
 		}

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -59,50 +61,106 @@ var required = [nColumns]bool{
 	cSeconds: true, cRequests: true, cBytes: true, cCPUProxy: true, cBound: true, cPeakMem: true, cStatus: true,
 }
 
-// SyntaxError is bad input at a place in a file.
-type SyntaxError struct {
+// InputError is input refused: a file that cannot be read or holds what
+// bench cannot take, at File:Line (Line 0 for the file as a whole), or,
+// without a File, a setting or option of the command line that a session
+// or a report cannot take (BadInput). bench exits 2 on it, as on a wrong
+// command line.
+type InputError struct {
 	File string
 	Line int
 	Err  error
 }
 
-func (e *SyntaxError) Error() string {
-	if e.Line == 0 {
+func (e *InputError) Error() string {
+	switch {
+	case e.File == "":
+		return e.Err.Error()
+	case e.Line == 0:
 		return fmt.Sprintf("%s: %v", e.File, e.Err)
 	}
 	return fmt.Sprintf("%s:%d: %v", e.File, e.Line, e.Err)
 }
 
-func (e *SyntaxError) Unwrap() error { return e.Err }
+func (e *InputError) Unwrap() error { return e.Err }
+
+// BadInput marks err, unless nil, as input refused that no file holds: a
+// setting or option of the command line.
+func BadInput(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &InputError{Err: err}
+}
+
+// ReadInput reads a file bench was given, or found beside one; when it
+// cannot, the error is an InputError naming it.
+func ReadInput(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // the path is the InputError's
+		}
+		return nil, &InputError{File: path, Err: err}
+	}
+	return b, nil
+}
+
+// ErrNoRuns is the error of a session file with its header alone: there is
+// nothing to report of it. A session killed in its first run leaves one,
+// which the session continued reads as no runs done.
+var ErrNoRuns = errors.New("no runs: the header and no line after it")
 
 // ReadFiles reads the session files at paths, in order, and returns their
-// runs. The first bad file or line ends the reading with its error.
+// runs. A file given twice, under any name, is refused, and so is a run
+// (a cell's repetition in a session of a machine, RunID) that two lines
+// hold, and a file without a run (ErrNoRuns). The first bad file or line
+// ends the reading with its InputError.
 func ReadFiles(paths []string) ([]Row, error) {
-	var rows []Row
-	for _, p := range paths {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return nil, fmt.Errorf("read session file: %w", err)
+	var rd reader
+	read := make([]fs.FileInfo, len(paths))
+	for i, p := range paths {
+		read[i], _ = os.Stat(p) // one that cannot be is ReadInput's error
+		for j, prev := range read[:i] {
+			if read[i] != nil && prev != nil && os.SameFile(read[i], prev) {
+				return nil, &InputError{File: p, Err: fmt.Errorf("the same file as %s, given before it: give each file once", paths[j])}
+			}
 		}
-		if rows, err = read(rows, data, p); err != nil {
+		data, err := ReadInput(p)
+		if err != nil {
+			return nil, err
+		}
+		if err := rd.read(data, p); err != nil {
 			return nil, err
 		}
 	}
-	return rows, nil
+	return rd.rows, nil
 }
 
-// read appends the runs of one file's data to rows.
-func read(rows []Row, data []byte, name string) ([]Row, error) {
+// reader reads session files one after another into their rows, keeping
+// where each run was seen so that no run is read twice.
+type reader struct {
+	rows []Row
+	seen map[RunID]int // the index in rows of each run read
+}
+
+// read appends the runs of one file's data, named name, to rd.rows.
+func (rd *reader) read(data []byte, name string) error {
 	// A row a line: size the result once rather than grow it.
-	rows = slices.Grow(rows, bytes.Count(data, []byte{'\n'}))
+	lines := bytes.Count(data, []byte{'\n'})
+	rd.rows = slices.Grow(rd.rows, lines)
+	if rd.seen == nil {
+		rd.seen = make(map[RunID]int, lines)
+	}
 	cr := csv.NewReader(bytes.NewReader(data))
 	cr.ReuseRecord = true
 	header, err := cr.Read()
 	if err == io.EOF {
-		return nil, &SyntaxError{File: name, Err: errors.New("empty file: want a header line with the columns of DESIGN.md")}
+		return &InputError{File: name, Err: errors.New("empty file: want a header line with the columns of DESIGN.md")}
 	}
 	if err != nil {
-		return nil, csvError(name, err)
+		return csvError(name, err)
 	}
 	p := rowParser{strs: make(map[string]string)}
 	for i := range p.col {
@@ -118,35 +176,50 @@ func read(rows []Row, data []byte, name string) ([]Row, error) {
 	}
 	for c, req := range required {
 		if req && p.col[c] < 0 {
-			return nil, &SyntaxError{File: name, Line: 1, Err: fmt.Errorf("missing required column %q", Header[c])}
+			return &InputError{File: name, Line: 1, Err: fmt.Errorf("missing required column %q", Header[c])}
 		}
 	}
-	for {
+	for n := 0; ; n++ {
 		rec, err := cr.Read()
+		if err == io.EOF && n == 0 {
+			return &InputError{File: name, Err: ErrNoRuns}
+		}
 		if err == io.EOF {
-			return rows, nil
+			return nil
 		}
 		if err != nil {
-			return nil, csvError(name, err)
+			return csvError(name, err)
 		}
 		line, _ := cr.FieldPos(0)
 		p.rec, p.err = rec, nil
-		rows = append(rows, Row{})
-		row := &rows[len(rows)-1]
+		rd.rows = append(rd.rows, Row{})
+		row := &rd.rows[len(rd.rows)-1]
 		p.parse(row)
 		if p.err != nil {
-			return nil, &SyntaxError{File: name, Line: line, Err: p.err}
+			return &InputError{File: name, Line: line, Err: p.err}
 		}
 		row.Source, row.Line = name, line
+		id := row.ID()
+		if i, ok := rd.seen[id]; ok {
+			first := &rd.rows[i]
+			return &InputError{File: name, Line: line, Err: fmt.Errorf("%s is also at %s:%d (a run is one line of one file)", describeRun(id), first.Source, first.Line)}
+		}
+		rd.seen[id] = len(rd.rows) - 1
 	}
+}
+
+// describeRun names a run as an error does: "the run of nginx in
+// http-ka-1k, rep 1, of session s on machine m".
+func describeRun(id RunID) string {
+	return fmt.Sprintf("the run of %s in %s, rep %d, of session %s on machine %s", id.Proxy, ScenarioName(id.Mode, id.Load), id.Rep, id.Session, id.Machine)
 }
 
 func csvError(name string, err error) error {
 	var pe *csv.ParseError
 	if errors.As(err, &pe) {
-		return &SyntaxError{File: name, Line: pe.Line, Err: pe.Err}
+		return &InputError{File: name, Line: pe.Line, Err: pe.Err}
 	}
-	return fmt.Errorf("read %s: %w", name, err)
+	return &InputError{File: name, Err: err}
 }
 
 // rowParser turns one record into a Row, keeping the first error.
@@ -211,7 +284,9 @@ func oneOf[T ~string](p *rowParser, c int, allowed []T) T {
 }
 
 // number parses a numeric column. An empty value is zero when the column
-// is optional or the run failed, an error otherwise.
+// is optional or the run failed, an error otherwise. Every figure of a
+// run is a count, a length of time, a share or a size: one that is
+// negative, infinite or not a number is refused.
 func (p *rowParser) number(c int, isInt bool) (float64, int64, bool) {
 	s, present := p.field(c)
 	if s == "" {
@@ -222,14 +297,22 @@ func (p *rowParser) number(c int, isInt bool) (float64, int64, bool) {
 	}
 	if isInt {
 		v, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
+		switch {
+		case err != nil:
 			p.fail(c, "%q is not a whole number", s)
+		case v < 0:
+			p.fail(c, "%q is negative: want 0 or more", s)
 		}
 		return float64(v), v, true
 	}
 	v, err := strconv.ParseFloat(s, 64)
-	if err != nil {
+	switch {
+	case err != nil && !errors.Is(err, strconv.ErrRange):
 		p.fail(c, "%q is not a number", s)
+	case math.IsInf(v, 0), math.IsNaN(v): // ParseFloat's ErrRange too, but for an underflow to 0
+		p.fail(c, "%q is not a finite number", s)
+	case v < 0:
+		p.fail(c, "%q is negative: want 0 or more", s)
 	}
 	return v, int64(v), true
 }

@@ -18,7 +18,9 @@ func readFrom(r io.Reader, name string) ([]Row, error) {
 	if err != nil {
 		return nil, err
 	}
-	return read(nil, data, name)
+	var rd reader
+	err = rd.read(data, name)
+	return rd.rows, err
 }
 
 const minimalHeader = "machine,session,proxy,group,mode,load,rep,seconds,requests,bytes,cpu_proxy_s,bound,peak_mem_bytes,status"
@@ -167,22 +169,94 @@ func TestReadErrors(t *testing.T) {
 			`m4.csv:2: column "proxy": is empty`},
 		{"short line", minimalHeader + "\n" + "ARM,s1\n", "m4.csv:2: wrong number of fields"},
 		{"bad time", minimalHeader + ",started\n" + ok + ",yesterday\n", `m4.csv:2: column "started": "yesterday" is not an RFC 3339 time`},
+		// a figure is a count, a time, a share or a size: never negative,
+		// always finite
+		{"negative requests", minimalHeader + "\n" + strings.Replace(ok, ",100,", ",-5,", 1) + "\n",
+			`m4.csv:2: column "requests": "-5" is negative: want 0 or more`},
+		{"negative bytes", minimalHeader + "\n" + strings.Replace(ok, ",100,0,", ",100,-1,", 1) + "\n",
+			`m4.csv:2: column "bytes": "-1" is negative: want 0 or more`},
+		{"negative window", minimalHeader + "\n" + strings.Replace(ok, ",10,", ",-10,", 1) + "\n",
+			`m4.csv:2: column "seconds": "-10" is negative: want 0 or more`},
+		{"negative CPU", minimalHeader + "\n" + strings.Replace(ok, ",1,proxy,", ",-0.5,proxy,", 1) + "\n",
+			`m4.csv:2: column "cpu_proxy_s": "-0.5" is negative: want 0 or more`},
+		{"NaN window", minimalHeader + "\n" + strings.Replace(ok, ",10,", ",NaN,", 1) + "\n",
+			`m4.csv:2: column "seconds": "NaN" is not a finite number`},
+		{"NaN latency", minimalHeader + ",p50_ms,p99_ms\n" + ok + ",0.2,NaN\n",
+			`m4.csv:2: column "p99_ms": "NaN" is not a finite number`},
+		{"infinite CPU", minimalHeader + "\n" + strings.Replace(ok, ",1,proxy,", ",+Inf,proxy,", 1) + "\n",
+			`m4.csv:2: column "cpu_proxy_s": "+Inf" is not a finite number`},
+		{"overflowing figure", minimalHeader + ",p50_ms,p99_ms\n" + ok + ",1e400,2\n",
+			`m4.csv:2: column "p50_ms": "1e400" is not a finite number`},
+		{"failed run's NaN", minimalHeader + "\n" + "ARM,s1,nginx,copy,http,ka-1k,1,NaN,,,,,,failed\n",
+			`m4.csv:2: column "seconds": "NaN" is not a finite number`},
+		// a header and no run: nothing to report
+		{"no runs", minimalHeader + "\n", "m4.csv: no runs: the header and no line after it"},
+		// one run, two lines: both are named
+		{"run twice", minimalHeader + "\n" + ok + "\n" + strings.Replace(ok, ",0,1,", ",1,1,", 1) + "\n",
+			"m4.csv:3: the run of nginx in http-ka-1k, rep 1, of session s1 on machine ARM is also at m4.csv:2 (a run is one line of one file)"},
 	}
 	for _, c := range cases {
 		_, err := readFrom(strings.NewReader(c.in), "m4.csv")
 		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
 			t.Errorf("%s: reading %q = %v; want an error starting %q", c.name, c.in, err, c.want)
 		}
-		var se *SyntaxError
-		if err != nil && !errors.As(err, &se) {
-			t.Errorf("%s: error %v is not a *SyntaxError", c.name, err)
+		var ie *InputError
+		if err != nil && !errors.As(err, &ie) {
+			t.Errorf("%s: error %v is not an *InputError", c.name, err)
 		}
+	}
+}
+
+// TestReadFilesRefuses: across the files read together, a file given
+// twice under any name and a run two of them hold are refused, naming both
+// places; a file of no run is refused as ErrNoRuns.
+func TestReadFilesRefuses(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	run := "ARM,s1,nginx,copy,http,ka-1k,1,10,100,0,1,proxy,1000,ok\n"
+	a := write("a.csv", minimalHeader+"\n"+run)
+	b := write("b.csv", minimalHeader+"\n"+strings.Replace(run, ",1,10,", ",2,10,", 1)+run)
+	empty := write("empty.csv", minimalHeader+"\n")
+	again := dir + "/./sub/../a.csv" // a.csv by another name
+	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		paths []string
+		want  string
+	}{
+		// bench report a.csv a.csv
+		{"a file twice", []string{a, a}, a + ": the same file as " + a + ", given before it: give each file once"},
+		// bench report a.csv ./sub/../a.csv
+		{"a file by two names", []string{a, again}, again + ": the same file as " + a + ", given before it: give each file once"},
+		// a run in two files, at line 3 of the second
+		{"a run in two files", []string{a, b}, b + ":3: the run of nginx in http-ka-1k, rep 1, of session s1 on machine ARM is also at " + a + ":2 (a run is one line of one file)"},
+		// a header alone, after a good file
+		{"a file of no run", []string{a, empty}, empty + ": no runs: the header and no line after it"},
+	} {
+		_, err := ReadFiles(c.paths)
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%s: ReadFiles(%q) = %v; want %s", c.name, c.paths, err, c.want)
+		}
+		if ie := (*InputError)(nil); err != nil && !errors.As(err, &ie) {
+			t.Errorf("%s: ReadFiles(%q) = %v; want an *InputError", c.name, c.paths, err)
+		}
+	}
+	if _, err := ReadFiles([]string{empty}); !errors.Is(err, ErrNoRuns) {
+		t.Errorf("ReadFiles(%q) = %v; want ErrNoRuns", empty, err)
 	}
 }
 
 func TestReadFilesMissing(t *testing.T) {
 	_, err := ReadFiles([]string{filepath.Join(t.TempDir(), "none.csv")})
-	if !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "none.csv") {
+	if ie := (*InputError)(nil); !errors.Is(err, os.ErrNotExist) || !errors.As(err, &ie) || !strings.Contains(err.Error(), "none.csv") {
 		t.Errorf("ReadFiles(missing) = %v; want a not-exist error naming the file", err)
 	}
 }

@@ -21,8 +21,12 @@ import (
 const RunDataSuffix = ".data.json"
 
 // RunsDir is where a session keeps its runs' files, beside its CSV:
-// <csv without .csv>.runs.
-func RunsDir(csvPath string) string { return strings.TrimSuffix(csvPath, ".csv") + ".runs" }
+// <csv without .csv>.runs, cleaned, so that every spelling of the CSV's
+// path ("./data/x.csv", "data//x.csv") gives the one directory that the
+// runs' files are found and looked up by.
+func RunsDir(csvPath string) string {
+	return filepath.Clean(strings.TrimSuffix(csvPath, ".csv") + ".runs")
+}
 
 // RunID names a run among a session's files: its machine, session,
 // cell and repetition.
@@ -92,16 +96,16 @@ func ReadRunData(csvPaths []string) (map[RunID]*RunData, error) {
 		}
 		sort.Strings(files)
 		for _, f := range files {
-			b, err := os.ReadFile(f)
+			b, err := ReadInput(f)
 			if errors.Is(err, fs.ErrNotExist) {
 				continue
 			}
 			if err != nil {
-				return nil, fmt.Errorf("read run data: %w", err)
+				return nil, err
 			}
 			d := new(RunData)
 			if err := json.Unmarshal(b, d); err != nil {
-				return nil, &SyntaxError{File: f, Err: err}
+				return nil, &InputError{File: f, Err: err}
 			}
 			out[d.RunID] = d
 		}
