@@ -21,6 +21,7 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgsvg"
@@ -58,8 +59,60 @@ func init() {
 		panic(fmt.Sprintf("report: parse the Go font: %v", err))
 	}
 	font.DefaultCache.Add(font.Collection{{Font: font.Font{Typeface: chartTypeface}, Face: f}})
-	// plot.New takes its texts' font from here; report is its only user.
+	// plot.New takes its texts' font and handler from here; report is
+	// its only user.
 	plot.DefaultFont = font.Font{Typeface: chartTypeface}
+	plot.DefaultTextHandler = spacedText{text.Plain{Fonts: font.DefaultCache}}
+}
+
+// spacedText is gonum's plain text with the lines of a text spaced by the
+// font's height, as text.Style measures a block of them; text.Plain draws
+// them a font size apart, less than the browser's box of a line, so that
+// a wrapped label's lines would reach over each other.
+type spacedText struct{ text.Plain }
+
+// lineSpacing is the height of a line of text over its font's ascent and
+// descent: a browser's box of a line of text is a little taller than
+// them.
+const lineSpacing = 1.15
+
+// Extents are the font's, its height that of a line at lineSpacing.
+func (h spacedText) Extents(f font.Font) font.Extents {
+	e := h.Plain.Extents(f)
+	e.Height = (e.Ascent + e.Descent) * lineSpacing
+	return e
+}
+
+// Draw draws the text's lines, each a font height below the one before.
+func (h spacedText) Draw(c vg.Canvas, txt string, sty text.Style, pt vg.Point) {
+	txt = strings.TrimRight(txt, "\n")
+	if txt == "" {
+		return
+	}
+	fnt := h.Fonts.Lookup(sty.Font, sty.Font.Size)
+	c.SetColor(sty.Color)
+	if sty.Rotation != 0 {
+		c.Push()
+		c.Rotate(sty.Rotation)
+	}
+	sin64, cos64 := math.Sincos(sty.Rotation)
+	cos, sin := vg.Length(cos64), vg.Length(sin64)
+	pt.X, pt.Y = pt.Y*sin+pt.X*cos, pt.Y*cos-pt.X*sin
+	e := h.Extents(sty.Font)
+	ht := sty.Height(txt)
+	top := pt.Y + ht*vg.Length(sty.YAlign) + ht
+	for i, line := range h.Lines(txt) {
+		x := pt.X + vg.Length(sty.XAlign)*fnt.Width(line)
+		c.FillString(fnt, vg.Point{X: x, Y: top - e.Ascent - vg.Length(i)*e.Height}, line)
+	}
+	if sty.Rotation != 0 {
+		c.Pop()
+	}
+}
+
+// fitTitle wraps a chart's title to lines no wider than w.
+func fitTitle(title string, w vg.Length) string {
+	return strings.Join(wrapLabel(title, plotFace(12), w), "\n") // plot.New's title size
 }
 
 // chartFontCSS is the page's @font-face of the charts' font, the font
@@ -497,10 +550,11 @@ func barChart(t Table, pal palette) ([]byte, bool, error) {
 	for pi, pn := range panels {
 		p := newPlot()
 		if pi == 0 {
-			p.Title.Text = t.Family + ", " + t.Machine
+			p.Title.Text = fitTitle(t.Family+", "+t.Machine, width-barYAxisRoom)
 		}
 		p.Y.Label.Text = string(pn.unit)
 		p.Y.Min = 0
+		p.Y.Tick.Marker = linearTicks{most: 6}
 		slot := dataWidth / vg.Length(len(pn.rows))
 		wrapped := make([]string, len(pn.rows))
 		for i, n := range names[pi] {
@@ -535,7 +589,7 @@ func barChart(t Table, pal palette) ([]byte, bool, error) {
 				}
 				if len(m) > 0 {
 					marks.XYs = append(marks.XYs, plotter.XY{X: float64(i), Y: s.high})
-					marks.Labels = append(marks.Labels, strings.Join(m, "\n"))
+					marks.Labels = append(marks.Labels, strings.Join(m, ""))
 				}
 			}
 			p.Add(bs)
@@ -621,7 +675,7 @@ func (l *tippedLine) Thumbnail(c *draw.Canvas) {
 // the axis HdrHistogram's plots use).
 func hdrChart(title string, lines []hdrLine) ([]byte, error) {
 	p := newPlot()
-	p.Title.Text = title
+	p.Title.Text = fitTitle(title, hdrWidth-2*legendInset)
 	p.X.Label.Text = "percentile"
 	p.Y.Label.Text = "latency, ms"
 	p.Y.Scale = plot.LogScale{}
@@ -657,6 +711,33 @@ func hdrChart(title string, lines []hdrLine) ([]byte, error) {
 	}
 	p.Add(plotter.NewGrid())
 	return svgOf([]*plot.Plot{p}, legend, tp, hdrWidth, hdrHeight)
+}
+
+// linearTicks marks a linear axis at no more than most round steps (1, 2
+// or 5 times a power of ten), each labelled with the decimals its step
+// needs: gonum's default marks a small panel's axis more densely than its
+// labels' height allows.
+type linearTicks struct{ most int }
+
+func (l linearTicks) Ticks(min, max float64) []plot.Tick {
+	if !(max > min) {
+		return []plot.Tick{{Value: min, Label: strconv.FormatFloat(min, 'g', 3, 64)}}
+	}
+	raw := (max - min) / float64(l.most-1)
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	step := 10 * mag
+	for _, m := range []float64{1, 2, 5} {
+		if m*mag >= raw {
+			step = m * mag
+			break
+		}
+	}
+	decimals := int(math.Max(0, -math.Floor(math.Log10(step))))
+	var ticks []plot.Tick
+	for v := math.Ceil(min/step) * step; v <= max+step*1e-9; v += step {
+		ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', decimals, 64)})
+	}
+	return ticks
 }
 
 // ticks125 marks a log axis at 1, 2 and 5 times the powers of ten in its
@@ -734,6 +815,7 @@ func seriesChart(title string, unit results.Unit, runs []*results.RunData) ([]by
 	}
 	tp := &tips{}
 	var legend []legendEntry
+	title = fitTitle(title, seriesWidth-2*legendInset)
 	newLine := func(pts plotter.XYs, i int, c color.Color, what string, vals []float64, format func(float64) string) (*tippedLine, error) {
 		line, err := plotter.NewLine(pts)
 		if err != nil {
@@ -757,6 +839,7 @@ func seriesChart(title string, unit results.Unit, runs []*results.RunData) ([]by
 		p.Title.Text = title
 		p.Y.Label.Text = string(unit)
 		p.Y.Min = 0
+		p.Y.Tick.Marker = linearTicks{most: 3}
 		if !hasCPU {
 			p.X.Label.Text = "s"
 		}
@@ -816,6 +899,8 @@ func seriesChart(title string, unit results.Unit, runs []*results.RunData) ([]by
 	if !hasLoad || !hasCPU {
 		h = seriesHeight * 0.6
 	}
+	// A wrapped title's lines take their room from the plots no more.
+	h += vg.Length(strings.Count(title, "\n")) * 0.5 * vg.Centimeter
 	// Room on the right for the last second's label, centred on its tick.
 	for _, p := range plots {
 		p.X.Max = math.Max(p.X.Max, 1) * 1.06

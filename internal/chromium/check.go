@@ -182,7 +182,7 @@ func (l *Layout) Problems(bars int) []string {
 			for _, ot := range c.Texts[i+1:] {
 				o := box(ot)
 				if b.X+b.W > o.X+slack && o.X+o.W > b.X+slack && b.Y+b.H > o.Y+slack && o.Y+o.H > b.Y+slack {
-					out = append(out, fmt.Sprintf("%s: texts %q and %q overlap", where, t.Text, ot.Text))
+					out = append(out, fmt.Sprintf("%s: texts %q %v and %q %v overlap", where, t.Text, b, ot.Text, o))
 				}
 			}
 		}
