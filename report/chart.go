@@ -3,66 +3,336 @@ package report
 import (
 	"bench/report/results"
 	"bytes"
+	"encoding/base64"
 	"fmt"
+	"hash/fnv"
+	"html"
 	"image/color"
 	"math"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"golang.org/x/image/font/gofont/goregular"
+	"golang.org/x/image/font/opentype"
+	"golang.org/x/image/font/sfnt"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgsvg"
 )
 
 // The charts of the page, drawn with gonum.org/v1/plot to SVG: a grouped
-// bar chart of each throughput table, an HDR percentile chart of each mix
-// scenario, and small time series of each cell's runs.
+// bar chart of each throughput table (a panel per unit), an HDR
+// percentile chart of each mix scenario, and small time series of each
+// cell's runs. Their legends sit under the plots, never on the data, and
+// every bar and line carries an SVG <title> with its figures.
 
 // Sizes of the charts.
 const (
 	barPanelHeight = 6 * vg.Centimeter
 	barWidthMin    = 16 * vg.Centimeter
-	barWidthMax    = 60 * vg.Centimeter
-	barWidth       = 0.35 * vg.Centimeter // a bar
+	barWidthMax    = 60 * vg.Centimeter // the most a chart widens for its labels' sake
+	barWidth       = 0.35 * vg.Centimeter
+	barYAxisRoom   = 2.5 * vg.Centimeter // the Y axis' label and ticks, at most
+	labelLinesMost = 3                   // the lines a group label wraps to, unless the chart would pass barWidthMax
 	hdrWidth       = 16 * vg.Centimeter
 	hdrHeight      = 9 * vg.Centimeter
 	seriesWidth    = 9 * vg.Centimeter
 	seriesHeight   = 7 * vg.Centimeter
 )
 
-// colorOf is column i's color in the charts; the baseline is grey.
-func colorOf(i int, g results.Group) color.Color {
-	if g == results.Baseline {
-		return color.Gray{Y: 150}
+// chartTypeface is the charts' font: Go Regular, whose TrueType file the
+// page embeds once (chartFontCSS), so that the browser draws the texts
+// with the very metrics the charts were laid out by; a font left to the
+// browser's choice is wider or narrower than the one measured.
+const chartTypeface = "Go"
+
+func init() {
+	f, err := opentype.Parse(goregular.TTF)
+	if err != nil {
+		panic(fmt.Sprintf("report: parse the Go font: %v", err))
 	}
-	return plotutil.Color(i)
+	font.DefaultCache.Add(font.Collection{{Font: font.Font{Typeface: chartTypeface}, Face: f}})
+	// plot.New takes its texts' font and handler from here; report is
+	// its only user.
+	plot.DefaultFont = font.Font{Typeface: chartTypeface}
+	plot.DefaultTextHandler = spacedText{text.Plain{Fonts: font.DefaultCache}}
 }
 
-// svgOf draws the plots, one above the other, under the legend when
-// there is one, on an SVG canvas of w by h, and returns the SVG element
-// alone, without its XML prologue, to be put in the page.
-func svgOf(plots []*plot.Plot, legend *chartLegend, w, h vg.Length) ([]byte, error) {
-	c := vgsvg.New(w, h)
-	dc := draw.New(c)
-	if legend != nil && legend.n > 0 {
-		lh := legendHeight(legend.n)
-		legend.Top, legend.Left = true, true
-		legend.Padding = vg.Points(2)
-		legend.XOffs, legend.YOffs = 1.5*vg.Centimeter, -0.1*vg.Centimeter
-		legend.Draw(draw.Crop(dc, 0, 0, h-lh, 0))
-		dc = draw.Crop(dc, 0, 0, 0, -lh)
+// spacedText is gonum's plain text with the lines of a text spaced by the
+// font's height, as text.Style measures a block of them; text.Plain draws
+// them a font size apart, less than the browser's box of a line, so that
+// a wrapped label's lines would reach over each other.
+type spacedText struct{ text.Plain }
+
+// lineSpacing is the height of a line of text over its font's ascent and
+// descent: a browser's box of a line of text is a little taller than
+// them.
+const lineSpacing = 1.15
+
+// Extents are the font's, its height that of a line at lineSpacing.
+func (h spacedText) Extents(f font.Font) font.Extents {
+	e := h.Plain.Extents(f)
+	e.Height = (e.Ascent + e.Descent) * lineSpacing
+	return e
+}
+
+// Draw draws the text's lines, each a font height below the one before.
+func (h spacedText) Draw(c vg.Canvas, txt string, sty text.Style, pt vg.Point) {
+	txt = strings.TrimRight(txt, "\n")
+	if txt == "" {
+		return
 	}
+	fnt := h.Fonts.Lookup(sty.Font, sty.Font.Size)
+	c.SetColor(sty.Color)
+	if sty.Rotation != 0 {
+		c.Push()
+		c.Rotate(sty.Rotation)
+	}
+	sin64, cos64 := math.Sincos(sty.Rotation)
+	cos, sin := vg.Length(cos64), vg.Length(sin64)
+	pt.X, pt.Y = pt.Y*sin+pt.X*cos, pt.Y*cos-pt.X*sin
+	e := h.Extents(sty.Font)
+	ht := sty.Height(txt)
+	top := pt.Y + ht*vg.Length(sty.YAlign) + ht
+	for i, line := range h.Lines(txt) {
+		x := pt.X + vg.Length(sty.XAlign)*fnt.Width(line)
+		c.FillString(fnt, vg.Point{X: x, Y: top - e.Ascent - vg.Length(i)*e.Height}, line)
+	}
+	if sty.Rotation != 0 {
+		c.Pop()
+	}
+}
+
+// fitTitle wraps a chart's title to lines no wider than w.
+func fitTitle(title string, w vg.Length) string {
+	return strings.Join(wrapLabel(title, plotFace(12), w), "\n") // plot.New's title size
+}
+
+// chartFontCSS is the page's @font-face of the charts' font, the font
+// file in it.
+func chartFontCSS() string {
+	var buf bytes.Buffer
+	// vgsvg names the font by its family, as the font file has it.
+	name, err := plotFace(10).Face.Name(nil, sfnt.NameIDFamily)
+	if err != nil {
+		name = chartTypeface
+	}
+	fmt.Fprintf(&buf, "@font-face{font-family:%q;src:url(data:font/ttf;base64,%s) format(\"truetype\")}",
+		name, base64.StdEncoding.EncodeToString(goregular.TTF))
+	return buf.String()
+}
+
+// plotFont is the charts' font at size points.
+func plotFont(size vg.Length) font.Font { return font.From(plot.DefaultFont, size) }
+
+// plotFace is the charts' font at size points, to measure texts with.
+func plotFace(size vg.Length) font.Face { return font.DefaultCache.Lookup(plotFont(size), size) }
+
+// Colours of the columns: Paul Tol's muted scheme, safe for colour-blind
+// readers, then his bright one for pages with more columns than it has.
+var paletteColors = []color.Color{
+	rgb(0x117733), rgb(0x332288), rgb(0x88ccee), rgb(0xcc6677), rgb(0xddcc77),
+	rgb(0x44aa99), rgb(0x882255), rgb(0xaa4499), rgb(0x999933),
+	rgb(0x4477aa), rgb(0xee6677), rgb(0x228833), rgb(0xccbb44), rgb(0x66ccee), rgb(0xaa3377),
+}
+
+// baselineColor is the baseline column's: Tol's grey.
+var baselineColor = rgb(0xbbbbbb)
+
+// knownColumns are the columns of the packaged proxies, each with its
+// slot in paletteColors on every page.
+var knownColumns = map[string]int{
+	"nginx": 0, "haproxy": 1, "haproxy splice-auto": 2, "squid": 3, "tinyproxy": 4,
+	"dante": 5, "stunnel": 6, "envoy": 7, "3proxy": 8,
+}
+
+func rgb(v uint32) color.Color {
+	return color.RGBA{R: uint8(v >> 16), G: uint8(v >> 8), B: uint8(v), A: 255}
+}
+
+// palette is the colour of each column of a page (newPalette).
+type palette struct {
+	slots map[string]int
+}
+
+// newPalette gives each column of the tables its colour: the baseline
+// grey, the packaged proxies' columns their fixed slots, and the others
+// the slot of a hash of their name, or the next one no other column of
+// the page has while there is one. So a column has one colour on every
+// chart of the page, and on every page where the columns it meets leave
+// its hash's slot free.
+func newPalette(tables []Table) palette {
+	p := palette{slots: map[string]int{}}
+	var others []string
+	for _, t := range tables {
+		for j, name := range t.Columns {
+			switch _, known := knownColumns[name]; {
+			case results.Group(t.Groups[j]) == results.Baseline, known:
+			case !slices.Contains(others, name):
+				others = append(others, name)
+			}
+		}
+	}
+	used := map[int]bool{}
+	for _, t := range tables {
+		for _, name := range t.Columns {
+			if s, ok := knownColumns[name]; ok {
+				p.slots[name], used[s] = s, true
+			}
+		}
+	}
+	slices.Sort(others)
+	for _, name := range others {
+		h := fnv.New32a()
+		h.Write([]byte(name))
+		s := int(h.Sum32() % uint32(len(paletteColors)))
+		for k := 0; k < len(paletteColors) && used[s]; k++ {
+			s = (s + 1) % len(paletteColors)
+		}
+		p.slots[name], used[s] = s, true
+	}
+	return p
+}
+
+// color is column's colour in every chart; the baseline's is grey.
+func (p palette) color(column string, g results.Group) color.Color {
+	if g == results.Baseline {
+		return baselineColor
+	}
+	s, ok := p.slots[column]
+	if !ok {
+		s = knownColumns[column]
+	}
+	return paletteColors[s]
+}
+
+// tips puts SVG <title>s, which browsers show on hovering, on what a
+// chart draws. vgsvg writes no <title>, so a plotter draws a marker text
+// before the element it titles and another after it (begin, end), and
+// svgOf replaces the pair with a <g> holding the <title> and the element:
+// the markers keep the title beside the very path they surround.
+type tips struct {
+	texts []string
+}
+
+// The tipped elements' classes, for the page's tests.
+const (
+	tipBar  = "bar"
+	tipLine = "line"
+)
+
+var (
+	tipBegin = regexp.MustCompile(`<text [^>]*>@@tip (\d+)@@</text>\n`)
+	tipEnd   = regexp.MustCompile(`<text [^>]*>@@/tip@@</text>\n`)
+)
+
+// begin marks the start of an element of class kind, its title text and,
+// when it is a column's, the column's name.
+func (t *tips) begin(c draw.Canvas, kind, column, text string) {
+	attrs := `class="` + kind + `"`
+	if column != "" {
+		attrs += ` data-column="` + html.EscapeString(column) + `"`
+	}
+	t.texts = append(t.texts, "<g "+attrs+"><title>"+html.EscapeString(text)+"</title>\n")
+	c.FillString(plotFace(1), c.Min, "@@tip "+strconv.Itoa(len(t.texts)-1)+"@@")
+}
+
+// end marks the end of the element begun last.
+func (t *tips) end(c draw.Canvas) { c.FillString(plotFace(1), c.Min, "@@/tip@@") }
+
+// apply replaces the markers of svg with the titles' groups.
+func (t *tips) apply(svg []byte) []byte {
+	svg = tipBegin.ReplaceAllFunc(svg, func(m []byte) []byte {
+		i, _ := strconv.Atoi(string(tipBegin.FindSubmatch(m)[1]))
+		return []byte(t.texts[i])
+	})
+	return tipEnd.ReplaceAll(svg, []byte("</g>\n"))
+}
+
+// legendEntry is an entry of a chart's legend.
+type legendEntry struct {
+	name  string
+	thumb plot.Thumbnailer
+}
+
+// The legend's layout: entries side by side in rows under the plots.
+const (
+	legendFontSize = 9
+	legendThumb    = 0.6 * vg.Centimeter
+	legendGap      = 0.4 * vg.Centimeter
+	legendRowH     = 0.5 * vg.Centimeter
+	legendInset    = 0.3 * vg.Centimeter
+)
+
+// legendRows lays the entries out in rows no wider than w.
+func legendRows(entries []legendEntry, w vg.Length) [][]legendEntry {
+	face := plotFace(legendFontSize)
+	var rows [][]legendEntry
+	var at vg.Length
+	for _, e := range entries {
+		ew := legendThumb + legendGap/3 + face.Width(e.name)
+		if len(rows) == 0 || at+ew > w-2*legendInset {
+			rows, at = append(rows, nil), 0
+		}
+		rows[len(rows)-1] = append(rows[len(rows)-1], e)
+		at += ew + legendGap
+	}
+	return rows
+}
+
+// legendHeight is the room the legend's rows take.
+func legendHeight(rows [][]legendEntry) vg.Length {
+	if len(rows) == 0 {
+		return 0
+	}
+	return vg.Length(len(rows))*legendRowH + legendInset
+}
+
+// drawLegend draws the rows from the top of c.
+func drawLegend(c draw.Canvas, rows [][]legendEntry) {
+	face := plotFace(legendFontSize)
+	sty := draw.TextStyle{Color: color.Black, Font: plotFont(legendFontSize), Handler: plot.DefaultTextHandler,
+		XAlign: draw.XLeft, YAlign: draw.YCenter}
+	for i, row := range rows {
+		y := c.Max.Y - legendInset/2 - (vg.Length(i)+0.5)*legendRowH
+		x := c.Min.X + legendInset
+		for _, e := range row {
+			th := draw.Canvas{Canvas: c.Canvas, Rectangle: vg.Rectangle{
+				Min: vg.Point{X: x, Y: y - legendRowH/3}, Max: vg.Point{X: x + legendThumb, Y: y + legendRowH/3}}}
+			e.thumb.Thumbnail(&th)
+			x += legendThumb + legendGap/3
+			c.FillText(sty, vg.Point{X: x, Y: y}, e.name)
+			x += face.Width(e.name) + legendGap
+		}
+	}
+}
+
+// svgOf draws the plots, one above the other in panelsH, and the legend
+// under them, on an SVG canvas w wide, and returns the SVG element alone,
+// without its XML prologue, to be put in the page: as wide as its figure
+// up to its own width, its height following.
+func svgOf(plots []*plot.Plot, legend []legendEntry, t *tips, w, panelsH vg.Length) ([]byte, error) {
+	rows := legendRows(legend, w)
+	lh := legendHeight(rows)
+	c := vgsvg.New(w, panelsH+lh)
+	// A margin all round: a browser's box of a text (a rotated axis
+	// label's above all) reaches a little beyond the glyphs gonum measures.
+	margin := vg.Points(3)
+	dc := draw.Crop(draw.New(c), margin, -margin, margin, -margin)
+	drawLegend(draw.Crop(dc, 0, 0, 0, -panelsH), rows)
 	grid := make([][]*plot.Plot, len(plots))
 	for i, p := range plots {
 		grid[i] = []*plot.Plot{p}
 	}
-	tiles := draw.Tiles{Rows: len(plots), Cols: 1, PadY: 0.3 * vg.Centimeter}
-	for i, row := range plot.Align(grid, tiles, dc) {
+	tiles := draw.Tiles{Rows: len(plots), Cols: 1, PadY: 0.3 * vg.Centimeter, PadTop: 0.1 * vg.Centimeter}
+	for i, row := range plot.Align(grid, tiles, draw.Crop(dc, 0, 0, lh, 0)) {
 		plots[i].Draw(row[0])
 	}
 	var b bytes.Buffer
@@ -73,57 +343,30 @@ func svgOf(plots []*plot.Plot, legend *chartLegend, w, h vg.Length) ([]byte, err
 	if i := bytes.Index(out, []byte("<svg")); i >= 0 {
 		out = out[i:]
 	}
-	return out, nil
-}
-
-// chartLegend is a legend drawn above a chart's panels, with its count
-// of entries.
-type chartLegend struct {
-	plot.Legend
-	n int
-}
-
-func (l *chartLegend) add(name string, thumb plot.Thumbnailer) {
-	l.Add(name, thumb)
-	l.n++
-}
-
-// legendHeight is the room a legend of n entries takes.
-func legendHeight(n int) vg.Length { return vg.Length(n)*0.5*vg.Centimeter + 0.3*vg.Centimeter }
-
-// whiskers draws, for each of a column's bars, a line from its slowest
-// run to its fastest, with caps: where a bar's runs lie.
-type whiskers struct {
-	low, high []float64 // NaN: no runs
-	offset    vg.Length // the column's bars' offset
-	draw.LineStyle
-}
-
-// Plot draws the whiskers.
-func (w *whiskers) Plot(c draw.Canvas, plt *plot.Plot) {
-	trX, trY := plt.Transforms(&c)
-	cap := vg.Length(3)
-	for i := range w.low {
-		if math.IsNaN(w.low[i]) {
-			continue
-		}
-		x := trX(float64(i)) + w.offset
-		lo, hi := trY(w.low[i]), trY(w.high[i])
-		c.StrokeLine2(w.LineStyle, x, lo, x, hi)
-		c.StrokeLine2(w.LineStyle, x-cap, lo, x+cap, lo)
-		c.StrokeLine2(w.LineStyle, x-cap, hi, x+cap, hi)
+	if t != nil {
+		out = t.apply(out)
 	}
+	// width="100%" with its own width as the most, and no height: the
+	// browser scales it to a narrow figure and keeps its proportions.
+	size := regexp.MustCompile(`^<svg width="([0-9.e+]+)pt" height="[0-9.e+]+pt"`)
+	return size.ReplaceAll(out, []byte(`<svg width="100%" style="max-width:${1}pt"`)), nil
 }
 
-// DataRange makes the whiskers' tops part of the Y axis.
-func (w *whiskers) DataRange() (xmin, xmax, ymin, ymax float64) {
-	xmin, xmax, ymin, ymax = 0, float64(len(w.low)-1), 0, 0
-	for _, h := range w.high {
-		if !math.IsNaN(h) {
-			ymax = max(ymax, h)
-		}
-	}
-	return
+// newPlot is plot.New with more room between an axis' tick labels and
+// its label, for the reason of svgOf's margin.
+func newPlot() *plot.Plot {
+	p := plot.New()
+	p.X.Label.Padding += vg.Points(2)
+	p.Y.Label.Padding += vg.Points(2)
+	return p
+}
+
+// swatch is a legend entry of a colour: a bar's.
+type swatch struct{ color color.Color }
+
+// Thumbnail fills the thumbnail's box.
+func (s swatch) Thumbnail(c *draw.Canvas) {
+	c.FillPolygon(s.color, []vg.Point{c.Min, {X: c.Max.X, Y: c.Min.Y}, c.Max, {X: c.Min.X, Y: c.Max.Y}})
 }
 
 // markThumb is a legend entry drawn as a mark of the tables: ‡ or †.
@@ -133,7 +376,7 @@ type markThumb struct{ glyph string }
 func (m markThumb) Thumbnail(c *draw.Canvas) {
 	sty := draw.TextStyle{Color: color.Black, Font: plotFont(11), Handler: plot.DefaultTextHandler,
 		XAlign: draw.XCenter, YAlign: draw.YCenter}
-	c.FillText(sty, vg.Point{X: (c.Min.X + c.Max.X) / 2, Y: (c.Min.Y + c.Max.Y) / 2}, m.glyph)
+	c.FillText(sty, c.Center(), m.glyph)
 }
 
 // Legend texts of the marks.
@@ -142,12 +385,127 @@ const (
 	legendNoSplice = "never spliced: the figure is a copying proxy's"
 )
 
+// barSet is a column's bars in a panel: each at its median, with a
+// whisker from its slowest run to its fastest, each bar and whisker under
+// a title of its figures.
+type barSet struct {
+	column    string
+	median    []float64 // NaN: no figure
+	low, high []float64 // NaN: no runs
+	titles    []string
+	offset    vg.Length // from the group's centre
+	color     color.Color
+	tips      *tips
+}
+
+// Plot draws the bars.
+func (b *barSet) Plot(c draw.Canvas, plt *plot.Plot) {
+	trX, trY := plt.Transforms(&c)
+	whisker := draw.LineStyle{Color: color.Black, Width: vg.Points(0.7)}
+	cap := vg.Length(3)
+	for i, m := range b.median {
+		if math.IsNaN(m) {
+			continue
+		}
+		x := trX(float64(i)) + b.offset
+		b.tips.begin(c, tipBar, b.column, b.titles[i])
+		lo, hi := x-barWidth/2, x+barWidth/2
+		y0, y1 := trY(0), trY(m)
+		c.FillPolygon(b.color, []vg.Point{{X: lo, Y: y0}, {X: hi, Y: y0}, {X: hi, Y: y1}, {X: lo, Y: y1}})
+		if !math.IsNaN(b.low[i]) {
+			wl, wh := trY(b.low[i]), trY(b.high[i])
+			c.StrokeLine2(whisker, x, wl, x, wh)
+			c.StrokeLine2(whisker, x-cap, wl, x+cap, wl)
+			c.StrokeLine2(whisker, x-cap, wh, x+cap, wh)
+		}
+		b.tips.end(c)
+	}
+}
+
+// DataRange spans the bars and their whiskers' tops.
+func (b *barSet) DataRange() (xmin, xmax, ymin, ymax float64) {
+	xmax = float64(len(b.median) - 1)
+	for i, m := range b.median {
+		if !math.IsNaN(m) {
+			ymax = max(ymax, m)
+		}
+		if !math.IsNaN(b.high[i]) {
+			ymax = max(ymax, b.high[i])
+		}
+	}
+	return
+}
+
+// barTitle is a bar's title: its column and scenario, its figure, and its
+// runs' count and range.
+func barTitle(column, label string, unit results.Unit, s summary) string {
+	t := column + ", " + label + ": " + unit.Format(s.med)
+	if len(s.runs) == 1 {
+		return t + " (1 run)"
+	}
+	return fmt.Sprintf("%s, the median of %d runs, %s..%s", t, len(s.runs), unit.Format(s.low), unit.Format(s.high))
+}
+
+// wrapLabel breaks a group's label into lines no wider than w where it
+// can: after a space, a '-' or a '_'.
+func wrapLabel(s string, face font.Face, w vg.Length) []string {
+	var lines []string
+	line := ""
+	for _, piece := range labelPieces(s) {
+		if line != "" && face.Width(strings.TrimRight(line+piece, " ")) > w {
+			lines, line = append(lines, strings.TrimRight(line, " ")), ""
+		}
+		line += piece
+	}
+	return append(lines, strings.TrimRight(line, " "))
+}
+
+// labelPieces cuts s after each space, '-' and '_': the places a label
+// may break.
+func labelPieces(s string) []string {
+	var out []string
+	for s != "" {
+		i := strings.IndexAny(s, " -_")
+		if i < 0 {
+			return append(out, s)
+		}
+		out, s = append(out, s[:i+1]), s[i+1:]
+	}
+	return out
+}
+
+// slotWidth is the width of a group of a panel: room for its bars, for
+// the widest piece of a label that cannot break, and, short of passing
+// most, for every label in labelLinesMost lines.
+func slotWidth(labels []string, ncols int, face font.Face, most vg.Length) vg.Length {
+	pad := 0.3 * vg.Centimeter
+	w := vg.Length(ncols)*barWidth + pad
+	for _, l := range labels {
+		for _, p := range labelPieces(l) {
+			w = max(w, face.Width(strings.TrimRight(p, " "))+pad)
+		}
+	}
+	fits := func(w vg.Length) bool {
+		for _, l := range labels {
+			if len(wrapLabel(l, face, w-pad)) > labelLinesMost {
+				return false
+			}
+		}
+		return true
+	}
+	for !fits(w) && w+0.2*vg.Centimeter <= most {
+		w += 0.2 * vg.Centimeter
+	}
+	return w
+}
+
 // barChart is the grouped bar chart of a throughput table: a group per
 // row, a bar per column at its median, whiskers from its slowest run to
-// its fastest, and the ‡ and † cells marked above their bars. Rows of
-// another unit (a table's streams in Gbit/s and its requests in k req/s)
-// get a panel each. False when no cell has a median.
-func barChart(t Table) ([]byte, bool, error) {
+// its fastest, and the ‡ and † cells marked above their bars. Each unit
+// of the rows (results.UnitOf: Gbit/s, k req/s, conn/s) has a panel of its
+// own, so that no figure is drawn on another unit's axis. False when no
+// cell has a median.
+func barChart(t Table, pal palette) ([]byte, bool, error) {
 	type panel struct {
 		unit results.Unit
 		rows []TableRow
@@ -155,6 +513,9 @@ func barChart(t Table) ([]byte, bool, error) {
 	var panels []*panel
 	byUnit := map[results.Unit]*panel{}
 	for _, r := range t.Rows {
+		if !slices.ContainsFunc(r.Cells, func(c Cell) bool { return c.chart.ok }) {
+			continue
+		}
 		p := byUnit[r.unit]
 		if p == nil {
 			p = &panel{unit: r.unit}
@@ -163,42 +524,62 @@ func barChart(t Table) ([]byte, bool, error) {
 		}
 		p.rows = append(p.rows, r)
 	}
-	legend := &chartLegend{Legend: plot.NewLegend()}
-	bound, noSplice := false, false
+	if len(panels) == 0 {
+		return nil, false, nil
+	}
 	ncols := len(t.Columns)
-	any := false
-	maxRows := 0
+	tickFace := plotFace(10) // plot.New's tick labels' size
+	names := make([][]string, len(panels))
+	dataWidth := barWidthMin - barYAxisRoom
+	for pi, pn := range panels {
+		names[pi] = make([]string, len(pn.rows))
+		for i, r := range pn.rows {
+			names[pi][i], _, _ = strings.Cut(r.Label, ", ")
+		}
+		most := (barWidthMax - barYAxisRoom) / vg.Length(len(pn.rows))
+		dataWidth = max(dataWidth, vg.Length(len(pn.rows))*slotWidth(names[pi], ncols, tickFace, most))
+	}
+	width := dataWidth + barYAxisRoom
+	var legend []legendEntry
+	for j, name := range t.Columns {
+		legend = append(legend, legendEntry{name, swatch{pal.color(name, results.Group(t.Groups[j]))}})
+	}
+	tp := &tips{}
+	bound, noSplice := false, false
 	var plots []*plot.Plot
 	for pi, pn := range panels {
-		p := plot.New()
+		p := newPlot()
+		if pi == 0 {
+			p.Title.Text = fitTitle(t.Family+", "+t.Machine, width-barYAxisRoom)
+		}
 		p.Y.Label.Text = string(pn.unit)
 		p.Y.Min = 0
-		names := make([]string, len(pn.rows))
-		for i, r := range pn.rows {
-			names[i], _, _ = strings.Cut(r.Label, ", ")
+		p.Y.Tick.Marker = linearTicks{most: 6}
+		slot := dataWidth / vg.Length(len(pn.rows))
+		wrapped := make([]string, len(pn.rows))
+		for i, n := range names[pi] {
+			wrapped[i] = strings.Join(wrapLabel(n, tickFace, slot-0.3*vg.Centimeter), "\n")
 		}
-		p.NominalX(names...)
-		maxRows = max(maxRows, len(pn.rows))
+		p.NominalX(wrapped...)
+		// Each group in a slot of its own, its label centred in it.
+		p.X.Min, p.X.Max = -0.5, float64(len(pn.rows))-0.5
+		p.Y.Padding = 0
 		for j := 0; j < ncols; j++ {
-			vals := make(plotter.Values, len(pn.rows))
-			w := &whiskers{low: make([]float64, len(pn.rows)), high: make([]float64, len(pn.rows)),
-				LineStyle: draw.LineStyle{Color: color.Black, Width: vg.Points(0.7)}}
+			col := t.Columns[j]
+			n := len(pn.rows)
+			bs := &barSet{column: col, median: make([]float64, n), low: make([]float64, n), high: make([]float64, n),
+				titles: make([]string, n), offset: barWidth * (vg.Length(j) - vg.Length(ncols-1)/2),
+				color: pal.color(col, results.Group(t.Groups[j])), tips: tp}
 			var marks plotter.XYLabels
 			for i, r := range pn.rows {
 				c := r.Cells[j]
-				w.low[i], w.high[i] = math.NaN(), math.NaN()
-				if c.Median == nil {
+				bs.median[i], bs.low[i], bs.high[i] = math.NaN(), math.NaN(), math.NaN()
+				if !c.chart.ok {
 					continue
 				}
-				any = true
-				vals[i] = *c.Median
-				if len(c.Runs) > 0 {
-					lo, hi := c.Runs[0], c.Runs[0]
-					for _, v := range c.Runs {
-						lo, hi = min(lo, v), max(hi, v)
-					}
-					w.low[i], w.high[i] = lo, hi
-				}
+				s := c.chart
+				bs.median[i], bs.low[i], bs.high[i] = s.med, s.low, s.high
+				bs.titles[i] = barTitle(col, names[pi][i], pn.unit, s)
 				var m []string
 				if c.Bound {
 					m, bound = append(m, "‡"), true
@@ -207,26 +588,11 @@ func barChart(t Table) ([]byte, bool, error) {
 					m, noSplice = append(m, "†"), true
 				}
 				if len(m) > 0 {
-					top := *c.Median
-					if !math.IsNaN(w.high[i]) {
-						top = w.high[i]
-					}
-					marks.XYs = append(marks.XYs, plotter.XY{X: float64(i), Y: top})
+					marks.XYs = append(marks.XYs, plotter.XY{X: float64(i), Y: s.high})
 					marks.Labels = append(marks.Labels, strings.Join(m, ""))
 				}
 			}
-			bars, err := plotter.NewBarChart(vals, barWidth)
-			if err != nil {
-				return nil, false, err
-			}
-			bars.Color = colorOf(j, results.Group(t.Groups[j]))
-			bars.LineStyle.Width = 0
-			bars.Offset = barWidth * (vg.Length(j) - vg.Length(ncols-1)/2)
-			w.offset = bars.Offset
-			p.Add(bars, w)
-			if pi == 0 {
-				legend.add(t.Columns[j], bars)
-			}
+			p.Add(bs)
 			if len(marks.XYs) > 0 {
 				lbl, err := plotter.NewLabels(marks)
 				if err != nil {
@@ -236,31 +602,21 @@ func barChart(t Table) ([]byte, bool, error) {
 					lbl.TextStyle[k].XAlign, lbl.TextStyle[k].YAlign = draw.XCenter, draw.YBottom
 					lbl.TextStyle[k].Font = plotFont(9)
 				}
-				lbl.Offset = vg.Point{X: bars.Offset, Y: 2}
+				lbl.Offset = vg.Point{X: bs.offset, Y: 2}
 				p.Add(lbl)
 			}
 		}
-		if pi == 0 {
-			p.Title.Text = t.Family + ", " + t.Machine
-		}
 		plots = append(plots, p)
 	}
-	if !any {
-		return nil, false, nil
-	}
 	if bound {
-		legend.add(legendBound, markThumb{"‡"})
+		legend = append(legend, legendEntry{legendBound, markThumb{"‡"}})
 	}
 	if noSplice {
-		legend.add(legendNoSplice, markThumb{"†"})
+		legend = append(legend, legendEntry{legendNoSplice, markThumb{"†"}})
 	}
-	width := min(max(barWidthMin, vg.Length(maxRows)*(vg.Length(ncols)+1.5)*barWidth+3*vg.Centimeter), barWidthMax)
-	svg, err := svgOf(plots, legend, width, vg.Length(len(plots))*barPanelHeight+legendHeight(legend.n))
+	svg, err := svgOf(plots, legend, tp, width, vg.Length(len(plots))*barPanelHeight)
 	return svg, true, err
 }
-
-// plotFont is the charts' font at size points.
-func plotFont(size vg.Length) font.Font { return font.From(plot.DefaultFont, size) }
 
 // percentiles of the HDR charts' X axis, from the median to the
 // 99.99th, as -log10(1 - p/100): 50 is 0.3, 99.99 is 4.
@@ -273,15 +629,53 @@ func hdrX(p float64) float64 { return -math.Log10(1 - p/100) }
 type hdrLine struct {
 	name  string
 	color color.Color
+	runs  int
 	h     *hdrhistogram.Histogram
+}
+
+// title is the line's title: its percentiles at the axis' ticks.
+func (l hdrLine) title() string {
+	var ps []string
+	for _, p := range hdrTicks {
+		ps = append(ps, fmt.Sprintf("p%s %s ms", strconv.FormatFloat(p, 'f', -1, 64), fixed(float64(l.h.ValueAtQuantile(p))/1e3, 3)))
+	}
+	return fmt.Sprintf("%s: %s; %s merged, %d exchanges", l.name, strings.Join(ps, ", "), pluralN(l.runs, "run"), l.h.TotalCount())
+}
+
+// tippedLine is a line (and its points' glyphs, when it has them) under
+// a title.
+type tippedLine struct {
+	*plotter.Line
+	points *plotter.Scatter // nil: none
+	column string
+	title  string
+	tips   *tips
+}
+
+// Plot draws the line and its points.
+func (l *tippedLine) Plot(c draw.Canvas, plt *plot.Plot) {
+	l.tips.begin(c, tipLine, l.column, l.title)
+	l.Line.Plot(c, plt)
+	if l.points != nil {
+		l.points.Plot(c, plt)
+	}
+	l.tips.end(c)
+}
+
+// Thumbnail draws the line with a glyph.
+func (l *tippedLine) Thumbnail(c *draw.Canvas) {
+	l.Line.Thumbnail(c)
+	if l.points != nil {
+		l.points.Thumbnail(c)
+	}
 }
 
 // hdrChart is the percentile chart of a mix scenario: a line per column
 // of its latency (ms, log axis) against the percentile (50 to 99.99, on
 // the axis HdrHistogram's plots use).
 func hdrChart(title string, lines []hdrLine) ([]byte, error) {
-	p := plot.New()
-	p.Title.Text = title
+	p := newPlot()
+	p.Title.Text = fitTitle(title, hdrWidth-2*legendInset)
 	p.X.Label.Text = "percentile"
 	p.Y.Label.Text = "latency, ms"
 	p.Y.Scale = plot.LogScale{}
@@ -295,8 +689,8 @@ func hdrChart(title string, lines []hdrLine) ([]byte, error) {
 	// Room beyond the last percentile for its label, which is centred on
 	// its tick.
 	p.X.Min, p.X.Max = first, last+0.08*(last-first)
-	p.Legend.Top, p.Legend.Left = true, true
-	p.Legend.XOffs = 0.5 * vg.Centimeter
+	tp := &tips{}
+	var legend []legendEntry
 	const steps = 120
 	for _, l := range lines {
 		pts := make(plotter.XYs, 0, steps+1)
@@ -311,11 +705,39 @@ func hdrChart(title string, lines []hdrLine) ([]byte, error) {
 		}
 		line.Color = l.color
 		line.Width = vg.Points(1.5)
-		p.Add(line)
-		p.Legend.Add(l.name, line)
+		tl := &tippedLine{Line: line, column: l.name, title: l.title(), tips: tp}
+		p.Add(tl)
+		legend = append(legend, legendEntry{l.name, tl})
 	}
 	p.Add(plotter.NewGrid())
-	return svgOf([]*plot.Plot{p}, nil, hdrWidth, hdrHeight)
+	return svgOf([]*plot.Plot{p}, legend, tp, hdrWidth, hdrHeight)
+}
+
+// linearTicks marks a linear axis at no more than most round steps (1, 2
+// or 5 times a power of ten), each labelled with the decimals its step
+// needs: gonum's default marks a small panel's axis more densely than its
+// labels' height allows.
+type linearTicks struct{ most int }
+
+func (l linearTicks) Ticks(min, max float64) []plot.Tick {
+	if !(max > min) {
+		return []plot.Tick{{Value: min, Label: strconv.FormatFloat(min, 'g', 3, 64)}}
+	}
+	raw := (max - min) / float64(l.most-1)
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	step := 10 * mag
+	for _, m := range []float64{1, 2, 5} {
+		if m*mag >= raw {
+			step = m * mag
+			break
+		}
+	}
+	decimals := int(math.Max(0, -math.Floor(math.Log10(step))))
+	var ticks []plot.Tick
+	for v := math.Ceil(min/step) * step; v <= max+step*1e-9; v += step {
+		ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', decimals, 64)})
+	}
+	return ticks
 }
 
 // ticks125 marks a log axis at 1, 2 and 5 times the powers of ten in its
@@ -335,23 +757,53 @@ func (ticks125) Ticks(min, max float64) []plot.Tick {
 	return ticks
 }
 
-// legendRoom is how far above its highest point a small chart's axis
-// reaches, so that the legend in its top corner stays clear of the lines.
-const legendRoom = 2.2
-
-// The roles' colors and names in the CPU panels.
+// The roles' colors and names in the CPU panels: Tol's bright red, blue
+// and green, apart from the columns' colours, which these charts do not
+// use.
 var roleLines = []struct {
 	role  string
 	color color.Color
 }{
-	{"proxy", color.RGBA{R: 200, G: 40, B: 40, A: 255}},
-	{"client", color.RGBA{R: 40, G: 90, B: 200, A: 255}},
-	{"origin", color.RGBA{R: 40, G: 150, B: 60, A: 255}},
+	{"proxy", rgb(0xee6677)},
+	{"client", rgb(0x4477aa)},
+	{"origin", rgb(0x228833)},
+}
+
+// repStyle is how the i-th run's lines are told apart in the time series:
+// a dash, a glyph at each second and a shade, so that no run is known by
+// its dash alone.
+func repStyle(i int, c color.Color) (draw.LineStyle, draw.GlyphStyle) {
+	dashes := [][]vg.Length{nil, {vg.Points(4), vg.Points(2)}, {vg.Points(1), vg.Points(1.5)}, {vg.Points(6), vg.Points(2), vg.Points(1), vg.Points(2)}}
+	shapes := []draw.GlyphDrawer{draw.CircleGlyph{}, draw.TriangleGlyph{}, draw.BoxGlyph{}, draw.PyramidGlyph{}, draw.CrossGlyph{}}
+	shade := 1 - 0.25*float64(i%3) // of the colour, toward white
+	r, g, b, _ := c.RGBA()
+	mix := func(v uint32) uint8 { return uint8(255 - (255-float64(v>>8))*shade) }
+	col := color.RGBA{R: mix(r), G: mix(g), B: mix(b), A: 255}
+	return draw.LineStyle{Color: col, Width: vg.Points(1), Dashes: dashes[i%len(dashes)]},
+		draw.GlyphStyle{Color: col, Radius: vg.Points(2), Shape: shapes[i%len(shapes)]}
+}
+
+// seriesTitle is the title of a run's line: its median over the
+// seconds, their count and range.
+func seriesTitle(what string, vals []float64, format func(float64) string) string {
+	s := summary{runs: vals}
+	sorted := slices.Clone(vals)
+	slices.Sort(sorted)
+	s.low, s.high, s.med = sorted[0], sorted[len(sorted)-1], median(sorted)
+	return fmt.Sprintf("%s: %s, the median of %s, %s..%s", what, format(s.med), pluralN(len(vals), "second"), format(s.low), format(s.high))
+}
+
+func pluralN(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return strconv.Itoa(n) + " " + what + "s"
 }
 
 // seriesChart is the small chart of a cell's runs second by second: the
 // load tool's throughput (where it gives a series) above the three roles'
-// CPU busy fraction, a line per run (dashed from the second run on).
+// CPU busy fraction, a line per run, the runs told apart by dash, glyph
+// and shade.
 func seriesChart(title string, unit results.Unit, runs []*results.RunData) ([]byte, error) {
 	var plots []*plot.Plot
 	hasLoad, hasCPU := false, false
@@ -361,89 +813,99 @@ func seriesChart(title string, unit results.Unit, runs []*results.RunData) ([]by
 			hasCPU = hasCPU || len(d.CPU[rl.role]) > 0
 		}
 	}
-	dash := func(i int) []vg.Length {
-		if i == 0 {
-			return nil
+	tp := &tips{}
+	var legend []legendEntry
+	title = fitTitle(title, seriesWidth-2*legendInset)
+	newLine := func(pts plotter.XYs, i int, c color.Color, what string, vals []float64, format func(float64) string) (*tippedLine, error) {
+		line, err := plotter.NewLine(pts)
+		if err != nil {
+			return nil, err
 		}
-		return []vg.Length{vg.Points(3), vg.Points(2)}
+		dots, err := plotter.NewScatter(pts)
+		if err != nil {
+			return nil, err
+		}
+		line.LineStyle, dots.GlyphStyle = repStyle(i, c)
+		return &tippedLine{Line: line, points: dots, title: seriesTitle(what, vals, format), tips: tp}, nil
+	}
+	// The runs' entries: black lines of their dash and glyph.
+	for i, d := range runs {
+		ls, gs := repStyle(i, color.Black)
+		legend = append(legend, legendEntry{"rep " + strconv.Itoa(d.Rep), &tippedLine{
+			Line: &plotter.Line{LineStyle: ls}, points: &plotter.Scatter{GlyphStyle: gs}}})
 	}
 	if hasLoad {
-		p := plot.New()
+		p := newPlot()
 		p.Title.Text = title
 		p.Y.Label.Text = string(unit)
 		p.Y.Min = 0
+		p.Y.Tick.Marker = linearTicks{most: 3}
 		if !hasCPU {
 			p.X.Label.Text = "s"
 		}
-		top := 0.0
 		for i, d := range runs {
 			if len(d.Intervals) == 0 {
 				continue
 			}
 			pts := make(plotter.XYs, len(d.Intervals))
+			vals := make([]float64, len(d.Intervals))
 			at := 0.0
 			for k, iv := range d.Intervals {
 				at += iv.Seconds
 				pts[k] = plotter.XY{X: at, Y: iv.Of(unit)}
-				top = max(top, pts[k].Y)
+				vals[k] = pts[k].Y
 			}
-			line, err := plotter.NewLine(pts)
+			l, err := newLine(pts, i, color.Black, "rep "+strconv.Itoa(d.Rep), vals, unit.Format)
 			if err != nil {
 				return nil, err
 			}
-			line.Color, line.Dashes = color.Black, dash(i)
-			p.Add(line)
-			p.Legend.Add("rep "+strconv.Itoa(d.Rep), line)
+			p.Add(l)
 		}
-		p.Legend.Top = true
-		p.Y.Max = top * legendRoom
 		plots = append(plots, p)
 	}
-	if !hasCPU {
-		plots[0].X.Max = math.Max(plots[0].X.Max, 1) * 1.06
-		return svgOf(plots, nil, seriesWidth, seriesHeight*0.6)
-	}
-	c := plot.New()
-	if !hasLoad {
-		c.Title.Text = title
-	}
-	c.Y.Label.Text = "CPU busy"
-	c.X.Label.Text = "s"
-	c.Y.Min, c.Y.Max = 0, legendRoom
-	c.Y.Tick.Marker = plot.ConstantTicks{{Value: 0, Label: "0"}, {Value: 0.5, Label: "0.5"}, {Value: 1, Label: "1"}}
-	for i, d := range runs {
+	if hasCPU {
+		c := newPlot()
+		if !hasLoad {
+			c.Title.Text = title
+		}
+		c.Y.Label.Text = "CPU busy"
+		c.X.Label.Text = "s"
+		c.Y.Min, c.Y.Max = 0, 1.05
+		c.Y.Tick.Marker = plot.ConstantTicks{{Value: 0, Label: "0"}, {Value: 0.5, Label: "0.5"}, {Value: 1, Label: "1"}}
 		for _, rl := range roleLines {
-			v := d.CPU[rl.role]
-			if len(v) == 0 {
-				continue
-			}
-			pts := make(plotter.XYs, len(v))
-			for k, f := range v {
-				pts[k] = plotter.XY{X: float64(k + 1), Y: f}
-			}
-			line, err := plotter.NewLine(pts)
-			if err != nil {
-				return nil, err
-			}
-			line.Color, line.Dashes = rl.color, dash(i)
-			c.Add(line)
-			if i == 0 {
-				c.Legend.Add(rl.role, line)
+			legend = append(legend, legendEntry{rl.role, swatch{rl.color}})
+		}
+		busy := func(v float64) string { return fixed(100*v, 0) + "% busy" }
+		for i, d := range runs {
+			for _, rl := range roleLines {
+				v := d.CPU[rl.role]
+				if len(v) == 0 {
+					continue
+				}
+				pts := make(plotter.XYs, len(v))
+				for k, f := range v {
+					pts[k] = plotter.XY{X: float64(k + 1), Y: f}
+				}
+				l, err := newLine(pts, i, rl.color, "rep "+strconv.Itoa(d.Rep)+", the "+rl.role+"'s CPU", v, busy)
+				if err != nil {
+					return nil, err
+				}
+				c.Add(l)
 			}
 		}
+		plots = append(plots, c)
 	}
-	c.Legend.Top = true
-	c.Legend.Left = true
-	plots = append(plots, c)
 	h := seriesHeight
-	if !hasLoad {
+	if !hasLoad || !hasCPU {
 		h = seriesHeight * 0.6
 	}
+	// A wrapped title's lines take their room from the plots no more.
+	h += vg.Length(strings.Count(title, "\n")) * 0.5 * vg.Centimeter
 	// Room on the right for the last second's label, centred on its tick.
 	for _, p := range plots {
 		p.X.Max = math.Max(p.X.Max, 1) * 1.06
 	}
-	return svgOf(plots, nil, seriesWidth, h)
+	return svgOf(plots, legend, tp, seriesWidth, h)
 }
 
 // errChart wraps a chart's error with what it was.

@@ -34,17 +34,19 @@ const (
 	classSeries = "chart series"
 )
 
-const pageStyle = `body{font-family:sans-serif;margin:1.5em;max-width:80em;color:#222}
-table{border-collapse:collapse;margin:0.5em 0 1em}
+// pageStyle is the page's style: at any width the page is no wider than
+// its window, a wide table scrolling in its own box and a chart scaled
+// down to the width of its figure.
+const pageStyle = `body{font-family:sans-serif;margin:1.5em;max-width:80em;color:#222;overflow-wrap:anywhere}
+table{border-collapse:collapse;margin:0.5em 0 1em;display:block;max-width:100%;overflow-x:auto}
 th,td{border:1px solid #bbb;padding:0.2em 0.6em;text-align:left;white-space:nowrap}
 th{background:#eee}
 td.bar{border:none;padding:0 0.2em;color:#888}
 figure{margin:0.5em 0 1.5em}
-figure svg{max-width:100%;height:auto}
+figure svg{display:block;width:100%;height:auto}
 figcaption{font-size:0.85em;color:#555}
 .series{display:flex;flex-wrap:wrap;gap:0.5em}
-.series figure{margin:0;width:22em}
-figure svg{display:block}
+.series figure{margin:0;width:22em;max-width:100%}
 p.absent{color:#855;font-style:italic}
 p.caption{font-size:0.9em;color:#444}`
 
@@ -58,7 +60,8 @@ func writeHTML(w io.Writer, setups []Setup, tables []Table, data map[results.Run
 		}
 	}
 	title := "bench: session " + strings.Join(ids, ", ")
-	fmt.Fprintf(&b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>%s</title>\n<style>\n%s\n</style>\n</head>\n<body>\n", esc(title), pageStyle)
+	fmt.Fprintf(&b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>%s</title>\n<style>\n%s\n%s\n</style>\n</head>\n<body>\n", esc(title), pageStyle, chartFontCSS())
+	pal := newPalette(tables)
 	var session, family, machine string
 	for i := 0; i < len(tables); i++ {
 		t := tables[i]
@@ -84,7 +87,7 @@ func writeHTML(w io.Writer, setups []Setup, tables []Table, data map[results.Run
 		}
 		htmlTable(&b, t)
 		if ranked(t) {
-			svg, ok, err := barChart(t)
+			svg, ok, err := barChart(t, pal)
 			if err != nil {
 				return errChart(t.Family+" on "+t.Machine, err)
 			}
@@ -105,7 +108,7 @@ func writeHTML(w io.Writer, setups []Setup, tables []Table, data map[results.Run
 			}
 		}
 		if t.Family == famMix {
-			if err := htmlHDR(&b, group, data); err != nil {
+			if err := htmlHDR(&b, group, data, pal); err != nil {
 				return err
 			}
 		}
@@ -215,18 +218,18 @@ func htmlTable(b *bytes.Buffer, t Table) {
 
 // htmlHDR writes the percentile chart of each mix scenario of the tables
 // whose runs kept a histogram, or says that none did.
-func htmlHDR(b *bytes.Buffer, group []Table, data map[results.RunID]*results.RunData) error {
+func htmlHDR(b *bytes.Buffer, group []Table, data map[results.RunID]*results.RunData, pal palette) error {
 	drawn := 0
 	for _, t := range group {
 		for _, r := range t.Rows {
 			var lines []hdrLine
 			for j, c := range r.Cells {
-				h, err := mergedHistogram(c.ids, data)
+				h, n, err := mergedHistogram(c.ids, data)
 				if err != nil {
 					return fmt.Errorf("%s, %s on %s: %w", r.Label, c.Proxy, t.Machine, err)
 				}
 				if h != nil {
-					lines = append(lines, hdrLine{name: c.Proxy, color: colorOf(j, c.Group), h: h})
+					lines = append(lines, hdrLine{name: t.Columns[j], color: pal.color(t.Columns[j], c.Group), runs: n, h: h})
 				}
 			}
 			if len(lines) == 0 {
@@ -246,10 +249,11 @@ func htmlHDR(b *bytes.Buffer, group []Table, data map[results.RunID]*results.Run
 	return nil
 }
 
-// mergedHistogram is the histogram of the runs, merged; nil when none
-// kept one.
-func mergedHistogram(ids []results.RunID, data map[results.RunID]*results.RunData) (*hdrhistogram.Histogram, error) {
+// mergedHistogram is the histogram of the runs, merged, and how many
+// runs it merged; nil when none kept one.
+func mergedHistogram(ids []results.RunID, data map[results.RunID]*results.RunData) (*hdrhistogram.Histogram, int, error) {
 	var h *hdrhistogram.Histogram
+	n := 0
 	for _, id := range ids {
 		d := data[id]
 		if d == nil || d.Histogram == "" {
@@ -257,17 +261,18 @@ func mergedHistogram(ids []results.RunID, data map[results.RunID]*results.RunDat
 		}
 		rh, err := hdrhistogram.Decode([]byte(d.Histogram))
 		if err != nil {
-			return nil, fmt.Errorf("rep %d's histogram: %w", id.Rep, err)
+			return nil, 0, fmt.Errorf("rep %d's histogram: %w", id.Rep, err)
 		}
+		n++
 		if h == nil {
 			h = rh
 			continue
 		}
 		if dropped := h.Merge(rh); dropped > 0 {
-			return nil, fmt.Errorf("rep %d's histogram: %d values out of range", id.Rep, dropped)
+			return nil, 0, fmt.Errorf("rep %d's histogram: %d values out of range", id.Rep, dropped)
 		}
 	}
-	return h, nil
+	return h, n, nil
 }
 
 // htmlSeries writes the time series of each cell of the tables whose
@@ -316,5 +321,5 @@ func pluralRuns(n int) string {
 	if n == 1 {
 		return "1 run"
 	}
-	return fmt.Sprintf("%d runs, the first solid, the others dashed", n)
+	return fmt.Sprintf("%d runs, told apart by dash, glyph and shade", n)
 }

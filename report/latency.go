@@ -30,8 +30,10 @@ func percentile(p string) func(*results.Row) float64 {
 }
 
 // fromRuns sets what a cell takes from its ok runs beyond its figure:
-// their latency, and which runs they were.
+// their latency, which runs they were, and their figures in the unit
+// of their scenario, for the charts.
 func (c *Cell) fromRuns(runs []*results.Row) {
+	c.chart = summarize(runs, func(r *results.Row) float64 { return r.Cell().Unit().Of(r) })
 	c.ids = make([]results.RunID, len(runs))
 	for i, r := range runs {
 		c.ids[i] = r.ID()

@@ -10,7 +10,9 @@ import (
 	"io"
 	"math/rand/v2"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -147,29 +149,70 @@ func TestPageInChromium(t *testing.T) {
 	chromium.CheckPage(t, b.Bytes(), "session-page", bars, hdrs, series)
 }
 
-// TestBarChartSVG: the structure of one chart's SVG, its elements and
-// their texts (the legend, the axes' labels, the marks), not its pixels.
+// TestPageLayout opens the page of the fixture session in Chromium, as
+// wide as a desktop's window and as a phone's, and checks how its charts
+// are drawn (chromium.CheckLayout): no text outside its chart nor over
+// another, the page no wider than the window, a title on every bar, each
+// column one colour.
+func TestPageLayout(t *testing.T) {
+	rows, data := pageSession(t)
+	var b bytes.Buffer
+	if err := Render(&b, rows, Options{Format: FormatHTML, Runs: data}); err != nil {
+		t.Fatal(err)
+	}
+	tables, err := Tables(rows, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, width := range []int{1400, 420} {
+		chromium.CheckLayout(t, b.Bytes(), fmt.Sprintf("session-page-%d", width), width, barCount(tables))
+	}
+}
+
+// barCount is the number of bars of the tables' charts: a bar per cell
+// of a throughput table with an ok run.
+func barCount(tables []Table) int {
+	n := 0
+	for _, t := range tables {
+		if !ranked(t) {
+			continue
+		}
+		for _, r := range t.Rows {
+			for _, c := range r.Cells {
+				if c.chart.ok {
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// TestBarChartSVG: the structure of one chart's SVG, its elements with
+// their classes, colours and titles, and its texts at their places
+// rounded to a point, not its pixels.
 func TestBarChartSVG(t *testing.T) {
 	rows, _ := pageSession(t)
 	tables, err := Tables(rows, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	svg, ok, err := barChart(tables[0])
+	svg, ok, err := barChart(tables[0], newPalette(tables))
 	if err != nil || !ok {
 		t.Fatalf("barChart(%s) = %v, %v", tables[0].Family, ok, err)
 	}
 	golden.Check(t, filepath.Join("testdata", "golden", "chart-bar.txt"), svgStructure(t, svg))
 }
 
-// svgStructure lists an SVG's elements, how many of each, and its texts
-// in order.
+// svgStructure is an SVG's element tree, one element a line indented by
+// its depth: its name, its class and column, its fill or stroke colour,
+// a text's place rounded to a point and its text, a title's text.
 func svgStructure(t *testing.T, svg []byte) []byte {
 	t.Helper()
-	count := map[string]int{}
-	var texts []string
+	var b bytes.Buffer
 	dec := xml.NewDecoder(bytes.NewReader(svg))
-	inText := false
+	depth := 0
+	colour := regexp.MustCompile(`(fill|stroke):(#[0-9a-fA-F]{6})`)
 	for {
 		tok, err := dec.Token()
 		if err == io.EOF {
@@ -180,28 +223,37 @@ func svgStructure(t *testing.T, svg []byte) []byte {
 		}
 		switch el := tok.(type) {
 		case xml.StartElement:
-			count[el.Name.Local]++
-			inText = el.Name.Local == "text"
+			line := strings.Repeat("  ", depth) + "<" + el.Name.Local
+			for _, a := range el.Attr {
+				switch a.Name.Local {
+				case "class", "data-column", "width", "style", "viewBox":
+					if a.Name.Local == "style" && el.Name.Local != "svg" {
+						for _, m := range colour.FindAllStringSubmatch(a.Value, -1) {
+							if m[1] == "stroke" || el.Name.Local == "path" {
+								line += " " + m[1] + "=" + m[2]
+							}
+						}
+						continue
+					}
+					line += fmt.Sprintf(" %s=%q", a.Name.Local, a.Value)
+				case "x", "y":
+					f, _ := strconv.ParseFloat(a.Value, 64)
+					line += fmt.Sprintf(" %s=%.0f", a.Name.Local, f)
+				}
+			}
+			b.WriteString(line + ">")
+			depth++
 		case xml.EndElement:
-			inText = false
+			depth--
+			b.WriteString("\n")
 		case xml.CharData:
-			if s := strings.TrimSpace(string(el)); inText && s != "" {
-				texts = append(texts, s)
+			if s := strings.TrimSpace(string(el)); s != "" {
+				b.WriteString(" " + s)
 			}
 		}
 	}
-	var b bytes.Buffer
-	names := make([]string, 0, len(count))
-	for n := range count {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	for _, n := range names {
-		fmt.Fprintf(&b, "<%s> %d\n", n, count[n])
-	}
-	b.WriteString("texts:\n")
-	for _, s := range texts {
-		b.WriteString(s + "\n")
-	}
-	return b.Bytes()
+	// One line an element: an element's end closes its line, and a
+	// parent's children start lines of their own.
+	out := regexp.MustCompile(`>\n*(\s*<)`).ReplaceAllString(b.String(), ">\n$1")
+	return []byte(regexp.MustCompile(`\n+`).ReplaceAllString(out, "\n"))
 }

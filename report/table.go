@@ -42,7 +42,7 @@ type TableRow struct {
 	Label string `json:"label"` // "ka-1k, k req/s", "tls-term-ka-1k", "mix-http-3k"
 	Cells []Cell `json:"cells"`
 
-	unit results.Unit // the unit of the cells' medians, for the charts
+	unit results.Unit // the unit of the scenario (results.UnitOf), for the charts
 }
 
 // Cell is one figure: the median of a column's ok runs in a scenario.
@@ -70,6 +70,7 @@ type Cell struct {
 
 	figure string          // the figure alone, for markdown's bold
 	ids    []results.RunID // the ok runs, for the charts of their data
+	chart  summary         // the ok runs' figures in their scenario's unit (results.UnitOf), for the bar charts
 }
 
 // Failure is a failed run, listed under its table.
@@ -566,7 +567,7 @@ func tripleTables(fam, machine string, rows []*results.Row) []Table {
 			mc = append(mc, cell)
 		}
 		label := g.labels[k]
-		thr.Rows = append(thr.Rows, TableRow{Label: label, Cells: tc, unit: results.Gbits})
+		thr.Rows = append(thr.Rows, TableRow{Label: label, Cells: tc, unit: results.UnitOf(g.modes[k], load)})
 		cpu.Rows = append(cpu.Rows, TableRow{Label: label, Cells: cc})
 		mem.Rows = append(mem.Rows, TableRow{Label: label, Cells: mc})
 	}

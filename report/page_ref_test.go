@@ -1,0 +1,59 @@
+package report_test
+
+import (
+	"bench/harness"
+	"bench/internal/chromium"
+	"bench/report"
+	"bench/report/results"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestReferencePageLayout renders the reference session's page from
+// data/*.csv, its metadata and its runs' kept output, as bench report
+// does, and checks how its charts are drawn in Chromium as wide as a
+// desktop's window and as a phone's (chromium.CheckLayout): its labels
+// are those that were cut or drawn over each other, its HTTPS and mix
+// tables those with two units. It lives apart from page_test.go, in
+// package report_test, because the runs' kept output is read by harness,
+// which imports report.
+func TestReferencePageLayout(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "data", "*.csv"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no session file in ../data: %v", err)
+	}
+	rows, err := results.ReadFiles(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "page.html")
+	if err := harness.WritePage(path, files, rows, report.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	page, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables, err := report.Tables(rows, report.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bars := 0 // a bar per throughput cell with an ok run
+	for _, tb := range tables {
+		if tb.Kind != "throughput" && tb.Kind != "handshake" {
+			continue
+		}
+		for _, r := range tb.Rows {
+			for _, c := range r.Cells {
+				if c.Median != nil {
+					bars++
+				}
+			}
+		}
+	}
+	for _, width := range []int{1400, 420} {
+		chromium.CheckLayout(t, page, fmt.Sprintf("reference-page-%d", width), width, bars)
+	}
+}
