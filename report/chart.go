@@ -228,15 +228,10 @@ func barChart(t Table) ([]byte, bool, error) {
 				legend.add(t.Columns[j], bars)
 			}
 			if len(marks.XYs) > 0 {
-				lbl, err := plotter.NewLabels(marks)
+				lbl, err := labelsAbove(marks, 9, vg.Point{X: bars.Offset, Y: 2})
 				if err != nil {
 					return nil, false, err
 				}
-				for k := range lbl.TextStyle {
-					lbl.TextStyle[k].XAlign, lbl.TextStyle[k].YAlign = draw.XCenter, draw.YBottom
-					lbl.TextStyle[k].Font = plotFont(9)
-				}
-				lbl.Offset = vg.Point{X: bars.Offset, Y: 2}
 				p.Add(lbl)
 			}
 		}
