@@ -1,9 +1,11 @@
 package report
 
 import (
+	"bench/internal/golden"
 	"bench/report/results"
 	"errors"
 	"math"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -208,4 +210,28 @@ func TestSummaryAndGeomean(t *testing.T) {
 	if got, want := same.Summary(), "No real regression, no real improvement, 5 cells within noise"; got != want {
 		t.Errorf("Summary() of a session with itself = %q; want %q", got, want)
 	}
+}
+
+// TestCompareChartSVG: the structure of a comparison's chart, its
+// elements and texts (the legend, the cells, the real change above its
+// pair; a panel per unit), not its pixels.
+func TestCompareChartSVG(t *testing.T) {
+	old := append(cellRuns("a", "nginx", "ka-1k", 10, 10.5, 11), cellRuns("a", "squid", "ka-1k", 5, 5.2, 5.4)...)
+	new := append(cellRuns("b", "nginx", "ka-1k", 8, 8.4, 8.8), cellRuns("b", "squid", "ka-1k", 5.1, 5.2, 5.3)...)
+	stream := func(session string, gbps float64) results.Row {
+		r := run("ARM", session, "nginx", results.Copy, "ka-1m", 1, 0)
+		r.Bytes = int64(gbps * 1e9 / 8 * r.Seconds)
+		return r
+	}
+	old, new = append(old, stream("a", 6)), append(new, stream("b", 6))
+	cmp, err := Compare(old, new, CompareOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables := cmp.Tables()
+	svg, ok, err := compareChart(tables[0])
+	if err != nil || !ok {
+		t.Fatalf("compareChart(%s) = %v, %v", tables[0].Family, ok, err)
+	}
+	golden.Check(t, filepath.Join("testdata", "golden", "chart-compare.txt"), svgStructure(t, svg))
 }
