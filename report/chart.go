@@ -594,15 +594,10 @@ func barChart(t Table, pal palette) ([]byte, bool, error) {
 			}
 			p.Add(bs)
 			if len(marks.XYs) > 0 {
-				lbl, err := plotter.NewLabels(marks)
+				lbl, err := labelsAbove(marks, 9, vg.Point{X: bs.offset, Y: 2})
 				if err != nil {
 					return nil, false, err
 				}
-				for k := range lbl.TextStyle {
-					lbl.TextStyle[k].XAlign, lbl.TextStyle[k].YAlign = draw.XCenter, draw.YBottom
-					lbl.TextStyle[k].Font = plotFont(9)
-				}
-				lbl.Offset = vg.Point{X: bs.offset, Y: 2}
 				p.Add(lbl)
 			}
 		}

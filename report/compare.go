@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
 
@@ -106,6 +107,11 @@ type Change struct {
 	// Change is new's median over old's, less one, in percent; null
 	// unless both sides have ok runs and old's median is not zero.
 	Change *float64 `json:"change_pct"`
+	// PlusMinus is the change's ±, in percent: half the width of the
+	// range of new over old from the extremes of the runs (new's slowest
+	// over old's fastest to new's fastest over old's slowest); null where
+	// Change is.
+	PlusMinus *float64 `json:"change_pm_pct"`
 	// Real says whether the two sides' runs can be told apart, by Test
 	// (TestU or TestRange; empty unless both sides have ok runs); P is
 	// the U test's p-value where it decided.
@@ -224,15 +230,13 @@ func Compare(old, new []results.Row, opt CompareOptions) (*Comparison, error) {
 				pct := (s[1].med/s[0].med - 1) * 100
 				ch.Change = &pct
 			}
-			ch.Real, ch.Test, ch.P = decide(s[0], s[1])
+			ch.Real, ch.Test, ch.P = Decide(s[0].runs, s[1].runs)
+			ch.PlusMinus = plusMinus(s[0], s[1])
 		}
 		if opt.FailOver != nil {
-			slower := ch.Real && ch.Change != nil && *ch.Change < -*opt.FailOver
-			if met.lower {
-				slower = ch.Real && ch.Change != nil && *ch.Change > *opt.FailOver
-			}
+			worse := ch.Worse(c) && math.Abs(*ch.Change) > *opt.FailOver
 			lost := s[0].ok && cl.seen[1] && !s[1].ok
-			ch.Regressed = slower || lost
+			ch.Regressed = worse || lost
 		}
 		c.Cells = append(c.Cells, ch)
 	}
@@ -291,15 +295,24 @@ func runsOf(s summary, failed int) *Runs {
 	return r
 }
 
-// decide says whether old's and new's runs can be told apart: by the U
-// test where the two sides have runs enough for it to ever find a
-// difference, by the tables' rule otherwise (the ranges do not overlap).
-func decide(old, new summary) (real bool, test string, p *float64) {
-	if uDecides(len(old.runs), len(new.runs)) {
-		cmp := uTest(old.runs, new.runs)
+// Decide says whether the runs old and new (their figures) can be told
+// apart, and by which test: by the U test (TestU, with its p-value) where
+// the two sides have runs enough for it to ever find a difference, by the
+// tables' rule (TestRange) otherwise, real when the ranges of the runs do
+// not overlap. It is the one rule of "real" of bench: compare's cells
+// and the page's headlines. Without a run on a side nothing is real and
+// test is empty.
+func Decide(old, new []float64) (real bool, test string, p *float64) {
+	if len(old) == 0 || len(new) == 0 {
+		return false, "", nil
+	}
+	if uDecides(len(old), len(new)) {
+		cmp := uTest(old, new)
 		return cmp.P <= cmp.Alpha, TestU, &cmp.P
 	}
-	overlap := reaches(old.high, new.low) && reaches(new.high, old.low)
+	oldLow, oldHigh := slices.Min(old), slices.Max(old)
+	newLow, newHigh := slices.Min(new), slices.Max(new)
+	overlap := reaches(oldHigh, newLow) && reaches(newHigh, oldLow)
 	return !overlap, TestRange, nil
 }
 
@@ -326,34 +339,157 @@ func uTest(a, b []float64) benchmath.Comparison {
 		benchmath.NewSample(slices.Clone(b), &thresholds))
 }
 
-// verdict is a cell's last column in text: "yes (U)", "no (range)",
-// "only in old", "no ok run in new", with ", regressed" past the gate.
+// plusMinus is Change.PlusMinus of the two sides' runs.
+func plusMinus(old, new summary) *float64 {
+	if old.low <= 0 || old.med == 0 {
+		return nil
+	}
+	pm := (new.high/old.low - new.low/old.high) / 2 * 100
+	return &pm
+}
+
+// Worse reports whether the cell's change is real and for the worse:
+// slower, or with a latency metric, longer.
+func (ch *Change) Worse(c *Comparison) bool {
+	return ch.Real && ch.Change != nil && (*ch.Change < 0) == (c.Metric == "")
+}
+
+// Better reports whether the cell's change is real and for the better.
+func (ch *Change) Better(c *Comparison) bool {
+	return ch.Real && ch.Change != nil && *ch.Change != 0 && !ch.Worse(c)
+}
+
+// compared reports whether both sides have ok runs and a change.
+func (ch *Change) compared() bool { return ch.Change != nil }
+
+// name names the cell in a line: "nginx http-ka-1k", with its machine
+// after it where the comparison has more than one.
+func (ch *Change) name(c *Comparison) string {
+	n := ch.Proxy + " " + results.ScenarioName(ch.Mode, ch.Load)
+	if len(c.Old.Machines) > 1 || len(c.New.Machines) > 1 {
+		n += " on " + ch.Machine
+	}
+	return n
+}
+
+// Summary is the comparison in one line, the first of its text: how
+// many cells changed for real, for the worse and for the better, each
+// count with its largest change, and how many are within noise:
+// "1 real regression (largest: nginx http-ka-1k -20.0% ±1%), no real
+// improvement, 41 cells within noise"; "No real regression, ...".
+func (c *Comparison) Summary() string {
+	var worse, better []*Change
+	noise, apart := 0, 0
+	for i := range c.Cells {
+		ch := &c.Cells[i]
+		switch {
+		case ch.Worse(c):
+			worse = append(worse, ch)
+		case ch.Better(c):
+			better = append(better, ch)
+		case ch.compared():
+			noise++
+		default:
+			apart++
+		}
+	}
+	largest := func(what string, chs []*Change) string {
+		if len(chs) == 0 {
+			return "no real " + what
+		}
+		top := slices.MaxFunc(chs, func(a, b *Change) int { return cmpAbs(*a.Change, *b.Change) })
+		return fmt.Sprintf("%s (largest: %s %s)", plural(len(chs), "real "+what), top.name(c), top.changeText())
+	}
+	parts := []string{largest("regression", worse), largest("improvement", better), plural(noise, "cell") + " within noise"}
+	if apart > 0 {
+		parts = append(parts, plural(apart, "cell")+" not compared (one side only, or no ok run on a side)")
+	}
+	line := strings.Join(parts, ", ")
+	return strings.ToUpper(line[:1]) + line[1:]
+}
+
+// cmpAbs compares a and b by their magnitude.
+func cmpAbs(a, b float64) int {
+	switch a, b = math.Abs(a), math.Abs(b); {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// plural is n of what: "1 cell", "3 cells".
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// changeText is the change with its ±: "-20.0% ±1%".
+func (ch *Change) changeText() string {
+	if ch.Change == nil {
+		return "–"
+	}
+	s := fmt.Sprintf("%+.1f%%", *ch.Change)
+	if ch.PlusMinus != nil {
+		pm := *ch.PlusMinus
+		prec := 0
+		if pm < 1 {
+			prec = 1
+		}
+		s += " ±" + fixed(pm, prec) + "%"
+	}
+	return s
+}
+
+// delta is a cell's change column, benchstat's: the change with its ±
+// where it is real, "~" where it is not, "–" without one.
+func (ch *Change) delta() string {
+	if ch.compared() && !ch.Real {
+		return "~"
+	}
+	return ch.changeText()
+}
+
+// verdict is a cell's last column: its reason, with ", regressed" past
+// the gate.
 func (ch *Change) verdict() string {
-	var v string
+	if ch.Regressed {
+		return ch.reason() + ", regressed"
+	}
+	return ch.reason()
+}
+
+// reason is what the test said of a cell, "p=0.008 n=5+5" (benchstat's
+// p-value and runs of each side) or "ranges apart n=3+3" ("overlap"), or
+// why none said, "only in old", "no ok run in new".
+func (ch *Change) reason() string {
 	switch {
 	case ch.Old == nil:
-		v = "only in new"
+		return "only in new"
 	case ch.New == nil:
-		v = "only in old"
+		return "only in old"
 	case ch.Old.Median == nil && ch.New.Median == nil:
-		v = "no ok run"
+		return "no ok run"
 	case ch.Old.Median == nil:
-		v = "no ok run in old"
+		return "no ok run in old"
 	case ch.New.Median == nil:
-		v = "no ok run in new"
+		return "no ok run in new"
+	}
+	n := fmt.Sprintf("n=%d+%d", len(ch.Old.Runs), len(ch.New.Runs))
+	switch {
+	case ch.P != nil:
+		return "p=" + fixed(*ch.P, 3) + " " + n
 	case ch.Real:
-		v = "yes (" + ch.Test + ")"
-	default:
-		v = "no (" + ch.Test + ")"
+		return "ranges apart " + n
 	}
-	if ch.Regressed {
-		v += ", regressed"
-	}
-	return v
+	return "ranges overlap " + n
 }
 
 // compareHeader is the header of a comparison's tables.
-var compareHeader = []string{"scenario", "proxy", "old", "new", "change", "real (test)"}
+var compareHeader = []string{"scenario", "proxy", "old", "new", "change", "test"}
 
 // textRow is a cell as a row of text.
 func (ch *Change) textRow() []string {
@@ -363,65 +499,151 @@ func (ch *Change) textRow() []string {
 		}
 		return fixed(*r.Median, 1)
 	}
-	change := "–"
-	if ch.Change != nil {
-		change = fmt.Sprintf("%+.1f%%", *ch.Change)
-	}
-	return []string{ch.Scenario + ", " + ch.Unit, ch.Proxy, median(ch.Old), median(ch.New), change, ch.verdict()}
+	return []string{ch.Scenario + ", " + ch.Unit, ch.Proxy, median(ch.Old), median(ch.New), ch.delta(), ch.verdict()}
 }
 
 // Describe names a cell and its change in one line, for messages:
-// "ARM (M4), HTTP proxy ka-1k, nginx: 37.3 → 33.0 k req/s (-11.5%, U)".
+// "ARM (M4), HTTP proxy ka-1k, nginx: 37.3 → 33.0 k req/s (-11.5% ±2%, p=0.008 n=5+5)".
 func (ch *Change) Describe() string {
 	r := ch.textRow()
-	how := r[4] + ", " + ch.Test
-	if ch.Test == "" {
-		how = ch.verdict()
+	how := ch.reason()
+	if ch.compared() {
+		how = ch.changeText() + ", " + how
 	}
 	return fmt.Sprintf("%s, %s %s, %s: %s → %s %s (%s)", ch.Machine, ch.Family, ch.Scenario, ch.Proxy, r[2], r[3], ch.Unit, how)
 }
 
-// WriteComparison writes c to w in format (md, tsv or json), in one
-// write: a table per family and machine, as the report's.
-func WriteComparison(w io.Writer, c *Comparison, format string) error {
-	if err := checkFormat(format); err != nil {
-		return err
+// CompareTable is a table of a comparison: the cells of a family on a
+// machine, and the geometric mean of their changes.
+type CompareTable struct {
+	Family  string   `json:"family"`
+	Machine string   `json:"machine"`
+	Cells   []Change `json:"-"`
+	// Geomean is the geometric mean of new's median over old's of the
+	// cells with both (and both above zero), less one, in percent,
+	// benchstat's "geomean" row; null without such a cell. GeomeanOf
+	// is how many cells it is of.
+	Geomean   *float64 `json:"geomean_pct"`
+	GeomeanOf int      `json:"geomean_of"`
+}
+
+// Tables splits the comparison's cells into its tables, a family on a
+// machine each, in order.
+func (c *Comparison) Tables() []CompareTable {
+	var out []CompareTable
+	for i := 0; i < len(c.Cells); {
+		t := CompareTable{Family: c.Cells[i].Family, Machine: c.Cells[i].Machine}
+		for ; i < len(c.Cells) && c.Cells[i].Family == t.Family && c.Cells[i].Machine == t.Machine; i++ {
+			t.Cells = append(t.Cells, c.Cells[i])
+		}
+		t.Geomean, t.GeomeanOf = geomean(t.Cells)
+		out = append(out, t)
 	}
-	if format == FormatJSON {
-		enc := json.NewEncoder(w)
-		enc.SetEscapeHTML(false)
-		return enc.Encode(c)
+	return out
+}
+
+// geomean is CompareTable.Geomean of cells, and how many it is of.
+func geomean(cells []Change) (*float64, int) {
+	sum, n := 0.0, 0
+	for _, ch := range cells {
+		if !ch.compared() || *ch.Old.Median <= 0 || *ch.New.Median <= 0 {
+			continue
+		}
+		sum += math.Log(*ch.New.Median / *ch.Old.Median)
+		n++
 	}
-	md := format != FormatTSV
-	var buf bytes.Buffer
+	if n == 0 {
+		return nil, 0
+	}
+	g := (math.Exp(sum/float64(n)) - 1) * 100
+	return &g, n
+}
+
+// geomeanRow is a table's geomean as a row of text.
+func (t *CompareTable) geomeanRow() []string {
+	change := "–"
+	if t.Geomean != nil {
+		change = fmt.Sprintf("%+.1f%%", *t.Geomean)
+	}
+	of := "of " + plural(t.GeomeanOf, "cell")
+	if t.GeomeanOf == 0 {
+		of = "no cell on both sides"
+	}
+	return []string{"geomean", "", "", "", change, of}
+}
+
+// rows are the table's rows of text: its cells and its geomean.
+func (t *CompareTable) rows() [][]string {
+	rows := make([][]string, 0, len(t.Cells)+1)
+	for i := range t.Cells {
+		rows = append(rows, t.Cells[i].textRow())
+	}
+	return append(rows, t.geomeanRow())
+}
+
+// title is the comparison's heading.
+func (c *Comparison) title() string {
 	title := "Comparison: old " + strings.Join(c.Old.Sessions, ", ") + ", new " + strings.Join(c.New.Sessions, ", ")
 	if c.Metric != "" {
 		title += ", latency " + c.Metric + " (lower is better)"
 	}
-	writeHeading(&buf, md, 1, title)
-	for i := 0; i < len(c.Cells); {
-		fam, machine := c.Cells[i].Family, c.Cells[i].Machine
-		if i == 0 || fam != c.Cells[i-1].Family {
-			writeHeading(&buf, md, 2, fam)
+	return title
+}
+
+// legend says what the columns of a comparison's tables mean.
+func (c *Comparison) legend() string {
+	return fmt.Sprintf("Change: the new median over the old, in percent, where the change is real; "+
+		"± is half the width of the range of new over old from the extremes of the runs (new's slowest over old's fastest to new's fastest over old's slowest); "+
+		"~: the runs of the two sides cannot be told apart. Test: what decided, with the runs of each side (n=old+new); "+
+		"p: the Mann-Whitney U test, real at p <= %g, where both sides have runs enough for it; "+
+		"ranges: the tables' rule where they have not, real when the ranges of the runs (slowest to fastest) are apart, not when they overlap. "+
+		"Geomean: the geometric mean of new over old of the table's cells with both.", c.Alpha)
+}
+
+// WriteComparison writes c to w in format (md, tsv, json or html), in
+// one write: its summary line (Summary), then a table per family and
+// machine, as the report's, each with its geomean row; in html, with a
+// chart of the old and new medians under each table.
+func WriteComparison(w io.Writer, c *Comparison, format string) error {
+	if format == FormatHTML {
+		return writeComparisonHTML(w, c)
+	}
+	if err := checkFormat(format); err != nil {
+		return results.BadInput(fmt.Errorf("unknown format %q (want %s, %s, %s or %s)", format, FormatMarkdown, FormatTSV, FormatJSON, FormatHTML))
+	}
+	tables := c.Tables()
+	if format == FormatJSON {
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		if tables == nil {
+			tables = []CompareTable{}
 		}
-		writeHeading(&buf, md, 3, machine)
-		var rows [][]string
-		for ; i < len(c.Cells) && c.Cells[i].Family == fam && c.Cells[i].Machine == machine; i++ {
-			rows = append(rows, c.Cells[i].textRow())
+		return enc.Encode(struct {
+			*Comparison
+			Summary string         `json:"summary"`
+			Tables  []CompareTable `json:"tables"`
+		}{c, c.Summary(), tables})
+	}
+	md := format != FormatTSV
+	var buf bytes.Buffer
+	buf.WriteString(mdOnly(md, c.Summary()) + "\n\n")
+	writeHeading(&buf, md, 1, c.title())
+	for i, t := range tables {
+		if i == 0 || t.Family != tables[i-1].Family {
+			writeHeading(&buf, md, 2, t.Family)
 		}
+		writeHeading(&buf, md, 3, t.Machine)
 		if md {
-			if err := markdownGrid(&buf, slices.Clone(compareHeader), rows); err != nil {
-				return fmt.Errorf("render the comparison of %q on %s: %w", fam, machine, err)
+			if err := markdownGrid(&buf, slices.Clone(compareHeader), t.rows()); err != nil {
+				return fmt.Errorf("render the comparison of %q on %s: %w", t.Family, t.Machine, err)
 			}
 		} else {
-			tsvGrid(&buf, compareHeader, rows)
+			tsvGrid(&buf, compareHeader, t.rows())
 		}
 		buf.WriteString("\n")
 	}
 	if md && len(c.Cells) > 0 {
-		fmt.Fprintf(&buf, "Change: the new median over the old, in percent. Real: whether the runs of the two sides can be told apart; "+
-			"U: the Mann-Whitney U test at p <= %g, where both sides have runs enough for it; "+
-			"range: the tables' rule where they have not, real when the ranges of the runs (slowest to fastest) do not overlap.\n", c.Alpha)
+		buf.WriteString(c.legend() + "\n")
 	}
 	_, err := w.Write(buf.Bytes())
 	return err

@@ -1,8 +1,11 @@
 package report
 
 import (
+	"bench/internal/golden"
 	"bench/report/results"
 	"errors"
+	"math"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -98,4 +101,137 @@ func TestCompareOneSide(t *testing.T) {
 	if strings.Join(got, "; ") != want {
 		t.Errorf("got %q, want %q", strings.Join(got, "; "), want)
 	}
+}
+
+// cellRuns makes a proxy's ok runs under a load, one per figure (k req/s).
+func cellRuns(session, proxy, load string, kreq ...float64) []results.Row {
+	var out []results.Row
+	for i, k := range kreq {
+		out = append(out, run("ARM", session, proxy, results.Copy, load, i+1, k))
+	}
+	return out
+}
+
+func TestDecide(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		old, new []float64
+		real     bool
+		test     string
+	}{
+		// without a run on a side nothing is decided
+		{"no old run", nil, []float64{1, 2, 3}, false, ""},
+		// 3 and 3: the ranges decide, here apart
+		{"ranges apart", []float64{30, 31, 32}, []float64{20, 21, 22}, true, TestRange},
+		// a range touching the other's is not apart
+		{"ranges touch", []float64{30, 31, 32}, []float64{28, 29, 30}, false, TestRange},
+		// 4 and 4 that do not overlap: U decides, real
+		{"U apart", []float64{1, 2, 3, 4}, []float64{5, 6, 7, 8}, true, TestU},
+		// interleaved: U decides, not real
+		{"U interleaved", []float64{1, 3, 5, 7}, []float64{2, 4, 6, 8}, false, TestU},
+	} {
+		real, test, p := Decide(c.old, c.new)
+		if real != c.real || test != c.test || (p != nil) != (test == TestU) {
+			t.Errorf("%s: Decide(%v, %v) = %v, %q, p %v; want %v, %q", c.name, c.old, c.new, real, test, p, c.real, c.test)
+		}
+	}
+}
+
+func TestChangeColumns(t *testing.T) {
+	for _, c := range []struct {
+		name          string
+		old, new      []float64
+		delta, reason string
+	}{
+		// real by the ranges: 8/11, ± half of 9/10 - 7/12
+		{"ranges apart", []float64{10, 11, 12}, []float64{7, 8, 9}, "-27.3% ±16%", "ranges apart n=3+3"},
+		// overlapping ranges: ~
+		{"ranges overlap", []float64{10, 11, 12}, []float64{11, 11.5, 12}, "~", "ranges overlap n=3+3"},
+		// a small ±, with a decimal
+		{"narrow", []float64{100, 100.1, 100.2}, []float64{110, 110.1, 110.2}, "+10.0% ±0.2%", "ranges apart n=3+3"},
+		// U decides, with its p-value as benchstat prints it; ± half
+		// of 12.4/10 - 12/10.4
+		{"U", []float64{10, 10.1, 10.2, 10.3, 10.4}, []float64{12, 12.1, 12.2, 12.3, 12.4}, "+19.6% ±4%", "p=0.008 n=5+5"},
+		// one side only
+		{"only in old", []float64{10}, nil, "–", "only in old"},
+	} {
+		old, new := cellRuns("a", "nginx", "ka-1k", c.old...), cellRuns("b", "nginx", "ka-1k", c.new...)
+		if len(new) == 0 {
+			new = cellRuns("b", "squid", "ka-1k", 1)
+		}
+		cmp, err := Compare(old, new, CompareOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ch := cmp.Cells[0]
+		if got := ch.delta() + " | " + ch.reason(); got != c.delta+" | "+c.reason {
+			t.Errorf("%s: change and test of %v → %v = %q; want %q", c.name, c.old, c.new, got, c.delta+" | "+c.reason)
+		}
+	}
+}
+
+// TestSummaryAndGeomean: the first line counts the real changes each way
+// with the largest, the cells within noise and those not compared; the
+// geomean is of the cells on both sides.
+func TestSummaryAndGeomean(t *testing.T) {
+	var old, new []results.Row
+	add := func(proxy, load string, o, n []float64) {
+		old = append(old, cellRuns("a", proxy, load, o...)...)
+		new = append(new, cellRuns("b", proxy, load, n...)...)
+	}
+	add("nginx", "ka-1k", []float64{10, 10, 10}, []float64{8, 8, 8})          // -20%
+	add("nginx", "close-1k", []float64{10, 10, 10}, []float64{9, 9, 9})       // -10%
+	add("squid", "ka-1k", []float64{10, 10, 10}, []float64{12.5, 12.5, 12.5}) // +25%
+	add("haproxy", "ka-1k", []float64{10, 11, 12}, []float64{11, 12, 13})     // within noise
+	old = append(old, cellRuns("a", "tinyproxy", "ka-1k", 5)...)              // old only
+
+	cmp, err := Compare(old, new, CompareOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "2 real regressions (largest: nginx http-ka-1k -20.0% ±0.0%), 1 real improvement (largest: squid http-ka-1k +25.0% ±0.0%), " +
+		"1 cell within noise, 1 cell not compared (one side only, or no ok run on a side)"
+	if got := cmp.Summary(); got != want {
+		t.Errorf("Summary() = %q; want %q", got, want)
+	}
+	tables := cmp.Tables()
+	if len(tables) != 1 || tables[0].Geomean == nil || tables[0].GeomeanOf != 4 {
+		t.Fatalf("Tables() = %+v; want one table, its geomean of 4 cells", tables)
+	}
+	g := (math.Pow(0.8*0.9*1.25*12.0/11, 1.0/4) - 1) * 100
+	if math.Abs(*tables[0].Geomean-g) > 1e-9 {
+		t.Errorf("geomean = %v; want %v", *tables[0].Geomean, g)
+	}
+
+	same, err := Compare(old, old, CompareOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := same.Summary(), "No real regression, no real improvement, 5 cells within noise"; got != want {
+		t.Errorf("Summary() of a session with itself = %q; want %q", got, want)
+	}
+}
+
+// TestCompareChartSVG: the structure of a comparison's chart, its
+// elements and texts (the legend, the cells, the real change above its
+// pair; a panel per unit), not its pixels.
+func TestCompareChartSVG(t *testing.T) {
+	old := append(cellRuns("a", "nginx", "ka-1k", 10, 10.5, 11), cellRuns("a", "squid", "ka-1k", 5, 5.2, 5.4)...)
+	new := append(cellRuns("b", "nginx", "ka-1k", 8, 8.4, 8.8), cellRuns("b", "squid", "ka-1k", 5.1, 5.2, 5.3)...)
+	stream := func(session string, gbps float64) results.Row {
+		r := run("ARM", session, "nginx", results.Copy, "ka-1m", 1, 0)
+		r.Bytes = int64(gbps * 1e9 / 8 * r.Seconds)
+		return r
+	}
+	old, new = append(old, stream("a", 6)), append(new, stream("b", 6))
+	cmp, err := Compare(old, new, CompareOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables := cmp.Tables()
+	svg, ok, err := compareChart(tables[0])
+	if err != nil || !ok {
+		t.Fatalf("compareChart(%s) = %v, %v", tables[0].Family, ok, err)
+	}
+	golden.Check(t, filepath.Join("testdata", "golden", "chart-compare.txt"), svgStructure(t, svg))
 }

@@ -13,11 +13,14 @@ import (
 	"bench/report/results"
 )
 
-const compareSynopsis = "[--format md|tsv|json] [--metric throughput|p50|p99|p99.9] [--fail-over PCT%] [--across-machines] OLD.csv NEW.csv\n       bench compare [flags] OLD.csv... -- NEW.csv..."
+const compareSynopsis = "[--format md|tsv|json|html] [--metric throughput|p50|p99|p99.9] [--fail-over PCT%] [--across-machines] OLD.csv NEW.csv\n       bench compare [flags] OLD.csv... -- NEW.csv..."
 
 func cmdCompare(stdout, stderr io.Writer, args []string) error {
 	fs := newFlagSet("compare", stderr, compareSynopsis)
-	format := fs.String("format", report.FormatMarkdown, "output `format`: md (GitHub markdown), tsv (tab-separated) or json")
+	format := fs.String("format", report.FormatMarkdown, "output `format`: md (GitHub markdown), tsv (tab-separated), json, or html (one self-contained page, a bar chart of old against new under each table). "+
+		"The text begins with a line counting the real regressions and improvements, each with its largest, and the cells within noise; "+
+		"then a table per family and machine: per cell the old and new medians, the change with its ± (half the range of new over old from the runs' extremes) where it is real "+
+		"and ~ where it is not, the test that decided (p, the U test's p-value; or the ranges of the runs, apart or overlapping) with the runs of each side, and a geomean row of the changes")
 	var gate percent
 	fs.Var(&gate, "fail-over", "fail (exit 1) when a real change for the worse passes this `percent`, e.g. 10% (slower, or with --metric a longer latency), or a cell's new runs all failed (default: never fail)")
 	var opt report.CompareOptions

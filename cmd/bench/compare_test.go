@@ -1,10 +1,17 @@
 package main
 
 import (
+	"bench/internal/chromium"
 	"bench/internal/golden"
+	"bench/report/results"
 	"bytes"
+	"encoding/csv"
+	"fmt"
+	"html"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -79,4 +86,118 @@ func TestCmdCompareBadGate(t *testing.T) {
 	if err == nil || !strings.Contains(stderr.String(), "want a percentage") {
 		t.Errorf("--fail-over ten: err %v, stderr %q; want the flag refused", err, stderr.String())
 	}
+}
+
+// lowered writes to a temporary directory a copy of the session files
+// with the runs of nginx's HTTP cells (proxy nginx, mode http) lowered:
+// their requests and bytes scaled by factor. It returns the copy's path
+// and how many such cells it lowered (machine and load).
+func lowered(t *testing.T, files []string, factor float64) (string, int) {
+	t.Helper()
+	rows, err := results.ReadFiles(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "lowered.csv")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w := csv.NewWriter(f)
+	w.Write(results.Header)
+	cells := map[[2]string]bool{}
+	for _, r := range rows {
+		if r.Proxy == "nginx" && r.Mode == results.HTTP {
+			r.Requests = int64(math.Round(float64(r.Requests) * factor))
+			r.Bytes = int64(math.Round(float64(r.Bytes) * factor))
+			cells[[2]string{r.Machine, r.Load}] = true
+		}
+		w.Write(r.Record())
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		t.Fatal(err)
+	}
+	return path, len(cells)
+}
+
+// TestCompareReferenceLowered compares the reference session with a copy
+// of it whose nginx HTTP cells ran 20% slower: its first line counts
+// them, and them only, as real regressions; every other cell is within
+// noise ("~"); each table has its geomean row. The page of the same
+// comparison opens in Chromium with its tables and a chart under each.
+func TestCompareReferenceLowered(t *testing.T) {
+	ref, err := filepath.Glob(filepath.Join("..", "..", "data", "*.csv"))
+	if err != nil || len(ref) == 0 {
+		t.Fatalf("the reference session's files: %v, %v", ref, err)
+	}
+	low, nginx := lowered(t, ref, 0.8)
+	if nginx == 0 {
+		t.Fatalf("the reference session has no nginx HTTP cell")
+	}
+	args := append(append(slices.Clone(ref), "--"), low)
+	var stdout, stderr bytes.Buffer
+	if err := cmdCompare(&stdout, &stderr, args); err != nil {
+		t.Fatalf("bench compare %s: %v", strings.Join(args, " "), err)
+	}
+	lines := strings.Split(stdout.String(), "\n")
+
+	var family string
+	tables, geomeans, others := 0, 0, 0
+	var regressed []string
+	for _, l := range lines {
+		if f, ok := strings.CutPrefix(l, "## "); ok {
+			family = f
+		}
+		if strings.HasPrefix(l, "### ") {
+			tables++
+		}
+		if !strings.HasPrefix(l, "| ") || strings.HasPrefix(l, "| scenario ") {
+			continue
+		}
+		cols := strings.Split(strings.Trim(l, "|"), "|")
+		for i := range cols {
+			cols[i] = strings.TrimSpace(cols[i])
+		}
+		scenario, proxy, change, test := cols[0], cols[1], cols[4], cols[5]
+		switch {
+		case scenario == "geomean":
+			geomeans++
+		case family == "HTTP proxy" && proxy == "nginx":
+			if !strings.HasPrefix(change, "-20.0% ±") || !strings.HasPrefix(test, "ranges apart") {
+				t.Errorf("nginx %s: change %q, test %q; want -20.0%% ±... and ranges apart", scenario, change, test)
+			}
+			regressed = append(regressed, scenario)
+		default:
+			others++
+			if change != "~" {
+				t.Errorf("%s, %s %s: change %q; want ~ (left alone)", family, scenario, proxy, change)
+			}
+		}
+	}
+	if len(regressed) != nginx {
+		t.Errorf("nginx HTTP rows %q; want %d", regressed, nginx)
+	}
+	want := fmt.Sprintf("%d real regressions (largest: nginx http-", nginx)
+	tail := fmt.Sprintf("no real improvement, %d cells within noise", others)
+	if !strings.HasPrefix(lines[0], want) || !strings.Contains(lines[0], "-20.0% ±") || !strings.HasSuffix(lines[0], tail) {
+		t.Errorf("first line %q; want %q..., -20.0%% ±..., ...%q", lines[0], want, tail)
+	}
+	if tables == 0 || geomeans != tables {
+		t.Errorf("%d tables, %d geomean rows; want one per table", tables, geomeans)
+	}
+
+	stdout.Reset()
+	if err := cmdCompare(&stdout, &stderr, append([]string{"--format", "html"}, args...)); err != nil {
+		t.Fatalf("bench compare --format html: %v", err)
+	}
+	page := stdout.Bytes()
+	for what, n := range map[string]int{`<table class="compare">`: tables, `<tr class="geomean">`: tables, `<p class="summary"><strong>` + html.EscapeString(lines[0]) + `</strong>`: 1} {
+		if got := bytes.Count(page, []byte(what)); got != n {
+			t.Errorf("the page has %d of %s; want %d", got, what, n)
+		}
+	}
+	// a bar chart of old against new under each table, no other chart
+	chromium.CheckPage(t, page, "compare-page", tables, 0, 0)
 }

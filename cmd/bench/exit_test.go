@@ -75,7 +75,7 @@ func TestBadInputExits(t *testing.T) {
 		{[]string{"compare", old, filepath.Join(compareDir, "intel.csv")}, exitUsage, "bench: different machines: old runs are from ARM (M4), new from Intel (i7); comparing across machines needs --across-machines"},
 		{[]string{"compare", "--fail-over", "10%", old, filepath.Join(dir, "none.csv")}, exitUsage, "bench: none.csv: no such file or directory"},
 		{[]string{"compare", "--fail-over", "10%", old, withField("new-bad.csv", "seconds", "-10")}, exitUsage, `bench: new-bad.csv:2: column "seconds": "-10" is negative: want 0 or more`},
-		{[]string{"compare", "--fail-over", "10%", old, new}, exitError, "bench: compare: 1 cell regressed beyond 10%:\n  ARM (M4), HTTP proxy ka-1k, nginx: 37.3 → 33.1 k req/s (-11.3%, U)"},
+		{[]string{"compare", "--fail-over", "10%", old, new}, exitError, "bench: compare: 1 cell regressed beyond 10%:\n  ARM (M4), HTTP proxy ka-1k, nginx: 37.3 → 33.1 k req/s (-11.3% ±2%, p=0.008 n=5+5)"},
 
 		// bench run: settings that cannot run, refused before the plan,
 		// with --dry-run or without
