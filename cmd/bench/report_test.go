@@ -44,6 +44,8 @@ func TestCmdReport(t *testing.T) {
 		{"m4-json", append([]string{"--format", "json"}, in("m4.csv")...)},
 		// the latency under each family's tables
 		{"m4-latency", append([]string{"--latency"}, in("m4.csv")...)},
+		// the detail: headlines, spreads, the ! mark, the notes grouped
+		{"m4-detail", append([]string{"--detail"}, in("m4.csv")...)},
 		// one session picked
 		{"m4-session", append([]string{"--session", "2026-10-12"}, in("m4.csv")...)},
 		// two machines' newest sessions in "M4 / Intel / average" cells
