@@ -246,6 +246,7 @@ var noteNumber = regexp.MustCompile(`[0-9]+(?:\.[0-9]+)?`)
 // differ between runs as n, and the cells it is of with their numbers.
 type notePart struct {
 	pieces []string    // the text between the numbers
+	first  []string    // the numbers as the first run wrote them
 	values [][]float64 // each number over every run
 	cells  []noteCell
 }
@@ -270,7 +271,7 @@ func groupNotes(notes []runNote) []string {
 			key := noteNumber.ReplaceAllString(text, "\x00")
 			p := byKey[key]
 			if p == nil {
-				p = &notePart{pieces: noteNumber.Split(text, -1)}
+				p = &notePart{pieces: noteNumber.Split(text, -1), first: noteNumber.FindAllString(text, -1)}
 				byKey[key] = p
 				parts = append(parts, p)
 			}
@@ -300,7 +301,7 @@ func groupNotes(notes []runNote) []string {
 				break
 			}
 			if slices.Min(p.values[j]) == slices.Max(p.values[j]) {
-				b.WriteString(strconv.FormatFloat(p.values[j][0], 'f', -1, 64))
+				b.WriteString(p.first[j])
 			} else {
 				b.WriteString("n")
 				varying = append(varying, j)
