@@ -17,7 +17,8 @@ const FormatHTML = "html"
 // The page: one file, its style in it and its charts drawn in it as SVG,
 // so that it opens from a disk or an artifact with nothing fetched. It
 // holds the Setup tables, every table of the text report with its marks
-// and the latency tables, and:
+// and the latency tables, the detail (detail.go: headlines, spreads, the
+// ! mark, grouped notes, the session's line, provenance), and:
 //   - after each throughput table, its bar chart (barChart);
 //   - after the mix family's tables on a machine, an HDR percentile chart
 //     of each scenario whose runs kept their histograms (hdrChart);
