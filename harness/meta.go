@@ -111,6 +111,7 @@ func newMeta(cfg SessionConfig, l host.Layout, notes []string, path string) (*re
 	m.CommandLine = cfg.CommandLine
 	b := Build()
 	m.Bench = &b
+	m.MixAccounting = results.MixDue
 	m.Tools = map[string]string{}
 	for _, p := range programs {
 		if p.Tool {

@@ -60,7 +60,7 @@ func combinedTable(machines []string, sessionIDs string, rows []*results.Row) Ta
 	machine := strings.Join(shorts, " / ") + " / average"
 	names, groups := g.header()
 	t := Table{Family: famCombined, Kind: "throughput", Machine: machine, Session: sessionIDs,
-		Corner: "scenario (" + machine + ")", Columns: names, Groups: groups, Failed: g.failed, Notes: g.notes}
+		Corner: "scenario (" + machine + ")", Columns: names, Groups: groups, Failed: g.failed, Notes: g.notes, runNotes: g.runs1}
 	for _, k := range g.keys {
 		unit := results.UnitOf(g.modes[k], g.loads[k])
 		cells := make([]Cell, len(g.cols))

@@ -17,7 +17,8 @@ const FormatHTML = "html"
 // The page: one file, its style in it and its charts drawn in it as SVG,
 // so that it opens from a disk or an artifact with nothing fetched. It
 // holds the Setup tables, every table of the text report with its marks
-// and the latency tables, and:
+// and the latency tables, the detail (detail.go: headlines, spreads, the
+// ! mark, grouped notes, the session's line, provenance), and:
 //   - after each throughput table, its bar chart (barChart);
 //   - after the mix family's tables on a machine, an HDR percentile chart
 //     of each scenario whose runs kept their histograms (hdrChart);
@@ -48,10 +49,18 @@ figcaption{font-size:0.85em;color:#555}
 .series{display:flex;flex-wrap:wrap;gap:0.5em}
 .series figure{margin:0;width:22em;max-width:100%}
 p.absent{color:#855;font-style:italic}
-p.caption{font-size:0.9em;color:#444}`
+p.caption{font-size:0.9em;color:#444}
+p.summary{font-size:1.05em}
+ul.headline{font-weight:bold;margin:0.3em 0}
+small.spread{color:#666}
+span.err{color:#b00;font-weight:bold}`
 
-// writeHTML writes the page in one write.
-func writeHTML(w io.Writer, setups []Setup, tables []Table, data map[results.RunID]*results.RunData) error {
+// writeHTML writes the page in one write, with the detail of the tables
+// (detail.go) and d's lines where d is not nil.
+func writeHTML(w io.Writer, setups []Setup, tables []Table, data map[results.RunID]*results.RunData, d *detail) error {
+	if d == nil {
+		d = &detail{}
+	}
 	var b bytes.Buffer
 	var ids []string
 	for i, t := range tables {
@@ -69,6 +78,9 @@ func writeHTML(w io.Writer, setups []Setup, tables []Table, data map[results.Run
 		newFamily := newSession || t.Family != family
 		if newSession {
 			fmt.Fprintf(&b, "<h1>Session %s</h1>\n", esc(t.Session))
+			if sum := d.summaries[t.Session]; sum != "" {
+				fmt.Fprintf(&b, "<p class=\"summary\">%s</p>\n", esc(sum))
+			}
 			for _, s := range setups {
 				if s.Session == t.Session {
 					htmlSetup(&b, s)
@@ -85,6 +97,7 @@ func writeHTML(w io.Writer, setups []Setup, tables []Table, data map[results.Run
 		if t.Title != "" {
 			fmt.Fprintf(&b, "<h4>%s</h4>\n", esc(t.Title))
 		}
+		htmlHeadlines(&b, t)
 		htmlTable(&b, t)
 		if ranked(t) {
 			svg, ok, err := barChart(t, pal)
@@ -108,7 +121,7 @@ func writeHTML(w io.Writer, setups []Setup, tables []Table, data map[results.Run
 			}
 		}
 		if t.Family == famMix {
-			if err := htmlHDR(&b, group, data, pal); err != nil {
+			if err := htmlHDR(&b, group, data, pal, d.accounting[t.Session]); err != nil {
 				return err
 			}
 		}
@@ -180,6 +193,7 @@ func htmlTable(b *bytes.Buffer, t Table) {
 			if c.Bold {
 				texts[j] = "<strong>" + esc(c.figure) + "</strong>" + esc(c.Text[len(c.figure):])
 			}
+			texts[j] += htmlCellDetail(c)
 		}
 		fmt.Fprintf(b, "<tr><th>%s</th>", esc(r.Label))
 		for _, c := range withBars(t.Groups, "", texts)[1:] {
@@ -194,8 +208,11 @@ func htmlTable(b *bytes.Buffer, t Table) {
 	b.WriteString("</table>\n")
 	var text bytes.Buffer
 	writeNoSplice(&text, t)
+	if hasErring(t) {
+		text.WriteString(errorMarkNote + "\n\n")
+	}
 	writeFailed(&text, t.Failed, true)
-	writeNotes(&text, t.Notes, true)
+	writeGroupedNotes(&text, t)
 	for _, para := range strings.Split(strings.TrimSpace(text.String()), "\n\n") {
 		if para == "" {
 			continue
@@ -216,9 +233,39 @@ func htmlTable(b *bytes.Buffer, t Table) {
 	}
 }
 
+// htmlHeadlines writes the headlines of t's rows before it.
+func htmlHeadlines(b *bytes.Buffer, t Table) {
+	hs := Headlines(t)
+	if len(hs) == 0 {
+		return
+	}
+	b.WriteString("<ul class=\"headline\">\n")
+	for _, h := range hs {
+		fmt.Fprintf(b, "<li>%s</li>\n", esc(h.String()))
+	}
+	fmt.Fprintf(b, "</ul>\n<p class=\"caption\">%s</p>\n", esc(headlineNote))
+}
+
+// htmlCellDetail is what the page writes after a cell's text: its !
+// mark, and its spread with the runs' range in its title.
+func htmlCellDetail(c Cell) string {
+	var s string
+	if erring(c) {
+		s += fmt.Sprintf(" <span class=\"err\" title=\"%s of its exchanges errored or timed out\">%s</span>", percent(*c.ErrorShare), errorMark)
+	}
+	if short, long := cellSpread(c); short != "" {
+		s += fmt.Sprintf(" <small class=\"spread\" title=\"%s\">%s</small>", esc(long), esc(short))
+	}
+	return s
+}
+
 // htmlHDR writes the percentile chart of each mix scenario of the tables
 // whose runs kept a histogram, or says that none did.
-func htmlHDR(b *bytes.Buffer, group []Table, data map[results.RunID]*results.RunData, pal palette) error {
+func htmlHDR(b *bytes.Buffer, group []Table, data map[results.RunID]*results.RunData, pal palette, accounting string) error {
+	counted := "every exchange due in the window"
+	if accounting == results.MixAnswered {
+		counted = "the answered exchanges only (bench mix before its fixed window)"
+	}
 	drawn := 0
 	for _, t := range group {
 		for _, r := range t.Rows {
@@ -239,7 +286,7 @@ func htmlHDR(b *bytes.Buffer, group []Table, data map[results.RunID]*results.Run
 			if err != nil {
 				return errChart(r.Label, err)
 			}
-			figure(b, classHDR, svg, "Latency of "+r.Label+" by percentile, every exchange due in the window, the runs of each column merged.")
+			figure(b, classHDR, svg, "Latency of "+r.Label+" by percentile, "+counted+", the runs of each column merged.")
 			drawn++
 		}
 	}

@@ -45,6 +45,7 @@ func (c *Cell) fromRuns(runs []*results.Row) {
 		return nil
 	}
 	c.P50, c.P99, c.P999 = med(MetricP50), med(MetricP99), med(MetricP999)
+	c.ErrorShare = errorShare(runs)
 }
 
 // hasLatency reports whether any cell of t has a latency.
@@ -64,21 +65,31 @@ const (
 	captionClosedLoop = "Closed loop: each of wrk's connections sends its next request when the answer has come, " +
 		"so a proxy that stalls is asked less often and its stall counts once (coordinated omission); " +
 		"the percentiles understate a stall. – where the load tool gives no latency (iperf3)."
-	captionMix = "bench mix, every exchange due in the window, answered or not: the loads at a fixed rate " +
-		"(mix-*-3k, 3000 exchanges a second) are the open-loop latency, from each exchange's scheduled start; " +
+	captionMix = "bench mix, every exchange due in the window, answered or not: " +
+		"the loads at a fixed rate (mix-*-3k, 3000 exchanges a second) are the open-loop latency, from each exchange's scheduled start; " +
 		"the others, 2000 exchanges at a time, are closed loop."
+	// captionMixAnswered is the mix's caption in a session from before
+	// bench mix had a fixed window (results.MixAnswered).
+	captionMixAnswered = "bench mix before its fixed window, as this session ran it: the answered exchanges only, " +
+		"over a window that lasted until the last exchange begun in it ended; those that timed out or were never answered " +
+		"are not in the latency, so a cell with many of them (its notes) reads faster than it was. " +
+		"The loads at a fixed rate (mix-*-3k) are timed from each exchange's scheduled start; the others, 2000 exchanges at a time, are closed loop."
 )
 
 // latencyTable is the latency of throughput table t's cells, p50 / p99
 // (and p99.9 in the mix family) in milliseconds, in the same rows and
-// columns, unmarked.
-func latencyTable(t Table) Table {
+// columns, unmarked; accounting is that of the session's mix rows
+// (results.MixDue, results.MixAnswered), which its caption says.
+func latencyTable(t Table, accounting string) Table {
 	mix := t.Family == famMix
 	lt := Table{Family: t.Family, Kind: "latency", Machine: t.Machine, Session: t.Session,
 		Title: "latency, ms: p50 / p99 (median of the runs)", Corner: t.Corner,
 		Columns: t.Columns, Groups: t.Groups, Caption: captionClosedLoop}
 	if mix {
 		lt.Title, lt.Caption = "latency, ms: p50 / p99 / p99.9 (median of the runs)", captionMix
+		if accounting == results.MixAnswered {
+			lt.Caption = captionMixAnswered
+		}
 	}
 	for _, r := range t.Rows {
 		label, _, _ := strings.Cut(r.Label, ", ")
@@ -109,8 +120,9 @@ func latencyTable(t Table) Table {
 
 // withLatency inserts after the tables of each family on a machine (the
 // throughput table, or the HTTPS and mix triples) the latency table of
-// its throughput table, where it has a latency.
-func withLatency(tables []Table) []Table {
+// its throughput table, where it has a latency; accounting gives a
+// session's mix accounting (mixAccountings).
+func withLatency(tables []Table, accounting map[string]string) []Table {
 	out := make([]Table, 0, len(tables)+len(tables)/2)
 	for i := 0; i < len(tables); {
 		j := i + 1
@@ -119,9 +131,37 @@ func withLatency(tables []Table) []Table {
 		}
 		out = append(out, tables[i:j]...)
 		if t := tables[i]; t.Kind == "throughput" && hasLatency(t) {
-			out = append(out, latencyTable(t))
+			out = append(out, latencyTable(t, accounting[t.Session]))
 		}
 		i = j
+	}
+	return out
+}
+
+// mixAccountings is the accounting of each session's mix rows: its
+// metadata's (results.MixAccountingOf); for a session without metadata,
+// results.MixDue where a mix row has a p99.9 (bench mix gives it since
+// its fixed window) and results.MixAnswered where none does.
+func mixAccountings(rows []*results.Row, files []results.SessionFile) map[string]string {
+	out := map[string]string{}
+	for _, f := range files {
+		if f.Meta != nil {
+			out[f.Meta.Session] = results.MixAccountingOf(f.Meta)
+		}
+	}
+	p999 := map[string]bool{}
+	for _, r := range rows {
+		if familyOf(r.Mode) == famMix {
+			p999[r.Session] = p999[r.Session] || r.HasP999
+		}
+	}
+	for id, has := range p999 {
+		if _, ok := out[id]; !ok {
+			out[id] = results.MixAnswered
+			if has {
+				out[id] = results.MixDue
+			}
+		}
 	}
 	return out
 }

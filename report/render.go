@@ -35,6 +35,12 @@ type Options struct {
 	// metadata beside them (results.ReadMetas): each session's Setup
 	// table comes from them. Without files there is no Setup table.
 	Files []results.SessionFile
+	// Detail adds to the markdown what the page always has (detail.go):
+	// a headline per row of each ranked table, each median's spread and
+	// runs, the ! mark, the runs' notes grouped by cell, a line of what
+	// the session ran, and bench's build and the command line in the
+	// Setup table (which the other formats then have too).
+	Detail bool
 	// Runs are the data the runs kept beside the session files
 	// (results.ReadRunData), which the page's percentile charts and time
 	// series draw; without them the page says they are absent.
@@ -48,17 +54,45 @@ func Render(w io.Writer, rows []results.Row, opt Options) error {
 		return err
 	}
 	if opt.Format == FormatHTML {
-		// the page has the latency tables, as the charts have the data
-		opt.Latency = true
+		// the page has the latency tables, as the charts have the data,
+		// and the detail
+		opt.Latency, opt.Detail = true, true
 	}
 	tables, err := Tables(rows, opt)
 	if err != nil {
 		return err
 	}
-	if opt.Format == FormatHTML {
-		return writeHTML(w, Setups(rows, opt.Files, opt), tables, opt.Runs)
+	var d *detail
+	if opt.Detail {
+		d = newDetail(rows, opt)
 	}
-	return Write(w, Setups(rows, opt.Files, opt), tables, opt.Format)
+	if opt.Format == FormatHTML {
+		return writeHTML(w, Setups(rows, opt.Files, opt), tables, opt.Runs, d)
+	}
+	return write(w, Setups(rows, opt.Files, opt), tables, opt.Format, d)
+}
+
+// detail is what Options.Detail adds to the text beyond the tables, by
+// session id: the line of what each session ran, and the accounting of
+// its mix rows (mixAccountings), which the page's captions say.
+type detail struct {
+	summaries  map[string]string
+	accounting map[string]string
+}
+
+// newDetail is the detail of the sessions of runs.
+func newDetail(runs []results.Row, opt Options) *detail {
+	rows := make([]*results.Row, len(runs))
+	for i := range runs {
+		rows[i] = &runs[i]
+	}
+	d := &detail{summaries: map[string]string{}, accounting: mixAccountings(rows, opt.Files)}
+	for _, r := range runs {
+		if _, ok := d.summaries[r.Session]; !ok {
+			d.summaries[r.Session] = sessionSummary(r.Session, runs, opt.Files)
+		}
+	}
+	return d
 }
 
 // checkReportFormat rejects a format other than those of Options.Format,
@@ -87,12 +121,18 @@ func checkFormat(f string) error {
 // in one write: nothing is written unless every table could be rendered.
 // In text, a session's Setup table follows its heading.
 func Write(w io.Writer, setups []Setup, tables []Table, format string) error {
+	return write(w, setups, tables, format, nil)
+}
+
+// write is Write with the detail d of the text, nil for none; the page
+// has the detail of the tables, and d's lines where it is not nil.
+func write(w io.Writer, setups []Setup, tables []Table, format string, d *detail) error {
 	if err := checkReportFormat(format); err != nil {
 		return err
 	}
 	switch format {
 	case FormatHTML:
-		return writeHTML(w, setups, tables, nil)
+		return writeHTML(w, setups, tables, nil, d)
 	case FormatJSON:
 		enc := json.NewEncoder(w)
 		enc.SetEscapeHTML(false)
@@ -104,14 +144,15 @@ func Write(w io.Writer, setups []Setup, tables []Table, format string) error {
 			Tables []Table `json:"tables"`
 		}{setups, tables})
 	case FormatTSV:
-		return writeText(w, setups, tables, false)
+		return writeText(w, setups, tables, false, nil)
 	}
-	return writeText(w, setups, tables, true)
+	return writeText(w, setups, tables, true, d)
 }
 
 // writeText writes the tables with their headings, in markdown or as
-// the reference results' tab-separated text.
-func writeText(w io.Writer, setups []Setup, tables []Table, md bool) error {
+// the reference results' tab-separated text; markdown with the detail d
+// where it is not nil.
+func writeText(w io.Writer, setups []Setup, tables []Table, md bool, d *detail) error {
 	var buf bytes.Buffer
 	heading := func(level int, s string) { writeHeading(&buf, md, level, s) }
 	var session, family, machine string
@@ -121,6 +162,9 @@ func writeText(w io.Writer, setups []Setup, tables []Table, md bool) error {
 		newFamily := newSession || t.Family != family
 		if newSession {
 			heading(1, "Session "+t.Session)
+			if d != nil && d.summaries[t.Session] != "" {
+				buf.WriteString(mdText.Replace(d.summaries[t.Session]) + "\n\n")
+			}
 			for _, s := range setups {
 				if s.Session == t.Session {
 					if err := writeSetup(&buf, s, md); err != nil {
@@ -139,8 +183,16 @@ func writeText(w io.Writer, setups []Setup, tables []Table, md bool) error {
 		if t.Title != "" {
 			heading(4, t.Title)
 		}
+		if d != nil {
+			if hs := Headlines(t); len(hs) > 0 {
+				for _, h := range hs {
+					buf.WriteString("- " + mdText.Replace(h.String()) + "\n")
+				}
+				buf.WriteString("\n" + headlineNote + "\n\n")
+			}
+		}
 		if md {
-			if err := writeMarkdown(&buf, t); err != nil {
+			if err := writeMarkdown(&buf, t, d != nil); err != nil {
 				return err
 			}
 		} else {
@@ -148,8 +200,15 @@ func writeText(w io.Writer, setups []Setup, tables []Table, md bool) error {
 		}
 		buf.WriteString("\n")
 		writeNoSplice(&buf, t)
+		if d != nil && hasErring(t) {
+			buf.WriteString(errorMarkNote + "\n\n")
+		}
 		writeFailed(&buf, t.Failed, md)
-		writeNotes(&buf, t.Notes, md)
+		if d != nil {
+			writeGroupedNotes(&buf, t)
+		} else {
+			writeNotes(&buf, t.Notes, md)
+		}
 		if t.Caption != "" {
 			buf.WriteString(mdOnly(md, t.Caption) + "\n\n")
 		}
@@ -339,12 +398,17 @@ func mdOnly(md bool, s string) string {
 	return s
 }
 
-func writeMarkdown(w io.Writer, t Table) error {
+// writeMarkdown writes t as a markdown table; with detail, each cell
+// with its ! mark and its spread (cellSpread).
+func writeMarkdown(w io.Writer, t Table, detail bool) error {
 	rows := make([][]string, len(t.Rows))
 	for i, r := range t.Rows {
 		cells := make([]string, len(r.Cells))
 		for j, c := range r.Cells {
 			cells[j] = markdownCell(c)
+			if detail {
+				cells[j] += detailSuffix(c)
+			}
 		}
 		rows[i] = withBars(t.Groups, r.Label, cells)
 	}
@@ -412,6 +476,20 @@ func writeNotes(w *bytes.Buffer, notes []Note, md bool) {
 		for _, n := range notes {
 			w.WriteString(n.Text + "\t" + strings.Join(n.Proxies, ", ") + "\t" + strings.Join(n.Loads, ", ") + "\n")
 		}
+	}
+	w.WriteString("\n")
+}
+
+// writeGroupedNotes lists the runs' notes of t grouped (groupNotes), in
+// markdown.
+func writeGroupedNotes(w *bytes.Buffer, t Table) {
+	lines := groupNotes(t.runNotes)
+	if len(lines) == 0 {
+		return
+	}
+	w.WriteString(groupedNotesHead + ":\n\n")
+	for _, l := range lines {
+		w.WriteString("- " + mdText.Replace(l) + "\n")
 	}
 	w.WriteString("\n")
 }

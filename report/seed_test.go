@@ -522,7 +522,7 @@ func TestSeedTables(t *testing.T) {
 					t.Fatalf("got %d tables, want 1", len(tables))
 				}
 				var b bytes.Buffer
-				if err := writeMarkdown(&b, tables[0]); err != nil {
+				if err := writeMarkdown(&b, tables[0], false); err != nil {
 					t.Fatal(err)
 				}
 				got, want := seedTokens(b.String()), seedTokens(s.body)

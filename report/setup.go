@@ -80,7 +80,7 @@ func Setups(runs []results.Row, files []results.SessionFile, opt Options) []Setu
 			st.Missing = missing
 		}
 		if found {
-			st.Rows = setupRows(metas)
+			st.Rows = setupRows(metas, opt.Detail)
 			st.Notes = setupNotes(machines, metas)
 		}
 		out = append(out, st)
@@ -89,8 +89,10 @@ func Setups(runs []results.Row, files []results.SessionFile, opt Options) []Setu
 }
 
 // setupRows are the rows of the machines' metadata, nil for a machine
-// without any.
-func setupRows(metas []*results.Meta) []SetupRow {
+// without any; provenance adds the build of bench that ran the session
+// and its command line (Options.Detail: the reference results have
+// neither).
+func setupRows(metas []*results.Meta, provenance bool) []SetupRow {
 	var rows []SetupRow
 	add := func(label string, cell func(m *results.Meta) string) {
 		r := SetupRow{Label: label, Cells: make([]string, len(metas))}
@@ -154,6 +156,15 @@ func setupRows(metas []*results.Meta) []SetupRow {
 		}
 		return stamp(*m.Ended)
 	})
+	if provenance {
+		add("bench", func(m *results.Meta) string {
+			if m.Bench == nil {
+				return "not recorded (a session from before bench recorded its build)"
+			}
+			return m.Bench.String()
+		})
+		add("command line", func(m *results.Meta) string { return commandLine(m.CommandLine) })
+	}
 	for _, name := range versionedColumns(metas) {
 		add(name, func(m *results.Meta) string {
 			for _, c := range m.Columns {
@@ -250,6 +261,19 @@ func cpusAndMemory(mi results.MachineInfo) string {
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// commandLine is argv as a shell would take it, each argument with
+// spaces or quotes in single quotes: bench run --machine 'Xeon, 2 CPUs'.
+func commandLine(argv []string) string {
+	out := make([]string, len(argv))
+	for i, a := range argv {
+		out[i] = a
+		if a == "" || strings.ContainsAny(a, " \t\n'\"\\$`*?[]{}()<>|&;#~") {
+			out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+	}
+	return strings.Join(out, " ")
 }
 
 // joinSet joins the non-empty of parts with commas.

@@ -27,6 +27,8 @@ type Table struct {
 	// Caption is what the table's reader must know of how its figures
 	// were measured (the latency tables': closed or open loop).
 	Caption string `json:"caption,omitempty"`
+
+	runNotes []runNote // the ok runs' notes, each with its cell, for the detail
 }
 
 // Note is what ok runs noted (scaled-down connections, errors), with the
@@ -67,6 +69,9 @@ type Cell struct {
 	P50  *float64 `json:"p50_ms,omitempty"`
 	P99  *float64 `json:"p99_ms,omitempty"`
 	P999 *float64 `json:"p999_ms,omitempty"`
+	// ErrorShare is the share of a throughput cell's exchanges that
+	// errored or timed out (errorShare); absent where none did.
+	ErrorShare *float64 `json:"error_share,omitempty"`
 
 	figure string          // the figure alone, for markdown's bold
 	ids    []results.RunID // the ok runs, for the charts of their data
@@ -167,13 +172,13 @@ func Tables(runs []results.Row, opt Options) ([]Table, error) {
 			out = append(out, machineTables(s.rows, nil)...)
 		}
 		if opt.Latency {
-			out = withLatency(out)
+			out = withLatency(out, mixAccountings(rows, opt.Files))
 		}
 		return out, nil
 	case LayoutCombined:
 		out := combinedTables(rows)
 		if opt.Latency {
-			out = withLatency(out)
+			out = withLatency(out, mixAccountings(rows, opt.Files))
 		}
 		return out, nil
 	}
@@ -258,6 +263,7 @@ type grid struct {
 	runs   map[[2]string][]*results.Row // (scenario key, proxy) -> ok runs
 	failed []Failure
 	notes  []Note
+	runs1  []runNote // the ok runs' notes one by one
 }
 
 // note adds an ok run's note to the grid's, under the scenario's label.
@@ -265,6 +271,7 @@ func (g *grid) note(r *results.Row, label string) {
 	if r.Note == "" {
 		return
 	}
+	g.runs1 = append(g.runs1, runNote{proxy: r.Proxy, load: label, text: r.Note})
 	i := slices.IndexFunc(g.notes, func(n Note) bool { return n.Text == r.Note })
 	if i < 0 {
 		g.notes = append(g.notes, Note{Text: r.Note})
@@ -353,13 +360,18 @@ type summary struct {
 }
 
 func summarize(runs []*results.Row, f func(*results.Row) float64) summary {
-	vals := figures(runs, f)
+	return summaryOf(figures(runs, f))
+}
+
+// summaryOf is the summary of figures.
+func summaryOf(vals []float64) summary {
 	if len(vals) == 0 {
 		return summary{}
 	}
-	out := append([]float64(nil), vals...)
-	m := median(vals) // sorts vals
-	return summary{ok: true, med: m, low: vals[0], high: vals[len(vals)-1], runs: out}
+	out := slices.Clone(vals)
+	sorted := slices.Clone(vals)
+	m := median(sorted) // sorts it
+	return summary{ok: true, med: m, low: sorted[0], high: sorted[len(sorted)-1], runs: out}
 }
 
 // boundElsewhere is the ‡ rule: most runs were bound by the client or the
@@ -466,7 +478,7 @@ func plainTable(fam, machine string, rows []*results.Row) Table {
 	g := newGrid(rows, func(r *results.Row) (string, string) { return r.Load, rowLabel(r.Mode, r.Load) }, nil)
 	names, groups := g.header()
 	t := Table{Family: fam, Kind: "throughput", Machine: machine, Session: rows[0].Session,
-		Corner: "scenario (" + short(machine) + ")", Columns: names, Groups: groups, Failed: g.failed, Notes: g.notes}
+		Corner: "scenario (" + short(machine) + ")", Columns: names, Groups: groups, Failed: g.failed, Notes: g.notes, runNotes: g.runs1}
 	starOnly := fam == famConnect || fam == famSocks
 	for _, k := range g.keys {
 		unit := results.UnitOf(g.modes[k], g.loads[k])
@@ -503,7 +515,7 @@ func tripleTables(fam, machine string, rows []*results.Row) []Table {
 	base := Table{Family: fam, Machine: machine, Session: rows[0].Session, Corner: "scenario",
 		Columns: names, Groups: groups}
 	thr, cpu, mem := base, base, base
-	thr.Kind, thr.Title, thr.Failed, thr.Notes = "throughput", titleThroughput, g.failed, g.notes
+	thr.Kind, thr.Title, thr.Failed, thr.Notes, thr.runNotes = "throughput", titleThroughput, g.failed, g.notes, g.runs1
 	cpu.Kind, cpu.Title = "cpu", titleCPU
 	mem.Kind, mem.Title = "memory", titleMemory
 	for _, k := range g.keys {
@@ -598,7 +610,7 @@ func tunnelTable(machine string, rows []*results.Row) Table {
 	}, func(r *results.Row) string { return r.Load })
 	t := Table{Family: famTunnel, Kind: "throughput", Machine: machine, Session: rows[0].Session,
 		Corner: "Ciphersuite", Columns: []string{"Client to server", "Server to client"},
-		Groups: []string{"", ""}, Failed: g.failed, Notes: g.notes}
+		Groups: []string{"", ""}, Failed: g.failed, Notes: g.notes, runNotes: g.runs1}
 	labels := proxyLabels(g, func(s string) string { return s })
 	for i, k := range g.keys {
 		proxy, suite, _ := strings.Cut(k, "\x00")
@@ -631,7 +643,7 @@ func tunnelTable(machine string, rows []*results.Row) Table {
 func handshakeTable(machine string, rows []*results.Row) Table {
 	g := newGrid(rows, func(r *results.Row) (string, string) { return r.Proxy + "\x00" + r.Load, r.Load }, nil)
 	t := Table{Family: famHandshake, Kind: "handshake", Machine: machine, Session: rows[0].Session,
-		Corner: "Handshake", Columns: []string{"Connections/s"}, Groups: []string{""}, Failed: g.failed, Notes: g.notes}
+		Corner: "Handshake", Columns: []string{"Connections/s"}, Groups: []string{""}, Failed: g.failed, Notes: g.notes, runNotes: g.runs1}
 	labels := proxyLabels(g, func(load string) string {
 		switch load {
 		case "full":

@@ -2,8 +2,10 @@ package main
 
 import (
 	"bench/internal/golden"
+	"bench/report/results"
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -44,6 +46,8 @@ func TestCmdReport(t *testing.T) {
 		{"m4-json", append([]string{"--format", "json"}, in("m4.csv")...)},
 		// the latency under each family's tables
 		{"m4-latency", append([]string{"--latency"}, in("m4.csv")...)},
+		// the detail: headlines, spreads, the ! mark, the notes grouped
+		{"m4-detail", append([]string{"--detail"}, in("m4.csv")...)},
 		// one session picked
 		{"m4-session", append([]string{"--session", "2026-10-12"}, in("m4.csv")...)},
 		// two machines' newest sessions in "M4 / Intel / average" cells
@@ -125,5 +129,57 @@ func TestCmdReportPathSpellings(t *testing.T) {
 		if got := page(c.spell); got != want {
 			t.Errorf("the page of %s differs from that of data/x.csv: %s; want %s", c.name, charts(got), charts(want))
 		}
+	}
+}
+
+// TestCmdReportReference: bench report data/*.csv is data/RESULTS.md's
+// tables still; with --detail every cell of the reference session's
+// ranked tables has its spread of 3 runs, and each cell whose runs
+// errored or timed out in more than 1% of their exchanges its ! mark.
+func TestCmdReportReference(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "..", "data", "*.csv"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no session file in data/: %v", err)
+	}
+	want, err := os.ReadFile(filepath.Join("..", "..", "data", "RESULTS.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plain, detail bytes.Buffer
+	if err := cmdReport(&plain, io.Discard, files); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(string(want), plain.String()) || plain.Len() == 0 {
+		t.Error("bench report data/*.csv is not the end of data/RESULTS.md")
+	}
+	if err := cmdReport(&detail, io.Discard, append([]string{"--detail"}, files...)); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := results.ReadFiles(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// the cells beyond 1%, by the rows themselves
+	type cell struct{ mode, load, proxy string }
+	bad, all := map[cell]int64{}, map[cell]int64{}
+	for _, r := range rows {
+		k := cell{string(r.Mode), r.Load, r.Proxy}
+		bad[k] += r.Errors + r.Timeouts
+		all[k] += r.Requests + r.Errors + r.Timeouts
+	}
+	marked := 0
+	for k, b := range bad {
+		if float64(b) > 0.01*float64(all[k]) {
+			marked++
+		}
+	}
+	if marked == 0 {
+		t.Fatal("no cell of the reference session beyond 1% errors; the test needs one")
+	}
+	if got := strings.Count(detail.String(), " ! ±"); got != marked {
+		t.Errorf("bench report --detail: %d cells marked !; the rows have %d beyond 1%%", got, marked)
+	}
+	if strings.Contains(detail.String(), "n=1 ") || strings.Contains(detail.String(), "n=2 ") || !strings.Contains(detail.String(), "n=3") {
+		t.Error("bench report --detail: want n=3 in every cell of the reference session (504 runs, all ok)")
 	}
 }

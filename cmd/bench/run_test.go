@@ -182,6 +182,8 @@ func TestRunSession(t *testing.T) {
 	}
 	if m, err := results.ReadMeta(metaPath); err != nil || m.Bench == nil || m.Bench.Go != runtime.Version() {
 		t.Errorf("metadata: %v; bench's build %+v, want one built with %s", err, m.Bench, runtime.Version())
+	} else if m.MixAccounting != results.MixDue {
+		t.Errorf("metadata: mix accounting %q, want %q", m.MixAccounting, results.MixDue)
 	}
 	// The session's page is beside its CSV, with its charts.
 	if page, err := os.ReadFile(harness.PagePath(csvPath)); err != nil || !strings.Contains(string(page), `<figure class="chart bar">`) {

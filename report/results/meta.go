@@ -31,13 +31,44 @@ type Meta struct {
 	Notes []string `json:"notes,omitempty"`
 	// Bench is the build of bench that ran the session; nil in files
 	// written before it was recorded.
-	Bench       *BuildInfo        `json:"bench,omitempty"`
-	Tools       map[string]string `json:"tools"`
-	Columns     []ColumnMeta      `json:"columns"`
-	CommandLine []string          `json:"command_line"`
-	Started     time.Time         `json:"started"`
-	Resumed     []time.Time       `json:"resumed,omitempty"`
-	Ended       *time.Time        `json:"ended,omitempty"`
+	Bench *BuildInfo `json:"bench,omitempty"`
+	// MixAccounting is which exchanges the mix rows count (MixDue);
+	// empty in files from before sessions wrote it (MixAccountingOf
+	// reads them).
+	MixAccounting string            `json:"mix_accounting,omitempty"`
+	Tools         map[string]string `json:"tools"`
+	Columns       []ColumnMeta      `json:"columns"`
+	CommandLine   []string          `json:"command_line"`
+	Started       time.Time         `json:"started"`
+	Resumed       []time.Time       `json:"resumed,omitempty"`
+	Ended         *time.Time        `json:"ended,omitempty"`
+}
+
+// The accountings of the mix rows (Meta.MixAccounting): which exchanges
+// their counts and latency take in.
+const (
+	// MixDue: bench mix's fixed window, every exchange due in it
+	// answered or not, the unanswered ones in the latency as still
+	// waiting. Sessions write it since it was so.
+	MixDue = "due"
+	// MixAnswered: bench mix before its fixed window: the exchanges
+	// begun in the window, over a window that lasted until the last of
+	// them ended, the latency of the answered ones only.
+	MixAnswered = "answered"
+)
+
+// MixAccountingOf is the accounting of the mix rows of a session with
+// metadata m: the one it names; in a file from before the field, MixDue
+// where it records bench's build (recorded since after the fixed
+// window came) and MixAnswered where not.
+func MixAccountingOf(m *Meta) string {
+	switch {
+	case m.MixAccounting != "":
+		return m.MixAccounting
+	case m.Bench != nil:
+		return MixDue
+	}
+	return MixAnswered
 }
 
 // MachineInfo describes the machine a session ran on.

@@ -54,3 +54,28 @@ func TestReadMetas(t *testing.T) {
 		t.Errorf("ReadMetas(bad) = %v; want an error naming %s", err, MetaPath(bad))
 	}
 }
+
+// TestMixAccountingOf: a session names its mix accounting; one from
+// before it did is MixDue where it records bench's build (recorded since
+// after the fixed window) and MixAnswered where not.
+func TestMixAccountingOf(t *testing.T) {
+	build := &BuildInfo{Version: "(devel)", Go: "go1.26.0"}
+	for _, c := range []struct {
+		name string
+		m    Meta
+		want string
+	}{
+		// as sessions write it
+		{"named", Meta{MixAccounting: MixDue, Bench: build}, MixDue},
+		// a later accounting stands whatever else the file says
+		{"named without build", Meta{MixAccounting: "other"}, "other"},
+		// bench's build but no accounting: after the fixed window
+		{"build", Meta{Bench: build}, MixDue},
+		// neither: the reference session's
+		{"neither", Meta{}, MixAnswered},
+	} {
+		if got := MixAccountingOf(&c.m); got != c.want {
+			t.Errorf("MixAccountingOf(%s) = %q; want %q", c.name, got, c.want)
+		}
+	}
+}

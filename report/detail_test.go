@@ -1,0 +1,298 @@
+package report
+
+import (
+	"bench/report/results"
+	"bytes"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// detailMeta is the metadata of pageSession's machine, as a session
+// since bench recorded its build and its mix accounting writes it.
+func detailMeta() *results.Meta {
+	return &results.Meta{
+		Session: "2026-12-01",
+		Machine: results.MachineInfo{Label: "Xeon, 2 CPUs", CPUs: 2, MemoryBytes: 8 << 30},
+		Settings: results.Settings{Scenario: "all", Reps: 3,
+			Window: results.Span(4 * time.Second), Warmup: results.Span(time.Second)},
+		Bench:         &results.BuildInfo{Version: "v1.4.0", Revision: "0123456789abcdef0123", Go: "go1.26.0"},
+		MixAccounting: results.MixDue,
+		CommandLine:   []string{"bench", "run", "--machine", "Xeon, 2 CPUs"},
+	}
+}
+
+// noted gives pageSession's runs notes and errors: nginx's ka-1k runs
+// one note whose numbers differ run to run (and 2% of their exchanges
+// errored), haproxy's ka-1k one that is the same in each.
+func noted(rows []results.Row) []results.Row {
+	for i := range rows {
+		r := &rows[i]
+		switch {
+		case r.Load != "ka-1k":
+		case r.Proxy == "nginx":
+			r.Errors = r.Requests / 50
+			r.Note = fmt.Sprintf("%d errors and 0 timeouts beside %d completed exchanges", r.Errors, r.Requests)
+		case r.Proxy == "haproxy":
+			r.Note = "9950 of 20000 connections"
+		}
+	}
+	return rows
+}
+
+// page renders rows as the page, with meta beside their file.
+func page(t *testing.T, rows []results.Row, meta *results.Meta) string {
+	t.Helper()
+	var b bytes.Buffer
+	opt := Options{Format: FormatHTML, Files: []results.SessionFile{{Path: "s.csv", Meta: meta}}}
+	if err := Render(&b, rows, opt); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// TestPageDetail: the page shows each cell's spread and runs where it
+// has two runs or more, a headline with a ratio and a verdict per row of
+// each ranked table, the notes once each with their cells, the ! mark
+// with its legend, and bench's build and command line in Setup; the
+// markdown has the same with Detail, and none of it without.
+func TestPageDetail(t *testing.T) {
+	rows, _ := pageSession(t)
+	rows = noted(rows)
+	tables, err := Tables(rows, Options{Latency: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	multi, headlines := 0, 0
+	for _, tb := range tables {
+		for _, r := range tb.Rows {
+			for _, c := range r.Cells {
+				if c.Median != nil && len(c.Runs) >= 2 {
+					multi++
+				}
+			}
+		}
+		if headlined(tb) {
+			headlines += len(tb.Rows)
+		}
+	}
+	if multi == 0 || headlines == 0 {
+		t.Fatalf("pageSession has %d cells of 2 runs or more and %d headlined rows; want some of each", multi, headlines)
+	}
+	spreadRE := regexp.MustCompile(`<small class="spread" title="3 runs: [^"]+">±[0-9.]+% n=3</small>`)
+	headlineRE := regexp.MustCompile(`<li>[^<]+: [^<:]+: [0-9.]+ (± [0-9.]+ )?times [^<]+ \((real|within noise), range\), [0-9.]+ (± [0-9.]+ )?times no proxy</li>`)
+	markdownSpread := regexp.MustCompile(`±[0-9.]+% n=3`)
+	markdownHeadline := regexp.MustCompile(`(?m)^- [^\n]+: [^\n:]+: [0-9.]+ (± [0-9.]+ )?times [^\n]+ \((real|within noise), range\)`)
+	html := page(t, rows, detailMeta())
+	var md, plainMD bytes.Buffer
+	files := []results.SessionFile{{Path: "s.csv", Meta: detailMeta()}}
+	if err := Render(&md, rows, Options{Files: files, Detail: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := Render(&plainMD, rows, Options{Files: files}); err != nil {
+		t.Fatal(err)
+	}
+	// the markdown has no latency tables, whose cells have no runs
+	mdMulti := 0
+	for _, tb := range tables {
+		if tb.Kind == "latency" {
+			continue
+		}
+		for _, r := range tb.Rows {
+			for _, c := range r.Cells {
+				if c.Median != nil && len(c.Runs) >= 2 {
+					mdMulti++
+				}
+			}
+		}
+	}
+	note := "n errors and 0 timeouts beside n completed exchanges — nginx ka-1k ("
+	for _, c := range []struct {
+		name, out      string
+		spread, head   *regexp.Regexp
+		spreads, heads int
+	}{
+		// the page: every cell of 2 runs or more, every headlined row
+		{"page", html, spreadRE, headlineRE, multi, headlines},
+		// the markdown with Detail: the same but the latency tables
+		{"markdown", md.String(), markdownSpread, markdownHeadline, mdMulti, headlines},
+	} {
+		if got := len(c.spread.FindAllString(c.out, -1)); got != c.spreads {
+			t.Errorf("%s: %d cells with their spread and n=3; want %d", c.name, got, c.spreads)
+		}
+		if got := len(c.head.FindAllString(c.out, -1)); got != c.heads {
+			t.Errorf("%s: %d headlines with a ratio and a verdict; want %d:\n%s", c.name, got, c.heads, c.out)
+		}
+		for _, want := range []string{
+			"v1.4.0 0123456789ab, go1.26.0", // bench's build in Setup
+			"bench run --machine",           // the command line
+			note,                            // nginx's notes once, their numbers as ranges
+			"9950 of 20000 connections — haproxy ka-1k\n", // haproxy's, its numbers kept
+			"3 repetitions of 4s after 1s of warm-up",     // the session's line
+		} {
+			if c.name == "page" {
+				want = strings.TrimSuffix(want, "\n")
+			}
+			if n := strings.Count(c.out, want); n != 1 {
+				t.Errorf("%s: %q %d times; want once", c.name, want, n)
+			}
+		}
+		mark, legend := " "+errorMark+" ", errorMarkNote
+		if c.name == "page" {
+			mark, legend = ">"+errorMark+"</span>", esc(errorMarkNote)
+		}
+		if !strings.Contains(c.out, legend) || strings.Count(c.out, mark) != 1 {
+			t.Errorf("%s: no ! mark with its legend on nginx's ka-1k cell, 2%% of whose exchanges errored", c.name)
+		}
+	}
+	for _, absent := range []string{"n=3", "times no proxy", errorMarkNote, "v1.4.0", "command line", note} {
+		if strings.Contains(plainMD.String(), absent) {
+			t.Errorf("markdown without Detail has %q", absent)
+		}
+	}
+}
+
+// TestPageMixAccounting: the page of a session from before bench mix had
+// a fixed window says its mix latency counts the answered exchanges
+// only, in the latency table's caption and the percentile charts'; that
+// of a session since says every exchange due in the window.
+func TestPageMixAccounting(t *testing.T) {
+	rows, data := pageSession(t)
+	old := detailMeta()
+	old.Bench, old.MixAccounting = nil, "" // as the reference session's
+	noP999 := make([]results.Row, len(rows))
+	for i, r := range rows {
+		r.P999Ms, r.HasP999 = 0, false
+		noP999[i] = r
+	}
+	for _, c := range []struct {
+		name       string
+		rows       []results.Row
+		meta       *results.Meta
+		want, not  string
+		wantFigure string
+	}{
+		// a session since: its metadata says so
+		{"due", rows, detailMeta(), captionMix, captionMixAnswered, "every exchange due in the window"},
+		// a session from before: its metadata names neither bench's build nor the accounting
+		{"answered", rows, old, captionMixAnswered, captionMix, "the answered exchanges only"},
+		// no metadata: a mix row with p99.9 is from a bench with the fixed window
+		{"due, no metadata", rows, nil, captionMix, captionMixAnswered, "every exchange due in the window"},
+		// no metadata and no p99.9: from before
+		{"answered, no metadata", noP999, nil, captionMixAnswered, captionMix, "the answered exchanges only"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var b bytes.Buffer
+			opt := Options{Format: FormatHTML, Runs: data}
+			if c.meta != nil {
+				opt.Files = []results.SessionFile{{Path: "s.csv", Meta: c.meta}}
+			}
+			if err := Render(&b, c.rows, opt); err != nil {
+				t.Fatal(err)
+			}
+			out := b.String()
+			if !strings.Contains(out, esc(c.want)) || strings.Contains(out, esc(c.not)) {
+				t.Errorf("page of the %s session: want the caption %q, not %q", c.name, c.want, c.not)
+			}
+			figs := regexp.MustCompile(`<figcaption>Latency of [^<]+</figcaption>`).FindAllString(out, -1)
+			if len(figs) == 0 {
+				t.Fatal("no percentile chart")
+			}
+			for _, f := range figs {
+				if !strings.Contains(f, c.wantFigure) {
+					t.Errorf("percentile chart %s; want it to say %q", f, c.wantFigure)
+				}
+			}
+		})
+	}
+}
+
+// TestHeadlines: the fastest proxy of a row against the runner-up and no
+// proxy, real where their runs' ranges do not overlap.
+func TestHeadlines(t *testing.T) {
+	cell := func(proxy string, g results.Group, runs ...float64) Cell {
+		s := summaryOf(runs)
+		c := cellOf(column{proxy, g}, s, "")
+		return c
+	}
+	for _, c := range []struct {
+		name  string
+		cells []Cell
+		want  string
+	}{
+		// apart: 20 to 22 against 10 to 11
+		{"real", []Cell{cell("no proxy", results.Baseline, 40, 40, 40), cell("a", results.Copy, 10, 10.5, 11), cell("b", results.Copy, 20, 21, 22)},
+			"r: b: 2.00 ± 0.13 times a (real, range), 0.53 ± 0.03 times no proxy"},
+		// overlapping ranges
+		{"noise", []Cell{cell("a", results.Copy, 10, 11, 12), cell("b", results.Splice, 11.5, 11.6, 11.7)},
+			"r: b: 1.05 ± 0.10 times a (within noise, range)"},
+		// 4 runs a side: the U test decides
+		{"U", []Cell{cell("a", results.Copy, 1, 1, 1, 1), cell("b", results.Copy, 2, 2, 2, 2)},
+			"r: b: 2.00 times a (real, U p=0.029)"},
+		// one proxy and no proxy
+		{"alone", []Cell{cell("no proxy", results.Baseline, 10), cell("a", results.Copy, 5)},
+			"r: a: 0.50 times no proxy"},
+	} {
+		hs := Headlines(Table{Kind: "throughput", Family: famHTTP, Rows: []TableRow{{Label: "r", Cells: c.cells}}})
+		if len(hs) != 1 || hs[0].String() != c.want {
+			t.Errorf("Headlines(%s) = %v; want %q", c.name, hs, c.want)
+		}
+	}
+	// one proxy alone: nothing to set it against
+	if hs := Headlines(Table{Kind: "throughput", Family: famSocks, Rows: []TableRow{{Label: "r", Cells: []Cell{cell("a", results.Copy, 1, 2)}}}}); len(hs) != 0 {
+		t.Errorf("Headlines(one proxy) = %v; want none", hs)
+	}
+}
+
+// TestGroupNotes: notes that differ in their numbers alone are one line
+// with each cell's range; a number the same in every run stays.
+func TestGroupNotes(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		notes []runNote
+		want  []string
+	}{
+		// the numbers of one note over two cells' runs
+		{"ranges", []runNote{{"a", "x", "3 errors beside 10"}, {"a", "x", "5 errors beside 10"}, {"b", "y", "4 errors beside 10"}},
+			[]string{"n errors beside 10 — a x (3–5); b y (4)"}},
+		// a note of two parts: each grouped with its like
+		{"parts", []runNote{{"a", "x", "9950 of 20000 connections; 1 error (2 of them late)"}, {"b", "y", "9950 of 20000 connections"}},
+			[]string{"9950 of 20000 connections — a x; b y", "1 error (2 of them late) — a x"}},
+		// a ; inside parentheses does not split
+		{"parenthesis", []runNote{{"a", "x", "group X (the OpenSSL; 3.0)"}},
+			[]string{"group X (the OpenSSL; 3.0) — a x"}},
+	} {
+		got := groupNotes(c.notes)
+		if strings.Join(got, "\n") != strings.Join(c.want, "\n") {
+			t.Errorf("groupNotes(%s) = %q; want %q", c.name, got, c.want)
+		}
+	}
+}
+
+// TestErrorShare: the ! mark beyond 1% of a cell's exchanges errored or
+// timed out, summed over its runs.
+func TestErrorShare(t *testing.T) {
+	run := func(requests, errors, timeouts int64) *results.Row {
+		return &results.Row{Requests: requests, Errors: errors, Timeouts: timeouts}
+	}
+	for _, c := range []struct {
+		name string
+		runs []*results.Row
+		want bool
+	}{
+		// none
+		{"clean", []*results.Row{run(1000, 0, 0)}, false},
+		// 0.5%
+		{"below", []*results.Row{run(995, 5, 0)}, false},
+		// 2% over two runs, one clean
+		{"beyond", []*results.Row{run(1000, 0, 0), run(960, 10, 30)}, true},
+		// nothing answered
+		{"unanswered", []*results.Row{run(0, 0, 7)}, true},
+	} {
+		if got := erring(Cell{ErrorShare: errorShare(c.runs)}); got != c.want {
+			t.Errorf("erring(%s) = %v; want %v", c.name, got, c.want)
+		}
+	}
+}
