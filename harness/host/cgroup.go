@@ -279,13 +279,13 @@ func (cs *cgroupSet) makeV2(prefix, parent string, layout Layout, quota float64)
 	if parent == "" {
 		parent = t.own[""]
 		if t.systemd != nil {
-			unit := scopeUnit(prefix)
-			p, err := t.systemd.delegate(unit, t.pid)
+			req := newScopeRequest(scopeUnit(prefix), t.pid, t.own[""])
+			p, err := t.systemd.delegate(req)
 			if err != nil {
 				return fmt.Errorf("%w: bench needs a cgroup of its own with cpuset, cpu and memory; "+
 					"pass --cgroup-parent an empty one (made beneath a delegated unit, e.g. of systemd-run -p Delegate=yes)", err)
 			}
-			cs.unit, cs.home, parent = unit, t.own[""], p
+			cs.unit, cs.home, parent = req.unit, t.own[""], p
 		}
 	}
 	pdir := filepath.Join(t.root, parent)
@@ -380,7 +380,8 @@ func isRootCgroup(dir string) bool {
 // close removes the cgroups, deepest first, once their processes are gone
 // (it waits up to a second for the kernel to let go of exiting ones),
 // undoes what makeV2 did to this process's own cgroup, and under systemd
-// moves this process back to where it came from and stops the scope.
+// moves this process back to where it came from and stops the scope,
+// unless systemd is stopping it already.
 func (cs *cgroupSet) close() error {
 	if cs == nil {
 		return nil
@@ -404,7 +405,12 @@ func (cs *cgroupSet) close() error {
 	}
 	// out: this process is out of the cgroups made for the session.
 	out := cs.v2Leaf == "" && cs.unit == ""
-	if !out {
+	// A scope systemd is stopping (the unit bench was started in was
+	// stopped, see scopeProperties) goes once bench has exited: bench
+	// stays in it, as leaving it would end the stop, and with it the
+	// caller's, while bench still tears down and holds the lock.
+	stay := cs.unit != "" && cs.scopeStopping()
+	if !out && !stay {
 		back := []string{cs.v2Parent}
 		if cs.unit != "" {
 			// Where it came from, or the root cgroup when that went: a
@@ -437,6 +443,13 @@ func (cs *cgroupSet) close() error {
 	}
 	cs.made, cs.v2Enabled, cs.v2Leaf, cs.unit = nil, nil, "", ""
 	return errors.Join(errs...)
+}
+
+// scopeStopping says whether systemd is stopping the session's scope; a
+// scope whose state is unknown is not.
+func (cs *cgroupSet) scopeStopping() bool {
+	stopping, err := cs.t.systemd.stopping(cs.unit)
+	return err == nil && stopping
 }
 
 // disableV2 takes back controllers this harness handed to the children of

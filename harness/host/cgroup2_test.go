@@ -78,36 +78,47 @@ func hasAll(list string, want []string) bool {
 }
 
 // A session started from a login session's scope (or a service's cgroup)
-// under systemd asks for a scope of its own, works in it, and when it
-// ends is back where it was, with the scope stopped and nothing left.
+// under systemd asks for a scope of its own, bound to the unit it started
+// in and in that unit's slice, works in it, and when it ends is back
+// where it was, with the scope stopped and nothing left.
 func TestV2SystemdDelegates(t *testing.T) {
-	for _, own := range []string{
-		"/user.slice/user-1000.slice/session-2.scope", // sudo bench run from a login shell
-		"/system.slice/runner.service",                // a CI runner's service
+	for _, tc := range []struct {
+		own    string
+		caller string // the unit the scope is bound to
+		slice  string // and its slice, the scope's
+		scope  string // the scope's cgroup
+	}{
+		// sudo bench run from a login shell
+		{"/user.slice/user-1000.slice/session-2.scope", "session-2.scope", "user-1000.slice", "/user.slice/user-1000.slice/bench-session.scope"},
+		// a CI runner's service
+		{"/system.slice/runner.service", "runner.service", "system.slice", "/system.slice/bench-session.scope"},
 	} {
-		t.Run(own, func(t *testing.T) {
-			k, sd := systemdTree(t, own)
-			k.movePID(filepath.Join(k.root, own), "1002") // the shell and sudo are there too
-			tree := k.tree(benchPID, map[string]string{"": own}, sd)
+		t.Run(tc.own, func(t *testing.T) {
+			k, sd := systemdTree(t, tc.own)
+			k.movePID(filepath.Join(k.root, tc.own), "1002") // the shell and sudo are there too
+			tree := k.tree(benchPID, map[string]string{"": tc.own}, sd)
 			cs, err := newCgroupSet(tree, "bench-", "", fakeLayout, 0.5)
 			if err != nil {
 				t.Fatalf("newCgroupSet: %v", err)
 			}
-			scope := "/system.slice/bench-session.scope"
+			want := scopeRequest{unit: "bench-session.scope", pid: benchPID, caller: tc.caller, slice: tc.slice}
+			if !slices.Equal(sd.asked, []scopeRequest{want}) {
+				t.Errorf("asked systemd for %+v; want %+v", sd.asked, want)
+			}
 			if cs.unit != "bench-session.scope" || sd.units[cs.unit] == "" {
 				t.Errorf("unit %q, systemd's units %v; want bench-session.scope started", cs.unit, sd.units)
 			}
-			checkSession(t, k, cs, scope)
+			checkSession(t, k, cs, tc.scope)
 			// bench moved to a leaf of the scope: a cgroup handing on
 			// controllers holds no process.
-			if got := k.cgroupOf("", benchPID); got != scope+"/bench-harness" {
-				t.Errorf("bench is in %s; want %s/bench-harness", got, scope)
+			if got := k.cgroupOf("", benchPID); got != tc.scope+"/bench-harness" {
+				t.Errorf("bench is in %s; want %s/bench-harness", got, tc.scope)
 			}
 			if err := cs.close(); err != nil {
 				t.Fatalf("close: %v", err)
 			}
-			if got := k.cgroupOf("", benchPID); got != own {
-				t.Errorf("after close bench is in %s; want back in %s", got, own)
+			if got := k.cgroupOf("", benchPID); got != tc.own {
+				t.Errorf("after close bench is in %s; want back in %s", got, tc.own)
 			}
 			if left := k.named("bench-"); len(left) > 0 {
 				t.Errorf("left after close: %v", left)
@@ -115,10 +126,33 @@ func TestV2SystemdDelegates(t *testing.T) {
 			if !slices.Equal(sd.stopped, []string{"bench-session.scope"}) || len(sd.units) > 0 {
 				t.Errorf("stopped %v, still loaded %v; want the scope stopped", sd.stopped, sd.units)
 			}
-			if got := k.get(filepath.Join(k.root, own), "cgroup.procs"); !strings.Contains(got, "1002") {
-				t.Errorf("%s's processes = %q; want the shell's left alone", own, got)
+			if got := k.get(filepath.Join(k.root, tc.own), "cgroup.procs"); !strings.Contains(got, "1002") {
+				t.Errorf("%s's processes = %q; want the shell's left alone", tc.own, got)
 			}
 		})
+	}
+}
+
+// The unit bench was started in was stopped, and systemd with it stops
+// the session's scope (SIGTERM to all in it): bench tears down in the
+// scope and does not leave it, so that the stop, and the caller's after
+// it, end only once bench has exited.
+func TestV2ScopeStopping(t *testing.T) {
+	own := "/system.slice/runner.service"
+	k, sd, _, cs := delegatedSession(t, own)
+	scope := sd.units["bench-session.scope"]
+	sd.draining["bench-session.scope"] = true
+	if err := cs.close(); err != nil {
+		t.Fatalf("close: %v", err)
+	}
+	if got, want := k.cgroupOf("", benchPID), "/system.slice/bench-session.scope/bench-harness"; got != want {
+		t.Errorf("bench is in %s after close; want still in %s", got, want)
+	}
+	if len(sd.stopped) > 0 {
+		t.Errorf("stopped %v; want systemd left to end the stop it began", sd.stopped)
+	}
+	if left := k.named("bench-"); !slices.Equal(left, []string{scope, filepath.Join(scope, "bench-harness")}) {
+		t.Errorf("left: %v; want only the scope and bench's leaf, which systemd removes", left)
 	}
 }
 
@@ -279,14 +313,35 @@ func TestV2CleanStopsScope(t *testing.T) {
 	}
 }
 
+// bench clean run from elsewhere (another login, a service) finds a
+// killed session's scope in the slice of the unit that session started
+// in, with nothing recorded: systemd stops it by its name, with what is
+// left in it.
+func TestV2CleanFindsScopeInItsSlice(t *testing.T) {
+	k, sd, _, cs := delegatedSession(t, "/user.slice/user-1000.slice/session-2.scope")
+	k.movePID(cs.roles[RoleProxy].dirs[0], "7000") // a proxy the killed session left
+	clean := k.tree(500, map[string]string{"": "/system.slice/benchtest.service"}, sd)
+	removed, err := clean.removeLeftovers("bench-", lockState{}, clean.leftovers("bench-", nil))
+	if err != nil {
+		t.Fatalf("removeLeftovers: %v", err)
+	}
+	if !slices.Equal(removed, []string{"systemd scope bench-session.scope"}) {
+		t.Errorf("removed %v; want the scope", removed)
+	}
+	if left := k.named("bench-"); len(left) > 0 {
+		t.Errorf("left: %v", left)
+	}
+}
+
 // bench check on v2 says where a session's cgroups would go, and what is
 // in the way.
 func TestV2Check(t *testing.T) {
 	own := "/user.slice/user-1000.slice/session-2.scope"
 	k, sd := systemdTree(t, own)
 	k.movePID(filepath.Join(k.root, own), "1002")
-	if it := k.tree(benchPID, map[string]string{"": own}, sd).check(); !it.OK || !strings.Contains(it.Detail, "systemd delegates") {
-		t.Errorf("check under systemd = %+v; want ok, by a delegated scope", it)
+	if it := k.tree(benchPID, map[string]string{"": own}, sd).check(); !it.OK || !strings.Contains(it.Detail, "systemd delegates") ||
+		!strings.Contains(it.Detail, "bench-session.scope in user-1000.slice, bound to session-2.scope") {
+		t.Errorf("check under systemd = %+v; want ok, by a delegated scope in the session's slice", it)
 	}
 	if it := k.tree(benchPID, map[string]string{"": own}, nil).check(); it.OK || !strings.Contains(it.Detail, "lacks cpuset") {
 		t.Errorf("check in a session scope without systemd = %+v; want cpuset missing", it)

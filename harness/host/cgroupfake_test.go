@@ -274,51 +274,84 @@ func (k *fakeKernel) named(prefix string) []string {
 }
 
 // fakeSystemd delegates scopes in a fake v2 hierarchy as systemd does: it
-// enables the controllers from the root down to system.slice, makes the
-// scope there and moves the process into it; stopping a scope ends what
-// is in it and removes its cgroups. fail makes delegate fail.
+// enables every controller from the root down to the slice asked for,
+// makes the scope there and moves the process into it; stopping a scope
+// ends what is in it and removes its cgroups. fail makes every call fail
+// (systemd out of reach).
 type fakeSystemd struct {
-	k       *fakeKernel
-	units   map[string]string // unit -> cgroup directory
-	stopped []string
-	fail    error
+	k        *fakeKernel
+	units    map[string]string // unit -> cgroup directory
+	asked    []scopeRequest
+	stopped  []string
+	draining map[string]bool // units being stopped
+	fail     error
 }
 
 func newFakeSystemd(k *fakeKernel) *fakeSystemd {
-	return &fakeSystemd{k: k, units: map[string]string{}}
+	return &fakeSystemd{k: k, units: map[string]string{}, draining: map[string]bool{}}
 }
 
-func (s *fakeSystemd) delegate(unit string, pid int) (string, error) {
+// slicePath is where systemd puts a slice: foo-bar.slice in foo.slice,
+// in the root slice, "-.slice" (systemd.slice(5)).
+func slicePath(slice string) string {
+	name := strings.TrimSuffix(slice, ".slice")
+	if name == "-" {
+		return "/"
+	}
+	path := ""
+	parts := strings.Split(name, "-")
+	for i := range parts {
+		path += "/" + strings.Join(parts[:i+1], "-") + ".slice"
+	}
+	return path
+}
+
+func (s *fakeSystemd) delegate(req scopeRequest) (string, error) {
+	s.asked = append(s.asked, req)
 	if s.fail != nil {
 		return "", s.fail
 	}
-	if _, ok := s.units[unit]; ok {
-		return "", errors.New("unit " + unit + " already exists")
+	if _, ok := s.units[req.unit]; ok {
+		return "", errors.New("unit " + req.unit + " already exists")
 	}
-	all := s.k.get(s.k.root, "cgroup.controllers")
-	slice := filepath.Join(s.k.root, "system.slice")
-	if _, err := os.Stat(slice); err != nil {
-		if err := s.k.mkdir(slice); err != nil {
-			return "", err
-		}
+	slice := req.slice
+	if slice == "" {
+		slice = "system.slice"
 	}
 	var plus []string
-	for _, c := range strings.Fields(all) {
+	for _, c := range strings.Fields(s.k.get(s.k.root, "cgroup.controllers")) {
 		plus = append(plus, "+"+c)
 	}
-	if err := s.k.write(s.k.root, "cgroup.subtree_control", strings.Join(plus, " ")); err != nil {
-		return "", err
+	dir := s.k.root
+	for _, part := range append(strings.Split(strings.Trim(slicePath(slice), "/"), "/"), "") {
+		if err := s.k.write(dir, "cgroup.subtree_control", strings.Join(plus, " ")); err != nil {
+			return "", err
+		}
+		if part == "" {
+			break
+		}
+		dir = filepath.Join(dir, part)
+		if _, err := os.Stat(dir); err != nil {
+			if err := s.k.mkdir(dir); err != nil {
+				return "", err
+			}
+		}
 	}
-	if err := s.k.write(slice, "cgroup.subtree_control", strings.Join(plus, " ")); err != nil {
-		return "", err
-	}
-	dir := filepath.Join(slice, unit)
+	dir = filepath.Join(dir, req.unit)
 	if err := s.k.mkdir(dir); err != nil {
 		return "", err
 	}
-	s.k.movePID(dir, strconv.Itoa(pid))
-	s.units[unit] = dir
-	return "/system.slice/" + unit, nil
+	s.k.movePID(dir, strconv.Itoa(req.pid))
+	s.units[req.unit] = dir
+	rel, _ := filepath.Rel(s.k.root, dir)
+	return "/" + rel, nil
+}
+
+func (s *fakeSystemd) stopping(unit string) (bool, error) {
+	if s.fail != nil {
+		return false, s.fail
+	}
+	return s.draining[unit], nil
 }
 
 func (s *fakeSystemd) stop(unit string) (bool, error) {
