@@ -280,12 +280,17 @@ func (cs *cgroupSet) makeV2(prefix, parent string, layout Layout, quota float64)
 		parent = t.own[""]
 		if t.systemd != nil {
 			req := newScopeRequest(scopeUnit(prefix), t.pid, t.own[""])
-			p, err := t.systemd.delegate(req)
+			p, started, err := t.systemd.delegate(req)
+			if started {
+				// Recorded before anything else can fail: bench may be
+				// in the scope, and close moves it back and stops it.
+				cs.unit, cs.home = req.unit, t.own[""]
+			}
 			if err != nil {
 				return fmt.Errorf("%w: bench needs a cgroup of its own with cpuset, cpu and memory; "+
 					"pass --cgroup-parent an empty one (made beneath a delegated unit, e.g. of systemd-run -p Delegate=yes)", err)
 			}
-			cs.unit, cs.home, parent = req.unit, t.own[""], p
+			parent = p
 		}
 	}
 	pdir := filepath.Join(t.root, parent)

@@ -133,6 +133,40 @@ func TestV2SystemdDelegates(t *testing.T) {
 	}
 }
 
+// systemd took the request for the scope, and bench is in it, but the
+// start's job failed or the scope's cgroup could not be read: bench goes
+// back where it was and the scope is stopped, as after a session.
+func TestV2DelegationFailsAfterStart(t *testing.T) {
+	own := "/system.slice/runner.service"
+	for _, tc := range []struct {
+		name              string
+		failJob, failRead error
+	}{
+		// the scope's start job ended "failed" or timed out
+		{"job", errors.New("start systemd scope bench-session.scope: job failed"), nil},
+		// its ControlGroup property could not be read
+		{"property", nil, errors.New("cgroup of systemd scope bench-session.scope: timeout")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			k, sd := systemdTree(t, own)
+			sd.failJob, sd.failRead = tc.failJob, tc.failRead
+			_, err := newCgroupSet(k.tree(benchPID, map[string]string{"": own}, sd), "bench-", "", fakeLayout, 0)
+			if err == nil || !strings.Contains(err.Error(), "bench-session.scope") {
+				t.Errorf("newCgroupSet = %v; want the scope's error", err)
+			}
+			if got := k.cgroupOf("", benchPID); got != own {
+				t.Errorf("bench is in %s; want back in %s", got, own)
+			}
+			if !slices.Equal(sd.stopped, []string{"bench-session.scope"}) || len(sd.units) > 0 {
+				t.Errorf("stopped %v, still loaded %v; want the scope stopped", sd.stopped, sd.units)
+			}
+			if left := k.named("bench-"); len(left) > 0 {
+				t.Errorf("left: %v", left)
+			}
+		})
+	}
+}
+
 // The unit bench was started in was stopped, and systemd with it stops
 // the session's scope (SIGTERM to all in it): bench tears down in the
 // scope and does not leave it, so that the stop, and the caller's after

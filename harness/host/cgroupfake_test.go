@@ -277,7 +277,9 @@ func (k *fakeKernel) named(prefix string) []string {
 // enables every controller from the root down to the slice asked for,
 // makes the scope there and moves the process into it; stopping a scope
 // ends what is in it and removes its cgroups. fail makes every call fail
-// (systemd out of reach).
+// (systemd out of reach); failJob and failRead make delegate fail once
+// it took the request, the process in the scope: the scope's start job
+// failed, its cgroup could not be read.
 type fakeSystemd struct {
 	k        *fakeKernel
 	units    map[string]string // unit -> cgroup directory
@@ -285,6 +287,8 @@ type fakeSystemd struct {
 	stopped  []string
 	draining map[string]bool // units being stopped
 	fail     error
+	failJob  error
+	failRead error
 }
 
 func newFakeSystemd(k *fakeKernel) *fakeSystemd {
@@ -306,13 +310,13 @@ func slicePath(slice string) string {
 	return path
 }
 
-func (s *fakeSystemd) delegate(req scopeRequest) (string, error) {
+func (s *fakeSystemd) delegate(req scopeRequest) (string, bool, error) {
 	s.asked = append(s.asked, req)
 	if s.fail != nil {
-		return "", s.fail
+		return "", false, s.fail
 	}
 	if _, ok := s.units[req.unit]; ok {
-		return "", errors.New("unit " + req.unit + " already exists")
+		return "", false, errors.New("unit " + req.unit + " already exists")
 	}
 	slice := req.slice
 	if slice == "" {
@@ -325,7 +329,7 @@ func (s *fakeSystemd) delegate(req scopeRequest) (string, error) {
 	dir := s.k.root
 	for _, part := range append(strings.Split(strings.Trim(slicePath(slice), "/"), "/"), "") {
 		if err := s.k.write(dir, "cgroup.subtree_control", strings.Join(plus, " ")); err != nil {
-			return "", err
+			return "", false, err
 		}
 		if part == "" {
 			break
@@ -333,18 +337,24 @@ func (s *fakeSystemd) delegate(req scopeRequest) (string, error) {
 		dir = filepath.Join(dir, part)
 		if _, err := os.Stat(dir); err != nil {
 			if err := s.k.mkdir(dir); err != nil {
-				return "", err
+				return "", false, err
 			}
 		}
 	}
 	dir = filepath.Join(dir, req.unit)
 	if err := s.k.mkdir(dir); err != nil {
-		return "", err
+		return "", false, err
 	}
 	s.k.movePID(dir, strconv.Itoa(req.pid))
 	s.units[req.unit] = dir
+	if s.failJob != nil {
+		return "", true, s.failJob
+	}
+	if s.failRead != nil {
+		return "", true, s.failRead
+	}
 	rel, _ := filepath.Rel(s.k.root, dir)
-	return "/" + rel, nil
+	return "/" + rel, true, nil
 }
 
 func (s *fakeSystemd) stopping(unit string) (bool, error) {

@@ -24,8 +24,11 @@ import (
 type delegator interface {
 	// delegate starts the transient scope unit req asks for, holding
 	// req.pid with its cgroup delegated (every controller), and returns
-	// the scope's cgroup path (in req.slice).
-	delegate(req scopeRequest) (cgroup string, err error)
+	// the scope's cgroup path (in req.slice). started says whether
+	// systemd took the request: from then on the scope may hold the
+	// process and must be stopped, even when err says that its start
+	// was not seen to complete.
+	delegate(req scopeRequest) (cgroup string, started bool, err error)
 	// stopping says whether a unit is being stopped: the session's scope
 	// is when the unit bench was started in was stopped.
 	stopping(unit string) (bool, error)
@@ -176,6 +179,13 @@ func activeState(ctx context.Context, c *sd.Conn, unit string) (string, error) {
 	return s, nil
 }
 
+// isDBusReply says whether err is an error systemd replied with, rather
+// than a call that got no answer.
+func isDBusReply(err error) bool {
+	var de godbus.Error
+	return errors.As(err, &de)
+}
+
 // isNoSuchUnit says whether err is systemd's answer for a unit it has not
 // loaded.
 func isNoSuchUnit(err error) bool {
@@ -195,7 +205,7 @@ func (m systemdManager) call(f func(ctx context.Context, c *sd.Conn) error) erro
 	return f(ctx, c)
 }
 
-func (m systemdManager) delegate(req scopeRequest) (cgroup string, err error) {
+func (m systemdManager) delegate(req scopeRequest) (cgroup string, started bool, err error) {
 	err = m.call(func(ctx context.Context, c *sd.Conn) error {
 		var state string
 		if req.caller != "" {
@@ -206,8 +216,12 @@ func (m systemdManager) delegate(req scopeRequest) (cgroup string, err error) {
 		}
 		done := make(chan string, 1)
 		if _, err := c.StartTransientUnitContext(ctx, req.unit, "fail", scopeProperties(req, state), done); err != nil {
+			// systemd refused, or the call got no answer and the scope
+			// may have started all the same.
+			started = !isDBusReply(err)
 			return fmt.Errorf("start systemd scope %s: %w", req.unit, err)
 		}
+		started = true
 		select {
 		case r := <-done:
 			if r != "done" {
@@ -227,9 +241,9 @@ func (m systemdManager) delegate(req scopeRequest) (cgroup string, err error) {
 		return nil
 	})
 	if err != nil {
-		return "", err
+		return "", started, err
 	}
-	return cgroup, nil
+	return cgroup, true, nil
 }
 
 func (m systemdManager) stopping(unit string) (stopping bool, err error) {
