@@ -190,6 +190,35 @@ func TestV2ScopeStopping(t *testing.T) {
 	}
 }
 
+// A slice whose AllowedCPUs= leaves out a CPU of the layout: the kernel
+// runs the role on the slice's CPUs instead, and the session is refused
+// with what it found and what to do, leaving nothing behind.
+func TestV2SliceAllowsFewerCPUs(t *testing.T) {
+	own := "/system.slice/system-ci.slice/runner.service"
+	k, sd := systemdTree(t, own)
+	slice := filepath.Join(k.root, "system.slice/system-ci.slice")
+	k.add("/system.slice/system-ci.slice", "cpuset cpu memory pids")
+	if err := k.write(slice, "cpuset.cpus", "0-3"); err != nil { // AllowedCPUs=0-3
+		t.Fatal(err)
+	}
+	_, err := newCgroupSet(k.tree(benchPID, map[string]string{"": own}, sd), "bench-", "", fakeLayout, 0)
+	t.Logf("refused: %v", err)
+	for _, want := range []string{"bench-proxy: cpuset.cpus.effective is 0-3, not the proxy's CPUs 4:", "allow only 0-3", "--cpus"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("newCgroupSet in a slice of CPUs 0-3 = %v; want %q", err, want)
+		}
+	}
+	if got := sd.asked[0].slice; got != "system-ci.slice" {
+		t.Errorf("scope asked for in %q; want the caller's system-ci.slice", got)
+	}
+	if got := k.cgroupOf("", benchPID); got != own {
+		t.Errorf("bench is in %s; want back in %s", got, own)
+	}
+	if left := k.named("bench-"); len(left) > 0 {
+		t.Errorf("left: %v", left)
+	}
+}
+
 // Without systemd, the login session's scope is refused as it is: it has
 // no cpuset to hand on, and once it has one it still holds other
 // processes. Each error says what to do, and nothing is left behind.
