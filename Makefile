@@ -52,8 +52,9 @@ test-loaded: toolchain
 
 # vm-test boots Debian 13 under qemu (systemd, cgroup v2 only, 8 vCPUs,
 # no network device) and runs bench there as users do: from a systemd
-# service and from a login session's sudo, and a killed session followed
-# by bench clean (vmtest/). The root image is built once per change of
+# service and from a login session's sudo, a service stopped in the
+# middle of its session, one in a slice of fewer CPUs, and a killed
+# session followed by bench clean (vmtest/). The root image is built once per change of
 # its inputs and kept in VMTEST_CACHE.
 VMTEST_CACHE ?= /var/cache/bench-vm
 vm-test: toolchain

@@ -6,6 +6,9 @@
 #
 #   service/  a session run from this service, as a CI runner runs it
 #   login/    a session run with sudo from a login session of user tester
+#   stopped/  a session from a service stopped mid-run (systemctl stop),
+#             and next/ the short session run right after it
+#   cpus.log  a session from a service in a slice of CPUs 0-3: refused
 #   killed/   a session killed with SIGKILL mid-run, then bench clean
 #   *.left    what was left after each (namespaces, cgroups, units,
 #             processes): empty files when nothing was
@@ -87,17 +90,54 @@ echo "vmtest: login session exited ${PIPESTATUS[0]}"
 bench clean >>"$out/login.log" 2>&1
 left login
 
+# waitload PID: waits until a session's load is running, or its bench
+# has gone.
+waitload() {
+	for _ in $(seq 600); do
+		pgrep -x wrk >/dev/null && break
+		kill -0 "$1" 2>/dev/null || break # it did not start
+		sleep 0.5
+	done
+}
+
+echo "vmtest: a session from a service stopped in the middle"
+# A CI runner's job: a service whose main process is a shell running
+# bench. Stopping the service stops the session's scope, bound to it,
+# first: systemctl returns once bench has torn down.
+mkdir -p "$out/stopped"
+systemd-run --quiet --collect --unit=benchjob /bin/sh -c "bench run --machine vm --reps 3 --duration 30s \
+	--warmup 1s --scenario http-ka-1k --proxy nginx --out $out/stopped --session stopped >$out/stopped.log 2>&1"
+waitload "$(systemctl show -P MainPID benchjob.service)"
+{
+	systemctl show -p Slice -p BindsTo -p After -p ActiveState bench-session.scope
+	pgrep -x wrk | sed 's/^/wrk /'
+} >"$out/stopped.scope"
+start=$(date +%s)
+systemctl stop benchjob.service
+echo "vmtest: systemctl stop took $(($(date +%s) - start)) s" >>"$out/stopped.scope"
+cat "$out/stopped.log" "$out/stopped.scope"
+left stopped
+# The next session: the lock is free and nothing is in the way.
+bench run --machine vm --reps 1 --duration 2s --warmup 1s --scenario http-ka-1k --proxy 'no proxy' \
+	--out "$out/next" --session next >"$out/next.log" 2>&1
+echo "vmtest: next session exited $?" | tee -a "$out/next.log"
+
+echo "vmtest: a session from a service in a slice of CPUs 0-3"
+# The default layout wants CPUs 4-7 too: refused, naming the cpuset.
+systemctl set-property --runtime vmtest-cpus.slice AllowedCPUs=0-3
+systemd-run --quiet --collect --wait --unit=benchcpus --slice=vmtest-cpus.slice /bin/sh -c \
+	"bench run --machine vm --reps 1 --scenario http-ka-1k --proxy nginx --out $out/cpus --session cpus >$out/cpus.log 2>&1; \
+	echo \"vmtest: cpus session exited \$?\" >>$out/cpus.log"
+cat "$out/cpus.log"
+left cpus
+
 echo "vmtest: a session killed with SIGKILL in the middle"
 mkdir -p "$out/killed"
 bench run --machine vm --reps 3 --duration 30s --warmup 1s --scenario http-ka-1k --proxy nginx \
 	--out "$out/killed" --session killed >"$out/killed.log" 2>&1 &
 pid=$!
 # In the middle: its proxy is up and the load is running.
-for _ in $(seq 600); do
-	pgrep -x wrk >/dev/null && break
-	kill -0 "$pid" 2>/dev/null || break # it did not start
-	sleep 0.5
-done
+waitload "$pid"
 sleep 2
 {
 	echo "before the kill:"

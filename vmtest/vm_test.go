@@ -3,9 +3,10 @@
 // Package vmtest boots Debian 13 under qemu (systemd as init, cgroup v2
 // only, 8 vCPUs, no network device) and runs bench in it the ways users
 // run it: from a systemd service, as a CI runner does, and with sudo from
-// a login session, without --cgroup-parent; then a session killed with
-// SIGKILL and bench clean. `make vm-test` runs it (as root: debootstrap,
-// chroot).
+// a login session, without --cgroup-parent; then a session whose service
+// is stopped in the middle, and the next one; one in a slice that allows
+// fewer CPUs than the layout's; and a session killed with SIGKILL and
+// bench clean. `make vm-test` runs it (as root: debootstrap, chroot).
 //
 // The settings come from the environment: VMTEST_CACHE, where the root
 // image is kept between runs (default /var/cache/bench-vm); VMTEST_ACCEL,
@@ -25,6 +26,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -306,13 +308,42 @@ func check(t *testing.T, out string) {
 			t.Errorf("killed session's log:\n%s\nwant %q", killed, want)
 		}
 	}
-	for _, s := range []string{"service", "login", "killed"} {
+	checkStopped(t, out)
+	for _, s := range []string{"service", "login", "stopped", "cpus", "killed"} {
 		b, err := os.ReadFile(filepath.Join(out, s+".left"))
 		if err != nil {
 			t.Errorf("%s: %v", s, err)
 		} else if len(bytes.TrimSpace(b)) > 0 {
 			t.Errorf("left after the %s session and bench clean:\n%s", s, b)
 		}
+	}
+}
+
+// checkStopped checks the sessions whose systemd unit was stopped or
+// confined: the session's scope bound to the service it was started in
+// and in its slice, bench torn down as on Ctrl-C when the service was
+// stopped, the next session run; and a session refused in a slice that
+// allows CPUs 0-3 only, naming the proxy's effective CPUs.
+func checkStopped(t *testing.T, out string) {
+	scope, _ := os.ReadFile(filepath.Join(out, "stopped.scope"))
+	for _, re := range []string{`(?m)^Slice=system\.slice$`, `(?m)^BindsTo=benchjob\.service$`, `(?m)^After=.*\bbenchjob\.service\b`, `(?m)^ActiveState=active$`, `(?m)^wrk \d+$`} {
+		if !regexp.MustCompile(re).Match(scope) {
+			t.Errorf("the session's scope and its load before the stop:\n%s\nwant %s", scope, re)
+		}
+	}
+	for file, want := range map[string]string{
+		"stopped.log": "interrupted: the runs done are in",
+		"next.log":    "vmtest: next session exited 0",
+		"cpus.log":    "vmtest: cpus session exited 1",
+	} {
+		b, _ := os.ReadFile(filepath.Join(out, file))
+		if !strings.Contains(string(b), want) {
+			t.Errorf("%s in the VM:\n%s\nwant %q", file, head(b), want)
+		}
+	}
+	cpus, _ := os.ReadFile(filepath.Join(out, "cpus.log"))
+	if want := regexp.MustCompile(`bench-session\.scope/bench-proxy: cpuset\.cpus\.effective is 0-3, not the proxy's CPUs 4:`); !want.Match(cpus) {
+		t.Errorf("the session in a slice of CPUs 0-3 printed:\n%s\nwant %s", head(cpus), want)
 	}
 }
 

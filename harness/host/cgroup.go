@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/containerd/cgroups/v3"
@@ -217,7 +218,7 @@ func (cs *cgroupSet) makeV1(prefix, parent string, layout Layout, quota float64)
 			g.dirs = append(g.dirs, dir)
 			switch c {
 			case "cpuset":
-				if err := cs.t.write(dir, "cpuset.cpus", CPUList(layout.cpus(r))); err != nil {
+				if err := cs.pin(dir, r, layout.cpus(r)); err != nil {
 					return err
 				}
 			case "memory":
@@ -271,6 +272,56 @@ func (cs *cgroupSet) mkdirAll(mount, dir string, cpuset bool) error {
 	return nil
 }
 
+// effectiveCPUsFile is the control file of a cpuset that gives the CPUs
+// its processes run on: those it asked for in cpuset.cpus, as far as the
+// cgroups above it allow.
+func effectiveCPUsFile(version int) string {
+	if version == 1 {
+		return "cpuset.effective_cpus"
+	}
+	return "cpuset.cpus.effective"
+}
+
+// pin gives role r's cpuset dir the CPUs of the layout, and refuses when
+// its processes would run on others: a cgroup above it may allow fewer (a
+// systemd slice's AllowedCPUs=, a cpuset made by hand), and then v2 runs
+// them on the CPUs it allows (its parent's, when none of those asked for
+// are among them) and v1 refuses the CPUs (EACCES; the cpuset keeps its
+// parent's). Each role would then be measured on CPUs it did not run on.
+func (cs *cgroupSet) pin(dir string, r Role, cpus []int) error {
+	want := CPUList(cpus)
+	err := cs.t.write(dir, "cpuset.cpus", want)
+	if err != nil && !errors.Is(err, syscall.EACCES) && !errors.Is(err, syscall.EINVAL) {
+		return err
+	}
+	file := effectiveCPUsFile(cs.version)
+	got, rerr := readCPUs(filepath.Join(dir, file))
+	if rerr != nil {
+		return errors.Join(err, rerr)
+	}
+	if err == nil && got == want {
+		return nil
+	}
+	allowed, _ := readCPUs(filepath.Join(filepath.Dir(dir), file))
+	return fmt.Errorf("cgroup %s: %s is %s, not the %s's CPUs %s: the cgroups above it allow only %s "+
+		"(a systemd slice's AllowedCPUs=, a cpuset), and the %s would be measured on CPUs it does not run on; "+
+		"pass --cpus with CPUs among %s, or lift the limit", dir, file, got, r, want, allowed, r, allowed)
+}
+
+// readCPUs reads a cpuset's list of CPUs, in the kernel's list format:
+// "none" for an empty one.
+func readCPUs(file string) (string, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", fmt.Errorf("read %s: %w", file, err)
+	}
+	cpus, err := parseCPUList(strings.TrimSpace(string(b)))
+	if err != nil {
+		return "none", nil
+	}
+	return CPUList(cpus), nil
+}
+
 // v2Controllers are what a session's cgroups need on cgroup v2.
 var v2Controllers = []string{"cpuset", "cpu", "memory"}
 
@@ -279,13 +330,18 @@ func (cs *cgroupSet) makeV2(prefix, parent string, layout Layout, quota float64)
 	if parent == "" {
 		parent = t.own[""]
 		if t.systemd != nil {
-			unit := scopeUnit(prefix)
-			p, err := t.systemd.delegate(unit, t.pid)
+			req := newScopeRequest(scopeUnit(prefix), t.pid, t.own[""])
+			p, started, err := t.systemd.delegate(req)
+			if started {
+				// Recorded before anything else can fail: bench may be
+				// in the scope, and close moves it back and stops it.
+				cs.unit, cs.home = req.unit, t.own[""]
+			}
 			if err != nil {
 				return fmt.Errorf("%w: bench needs a cgroup of its own with cpuset, cpu and memory; "+
 					"pass --cgroup-parent an empty one (made beneath a delegated unit, e.g. of systemd-run -p Delegate=yes)", err)
 			}
-			cs.unit, cs.home, parent = unit, t.own[""], p
+			parent = p
 		}
 	}
 	pdir := filepath.Join(t.root, parent)
@@ -316,7 +372,7 @@ func (cs *cgroupSet) makeV2(prefix, parent string, layout Layout, quota float64)
 			return err
 		}
 		cs.made = append(cs.made, dir)
-		if err := t.write(dir, "cpuset.cpus", CPUList(layout.cpus(r))); err != nil {
+		if err := cs.pin(dir, r, layout.cpus(r)); err != nil {
 			return err
 		}
 		g := roleGroups{dirs: []string{dir}}
@@ -380,7 +436,8 @@ func isRootCgroup(dir string) bool {
 // close removes the cgroups, deepest first, once their processes are gone
 // (it waits up to a second for the kernel to let go of exiting ones),
 // undoes what makeV2 did to this process's own cgroup, and under systemd
-// moves this process back to where it came from and stops the scope.
+// moves this process back to where it came from and stops the scope,
+// unless systemd is stopping it already.
 func (cs *cgroupSet) close() error {
 	if cs == nil {
 		return nil
@@ -404,7 +461,12 @@ func (cs *cgroupSet) close() error {
 	}
 	// out: this process is out of the cgroups made for the session.
 	out := cs.v2Leaf == "" && cs.unit == ""
-	if !out {
+	// A scope systemd is stopping (the unit bench was started in was
+	// stopped, see scopeProperties) goes once bench has exited: bench
+	// stays in it, as leaving it would end the stop, and with it the
+	// caller's, while bench still tears down and holds the lock.
+	stay := cs.unit != "" && cs.scopeStopping()
+	if !out && !stay {
 		back := []string{cs.v2Parent}
 		if cs.unit != "" {
 			// Where it came from, or the root cgroup when that went: a
@@ -437,6 +499,13 @@ func (cs *cgroupSet) close() error {
 	}
 	cs.made, cs.v2Enabled, cs.v2Leaf, cs.unit = nil, nil, "", ""
 	return errors.Join(errs...)
+}
+
+// scopeStopping says whether systemd is stopping the session's scope; a
+// scope whose state is unknown is not.
+func (cs *cgroupSet) scopeStopping() bool {
+	stopping, err := cs.t.systemd.stopping(cs.unit)
+	return err == nil && stopping
 }
 
 // disableV2 takes back controllers this harness handed to the children of

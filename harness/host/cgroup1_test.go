@@ -1,9 +1,12 @@
 package host
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"bench/internal/testenv"
 )
 
 // The cgroup v1 path of a session, on a fake hierarchy of the cpuset, cpu
@@ -79,5 +82,74 @@ func TestV1Unmounted(t *testing.T) {
 	}
 	if it := tree.check(); it.OK || !strings.Contains(it.Detail, "not mounted: cpuset, cpu, memory") {
 		t.Errorf("check = %+v; want the three named", it)
+	}
+}
+
+// A cpuset above that lacks a CPU of the layout: v1 refuses the CPU, and
+// the session is refused with the cpuset's effective CPUs named.
+func TestV1ParentAllowsFewerCPUs(t *testing.T) {
+	k := newFakeKernel(t, false)
+	limited := k.add("/cpuset/limited", "")
+	for file, value := range map[string]string{"cpuset.cpus": "0-3", "cpuset.mems": "0"} {
+		if err := k.write(limited, file, value); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tree := k.tree(benchPID, map[string]string{"cpuset": "/", "cpu": "/", "memory": "/"}, nil)
+	_, err := newCgroupSet(tree, "bench-", "/limited", fakeLayout, 0)
+	for _, want := range []string{"bench-proxy: cpuset.effective_cpus is 0-3, not the proxy's CPUs 4:", "allow only 0-3"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("newCgroupSet beneath a cpuset of CPUs 0-3 = %v; want %q", err, want)
+		}
+	}
+	if left := k.named("bench"); len(left) > 0 {
+		t.Errorf("left: %v", left)
+	}
+}
+
+// The kernel's v1 cpusets: a role's CPUs outside those of the cpuset above
+// are refused, and named with the file the kernel gives; CPUs among them
+// are taken.
+func TestV1PinByKernel(t *testing.T) {
+	testenv.NeedRoot(t, "makes cpusets")
+	tree, err := hostTree()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tree.version != 1 {
+		t.Skipf("cgroup v%d: v2's cpusets are checked in the VM test (make vm-test)", tree.version)
+	}
+	layout := testLayout(t)
+	mount, err := tree.v1Mount("cpuset")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A cpuset beneath this process's own, of the proxy's CPUs only,
+	// and one beneath it for the client.
+	parent := filepath.Join(mount, tree.own["cpuset"], testPrefix(t)+"parent")
+	cs := &cgroupSet{t: tree, version: 1}
+	t.Cleanup(func() {
+		if err := cs.close(); err != nil {
+			t.Error(err)
+		}
+	})
+	if err := cs.mkdirAll(mount, parent, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.pin(parent, RoleProxy, layout.Proxy); err != nil {
+		t.Fatalf("pin the proxy's CPUs %v: %v", layout.Proxy, err)
+	}
+	client := filepath.Join(parent, "client")
+	if err := cs.mkdirAll(mount, client, true); err != nil {
+		t.Fatal(err)
+	}
+	err = cs.pin(client, RoleClient, layout.Client)
+	t.Logf("refused: %v", err)
+	want := "cpuset.effective_cpus is " + CPUList(layout.Proxy) + ", not the client's CPUs " + CPUList(layout.Client) + ":"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("pin the client's CPUs beneath the proxy's = %v; want %q", err, want)
+	}
+	if b, _ := os.ReadFile(filepath.Join(client, "cpuset.effective_cpus")); strings.TrimSpace(string(b)) != CPUList(layout.Proxy) {
+		t.Errorf("the client's cpuset.effective_cpus = %q; want its parent's, %s", b, CPUList(layout.Proxy))
 	}
 }

@@ -78,36 +78,47 @@ func hasAll(list string, want []string) bool {
 }
 
 // A session started from a login session's scope (or a service's cgroup)
-// under systemd asks for a scope of its own, works in it, and when it
-// ends is back where it was, with the scope stopped and nothing left.
+// under systemd asks for a scope of its own, bound to the unit it started
+// in and in that unit's slice, works in it, and when it ends is back
+// where it was, with the scope stopped and nothing left.
 func TestV2SystemdDelegates(t *testing.T) {
-	for _, own := range []string{
-		"/user.slice/user-1000.slice/session-2.scope", // sudo bench run from a login shell
-		"/system.slice/runner.service",                // a CI runner's service
+	for _, tc := range []struct {
+		own    string
+		caller string // the unit the scope is bound to
+		slice  string // and its slice, the scope's
+		scope  string // the scope's cgroup
+	}{
+		// sudo bench run from a login shell
+		{"/user.slice/user-1000.slice/session-2.scope", "session-2.scope", "user-1000.slice", "/user.slice/user-1000.slice/bench-session.scope"},
+		// a CI runner's service
+		{"/system.slice/runner.service", "runner.service", "system.slice", "/system.slice/bench-session.scope"},
 	} {
-		t.Run(own, func(t *testing.T) {
-			k, sd := systemdTree(t, own)
-			k.movePID(filepath.Join(k.root, own), "1002") // the shell and sudo are there too
-			tree := k.tree(benchPID, map[string]string{"": own}, sd)
+		t.Run(tc.own, func(t *testing.T) {
+			k, sd := systemdTree(t, tc.own)
+			k.movePID(filepath.Join(k.root, tc.own), "1002") // the shell and sudo are there too
+			tree := k.tree(benchPID, map[string]string{"": tc.own}, sd)
 			cs, err := newCgroupSet(tree, "bench-", "", fakeLayout, 0.5)
 			if err != nil {
 				t.Fatalf("newCgroupSet: %v", err)
 			}
-			scope := "/system.slice/bench-session.scope"
+			want := scopeRequest{unit: "bench-session.scope", pid: benchPID, caller: tc.caller, slice: tc.slice}
+			if !slices.Equal(sd.asked, []scopeRequest{want}) {
+				t.Errorf("asked systemd for %+v; want %+v", sd.asked, want)
+			}
 			if cs.unit != "bench-session.scope" || sd.units[cs.unit] == "" {
 				t.Errorf("unit %q, systemd's units %v; want bench-session.scope started", cs.unit, sd.units)
 			}
-			checkSession(t, k, cs, scope)
+			checkSession(t, k, cs, tc.scope)
 			// bench moved to a leaf of the scope: a cgroup handing on
 			// controllers holds no process.
-			if got := k.cgroupOf("", benchPID); got != scope+"/bench-harness" {
-				t.Errorf("bench is in %s; want %s/bench-harness", got, scope)
+			if got := k.cgroupOf("", benchPID); got != tc.scope+"/bench-harness" {
+				t.Errorf("bench is in %s; want %s/bench-harness", got, tc.scope)
 			}
 			if err := cs.close(); err != nil {
 				t.Fatalf("close: %v", err)
 			}
-			if got := k.cgroupOf("", benchPID); got != own {
-				t.Errorf("after close bench is in %s; want back in %s", got, own)
+			if got := k.cgroupOf("", benchPID); got != tc.own {
+				t.Errorf("after close bench is in %s; want back in %s", got, tc.own)
 			}
 			if left := k.named("bench-"); len(left) > 0 {
 				t.Errorf("left after close: %v", left)
@@ -115,10 +126,96 @@ func TestV2SystemdDelegates(t *testing.T) {
 			if !slices.Equal(sd.stopped, []string{"bench-session.scope"}) || len(sd.units) > 0 {
 				t.Errorf("stopped %v, still loaded %v; want the scope stopped", sd.stopped, sd.units)
 			}
-			if got := k.get(filepath.Join(k.root, own), "cgroup.procs"); !strings.Contains(got, "1002") {
-				t.Errorf("%s's processes = %q; want the shell's left alone", own, got)
+			if got := k.get(filepath.Join(k.root, tc.own), "cgroup.procs"); !strings.Contains(got, "1002") {
+				t.Errorf("%s's processes = %q; want the shell's left alone", tc.own, got)
 			}
 		})
+	}
+}
+
+// systemd took the request for the scope, and bench is in it, but the
+// start's job failed or the scope's cgroup could not be read: bench goes
+// back where it was and the scope is stopped, as after a session.
+func TestV2DelegationFailsAfterStart(t *testing.T) {
+	own := "/system.slice/runner.service"
+	for _, tc := range []struct {
+		name              string
+		failJob, failRead error
+	}{
+		// the scope's start job ended "failed" or timed out
+		{"job", errors.New("start systemd scope bench-session.scope: job failed"), nil},
+		// its ControlGroup property could not be read
+		{"property", nil, errors.New("cgroup of systemd scope bench-session.scope: timeout")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			k, sd := systemdTree(t, own)
+			sd.failJob, sd.failRead = tc.failJob, tc.failRead
+			_, err := newCgroupSet(k.tree(benchPID, map[string]string{"": own}, sd), "bench-", "", fakeLayout, 0)
+			if err == nil || !strings.Contains(err.Error(), "bench-session.scope") {
+				t.Errorf("newCgroupSet = %v; want the scope's error", err)
+			}
+			if got := k.cgroupOf("", benchPID); got != own {
+				t.Errorf("bench is in %s; want back in %s", got, own)
+			}
+			if !slices.Equal(sd.stopped, []string{"bench-session.scope"}) || len(sd.units) > 0 {
+				t.Errorf("stopped %v, still loaded %v; want the scope stopped", sd.stopped, sd.units)
+			}
+			if left := k.named("bench-"); len(left) > 0 {
+				t.Errorf("left: %v", left)
+			}
+		})
+	}
+}
+
+// The unit bench was started in was stopped, and systemd with it stops
+// the session's scope (SIGTERM to all in it): bench tears down in the
+// scope and does not leave it, so that the stop, and the caller's after
+// it, end only once bench has exited.
+func TestV2ScopeStopping(t *testing.T) {
+	own := "/system.slice/runner.service"
+	k, sd, _, cs := delegatedSession(t, own)
+	scope := sd.units["bench-session.scope"]
+	sd.draining["bench-session.scope"] = true
+	if err := cs.close(); err != nil {
+		t.Fatalf("close: %v", err)
+	}
+	if got, want := k.cgroupOf("", benchPID), "/system.slice/bench-session.scope/bench-harness"; got != want {
+		t.Errorf("bench is in %s after close; want still in %s", got, want)
+	}
+	if len(sd.stopped) > 0 {
+		t.Errorf("stopped %v; want systemd left to end the stop it began", sd.stopped)
+	}
+	if left := k.named("bench-"); !slices.Equal(left, []string{scope, filepath.Join(scope, "bench-harness")}) {
+		t.Errorf("left: %v; want only the scope and bench's leaf, which systemd removes", left)
+	}
+}
+
+// A slice whose AllowedCPUs= leaves out a CPU of the layout: the kernel
+// runs the role on the slice's CPUs instead, and the session is refused
+// with what it found and what to do, leaving nothing behind.
+func TestV2SliceAllowsFewerCPUs(t *testing.T) {
+	own := "/system.slice/system-ci.slice/runner.service"
+	k, sd := systemdTree(t, own)
+	slice := filepath.Join(k.root, "system.slice/system-ci.slice")
+	k.add("/system.slice/system-ci.slice", "cpuset cpu memory pids")
+	if err := k.write(slice, "cpuset.cpus", "0-3"); err != nil { // AllowedCPUs=0-3
+		t.Fatal(err)
+	}
+	_, err := newCgroupSet(k.tree(benchPID, map[string]string{"": own}, sd), "bench-", "", fakeLayout, 0)
+	t.Logf("refused: %v", err)
+	for _, want := range []string{"bench-proxy: cpuset.cpus.effective is 0-3, not the proxy's CPUs 4:", "allow only 0-3", "--cpus"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("newCgroupSet in a slice of CPUs 0-3 = %v; want %q", err, want)
+		}
+	}
+	if got := sd.asked[0].slice; got != "system-ci.slice" {
+		t.Errorf("scope asked for in %q; want the caller's system-ci.slice", got)
+	}
+	if got := k.cgroupOf("", benchPID); got != own {
+		t.Errorf("bench is in %s; want back in %s", got, own)
+	}
+	if left := k.named("bench-"); len(left) > 0 {
+		t.Errorf("left: %v", left)
 	}
 }
 
@@ -279,14 +376,35 @@ func TestV2CleanStopsScope(t *testing.T) {
 	}
 }
 
+// bench clean run from elsewhere (another login, a service) finds a
+// killed session's scope in the slice of the unit that session started
+// in, with nothing recorded: systemd stops it by its name, with what is
+// left in it.
+func TestV2CleanFindsScopeInItsSlice(t *testing.T) {
+	k, sd, _, cs := delegatedSession(t, "/user.slice/user-1000.slice/session-2.scope")
+	k.movePID(cs.roles[RoleProxy].dirs[0], "7000") // a proxy the killed session left
+	clean := k.tree(500, map[string]string{"": "/system.slice/benchtest.service"}, sd)
+	removed, err := clean.removeLeftovers("bench-", lockState{}, clean.leftovers("bench-", nil))
+	if err != nil {
+		t.Fatalf("removeLeftovers: %v", err)
+	}
+	if !slices.Equal(removed, []string{"systemd scope bench-session.scope"}) {
+		t.Errorf("removed %v; want the scope", removed)
+	}
+	if left := k.named("bench-"); len(left) > 0 {
+		t.Errorf("left: %v", left)
+	}
+}
+
 // bench check on v2 says where a session's cgroups would go, and what is
 // in the way.
 func TestV2Check(t *testing.T) {
 	own := "/user.slice/user-1000.slice/session-2.scope"
 	k, sd := systemdTree(t, own)
 	k.movePID(filepath.Join(k.root, own), "1002")
-	if it := k.tree(benchPID, map[string]string{"": own}, sd).check(); !it.OK || !strings.Contains(it.Detail, "systemd delegates") {
-		t.Errorf("check under systemd = %+v; want ok, by a delegated scope", it)
+	if it := k.tree(benchPID, map[string]string{"": own}, sd).check(); !it.OK || !strings.Contains(it.Detail, "systemd delegates") ||
+		!strings.Contains(it.Detail, "bench-session.scope in user-1000.slice, bound to session-2.scope") {
+		t.Errorf("check under systemd = %+v; want ok, by a delegated scope in the session's slice", it)
 	}
 	if it := k.tree(benchPID, map[string]string{"": own}, nil).check(); it.OK || !strings.Contains(it.Detail, "lacks cpuset") {
 		t.Errorf("check in a session scope without systemd = %+v; want cpuset missing", it)

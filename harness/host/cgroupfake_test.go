@@ -16,8 +16,10 @@ import (
 // control files of the controllers its parent hands on; a process is in
 // one cgroup of a hierarchy at a time; on v2 a cgroup other than the root
 // that hands controllers on holds no process, and hands on only what it
-// has; a cgroup with children or processes cannot be removed; a control
-// file that is not there cannot be written.
+// has; a cpuset's processes run on the CPUs it asks for as far as the
+// cgroups above allow (v2), or it may ask only for its parent's (v1); a
+// cgroup with children or processes cannot be removed; a control file
+// that is not there cannot be written.
 type fakeKernel struct {
 	t    *testing.T
 	root string
@@ -45,6 +47,7 @@ func newFakeKernel(t *testing.T, v2 bool) *fakeKernel {
 		k.populate(dir)
 		if h == "cpuset" {
 			k.put(dir, "cpuset.cpus", "0-7")
+			k.put(dir, "cpuset.effective_cpus", "0-7")
 			k.put(dir, "cpuset.mems", "0")
 		}
 	}
@@ -99,13 +102,26 @@ func (k *fakeKernel) add(path string, controllers string, pids ...int) string {
 }
 
 // setSubtree sets what a v2 cgroup hands on, which is what its children
-// have.
+// have: they get the control files of the controllers handed on, and lose
+// those of the others.
 func (k *fakeKernel) setSubtree(dir, controllers string) {
 	k.put(dir, "cgroup.subtree_control", controllers)
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
-		if e.IsDir() {
-			k.put(filepath.Join(dir, e.Name()), "cgroup.controllers", controllers)
+		if !e.IsDir() {
+			continue
+		}
+		child := filepath.Join(dir, e.Name())
+		k.put(child, "cgroup.controllers", controllers)
+		for _, c := range v1Hierarchies {
+			if slices.Contains(strings.Fields(controllers), c) {
+				k.populateController(child, c)
+			} else {
+				files, _ := filepath.Glob(filepath.Join(child, c+".*"))
+				for _, f := range files {
+					os.Remove(f)
+				}
+			}
 		}
 	}
 }
@@ -134,27 +150,94 @@ func (k *fakeKernel) populate(dir string) {
 		controllers = []string{k.hierarchy(dir)}
 	}
 	for _, c := range controllers {
-		switch c {
-		case "cpuset":
-			k.put(dir, "cpuset.cpus", "")
-			k.put(dir, "cpuset.mems", "")
-		case "cpu":
-			k.put(dir, "cpu.stat", "nr_periods 0\nnr_throttled 0\n")
-			if k.v2 {
-				k.put(dir, "cpu.max", "max 100000")
-			} else {
-				k.put(dir, "cpu.cfs_period_us", "100000")
-				k.put(dir, "cpu.cfs_quota_us", "-1")
-			}
-		case "memory":
-			if k.v2 {
-				k.put(dir, "memory.peak", "0")
-			} else {
-				k.put(dir, "memory.max_usage_in_bytes", "0")
-				k.put(dir, "memory.force_empty", "")
-			}
+		k.populateController(dir, c)
+	}
+}
+
+// populateController writes the control files of a controller a cgroup
+// gets, unless it has them.
+func (k *fakeKernel) populateController(dir, c string) {
+	if files, _ := filepath.Glob(filepath.Join(dir, c+".*")); len(files) > 0 {
+		return
+	}
+	switch c {
+	case "cpuset":
+		k.put(dir, "cpuset.cpus", "")
+		k.put(dir, "cpuset.mems", "")
+		// A v2 cpuset that asks for nothing runs on the CPUs above it;
+		// a v1 one has none until given some.
+		if k.v2 {
+			k.put(dir, "cpuset.cpus.effective", k.effectiveAbove(dir))
+		} else {
+			k.put(dir, "cpuset.effective_cpus", "")
+		}
+	case "cpu":
+		k.put(dir, "cpu.stat", "nr_periods 0\nnr_throttled 0\n")
+		if k.v2 {
+			k.put(dir, "cpu.max", "max 100000")
+		} else {
+			k.put(dir, "cpu.cfs_period_us", "100000")
+			k.put(dir, "cpu.cfs_quota_us", "-1")
+		}
+	case "memory":
+		if k.v2 {
+			k.put(dir, "memory.peak", "0")
+		} else {
+			k.put(dir, "memory.max_usage_in_bytes", "0")
+			k.put(dir, "memory.force_empty", "")
 		}
 	}
+}
+
+// effectiveAbove is the CPUs the cgroups above a v2 cgroup allow: the
+// nearest cpuset's effective CPUs (the root's at the top).
+func (k *fakeKernel) effectiveAbove(dir string) string {
+	for d := filepath.Dir(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "cpuset.cpus.effective")); err == nil || d == k.root {
+			return k.get(d, "cpuset.cpus.effective")
+		}
+	}
+}
+
+// setCPUs writes a cpuset's CPUs as the kernel takes them. v2 runs a
+// cpuset's processes on what it asks for as far as the cgroups above
+// allow, on all they allow when that leaves none, and works the change
+// down to the cpusets beneath; v1 refuses CPUs its parent lacks.
+func (k *fakeKernel) setCPUs(dir, value string) error {
+	if !k.v2 {
+		if dir != filepath.Join(k.root, "cpuset") {
+			have, _ := parseCPUList(k.get(filepath.Dir(dir), "cpuset.cpus"))
+			want, err := parseCPUList(value)
+			if err != nil {
+				return syscall.EINVAL
+			}
+			for _, c := range want {
+				if !slices.Contains(have, c) {
+					return syscall.EACCES
+				}
+			}
+		}
+		k.put(dir, "cpuset.cpus", value)
+		k.put(dir, "cpuset.effective_cpus", value)
+		return nil
+	}
+	k.put(dir, "cpuset.cpus", value)
+	return filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return err
+		}
+		if _, err := os.Stat(filepath.Join(p, "cpuset.cpus")); err != nil {
+			return nil
+		}
+		allowed, _ := parseCPUList(k.effectiveAbove(p))
+		asked, _ := parseCPUList(k.get(p, "cpuset.cpus"))
+		eff := slices.DeleteFunc(slices.Clone(asked), func(c int) bool { return !slices.Contains(allowed, c) })
+		if len(eff) == 0 {
+			eff = allowed
+		}
+		k.put(p, "cpuset.cpus.effective", CPUList(eff))
+		return nil
+	})
 }
 
 func (k *fakeKernel) mkdir(dir string) error {
@@ -196,6 +279,8 @@ func (k *fakeKernel) write(dir, file, value string) error {
 		}
 		k.movePID(dir, value)
 		return nil
+	case "cpuset.cpus":
+		return k.setCPUs(dir, value)
 	case "cgroup.kill":
 		k.put(dir, "cgroup.procs", "")
 		return nil
@@ -274,51 +359,94 @@ func (k *fakeKernel) named(prefix string) []string {
 }
 
 // fakeSystemd delegates scopes in a fake v2 hierarchy as systemd does: it
-// enables the controllers from the root down to system.slice, makes the
-// scope there and moves the process into it; stopping a scope ends what
-// is in it and removes its cgroups. fail makes delegate fail.
+// enables every controller from the root down to the slice asked for,
+// makes the scope there and moves the process into it; stopping a scope
+// ends what is in it and removes its cgroups. fail makes every call fail
+// (systemd out of reach); failJob and failRead make delegate fail once
+// it took the request, the process in the scope: the scope's start job
+// failed, its cgroup could not be read.
 type fakeSystemd struct {
-	k       *fakeKernel
-	units   map[string]string // unit -> cgroup directory
-	stopped []string
-	fail    error
+	k        *fakeKernel
+	units    map[string]string // unit -> cgroup directory
+	asked    []scopeRequest
+	stopped  []string
+	draining map[string]bool // units being stopped
+	fail     error
+	failJob  error
+	failRead error
 }
 
 func newFakeSystemd(k *fakeKernel) *fakeSystemd {
-	return &fakeSystemd{k: k, units: map[string]string{}}
+	return &fakeSystemd{k: k, units: map[string]string{}, draining: map[string]bool{}}
 }
 
-func (s *fakeSystemd) delegate(unit string, pid int) (string, error) {
+// slicePath is where systemd puts a slice: foo-bar.slice in foo.slice,
+// in the root slice, "-.slice" (systemd.slice(5)).
+func slicePath(slice string) string {
+	name := strings.TrimSuffix(slice, ".slice")
+	if name == "-" {
+		return "/"
+	}
+	path := ""
+	parts := strings.Split(name, "-")
+	for i := range parts {
+		path += "/" + strings.Join(parts[:i+1], "-") + ".slice"
+	}
+	return path
+}
+
+func (s *fakeSystemd) delegate(req scopeRequest) (string, bool, error) {
+	s.asked = append(s.asked, req)
 	if s.fail != nil {
-		return "", s.fail
+		return "", false, s.fail
 	}
-	if _, ok := s.units[unit]; ok {
-		return "", errors.New("unit " + unit + " already exists")
+	if _, ok := s.units[req.unit]; ok {
+		return "", false, errors.New("unit " + req.unit + " already exists")
 	}
-	all := s.k.get(s.k.root, "cgroup.controllers")
-	slice := filepath.Join(s.k.root, "system.slice")
-	if _, err := os.Stat(slice); err != nil {
-		if err := s.k.mkdir(slice); err != nil {
-			return "", err
-		}
+	slice := req.slice
+	if slice == "" {
+		slice = "system.slice"
 	}
 	var plus []string
-	for _, c := range strings.Fields(all) {
+	for _, c := range strings.Fields(s.k.get(s.k.root, "cgroup.controllers")) {
 		plus = append(plus, "+"+c)
 	}
-	if err := s.k.write(s.k.root, "cgroup.subtree_control", strings.Join(plus, " ")); err != nil {
-		return "", err
+	dir := s.k.root
+	for _, part := range append(strings.Split(strings.Trim(slicePath(slice), "/"), "/"), "") {
+		if err := s.k.write(dir, "cgroup.subtree_control", strings.Join(plus, " ")); err != nil {
+			return "", false, err
+		}
+		if part == "" {
+			break
+		}
+		dir = filepath.Join(dir, part)
+		if _, err := os.Stat(dir); err != nil {
+			if err := s.k.mkdir(dir); err != nil {
+				return "", false, err
+			}
+		}
 	}
-	if err := s.k.write(slice, "cgroup.subtree_control", strings.Join(plus, " ")); err != nil {
-		return "", err
-	}
-	dir := filepath.Join(slice, unit)
+	dir = filepath.Join(dir, req.unit)
 	if err := s.k.mkdir(dir); err != nil {
-		return "", err
+		return "", false, err
 	}
-	s.k.movePID(dir, strconv.Itoa(pid))
-	s.units[unit] = dir
-	return "/system.slice/" + unit, nil
+	s.k.movePID(dir, strconv.Itoa(req.pid))
+	s.units[req.unit] = dir
+	if s.failJob != nil {
+		return "", true, s.failJob
+	}
+	if s.failRead != nil {
+		return "", true, s.failRead
+	}
+	rel, _ := filepath.Rel(s.k.root, dir)
+	return "/" + rel, true, nil
+}
+
+func (s *fakeSystemd) stopping(unit string) (bool, error) {
+	if s.fail != nil {
+		return false, s.fail
+	}
+	return s.draining[unit], nil
 }
 
 func (s *fakeSystemd) stop(unit string) (bool, error) {

@@ -140,7 +140,12 @@ func (t *cgroupTree) check() CheckItem {
 			it.Detail = fmt.Sprintf("cgroup %s lacks %s: start bench in a delegated cgroup (systemd-run --scope -p Delegate=yes)", dir, strings.Join(missing, ", "))
 			return it
 		case t.systemd != nil:
-			it.Detail = "cpuset, cpu and memory in a scope systemd delegates to each session (" + scopeUnit(DefaultPrefix) + ")"
+			req := newScopeRequest(scopeUnit(DefaultPrefix), t.pid, t.own[""])
+			where := req.unit
+			if req.caller != "" {
+				where += " in " + req.slice + ", bound to " + req.caller
+			}
+			it.Detail = "cpuset, cpu and memory in a scope systemd delegates to each session (" + where + ")"
 		default:
 			procs, _ := readPIDs(filepath.Join(dir, "cgroup.procs"))
 			if len(procs) > 1 && !isRootCgroup(dir) {
