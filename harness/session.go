@@ -613,7 +613,7 @@ func (s *Session) measure(ctx context.Context, r RunSpec, st *started, dir strin
 	}
 	// The sampler's first and last polls of the threads go inside the
 	// tool's window: bench mix's starts after its own warm-up.
-	plan := host.Plan{Start: time.Now().Add(itself), Length: time.Duration(method.Window)}
+	plan := host.Plan{Warmup: itself, Length: time.Duration(method.Window)}
 	sampler, err := s.host.StartSampling(plan)
 	if err != nil {
 		return x, err

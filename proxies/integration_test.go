@@ -847,7 +847,7 @@ func TestSplicePipes(t *testing.T) {
 			// As a session plans it: the pipes are counted at the
 			// window's last poll, while the load runs.
 			const window = 3 * time.Second
-			s, err := h.StartSampling(host.Plan{Start: time.Now(), Length: window})
+			s, err := h.StartSampling(host.Plan{Length: window})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -74,7 +74,7 @@ func benchmarkSampler(b *testing.B, h *Host) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		c0 := cpuTime(b)
-		plan := Plan{Start: time.Now(), Length: window}
+		plan := Plan{Length: window}
 		s, err := h.StartSampling(plan)
 		if err != nil {
 			b.Fatal(err)
@@ -103,8 +103,8 @@ func checkSchedule(b *testing.B, w Window, plan Plan) {
 	if len(w.Polls) < 2 {
 		b.Fatalf("%d polls in the window; want its first and last at least", len(w.Polls))
 	}
-	end := plan.Start.Add(plan.Length)
-	if first, last := w.Polls[0].Sub(plan.Start), end.Sub(w.Polls[len(w.Polls)-1]); first > plan.edge()+statPeriod || last > plan.edge() {
+	end := w.Planned.Add(plan.Length)
+	if first, last := w.Polls[0].Sub(w.Planned), end.Sub(w.Polls[len(w.Polls)-1]); first > plan.edge()+statPeriod || last > plan.edge() {
 		b.Errorf("polls from %v after the start to %v before the end; want at the edges, %v", first, last, plan.edge())
 	}
 	if g := maxGap(w.Polls); g > plan.Length/3+statPeriod {

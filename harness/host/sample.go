@@ -52,16 +52,20 @@ const pollBudget = 0.002
 // so a longer window is still measured whole by Stop.
 const statRing = 6000
 
-// Plan is the load tool's window as the caller expects it: it starts at
-// Start and lasts Length. The sampler makes the window's first poll of the
-// threads an edge after Start and its last an edge before Start+Length
-// (see edge), where the tool runs whatever its start-up and its report
-// take. The zero Plan is the sampling itself: the first poll at
-// StartSampling, the last at Stop.
+// Plan is the load tool's window as the caller expects it: the tool
+// starts as StartSampling returns, and its window begins Warmup later
+// (bench mix warms up on its connections first) and lasts Length. The
+// sampler makes the window's first poll of the threads an edge after its
+// start and its last an edge before its end (see edge), where the tool
+// runs whatever its start-up and its report take. The zero Plan is the
+// sampling itself: the first poll at StartSampling, the last at Stop.
 type Plan struct {
-	Start  time.Time
+	Warmup time.Duration
 	Length time.Duration
 }
+
+// planned says whether p plans a window.
+func (p Plan) planned() bool { return p.Length > 0 }
 
 // edge is how far inside a planned window its first and last polls are:
 // a tenth of it, from statPeriod up to 5 statPeriods, so that a tool's
@@ -77,6 +81,10 @@ func (p Plan) edge() time.Duration {
 type Window struct {
 	// From and To bound the window.
 	From, To time.Time
+	// Planned is where the plan put the window's start: when the
+	// sampler's loop was running, StartSampling returned and the tool
+	// started, plus the plan's warm-up; zero without a plan.
+	Planned time.Time
 	// Times are the /proc/stat readings at or inside the window's bounds,
 	// in time order, from the one nearest its start to the one nearest
 	// its end (at most statPeriod from each); Ticks has, for each role,
@@ -132,6 +140,7 @@ type cpuSnap struct {
 type Sampler struct {
 	h        *Host
 	plan     Plan
+	planned  time.Time   // the planned window's start; zero without a plan
 	cpus     []int       // the CPUs of the roles, ascending
 	cpuIndex map[int]int // CPU -> index in cpus
 	stat     *os.File    // /proc/stat, kept open
@@ -192,14 +201,22 @@ func (h *Host) StartSampling(plan Plan) (*Sampler, error) {
 		return nil, err
 	}
 	s.bootWall = now.Add(-up)
-	if plan == (Plan{}) {
+	if !plan.planned() {
 		s.charged(func() { s.poll(firstPoll) })
 	}
 	if s.first, err = s.readStat(); err != nil {
 		s.closeFiles()
 		return nil, err
 	}
-	go s.loop()
+	// The loop's goroutine is scheduled by the Go runtime on a thread of
+	// the harness's, which waits for a CPU beside the load like any other
+	// (over a second, seen here): the window is planned from when the
+	// loop runs, on its own thread and priority, not from when it was
+	// asked for.
+	ready := make(chan struct{})
+	addProcs()
+	go s.loop(ready)
+	<-ready
 	return s, nil
 }
 
@@ -243,13 +260,17 @@ func uptime() (time.Duration, time.Time, error) {
 // instead, the runtime's scheduler costs about twice the CPU a round here
 // (about 330 us rather than 180 us, most of it the wake-up itself; see
 // BenchmarkSampler).
-func (s *Sampler) loop() {
+func (s *Sampler) loop(ready chan<- struct{}) {
 	// Locked and never unlocked, the loop's thread ends with the loop
 	// rather than going back to the runtime's pool: it runs ahead of the
 	// load it measures (see prioritize).
 	runtime.LockOSThread()
 	prioritize()
-	planned := s.plan != (Plan{})
+	planned := s.plan.planned()
+	if planned {
+		s.planned = time.Now().Add(s.plan.Warmup)
+	}
+	close(ready)
 	// The window's edges, where it was planned: its first poll is due at
 	// firstAt, its last at lastAt.
 	var firstAt, lastAt time.Time
@@ -257,8 +278,8 @@ func (s *Sampler) loop() {
 	// maxGap is the longest one poll may put off the next.
 	maxGap := 3 * threadPeriod
 	if planned {
-		firstAt = s.plan.Start.Add(s.plan.edge())
-		lastAt = s.plan.Start.Add(s.plan.Length - s.plan.edge())
+		firstAt = s.planned.Add(s.plan.edge())
+		lastAt = s.planned.Add(s.plan.Length - s.plan.edge())
 		maxGap = max(s.plan.Length/3, statPeriod)
 	}
 	next := time.Now().Add(threadPeriod)
@@ -299,6 +320,42 @@ func (s *Sampler) loop() {
 		c0 = c1
 		s.mu.Unlock()
 	}
+}
+
+// spareProcs is how many Ps (GOMAXPROCS) a running sampler adds, so that
+// its loop's thread finds one free when it wakes. A goroutine's thread
+// back from a system call needs a P to go on, and takes an idle one; when
+// none is idle it waits until a thread that holds one hands it over, and
+// those are the harness's ordinary threads, which wait for a CPU beside
+// the load: the loop, woken on time at its real-time priority, then
+// waited 1.2 to 2.3 s for a P (its /proc/stat readings stopped after its
+// first) in 2 of 6 runs beside two busy loops here, and in none with
+// spare Ps.
+const spareProcs = 2
+
+// procs counts the samplers running and what GOMAXPROCS was before them.
+var procs struct {
+	sync.Mutex
+	running, base int
+}
+
+// addProcs adds the spare Ps of a sampler that starts.
+func addProcs() {
+	procs.Lock()
+	defer procs.Unlock()
+	if procs.running == 0 {
+		procs.base = runtime.GOMAXPROCS(0)
+	}
+	procs.running++
+	runtime.GOMAXPROCS(procs.base + spareProcs*procs.running)
+}
+
+// dropProcs takes back the spare Ps of a sampler that ended.
+func dropProcs() {
+	procs.Lock()
+	defer procs.Unlock()
+	procs.running--
+	runtime.GOMAXPROCS(procs.base + spareProcs*procs.running)
 }
 
 // prioritize puts the calling thread ahead of the ordinary ones: a
@@ -381,12 +438,13 @@ func (s *Sampler) finish(calc func(last cpuSnap, snaps []cpuSnap) (Window, error
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.finished = true
+	defer dropProcs()
 	defer s.closeFiles()
 	last, err := s.readStat()
 	if err != nil {
 		return Window{}, err
 	}
-	if s.plan == (Plan{}) {
+	if !s.plan.planned() {
 		s.charged(func() { s.poll(lastPoll) })
 	}
 	return calc(last, s.snapshots(last))
@@ -409,7 +467,7 @@ func (s *Sampler) closeFiles() {
 
 // window gathers what the sampler observed inside [lo, hi].
 func (s *Sampler) window(snaps []cpuSnap, lo, hi time.Time) Window {
-	w := Window{From: lo, To: hi, Ticks: map[Role][]uint64{}, CPUs: map[Role]int{}, Cost: s.cost}
+	w := Window{From: lo, To: hi, Planned: s.planned, Ticks: map[Role][]uint64{}, CPUs: map[Role]int{}, Cost: s.cost}
 	var in []cpuSnap
 	for _, sn := range snaps {
 		if !sn.t.Before(lo) && !sn.t.After(hi) {

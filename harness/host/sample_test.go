@@ -381,7 +381,7 @@ func idleWindow(t *testing.T, hold func(), length time.Duration) (Plan, Window) 
 	h := newTestHost(t)
 	startHelper(t, h, RoleProxy, "sleep")
 	holdPolls(t, hold)
-	plan := Plan{Start: time.Now(), Length: length}
+	plan := Plan{Length: length}
 	s, err := h.StartSampling(plan)
 	if err != nil {
 		t.Fatal(err)
@@ -391,7 +391,7 @@ func idleWindow(t *testing.T, hold func(), length time.Duration) (Plan, Window) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("polls at %v after the start; cost %v", offsets(w.Polls, plan.Start), w.Cost)
+	t.Logf("polls at %v after the start; cost %v", offsets(w.Polls, w.Planned), w.Cost)
 	return plan, w
 }
 
@@ -404,11 +404,11 @@ func TestSamplerPollsHeldOffCPU(t *testing.T) {
 	if len(w.Polls) < 4 {
 		t.Fatalf("%d polls in a %v window held 300 ms off the CPU each; want 4 or more", len(w.Polls), plan.Length)
 	}
-	if first := w.Polls[0].Sub(plan.Start); first < plan.edge() || first > plan.edge()+statPeriod+machineWait {
+	if first := w.Polls[0].Sub(w.Planned); first < plan.edge() || first > plan.edge()+statPeriod+machineWait {
 		t.Errorf("first poll %v after the start; want at the edge, %v", first, plan.edge())
 	}
 	// At the edge, or as soon after as the poll before it, held, lets.
-	if last := plan.Start.Add(plan.Length).Sub(w.Polls[len(w.Polls)-1]); last > plan.edge() || last < plan.edge()-300*time.Millisecond-statPeriod-machineWait {
+	if last := w.Planned.Add(plan.Length).Sub(w.Polls[len(w.Polls)-1]); last > plan.edge() || last < plan.edge()-300*time.Millisecond-statPeriod-machineWait {
 		t.Errorf("last poll %v before the end; want at the edge, %v", last, plan.edge())
 	}
 	// threadPeriod apart, plus the hold and a round of the loop; the
@@ -460,7 +460,7 @@ func TestSamplerSessionWindow(t *testing.T) {
 	proxy := startHelper(t, h, RoleProxy, "spin")
 	startHelper(t, h, RoleOrigin, "load")
 	holdPolls(t, offCPU(10*time.Millisecond))
-	plan := Plan{Start: time.Now(), Length: 3 * time.Second}
+	plan := Plan{Length: 3 * time.Second}
 	s, err := h.StartSampling(plan)
 	if err != nil {
 		t.Fatal(err)
@@ -479,7 +479,8 @@ func TestSamplerSessionWindow(t *testing.T) {
 	}
 	smp := read(w)
 	ran := (run1 - run0) / plan.Length.Seconds()
-	t.Logf("sample: %+v; polls at %v; the proxy's spinner ran %.3f of the window", smp, offsets(w.Polls, plan.Start), ran)
+	t.Logf("sample: %+v; polls at %v, /proc/stat read at %v; the proxy's spinner ran %.3f of the window",
+		smp, offsets(w.Polls, w.Planned), offsets(w.Times, w.Planned), ran)
 	if len(w.Polls) < 2 {
 		t.Fatalf("%d polls inside the window; want its first and last at least", len(w.Polls))
 	}
@@ -512,21 +513,22 @@ func TestSamplerSessionWindow(t *testing.T) {
 func TestSamplerThreadBornInWindow(t *testing.T) {
 	h := newTestHost(t)
 	holdPolls(t, offCPU(10*time.Millisecond))
-	plan := Plan{Start: time.Now(), Length: 4 * time.Second}
+	plan := Plan{Length: 4 * time.Second}
 	s, err := h.StartSampling(plan)
 	if err != nil {
 		t.Fatal(err)
 	}
+	start := time.Now()                // the tool's, were there one
 	time.Sleep(700 * time.Millisecond) // past the window's first poll
 	from, to, ran := spinFor(t, h, RoleProxy, 2500*time.Millisecond)
-	time.Sleep(time.Until(plan.Start.Add(plan.Length)))
+	time.Sleep(time.Until(start.Add(plan.Length)))
 	w, err := s.StopWindow(time.Now(), plan.Length)
 	if err != nil {
 		t.Fatal(err)
 	}
 	smp := read(w)
-	t.Logf("sample: %+v; polls at %v; the spinner lived %v to %v, ran %.3f of its life", smp, offsets(w.Polls, plan.Start),
-		from.Sub(plan.Start).Round(time.Millisecond), to.Sub(plan.Start).Round(time.Millisecond), ran)
+	t.Logf("sample: %+v; polls at %v; the spinner lived %v to %v, ran %.3f of its life", smp, offsets(w.Polls, w.Planned),
+		from.Sub(w.Planned).Round(time.Millisecond), to.Sub(w.Planned).Round(time.Millisecond), ran)
 	// Alone on its CPU the spinner is saturated over any part of its
 	// life. Sharing it (other work on the machine), its share of the part
 	// the polls saw differs from that of its whole life by what the
