@@ -17,10 +17,12 @@ import (
 const userHZ = 100
 
 // readStat reads the busy ticks of the roles' CPUs from /proc/stat, and
-// the proxy's throttling with them when it has a quota.
+// the proxy's throttling with them when it has a quota, stamped with when
+// it was read (see maxReadSpan).
 func (s *Sampler) readStat() (cpuSnap, error) {
 	var n int
 	var err error
+	t0 := time.Now()
 	for {
 		n, err = s.stat.ReadAt(s.statBuf, 0)
 		if n < len(s.statBuf) || len(s.statBuf) >= 1<<22 {
@@ -28,7 +30,8 @@ func (s *Sampler) readStat() (cpuSnap, error) {
 		}
 		s.statBuf = make([]byte, 2*len(s.statBuf))
 	}
-	snap := cpuSnap{t: time.Now(), busy: make([]uint64, len(s.cpus))}
+	t1 := time.Now()
+	snap := cpuSnap{t: t0.Add(t1.Sub(t0) / 2), sure: t1.Sub(t0) <= maxReadSpan, busy: make([]uint64, len(s.cpus))}
 	if n == 0 && err != nil {
 		return snap, fmt.Errorf("read /proc/stat: %w", err)
 	}

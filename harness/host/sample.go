@@ -132,6 +132,7 @@ type Thread struct {
 // roles use, in the order of Sampler.cpus.
 type cpuSnap struct {
 	t    time.Time
+	sure bool // read within maxReadSpan
 	busy []uint64
 	thr  throttle // the proxy's, when it has a quota
 }
@@ -298,7 +299,7 @@ func (s *Sampler) loop(ready chan<- struct{}) {
 			s.mu.Unlock()
 			return
 		}
-		if snap, err := s.readStat(); err == nil {
+		if snap, err := s.readStat(); err == nil && snap.sure {
 			s.keep(snap)
 		}
 		now := time.Now()

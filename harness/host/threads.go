@@ -30,6 +30,16 @@ import (
 // process: /proc/PID/io leaves it out, as it does the send() and recv() a
 // copying proxy uses.
 
+// maxReadSpan is the longest a reading may take and still be stamped
+// with its time: a read of schedstat or /proc/stat takes microseconds, so
+// one that took longer had its thread held off the CPU in the middle (by
+// the scheduler, or by the Go runtime stopping the world for its
+// collector while the harness's other threads wait for a CPU), and the
+// stamp, taken beside the read, may be off by that much. Such a reading
+// is left out: a poll that stamped a thread's reading 0.17 s late read a
+// saturated thread as 0.885.
+const maxReadSpan = time.Millisecond
+
 // maxThreadFiles caps the descriptors the sampler keeps open; threads
 // beyond it are read by opening their file each time.
 const maxThreadFiles = 4096
@@ -82,8 +92,10 @@ func (s *Sampler) poll(kind pollKind) {
 		if t.fd < 0 {
 			continue
 		}
-		if v, ok := s.readRuntime(t.fd); ok {
-			t.obs = append(t.obs, threadObs{time.Now(), v})
+		if o, sure, ok := s.readRuntime(t.fd); ok {
+			if sure {
+				t.obs = append(t.obs, o)
+			}
 			continue
 		}
 		unix.Close(t.fd)
@@ -158,10 +170,9 @@ func (s *Sampler) addThread(r Role, pid, tid int, dir int, name []byte, first bo
 	if err != nil {
 		return
 	}
-	v, ok := s.readRuntime(fd)
-	now := time.Now()
-	if !ok {
-		unix.Close(fd)
+	o, sure, ok := s.readRuntime(fd)
+	if !ok || !sure {
+		unix.Close(fd) // gone, or to be read again at the next poll
 		return
 	}
 	t := &threadRec{role: r, pid: pid, fd: -1, obs: make([]threadObs, 0, 4)}
@@ -175,7 +186,7 @@ func (s *Sampler) addThread(r Role, pid, tid int, dir int, name []byte, first bo
 			}
 		}
 	}
-	t.obs = append(t.obs, threadObs{now, v})
+	t.obs = append(t.obs, o)
 	if s.open < maxThreadFiles {
 		t.fd = fd
 		s.open++
@@ -195,19 +206,26 @@ func (s *Sampler) reread(t *threadRec, dir int, name []byte) {
 		return
 	}
 	defer unix.Close(fd)
-	if v, ok := s.readRuntime(fd); ok {
-		t.obs = append(t.obs, threadObs{time.Now(), v})
+	if o, sure, ok := s.readRuntime(fd); ok && sure {
+		t.obs = append(t.obs, o)
 	}
 }
 
 // readRuntime reads the schedstat file open as fd: the thread's time on
-// a CPU in nanoseconds.
-func (s *Sampler) readRuntime(fd int) (uint64, bool) {
+// a CPU in nanoseconds, stamped with when it was read. ok is false when
+// the file could not be read (the thread ended); sure is false when the
+// read took longer than maxReadSpan, so that the stamp may be that far
+// from the reading.
+func (s *Sampler) readRuntime(fd int) (o threadObs, sure, ok bool) {
+	t0 := time.Now()
 	n, err := unix.Pread(fd, s.buf, 0)
+	t1 := time.Now()
 	if n <= 0 || err != nil {
-		return 0, false
+		return o, false, false
 	}
-	return parseSchedstat(s.buf[:n])
+	o.ns, ok = parseSchedstat(s.buf[:n])
+	o.t = t0.Add(t1.Sub(t0) / 2)
+	return o, t1.Sub(t0) <= maxReadSpan, ok
 }
 
 // threadStart returns the start time, in ticks since boot, of thread
