@@ -67,7 +67,7 @@ func ReadRunData(csvPaths []string, rows []results.Row) (map[results.RunID]*resu
 		default:
 			continue
 		}
-		run := fmt.Sprintf("%s-%s-%d", Slug(r.Proxy), results.ScenarioName(r.Mode, r.Load), r.Rep)
+		run := fmt.Sprintf("%s-%s-%d", results.Slug(r.Proxy), results.ScenarioName(r.Mode, r.Load), r.Rep)
 		f, ok := outputs[results.RunsDir(r.Source)+"\x00"+run]
 		if !ok {
 			continue

@@ -161,7 +161,7 @@ func TestRunSession(t *testing.T) {
 			continue
 		}
 		c := proxies.Column{Name: r.Proxy}
-		pattern := fmt.Sprintf("*-%s-%s-%s-%d.load.wrk.out", harness.Slug(c.Name), r.Mode, r.Load, r.Rep)
+		pattern := fmt.Sprintf("*-%s-%s-%s-%d.load.wrk.out", results.Slug(c.Name), r.Mode, r.Load, r.Rep)
 		files, _ := filepath.Glob(filepath.Join(runs, pattern))
 		if len(files) != 1 {
 			t.Errorf("%s %s-%s: wrk output %v; want one file %s", r.Proxy, r.Mode, r.Load, files, pattern)
@@ -212,7 +212,7 @@ func TestRunSession(t *testing.T) {
 		if r.Kind == "direct" {
 			continue
 		}
-		pattern := fmt.Sprintf("*-%s-%s-%d.proxy.*", harness.Slug(r.Proxy), results.ScenarioName(r.Mode, r.Load), r.Rep)
+		pattern := fmt.Sprintf("*-%s-%s-%d.proxy.*", results.Slug(r.Proxy), results.ScenarioName(r.Mode, r.Load), r.Rep)
 		if files, _ := filepath.Glob(filepath.Join(runs, pattern)); len(files) < 2 {
 			t.Errorf("%s %s-%s: kept %v; want its configuration and command line, %s", r.Proxy, r.Mode, r.Load, files, pattern)
 		}
