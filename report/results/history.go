@@ -94,14 +94,9 @@ func WriteHistoryEntry(dir string, e HistoryEntry) error {
 // ReadHistoryEntry reads the HistoryFile of the session folder dir; an
 // error is an InputError naming it.
 func ReadHistoryEntry(dir string) (*HistoryEntry, error) {
-	path := filepath.Join(dir, HistoryFile)
-	b, err := ReadInput(path)
-	if err != nil {
-		return nil, err
-	}
 	e := &HistoryEntry{}
-	if err := json.Unmarshal(b, e); err != nil {
-		return nil, &InputError{File: path, Err: err}
+	if err := readJSON(filepath.Join(dir, HistoryFile), e); err != nil {
+		return nil, err
 	}
 	return e, nil
 }
