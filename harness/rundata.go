@@ -87,10 +87,6 @@ func ReadRunData(csvPaths []string, rows []results.Row) (map[results.RunID]*resu
 	return data, nil
 }
 
-// PagePath is where a session's page goes, beside its CSV: <csv without
-// .csv>.html.
-func PagePath(csvPath string) string { return strings.TrimSuffix(csvPath, ".csv") + ".html" }
-
 // WritePage renders the page of the session files at csvPaths (their
 // rows, metadata and kept run data; opt says which session and how) into
 // path.

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"bench/harness"
 	"bench/report/results"
 )
 
@@ -35,7 +34,7 @@ func historyFixture(t *testing.T) string {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(results.RunsDir(csv), "0001-no-proxy-http-ka-1k-1.load.wrk.out"), "Requests/sec: 33929.56\n")
-	writeFile(t, harness.PagePath(csv), "<!doctype html>\n")
+	writeFile(t, results.PagePath(csv), "<!doctype html>\n")
 	return csv
 }
 
@@ -178,5 +177,25 @@ func TestHistoryAddRefused(t *testing.T) {
 		if after := listing(t, root); after != before {
 			t.Errorf("bench history add %q changed the history from\n%s\nto\n%s", c.args, before, after)
 		}
+	}
+}
+
+// TestHistoryAddFails: a session that cannot be copied whole (its runs'
+// folder holds what is not a plain file) exits 1 and leaves the history
+// as it was, without the folder it was being copied to.
+func TestHistoryAddFails(t *testing.T) {
+	csv := historyFixture(t)
+	if err := os.Symlink("/dev/null", filepath.Join(results.RunsDir(csv), "link")); err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	writeFile(t, filepath.Join(root, "arm-m4", "2026-10-13-evening", "arm-m4-evening.csv"), "a night before\n")
+	before := listing(t, root)
+	status, stdout, stderr := historyAdd(root, csv)
+	if want := "bench: copy " + filepath.Join(results.RunsDir(csv), "link") + ": not a plain file\n"; status != exitError || stdout != "" || stderr != want {
+		t.Errorf("bench history add: exit %d, printed %q, %q; want %d, %q", status, stdout, stderr, exitError, want)
+	}
+	if after := listing(t, root); after != before {
+		t.Errorf("bench history add changed the history from\n%s\nto\n%s", before, after)
 	}
 }

@@ -186,8 +186,8 @@ func TestRunSession(t *testing.T) {
 		t.Errorf("metadata: mix accounting %q, want %q", m.MixAccounting, results.MixDue)
 	}
 	// The session's page is beside its CSV, with its charts.
-	if page, err := os.ReadFile(harness.PagePath(csvPath)); err != nil || !strings.Contains(string(page), `<figure class="chart bar">`) {
-		t.Errorf("the session's page %s: %v; want one with its bar charts", harness.PagePath(csvPath), err)
+	if page, err := os.ReadFile(results.PagePath(csvPath)); err != nil || !strings.Contains(string(page), `<figure class="chart bar">`) {
+		t.Errorf("the session's page %s: %v; want one with its bar charts", results.PagePath(csvPath), err)
 	}
 	// Each ok run's data is kept for the charts: the roles' CPU each
 	// second of its window, and iperf3's intervals where it ran.
