@@ -182,7 +182,8 @@ func TestHistoryAddRefused(t *testing.T) {
 
 // TestHistoryAddFails: a session that cannot be copied whole (its runs'
 // folder holds what is not a plain file) exits 1 and leaves the history
-// as it was, without the folder it was being copied to.
+// as it was, without the folder it was being copied to, and a history it
+// made not made.
 func TestHistoryAddFails(t *testing.T) {
 	csv := historyFixture(t)
 	if err := os.Symlink("/dev/null", filepath.Join(results.RunsDir(csv), "link")); err != nil {
@@ -197,5 +198,13 @@ func TestHistoryAddFails(t *testing.T) {
 	}
 	if after := listing(t, root); after != before {
 		t.Errorf("bench history add changed the history from\n%s\nto\n%s", before, after)
+	}
+	// a history that was not there is not there after
+	absent := filepath.Join(t.TempDir(), "history")
+	if status, _, _ := historyAdd(absent, csv); status != exitError {
+		t.Errorf("bench history add %s: exit %d; want %d", absent, status, exitError)
+	}
+	if _, err := os.Stat(absent); !os.IsNotExist(err) {
+		t.Errorf("bench history add left %s behind: %v", absent, err)
 	}
 }

@@ -198,6 +198,7 @@ func (s *historySession) file(root string, added time.Time) (dest string, err er
 	if _, err := os.Lstat(dest); err == nil {
 		return "", &InputError{File: dest, Err: errors.New("the session is in the history already: remove its folder to file it again")}
 	}
+	_, noRoot := os.Stat(root)
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return "", fmt.Errorf("create the history %s: %w", root, err)
 	}
@@ -208,15 +209,22 @@ func (s *historySession) file(root string, added time.Time) (dest string, err er
 	defer func() {
 		if err != nil {
 			os.RemoveAll(tmp)
+			if noRoot != nil {
+				os.Remove(root) // made for this session alone
+			}
 		}
 	}()
 	if err := os.Chmod(tmp, 0o755); err != nil {
-		return "", err
+		return "", fmt.Errorf("open %s to readers: %w", tmp, err)
 	}
+	// a session may have no runs' files and no page
+	optional := map[string]bool{RunsDir(s.csv): true, PagePath(s.csv): true}
 	for _, src := range []string{s.csv, MetaPath(s.csv), RunsDir(s.csv), PagePath(s.csv)} {
-		if err := copyTree(src, filepath.Join(tmp, filepath.Base(src))); errors.Is(err, fs.ErrNotExist) && src != s.csv && src != MetaPath(s.csv) {
-			continue // a session without runs' files or page
-		} else if err != nil {
+		err := copyTree(src, filepath.Join(tmp, filepath.Base(src)))
+		if optional[src] && errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
 			return "", err
 		}
 	}
