@@ -49,7 +49,7 @@ func cmdHistory(stdout, stderr io.Writer, args []string) error {
 		fs.Usage()
 		return usageError{fmt.Errorf("history add: want DIR SESSION.csv; got %d arguments", fs.NArg())}
 	}
-	dest, err := results.AddToHistory(fs.Arg(0), fs.Arg(1), commits, time.Now().UTC())
+	dest, err := results.AddToHistory(fs.Arg(0), fs.Arg(1), commits, time.Now().UTC().Truncate(time.Second))
 	if err != nil {
 		return err
 	}
