@@ -101,9 +101,9 @@ func TestDataPage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := os.ReadFile(harness.PagePath(files[0]))
+	want, err := os.ReadFile(results.PagePath(files[0]))
 	if err != nil || !bytes.Equal(got, want) {
-		t.Fatalf("%s is not what bench report renders (%v); render it again:\n  bench report --format html data/*.csv > %s", harness.PagePath(files[0]), err, harness.PagePath(files[0]))
+		t.Fatalf("%s is not what bench report renders (%v); render it again:\n  bench report --format html data/*.csv > %s", results.PagePath(files[0]), err, results.PagePath(files[0]))
 	}
 	tables, err := report.Tables(rows, report.Options{})
 	if err != nil {

@@ -42,7 +42,9 @@ func TestWorkflowsLint(t *testing.T) {
 }
 
 // TestNightlyWorkflow: the nightly job runs a whole session on each
-// machine, keeps its files and fails on a real regression.
+// machine, keeps its files, compares it with the previous night and fails
+// on a regression the history's trend finds (TestNightlyHistory runs the
+// history's steps).
 func TestNightlyWorkflow(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(".github", "workflows", "nightly.yml"))
 	if err != nil {
@@ -55,7 +57,9 @@ func TestNightlyWorkflow(t *testing.T) {
 		"sudo bench run --scenario all",
 		"uses: actions/upload-artifact@v4",
 		"gh run download",
-		"bench compare --fail-over 10%",
+		"bench compare previous/*.csv -- results/*.csv",
+		"bench history add",
+		"bench trend --fail-new 10%",
 		// a session that completed with failed runs (exit 3) goes on to
 		// the report, the upload and the comparison
 		"|| status=$?",
@@ -64,5 +68,9 @@ func TestNightlyWorkflow(t *testing.T) {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("nightly.yml lacks %q", want)
 		}
+	}
+	// the comparison is for the summary page; the trend fails the job
+	if strings.Contains(string(b), "--fail-over") {
+		t.Errorf("nightly.yml fails on bench compare --fail-over; the trend is the fail rule")
 	}
 }

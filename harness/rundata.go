@@ -67,7 +67,7 @@ func ReadRunData(csvPaths []string, rows []results.Row) (map[results.RunID]*resu
 		default:
 			continue
 		}
-		run := fmt.Sprintf("%s-%s-%d", Slug(r.Proxy), results.ScenarioName(r.Mode, r.Load), r.Rep)
+		run := fmt.Sprintf("%s-%s-%d", results.Slug(r.Proxy), results.ScenarioName(r.Mode, r.Load), r.Rep)
 		f, ok := outputs[results.RunsDir(r.Source)+"\x00"+run]
 		if !ok {
 			continue
@@ -86,10 +86,6 @@ func ReadRunData(csvPaths []string, rows []results.Row) (map[results.RunID]*resu
 	}
 	return data, nil
 }
-
-// PagePath is where a session's page goes, beside its CSV: <csv without
-// .csv>.html.
-func PagePath(csvPath string) string { return strings.TrimSuffix(csvPath, ".csv") + ".html" }
 
 // WritePage renders the page of the session files at csvPaths (their
 // rows, metadata and kept run data; opt says which session and how) into

@@ -61,19 +61,6 @@ func TestRunsFor(t *testing.T) {
 	}
 }
 
-func TestSlug(t *testing.T) {
-	for _, c := range []struct{ in, want string }{
-		{"ARM (M4)", "arm-m4"},
-		{"Intel (Skylake)", "intel-skylake"},
-		{"Intel Xeon Gold 6148", "intel-xeon-gold-6148"},
-		{"--x--", "x"},
-	} {
-		if got := Slug(c.in); got != c.want {
-			t.Errorf("Slug(%q) = %q; want %q", c.in, got, c.want)
-		}
-	}
-}
-
 func TestFormatDuration(t *testing.T) {
 	for _, c := range []struct {
 		in   time.Duration

@@ -76,29 +76,13 @@ var ErrSessionExists = errors.New("the session's file exists")
 
 // SessionPaths returns the CSV and metadata paths of a session.
 func SessionPaths(outDir, machine, id string) (csvPath, metaPath string) {
-	base := filepath.Join(outDir, Slug(machine)+"-"+id+".csv")
+	base := filepath.Join(outDir, results.Slug(machine)+"-"+id+".csv")
 	return base, results.MetaPath(base)
 }
 
 // runsDir is where a session keeps its runs' output, beside its CSV:
 // <csv without .csv>.runs.
 func runsDir(csvPath string) string { return results.RunsDir(csvPath) }
-
-// Slug turns a machine label into a file name part: "ARM (M4)" -> "arm-m4".
-func Slug(s string) string {
-	var b strings.Builder
-	dash := false
-	for _, r := range strings.ToLower(s) {
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
-			b.WriteRune(r)
-			dash = false
-		} else if !dash && b.Len() > 0 {
-			b.WriteByte('-')
-			dash = true
-		}
-	}
-	return strings.TrimSuffix(b.String(), "-")
-}
 
 // NewSession sets up the host (namespaces, links, cgroups), the origin and
 // the session files for the schedule of runs NewSchedule made, the one
@@ -244,7 +228,7 @@ func proxyLimit(hard uint64) uint64 {
 func (s *Session) validate(ctx context.Context) error {
 	seen := map[string]bool{}
 	for _, r := range s.sched.Runs {
-		ends, err := s.instances(r, filepath.Join(s.host.RunDir(), "check", Slug(r.Column.Name)+"-"+r.Scenario.Name))
+		ends, err := s.instances(r, filepath.Join(s.host.RunDir(), "check", results.Slug(r.Column.Name)+"-"+r.Scenario.Name))
 		if err != nil {
 			return err
 		}
@@ -443,7 +427,7 @@ func (s *Session) run(ctx context.Context, r RunSpec) results.Row {
 
 // runName names a run's files: "0007-nginx-http-ka-1k-1".
 func runName(r RunSpec) string {
-	return fmt.Sprintf("%04d-%s-%s-%d", r.Index, Slug(r.Column.Name), r.Scenario.Name, r.Rep)
+	return fmt.Sprintf("%04d-%s-%s-%d", r.Index, results.Slug(r.Column.Name), r.Scenario.Name, r.Rep)
 }
 
 // keepConfig keeps beside the runs' output what run name's ends ran: each

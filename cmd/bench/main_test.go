@@ -29,7 +29,7 @@ func TestMain(m *testing.M) {
 // hidden flag and, of a subcommand, what its exit statuses mean; a wrong
 // command line exits 2.
 func TestHelpExits(t *testing.T) {
-	cmds := [][]string{{}, {"mix", "tls"}}
+	cmds := [][]string{{}, {"mix", "tls"}, {"history", "add"}}
 	for _, c := range commands {
 		cmds = append(cmds, []string{c.name})
 	}

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"bench/harness"
 	"bench/proxies"
 	"bench/report/results"
 	"bench/scenarios"
@@ -35,7 +34,7 @@ func TestRunMixSession(t *testing.T) {
 			t.Errorf("%s / %s: no ok row: %+v", s.Name, c.Name, row)
 			return
 		}
-		files, _ := filepath.Glob(filepath.Join(runs, "*-"+harness.Slug(c.Name)+"-"+s.Name+"-1.load.bench.out"))
+		files, _ := filepath.Glob(filepath.Join(runs, "*-"+results.Slug(c.Name)+"-"+s.Name+"-1.load.bench.out"))
 		if len(files) != 1 {
 			t.Errorf("%s / %s: bench mix output %v; want one file", s.Name, c.Name, files)
 			return

@@ -149,7 +149,7 @@ func cmdRun(stdout, stderr io.Writer, args []string) error {
 		return err
 	}
 	report.WriteNoisy(stderr, tables)
-	page := harness.PagePath(s.CSVPath)
+	page := results.PagePath(s.CSVPath)
 	if err := harness.WritePage(page, []string{s.CSVPath}, rows, report.Options{Session: cfg.Session}); err != nil {
 		return err
 	}

@@ -161,7 +161,7 @@ func TestRunSession(t *testing.T) {
 			continue
 		}
 		c := proxies.Column{Name: r.Proxy}
-		pattern := fmt.Sprintf("*-%s-%s-%s-%d.load.wrk.out", harness.Slug(c.Name), r.Mode, r.Load, r.Rep)
+		pattern := fmt.Sprintf("*-%s-%s-%s-%d.load.wrk.out", results.Slug(c.Name), r.Mode, r.Load, r.Rep)
 		files, _ := filepath.Glob(filepath.Join(runs, pattern))
 		if len(files) != 1 {
 			t.Errorf("%s %s-%s: wrk output %v; want one file %s", r.Proxy, r.Mode, r.Load, files, pattern)
@@ -186,8 +186,8 @@ func TestRunSession(t *testing.T) {
 		t.Errorf("metadata: mix accounting %q, want %q", m.MixAccounting, results.MixDue)
 	}
 	// The session's page is beside its CSV, with its charts.
-	if page, err := os.ReadFile(harness.PagePath(csvPath)); err != nil || !strings.Contains(string(page), `<figure class="chart bar">`) {
-		t.Errorf("the session's page %s: %v; want one with its bar charts", harness.PagePath(csvPath), err)
+	if page, err := os.ReadFile(results.PagePath(csvPath)); err != nil || !strings.Contains(string(page), `<figure class="chart bar">`) {
+		t.Errorf("the session's page %s: %v; want one with its bar charts", results.PagePath(csvPath), err)
 	}
 	// Each ok run's data is kept for the charts: the roles' CPU each
 	// second of its window, and iperf3's intervals where it ran.
@@ -212,7 +212,7 @@ func TestRunSession(t *testing.T) {
 		if r.Kind == "direct" {
 			continue
 		}
-		pattern := fmt.Sprintf("*-%s-%s-%d.proxy.*", harness.Slug(r.Proxy), results.ScenarioName(r.Mode, r.Load), r.Rep)
+		pattern := fmt.Sprintf("*-%s-%s-%d.proxy.*", results.Slug(r.Proxy), results.ScenarioName(r.Mode, r.Load), r.Rep)
 		if files, _ := filepath.Glob(filepath.Join(runs, pattern)); len(files) < 2 {
 			t.Errorf("%s %s-%s: kept %v; want its configuration and command line, %s", r.Proxy, r.Mode, r.Load, files, pattern)
 		}

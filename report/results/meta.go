@@ -190,15 +190,24 @@ func (m *Meta) Finish(path string) error {
 // ReadMeta reads a session's metadata file; an error is an InputError
 // naming it.
 func ReadMeta(path string) (*Meta, error) {
-	b, err := ReadInput(path)
-	if err != nil {
+	m := &Meta{}
+	if err := readJSON(path, m); err != nil {
 		return nil, err
 	}
-	m := &Meta{}
-	if err := json.Unmarshal(b, m); err != nil {
-		return nil, &InputError{File: path, Err: err}
-	}
 	return m, nil
+}
+
+// readJSON decodes the JSON file at path into v; an error is an
+// InputError naming it.
+func readJSON(path string, v any) error {
+	b, err := ReadInput(path)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return &InputError{File: path, Err: err}
+	}
+	return nil
 }
 
 // SessionFile is a session file as the report is given it: its path and

@@ -28,6 +28,10 @@ func RunsDir(csvPath string) string {
 	return filepath.Clean(strings.TrimSuffix(csvPath, ".csv") + ".runs")
 }
 
+// PagePath is where a session's page goes, beside its CSV: <csv without
+// .csv>.html.
+func PagePath(csvPath string) string { return strings.TrimSuffix(csvPath, ".csv") + ".html" }
+
 // RunID names a run among a session's files: its machine, session,
 // cell and repetition.
 type RunID struct {

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"bench/report/results"
+)
+
+const historySynopsis = `add [--proxy-commit COLUMN=COMMIT]... DIR SESSION.csv
+
+Files a session in the history DIR (README.md, "The history"): its CSV, its
+metadata, its runs' folder and its page, when it has them, are copied to
+DIR/<machine>/<YYYY-MM-DD>-<session>/ by the machine and the start date its
+metadata records, with history.json beside them: the commit bench was built
+from (from the metadata) and those of proxies built from a checkout
+(--proxy-commit). bench trend DIR reads the history.
+
+A session in the history already, one whose CSV does not read (a truncated
+file) or has no metadata beside it, and one that did not end are refused
+(exit 2) before anything is written: DIR is left as it was. The session is
+copied to a folder in DIR and renamed into place at the end.`
+
+func cmdHistory(stdout, stderr io.Writer, args []string) error {
+	fs := newFlagSet("history", stderr, historySynopsis)
+	commits := proxyCommits{}
+	fs.Var(commits, "proxy-commit", "the commit the proxy of a column of the session was built from, as `COLUMN=COMMIT`, for history.json; repeat it for each such column, e.g. --proxy-commit \"3proxy devel=1a2b3c4\"")
+	switch {
+	case len(args) > 0 && args[0] == "add":
+		args = args[1:]
+	case len(args) > 0 && helpAsked(args[0]):
+		fs.Usage()
+		return nil
+	case len(args) > 0:
+		fs.Usage()
+		return usageError{fmt.Errorf("history: unknown subcommand %q: want add", args[0])}
+	default:
+		fs.Usage()
+		return usageError{errors.New("history: want a subcommand: add")}
+	}
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 2 {
+		fs.Usage()
+		return usageError{fmt.Errorf("history add: want DIR SESSION.csv; got %d arguments", fs.NArg())}
+	}
+	dest, err := results.AddToHistory(fs.Arg(0), fs.Arg(1), commits, time.Now().UTC().Truncate(time.Second))
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(stdout, "filed %s\n", dest)
+	return err
+}
+
+// proxyCommits are --proxy-commit's values: the commit of each column.
+type proxyCommits map[string]string
+
+func (p proxyCommits) String() string {
+	var s []string
+	for c, commit := range p {
+		s = append(s, c+"="+commit)
+	}
+	sort.Strings(s)
+	return strings.Join(s, ",")
+}
+
+func (p proxyCommits) Set(v string) error {
+	i := strings.LastIndex(v, "=")
+	if i <= 0 || i == len(v)-1 || strings.ContainsAny(v[i+1:], " \t\n") {
+		return fmt.Errorf("want COLUMN=COMMIT, e.g. \"3proxy devel=1a2b3c4\"; got %q", v)
+	}
+	column := strings.TrimSpace(v[:i])
+	if _, ok := p[column]; ok {
+		return fmt.Errorf("column %q given twice", column)
+	}
+	p[column] = v[i+1:]
+	return nil
+}

@@ -1,0 +1,82 @@
+package results
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+)
+
+func TestSlug(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"ARM (M4)", "arm-m4"},                           // a label as the tables print it
+		{"Intel (Skylake)", "intel-skylake"},             // spaces and brackets become one dash
+		{"Intel Xeon Gold 6148", "intel-xeon-gold-6148"}, // a CPU model, the default label
+		{"Xeon, 2 CPUs", "xeon-2-cpus"},                  // the history's example
+		{"--x--", "x"},                                   // no dash at either end
+	} {
+		if got := Slug(c.in); got != c.want {
+			t.Errorf("Slug(%q) = %q; want %q", c.in, got, c.want)
+		}
+	}
+}
+
+func TestHistoryDir(t *testing.T) {
+	// A session that started late in the evening west of UTC is filed
+	// under the day in UTC.
+	started := time.Date(2026, 11, 29, 22, 30, 0, 0, time.FixedZone("UTC-3", -3*3600))
+	got := HistoryDir("h", "Xeon, 2 CPUs", HistoryDate(started), "nightly")
+	if want := filepath.Join("h", "xeon-2-cpus", "2026-11-30-nightly"); got != want {
+		t.Errorf("HistoryDir(%q) = %q; want %q", started, got, want)
+	}
+}
+
+// TestHistorySessions: the sessions of every machine come in the order of
+// their dates, and a folder being filed (a dot folder) is left out.
+func TestHistorySessions(t *testing.T) {
+	root := t.TempDir()
+	for _, p := range []string{
+		"xeon/2026-11-30-b/xeon-b.csv",
+		"arm-m4/2026-12-01-a/arm-m4-a.csv",
+		"arm-m4/2026-11-29-z/arm-m4-z.csv",
+		"xeon/2026-11-30-b/xeon-b.csv.meta.json",
+		"xeon/.add-123/xeon-c.csv",
+		".add-456/x/y.csv",
+	} {
+		p = filepath.Join(root, p)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := HistorySessions(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		filepath.Join(root, "arm-m4/2026-11-29-z/arm-m4-z.csv"),
+		filepath.Join(root, "xeon/2026-11-30-b/xeon-b.csv"),
+		filepath.Join(root, "arm-m4/2026-12-01-a/arm-m4-a.csv"),
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("HistorySessions(%q) = %q; want %q", root, got, want)
+	}
+}
+
+func TestHistoryEntry(t *testing.T) {
+	dir := t.TempDir()
+	e := HistoryEntry{BenchCommit: "1a2b3c", ProxyCommits: map[string]string{"3proxy devel": "abc123"}, Added: time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)}
+	if err := WriteHistoryEntry(dir, e); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadHistoryEntry(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.BenchCommit != e.BenchCommit || got.ProxyCommits["3proxy devel"] != "abc123" || !got.Added.Equal(e.Added) {
+		t.Errorf("ReadHistoryEntry(WriteHistoryEntry(%v)) = %v", e, *got)
+	}
+}
