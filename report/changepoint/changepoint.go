@@ -1,0 +1,213 @@
+// Package changepoint finds where the level of a series moved for good:
+// E-Divisive means (Matteson and James, "A Nonparametric Approach for
+// Multiple Change Point Analysis of Multivariate Data", JASA 2014) as
+// MongoDB's CI runs it on its performance results (Daly et al., "The Use
+// of Change Point Detection to Identify Software Performance Regressions
+// in a Continuous Integration System", ICPE 2020; their implementation is
+// github.com/mongodb/signal-processing-algorithms, whose tests this
+// package's port). Each change point found is then measured: the step
+// between the segments on either side, its interval from their spread,
+// and whether the newest segment is still on its far side.
+//
+// The package is pure: values in, change points out, every random draw
+// from a generator seeded by Options.Seed, so that a series gives the
+// same answer every time.
+package changepoint
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+)
+
+// Options are the parameters of the detection.
+type Options struct {
+	// PValue is the permutation test's level: a candidate is a change
+	// point when no more than this share of the permuted series split
+	// as well as the series does (DefaultPValue when 0).
+	PValue float64
+	// Permutations is the count of permuted series a candidate is tested
+	// against (DefaultPermutations when 0).
+	Permutations int
+	// Confidence is the level of a step's interval (DefaultConfidence
+	// when 0).
+	Confidence float64
+	// Resamples is the count of bootstrap resamples a step's interval is
+	// drawn from (DefaultResamples when 0).
+	Resamples int
+	// Seed seeds the permutations and the resamples.
+	Seed uint64
+}
+
+// The defaults of Options.
+const (
+	// DefaultPValue is the level the reference implementation's tests
+	// of series with known change points use: 1%.
+	DefaultPValue = 0.01
+	// DefaultPermutations is the reference implementation's: 100.
+	DefaultPermutations = 100
+	// DefaultConfidence is a step's interval's level: 95%.
+	DefaultConfidence = 0.95
+	// DefaultResamples is enough resamples for the 2.5th and 97.5th
+	// percentiles of a bootstrap to settle to a tenth of a percent.
+	DefaultResamples = 1000
+)
+
+func (o Options) withDefaults() Options {
+	if o.PValue == 0 {
+		o.PValue = DefaultPValue
+	}
+	if o.Permutations == 0 {
+		o.Permutations = DefaultPermutations
+	}
+	if o.Confidence == 0 {
+		o.Confidence = DefaultConfidence
+	}
+	if o.Resamples == 0 {
+		o.Resamples = DefaultResamples
+	}
+	return o
+}
+
+// Divisive returns the change points of series in ascending order, each
+// the index of the first value after its change: E-Divisive means. The
+// series is split where the energy statistic of the two sides, weighted
+// by their sizes, is greatest; the split is kept when the permutation
+// test finds it significant (no more than PValue of Permutations
+// shuffles of the segments split as well), and the segments are split
+// again until no split is.
+func Divisive(series []float64, opt Options) []int {
+	opt = opt.withDefaults()
+	rng := rand.New(rand.NewPCG(opt.Seed, 0x65646976)) // "ediv"
+	var points []int
+	best := map[[2]int]split{} // the best split of each segment, once computed
+	stats := make([]float64, len(series))
+	shuffled := make([]float64, len(series))
+	// the most permuted series that may split as well for the candidate
+	// to pass: the reference's better/(permutations+1) <= pvalue
+	allowed := int(math.Floor(opt.PValue*float64(opt.Permutations+1) + 1e-9))
+	for {
+		bounds := segments(points, len(series))
+		cand := split{at: -1}
+		for _, b := range bounds {
+			s, ok := best[b]
+			if !ok {
+				s = bestSplit(series[b[0]:b[1]], stats)
+				s.at += b[0]
+				best[b] = s
+			}
+			if s.t > cand.t || cand.at < 0 {
+				cand = s
+			}
+		}
+		if cand.at <= 0 {
+			return points
+		}
+		better := 0
+		for range opt.Permutations {
+			if splitsAsWell(series, bounds, cand.t, shuffled, stats, rng) {
+				better++
+				if better > allowed {
+					break // the test has failed whatever the rest do
+				}
+			}
+		}
+		if better > allowed {
+			return points
+		}
+		points = append(points, cand.at)
+		slices.Sort(points)
+	}
+}
+
+// split is a segment's best split: before index at, with statistic t.
+type split struct {
+	at int
+	t  float64
+}
+
+// segments are the bounds [start, end) of the segments the points cut a
+// series of n values into.
+func segments(points []int, n int) [][2]int {
+	var out [][2]int
+	start := 0
+	for _, p := range points {
+		out = append(out, [2]int{start, p})
+		start = p
+	}
+	return append(out, [2]int{start, n})
+}
+
+// splitsAsWell shuffles each segment of series within its bounds and
+// reports whether one of the shuffled segments has a split whose
+// statistic is t or more.
+func splitsAsWell(series []float64, bounds [][2]int, t float64, shuffled, stats []float64, rng *rand.Rand) bool {
+	for _, b := range bounds {
+		seg := shuffled[b[0]:b[1]]
+		copy(seg, series[b[0]:b[1]])
+		rng.Shuffle(len(seg), func(i, j int) { seg[i], seg[j] = seg[j], seg[i] })
+		if bestSplit(seg, stats).t >= t {
+			return true
+		}
+	}
+	return false
+}
+
+// bestSplit is the split of x whose statistic is greatest, the first of
+// equals; stats is room for len(x) statistics.
+func bestSplit(x []float64, stats []float64) split {
+	statistics(x, stats[:len(x)])
+	best := split{}
+	for tau, t := range stats[:len(x)] {
+		if t > best.t {
+			best = split{tau, t}
+		}
+	}
+	return best
+}
+
+// statistics writes to out[tau] the statistic of splitting x before tau:
+// the energy distance of X = x[:tau] and Y = x[tau:] weighted by their
+// sizes, |X||Y|/(|X|+|Y|) * (2 E|X-Y| - E|X-X'| - E|Y-Y'|), the means
+// over all pairs. It keeps the three sums of distances as tau moves
+// right, as the reference does.
+func statistics(x []float64, out []float64) {
+	n := len(x)
+	var within, across, rest float64 // sums over pairs i<j: both in X, one in each, both in Y
+	for i := range n {
+		for j := i + 1; j < n; j++ {
+			rest += math.Abs(x[i] - x[j])
+		}
+	}
+	for tau := range n {
+		out[tau] = statistic(2*within, 2*rest, across, tau, n-tau)
+		var toX, toY float64 // x[tau]'s distances to X and to the rest of Y
+		for i := range tau {
+			toX += math.Abs(x[i] - x[tau])
+		}
+		for j := tau + 1; j < n; j++ {
+			toY += math.Abs(x[tau] - x[j])
+		}
+		across += toY - toX
+		within += toX
+		rest -= toY
+	}
+}
+
+// statistic is the weighted energy distance of samples of sizes n and m
+// from the sums of their distances: within each (over ordered pairs) and
+// across.
+func statistic(withinX, withinY, across float64, n, m int) float64 {
+	fn, fm := float64(n), float64(m)
+	var xy, xx, yy float64
+	if n > 0 && m > 0 {
+		xy = across / (fn * fm)
+	}
+	if n > 0 {
+		xx = withinX / (fn * fn)
+	}
+	if m > 0 {
+		yy = withinY / (fm * fm)
+	}
+	return fn * fm / (fn + fm) * (2*xy - xx - yy)
+}

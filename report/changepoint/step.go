@@ -1,0 +1,115 @@
+package changepoint
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+)
+
+// Point is a change point of a series of sessions, measured.
+type Point struct {
+	// At is the index of the first session after the change; the
+	// session before it is At-1.
+	At int
+	// Step is the median of the segment after the change over that of
+	// the segment before it, less one, in percent: each segment's median
+	// of its sessions' medians.
+	Step float64
+	// Lo and Hi bound the step's interval, in percent, at
+	// Options.Confidence: the percentiles of the step over resamples of
+	// the two segments (Interval).
+	Lo, Hi float64
+	// InForce says whether the newest segment's median is still nearer
+	// the level after the step than the level before it.
+	InForce bool
+}
+
+// Beyond reports whether the step's interval leaves out no change: the
+// segments' spread does not reach across it.
+func (p Point) Beyond() bool { return p.Lo > 0 || p.Hi < 0 }
+
+// Find finds the change points of a series of sessions, given the runs of
+// each in time order (a session without runs has no place in it): E-Divisive
+// (Divisive) on the sessions' medians, each point then measured
+// between the segments on either side of it (Point). It keeps the points
+// whose interval leaves out no change (Point.Beyond): a split the
+// permutation test passes but whose step the segments' own spread
+// covers is not a change anyone can act on.
+func Find(runs [][]float64, opt Options) []Point {
+	opt = opt.withDefaults()
+	medians := make([]float64, len(runs))
+	for i, r := range runs {
+		medians[i] = Median(r)
+	}
+	at := Divisive(medians, opt)
+	bounds := segments(at, len(runs))
+	newest := Median(medians[bounds[len(bounds)-1][0]:])
+	rng := rand.New(rand.NewPCG(opt.Seed, 0x626f6f74)) // "boot"
+	var out []Point
+	for i, a := range at {
+		before, after := bounds[i], bounds[i+1]
+		b, f := Median(medians[before[0]:before[1]]), Median(medians[after[0]:after[1]])
+		p := Point{At: a, Step: pct(f, b)}
+		p.Lo, p.Hi = interval(runs[before[0]:before[1]], runs[after[0]:after[1]], opt, rng)
+		p.InForce = math.Abs(newest-f) < math.Abs(newest-b)
+		if p.Beyond() {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// pct is after over before, less one, in percent.
+func pct(after, before float64) float64 { return (after/before - 1) * 100 }
+
+// interval is the interval of the step from the sessions before to those
+// after, in percent, at opt.Confidence: the percentiles of the step over
+// opt.Resamples resamples of each side by the two-stage bootstrap of
+// nested data (Davison and Hinkley, "Bootstrap Methods and their
+// Application", 1997, section 3.8), which keeps both of its spreads:
+// sessions drawn with replacement, then runs of each session drawn,
+// the side's figure the median of the runs drawn. A side of one session
+// is thus the spread of its runs.
+func interval(before, after [][]float64, opt Options, rng *rand.Rand) (lo, hi float64) {
+	steps := make([]float64, opt.Resamples)
+	var scratch []float64
+	draw := func(side [][]float64) float64 {
+		scratch = scratch[:0]
+		for range side {
+			s := side[rng.IntN(len(side))]
+			for range s {
+				scratch = append(scratch, s[rng.IntN(len(s))])
+			}
+		}
+		slices.Sort(scratch)
+		return quantile(scratch, 0.5)
+	}
+	for k := range steps {
+		b := draw(before)
+		steps[k] = pct(draw(after), b)
+	}
+	slices.Sort(steps)
+	tail := (1 - opt.Confidence) / 2
+	return quantile(steps, tail), quantile(steps, 1-tail)
+}
+
+// Median is the median of x; NaN for none.
+func Median(x []float64) float64 {
+	if len(x) == 0 {
+		return math.NaN()
+	}
+	sorted := slices.Clone(x)
+	slices.Sort(sorted)
+	return quantile(sorted, 0.5)
+}
+
+// quantile is the q-quantile of sorted x, interpolated between its
+// neighbours (the median of an even count the mean of the middle two).
+func quantile(sorted []float64, q float64) float64 {
+	pos := q * float64(len(sorted)-1)
+	i := int(math.Floor(pos))
+	if i >= len(sorted)-1 {
+		return sorted[len(sorted)-1]
+	}
+	return sorted[i] + (pos-float64(i))*(sorted[i+1]-sorted[i])
+}
