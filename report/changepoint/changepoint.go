@@ -41,11 +41,16 @@ type Options struct {
 
 // The defaults of Options.
 const (
-	// DefaultPValue is the level the reference implementation's tests
-	// of series with known change points use: 1%.
-	DefaultPValue = 0.01
-	// DefaultPermutations is the reference implementation's: 100.
-	DefaultPermutations = 100
+	// DefaultPValue is a tenth of the level the reference
+	// implementation's tests use (1%): a history holds hundreds of
+	// series, every cell by two metrics, and at 1% a few of them would
+	// split by chance on any night.
+	DefaultPValue = 0.001
+	// DefaultPermutations is the fewest that can pass a split at
+	// DefaultPValue: one permuted series in a thousand may split as
+	// well. (The permutations stop as soon as the test has failed, so
+	// a series without a change is rejected after a few.)
+	DefaultPermutations = 1000
 	// DefaultConfidence is a step's interval's level: 95%.
 	DefaultConfidence = 0.95
 	// DefaultResamples is enough resamples for the 2.5th and 97.5th

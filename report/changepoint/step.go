@@ -22,6 +22,9 @@ type Point struct {
 	// InForce says whether the newest segment's median is still nearer
 	// the level after the step than the level before it.
 	InForce bool
+	// Noise is the series' run-to-run noise, in percent (Noise), which
+	// the step passes.
+	Noise float64
 }
 
 // Beyond reports whether the step's interval leaves out no change: the
@@ -32,9 +35,11 @@ func (p Point) Beyond() bool { return p.Lo > 0 || p.Hi < 0 }
 // each in time order (a session without runs has no place in it): E-Divisive
 // (Divisive) on the sessions' medians, each point then measured
 // between the segments on either side of it (Point). It keeps the points
-// whose interval leaves out no change (Point.Beyond): a split the
-// permutation test passes but whose step the segments' own spread
-// covers is not a change anyone can act on.
+// whose interval leaves out no change (Point.Beyond) and whose step is
+// no smaller than the run-to-run noise (Noise): a split the permutation
+// test passes but whose step the segments' spread covers, or which is
+// less than what tells the runs of one session apart, is not a change
+// anyone can act on.
 func Find(runs [][]float64, opt Options) []Point {
 	opt = opt.withDefaults()
 	medians := make([]float64, len(runs))
@@ -45,18 +50,37 @@ func Find(runs [][]float64, opt Options) []Point {
 	bounds := segments(at, len(runs))
 	newest := Median(medians[bounds[len(bounds)-1][0]:])
 	rng := rand.New(rand.NewPCG(opt.Seed, 0x626f6f74)) // "boot"
+	noise := Noise(runs)
 	var out []Point
 	for i, a := range at {
 		before, after := bounds[i], bounds[i+1]
 		b, f := Median(medians[before[0]:before[1]]), Median(medians[after[0]:after[1]])
-		p := Point{At: a, Step: pct(f, b)}
+		p := Point{At: a, Step: pct(f, b), Noise: noise}
 		p.Lo, p.Hi = interval(runs[before[0]:before[1]], runs[after[0]:after[1]], opt, rng)
 		p.InForce = math.Abs(newest-f) < math.Abs(newest-b)
-		if p.Beyond() {
+		if p.Beyond() && math.Abs(p.Step) >= noise {
 			out = append(out, p)
 		}
 	}
 	return out
+}
+
+// Noise is the run-to-run noise of a series of sessions, in percent: the
+// median over its sessions of half the range of a session's runs over
+// their median, the ± bench compare gives a change between two sessions.
+func Noise(runs [][]float64) float64 {
+	var half []float64
+	for _, r := range runs {
+		if len(r) < 2 {
+			continue
+		}
+		m := Median(r)
+		half = append(half, (slices.Max(r)-slices.Min(r))/2/math.Abs(m)*100)
+	}
+	if len(half) == 0 {
+		return 0
+	}
+	return Median(half)
 }
 
 // pct is after over before, less one, in percent.
