@@ -375,15 +375,31 @@ func (tr *Trends) Changes() []TrendChange {
 }
 
 // NewRegressions are the changes for the worse beyond pct percent that
-// begin at the newest session of their machine.
+// the newest session of their machine revealed: found in their series
+// with it and not without it (no change point of the series without the
+// newest session within a session of theirs, of their sign). A session
+// alone is never a change point (changepoint.Find), so a new level shows
+// on the second session at it at the soonest.
 func (tr *Trends) NewRegressions(pct float64) []TrendChange {
 	newest := map[string]int{}
 	for i, s := range tr.Sessions {
 		newest[s.Machine] = i
 	}
+	without := map[*TrendSeries][]changepoint.Point{}
 	var out []TrendChange
 	for _, c := range tr.Changes() {
-		if c.Worse && math.Abs(c.Step) > pct && c.After == newest[c.Series.Machine] {
+		s := c.Series
+		if !c.Worse || math.Abs(c.Step) <= pct || s.Sessions[len(s.Sessions)-1] != newest[s.Machine] {
+			continue
+		}
+		before, ok := without[s]
+		if !ok {
+			before = changepoint.Find(s.Runs[:len(s.Runs)-1], tr.Options)
+			without[s] = before
+		}
+		if !slices.ContainsFunc(before, func(p changepoint.Point) bool {
+			return p.At >= c.At-1 && p.At <= c.At+1 && (p.Step < 0) == (c.Step < 0)
+		}) {
 			out = append(out, c)
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
-	"time"
 
 	"bench/internal/nights"
 	"bench/report/results"
@@ -14,54 +13,21 @@ import (
 // metadata.
 func referenceSession(t testing.TB) ([]results.Row, *results.Meta) {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join("..", "data", "*.csv"))
-	if err != nil || len(files) != 1 {
-		t.Fatalf("the reference session: %v, %v; want one file", files, err)
-	}
-	rows, err := results.ReadFiles(files)
-	if err != nil {
-		t.Fatal(err)
-	}
-	meta, err := results.ReadMeta(results.MetaPath(files[0]))
+	rows, meta, err := nights.Reference(filepath.Join("..", "data"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return rows, meta
 }
 
-// The shifted cells of the generated history: three cells 6% slower from
-// night 80, one sliding 0.5% a night for 20 nights from night 30.
-var (
-	steppedCells = []results.Cell{
-		{Proxy: "nginx", Mode: results.HTTP, Load: "ka-1k"},
-		{Proxy: "haproxy", Mode: results.Relay, Load: "stream1"},
-		{Proxy: "squid", Mode: results.Connect, Load: "ka-1k"},
-	}
-	slidCell = results.Cell{Proxy: "haproxy", Mode: results.HTTP, Load: "ka-1k"}
-)
-
-const (
-	stepNight  = 80
-	slideNight = 30
-	slideLen   = 20
-)
-
-// generatedHistory writes 120 nights of the reference session's cells to
-// a temporary directory, with the shifts above, and returns it.
-func generatedHistory(t testing.TB, nightCount int, machines ...string) string {
+// generatedHistory writes n nights of the reference session's cells on
+// machines (nights.Shifted: three steps, a slide) to a temporary
+// directory and returns it.
+func generatedHistory(t testing.TB, n int, machines ...string) string {
 	t.Helper()
 	rows, meta := referenceSession(t)
-	h := nights.History{Reference: rows, Meta: meta, Machines: machines, Nights: nightCount, Seed: 42,
-		Start:  time.Date(2026, 1, 1, 1, 17, 0, 0, time.UTC),
-		Shifts: []nights.Shift{{Cell: slidCell, From: slideNight, Step: -0.005 * slideLen, Nights: slideLen}},
-		// nginx upgraded at night 60; bench rebuilt at the step's night
-		Releases: []nights.Release{{Night: 0, Version: "1a2b3c4"}, {Night: 60, Column: "nginx", Version: "1.24.0"}, {Night: stepNight, Version: "5d6e7f8"}},
-	}
-	for _, c := range steppedCells {
-		h.Shifts = append(h.Shifts, nights.Shift{Cell: c, From: stepNight, Step: -0.06})
-	}
 	dir := t.TempDir()
-	if _, err := nights.Write(dir, h); err != nil {
+	if _, err := nights.Write(dir, nights.Shifted(rows, meta, n, 42, machines...)); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -97,21 +63,21 @@ func TestTrendFindsShifts(t *testing.T) {
 	for i := range tr.Series {
 		s := &tr.Series[i]
 		c := results.Cell{Proxy: s.Proxy, Mode: s.Mode, Load: s.Load}
-		stepped := s.Metric == MetricThroughput && slices.Contains(steppedCells, c)
-		slid := s.Metric == MetricThroughput && c == slidCell
+		stepped := s.Metric == MetricThroughput && slices.Contains(nights.SteppedCells, c)
+		slid := s.Metric == MetricThroughput && c == nights.SlidCell
 		for _, p := range s.Points {
 			night := p.At // a series of every night: its index is the night
 			switch {
-			case stepped && night >= stepNight-1 && night <= stepNight+1 && p.Worse:
+			case stepped && night >= nights.StepNight-1 && night <= nights.StepNight+1 && p.Worse:
 				found[c] = true
-			case slid && night >= slideNight && night <= slideNight+slideLen && p.Worse:
+			case slid && night >= nights.SlideNight && night <= nights.SlideNight+nights.SlideNights && p.Worse:
 				found[c] = true
 			default:
 				t.Errorf("%s %s %s %s: a change point at night %d, %+.1f%% (%+.1f..%+.1f%%); want none", s.Machine, s.Scenario, s.Proxy, s.Metric, night, p.Step, p.Lo, p.Hi)
 			}
 		}
 	}
-	for _, c := range append(slices.Clone(steppedCells), slidCell) {
+	for _, c := range append(slices.Clone(nights.SteppedCells), nights.SlidCell) {
 		if !found[c] {
 			t.Errorf("%s %s: no change point found for the worse where it was put", c.Scenario(), c.Proxy)
 		}

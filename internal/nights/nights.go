@@ -211,3 +211,56 @@ func writeMeta(csvPath string, ref *results.Meta, machine, id string, start time
 	}
 	return os.WriteFile(filepath.Join(filepath.Dir(csvPath), results.HistoryFile), append(b, '\n'), 0o644)
 }
+
+// The shifts of Shifted: three cells 6% slower from night StepNight,
+// one sliding 0.5% a night for SlideNights nights from night SlideNight.
+var (
+	SteppedCells = []results.Cell{
+		{Proxy: "nginx", Mode: results.HTTP, Load: "ka-1k"},
+		{Proxy: "haproxy", Mode: results.Relay, Load: "stream1"},
+		{Proxy: "squid", Mode: results.Connect, Load: "ka-1k"},
+	}
+	SlidCell = results.Cell{Proxy: "haproxy", Mode: results.HTTP, Load: "ka-1k"}
+)
+
+// The nights of Shifted's shifts and releases.
+const (
+	StepNight   = 80
+	SlideNight  = 30
+	SlideNights = 20
+	NginxNight  = 60 // nginx 1.24.0 from this night on
+)
+
+// Shifted is a history of n nights of the reference session (rows and
+// meta) on machines, from January 1st 2026, with Shifted's shifts: the
+// steps and the slide; nginx upgraded at NginxNight and bench rebuilt at
+// StepNight.
+func Shifted(rows []results.Row, meta *results.Meta, n int, seed uint64, machines ...string) History {
+	h := History{Reference: rows, Meta: meta, Machines: machines, Nights: n, Seed: seed,
+		Start:    time.Date(2026, 1, 1, 1, 17, 0, 0, time.UTC),
+		Shifts:   []Shift{{Cell: SlidCell, From: SlideNight, Step: -0.005 * SlideNights, Nights: SlideNights}},
+		Releases: []Release{{Night: 0, Version: "1a2b3c4"}, {Night: NginxNight, Column: "nginx", Version: "1.24.0"}, {Night: StepNight, Version: "5d6e7f8"}},
+	}
+	for _, c := range SteppedCells {
+		h.Shifts = append(h.Shifts, Shift{Cell: c, From: StepNight, Step: -0.06})
+	}
+	return h
+}
+
+// Reference reads the reference session, the one session file in
+// dataDir, and its metadata.
+func Reference(dataDir string) ([]results.Row, *results.Meta, error) {
+	files, err := filepath.Glob(filepath.Join(dataDir, "*.csv"))
+	if err != nil || len(files) != 1 {
+		return nil, nil, fmt.Errorf("the reference session in %s: %v, %v; want one file", dataDir, files, err)
+	}
+	rows, err := results.ReadFiles(files)
+	if err != nil {
+		return nil, nil, err
+	}
+	meta, err := results.ReadMeta(results.MetaPath(files[0]))
+	if err != nil {
+		return nil, nil, err
+	}
+	return rows, meta, nil
+}

@@ -24,7 +24,8 @@ import (
 type Options struct {
 	// PValue is the permutation test's level: a candidate is a change
 	// point when no more than this share of the permuted series split
-	// as well as the series does (DefaultPValue when 0).
+	// as well as the series does (DefaultPValue when 0); and the level of
+	// Find's test of the newest sessions.
 	PValue float64
 	// Permutations is the count of permuted series a candidate is tested
 	// against (DefaultPermutations when 0).

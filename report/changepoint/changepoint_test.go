@@ -201,3 +201,40 @@ func TestFind(t *testing.T) {
 		t.Errorf("Find: the second point = %+v; want at 70, about +11%% inside its interval, in force", up)
 	}
 }
+
+// TestNewestRun: the newest sessions beyond every one before them count
+// once they are too many to be chance at the level.
+func TestNewestRun(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	level := func(n int, v float64) []float64 {
+		out := make([]float64, n)
+		for i := range out {
+			out[i] = v + r.NormFloat64()
+		}
+		return out
+	}
+	tests := []struct {
+		name   string
+		series []float64
+		points []int
+		want   int
+	}{
+		// two of 66 below all the others: 2/C(66,2), 0.09%
+		{"two of 66", cat(level(64, 100), level(2, 90)), nil, 2},
+		// one of 65: 2/65, 3%
+		{"one of 65", cat(level(64, 100), level(1, 90)), nil, 0},
+		// two of 12: 2/C(12,2), 3%
+		{"two of 12", cat(level(10, 100), level(2, 90)), nil, 0},
+		// two above all of 66 after a change point at 10: 2/C(56,2), 0.13%
+		{"two of 56 past a point", cat(level(10, 50), level(54, 100), level(2, 110)), []int{10}, 0},
+		// three of 59 past it: 2/C(59,3), 0.006%
+		{"three of 59 past a point", cat(level(10, 50), level(56, 100), level(3, 110)), []int{10}, 3},
+		// two, but not beyond every one before them
+		{"within", set(cat(level(64, 100), level(2, 90)), 5, 85), nil, 0},
+	}
+	for _, tc := range tests {
+		if got := newestRun(tc.series, tc.points, DefaultPValue); got != tc.want {
+			t.Errorf("%s: newestRun = %d; want %d", tc.name, got, tc.want)
+		}
+	}
+}
