@@ -226,16 +226,7 @@ var trendMetrics = []string{MetricThroughput, MetricP99}
 // Trend builds the series of the sessions that opt keeps and finds their
 // change points.
 func Trend(sessions []TrendSession, opt TrendOptions) (*Trends, error) {
-	tr := &Trends{Options: opt.Detect}
-	if tr.Options.PValue == 0 {
-		tr.Options.PValue = changepoint.DefaultPValue
-	}
-	if tr.Options.Permutations == 0 {
-		tr.Options.Permutations = changepoint.DefaultPermutations
-	}
-	if tr.Options.Confidence == 0 {
-		tr.Options.Confidence = changepoint.DefaultConfidence
-	}
+	tr := &Trends{Options: opt.Detect.WithDefaults()}
 	for _, s := range sessions {
 		if s.Started.Before(opt.Since) || !opt.Machine.Match(s.Machine, results.MachineSlug(s.Machine)) {
 			continue

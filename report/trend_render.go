@@ -85,7 +85,7 @@ func (tr *Trends) Summary() string {
 // found.
 func (tr *Trends) legend() string {
 	return fmt.Sprintf("Change points by E-Divisive means on the sessions' medians (a split kept at p ≤ %g over %d permutations, seeded), "+
-		"each kept where its %g%% interval (a two-stage bootstrap of the sessions and their runs) leaves out no change and its step is no smaller than the noise "+
+		"each kept where its whole %g%% interval (a two-stage bootstrap of the sessions and their runs) lies beyond the noise "+
 		"(the median over the sessions of half their runs' range, the ± of bench compare). "+
 		"Step: the median of the sessions after over that of the sessions before, to the next change point each way. "+
 		"In force: the newest sessions are nearer the level after than the level before. Changed: bench's build or the column's version between the two sessions.",

@@ -90,7 +90,7 @@ var failures = map[string][]exitMeaning{
 	},
 	"report":  {{exitError, "the tables or the page could not be rendered or written"}},
 	"compare": {{exitError, "with --fail-over, a real change for the worse past it, or a cell whose new runs all failed: the cells are named after the tables"}},
-	"trend":   {{exitError, "with --fail-new, the newest session of a machine begins a change for the worse past it: the changes are named after the text"}},
+	"trend":   {{exitError, "with --fail-new, the newest session of a machine revealed a change for the worse past it: the changes are named after the text"}},
 	"list":    {{exitError, "the listing could not be written"}},
 	"check":   {{exitError, "a session cannot run here: a required check failed"}},
 	"mix":     {{exitError, "the mix could not run (its connections could not be opened, the proxy failed it), or its origin could not serve"}},

@@ -15,14 +15,14 @@ func cmdTrend(stdout, stderr io.Writer, args []string) error {
 	fs := newFlagSet("trend", stderr, trendSynopsis)
 	format := fs.String("format", report.FormatMarkdown, "output `format`: md (GitHub markdown) or html (one self-contained page, with a chart of each series with a change point: its runs session by session, its median, the change points and the sessions that ran a new bench or a new version of the column). "+
 		"DIR is a history (bench history add): DIR/<machine>/<date>-<session>/<csv>. Each cell of each machine, by its throughput and by its p99 where the runs have one, is a series of its sessions' medians; "+
-		"its change points are found by E-Divisive means (p ≤ 0.001 over 1000 permutations, seeded) and kept where the step's 95% interval leaves out no change and the step passes the runs' noise. "+
+		"its change points are found by E-Divisive means (p ≤ 0.001 over 1000 permutations, seeded) and kept where the step's whole 95% interval lies beyond the runs' noise. "+
 		"The text lists them newest first, the largest first within a session: the step with its interval, the levels before and after, the noise, whether it is still in force, and what versions changed")
 	since := fs.String("since", "", "only the sessions started on or after this `date` (YYYY-MM-DD, UTC)")
 	machine := fs.String("machine", "", "only the machines whose label or folder matches one of these comma-separated `globs`")
 	scenario := fs.String("scenario", "", "only the scenarios matching one of these comma-separated `globs`, e.g. 'http-*,relay-stream1'")
 	proxy := fs.String("proxy", "", "only these columns, comma-separated `names`")
 	var gate percent
-	fs.Var(&gate, "fail-new", "fail (exit 1) when the newest session of a machine begins a change for the worse past this `percent`, e.g. 5%: a change point between it and the session before (default: never fail)")
+	fs.Var(&gate, "fail-new", "fail (exit 1) when the newest session of a machine reveals a change for the worse past this `percent`, e.g. 5%: a change point found with it and not without it (one session alone is never one: a new level shows on its second session at the soonest) (default: never fail)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -73,5 +73,5 @@ func cmdTrend(stdout, stderr io.Writer, args []string) error {
 	for i, c := range reg {
 		lines[i] = "  " + c.Describe(tr)
 	}
-	return fmt.Errorf("trend: the newest session begins %d change(s) for the worse beyond %s:\n%s", len(reg), gate.String(), strings.Join(lines, "\n"))
+	return fmt.Errorf("trend: the newest session revealed %d change(s) for the worse beyond %s:\n%s", len(reg), gate.String(), strings.Join(lines, "\n"))
 }

@@ -5,8 +5,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/metrics"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"bench/internal/nights"
 	"bench/report/results"
@@ -97,6 +101,43 @@ func markdownRows(text string) [][]string {
 	return out
 }
 
+// TestTrendNarrow: the flags that narrow the history leave the changes
+// of what they keep.
+func TestTrendNarrow(t *testing.T) {
+	dir := history(t, 120)
+	tests := []struct {
+		name  string
+		args  []string
+		cells []string // the rows' scenario and column, in order
+	}{
+		// the relay scenarios alone
+		{"scenario", []string{"--scenario", "relay-*"}, []string{"relay-stream1 haproxy"}},
+		// nginx and squid
+		{"proxy", []string{"--proxy", "nginx,squid"}, []string{"connect-ka-1k squid", "http-ka-1k nginx"}},
+		// from March: the slide is before it, and with too few sessions
+		// before the steps they are still found
+		{"since", []string{"--since", "2026-03-01"}, []string{"connect-ka-1k squid", "relay-stream1 haproxy", "http-ka-1k nginx"}},
+		// the machine by its folder's glob
+		{"machine", []string{"--machine", "xeon-*", "--scenario", "http-ka-1k"}, []string{"http-ka-1k nginx", "http-ka-1k haproxy"}},
+		// a machine the history does not have
+		{"other machine", []string{"--machine", "arm*"}, nil},
+	}
+	for _, tc := range tests {
+		var out bytes.Buffer
+		if err := cmdTrend(&out, io.Discard, append(tc.args, dir)); err != nil {
+			t.Errorf("%s: bench trend %q: %v", tc.name, tc.args, err)
+			continue
+		}
+		var got []string
+		for _, r := range markdownRows(out.String()) {
+			got = append(got, r[0]+" "+r[1])
+		}
+		if strings.Join(got, ", ") != strings.Join(tc.cells, ", ") {
+			t.Errorf("%s: bench trend %q lists %q; want %q", tc.name, tc.args, got, tc.cells)
+		}
+	}
+}
+
 // TestTrendFailNew: --fail-new fails when the newest night begins a step
 // for the worse past the gate, and passes a history whose step is older
 // or smaller than the gate.
@@ -173,4 +214,78 @@ func TestTrendRefused(t *testing.T) {
 			t.Errorf("%s: bench trend %q = %v, status %d; want %d", tc.name, tc.args, err, got, exitUsage)
 		}
 	}
+}
+
+// BenchmarkTrend: bench trend of a year of two machines, 200 generated
+// nights each of the reference session's cells (400 sessions, 201,600
+// runs), read, searched and written as the page. It reports the time of
+// one, the most heap in use during it (peak-heap-MB) and the process's
+// most resident memory (max-rss-MB, the generation's too).
+func BenchmarkTrend(b *testing.B) {
+	rows, meta, err := nights.Reference(filepath.Join("..", "..", "data"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := b.TempDir()
+	paths, err := nights.Write(dir, nights.Shifted(rows, meta, 200, 42, "Xeon, 2 CPUs", "ARM (M4)"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("%d sessions, %d runs", len(paths), len(paths)*len(rows))
+	runtime.GC()
+	stop, peak := heapPeak()
+	b.ResetTimer()
+	for range b.N {
+		if err := cmdTrend(io.Discard, io.Discard, []string{"--format", "html", dir}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	stop()
+	b.ReportMetric(float64(*peak)/1e6, "peak-heap-MB")
+	b.ReportMetric(float64(maxRSS(b))/1e6, "max-rss-MB")
+}
+
+// heapPeak samples the heap in use every 5 ms until stop is called, the
+// most it saw in *peak.
+func heapPeak() (stop func(), peak *uint64) {
+	peak = new(uint64)
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	go func() {
+		defer close(finished)
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			metrics.Read(sample)
+			*peak = max(*peak, sample[0].Value.Uint64())
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() { close(done); <-finished }, peak
+}
+
+// maxRSS is the process's most resident memory, from /proc/self/status
+// (VmHWM).
+func maxRSS(b *testing.B) uint64 {
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseUint(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			if err != nil {
+				b.Fatalf("VmHWM %q: %v", v, err)
+			}
+			return kb * 1024
+		}
+	}
+	b.Fatal("no VmHWM in /proc/self/status")
+	return 0
 }

@@ -59,7 +59,8 @@ const (
 	DefaultResamples = 1000
 )
 
-func (o Options) withDefaults() Options {
+// WithDefaults is o with the defaults in place of its zeros.
+func (o Options) WithDefaults() Options {
 	if o.PValue == 0 {
 		o.PValue = DefaultPValue
 	}
@@ -83,7 +84,7 @@ func (o Options) withDefaults() Options {
 // shuffles of the segments split as well), and the segments are split
 // again until no split is.
 func Divisive(series []float64, opt Options) []int {
-	opt = opt.withDefaults()
+	opt = opt.WithDefaults()
 	rng := rand.New(rand.NewPCG(opt.Seed, 0x65646976)) // "ediv"
 	var points []int
 	best := map[[2]int]split{} // the best split of each segment, once computed

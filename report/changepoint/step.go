@@ -32,9 +32,10 @@ type Point struct {
 	Noise float64
 }
 
-// Beyond reports whether the step's interval leaves out no change: the
-// segments' spread does not reach across it.
-func (p Point) Beyond() bool { return p.Lo > 0 || p.Hi < 0 }
+// Beyond reports whether the step's whole interval lies beyond the
+// noise, on one side: neither the segments' spread nor the runs' noise
+// reaches across it.
+func (p Point) Beyond() bool { return p.Lo >= p.Noise || p.Hi <= -p.Noise }
 
 // Find finds the change points of a series of sessions, given the runs of
 // each in time order (a session without runs has no place in it): E-Divisive
@@ -42,13 +43,12 @@ func (p Point) Beyond() bool { return p.Lo > 0 || p.Hi < 0 }
 // lie beyond every session before them (newestRun: a Provisional point,
 // which E-Divisive finds too once more sessions follow), each point then measured
 // between the segments on either side of it (Point). It keeps the points
-// whose interval leaves out no change (Point.Beyond) and whose step is
-// no smaller than the run-to-run noise (Noise): a split the permutation
-// test passes but whose step the segments' spread covers, or which is
-// less than what tells the runs of one session apart, is not a change
+// whose whole interval lies beyond the run-to-run noise (Point.Beyond,
+// Noise): a split the permutation test passes but whose step may be no
+// more than what tells the runs of one session apart is not a change
 // anyone can act on.
 func Find(runs [][]float64, opt Options) []Point {
-	opt = opt.withDefaults()
+	opt = opt.WithDefaults()
 	medians := make([]float64, len(runs))
 	for i, r := range runs {
 		medians[i] = Median(r)
@@ -70,7 +70,7 @@ func Find(runs [][]float64, opt Options) []Point {
 		p := Point{At: a, Step: pct(f, b), From: b, To: f, Noise: noise, Provisional: a == provisional}
 		p.Lo, p.Hi = interval(runs[before[0]:before[1]], runs[after[0]:after[1]], opt, rng)
 		p.InForce = math.Abs(newest-f) < math.Abs(newest-b)
-		if p.Beyond() && math.Abs(p.Step) >= noise {
+		if p.Beyond() {
 			out = append(out, p)
 		}
 	}
