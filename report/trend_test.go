@@ -1,6 +1,9 @@
 package report
 
 import (
+	"bench/internal/chromium"
+	"bytes"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -81,5 +84,39 @@ func TestTrendFindsShifts(t *testing.T) {
 		if !found[c] {
 			t.Errorf("%s %s: no change point found for the worse where it was put", c.Scenario(), c.Proxy)
 		}
+	}
+}
+
+// TestTrendPage: the page of 120 generated nights opens in Chromium
+// from its file with nothing fetched and no console error, has a chart
+// of each series with a change point, and draws no text of a chart
+// outside it nor over another, at a desktop's width and a phone's
+// (chromium.CheckPage and CheckLayout, as the session's page is
+// checked).
+func TestTrendPage(t *testing.T) {
+	sessions, err := ReadTrendHistory(generatedHistory(t, 120))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := Trend(sessions, TrendOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := WriteTrends(&b, tr, FormatHTML); err != nil {
+		t.Fatal(err)
+	}
+	charts := 0
+	for _, s := range tr.Series {
+		if len(s.Points) > 0 {
+			charts++
+		}
+	}
+	if charts != 4 {
+		t.Fatalf("Trend: %d series with a change point; want the 4 shifted", charts)
+	}
+	chromium.CheckPage(t, b.Bytes(), "trend-page", 0, 0, charts)
+	for _, width := range []int{1400, 420} {
+		chromium.CheckLayout(t, b.Bytes(), fmt.Sprintf("trend-page-%d", width), width, 0)
 	}
 }

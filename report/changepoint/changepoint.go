@@ -15,6 +15,7 @@
 package changepoint
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -177,27 +178,53 @@ func bestSplit(x []float64, stats []float64) split {
 // the energy distance of X = x[:tau] and Y = x[tau:] weighted by their
 // sizes, |X||Y|/(|X|+|Y|) * (2 E|X-Y| - E|X-X'| - E|Y-Y'|), the means
 // over all pairs. It keeps the three sums of distances as tau moves
-// right, as the reference does.
+// right, as the reference does, and finds x[tau]'s distances to those
+// left of it from the count and sum of the smaller ones among them (a
+// Fenwick tree over the values' ranks) and to the others from its
+// distances to all, which the sorted values give: n log n where the
+// reference's pairwise sums are n².
 func statistics(x []float64, out []float64) {
 	n := len(x)
-	var within, across, rest float64 // sums over pairs i<j: both in X, one in each, both in Y
-	for i := range n {
-		for j := i + 1; j < n; j++ {
-			rest += math.Abs(x[i] - x[j])
-		}
+	order := make([]int, n) // x's indexes by value
+	for i := range order {
+		order[i] = i
 	}
+	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(x[a], x[b]) })
+	rank := make([]int, n)      // x[i]'s place in order, 1-based
+	total := make([]float64, n) // x[i]'s distances to all of x
+	var sum, below float64
+	for _, i := range order {
+		sum += x[i]
+	}
+	for k, i := range order {
+		rank[i] = k + 1
+		total[i] = x[i]*float64(k) - below + (sum - below - x[i]) - x[i]*float64(n-k-1)
+		below += x[i]
+	}
+	var rest float64 // sums over pairs i<j: both in X, one in each, both in Y
+	for _, t := range total {
+		rest += t / 2
+	}
+	count := make([]int, n+1) // the Fenwick tree of X's values by rank
+	sums := make([]float64, n+1)
+	var within, across, left float64
 	for tau := range n {
 		out[tau] = statistic(2*within, 2*rest, across, tau, n-tau)
-		var toX, toY float64 // x[tau]'s distances to X and to the rest of Y
-		for i := range tau {
-			toX += math.Abs(x[i] - x[tau])
+		v := x[tau]
+		c, s := 0, 0.0 // X's values below v: their count and sum
+		for r := rank[tau] - 1; r > 0; r -= r & -r {
+			c, s = c+count[r], s+sums[r]
 		}
-		for j := tau + 1; j < n; j++ {
-			toY += math.Abs(x[tau] - x[j])
-		}
+		toX := v*float64(c) - s + (left - s) - v*float64(tau-c) // x[tau]'s distances to X
+		toY := total[tau] - toX                                 // and to the rest of Y
 		across += toY - toX
 		within += toX
 		rest -= toY
+		for r := rank[tau]; r <= n; r += r & -r {
+			count[r]++
+			sums[r] += v
+		}
+		left += v
 	}
 }
 

@@ -238,3 +238,39 @@ func TestNewestRun(t *testing.T) {
 		}
 	}
 }
+
+// TestStatisticsPairwise: statistics is the reference's pairwise sums'
+// statistic at every split, of series with ties and without (the test
+// of the C extension against numpy, tests/test_calculator.py).
+func TestStatisticsPairwise(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	for _, n := range []int{1, 2, 3, 10, 101} {
+		for _, levels := range []int{3, 1000} { // 3: many ties
+			x := make([]float64, n)
+			for i := range x {
+				x[i] = float64(r.IntN(levels))
+			}
+			got := make([]float64, n)
+			statistics(x, got)
+			for tau := range n {
+				var within, rest, across float64
+				for i := range n {
+					for j := i + 1; j < n; j++ {
+						d := math.Abs(x[i] - x[j])
+						switch {
+						case j < tau:
+							within += d
+						case i >= tau:
+							rest += d
+						default:
+							across += d
+						}
+					}
+				}
+				if want := statistic(2*within, 2*rest, across, tau, n-tau); math.Abs(got[tau]-want) > 1e-9*math.Max(1, math.Abs(want)) {
+					t.Errorf("statistics(%d values of %d levels)[%d] = %v; want %v", n, levels, tau, got[tau], want)
+				}
+			}
+		}
+	}
+}
