@@ -56,6 +56,13 @@ func HistoryDate(t time.Time) string { return t.UTC().Format(historyDate) }
 // dates, and by path for one date. Folders whose names begin with a dot
 // (one being filed) are no part of it.
 func HistorySessions(root string) ([]string, error) {
+	if _, err := os.Stat(root); err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // the path is the InputError's
+		}
+		return nil, &InputError{File: root, Err: err}
+	}
 	all, err := filepath.Glob(filepath.Join(root, "*", "*", "*.csv"))
 	if err != nil {
 		return nil, fmt.Errorf("list the history %s: %w", root, err)
@@ -102,6 +109,16 @@ func ReadHistoryEntry(dir string) (*HistoryEntry, error) {
 		return nil, err
 	}
 	return e, nil
+}
+
+// ReadHistory reads the HistoryEntry beside the session file csvPath;
+// nil when its folder has none (a history filed by other means).
+func ReadHistory(csvPath string) (*HistoryEntry, error) {
+	e, err := ReadHistoryEntry(filepath.Dir(csvPath))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return e, err
 }
 
 // Slug turns a machine label into a file name part: "ARM (M4)" -> "arm-m4".

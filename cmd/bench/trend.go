@@ -1,0 +1,77 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"bench/report"
+)
+
+const trendSynopsis = "[--format md|html] [--since YYYY-MM-DD] [--machine GLOBS] [--scenario GLOBS] [--proxy NAMES] [--fail-new PCT%] DIR"
+
+func cmdTrend(stdout, stderr io.Writer, args []string) error {
+	fs := newFlagSet("trend", stderr, trendSynopsis)
+	format := fs.String("format", report.FormatMarkdown, "output `format`: md (GitHub markdown) or html (one self-contained page, with a chart of each series with a change point: its runs session by session, its median, the change points and the sessions that ran a new bench or a new version of the column). "+
+		"DIR is a history (bench history add): DIR/<machine>/<date>-<session>/<csv>. Each cell of each machine, by its throughput and by its p99 where the runs have one, is a series of its sessions' medians; "+
+		"its change points are found by E-Divisive means (p ≤ 0.001 over 1000 permutations, seeded) and kept where the step's whole 95% interval lies beyond the runs' noise. "+
+		"The text lists them newest first, the largest first within a session: the step with its interval, the levels before and after, the noise, whether it is still in force, and what versions changed")
+	since := fs.String("since", "", "only the sessions started on or after this `date` (YYYY-MM-DD, UTC)")
+	machine := fs.String("machine", "", "only the machines whose label or folder matches one of these comma-separated `globs`")
+	scenario := fs.String("scenario", "", "only the scenarios matching one of these comma-separated `globs`, e.g. 'http-*,relay-stream1'")
+	proxy := fs.String("proxy", "", "only these columns, comma-separated `names`")
+	var gate percent
+	fs.Var(&gate, "fail-new", "fail (exit 1) when the newest session of a machine reveals a change for the worse past this `percent`, e.g. 5%: a change point found with it and not without it (one session alone is never one: a new level shows on its second session at the soonest) (default: never fail)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return usageError{fmt.Errorf("trend: want one history directory, got %d arguments", fs.NArg())}
+	}
+	var opt report.TrendOptions
+	var err error
+	if *since != "" {
+		if opt.Since, err = time.Parse(time.DateOnly, *since); err != nil {
+			return usageError{fmt.Errorf("trend: --since %q: want a date, YYYY-MM-DD", *since)}
+		}
+	}
+	if opt.Machine, err = report.ParseGlobs(*machine); err != nil {
+		return usageError{fmt.Errorf("trend: --machine: %w", err)}
+	}
+	if opt.Scenario, err = report.ParseGlobs(*scenario); err != nil {
+		return usageError{fmt.Errorf("trend: --scenario: %w", err)}
+	}
+	if *proxy != "" {
+		for _, p := range strings.Split(*proxy, ",") {
+			opt.Proxy = append(opt.Proxy, strings.TrimSpace(p))
+		}
+	}
+	if *format != report.FormatMarkdown && *format != report.FormatHTML {
+		return usageError{fmt.Errorf("trend: --format %q: want md or html", *format)}
+	}
+	sessions, err := report.ReadTrendHistory(fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	tr, err := report.Trend(sessions, opt)
+	if err != nil {
+		return err
+	}
+	if err := report.WriteTrends(stdout, tr, *format); err != nil {
+		return err
+	}
+	if !gate.set {
+		return nil
+	}
+	reg := tr.NewRegressions(gate.value)
+	if len(reg) == 0 {
+		return nil
+	}
+	lines := make([]string, len(reg))
+	for i, c := range reg {
+		lines[i] = "  " + c.Describe(tr)
+	}
+	return fmt.Errorf("trend: the newest session revealed %d change(s) for the worse beyond %s:\n%s", len(reg), gate.String(), strings.Join(lines, "\n"))
+}

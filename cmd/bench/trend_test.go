@@ -1,0 +1,291 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/metrics"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"bench/internal/nights"
+	"bench/report/results"
+)
+
+// history writes n generated nights of the reference session
+// (nights.Shifted) to a temporary directory, with extra shifts.
+func history(t testing.TB, n int, extra ...nights.Shift) string {
+	t.Helper()
+	rows, meta, err := nights.Reference(filepath.Join("..", "..", "data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := nights.Shifted(rows, meta, n, 42)
+	h.Shifts = append(h.Shifts, extra...)
+	dir := t.TempDir()
+	if _, err := nights.Write(dir, h); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestTrendText: bench trend of 120 generated nights lists the three
+// steps under the night they began, newest first, each for the worse
+// and in force with bench's new build beside it, and the slide before
+// them.
+func TestTrendText(t *testing.T) {
+	dir := history(t, 120)
+	var out, errb bytes.Buffer
+	if err := cmdTrend(&out, &errb, []string{dir}); err != nil {
+		t.Fatalf("bench trend %s: %v\n%s", dir, err, errb.String())
+	}
+	text := out.String()
+	// the rows under the headings of nights 79, 80 and 81, and the slide's
+	// under another, older
+	var near, older [][]string
+	for _, section := range strings.Split(text, "\n## ")[1:] {
+		head, _, _ := strings.Cut(section, "\n")
+		rows := markdownRows(section)
+		switch {
+		case strings.HasPrefix(head, "2026-03-21 ") || strings.HasPrefix(head, "2026-03-22 ") || strings.HasPrefix(head, "2026-03-23 "):
+			near = append(near, rows...)
+		case head < "2026-03-21":
+			older = append(older, rows...)
+		}
+	}
+	find := func(rows [][]string, c results.Cell) []string {
+		for _, r := range rows {
+			if len(r) == len(trendColumns) && r[0] == c.Scenario() && r[1] == c.Proxy && r[2] == "throughput" {
+				return r
+			}
+		}
+		return nil
+	}
+	for _, c := range nights.SteppedCells {
+		r := find(near, c)
+		if r == nil || !strings.HasSuffix(r[3], " worse") || r[7] != "yes" {
+			t.Errorf("bench trend: the row of %s %s under nights 79 to 81 is %q; want one, worse and in force", c.Scenario(), c.Proxy, r)
+		}
+	}
+	if !strings.Contains(text, "bench 1a2b3c4 → 5d6e7f8") {
+		t.Errorf("bench trend: no change of bench's build beside the steps of its night")
+	}
+	if r := find(older, nights.SlidCell); r == nil || !strings.HasSuffix(r[3], " worse") {
+		t.Errorf("bench trend: the slide's row under an older night is %q; want one, worse", r)
+	}
+}
+
+// trendColumns are the columns of bench trend's tables.
+var trendColumns = []string{"scenario", "proxy", "metric", "step", "interval", "before → after", "noise", "in force", "changed"}
+
+// markdownRows are the cells of the rows of the markdown tables in text,
+// trimmed, without their header and rule.
+func markdownRows(text string) [][]string {
+	var out [][]string
+	for _, line := range strings.Split(text, "\n") {
+		if !strings.HasPrefix(line, "|") || strings.HasPrefix(line, "|:") || strings.HasPrefix(line, "|-") {
+			continue
+		}
+		cells := strings.Split(strings.Trim(line, "|"), "|")
+		for i := range cells {
+			cells[i] = strings.TrimSpace(cells[i])
+		}
+		if cells[0] != trendColumns[0] {
+			out = append(out, cells)
+		}
+	}
+	return out
+}
+
+// TestTrendNarrow: the flags that narrow the history leave the changes
+// of what they keep.
+func TestTrendNarrow(t *testing.T) {
+	dir := history(t, 120)
+	tests := []struct {
+		name  string
+		args  []string
+		cells []string // the rows' scenario and column, in order
+	}{
+		// the relay scenarios alone
+		{"scenario", []string{"--scenario", "relay-*"}, []string{"relay-stream1 haproxy"}},
+		// nginx and squid
+		{"proxy", []string{"--proxy", "nginx,squid"}, []string{"connect-ka-1k squid", "http-ka-1k nginx"}},
+		// from March: the slide is before it, and with too few sessions
+		// before the steps they are still found
+		{"since", []string{"--since", "2026-03-01"}, []string{"connect-ka-1k squid", "relay-stream1 haproxy", "http-ka-1k nginx"}},
+		// the machine by its folder's glob
+		{"machine", []string{"--machine", "xeon-*", "--scenario", "http-ka-1k"}, []string{"http-ka-1k nginx", "http-ka-1k haproxy"}},
+		// a machine the history does not have
+		{"other machine", []string{"--machine", "arm*"}, nil},
+	}
+	for _, tc := range tests {
+		var out bytes.Buffer
+		if err := cmdTrend(&out, io.Discard, append(tc.args, dir)); err != nil {
+			t.Errorf("%s: bench trend %q: %v", tc.name, tc.args, err)
+			continue
+		}
+		var got []string
+		for _, r := range markdownRows(out.String()) {
+			got = append(got, r[0]+" "+r[1])
+		}
+		if strings.Join(got, ", ") != strings.Join(tc.cells, ", ") {
+			t.Errorf("%s: bench trend %q lists %q; want %q", tc.name, tc.args, got, tc.cells)
+		}
+	}
+}
+
+// TestTrendFailNew: --fail-new fails when the newest night begins a step
+// for the worse past the gate, and passes a history whose step is older
+// or smaller than the gate.
+func TestTrendFailNew(t *testing.T) {
+	cell := results.Cell{Proxy: "nginx", Mode: results.HTTP, Load: "ka-1m"}
+	// the newest two nights of 90 25% slower in a cell: the second
+	// reveals the change (one session alone is never one)
+	newest := history(t, 90, nights.Shift{Cell: cell, From: 88, Step: -0.25})
+	tests := []struct {
+		name string
+		dir  string
+		args []string
+		fail bool
+	}{
+		// the newest nights 25% slower: past 10%
+		{"newest step past the gate", newest, []string{"--fail-new", "10%"}, true},
+		// the same, the gate past it
+		{"newest step within the gate", newest, []string{"--fail-new", "30"}, false},
+		// the same without the gate
+		{"no gate", newest, nil, false},
+		// the steps of 120 nights are 40 nights old
+		{"older steps", history(t, 120), []string{"--fail-new", "1%"}, false},
+		// a night after the two: the change is no longer new
+		{"known step", history(t, 91, nights.Shift{Cell: cell, From: 88, Step: -0.25}), []string{"--fail-new", "10%"}, false},
+	}
+	for _, tc := range tests {
+		var out bytes.Buffer
+		err := cmdTrend(&out, io.Discard, append(tc.args, tc.dir))
+		if got := err != nil; got != tc.fail {
+			t.Errorf("%s: bench trend %q = %v; want failed %v", tc.name, tc.args, err, tc.fail)
+			continue
+		}
+		if tc.fail && (exitStatus(err, io.Discard) != exitError || !strings.Contains(err.Error(), "http-ka-1m, nginx, throughput: -")) {
+			t.Errorf("%s: bench trend %q = %v, status %d; want status 1 naming the cell", tc.name, tc.args, err, exitStatus(err, io.Discard))
+		}
+	}
+}
+
+// TestTrendRefused: a wrong command line and an unreadable history exit
+// 2.
+func TestTrendRefused(t *testing.T) {
+	bad := t.TempDir()
+	session := results.HistoryDir(bad, "m", results.HistoryDate(nights.Shifted(nil, nil, 0, 0).Start), "s")
+	if err := os.MkdirAll(session, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(session, "m.csv"), []byte("machine,session\nm,s\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+	}{
+		// no directory
+		{"no directory", nil},
+		// two
+		{"two directories", []string{"a", "b"}},
+		// a flag bench trend does not have
+		{"unknown flag", []string{"--fail-over", "5", "a"}},
+		// a date that is none
+		{"bad date", []string{"--since", "yesterday", "a"}},
+		// a glob that is none
+		{"bad glob", []string{"--scenario", "http-[", "a"}},
+		// a format it does not write
+		{"bad format", []string{"--format", "tsv", "a"}},
+		// a history that is not there
+		{"no such directory", []string{filepath.Join(bad, "absent")}},
+		// a session file without the required columns
+		{"bad session file", []string{bad}},
+	}
+	for _, tc := range tests {
+		err := cmdTrend(io.Discard, io.Discard, tc.args)
+		if got := exitStatus(err, io.Discard); got != exitUsage {
+			t.Errorf("%s: bench trend %q = %v, status %d; want %d", tc.name, tc.args, err, got, exitUsage)
+		}
+	}
+}
+
+// BenchmarkTrend: bench trend of a year of two machines, 200 generated
+// nights each of the reference session's cells (400 sessions, 201,600
+// runs), read, searched and written as the page. It reports the time of
+// one, the most heap in use during it (peak-heap-MB) and the process's
+// most resident memory (max-rss-MB, the generation's too).
+func BenchmarkTrend(b *testing.B) {
+	rows, meta, err := nights.Reference(filepath.Join("..", "..", "data"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := b.TempDir()
+	paths, err := nights.Write(dir, nights.Shifted(rows, meta, 200, 42, "Xeon, 2 CPUs", "ARM (M4)"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("%d sessions, %d runs", len(paths), len(paths)*len(rows))
+	runtime.GC()
+	stop, peak := heapPeak()
+	b.ResetTimer()
+	for range b.N {
+		if err := cmdTrend(io.Discard, io.Discard, []string{"--format", "html", dir}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	stop()
+	b.ReportMetric(float64(*peak)/1e6, "peak-heap-MB")
+	b.ReportMetric(float64(maxRSS(b))/1e6, "max-rss-MB")
+}
+
+// heapPeak samples the heap in use every 5 ms until stop is called, the
+// most it saw in *peak.
+func heapPeak() (stop func(), peak *uint64) {
+	peak = new(uint64)
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	go func() {
+		defer close(finished)
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			metrics.Read(sample)
+			*peak = max(*peak, sample[0].Value.Uint64())
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() { close(done); <-finished }, peak
+}
+
+// maxRSS is the process's most resident memory, from /proc/self/status
+// (VmHWM).
+func maxRSS(b *testing.B) uint64 {
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseUint(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			if err != nil {
+				b.Fatalf("VmHWM %q: %v", v, err)
+			}
+			return kb * 1024
+		}
+	}
+	b.Fatal("no VmHWM in /proc/self/status")
+	return 0
+}

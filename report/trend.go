@@ -1,0 +1,413 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"path"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"bench/report/changepoint"
+	"bench/report/results"
+)
+
+// The trends of a history (results.HistorySessions): each cell of each
+// machine, by each metric, as a series of its sessions in time order,
+// searched for change points (package changepoint).
+
+// TrendSession is a session of a history: its file, what it ran on and
+// when, and the versions it ran.
+type TrendSession struct {
+	Path    string
+	Machine string    // the tables' label
+	ID      string    // the session's id
+	Started time.Time // its start
+	// Bench is the build of bench that ran it: the history's record of
+	// its commit, else the metadata's; empty when neither says.
+	Bench string
+	// Versions are its columns' versions: the metadata's, with the
+	// commit the history records of the column where it does.
+	Versions map[string]string
+	rows     []results.Row
+}
+
+// Date is the session's start date.
+func (s *TrendSession) Date() string { return s.Started.UTC().Format(time.DateOnly) }
+
+// ReadTrendHistory reads every session of the history at root, in time
+// order. A file that cannot be read is an InputError naming it.
+func ReadTrendHistory(root string) ([]TrendSession, error) {
+	paths, err := results.HistorySessions(root)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]TrendSession, len(paths))
+	errs := make([]error, len(paths))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				errs[i] = readTrendSession(paths[i], &out[i])
+			}
+		}()
+	}
+	for i := range paths {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	slices.SortStableFunc(out, func(a, b TrendSession) int {
+		return cmp.Or(a.Started.Compare(b.Started), cmp.Compare(a.Machine, b.Machine), cmp.Compare(a.ID, b.ID))
+	})
+	return out, nil
+}
+
+// readTrendSession reads the session file at p, with its metadata and
+// its history record, into s.
+func readTrendSession(p string, s *TrendSession) error {
+	rows, err := results.ReadFiles([]string{p})
+	if err != nil {
+		return err
+	}
+	metas, err := results.ReadMetas([]string{p})
+	if err != nil {
+		return err
+	}
+	hist, err := results.ReadHistory(p)
+	if err != nil {
+		return err
+	}
+	*s = TrendSession{Path: p, Machine: rows[0].Machine, ID: rows[0].Session, rows: rows, Versions: map[string]string{}}
+	m := metas[0].Meta
+	switch {
+	case m != nil:
+		s.Started = m.Started
+	default:
+		s.Started = rows[0].Started
+		for _, r := range rows {
+			if !r.Started.IsZero() && r.Started.Before(s.Started) {
+				s.Started = r.Started
+			}
+		}
+	}
+	if s.Started.IsZero() {
+		// the folder's date, where neither the metadata nor a run has one
+		dir := filepath.Base(filepath.Dir(p))
+		d, err := time.Parse(time.DateOnly, dir[:min(len(time.DateOnly), len(dir))])
+		if err != nil {
+			return &results.InputError{File: p, Err: fmt.Errorf("no start time in the session's runs or metadata, nor a date at the start of its folder's name %q", dir)}
+		}
+		s.Started = d
+	}
+	if m != nil {
+		if m.Bench != nil {
+			s.Bench = m.Bench.String()
+		}
+		for _, c := range m.Columns {
+			s.Versions[c.Name] = c.Version
+		}
+	}
+	if hist != nil {
+		if hist.BenchCommit != "" {
+			s.Bench = hist.BenchCommit
+		}
+		for col, commit := range hist.ProxyCommits {
+			s.Versions[col] = strings.TrimSpace(s.Versions[col] + " " + commit)
+		}
+	}
+	return nil
+}
+
+// TrendOptions narrow a history and set the detection's parameters.
+type TrendOptions struct {
+	Since    time.Time // sessions started on or after it; zero for all
+	Machine  Globs     // machines whose label or slug matches; nil for all
+	Scenario Globs     // scenarios whose name matches; nil for all
+	Proxy    []string  // columns by name; nil for all
+	Detect   changepoint.Options
+}
+
+// Globs are comma-separated path.Match patterns: a name is matched when
+// one of them matches it.
+type Globs []string
+
+// ParseGlobs parses a flag's comma-separated globs; a bad glob is input
+// refused.
+func ParseGlobs(spec string) (Globs, error) {
+	if spec == "" {
+		return nil, nil
+	}
+	var out Globs
+	for _, g := range strings.Split(spec, ",") {
+		g = strings.TrimSpace(g)
+		if _, err := path.Match(g, ""); err != nil || g == "" {
+			return nil, results.BadInput(fmt.Errorf("glob %q in %q: want names or globs separated by commas", g, spec))
+		}
+		out = append(out, g)
+	}
+	return out, nil
+}
+
+// Match reports whether one of the globs matches one of names; nil globs
+// match anything.
+func (gs Globs) Match(names ...string) bool {
+	if gs == nil {
+		return true
+	}
+	for _, g := range gs {
+		for _, n := range names {
+			if ok, _ := path.Match(g, n); ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// TrendSeries is a cell of a machine, by one metric, over the sessions of
+// the history that ran it.
+type TrendSeries struct {
+	Machine  string
+	Scenario string // the cell's scenario name
+	Mode     results.Mode
+	Load     string
+	Proxy    string
+	Group    results.Group
+	Metric   string // MetricThroughput or MetricP99
+	Unit     string
+	Lower    bool // lower is better: a latency
+	// Sessions are the indexes in Trends.Sessions of the sessions with
+	// an ok run of the cell, in time order; Runs their ok runs' figures,
+	// Medians their medians.
+	Sessions []int
+	Runs     [][]float64
+	Medians  []float64
+	Points   []TrendPoint
+}
+
+// TrendPoint is a change point of a series: where its level moved
+// beyond the noise of its runs.
+type TrendPoint struct {
+	changepoint.Point
+	Before, After int // the indexes in Trends.Sessions of the sessions either side
+	// Worse says the step is for the worse: a slower cell, a longer
+	// latency.
+	Worse bool
+	// Versions are what changed between the two sessions of the cell's
+	// column and of bench: "nginx 1.22.1 → 1.24.0".
+	Versions []string
+}
+
+// Trends are a history's series and their change points.
+type Trends struct {
+	Sessions []TrendSession
+	Series   []TrendSeries
+	Options  changepoint.Options // as used, the defaults filled in
+}
+
+// trendMetrics are the metrics of a cell's series: the tables' figure,
+// and the p99 latency where the runs have it. (The CSV has no column of
+// a sustainable rate yet; it would be a third.)
+var trendMetrics = []string{MetricThroughput, MetricP99}
+
+// Trend builds the series of the sessions that opt keeps and finds their
+// change points.
+func Trend(sessions []TrendSession, opt TrendOptions) (*Trends, error) {
+	tr := &Trends{Options: opt.Detect.WithDefaults()}
+	for _, s := range sessions {
+		if s.Started.Before(opt.Since) || !opt.Machine.Match(s.Machine, results.Slug(s.Machine)) {
+			continue
+		}
+		tr.Sessions = append(tr.Sessions, s)
+	}
+	metrics := make([]metric, len(trendMetrics))
+	for i, name := range trendMetrics {
+		m, err := metricOf(name)
+		if err != nil {
+			return nil, err
+		}
+		metrics[i] = m
+	}
+	type key struct {
+		machine, proxy string
+		mode           results.Mode
+		load, metric   string
+	}
+	index := map[key]int{}
+	for si := range tr.Sessions {
+		s := &tr.Sessions[si]
+		for i := range s.rows {
+			r := &s.rows[i]
+			if r.Status != results.OK || (opt.Proxy != nil && !slices.Contains(opt.Proxy, r.Proxy)) {
+				continue
+			}
+			c := r.Cell()
+			scen := c.Scenario()
+			if !opt.Scenario.Match(scen) {
+				continue
+			}
+			for mi, m := range metrics {
+				v := m.of(r)
+				if math.IsNaN(v) || math.IsInf(v, 0) {
+					continue
+				}
+				k := key{s.Machine, r.Proxy, r.Mode, r.Load, trendMetrics[mi]}
+				at, ok := index[k]
+				if !ok {
+					at = len(tr.Series)
+					index[k] = at
+					tr.Series = append(tr.Series, TrendSeries{Machine: s.Machine, Scenario: scen, Mode: r.Mode, Load: r.Load,
+						Proxy: r.Proxy, Group: r.Group, Metric: trendMetrics[mi], Unit: m.unit(c), Lower: m.lower})
+				}
+				ts := &tr.Series[at]
+				if n := len(ts.Sessions); n == 0 || ts.Sessions[n-1] != si {
+					ts.Sessions = append(ts.Sessions, si)
+					ts.Runs = append(ts.Runs, nil)
+				}
+				ts.Runs[len(ts.Runs)-1] = append(ts.Runs[len(ts.Runs)-1], v)
+			}
+		}
+	}
+	slices.SortFunc(tr.Series, func(a, b TrendSeries) int {
+		return cmp.Or(cmp.Compare(a.Machine, b.Machine), cmp.Compare(familyIndex(a.Mode), familyIndex(b.Mode)),
+			cmp.Compare(a.Scenario, b.Scenario), cmp.Compare(a.Proxy, b.Proxy), cmp.Compare(a.Metric, b.Metric))
+	})
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				tr.detect(&tr.Series[i])
+			}
+		}()
+	}
+	for i := range tr.Series {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	return tr, nil
+}
+
+// familyIndex is the place of mode's family in the tables' order.
+func familyIndex(mode results.Mode) int { return slices.Index(families, familyOf(mode)) }
+
+// detect finds the change points of ts.
+func (tr *Trends) detect(ts *TrendSeries) {
+	ts.Medians = make([]float64, len(ts.Runs))
+	for i, r := range ts.Runs {
+		ts.Medians[i] = changepoint.Median(r)
+	}
+	for _, p := range changepoint.Find(ts.Runs, tr.Options) {
+		tp := TrendPoint{Point: p, Before: ts.Sessions[p.At-1], After: ts.Sessions[p.At]}
+		tp.Worse = (p.Step < 0) != ts.Lower
+		tp.Versions = tr.versionsChanged(ts.Proxy, tp.Before, tp.After)
+		ts.Points = append(ts.Points, tp)
+	}
+}
+
+// versionsChanged says what changed of bench and of column's version
+// from session before to session after.
+func (tr *Trends) versionsChanged(column string, before, after int) []string {
+	b, a := &tr.Sessions[before], &tr.Sessions[after]
+	var out []string
+	if b.Bench != a.Bench {
+		out = append(out, "bench "+orUnknown(b.Bench)+" → "+orUnknown(a.Bench))
+	}
+	if vb, va := b.Versions[column], a.Versions[column]; vb != va {
+		out = append(out, column+" "+orUnknown(vb)+" → "+orUnknown(va))
+	}
+	return out
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "(unknown)"
+	}
+	return s
+}
+
+// TrendChange is a change point with its series, for the report's list.
+type TrendChange struct {
+	Series *TrendSeries
+	*TrendPoint
+}
+
+// Changes are the change points of every series, the newest first (by
+// the session after the change), the largest step first within a
+// session.
+func (tr *Trends) Changes() []TrendChange {
+	var out []TrendChange
+	for i := range tr.Series {
+		s := &tr.Series[i]
+		for j := range s.Points {
+			out = append(out, TrendChange{s, &s.Points[j]})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b TrendChange) int {
+		return cmp.Or(b.After-a.After, cmpAbs(b.Step, a.Step))
+	})
+	return out
+}
+
+// NewRegressions are the changes for the worse beyond pct percent that
+// the newest session of their machine revealed: found in their series
+// with it and not without it (no change point of the series without the
+// newest session within a session of theirs, of their sign). A session
+// alone is never a change point (changepoint.Find), so a new level shows
+// on the second session at it at the soonest.
+func (tr *Trends) NewRegressions(pct float64) []TrendChange {
+	newest := map[string]int{}
+	for i, s := range tr.Sessions {
+		newest[s.Machine] = i
+	}
+	without := map[*TrendSeries][]changepoint.Point{}
+	var out []TrendChange
+	for _, c := range tr.Changes() {
+		s := c.Series
+		if !c.Worse || math.Abs(c.Step) <= pct || s.Sessions[len(s.Sessions)-1] != newest[s.Machine] {
+			continue
+		}
+		before, ok := without[s]
+		if !ok {
+			before = changepoint.Find(s.Runs[:len(s.Runs)-1], tr.Options)
+			without[s] = before
+		}
+		if !slices.ContainsFunc(before, func(p changepoint.Point) bool {
+			return p.At >= c.At-1 && p.At <= c.At+1 && (p.Step < 0) == (c.Step < 0)
+		}) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Describe is the change in a line: "Xeon, 2 CPUs, http-ka-1k, nginx,
+// throughput: -6.1% (-7.9..-4.2%) from 2026-08-20-nightly to
+// 2026-08-21-nightly".
+func (c TrendChange) Describe(tr *Trends) string {
+	s := c.Series
+	return fmt.Sprintf("%s, %s, %s, %s: %s (%s) from %s to %s", s.Machine, s.Scenario, s.Proxy, s.Metric,
+		signedPct(c.Step), pctRange(c.Lo, c.Hi), tr.Sessions[c.Before].ID, tr.Sessions[c.After].ID)
+}
+
+// signedPct is a step in percent with its sign: "+6.1%", "−0.4%".
+func signedPct(v float64) string { return fmt.Sprintf("%+.1f%%", v) }
+
+// pctRange is an interval in percent: "-7.9..-4.2%".
+func pctRange(lo, hi float64) string { return fmt.Sprintf("%+.1f..%+.1f%%", lo, hi) }
