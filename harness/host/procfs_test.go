@@ -120,3 +120,22 @@ func TestParseStartTime(t *testing.T) {
 		t.Errorf("parseStartTime(/proc/self/stat) = %d, %v; want %d", v, err, want)
 	}
 }
+
+// A task's state is the field after its name, whatever the name holds.
+func TestParseState(t *testing.T) {
+	for _, tt := range []struct {
+		line string
+		want byte
+		ok   bool
+	}{
+		{"1234 (a) b (c) Z 1 1234", 'Z', true}, // a name with ") " in it
+		{"1 (systemd) S 0 1 1", 'S', true},
+		{"1234 no name", 0, false},
+		{"1234 (a)", 0, false},
+	} {
+		got, err := parseState([]byte(tt.line))
+		if (err == nil) != tt.ok || got != tt.want {
+			t.Errorf("parseState(%q) = %q, %v; want %q, ok %v", tt.line, got, err, tt.want, tt.ok)
+		}
+	}
+}

@@ -140,6 +140,7 @@ type cpuSnap struct {
 // Sampler measures one window; make it with Host.StartSampling.
 type Sampler struct {
 	h        *Host
+	began    time.Time // when StartSampling was called
 	plan     Plan
 	planned  time.Time   // the planned window's start; zero without a plan
 	cpus     []int       // the CPUs of the roles, ascending
@@ -175,7 +176,7 @@ type Sampler struct {
 // or StopWindow, with the polls plan places (the zero Plan: from now
 // to Stop).
 func (h *Host) StartSampling(plan Plan) (*Sampler, error) {
-	s := &Sampler{h: h, plan: plan, cpuIndex: map[int]int{}, threads: map[int]*threadRec{}, procs: map[int]*procRec{},
+	s := &Sampler{h: h, began: time.Now(), plan: plan, cpuIndex: map[int]int{}, threads: map[int]*threadRec{}, procs: map[int]*procRec{},
 		statBuf: make([]byte, 4096), thrBuf: make([]byte, 1024),
 		dents: make([]byte, dirBufSize), path: make([]byte, 0, 64), buf: make([]byte, 128), line: make([]byte, 1024)}
 	for _, r := range roles {

@@ -19,6 +19,17 @@ func parseSchedstat(b []byte) (uint64, bool) {
 	return v, k > 0 && (k == len(b) || b[k] == ' ')
 }
 
+// parseState reads a task's state from its stat line: the field after
+// the name in parentheses ('R', 'S', 'Z' for one ended and not yet
+// reaped, ...).
+func parseState(b []byte) (byte, error) {
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 || i+2 >= len(b) {
+		return 0, errors.New("stat: no state")
+	}
+	return b[i+2], nil
+}
+
 // parseStartTime reads a thread's start time, in ticks since boot, from
 // its stat line: field 22, counting from the pid; the fields after the
 // name (in parentheses, and which may hold anything) start at the state,

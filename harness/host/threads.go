@@ -54,6 +54,7 @@ type threadObs struct {
 type threadRec struct {
 	role Role
 	pid  int
+	tid  int
 	fd   int  // its schedstat file, kept open while it lives; -1 when not kept open (see maxThreadFiles) or once gone
 	gone bool // its file could not be read: it ended
 	obs  []threadObs
@@ -92,7 +93,7 @@ func (s *Sampler) poll(kind pollKind) {
 		if t.fd < 0 {
 			continue
 		}
-		if o, sure, ok := s.readRuntime(t.fd); ok {
+		if o, sure, ok := s.readRuntime(t.fd); ok && !s.zombie(t, o) {
 			if sure {
 				t.obs = append(t.obs, o)
 			}
@@ -175,13 +176,16 @@ func (s *Sampler) addThread(r Role, pid, tid int, dir int, name []byte, first bo
 		unix.Close(fd) // gone, or to be read again at the next poll
 		return
 	}
-	t := &threadRec{role: r, pid: pid, fd: -1, obs: make([]threadObs, 0, 4)}
-	// A thread first seen after the window's first poll was born since
-	// unless its start time says otherwise: it is observed from its
-	// birth, with no time on a CPU then.
+	t := &threadRec{role: r, pid: pid, tid: tid, fd: -1, obs: make([]threadObs, 0, 4)}
+	// A thread first seen after the window's first poll and born since
+	// the sampling began (its start time says) is observed from its
+	// birth, with no time on a CPU then. (Its birth is set against the
+	// sampling's start, not the first poll's: the start time counts in
+	// ticks, and a thread born as that poll was made, and not in its
+	// listing, may read a tick before it.)
 	if !first {
 		if st, err := s.threadStart(dir, name); err == nil {
-			if born := s.bootWall.Add(time.Duration(st) * time.Second / userHZ); !born.Before(s.polls[0]) {
+			if born := s.bootWall.Add(time.Duration(st) * time.Second / userHZ); !born.Before(s.began) {
 				t.obs = append(t.obs, threadObs{born, 0})
 			}
 		}
@@ -226,6 +230,29 @@ func (s *Sampler) readRuntime(fd int) (o threadObs, sure, ok bool) {
 	o.ns, ok = parseSchedstat(s.buf[:n])
 	o.t = t0.Add(t1.Sub(t0) / 2)
 	return o, t1.Sub(t0) <= maxReadSpan, ok
+}
+
+// zombie says whether thread t, read as o, has ended and waits to be
+// reaped: a process's main thread stays readable then, its time on a CPU
+// frozen, until its parent waits for it (the harness, for the processes
+// it starts, waiting for a CPU beside the load), and a reading of it
+// would stretch its span. Only a main thread whose time did not move
+// since its last reading is looked at, in its stat file.
+func (s *Sampler) zombie(t *threadRec, o threadObs) bool {
+	if t.tid != t.pid || len(t.obs) == 0 || t.obs[len(t.obs)-1].ns != o.ns {
+		return false
+	}
+	fd, err := unix.Open("/proc/"+strconv.Itoa(t.pid)+"/stat", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return true // reaped meanwhile
+	}
+	n, err := unix.Read(fd, s.line)
+	unix.Close(fd)
+	if err != nil {
+		return false
+	}
+	state, err := parseState(s.line[:max(n, 0)])
+	return err == nil && (state == 'Z' || state == 'X')
 }
 
 // threadStart returns the start time, in ticks since boot, of thread

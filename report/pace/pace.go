@@ -28,8 +28,11 @@ const CFSPeriod = 100 * time.Millisecond
 // MinThreadSpan is the shortest span over which a thread's share is its
 // CPU time over that span; a thread observed for less (and less than half
 // the window) is charged its CPU time over the whole window, since a
-// share of a short span says little.
-const MinThreadSpan = time.Second
+// share of a short span says little. The sampler polls the threads a
+// second apart, so a thread seen at two polls is past it: a full second
+// would put two polls a second apart on a knife's edge (a saturated
+// thread seen over 0.9998 s read 0.25 of a 4 s window).
+const MinThreadSpan = 900 * time.Millisecond
 
 // Busy is the busy fraction of cpus CPUs between two readings of their
 // busy ticks (summed over the CPUs) span apart, 0..1; 0 without CPUs or
