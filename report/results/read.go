@@ -50,6 +50,7 @@ const (
 	cThrottledS
 	cSplicePipes
 	cP999
+	cOffered
 	nColumns
 )
 
@@ -377,4 +378,5 @@ func (p *rowParser) parse(r *Row) {
 	r.Throttling = hasPeriods || hasThrottled
 	_, r.SplicePipes, r.HasPipes = p.number(cSplicePipes, true)
 	r.P999Ms, _, r.HasP999 = p.number(cP999, false)
+	r.OfferedRate, _, r.HasOffered = p.number(cOffered, false)
 }

@@ -75,8 +75,8 @@ func TestReadThrottlingAndPipes(t *testing.T) {
 	}
 	// Written back, the empty cells stay empty.
 	rec := b.Record()
-	if got := strings.Join(rec[len(rec)-4:], ","); got != ",,3," {
-		t.Errorf("Record of row 2 ends %q; want \",,3,\"", got)
+	if got := strings.Join(rec[len(rec)-5:], ","); got != ",,3,," {
+		t.Errorf("Record of row 2 ends %q; want \",,3,,\"", got)
 	}
 }
 
@@ -267,7 +267,7 @@ func TestColumnsMatchHeader(t *testing.T) {
 	}
 	for c, name := range map[int]string{cMachine: "machine", cGroup: "group", cStarted: "started", cP50: "p50_ms",
 		cThreadOrigin: "thread_origin", cBound: "bound", cPeakMem: "peak_mem_bytes", cNote: "note",
-		cThrottledPeriods: "throttled_periods", cThrottledS: "throttled_s", cSplicePipes: "splice_pipes", cP999: "p999_ms"} {
+		cThrottledPeriods: "throttled_periods", cThrottledS: "throttled_s", cSplicePipes: "splice_pipes", cP999: "p999_ms", cOffered: "offered_rate"} {
 		if Header[c] != name {
 			t.Errorf("column %d is %q in Header; the reader takes it for %q", c, Header[c], name)
 		}

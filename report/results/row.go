@@ -94,6 +94,7 @@ var Header = []string{
 	"bound", "peak_mem_bytes", "status", "note",
 	"throttled_periods", "throttled_s", "splice_pipes",
 	"p999_ms",
+	"offered_rate",
 }
 
 // Row is one run: a column (proxy) measured under one load in one mode.
@@ -148,6 +149,13 @@ type Row struct {
 	SplicePipes int64
 	HasPipes    bool
 
+	// OfferedRate is the exchanges a second a step of a sweep offered
+	// (load LoadSweep; the step itself is in the note, see Step);
+	// HasOffered says whether the row is such a step (empty cells
+	// otherwise, and in files written before the column).
+	OfferedRate float64
+	HasOffered  bool
+
 	// Source and Line locate the row in its file, for error messages;
 	// set by the reader, ignored by Record.
 	Source string
@@ -185,6 +193,10 @@ func (r Row) Record() []string {
 	if r.HasP999 {
 		p999 = fixed(r.P999Ms, 3)
 	}
+	offered := ""
+	if r.HasOffered {
+		offered = fixed(r.OfferedRate, 1)
+	}
 	periods, throttled, pipes := "", "", ""
 	if r.Throttling {
 		periods, throttled = i(r.ThrottledPeriods), fixed(r.ThrottledS, 3)
@@ -202,6 +214,7 @@ func (r Row) Record() []string {
 		string(r.Bound), i(r.PeakMemBytes), string(r.Status), r.Note,
 		periods, throttled, pipes,
 		p999,
+		offered,
 	}
 }
 

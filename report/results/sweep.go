@@ -1,0 +1,72 @@
+package results
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// LoadSweep is the load of a sweep's rows: one row a step of the search
+// for a column's sustainable rate, each a fixed-rate window of a mix
+// load, its offered rate in the offered_rate column and the step in the
+// note (Step).
+const LoadSweep = "sweep"
+
+// Step is one window of a sweep, as its row's note tells it: its number
+// in the search (1, 2, ...), or the confirming window of the rate found,
+// whether it met the bounds and, if not, which it missed.
+type Step struct {
+	N       int    // the step's number; 0 for the confirming window
+	Confirm bool   // the confirming window, of the full duration
+	Pass    bool   // the window met every bound
+	Why     string // the bound it missed, e.g. "p99 63.2 ms over 50 ms"; empty when it passed
+}
+
+// stepPrefix begins the note of every sweep step.
+const stepPrefix = "sweep "
+
+// String is the note of s: "sweep step 3: pass", "sweep step 7: fail:
+// p99 63.2 ms over 50 ms", "sweep confirm: pass".
+func (s Step) String() string {
+	what := "step " + strconv.Itoa(s.N)
+	if s.Confirm {
+		what = "confirm"
+	}
+	if s.Pass {
+		return stepPrefix + what + ": pass"
+	}
+	return stepPrefix + what + ": fail: " + s.Why
+}
+
+// ParseStep reads the step of a sweep row's note, which begins with it
+// (other notes may follow, after "; "); ok is false for a note that does
+// not begin with a step.
+func ParseStep(note string) (s Step, ok bool, err error) {
+	rest, found := strings.CutPrefix(note, stepPrefix)
+	if !found {
+		return Step{}, false, nil
+	}
+	what, verdict, found := strings.Cut(rest, ": ")
+	if !found {
+		return Step{}, false, fmt.Errorf("sweep note %q: want \"sweep step N: pass\" or \"...: fail: why\"", note)
+	}
+	if what == "confirm" {
+		s.Confirm = true
+	} else if n, cut := strings.CutPrefix(what, "step "); cut {
+		if s.N, err = strconv.Atoi(n); err != nil || s.N < 1 {
+			return Step{}, false, fmt.Errorf("sweep note %q: step %q is not a number from 1", note, n)
+		}
+	} else {
+		return Step{}, false, fmt.Errorf("sweep note %q: want \"step N\" or \"confirm\"", note)
+	}
+	verdict, _, _ = strings.Cut(verdict, "; ")
+	switch {
+	case verdict == "pass":
+		s.Pass = true
+	case strings.HasPrefix(verdict, "fail: ") && len(verdict) > len("fail: "):
+		s.Why = strings.TrimPrefix(verdict, "fail: ")
+	default:
+		return Step{}, false, fmt.Errorf("sweep note %q: want pass or \"fail: why\"", note)
+	}
+	return s, true, nil
+}
