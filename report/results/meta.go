@@ -129,11 +129,31 @@ type Settings struct {
 	// Window and Warmup say: a family of scenarios with a method of its
 	// own (stunnel's page's), where the flags left it the default.
 	Methods map[Mode]Method `json:"methods,omitempty"`
+	// Sweep is the search for each column's sustainable rate, when the
+	// session ran one (--sweep); nil otherwise.
+	Sweep *Sweep `json:"sweep,omitempty"`
 
 	// Machine and Session name the session; the metadata keeps them in
 	// its own fields.
 	Machine string `json:"-"` // the tables' label; empty for the CPU model
 	Session string `json:"-"` // the id; empty for the start time
+}
+
+// Sweep is how a session searched for the sustainable rates: the rate it
+// started at, how close the last pass and the first failure came before
+// it stopped, and the bounds a step must meet (SLO).
+type Sweep struct {
+	From      float64 `json:"from"`      // the first step's rate, exchanges a second
+	Precision float64 `json:"precision"` // a share: 0.02 stops when the failure is within 2% of the pass
+	SLO       SLO     `json:"slo"`
+}
+
+// SLO is what a step of a sweep must meet to pass: the p99 of every
+// exchange due in its window at most P99, and its failures (errors,
+// timeouts, dropped exchanges) at most Errors of the exchanges due.
+type SLO struct {
+	P99    Span    `json:"p99"`
+	Errors float64 `json:"errors"` // a share: 0.001 for 0.1%
 }
 
 // Method is how the runs of a cell are made: how many, each a warm-up
