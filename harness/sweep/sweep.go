@@ -1,0 +1,403 @@
+// Package sweep is the search for a load's sustainable rate: the highest
+// fixed rate whose window meets a latency and an error bound (the SLO).
+// It starts at a rate, doubles it until a window fails, then halves the
+// interval between the last pass and the first failure until the two are
+// within a precision, and confirms the last pass in a window of the full
+// length, which must pass too (else the search goes on below it). It is
+// pure: the caller runs each window at the rate Next gives and tells
+// Record what it measured.
+package sweep
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"bench/report/results"
+	"bench/scenarios"
+)
+
+// The search's defaults and limits.
+const (
+	// DefaultFrom is the first step's rate, exchanges a second: below
+	// what any proxy packaged here sustains on one CPU, so that the
+	// first step passes and the doubling finds the range.
+	DefaultFrom = 500
+	// DefaultPrecision stops the halving when the first failure is
+	// within 2% of the last pass: finer than the spread of a proxy's runs
+	// from session to session (README, Noise).
+	DefaultPrecision = 0.02
+	// MaxSteps is the most windows of the search before its confirming
+	// one: from 500/s, enough to double to 64000/s and halve to 2%.
+	MaxSteps = 14
+	// MaxWindows is the most windows of a search, its confirming ones
+	// included: a confirm that fails is paid for out of the steps.
+	MaxWindows = MaxSteps + 1
+	// MinRate is the least rate the search halves to, an exchange a
+	// second: below it a load that fails every step has no rate.
+	MinRate = 1
+	// AchievedShare is the least share of the offered rate a passing
+	// window achieves: its exchanges answered whole and on time over
+	// its length.
+	AchievedShare = 0.99
+)
+
+// DefaultSLO is the bound a step must meet by default: a p99 of 50 ms
+// over every exchange due in the window, and at most 0.1% of them
+// failed.
+var DefaultSLO = results.SLO{P99: results.Span(50 * time.Millisecond), Errors: 0.001}
+
+// Defaults are the search's settings unless the session gives others.
+func Defaults() results.Sweep {
+	return results.Sweep{From: DefaultFrom, Precision: DefaultPrecision, SLO: DefaultSLO}
+}
+
+// Check says what is wrong with a search's settings.
+func Check(s results.Sweep) error {
+	switch {
+	case !(s.From > 0) || math.IsInf(s.From, 0):
+		return fmt.Errorf("a first rate of %g a second: want more than 0", s.From)
+	case !(s.Precision > 0 && s.Precision < 1):
+		return fmt.Errorf("a precision of %g%%: want more than 0%% and less than 100%%", s.Precision*100)
+	case s.SLO.P99 <= 0:
+		return fmt.Errorf("a p99 bound of %s: want more than 0", time.Duration(s.SLO.P99))
+	case !(s.SLO.Errors >= 0 && s.SLO.Errors < 1):
+		return fmt.Errorf("an error bound of %g%%: want 0%% or more and less than 100%%", s.SLO.Errors*100)
+	}
+	return nil
+}
+
+// ParseSLO reads a bound as --slo gives it, "p99=50ms,errors=0.1%": the
+// p99 a duration, the errors a percentage of the exchanges due. A part
+// left out keeps DefaultSLO's.
+func ParseSLO(s string) (results.SLO, error) {
+	slo := DefaultSLO
+	if strings.TrimSpace(s) == "" {
+		return slo, fmt.Errorf("bound %q: want p99=DURATION,errors=PERCENT%%, e.g. %s", s, FormatSLO(DefaultSLO))
+	}
+	seen := map[string]bool{}
+	for _, part := range strings.Split(s, ",") {
+		key, value, found := strings.Cut(strings.TrimSpace(part), "=")
+		key, value = strings.TrimSpace(key), strings.TrimSpace(value)
+		switch {
+		case !found:
+			return slo, fmt.Errorf("bound %q: %q is not key=value (p99=50ms, errors=0.1%%)", s, part)
+		case seen[key]:
+			return slo, fmt.Errorf("bound %q: %s given twice", s, key)
+		}
+		seen[key] = true
+		switch key {
+		case "p99":
+			d, err := time.ParseDuration(value)
+			if err != nil || d <= 0 {
+				return slo, fmt.Errorf("bound %q: p99 %q: want a duration above 0, e.g. 50ms", s, value)
+			}
+			slo.P99 = results.Span(d)
+		case "errors":
+			num, pct := strings.CutSuffix(value, "%")
+			v, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+			if err != nil || !pct || !(v >= 0 && v < 100) {
+				return slo, fmt.Errorf("bound %q: errors %q: want a percentage of 0%% or more and below 100%%, e.g. 0.1%%", s, value)
+			}
+			slo.Errors = v / 100
+		default:
+			return slo, fmt.Errorf("bound %q: unknown key %q: want p99 and errors", s, key)
+		}
+	}
+	return slo, nil
+}
+
+// FormatSLO writes a bound as ParseSLO reads it: "p99=50ms,errors=0.1%".
+func FormatSLO(slo results.SLO) string {
+	return "p99=" + time.Duration(slo.P99).String() + ",errors=" + strconv.FormatFloat(slo.Errors*100, 'f', -1, 64) + "%"
+}
+
+// Figures are what a step's window measured, as the pass rule reads it.
+type Figures struct {
+	Offered float64 // exchanges a second the window asked for
+	Seconds float64 // its length
+	// Answered are the exchanges answered whole and correctly and begun
+	// on time; Due every exchange due in the window, answered or not;
+	// Failed those of them that failed: errors, timeouts, late ones and
+	// dropped ones.
+	Answered, Due, Failed int64
+	// P99 is the 99th percentile of the latency of every due exchange.
+	P99 time.Duration
+}
+
+// FiguresOf reads a window of bench mix at a fixed rate.
+func FiguresOf(r scenarios.MixResult) Figures {
+	return Figures{
+		Offered: r.Rate, Seconds: r.Seconds,
+		Answered: r.Exchanges, Due: r.Due, Failed: r.Errors.Failed() + r.Errors.Timeout,
+		P99: time.Duration(r.P99Ms * float64(time.Millisecond)),
+	}
+}
+
+// Pass says whether a window meets the bound slo: its exchanges answered
+// on time at AchievedShare of the offered rate or more, its failures at
+// most slo.Errors of the exchanges due, and the p99 of every due exchange
+// at most slo.P99. why names each bound it missed, with the figures, as
+// a step's note gives it ("p99 63.2 ms over 50 ms"); empty when it
+// passed.
+func Pass(slo results.SLO, f Figures) (pass bool, why string) {
+	if f.Due == 0 || f.Seconds <= 0 {
+		return false, "no exchange was due"
+	}
+	var missed []string
+	if f.P99 > time.Duration(slo.P99) {
+		missed = append(missed, fmt.Sprintf("p99 %s over %s", ms(f.P99, 1), ms(time.Duration(slo.P99), -1)))
+	}
+	if float64(f.Failed) > slo.Errors*float64(f.Due) {
+		missed = append(missed, fmt.Sprintf("failures %s%% over %s%% (%d of %d due)",
+			pct(float64(f.Failed)/float64(f.Due), 2), pct(slo.Errors, -1), f.Failed, f.Due))
+	}
+	if achieved := float64(f.Answered) / f.Seconds; achieved < AchievedShare*f.Offered {
+		missed = append(missed, fmt.Sprintf("achieved %.0f/s of %.0f/s (%s%%, under %s%%)",
+			achieved, f.Offered, pct(achieved/f.Offered, 1), pct(AchievedShare, -1)))
+	}
+	// One note a step: the bounds are joined with ", ", never with the
+	// "; " that parts a row's notes.
+	return len(missed) == 0, strings.Join(missed, ", ")
+}
+
+// ms writes d in milliseconds with digits decimals (-1: as few as it
+// takes): "63.2 ms".
+func ms(d time.Duration, digits int) string {
+	return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', digits, 64) + " ms"
+}
+
+// pct writes a share as a percentage with digits decimals (-1: as few as
+// it takes).
+func pct(share float64, digits int) string {
+	return strconv.FormatFloat(share*100, 'f', digits, 64)
+}
+
+// StepWindow is how long a step of the search measures where the
+// session's window is window: half of it, and at least a second (no more
+// than window). The confirming window is window itself: the search's
+// steps only need to tell a pass from a failure, the rate found is then
+// measured as every other run is.
+func StepWindow(window time.Duration) time.Duration {
+	return min(window, max(window/2, time.Second))
+}
+
+// Longest is the most a search takes, its windows and their warm-ups:
+// MaxSteps steps of StepWindow and a confirming window.
+func Longest(window, warmup time.Duration) time.Duration {
+	return MaxSteps*(warmup+StepWindow(window)) + warmup + window
+}
+
+// Window is a window of the search as Run asks for it: its rate,
+// whether it confirms the rate found, its warm-up and its length.
+type Window struct {
+	Rate           float64
+	Confirm        bool
+	Warmup, Length time.Duration
+}
+
+// Run runs what is left of the search: each window Next gives, of
+// StepWindow(window) or, confirming, of window, each after warmup,
+// measured by measure and recorded (Record), its step then given to done
+// (its row written, its line printed), until the search ends or either
+// fails.
+func (s *Search) Run(window, warmup time.Duration, measure func(Window) (Figures, error), done func(Window, results.Step) error) error {
+	for {
+		rate, confirm, end := s.Next()
+		if end {
+			return nil
+		}
+		w := Window{Rate: rate, Confirm: confirm, Warmup: warmup, Length: StepWindow(window)}
+		if confirm {
+			w.Length = window
+		}
+		f, err := measure(w)
+		if err != nil {
+			return err
+		}
+		if err := done(w, s.Record(f)); err != nil {
+			return err
+		}
+	}
+}
+
+// ErrReplay is the error of a search's recorded step that is not the one
+// the search asks for at that point: its rate or its kind differ.
+var ErrReplay = errors.New("not the step the search asks for")
+
+// Search is one search for a sustainable rate. Next gives each window's
+// rate, Record its verdict, until Next says the search is done.
+type Search struct {
+	cfg results.Sweep
+	// lo is the highest rate that passed, hi the lowest that failed; 0
+	// while there is none. lo < hi whenever both are set.
+	lo, hi float64
+	// passes are the rates of the steps that passed, so that a confirm
+	// that fails goes on below it from the pass before.
+	passes  []float64
+	steps   int // the search's steps, confirms left out
+	windows int // every window, confirms included
+	// below counts the steps since a confirm failed, while none has
+	// passed since: the next is 2^(below-1) precisions below the lowest
+	// failure (gallop).
+	below int
+	// The window Next gave and Record has not had yet.
+	asked         bool
+	rate          float64
+	confirm, done bool
+	found         float64
+}
+
+// New starts a search with the settings cfg (Check them first).
+func New(cfg results.Sweep) *Search { return &Search{cfg: cfg} }
+
+// Next returns the rate of the next window, and whether it is the
+// confirming window of the rate found; done is true when the search has
+// ended (Result says what it found). It returns the same window until
+// Record is given its verdict.
+func (s *Search) Next() (rate float64, confirm, done bool) {
+	if s.done {
+		return 0, false, true
+	}
+	if !s.asked {
+		var ok bool
+		if s.rate, s.confirm, ok = s.plan(); !ok {
+			s.done = true
+			return 0, false, true
+		}
+		s.asked = true
+	}
+	return s.rate, s.confirm, false
+}
+
+// plan decides the next window: the first rate; double the last pass
+// while none failed; below a confirm that failed, a precision below it,
+// then two, four, ... precisions below, while above the pass before;
+// halve the first failure while none passed (down to MinRate); the
+// middle of the last pass and the first failure while they are more than
+// the precision apart; else, or when the window left is the last one, the
+// confirming window of the last pass. ok is false when there is nothing
+// left to try.
+//
+// A confirm fails mostly a little above what the load sustains: a queue
+// that grows slowly shows in the full window and not in a step's. So the
+// search looks just below it first, and widens its steps down as they
+// fail, rather than halving from the pass before, which may be half the
+// rate.
+func (s *Search) plan() (rate float64, confirm, ok bool) {
+	left := MaxWindows - s.windows
+	if left <= 0 {
+		return 0, false, false
+	}
+	var next float64
+	switch {
+	case s.windows == 0:
+		next = s.cfg.From
+	case s.hi == 0:
+		next = s.lo * 2
+	case s.below > 0 && s.gallop() > s.lo:
+		next = s.gallop()
+	case s.lo == 0:
+		if next = math.Round(s.hi / 2); next < MinRate || next >= s.hi {
+			return 0, false, false
+		}
+	case s.hi > s.lo*(1+s.cfg.Precision):
+		// Whole exchanges a second: where they cannot part the two any
+		// more, the search has converged.
+		if mid := math.Round((s.lo + s.hi) / 2); mid > s.lo && mid < s.hi {
+			next = mid
+		}
+	}
+	if next > 0 && left > 1 {
+		return next, false, true
+	}
+	if s.lo == 0 {
+		return 0, false, false // nothing passed: nothing to confirm
+	}
+	return s.lo, true, true
+}
+
+// gallop is the next step below a confirm that failed: the lowest
+// failure less 2^(below-1) precisions, in whole exchanges a second.
+func (s *Search) gallop() float64 {
+	g := math.Round(s.hi / math.Pow(1+s.cfg.Precision, math.Exp2(float64(s.below-1))))
+	if g >= s.hi {
+		return 0
+	}
+	return g
+}
+
+// Record takes what the window Next gave measured, judges it by the
+// search's bound (Pass) and returns the step as its row's note tells it.
+func (s *Search) Record(f Figures) results.Step {
+	pass, why := Pass(s.cfg.SLO, f)
+	return s.record(pass, why)
+}
+
+// Replay records a step a session's file has, as a resumed session
+// continues its search: rate and st must be the window Next gives.
+func (s *Search) Replay(rate float64, st results.Step) error {
+	next, confirm, done := s.Next()
+	switch {
+	case done:
+		return fmt.Errorf("%w: the search had ended", ErrReplay)
+	case next != rate || confirm != st.Confirm || (!confirm && st.N != s.steps+1):
+		return fmt.Errorf("%w: %s at %g/s where it asks for %s at %g/s", ErrReplay, st, rate, describe(confirm, s.steps+1), next)
+	}
+	s.record(st.Pass, st.Why)
+	return nil
+}
+
+// describe names the window Next gives, as a note does.
+func describe(confirm bool, n int) string {
+	if confirm {
+		return "the confirming window"
+	}
+	return "step " + strconv.Itoa(n)
+}
+
+func (s *Search) record(pass bool, why string) results.Step {
+	if !s.asked {
+		panic("sweep: Record without Next")
+	}
+	s.asked = false
+	s.windows++
+	if s.confirm {
+		if pass {
+			s.done, s.found = true, s.rate
+			return results.Step{Confirm: true, Pass: true}
+		}
+		// The rate found did not hold for the full window: it is the
+		// first failure now, and the search goes on from the pass before
+		// it.
+		s.hi, s.lo, s.below = s.rate, 0, 1
+		for _, p := range s.passes {
+			if p < s.rate {
+				s.lo = max(s.lo, p)
+			}
+		}
+		return results.Step{Confirm: true, Why: why}
+	}
+	s.steps++
+	if pass {
+		s.lo, s.below = s.rate, 0
+		s.passes = append(s.passes, s.rate)
+		return results.Step{N: s.steps, Pass: true}
+	}
+	s.hi = s.rate
+	if s.below > 0 {
+		s.below++
+	}
+	return results.Step{N: s.steps, Why: why}
+}
+
+// Result is the rate the search found, the rate of its confirming window
+// that passed; found is false while there is none (a search that ended
+// without one found none).
+func (s *Search) Result() (rate float64, found bool) { return s.found, s.found > 0 }
+
+// Windows is how many windows the search has had.
+func (s *Search) Windows() int { return s.windows }

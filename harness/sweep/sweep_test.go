@@ -1,0 +1,383 @@
+package sweep
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"bench/report/results"
+)
+
+func TestParseSLO(t *testing.T) {
+	ms := func(n int) results.Span { return results.Span(time.Duration(n) * time.Millisecond) }
+	cases := []struct {
+		in   string
+		want results.SLO
+		err  string // a part of the error; "" for none
+	}{
+		// the default, spelt out
+		{"p99=50ms,errors=0.1%", results.SLO{P99: ms(50), Errors: 0.001}, ""},
+		// the other order, with spaces
+		{" errors = 1% , p99 = 0.2s ", results.SLO{P99: ms(200), Errors: 0.01}, ""},
+		// one part: the other keeps the default
+		{"p99=100ms", results.SLO{P99: ms(100), Errors: 0.001}, ""},
+		{"errors=0%", results.SLO{P99: ms(50), Errors: 0}, ""},
+		// nothing
+		{"", DefaultSLO, "want p99=DURATION"},
+		// not key=value
+		{"p99", DefaultSLO, `"p99" is not key=value`},
+		// a duration that is not one, or not above 0
+		{"p99=fast", DefaultSLO, `p99 "fast"`},
+		{"p99=0s", DefaultSLO, `p99 "0s"`},
+		// a share without its percent sign, or out of range
+		{"errors=0.1", DefaultSLO, `errors "0.1"`},
+		{"errors=100%", DefaultSLO, `errors "100%"`},
+		{"errors=-1%", DefaultSLO, `errors "-1%"`},
+		// a key twice, an unknown key
+		{"p99=1ms,p99=2ms", DefaultSLO, "p99 given twice"},
+		{"p50=10ms", DefaultSLO, `unknown key "p50"`},
+	}
+	for _, c := range cases {
+		got, err := ParseSLO(c.in)
+		switch {
+		case c.err == "" && (err != nil || got != c.want):
+			t.Errorf("ParseSLO(%q) = %+v, %v; want %+v", c.in, got, err, c.want)
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("ParseSLO(%q) = %+v, %v; want an error with %q", c.in, got, err, c.err)
+		}
+	}
+}
+
+// TestFormatSLO: what FormatSLO writes, ParseSLO reads back.
+func TestFormatSLO(t *testing.T) {
+	for _, slo := range []results.SLO{DefaultSLO, {P99: results.Span(1500 * time.Microsecond), Errors: 0.025}, {P99: results.Span(time.Second)}} {
+		s := FormatSLO(slo)
+		if got, err := ParseSLO(s); err != nil || got != slo {
+			t.Errorf("ParseSLO(FormatSLO(%+v) = %q) = %+v, %v; want it back", slo, s, got, err)
+		}
+	}
+	if got := FormatSLO(DefaultSLO); got != "p99=50ms,errors=0.1%" {
+		t.Errorf("FormatSLO(DefaultSLO) = %q; want the --slo default of --help", got)
+	}
+}
+
+func TestCheck(t *testing.T) {
+	cases := []struct {
+		name string
+		s    results.Sweep
+		ok   bool
+	}{
+		{"defaults", Defaults(), true},
+		// the first rate must be above 0
+		{"from 0", results.Sweep{From: 0, Precision: 0.02, SLO: DefaultSLO}, false},
+		{"from below 0", results.Sweep{From: -500, Precision: 0.02, SLO: DefaultSLO}, false},
+		{"from NaN", results.Sweep{From: math.NaN(), Precision: 0.02, SLO: DefaultSLO}, false},
+		// a precision of none or all
+		{"precision 0", results.Sweep{From: 500, SLO: DefaultSLO}, false},
+		{"precision 100%", results.Sweep{From: 500, Precision: 1, SLO: DefaultSLO}, false},
+		// bounds out of range
+		{"p99 0", results.Sweep{From: 500, Precision: 0.02, SLO: results.SLO{Errors: 0.001}}, false},
+		{"errors 100%", results.Sweep{From: 500, Precision: 0.02, SLO: results.SLO{P99: DefaultSLO.P99, Errors: 1}}, false},
+	}
+	for _, c := range cases {
+		if err := Check(c.s); (err == nil) != c.ok {
+			t.Errorf("%s: Check(%+v) = %v; want ok %v", c.name, c.s, err, c.ok)
+		}
+	}
+}
+
+func TestPass(t *testing.T) {
+	// a window of 5 s at 4000/s: 20000 due
+	good := Figures{Offered: 4000, Seconds: 5, Answered: 20000, Due: 20000, P99: 12 * time.Millisecond}
+	with := func(f func(*Figures)) Figures { g := good; f(&g); return g }
+	cases := []struct {
+		name string
+		f    Figures
+		pass bool
+		why  string
+	}{
+		{"all answered fast", good, true, ""},
+		// the p99 at the bound passes, above it fails
+		{"p99 at the bound", with(func(f *Figures) { f.P99 = 50 * time.Millisecond }), true, ""},
+		{"p99 over", with(func(f *Figures) { f.P99 = 63200 * time.Microsecond }), false, "p99 63.2 ms over 50 ms"},
+		// 20 of 20000 failed is 0.1%: at the bound; 21 is over it
+		{"failures at the bound", with(func(f *Figures) { f.Failed, f.Answered = 20, 19980 }), true, ""},
+		{"failures over", with(func(f *Figures) { f.Failed, f.Answered = 21, 19979 }), false, "failures 0.10% over 0.1% (21 of 20000 due)"},
+		// 99% of the rate achieved passes; less fails, the failures too
+		{"achieved 99%", with(func(f *Figures) { f.Answered, f.Due = 19800, 19800 }), true, ""},
+		{"achieved under 99%", with(func(f *Figures) { f.Answered, f.Due = 19000, 19000 }), false, "achieved 3800/s of 4000/s (95.0%, under 99%)"},
+		// every bound missed: each named, in one note
+		{"everything", Figures{Offered: 4000, Seconds: 5, Answered: 10000, Due: 20000, Failed: 10000, P99: 2 * time.Second}, false,
+			"p99 2000.0 ms over 50 ms, failures 50.00% over 0.1% (10000 of 20000 due), achieved 2000/s of 4000/s (50.0%, under 99%)"},
+		// a window with nothing due says so
+		{"nothing due", Figures{Offered: 4000, Seconds: 5}, false, "no exchange was due"},
+	}
+	for _, c := range cases {
+		pass, why := Pass(DefaultSLO, c.f)
+		if pass != c.pass || why != c.why {
+			t.Errorf("%s: Pass(%+v) = %v, %q; want %v, %q", c.name, c.f, pass, why, c.pass, c.why)
+		}
+		if strings.Contains(why, "; ") {
+			t.Errorf("%s: why %q holds the notes' separator", c.name, why)
+		}
+	}
+}
+
+// capacity is a load whose windows pass at rate r when r is at most its
+// capacity, each window's capacity moved by a noise of its own (a share,
+// drawn from rng; nil for none).
+type capacity struct {
+	rate  float64
+	noise float64
+	rng   *rand.Rand
+}
+
+func (c capacity) figures(rate float64, seconds float64) Figures {
+	limit := c.rate
+	if c.rng != nil {
+		limit *= 1 + c.noise*c.rng.NormFloat64()
+	}
+	f := Figures{Offered: rate, Seconds: seconds, Due: int64(rate * seconds), P99: 5 * time.Millisecond}
+	f.Answered = f.Due
+	if rate > limit {
+		f.P99 = time.Second // a queue that grows through the window
+	}
+	return f
+}
+
+// run is a whole search of c, with the rates of its windows in order.
+func run(t testing.TB, cfg results.Sweep, c capacity) (s *Search, rates []float64, steps []results.Step) {
+	s = New(cfg)
+	for {
+		rate, confirm, done := s.Next()
+		if done {
+			return s, rates, steps
+		}
+		if again, again2, _ := s.Next(); again != rate || again2 != confirm {
+			t.Fatalf("Next() = %g, %v, then %g, %v before a Record; want the same window", rate, confirm, again, again2)
+		}
+		rates = append(rates, rate)
+		st := s.Record(c.figures(rate, 5))
+		if st.Confirm != confirm {
+			t.Fatalf("window %d at %g/s: Record gave %+v; want confirm %v", len(rates), rate, st, confirm)
+		}
+		steps = append(steps, st)
+	}
+}
+
+// TestSearchFindsCapacity: the search of a load of known capacity finds
+// it within the precision, in at most MaxWindows windows, its last a
+// confirming window that passed at the rate it found, from 1/s to the
+// 64000/s that the steps reach from 500/s; beyond that the steps run out
+// before the precision and the rate found is within 5%.
+func TestSearchFindsCapacity(t *testing.T) {
+	cfg := Defaults()
+	for _, cap := range []float64{1, 3, 37, 250, 499, 500, 501, 700, 1500, 3000, 4000, 4100, 9999, 33333, 64000, 100000, 127000} {
+		s, rates, steps := run(t, cfg, capacity{rate: cap})
+		got, found := s.Result()
+		within := cfg.Precision
+		if cap >= 64000 {
+			within = 0.05
+		}
+		switch {
+		case !found:
+			t.Errorf("capacity %g/s: found none in %v", cap, rates)
+		case got > cap || got < cap/(1+within)-1:
+			t.Errorf("capacity %g/s: found %g/s (windows %v); want within %g%% below it", cap, got, rates, within*100)
+		case len(rates) > MaxWindows:
+			t.Errorf("capacity %g/s: %d windows; want at most %d", cap, len(rates), MaxWindows)
+		}
+		last := steps[len(steps)-1]
+		if !last.Confirm || !last.Pass || rates[len(rates)-1] != got {
+			t.Errorf("capacity %g/s: last window %+v at %g/s; want the confirm of %g/s, passed", cap, last, rates[len(rates)-1], got)
+		}
+		for i, st := range steps[:len(steps)-1] {
+			if st.Confirm || st.N != i+1 {
+				t.Errorf("capacity %g/s: window %d is %+v; want step %d", cap, i+1, st, i+1)
+			}
+		}
+	}
+}
+
+// TestSearchFromAbove: a first rate above the capacity halves until a
+// step passes, then bisects as from below.
+func TestSearchFromAbove(t *testing.T) {
+	cfg := Defaults()
+	cfg.From = 8000
+	s, rates, _ := run(t, cfg, capacity{rate: 1500})
+	if got, found := s.Result(); !found || got > 1500 || got < 1500/(1+cfg.Precision)-1 {
+		t.Errorf("from 8000/s, capacity 1500/s: found %g, %v in %v; want within 2%% below 1500", got, found, rates)
+	}
+	for i, want := range []float64{8000, 4000, 2000, 1000} {
+		if rates[i] != want {
+			t.Errorf("window %d at %g/s; want %g/s (halving from 8000/s): %v", i+1, rates[i], want, rates)
+		}
+	}
+}
+
+// TestSearchNoRate: a load that fails at every rate halves to MinRate and
+// finds none, within MaxWindows, and without a confirm: nothing passed.
+func TestSearchNoRate(t *testing.T) {
+	s, rates, steps := run(t, Defaults(), capacity{rate: 0.5})
+	if got, found := s.Result(); found {
+		t.Errorf("found %g/s; want none", got)
+	}
+	if len(rates) > MaxWindows {
+		t.Errorf("%d windows; want at most %d", len(rates), MaxWindows)
+	}
+	for _, st := range steps {
+		if st.Confirm || st.Pass || st.Why == "" {
+			t.Errorf("window %+v; want failed steps, each with why", st)
+		}
+	}
+	if last := rates[len(rates)-1]; last < MinRate {
+		t.Errorf("last window at %g/s; want none below %d/s", last, MinRate)
+	}
+}
+
+// TestSearchConfirmFails: a confirm that fails goes on below the rate it
+// tried, from the pass before it, and confirms again; a search whose
+// confirms keep failing ends within MaxWindows without a rate.
+func TestSearchConfirmFails(t *testing.T) {
+	s := New(Defaults())
+	c := capacity{rate: 4000}
+	var rates []float64
+	var confirms []float64
+	for {
+		rate, confirm, done := s.Next()
+		if done {
+			break
+		}
+		rates = append(rates, rate)
+		f := c.figures(rate, 5)
+		if confirm {
+			confirms = append(confirms, rate)
+			if len(confirms) == 1 {
+				f.P99 = time.Second // the first confirm fails
+			}
+		}
+		s.Record(f)
+	}
+	got, found := s.Result()
+	if len(confirms) != 2 || !found || got != confirms[1] || confirms[1] >= confirms[0] {
+		t.Fatalf("confirms at %v, found %g, %v (windows %v); want a second confirm below the first, found", confirms, got, found, rates)
+	}
+	if got < 4000*0.95 || len(rates) > MaxWindows {
+		t.Errorf("found %g/s in %d windows; want within 5%% of 4000/s in at most %d", got, len(rates), MaxWindows)
+	}
+
+	// Every confirm fails: no rate, and no more windows than the limit.
+	s = New(Defaults())
+	n := 0
+	for {
+		rate, confirm, done := s.Next()
+		if done {
+			break
+		}
+		n++
+		f := c.figures(rate, 5)
+		if confirm {
+			f.P99 = time.Second
+		}
+		s.Record(f)
+	}
+	if _, found := s.Result(); found || n > MaxWindows {
+		t.Errorf("every confirm failed: found %v in %d windows; want none in at most %d", found, n, MaxWindows)
+	}
+}
+
+// TestReplay: a search replayed from its steps asks for the window the
+// original asked for next, and a step that is not the one it asks for is
+// refused.
+func TestReplay(t *testing.T) {
+	cfg := Defaults()
+	orig, rates, steps := run(t, cfg, capacity{rate: 3000})
+	for cut := 0; cut < len(steps); cut++ {
+		s := New(cfg)
+		for i := range cut {
+			if err := s.Replay(rates[i], steps[i]); err != nil {
+				t.Fatalf("Replay(%g, %+v) after %d steps: %v", rates[i], steps[i], i, err)
+			}
+		}
+		rate, confirm, done := s.Next()
+		if done || rate != rates[cut] || confirm != steps[cut].Confirm {
+			t.Errorf("after %d steps replayed: Next() = %g, %v, %v; want %g, %v", cut, rate, confirm, done, rates[cut], steps[cut].Confirm)
+		}
+	}
+	got, _ := orig.Result()
+	s := New(cfg)
+	if err := s.Replay(cfg.From*2, results.Step{N: 1, Pass: true}); !errors.Is(err, ErrReplay) {
+		t.Errorf("Replay of step 1 at %g/s = %v; want ErrReplay (step 1 is at %g/s)", cfg.From*2, err, cfg.From)
+	}
+	if err := s.Replay(cfg.From, results.Step{Confirm: true, Pass: true}); !errors.Is(err, ErrReplay) {
+		t.Errorf("Replay of a confirm first = %v; want ErrReplay", err)
+	}
+	for i := range steps {
+		if err := s.Replay(rates[i], steps[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r, found := s.Result(); !found || r != got {
+		t.Errorf("replayed whole: Result() = %g, %v; want %g", r, found, got)
+	}
+	if err := s.Replay(got, results.Step{N: len(steps)}); !errors.Is(err, ErrReplay) {
+		t.Errorf("Replay after the end = %v; want ErrReplay", err)
+	}
+}
+
+func TestStepWindow(t *testing.T) {
+	cases := []struct{ window, want time.Duration }{
+		{10 * time.Second, 5 * time.Second}, // half of the default
+		{5 * time.Second, 2500 * time.Millisecond},
+		{1500 * time.Millisecond, time.Second}, // at least a second
+		{time.Second, time.Second},             // but no more than the window
+	}
+	for _, c := range cases {
+		if got := StepWindow(c.window); got != c.want {
+			t.Errorf("StepWindow(%v) = %v; want %v", c.window, got, c.want)
+		}
+	}
+	// 14 steps of 2 s + 5 s, then 2 s + 10 s
+	if got, want := Longest(10*time.Second, 2*time.Second), 110*time.Second; got != want {
+		t.Errorf("Longest(10s, 2s) = %v; want %v", got, want)
+	}
+}
+
+// BenchmarkSearch counts the windows a search needs for capacities from
+// 500 to 64000 exchanges a second, each window's capacity moved by a
+// noise of 1% (a window near the capacity may pass above it or fail
+// below it): go test ./harness/sweep -run XXX -bench Search. Each
+// capacity logs its windows, the least, the average and the most, which
+// must not pass MaxWindows, and how far the rate found is from the
+// capacity.
+func BenchmarkSearch(b *testing.B) {
+	for _, cap := range []float64{500, 1000, 1500, 2000, 3000, 4000, 6000, 8000, 12000, 16000, 24000, 32000, 48000, 64000} {
+		b.Run(fmt.Sprintf("capacity=%g", cap), func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(1, uint64(cap)))
+			least, most, sum, off := MaxWindows, 0, 0, 0.0
+			n, near := 0, 0
+			for b.Loop() {
+				s, rates, _ := run(b, Defaults(), capacity{rate: cap, noise: 0.01, rng: rng})
+				w := len(rates)
+				least, most, sum = min(least, w), max(most, w), sum+w
+				if got, found := s.Result(); found {
+					off = max(off, math.Abs(got-cap)/cap)
+					if math.Abs(got-cap) <= 0.05*cap {
+						near++
+					}
+				}
+				n++
+			}
+			if most > MaxWindows {
+				b.Fatalf("capacity %g/s: a search took %d windows; want at most %d", cap, most, MaxWindows)
+			}
+			b.ReportMetric(float64(sum)/float64(n), "windows/search")
+			b.ReportMetric(float64(most), "max-windows")
+			b.Logf("capacity %g/s: %d..%d windows, %.1f on average over %d searches; rate found within 5%% in %d, at most %.1f%% off", cap, least, most, float64(sum)/float64(n), n, near, off*100)
+		})
+	}
+}
