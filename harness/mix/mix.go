@@ -164,6 +164,10 @@ type Mix struct {
 // and the bytes of the answers received whole.
 type perSecond struct{ exchanges, bytes atomic.Int64 }
 
+// windowSeconds is how many seconds a window of d counts: a last one,
+// shorter, where d is not whole seconds.
+func windowSeconds(d time.Duration) int { return int((d + time.Second - 1) / time.Second) }
+
 // New prepares the mix of c; Open opens its connections.
 func New(c Config) (*Mix, error) {
 	if err := c.Check(); err != nil {
@@ -178,8 +182,7 @@ func New(c Config) (*Mix, error) {
 		idle:   make(chan *slot, c.Conns),
 		hist:   hdrhistogram.New(1, histMax, 3),
 		okHist: hdrhistogram.New(1, histMax, 3),
-		// a last second, shorter, where the window is not whole seconds
-		seconds: make([]perSecond, int((c.Duration+time.Second-1)/time.Second)),
+		seconds: make([]perSecond, windowSeconds(c.Duration)),
 	}
 	m.bufs.New = func() any { b := make([]byte, bufSize); return &b }
 	host, _, _ := net.SplitHostPort(c.Origin)
@@ -220,9 +223,26 @@ func New(c Config) (*Mix, error) {
 // Conns tells how many opened.
 func (m *Mix) Open(ctx context.Context) {
 	start := time.Now()
+	all := make([]*slot, len(m.slots))
+	for i := range m.slots {
+		all[i] = &m.slots[i]
+	}
+	m.dialAll(ctx, all)
+	m.openSeconds = time.Since(start).Seconds()
+	m.opened = m.open()
+	for _, s := range all {
+		m.idle <- s
+	}
+}
+
+// dialAll opens the connections of slots, c.OpenParallel at a time at
+// c.OpenRate a second; a slot whose connection fails to open stays
+// closed.
+func (m *Mix) dialAll(ctx context.Context, slots []*slot) {
+	start := time.Now()
 	sem := make(chan struct{}, m.cfg.OpenParallel)
 	var wg sync.WaitGroup
-	for i := range m.slots {
+	for i, s := range slots {
 		if m.cfg.OpenRate > 0 {
 			sleepUntil(ctx, start.Add(time.Duration(float64(i)/m.cfg.OpenRate*float64(time.Second))))
 		}
@@ -231,7 +251,7 @@ func (m *Mix) Open(ctx context.Context) {
 		}
 		sem <- struct{}{}
 		wg.Add(1)
-		go func(s *slot) {
+		go func() {
 			defer wg.Done()
 			bp := m.bufs.Get().(*[]byte)
 			c, k := m.dial(ctx, *bp)
@@ -240,16 +260,20 @@ func (m *Mix) Open(ctx context.Context) {
 			if k == ok {
 				s.conn = c
 			}
-		}(&m.slots[i])
+		}()
 	}
 	wg.Wait()
-	m.openSeconds = time.Since(start).Seconds()
+}
+
+// open counts the slots whose connection is open.
+func (m *Mix) open() int {
+	n := 0
 	for i := range m.slots {
 		if m.slots[i].conn != nil {
-			m.opened++
+			n++
 		}
-		m.idle <- &m.slots[i]
 	}
+	return n
 }
 
 // Run runs the exchanges from now: the warm-up, then the window.
@@ -258,7 +282,29 @@ func (m *Mix) Run(ctx context.Context) scenarios.MixResult { return m.RunFrom(ct
 // RunFrom runs the exchanges for the warm-up from start (waiting for it
 // first), then for the window of c.Duration, waits for the exchanges
 // still running, closes the connections and returns the window's
-// figures.
+// figures (see measure).
+func (m *Mix) RunFrom(ctx context.Context, start time.Time) scenarios.MixResult {
+	r := m.measure(ctx, start)
+	m.Close()
+	return r
+}
+
+// Close closes the connections. It may be called more than once; the
+// exchanges must have ended.
+func (m *Mix) Close() error {
+	for i := range m.slots {
+		if c := m.slots[i].conn; c != nil {
+			c.Close()
+			m.slots[i].conn = nil
+		}
+	}
+	return nil
+}
+
+// measure runs the exchanges for the warm-up from start (waiting for it
+// first), then for the window of c.Duration, waits for the exchanges
+// still running and the connections being opened again, and returns the
+// window's figures. The connections stay open.
 //
 // The window is fixed, [start + warm-up, start + warm-up + duration].
 // In a closed loop its exchanges are those that ended inside it; those
@@ -269,7 +315,7 @@ func (m *Mix) Run(ctx context.Context) scenarios.MixResult { return m.RunFrom(ct
 // of every one of them, on time or not, begun or dropped. One never
 // answered, timed out or dropped, enters it at least at the timeout
 // (unanswered).
-func (m *Mix) RunFrom(ctx context.Context, start time.Time) scenarios.MixResult {
+func (m *Mix) measure(ctx context.Context, start time.Time) scenarios.MixResult {
 	m.window = start.Add(m.cfg.Warmup)
 	m.end = m.window.Add(m.cfg.Duration)
 	var wg sync.WaitGroup
@@ -298,12 +344,6 @@ func (m *Mix) RunFrom(ctx context.Context, start time.Time) scenarios.MixResult 
 	}
 	wg.Wait()
 	m.reopening.Wait()
-	for i := range m.slots {
-		if c := m.slots[i].conn; c != nil {
-			c.Close()
-			m.slots[i].conn = nil
-		}
-	}
 	return m.result()
 }
 

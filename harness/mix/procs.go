@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os/exec"
@@ -63,13 +64,21 @@ func Share(c Config, i, n int) Config {
 	if c.Active > 0 {
 		s.Active = max(1, part(c.Active, i, n))
 	}
-	s.Rate = c.Rate / float64(n)
 	if c.Rate > 0 {
-		s.Offset = c.Offset + time.Duration(float64(i)/c.Rate*float64(time.Second))
+		var off time.Duration
+		s.Rate, off = shareRate(c.Rate, i, n)
+		s.Offset = c.Offset + off
 	}
 	s.OpenRate = c.OpenRate / float64(n)
 	s.OpenParallel = max(1, part(c.OpenParallel, i, n))
 	return s
+}
+
+// shareRate is process i's part of a rate split over n processes, and
+// the offset of its schedule: i/rate, so that the processes' exchanges,
+// started together, take turns.
+func shareRate(rate float64, i, n int) (float64, time.Duration) {
+	return rate / float64(n), time.Duration(float64(i) / rate * float64(time.Second))
 }
 
 // CheckSplit reports what keeps c from being split over n processes.
@@ -97,9 +106,12 @@ func Run(ctx context.Context, c Config) (scenarios.MixResult, error) {
 }
 
 // The split protocol: a worker prints workerReady on its standard output
-// once its connections are open, waits for a line on its standard input
-// giving the start the workers share (workerGo and the time in Unix
-// nanoseconds), then runs from it and prints its result as JSON.
+// once its connections are open, then reads lines on its standard input:
+// workerGo and a start the workers share, in Unix nanoseconds, runs the
+// warm-up and the window from it, prints its result as a line of JSON
+// and ends; or a step (FormatStep, with the shared start and its offset),
+// which it runs on the connections it keeps open, printing its result,
+// and reads the next line, until its input ends.
 const (
 	workerReady = "ready"
 	workerGo    = "go"
@@ -112,27 +124,92 @@ const startDelay = 100 * time.Millisecond
 // WorkerFlag is the flag that makes bench mix a worker, "i/n".
 const WorkerFlag = "worker"
 
+// Stepper runs the windows of a sweep, one after the other, over the
+// connections it keeps open.
+type Stepper interface {
+	// Step runs window w from start (zero: as soon as it can) and
+	// returns the window's figures.
+	Step(ctx context.Context, start time.Time, w Window) (scenarios.MixResult, error)
+	// Close closes the connections, and ends the processes it ran.
+	Close() error
+}
+
+var (
+	_ Stepper = (*Mix)(nil)
+	_ Stepper = (*Procs)(nil)
+)
+
+// WriteResult writes r on w as one line of JSON, as bench mix prints it.
+func WriteResult(w io.Writer, r scenarios.MixResult) error {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%s\n", b)
+	return err
+}
+
+// Steps says on out that st is ready, then runs the steps asked for on
+// in, a line each (FormatStep), writing each one's result on out
+// (WriteResult), until in ends.
+func Steps(ctx context.Context, st Stepper, in io.Reader, out io.Writer) error {
+	return serveSteps(ctx, st, in, out, nil)
+}
+
+// serveSteps is Steps, with other taking the lines that do not ask for a
+// step (nil: none may come); done ends the loop.
+func serveSteps(ctx context.Context, st Stepper, in io.Reader, out io.Writer, other func(line string) (done bool, err error)) error {
+	if _, err := fmt.Fprintln(out, workerReady); err != nil {
+		return err
+	}
+	r := bufio.NewReader(in)
+	for {
+		line, err := r.ReadString('\n')
+		if strings.TrimSpace(line) == "" && errors.Is(err, io.EOF) {
+			return nil // the steps are over
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return fmt.Errorf("waiting for a step: %w", err)
+		}
+		w, start, ok, perr := ParseStep(line)
+		switch {
+		case perr != nil:
+			return perr
+		case !ok && other == nil:
+			return fmt.Errorf("%q: want a step, %q", strings.TrimSpace(line), "step RATE WARMUP DURATION")
+		case !ok:
+			if done, err := other(line); err != nil || done {
+				return err
+			}
+			continue
+		}
+		res, err := st.Step(ctx, start, w)
+		if err != nil {
+			return err
+		}
+		if err := WriteResult(out, res); err != nil {
+			return err
+		}
+	}
+}
+
 // Worker runs c as one process of a split mix: it opens, says so on
-// out, waits for the go on in, runs, and returns the result for the
-// caller to print on out.
-func Worker(ctx context.Context, c Config, in io.Reader, out io.Writer) (scenarios.MixResult, error) {
+// out, then runs from the go or the steps it reads on in (see the split
+// protocol), printing each result on out.
+func Worker(ctx context.Context, c Config, in io.Reader, out io.Writer) error {
 	m, err := New(c)
 	if err != nil {
-		return scenarios.MixResult{}, err
+		return err
 	}
 	m.Open(ctx)
-	if _, err := fmt.Fprintln(out, workerReady); err != nil {
-		return scenarios.MixResult{}, err
-	}
-	line, err := bufio.NewReader(in).ReadString('\n')
-	if err != nil {
-		return scenarios.MixResult{}, fmt.Errorf("waiting for the start: %w", err)
-	}
-	var ns int64
-	if _, err := fmt.Sscanf(line, workerGo+" %d", &ns); err != nil {
-		return scenarios.MixResult{}, fmt.Errorf("the start %q: want %q and a time in Unix nanoseconds", strings.TrimSpace(line), workerGo)
-	}
-	return m.RunFrom(ctx, time.Unix(0, ns)), nil
+	defer m.Close()
+	return serveSteps(ctx, m, in, out, func(line string) (bool, error) {
+		var ns int64
+		if _, err := fmt.Sscanf(line, workerGo+" %d", &ns); err != nil {
+			return true, fmt.Errorf("the start %q: want %q and a time in Unix nanoseconds", strings.TrimSpace(line), workerGo)
+		}
+		return true, WriteResult(out, m.RunFrom(ctx, time.Unix(0, ns)))
+	})
 }
 
 // ParseWorker reads the worker flag's "i/n".
@@ -143,82 +220,150 @@ func ParseWorker(s string) (i, n int, err error) {
 	return i, n, nil
 }
 
-// RunProcs runs the mix over n processes of exe, each started with argv
-// (which must give the mix's whole configuration) and "--worker i/n",
-// so that each takes its Share. They open their connections, start
-// together from one time once all are open, and their results are
-// merged.
-func RunProcs(ctx context.Context, exe string, argv []string, n int, stderr io.Writer) (scenarios.MixResult, error) {
+// Procs is a mix split over processes of bench mix, their connections
+// open: they run one window from one start (RunProcs), or the steps of a
+// sweep, each from a start they share.
+type Procs struct {
+	cancel  context.CancelFunc
+	workers []worker
+	closed  bool
+}
+
+// worker is one process of a split mix: its standard input, and its
+// standard output, where its results come as JSON.
+type worker struct {
+	cmd *exec.Cmd
+	in  io.WriteCloser
+	out *json.Decoder
+}
+
+// StartProcs starts the mix over n processes of exe, each started with
+// argv (which must give the mix's whole configuration) and "--worker
+// i/n", so that each takes its Share, and returns once all have opened
+// their connections.
+func StartProcs(ctx context.Context, exe string, argv []string, n int, stderr io.Writer) (_ *Procs, err error) {
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel() // stops the workers still running on a failure
-	type worker struct {
-		cmd *exec.Cmd
-		in  io.WriteCloser
-		out *bufio.Reader
-	}
-	var (
-		workers []worker
-		mu      sync.Mutex
-		errOut  = lockedWriter{w: stderr, mu: &mu}
-	)
-	wait := func() {
-		for _, w := range workers {
-			w.in.Close()
-			w.cmd.Wait()
+	p := &Procs{cancel: cancel}
+	defer func() {
+		if err != nil {
+			p.stop()
 		}
-	}
+	}()
+	errOut := lockedWriter{w: stderr, mu: &sync.Mutex{}}
+	outs := make([]*bufio.Reader, n)
 	for i := range n {
 		cmd := exec.CommandContext(ctx, exe, append(argv[:len(argv):len(argv)], "--"+WorkerFlag, fmt.Sprintf("%d/%d", i, n))...)
 		cmd.Stderr = errOut
 		in, err := cmd.StdinPipe()
 		if err != nil {
-			cancel()
-			wait()
-			return scenarios.MixResult{}, err
+			return nil, err
 		}
 		out, err := cmd.StdoutPipe()
 		if err != nil {
-			cancel()
-			wait()
-			return scenarios.MixResult{}, err
+			return nil, err
 		}
 		if err := cmd.Start(); err != nil {
-			cancel()
-			wait()
-			return scenarios.MixResult{}, fmt.Errorf("start process %d of the mix: %w", i+1, err)
+			return nil, fmt.Errorf("start process %d of the mix: %w", i+1, err)
 		}
-		workers = append(workers, worker{cmd, in, bufio.NewReader(out)})
+		outs[i] = bufio.NewReader(out)
+		p.workers = append(p.workers, worker{cmd: cmd, in: in, out: json.NewDecoder(outs[i])})
 	}
-	fail := func(err error) (scenarios.MixResult, error) {
-		cancel()
-		wait()
+	for i, out := range outs {
+		line, err := out.ReadString('\n')
+		if strings.TrimSpace(line) != workerReady {
+			return nil, fmt.Errorf("process %d of the mix did not open its connections: %q %v", i+1, line, err)
+		}
+	}
+	return p, nil
+}
+
+// RunProcs runs the mix over n processes of exe (StartProcs): they open
+// their connections, start together from one time once all are open, and
+// their results are merged.
+func RunProcs(ctx context.Context, exe string, argv []string, n int, stderr io.Writer) (scenarios.MixResult, error) {
+	p, err := StartProcs(ctx, exe, argv, n, stderr)
+	if err != nil {
 		return scenarios.MixResult{}, err
 	}
-	for i, w := range workers {
-		line, err := w.out.ReadString('\n')
-		if strings.TrimSpace(line) != workerReady {
-			return fail(fmt.Errorf("process %d of the mix did not open its connections: %q %v", i+1, line, err))
-		}
-	}
 	start := time.Now().Add(startDelay)
-	for i, w := range workers {
-		if _, err := fmt.Fprintf(w.in, "%s %d\n", workerGo, start.UnixNano()); err != nil {
-			return fail(fmt.Errorf("start process %d of the mix: %w", i+1, err))
+	r, err := p.send(func(int) string { return fmt.Sprintf("%s %d", workerGo, start.UnixNano()) })
+	if err != nil {
+		p.stop()
+		return r, err
+	}
+	return r, p.Close()
+}
+
+// Step runs window w over every process from one start (zero: startDelay
+// from now), each its share of the rate offset by its turn (Share).
+func (p *Procs) Step(ctx context.Context, start time.Time, w Window) (scenarios.MixResult, error) {
+	if err := w.Check(); err != nil {
+		return scenarios.MixResult{}, err
+	}
+	if start.IsZero() {
+		start = time.Now().Add(startDelay)
+	}
+	n := len(p.workers)
+	r, err := p.send(func(i int) string {
+		share := w
+		var off time.Duration
+		share.Rate, off = shareRate(w.Rate, i, n)
+		share.Offset += off
+		return FormatStep(share, start)
+	})
+	if err != nil {
+		p.stop()
+	}
+	return r, err
+}
+
+// send gives each process its line and merges their results.
+func (p *Procs) send(line func(i int) string) (scenarios.MixResult, error) {
+	if p.closed {
+		return scenarios.MixResult{}, errors.New("the mix's processes have ended")
+	}
+	for i, w := range p.workers {
+		if _, err := fmt.Fprintln(w.in, line(i)); err != nil {
+			return scenarios.MixResult{}, fmt.Errorf("start process %d of the mix: %w", i+1, err)
 		}
 	}
-	parts := make([]scenarios.MixResult, n)
-	for i, w := range workers {
-		if err := json.NewDecoder(w.out).Decode(&parts[i]); err != nil {
-			return fail(fmt.Errorf("result of process %d of the mix: %w", i+1, err))
-		}
-	}
-	for i, w := range workers {
-		w.in.Close()
-		if err := w.cmd.Wait(); err != nil {
-			return fail(fmt.Errorf("process %d of the mix: %w", i+1, err))
+	parts := make([]scenarios.MixResult, len(p.workers))
+	for i, w := range p.workers {
+		if err := w.out.Decode(&parts[i]); err != nil {
+			return scenarios.MixResult{}, fmt.Errorf("result of process %d of the mix: %w", i+1, err)
 		}
 	}
 	return Merge(parts)
+}
+
+// Close ends the processes once they have run their last window: their
+// input ends, and each must exit cleanly. It may be called more than
+// once.
+func (p *Procs) Close() error {
+	if p.closed {
+		return nil
+	}
+	p.closed = true
+	defer p.cancel()
+	var errs []error
+	for _, w := range p.workers {
+		w.in.Close()
+	}
+	for i, w := range p.workers {
+		if err := w.cmd.Wait(); err != nil {
+			errs = append(errs, fmt.Errorf("process %d of the mix: %w", i+1, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// stop ends the processes at once, after a failure.
+func (p *Procs) stop() {
+	if p.closed {
+		return
+	}
+	p.cancel()
+	p.Close()
 }
 
 // lockedWriter lets the workers share a writer.

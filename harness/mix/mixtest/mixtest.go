@@ -376,6 +376,48 @@ type Faults struct {
 	// connection the client's connection is closed without a word, as
 	// tinyproxy does (0: none).
 	CloseEvery int
+	// Capacity is how many exchanges a second the holder passes on, a
+	// token bucket over all its connections (0: no limit): beyond it a
+	// request waits for its turn before it goes on, so that the
+	// exchanges queue and their latency grows through a window.
+	Capacity float64
+	// HoldOver, with a Capacity, holds a request that comes when the
+	// bucket is empty for HoldOver and then passes it on, instead of
+	// queueing it: the share of the exchanges held is what the rate asks
+	// beyond the capacity, 1 - Capacity/rate.
+	HoldOver time.Duration
+}
+
+// bucketBurst is how far ahead of its turn the token bucket lets a
+// request go: the bursts of a schedule kept to a millisecond or two by
+// the machine's timers pass, a rate above the capacity does not.
+const bucketBurst = 20 * time.Millisecond
+
+// bucket is a token bucket of rate tokens a second (GCRA): next is the
+// time the next token is due.
+type bucket struct {
+	mu   sync.Mutex
+	per  time.Duration
+	next time.Time
+}
+
+// take takes a token: waiting for its turn when queue is set, else only
+// when one is there now, saying whether it took one.
+func (b *bucket) take(queue bool) bool {
+	b.mu.Lock()
+	now := time.Now()
+	if b.next.Before(now) {
+		b.next = now
+	}
+	at := b.next.Add(-bucketBurst)
+	if !queue && at.After(now) {
+		b.mu.Unlock()
+		return false
+	}
+	b.next = b.next.Add(b.per)
+	b.mu.Unlock()
+	time.Sleep(time.Until(at))
+	return true
 }
 
 // Holder is a relay to an origin that reads the HTTP/1.1 exchanges it
@@ -390,14 +432,33 @@ type Holder struct {
 	// connection was closed after an answer without a word.
 	Ended, Held, Resets, Closes Times
 	answers, long               atomic.Int64
+	// HeldOver counts the requests held for want of a token (HoldOver).
+	HeldOver atomic.Int64
+	bucket   *bucket // nil without a capacity
 }
 
 // StartHolder relays every connection to origin with the faults f until
 // the test ends.
 func StartHolder(t testing.TB, origin string, f Faults) *Holder {
 	h := &Holder{origin: origin, f: f}
+	if f.Capacity > 0 {
+		h.bucket = &bucket{per: time.Duration(float64(time.Second) / f.Capacity)}
+	}
 	h.Addr = serve(t, h.serve)
 	return h
+}
+
+// limit holds a request to the capacity: its turn in the bucket, or its
+// hold for want of a token.
+func (h *Holder) limit() {
+	switch {
+	case h.bucket == nil:
+	case h.f.HoldOver == 0:
+		h.bucket.take(true)
+	case !h.bucket.take(false):
+		h.HeldOver.Add(1)
+		time.Sleep(h.f.HoldOver)
+	}
 }
 
 // every says whether the n-th of something is one of every k-th.
@@ -415,6 +476,7 @@ func (h *Holder) serve(c net.Conn) {
 		if err != nil {
 			return
 		}
+		h.limit()
 		if _, err := up.Write(req.raw); err != nil {
 			return
 		}
