@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -12,18 +14,28 @@ import (
 	"time"
 
 	"bench/harness/mix"
+	"bench/harness/sweep"
+	"bench/report/results"
 	"bench/scenarios"
 )
 
-const mixSynopsis = `--mode http|connect|socks|relay --proxy HOST:PORT --origin HOST:PORT [--conns 20000] (--mix-active K | --rate R) [flags]
+const mixSynopsis = `--mode http|connect|socks|relay --proxy HOST:PORT --origin HOST:PORT [--conns 20000] (--mix-active K | --rate R | --sweep | --steps) [flags]
        bench mix --serve HOST:PORT
        bench mix tls client|server --listen HOST:PORT --connect HOST:PORT [flags] [-- COMMAND...]
 
 The first form opens the connections and runs the exchanges, and prints
-the result as JSON. The second is the origin of the mix: it serves the
-mix's answers until it is stopped, writing each one whole even to a
-client that has shut its sending side. The third is the TLS stream
-wrapper (bench mix tls -h).`
+the result as JSON. With --sweep it searches for the sustainable rate
+over the same connections: a step at --sweep-from a second, the rate
+doubled until a step fails --slo, then the interval between the last
+pass and the first failure halved until they are within
+--sweep-precision (at most 14 steps, each --warmup and half --duration),
+then a confirming window of --duration at the rate found, which must
+pass too; a line of JSON per step. With --steps it runs the steps asked
+for on standard input, a line each ("step RATE WARMUP DURATION"), as
+bench run --sweep drives it. The second is the origin of the mix: it
+serves the mix's answers until it is stopped, writing each one whole
+even to a client that has shut its sending side. The third is the TLS
+stream wrapper (bench mix tls -h).`
 
 func cmdMix(stdout, stderr io.Writer, args []string) error {
 	if len(args) > 0 && args[0] == "tls" {
@@ -37,14 +49,16 @@ func cmdMix(stdout, stderr io.Writer, args []string) error {
 	fs.IntVar(&c.Conns, "conns", 20000, "connections kept open")
 	fs.IntVar(&c.Active, "mix-active", 0, "exchanges at a time over the connections (closed loop)")
 	fs.Float64Var(&c.Rate, "rate", 0, "exchanges a second over the connections (open loop; latency from each one's scheduled start)")
-	fs.DurationVar(&c.Duration, "duration", 10*time.Second, "measured window")
-	fs.DurationVar(&c.Warmup, "warmup", 0, "load before the window, not measured")
+	fs.DurationVar(&c.Duration, "duration", 10*time.Second, "measured window; with --sweep the confirming window's, each step measuring half of it")
+	fs.DurationVar(&c.Warmup, "warmup", 0, "load before the window, not measured; with --sweep before each step")
 	fs.DurationVar(&c.Timeout, "timeout", 2*time.Second, "limit of opening a connection and of an exchange; also how late an exchange may begin at a fixed rate")
 	fs.Float64Var(&c.OpenRate, "open-rate", 0, "connections opened a second (0: as fast as --open-parallel allows)")
 	fs.IntVar(&c.OpenParallel, "open-parallel", 64, "connections being opened at once")
 	procs := fs.Int("procs", 0, "processes to split the connections over (0: one per CPU this process may run on but no more than --mix-active, more if the descriptor limit needs it)")
 	worker := fs.String(mix.WorkerFlag, "", "i/n: run as process i of a split mix (used by bench mix itself)")
 	serve := fs.String("serve", "", "host:port: serve the mix's answers there, as its origin, until stopped")
+	sw := sweepFlags(fs)
+	steps := fs.Bool("steps", false, "keep the connections open and run the steps asked for on standard input, a line each (step RATE WARMUP DURATION), printing each one's result as a line of JSON (bench run --sweep drives it)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -61,6 +75,29 @@ func cmdMix(stdout, stderr io.Writer, args []string) error {
 		return mix.Serve(ctx, ln)
 	}
 	c.Mode = mix.Mode(*mode)
+	stepped := *sw.on || *steps
+	if stepped && *worker == "" {
+		switch {
+		case *sw.on && *steps:
+			return usageError{errors.New("mix: --sweep runs its own steps; --steps takes them from standard input: give one")}
+		case c.Active > 0:
+			return usageError{fmt.Errorf("mix: %s over a closed loop (--mix-active): %w; a sweep steps fixed rates", stepFlag(*sw.on), mix.ErrClosedLoop)}
+		case c.Rate > 0:
+			return usageError{fmt.Errorf("mix: %s sets the rate of each step: leave out --rate", stepFlag(*sw.on))}
+		}
+	}
+	var search results.Sweep
+	if *sw.on {
+		var err error
+		if search, err = sw.settings(); err != nil {
+			return usageError{fmt.Errorf("mix: %w", err)}
+		}
+	}
+	if stepped && c.Active == 0 && c.Rate == 0 {
+		// The steps give the rate; the first one's stands in for the
+		// configuration's checks and the workers' shares.
+		c.Rate = sweep.DefaultFrom
+	}
 	if err := c.Check(); err != nil {
 		return usageError{fmt.Errorf("mix: %w", err)}
 	}
@@ -72,11 +109,7 @@ func cmdMix(stdout, stderr io.Writer, args []string) error {
 		if err != nil {
 			return usageError{err}
 		}
-		r, err := mix.Worker(ctx, mix.Share(c, i, n), os.Stdin, stdout)
-		if err != nil {
-			return err
-		}
-		return printMix(stdout, r)
+		return mix.Worker(ctx, mix.Share(c, i, n), os.Stdin, stdout)
 	}
 	n := *procs
 	if n == 0 {
@@ -88,12 +121,24 @@ func cmdMix(stdout, stderr io.Writer, args []string) error {
 		}
 		return usageError{fmt.Errorf("mix: %w", err)}
 	}
+	if stepped {
+		st, err := openStepper(ctx, c, n, args, stderr)
+		if err != nil {
+			return err
+		}
+		if *steps {
+			err = mix.Steps(ctx, st, os.Stdin, stdout)
+		} else {
+			err = runSweep(ctx, st, search, c, stdout, stderr)
+		}
+		return errors.Join(err, st.Close())
+	}
 	if n == 1 {
 		r, err := mix.Run(ctx, c)
 		if err != nil {
 			return err
 		}
-		return printMix(stdout, r)
+		return mix.WriteResult(stdout, r)
 	}
 	exe, err := os.Executable()
 	if err != nil {
@@ -103,15 +148,100 @@ func cmdMix(stdout, stderr io.Writer, args []string) error {
 	if err != nil {
 		return err
 	}
-	return printMix(stdout, r)
+	return mix.WriteResult(stdout, r)
 }
 
-// printMix writes r as one line of JSON.
-func printMix(w io.Writer, r scenarios.MixResult) error {
-	b, err := json.Marshal(r)
+// stepFlag names the flag that made a mix step.
+func stepFlag(sweeping bool) string {
+	if sweeping {
+		return "--sweep"
+	}
+	return "--steps"
+}
+
+// openStepper opens the connections of c in this process, or over n
+// processes of bench mix itself, for the steps of a sweep.
+func openStepper(ctx context.Context, c mix.Config, n int, args []string, stderr io.Writer) (mix.Stepper, error) {
+	if n == 1 {
+		m, err := mix.New(c)
+		if err != nil {
+			return nil, err
+		}
+		m.Open(ctx)
+		return m, nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	return mix.StartProcs(ctx, exe, append([]string{"mix"}, args...), n, stderr)
+}
+
+// mixStep is a line of bench mix --sweep: a step's window and its
+// verdict, as a sweep row's note gives it.
+type mixStep struct {
+	Step string `json:"step"`
+	scenarios.MixResult
+}
+
+// runSweep searches for the sustainable rate of c over st, printing a
+// line of JSON per step on stdout and the rate found on stderr.
+func runSweep(ctx context.Context, st mix.Stepper, cfg results.Sweep, c mix.Config, stdout, stderr io.Writer) error {
+	s := sweep.New(cfg)
+	var last scenarios.MixResult
+	err := s.Run(c.Duration, c.Warmup, func(w sweep.Window) (sweep.Figures, error) {
+		var err error
+		last, err = st.Step(ctx, time.Time{}, mix.Window{Rate: w.Rate, Warmup: w.Warmup, Duration: w.Length})
+		return sweep.FiguresOf(last), err
+	}, func(_ sweep.Window, step results.Step) error {
+		b, err := json.Marshal(mixStep{Step: step.String(), MixResult: last})
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(stdout, "%s\n", b)
+		return err
+	})
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(w, "%s\n", b)
-	return err
+	if rate, found := s.Result(); found {
+		fmt.Fprintf(stderr, "sustainable rate %g exchanges a second (%s), confirmed over %s, in %d windows\n", rate, sweep.FormatSLO(cfg.SLO), c.Duration, s.Windows())
+	} else {
+		fmt.Fprintf(stderr, "no sustainable rate (%s) in %d windows: the last step says why\n", sweep.FormatSLO(cfg.SLO), s.Windows())
+	}
+	return nil
+}
+
+// sweepFlagSet is the flags of a sweep, bench mix's and bench run's.
+type sweepFlagSet struct {
+	on        *bool
+	from      *float64
+	precision *percent
+	slo       *string
+}
+
+// sweepFlags declares the flags of a sweep on fs, with the search's
+// defaults.
+func sweepFlags(fs *flag.FlagSet) sweepFlagSet {
+	d := sweep.Defaults()
+	sw := sweepFlagSet{precision: &percent{value: d.Precision * 100, set: true}}
+	sw.on = fs.Bool("sweep", false, "search for the sustainable rate: the highest rate whose window meets --slo, from --sweep-from doubled until a step fails, then halved to --sweep-precision, confirmed in a window of --duration (README, The sustainable rate)")
+	sw.from = fs.Float64("sweep-from", d.From, "with --sweep: the first step's rate, exchanges a second")
+	fs.Var(sw.precision, "sweep-precision", "with --sweep: how close the last pass and the first failure come before the search confirms, in `percent`")
+	sw.slo = fs.String("slo", sweep.FormatSLO(d.SLO), "with --sweep: what a step must meet: the p99 of every exchange due, and the failures (errors, timeouts, late and dropped exchanges) as a share of them; a step must also achieve 99% of its rate")
+	return sw
+}
+
+// settings are the search the flags ask for; refused when they cannot
+// be run (a bound that does not parse, a first rate of 0 or below).
+func (sw sweepFlagSet) settings() (results.Sweep, error) {
+	slo, err := sweep.ParseSLO(*sw.slo)
+	if err != nil {
+		return results.Sweep{}, fmt.Errorf("--slo: %w", err)
+	}
+	s := results.Sweep{From: *sw.from, Precision: sw.precision.value / 100, SLO: slo}
+	if err := sweep.Check(s); err != nil {
+		return results.Sweep{}, fmt.Errorf("--sweep-from, --sweep-precision: %w", err)
+	}
+	return s, nil
 }
