@@ -212,7 +212,11 @@ func (rd *reader) read(data []byte, name string) error {
 // describeRun names a run as an error does: "the run of nginx in
 // http-ka-1k, rep 1, of session s on machine m".
 func describeRun(id RunID) string {
-	return fmt.Sprintf("the run of %s in %s, rep %d, of session %s on machine %s", id.Proxy, ScenarioName(id.Mode, id.Load), id.Rep, id.Session, id.Machine)
+	rep := fmt.Sprintf("rep %d", id.Rep)
+	if id.Step != "" {
+		rep += ", " + id.Step
+	}
+	return fmt.Sprintf("the run of %s in %s, %s, of session %s on machine %s", id.Proxy, ScenarioName(id.Mode, id.Load), rep, id.Session, id.Machine)
 }
 
 func csvError(name string, err error) error {

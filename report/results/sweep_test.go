@@ -1,6 +1,7 @@
 package results
 
 import (
+	"encoding/csv"
 	"strings"
 	"testing"
 )
@@ -40,5 +41,50 @@ func TestStep(t *testing.T) {
 		if err != nil && !strings.Contains(err.Error(), c.note) {
 			t.Errorf("ParseStep(%q): error %q does not quote the note", c.note, err)
 		}
+	}
+}
+
+// TestSweepRows: the steps of one search share their run's cell and
+// repetition and are told apart by their step and rate (RunID.Step), so
+// that a file holds them a line each; the same step twice is refused,
+// naming it.
+func TestSweepRows(t *testing.T) {
+	step := func(st Step, rate float64) Row {
+		return Row{Machine: "ARM", Session: "s1", Proxy: "nginx", Kind: "nginx", Group: Copy, Mode: MixHTTP, Load: LoadSweep,
+			Rep: 1, Seconds: 5, Requests: int64(rate * 5), Bound: BoundNone, Status: OK, Note: st.String(),
+			OfferedRate: rate, HasOffered: true}
+	}
+	rows := []Row{
+		step(Step{N: 1, Pass: true}, 500),
+		step(Step{N: 2, Why: "p99 63.2 ms over 50 ms"}, 1000),
+		step(Step{N: 3, Pass: true}, 750),
+		step(Step{Confirm: true, Why: "p99 51 ms over 50 ms"}, 750),
+		step(Step{N: 4, Pass: true}, 735),
+		step(Step{Confirm: true, Pass: true}, 735),
+	}
+	var b strings.Builder
+	w := csv.NewWriter(&b)
+	w.Write(Header)
+	for _, r := range rows {
+		w.Write(r.Record())
+	}
+	w.Flush()
+	got, err := readFrom(strings.NewReader(b.String()), "m4.csv")
+	if err != nil || len(got) != len(rows) {
+		t.Fatalf("reading a search's %d steps = %d rows, %v; want them all", len(rows), len(got), err)
+	}
+	for i := range got {
+		if id, want := got[i].ID(), rows[i].ID(); id != want || id.Step == "" {
+			t.Errorf("row %d: ID() = %+v; want %+v, its step named", i+2, id, want)
+		}
+	}
+	if id := got[3].ID().Step; id != "confirm at 750/s" {
+		t.Errorf("the confirm's step = %q; want %q", id, "confirm at 750/s")
+	}
+	w.Write(rows[2].Record())
+	w.Flush()
+	_, err = readFrom(strings.NewReader(b.String()), "m4.csv")
+	if want := "m4.csv:8: the run of nginx in mix-http-sweep, rep 1, step 3 at 750/s, of session s1 on machine ARM is also at m4.csv:4"; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("a step twice: %v; want %q", err, want)
 	}
 }
