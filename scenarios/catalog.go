@@ -35,6 +35,9 @@ var (
 	loadMix = Load{Name: "mix", Tool: ToolBench, Conns: 20000, Active: 2000, Timeout: wrkTimeout}
 	// The same connections, 3000 exchanges a second.
 	loadMix3k = Load{Name: "mix-3k", Tool: ToolBench, Conns: 20000, Rate: 3000, Timeout: wrkTimeout}
+	// The same connections, the search for the highest rate a column
+	// sustains: fixed-rate steps over them (harness/sweep).
+	loadSweep = Load{Name: results.LoadSweep, Tool: ToolBench, Conns: 20000, Sweep: true, Timeout: wrkTimeout}
 )
 
 // The TLS 1.3 cipher suites of stunnel's performance page, in its
@@ -84,10 +87,10 @@ var catalog = []struct {
 	{results.Relay, []Load{loadStream1, loadStream1Down, loadStream16, loadKa1k, loadKa50k2000, loadKa2k50k2000, loadClose1k}, nil},
 	{results.TLSTerm, []Load{loadKa1k, loadKa1m, loadClose1k, loadStream1Down, loadStream16}, nil},
 	{results.TLSInit, []Load{loadKa1k, loadKa1m, loadClose1k, loadStream1Down, loadStream16}, nil},
-	{results.MixHTTP, []Load{loadMix, loadMix3k}, nil},
-	{results.MixConnect, []Load{loadMix, loadMix3k}, nil},
-	{results.MixSocks, []Load{loadMix, loadMix3k}, nil},
-	{results.MixRelay, []Load{loadMix, loadMix3k}, nil},
+	{results.MixHTTP, []Load{loadMix, loadMix3k, loadSweep}, nil},
+	{results.MixConnect, []Load{loadMix, loadMix3k, loadSweep}, nil},
+	{results.MixSocks, []Load{loadMix, loadMix3k, loadSweep}, nil},
+	{results.MixRelay, []Load{loadMix, loadMix3k, loadSweep}, nil},
 	{results.TLSTunnel, tunnelLoads(), &PageMethod},
 	{results.TLSHandshake, []Load{loadFull, loadResumed}, &PageMethod},
 }
@@ -119,7 +122,9 @@ func Catalog() []Scenario {
 // ("socks-*", "*-ka-1k") or a comma-separated list of these. Each
 // scenario appears once, in the order the spec first names it. A name or
 // glob that matches nothing is an error that lists the names closest to
-// it.
+// it. The sweeps (load sweep, mix-http-sweep, ...) are picked by their
+// names alone, not by "all" or a glob: a search takes many windows, and
+// a session runs them when asked (bench run --sweep, Sweeps).
 func Select(spec string) ([]Scenario, error) {
 	all := Catalog()
 	var out []Scenario
@@ -137,7 +142,9 @@ func Select(spec string) ([]Scenario, error) {
 		}
 		if term == "all" {
 			for _, s := range all {
-				add(s)
+				if !s.Load.Sweep {
+					add(s)
+				}
 			}
 			continue
 		}
@@ -146,7 +153,7 @@ func Select(spec string) ([]Scenario, error) {
 		}
 		n := len(seen)
 		for _, s := range all {
-			if ok, _ := path.Match(term, s.Name); ok {
+			if ok, _ := path.Match(term, s.Name); ok && (!s.Load.Sweep || term == s.Name) {
 				add(s)
 			}
 		}
@@ -162,6 +169,65 @@ func Select(spec string) ([]Scenario, error) {
 
 // ErrNoScenario is the error of a selection term that names no scenario.
 var ErrNoScenario = errors.New("no such scenario")
+
+// ErrNoSweep is the error of a sweep asked of a scenario whose load has
+// no rate to step: wrk's, iperf3's and openssl s_time's closed loops.
+var ErrNoSweep = errors.New("no sweep")
+
+// Sweeps picks the sweeps of the mix modes spec selects: each term of it
+// (Select) must pick a scenario of a mix mode (any of its loads: mix,
+// mix-3k, sweep), and each mix mode picked gives its sweep, once, in the
+// order first picked; "all" gives every mix mode's. A term that picks
+// only other scenarios, whose loads are closed loops without a rate, is
+// refused (ErrNoSweep).
+func Sweeps(spec string) ([]Scenario, error) {
+	var out []Scenario
+	seen := map[results.Mode]bool{}
+	for _, term := range strings.Split(spec, ",") {
+		scs, err := Select(term)
+		if err != nil {
+			return nil, err
+		}
+		found := false
+		for _, sc := range scs {
+			sw, ok := sweepOf(sc.Mode)
+			if !ok {
+				continue
+			}
+			found = true
+			if !seen[sc.Mode] {
+				seen[sc.Mode] = true
+				out = append(out, sw)
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("%w of %q: %s is %s, a closed loop with no rate to step; a sweep runs the mix modes' load (%s)",
+				ErrNoSweep, strings.TrimSpace(term), scs[0].Name, scs[0].Load, strings.Join(sweepModes(), ", "))
+		}
+	}
+	return out, nil
+}
+
+// sweepOf is the sweep of mode m, if it has one.
+func sweepOf(m results.Mode) (Scenario, bool) {
+	for _, sc := range Catalog() {
+		if sc.Mode == m && sc.Load.Sweep {
+			return sc, true
+		}
+	}
+	return Scenario{}, false
+}
+
+// sweepModes are the modes that have a sweep.
+func sweepModes() []string {
+	var out []string
+	for _, sc := range Catalog() {
+		if sc.Load.Sweep {
+			out = append(out, string(sc.Mode))
+		}
+	}
+	return out
+}
 
 // matchesAny reports whether term matches a scenario already selected, so
 // that "http-ka-1k,http-*" is not an error.
@@ -245,7 +311,10 @@ func (l Load) String() string {
 		return fmt.Sprintf("wrk, %s, %s %s", plural(l.Conns, "connection"), req, conn)
 	case ToolBench:
 		pace := fmt.Sprintf("%s at a time", plural(l.Active, "exchange"))
-		if l.Rate > 0 {
+		switch {
+		case l.Sweep:
+			pace = "the highest rate that meets the bounds, searched for (bench run --sweep)"
+		case l.Rate > 0:
 			pace = fmt.Sprintf("%s a second", plural(l.Rate, "exchange"))
 		}
 		return fmt.Sprintf("bench mix, %s, %s, one in 10 half-closed", plural(l.Conns, "connection"), pace)

@@ -22,17 +22,18 @@ func TestCatalog(t *testing.T) {
 			"TLS_CHACHA20_POLY1305_SHA256-up", "TLS_CHACHA20_POLY1305_SHA256-down",
 			"plaintext-up", "plaintext-down"},
 		results.TLSHandshake: {"full", "resumed"},
-		results.MixHTTP:      {"mix", "mix-3k"},
-		results.MixConnect:   {"mix", "mix-3k"},
-		results.MixSocks:     {"mix", "mix-3k"},
-		results.MixRelay:     {"mix", "mix-3k"},
+		// and each mode's sweep, which no seed has: mix-http-sweep, ...
+		results.MixHTTP:    {"mix", "mix-3k", "sweep"},
+		results.MixConnect: {"mix", "mix-3k", "sweep"},
+		results.MixSocks:   {"mix", "mix-3k", "sweep"},
+		results.MixRelay:   {"mix", "mix-3k", "sweep"},
 	}
 	got := make(map[results.Mode][]string)
 	names := make(map[string]bool)
 	for _, s := range Catalog() {
 		got[s.Mode] = append(got[s.Mode], s.Load.Name)
 		wantName := string(s.Mode) + "-" + s.Load.Name
-		if strings.HasPrefix(string(s.Mode), "mix-") { // as the reference tables name their rows
+		if strings.HasPrefix(string(s.Mode), "mix-") && strings.HasPrefix(s.Load.Name, "mix") { // as the reference tables name their rows
 			wantName = string(s.Mode) + strings.TrimPrefix(s.Load.Name, "mix")
 		}
 		if s.Name != wantName {
@@ -110,8 +111,12 @@ func TestSelect(t *testing.T) {
 		{spec: "*-stream16", want: "connect-stream16 socks-stream16 relay-stream16 tls-term-stream16 tls-init-stream16"},
 		// Overlaps appear once.
 		{spec: "http-ka-1k,http-*", want: "http-ka-1k http-ka-1m http-ka-50k-2000 http-ka-2k-50k-2000 http-close-1k"},
-		// Everything.
+		// Everything but the sweeps.
 		{spec: "all", wantN: 52},
+		// A sweep by its name; not by a glob.
+		{spec: "mix-http-sweep", want: "mix-http-sweep"},
+		{spec: "mix-http*", want: "mix-http mix-http-3k"},
+		{spec: "*-sweep", wantErr: `glob "*-sweep" matches none`},
 		// A typo names the close ones.
 		{spec: "http-ka-1kb", wantErr: `no such scenario "http-ka-1kb": did you mean http-ka-1k`},
 		{spec: "sock-stream16", wantErr: "socks-stream16"},
@@ -146,6 +151,45 @@ func TestSelect(t *testing.T) {
 		}
 		if c.want == "" && len(names) != c.wantN {
 			t.Errorf("Select(%q) = %d scenarios; want %d", c.spec, len(names), c.wantN)
+		}
+	}
+}
+
+func TestSweeps(t *testing.T) {
+	cases := []struct {
+		spec    string
+		want    string // names, space-separated
+		wantErr string
+	}{
+		// a mix scenario gives its mode's sweep, of whichever load
+		{spec: "mix-http", want: "mix-http-sweep"},
+		{spec: "mix-connect-3k", want: "mix-connect-sweep"},
+		{spec: "mix-socks-sweep", want: "mix-socks-sweep"},
+		// a mode once, in the order first named
+		{spec: "mix-relay,mix-http-3k,mix-relay-3k", want: "mix-relay-sweep mix-http-sweep"},
+		// every mix mode, by a glob or all (the closed loops of all left out)
+		{spec: "mix-*", want: "mix-http-sweep mix-connect-sweep mix-socks-sweep mix-relay-sweep"},
+		{spec: "all", want: "mix-http-sweep mix-connect-sweep mix-socks-sweep mix-relay-sweep"},
+		// a closed loop has no rate to step: refused, named
+		{spec: "http-ka-1k", wantErr: `no sweep of "http-ka-1k": http-ka-1k is wrk, 64 connections, GET /1k kept alive, a closed loop`},
+		{spec: "mix-http,*-stream16", wantErr: `no sweep of "*-stream16"`},
+		// what Select refuses
+		{spec: "mix-htp", wantErr: "did you mean mix-http"},
+	}
+	for _, c := range cases {
+		got, err := Sweeps(c.spec)
+		var names []string
+		for _, s := range got {
+			names = append(names, s.Name)
+			if !s.Load.Sweep || s.Load.Name != results.LoadSweep {
+				t.Errorf("Sweeps(%q) gave %s of load %+v; want a sweep", c.spec, s.Name, s.Load)
+			}
+		}
+		switch {
+		case c.wantErr == "" && (err != nil || strings.Join(names, " ") != c.want):
+			t.Errorf("Sweeps(%q) = %v, %v; want %v", c.spec, names, err, c.want)
+		case c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)):
+			t.Errorf("Sweeps(%q) = %v, %v; want an error with %q", c.spec, names, err, c.wantErr)
 		}
 	}
 }
@@ -188,9 +232,12 @@ func TestLoadStringCatalog(t *testing.T) {
 			}
 		case ToolBench:
 			want = append(want, plural(l.Conns, "connection"), "half-closed")
-			if l.Rate > 0 {
+			switch {
+			case l.Sweep:
+				want = append(want, "the highest rate", "--sweep")
+			case l.Rate > 0:
 				want = append(want, plural(l.Rate, "exchange")+" a second")
-			} else {
+			default:
 				want = append(want, plural(l.Active, "exchange")+" at a time")
 			}
 		case ToolOpenSSL:

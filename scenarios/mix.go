@@ -184,11 +184,20 @@ const mixTimeout = wrkTimeout
 // Invocation runs bench mix for window: load.Conns connections through
 // the mode's proxy (the relay's client-side address for mix-relay,
 // straight to the origin when t is Direct), Active exchanges at a time
-// or Rate a second. Process count is bench mix's own default.
+// or Rate a second. Process count is bench mix's own default. A sweep's
+// bench mix steps (--steps): it opens the connections, says so, and runs
+// the steps the session asks for on its input, a result a line; its
+// Grace is then how long the opening may take.
 func (Mix) Invocation(s Scenario, t Target, window time.Duration, dir string) (Invocation, error) {
 	l := s.Load
-	if l.Conns < 1 || (l.Active < 1) == (l.Rate < 1) {
-		return Invocation{}, fmt.Errorf("scenario %s: bench mix needs connections and one of active or rate, has %d, %d, %d", s.Name, l.Conns, l.Active, l.Rate)
+	paced := 0
+	for _, set := range []bool{l.Active > 0, l.Rate > 0, l.Sweep} {
+		if set {
+			paced++
+		}
+	}
+	if l.Conns < 1 || paced != 1 {
+		return Invocation{}, fmt.Errorf("scenario %s: bench mix needs connections and one of active, rate or sweep, has %d, %d, %d, %v", s.Name, l.Conns, l.Active, l.Rate, l.Sweep)
 	}
 	if t.Origin == "" {
 		return Invocation{}, fmt.Errorf("scenario %s: target has no origin address", s.Name)
@@ -223,6 +232,14 @@ func (Mix) Invocation(s Scenario, t Target, window time.Duration, dir string) (I
 		"--origin", origin,
 		"--conns", strconv.Itoa(l.Conns),
 	}
+	// Opening: 20000 connections take a few seconds at bench mix's pace,
+	// and up to 4 ms each through a slow proxy (squid opens about 300
+	// tunnels a second on one CPU).
+	opening := 5*time.Second + time.Duration(l.Conns)*4*time.Millisecond
+	if l.Sweep {
+		argv = append(argv, "--steps", "--timeout", timeout.String())
+		return Invocation{Argv: argv, Grace: opening}, nil
+	}
 	if l.Active > 0 {
 		argv = append(argv, "--mix-active", strconv.Itoa(l.Active))
 	} else {
@@ -233,13 +250,22 @@ func (Mix) Invocation(s Scenario, t Target, window time.Duration, dir string) (I
 	argv = append(argv, "--duration", window.String(), "--warmup", l.Warmup.String(), "--timeout", timeout.String())
 	return Invocation{
 		Argv: argv,
-		// Opening: 20000 connections take a few seconds at bench mix's
-		// pace, and up to 4 ms each through a slow proxy (squid opens
-		// about 300 tunnels a second on one CPU); then the warm-up, the
-		// last exchanges' timeout (twice, for one retried) and the
-		// report.
-		Grace: l.Warmup + 2*timeout + 5*time.Second + time.Duration(l.Conns)*4*time.Millisecond,
+		// The opening, the warm-up, the last exchanges' timeout (twice,
+		// for one retried) and the report.
+		Grace: opening + l.Warmup + 2*timeout,
 	}, nil
+}
+
+// StepGrace is how long past a step's warm-up and window a stepping
+// bench mix may take to give its result: its last exchanges' timeout
+// (twice, for one retried), opening again the connections closed at the
+// last step's end, and the report.
+func StepGrace(l Load) time.Duration {
+	timeout := l.Timeout
+	if timeout <= 0 {
+		timeout = mixTimeout
+	}
+	return 2*timeout + 5*time.Second
 }
 
 // Parse reads bench mix's JSON. Requests are the window's exchanges

@@ -78,8 +78,8 @@ func TestMixInvocationErrors(t *testing.T) {
 		t    Target
 		want string
 	}{
-		{mixScenario(results.MixHTTP, Load{Name: "x", Conns: 10}), topoProxy(results.HTTP), "one of active or rate"},
-		{mixScenario(results.MixHTTP, both), topoProxy(results.HTTP), "one of active or rate"},
+		{mixScenario(results.MixHTTP, Load{Name: "x", Conns: 10}), topoProxy(results.HTTP), "one of active, rate or sweep"},
+		{mixScenario(results.MixHTTP, both), topoProxy(results.HTTP), "one of active, rate or sweep"},
 		{mixScenario(results.MixHTTP, loadMix), Target{Origin: "10.0.2.2"}, "no proxy address"},
 		{mixScenario(results.MixHTTP, loadMix), Target{Proxy: "10.0.1.1:3128"}, "no origin address"},
 		{mixScenario(results.HTTP, loadMix), topoProxy(results.HTTP), "cannot run mode"},

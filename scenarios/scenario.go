@@ -139,6 +139,7 @@ type Load struct {
 	Conns     int           // concurrent connections (wrk -c) or streams (iperf3 -P)
 	Active    int           // mix: exchanges at a time over the connections (closed loop)
 	Rate      int           // mix: exchanges a second over the connections (open loop)
+	Sweep     bool          // mix: fixed-rate steps, the search for the sustainable rate (harness/sweep)
 	Path      string        // the origin's file for HTTP loads: "/1k", "/50k", "/1m"
 	PostBytes int           // request body of each request; 0 for GET
 	Close     bool          // a new connection for every request
