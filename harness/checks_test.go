@@ -17,7 +17,7 @@ func TestCatalogLoads(t *testing.T) {
 		if it.Name != "descriptor limit" {
 			continue
 		}
-		if want := "20000 connections (mix, mix-3k)"; !strings.Contains(it.Detail, want) {
+		if want := "20000 connections (mix, mix-3k, sweep)"; !strings.Contains(it.Detail, want) {
 			t.Errorf("descriptor limit: %q; want it to name %q", it.Detail, want)
 		}
 		return

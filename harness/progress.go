@@ -6,8 +6,10 @@ import (
 	"strings"
 	"time"
 
+	"bench/harness/sweep"
 	"bench/report/pace"
 	"bench/report/results"
+	"bench/scenarios"
 )
 
 // progress prints a session's course: a line per run with its result, and
@@ -29,14 +31,14 @@ func newProgress(cfg SessionConfig, runs []RunSpec, done map[RunKey]bool) *progr
 	for _, r := range runs {
 		if !done[r.Key()] {
 			todo++
-			left += cfg.runTime(r.Scenario.Mode)
+			left += cfg.runTime(r.Scenario)
 		}
 	}
 	w := cfg.Progress
 	if w == nil {
 		w = io.Discard
 	}
-	p := &progress{w: w, live: cfg.Live, total: todo, start: time.Now(), perRun: cfg.runTime("")}
+	p := &progress{w: w, live: cfg.Live, total: todo, start: time.Now(), perRun: cfg.runTime(scenarios.Scenario{})}
 	if todo > 0 {
 		p.perRun = left / time.Duration(todo)
 	}
@@ -84,16 +86,47 @@ func (p *progress) rewrite(line string) {
 }
 
 func (p *progress) end(r RunSpec, row results.Row, took time.Duration) {
+	p.endLine(r, runSummary(row), took)
+}
+
+// endLine prints the line of a run that ended, summary its result.
+func (p *progress) endLine(r RunSpec, summary string, took time.Duration) {
 	p.done++
 	p.spent += took
+	p.clear()
+	fmt.Fprintf(p.w, "[%d/%d] %-22s %-20s rep %d  %s  (%s, ETA %s)\n",
+		p.done, p.total, r.Scenario.Name, r.Column.Name, r.Rep, summary,
+		formatDuration(took), formatDuration(p.eta()))
+}
+
+// clear takes the live line away before a line is printed.
+func (p *progress) clear() {
 	if p.live {
 		p.rewrite("")
 		fmt.Fprint(p.w, "\r")
 		p.lastLine = 0
 	}
-	fmt.Fprintf(p.w, "[%d/%d] %-22s %-20s rep %d  %s  (%s, ETA %s)\n",
-		p.done, p.total, r.Scenario.Name, r.Column.Name, r.Rep, runSummary(row),
-		formatDuration(took), formatDuration(p.eta()))
+}
+
+// step prints the line of a sweep's step, with its row's result and its
+// p99: "    step 3 at 4000/s: pass  4.0k req/s  bound none ...".
+func (p *progress) step(w sweep.Window, row results.Row, took time.Duration) {
+	p.clear()
+	st, _, _ := results.ParseStep(row.Note)
+	what, verdict, _ := strings.Cut(strings.TrimPrefix(st.String(), "sweep "), ": ")
+	fmt.Fprintf(p.w, "    %-9s at %6.0f/s: %s  %s  p99 %.1f ms  (%s)\n", what, w.Rate, verdict, runSummary(row), row.P99Ms, formatDuration(took))
+}
+
+// endSweep prints the line of a sweep that ended: the rate its search
+// found, or that it found none, and in how many windows.
+func (p *progress) endSweep(r RunSpec, s *sweep.Search, failed bool, took time.Duration) {
+	summary := fmt.Sprintf("no sustainable rate in %s", plural(s.Windows(), "window"))
+	if rate, found := s.Result(); found {
+		summary = fmt.Sprintf("sustainable rate %.0f/s, confirmed, in %s", rate, plural(s.Windows(), "window"))
+	} else if failed {
+		summary = fmt.Sprintf("FAILED after %s", plural(s.Windows(), "window"))
+	}
+	p.endLine(r, summary, took)
 }
 
 func (p *progress) finish() {

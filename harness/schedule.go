@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"bench/harness/host"
+	"bench/harness/sweep"
 	"bench/proxies"
 	"bench/report"
 	"bench/report/results"
@@ -29,6 +30,10 @@ type Schedule struct {
 	Runs    []RunSpec
 	Skipped int             // scenario x column pairs left out: the column cannot serve the mode
 	Done    map[RunKey]bool // runs a resumed session has in its file
+	// Steps are the rows of the sweeps a resumed session's file has
+	// some steps of and whose search had not ended: the session replays
+	// them and goes on (replaySweep).
+	Steps map[RunKey][]results.Row
 	reps    int             // the repetitions planned so far
 	limit   uint64          // the descriptor limit of a process, which scales the runs' connections
 }
@@ -51,11 +56,43 @@ func NewSchedule(cfg SessionConfig) (*Schedule, error) {
 		if err != nil && !errors.Is(err, results.ErrNoRuns) { // killed in its first run: none done
 			return nil, fmt.Errorf("resume: %w", err)
 		}
-		for _, r := range rows {
-			s.Done[RunKey{Cell: r.Cell(), Rep: r.Rep}] = true
+		if err := s.resume(rows); err != nil {
+			return nil, fmt.Errorf("resume: %w", err)
 		}
 	}
 	return s, nil
+}
+
+// resume marks the runs the session's file has done: every run with a
+// row, and every sweep whose search had ended; a sweep with some steps
+// and more to go keeps them in Steps.
+func (s *Schedule) resume(rows []results.Row) error {
+	steps := map[RunKey][]results.Row{}
+	for _, r := range rows {
+		k := RunKey{Cell: r.Cell(), Rep: r.Rep}
+		if r.Load == results.LoadSweep {
+			steps[k] = append(steps[k], r)
+			continue
+		}
+		s.Done[k] = true
+	}
+	cfg := sweep.Defaults()
+	if s.cfg.Sweep != nil {
+		cfg = *s.cfg.Sweep
+	}
+	s.Steps = map[RunKey][]results.Row{}
+	for k, rs := range steps {
+		_, done, err := replaySweep(cfg, rs)
+		switch {
+		case err != nil:
+			return err
+		case done:
+			s.Done[k] = true
+		default:
+			s.Steps[k] = rs
+		}
+	}
+	return nil
 }
 
 // scaleToFit lowers a run's connections to what a proxy can hold under
@@ -206,8 +243,14 @@ func (s *Schedule) Print(w io.Writer, dryRun bool) {
 		fmt.Fprintf(w, " (%s skipped: mode not served)", plural(s.Skipped, "scenario x column pair"))
 	}
 	fmt.Fprintln(w)
-	if done := len(s.Runs) - todo; done > 0 {
+	if done := len(s.Runs) - todo; done > 0 || len(s.Steps) > 0 {
 		fmt.Fprintf(w, "resuming: %d runs done, %d to go\n", done, todo)
+	}
+	for _, r := range s.Runs {
+		if rows := s.Steps[r.Key()]; len(rows) > 0 {
+			fmt.Fprintf(w, "resuming the search of %s in %s, rep %d, after the %s the file has of it\n",
+				r.Column.Name, r.Scenario.Name, r.Rep, plural(len(rows), "window"))
+		}
 	}
 	var scs []string
 	for _, sc := range cfg.Scenarios {
@@ -237,7 +280,7 @@ func (s *Schedule) Print(w io.Writer, dryRun bool) {
 	var left time.Duration
 	for _, r := range s.Runs {
 		if !s.Done[r.Key()] {
-			left += cfg.runTime(r.Scenario.Mode)
+			left += cfg.runTime(r.Scenario)
 		}
 	}
 	est := formatDuration(left)
@@ -246,7 +289,7 @@ func (s *Schedule) Print(w io.Writer, dryRun bool) {
 		most := left
 		for _, r := range s.Runs {
 			if r.Rep == 1 {
-				most += time.Duration(cfg.RepsMax-cfg.Reps) * cfg.runTime(r.Scenario.Mode)
+				most += time.Duration(cfg.RepsMax-cfg.Reps) * cfg.runTime(r.Scenario)
 			}
 		}
 		est += " to " + formatDuration(most)
@@ -256,13 +299,64 @@ func (s *Schedule) Print(w io.Writer, dryRun bool) {
 		own := cfg.Methods[m]
 		fmt.Fprintf(w, "; %s: %s of %s warm-up + %s window", m, plural(own.Reps, "rep"), time.Duration(own.Warmup), time.Duration(own.Window))
 	}
-	fmt.Fprintf(w, "; estimated %s\n", est)
+	fmt.Fprintf(w, "; estimated %s", est)
+	if cfg.sweeps() {
+		fmt.Fprint(w, " (each sweep at its longest)")
+	}
+	fmt.Fprintln(w)
+	if cfg.sweeps() {
+		s.printSweep(w)
+	}
 	csvPath, _ := SessionPaths(cfg.OutDir, cfg.Machine, cfg.Session)
 	if dryRun {
 		fmt.Fprintf(w, "would write %s\n", csvPath)
 		return
 	}
 	fmt.Fprintf(w, "writing %s\n\n", csvPath)
+}
+
+// sweeps says whether the session runs a sweep.
+func (cfg SessionConfig) sweeps() bool {
+	for _, sc := range cfg.Scenarios {
+		if sc.Load.Sweep {
+			return true
+		}
+	}
+	return false
+}
+
+// printSweep writes how the session's sweeps search: from where, to what
+// precision, the bound a step must meet, and the windows of a search.
+func (s *Schedule) printSweep(w io.Writer) {
+	cfg := s.cfg
+	sw := cfg.Sweep
+	if sw == nil {
+		d := sweep.Defaults()
+		sw = &d
+	}
+	n := 0
+	for _, r := range s.Runs {
+		if r.Scenario.Load.Sweep && !s.Done[r.Key()] {
+			n++
+		}
+	}
+	var own results.Method
+	for _, sc := range cfg.Scenarios {
+		if sc.Load.Sweep {
+			own = cfg.MethodOf(sc.Mode)
+			break
+		}
+	}
+	window, warmup := time.Duration(own.Window), time.Duration(own.Warmup)
+	fmt.Fprintf(w, "sweeps: from %g/s, doubled until a step fails, then halved to within %g%%; a step passes with %s, %g%% of its rate achieved\n",
+		sw.From, sw.Precision*100, sweep.FormatSLO(sw.SLO), sweep.AchievedShare*100)
+	searches := "1 search"
+	if n != 1 {
+		searches = fmt.Sprintf("%d searches", n)
+	}
+	fmt.Fprintf(w, "each sweep: at most %d steps of %s warm-up + %s window, then a confirming %s + %s: at most %d windows, %s; %s, at most %d windows\n",
+		sweep.MaxSteps, warmup, sweep.StepWindow(window), warmup, window, sweep.MaxWindows,
+		formatDuration(sweep.Longest(window, warmup)), searches, n*sweep.MaxWindows)
 }
 
 // plural says "1 run", "2 runs".
@@ -447,9 +541,14 @@ func estimate(n int, window, warmup, overhead time.Duration) time.Duration {
 	return time.Duration(n) * (window + warmup + overhead)
 }
 
-// runTime is the expected wall time of one run of a scenario of mode m.
-func (cfg SessionConfig) runTime(m results.Mode) time.Duration {
-	own := cfg.MethodOf(m)
+// runTime is the expected wall time of one run of scenario sc (the zero
+// Scenario: of the session's own method): a sweep's at most, its search's
+// every window (sweep.Longest).
+func (cfg SessionConfig) runTime(sc scenarios.Scenario) time.Duration {
+	own := cfg.MethodOf(sc.Mode)
+	if sc.Load.Sweep {
+		return sweep.Longest(time.Duration(own.Window), time.Duration(own.Warmup)) + runOverhead
+	}
 	return estimate(1, time.Duration(own.Window), time.Duration(own.Warmup), runOverhead)
 }
 

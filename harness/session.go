@@ -370,6 +370,15 @@ func (s *Session) Execute(ctx context.Context) error {
 				return err
 			}
 			p.begin(r)
+			if r.Scenario.Load.Sweep {
+				if err := s.runSweep(ctx, r, p); err != nil {
+					return err
+				}
+				if err := s.origin.alive(); err != nil {
+					return err
+				}
+				continue
+			}
 			start := time.Now()
 			row := s.run(ctx, r)
 			if ctx.Err() != nil {
@@ -403,12 +412,7 @@ func (s *Session) Execute(ctx context.Context) error {
 // run does one run and returns its row, failed with the reason when
 // something went wrong.
 func (s *Session) run(ctx context.Context, r RunSpec) results.Row {
-	row := results.Row{
-		Machine: s.cfg.Machine, Session: s.cfg.Session,
-		Proxy: r.Column.Name, Kind: r.Column.Kind, Group: results.Group(r.Column.Group),
-		Mode: results.Mode(r.Scenario.Mode), Load: r.Scenario.Load.Name, Rep: r.Rep,
-		Status: results.Failed,
-	}
+	row := s.rowOf(r)
 	name := runName(r)
 	dir := filepath.Join(s.host.RunDir(), "runs", name)
 	err := s.runIn(ctx, r, dir, &row)
@@ -423,6 +427,17 @@ func (s *Session) run(ctx context.Context, r RunSpec) results.Row {
 	}
 	row.Status = results.OK
 	return row
+}
+
+// rowOf is the row of run r before it is measured: its cell and
+// repetition, failed.
+func (s *Session) rowOf(r RunSpec) results.Row {
+	return results.Row{
+		Machine: s.cfg.Machine, Session: s.cfg.Session,
+		Proxy: r.Column.Name, Kind: r.Column.Kind, Group: results.Group(r.Column.Group),
+		Mode: results.Mode(r.Scenario.Mode), Load: r.Scenario.Load.Name, Rep: r.Rep,
+		Status: results.Failed,
+	}
 }
 
 // runName names a run's files: "0007-nginx-http-ka-1k-1".
@@ -486,7 +501,9 @@ func (s *Session) runIn(ctx context.Context, r RunSpec, dir string, row *results
 	if err != nil {
 		return err
 	}
-	if err := x.fill(row, r); err != nil {
+	x.fill(row, r)
+	if err := x.completed(); err != nil {
+		row.Note = "" // the reason is the note of a failed run
 		return err
 	}
 	s.keepData(runName(r), row, x.m, x.sample)
@@ -607,9 +624,18 @@ func (s *Session) measure(ctx context.Context, r RunSpec, st *started, dir strin
 		sampler.Stop()
 		return x, loadErr
 	}
-	// The CPU figures cover the tool's own window, not its start-up,
-	// connection set-up and report: the one it reports (bench mix), or
-	// the one that ended when it exited.
+	tls := x.tlsNote
+	x, err = s.closeWindow(r, st, sampler, m, ended)
+	x.tlsNote = tls
+	return x, err
+}
+
+// closeWindow takes the sampler's figures of the tool's window of m, the
+// proxy's peak memory, and checks that the proxy lived through it. The
+// CPU figures cover the tool's own window, not its start-up, connection
+// set-up and report: the one it reports (bench mix), or the one that
+// ended when it exited, at ended.
+func (s *Session) closeWindow(r RunSpec, st *started, sampler *host.Sampler, m scenarios.Measurement, ended time.Time) (x measured, err error) {
 	window := time.Duration(m.Seconds * float64(time.Second))
 	if !m.Started.IsZero() {
 		ended = m.Started.Add(window)
@@ -629,16 +655,24 @@ func (s *Session) measure(ctx context.Context, r RunSpec, st *started, dir strin
 	if err != nil {
 		return x, err
 	}
-	if forward {
+	if st.ends[0].inst.Forward {
 		peak = 0
 	}
 	x.m, x.started, x.sample, x.peak = m, ended.Add(-window), figuresOf(w), peak
 	return x, nil
 }
 
-// fill copies what was measured into run r's row, and fails a run in
-// which no exchange completed; its row keeps the figures.
-func (x measured) fill(row *results.Row, r RunSpec) error {
+// completed fails a run in which no exchange completed; its row keeps
+// the figures.
+func (x measured) completed() error {
+	if m := x.m; m.Requests == 0 && m.Bytes == 0 {
+		return fmt.Errorf("no exchange completed (%d errors, %d timeouts)", m.Errors, m.Timeouts)
+	}
+	return nil
+}
+
+// fill copies what was measured into run r's row.
+func (x measured) fill(row *results.Row, r RunSpec) {
 	m, sample := x.m, x.sample
 	row.Started = x.started.UTC()
 	row.Seconds = m.Seconds
@@ -654,11 +688,7 @@ func (x measured) fill(row *results.Row, r RunSpec) error {
 	// A window whose pipes were not counted in it is unknown, not unspliced.
 	row.SplicePipes, row.HasPipes = int64(sample.pipes), sample.counted
 	row.PeakMemBytes = x.peak
-	if m.Requests == 0 && m.Bytes == 0 {
-		return fmt.Errorf("no exchange completed (%d errors, %d timeouts)", m.Errors, m.Timeouts)
-	}
 	row.Note = joinNotes(r.Scaled(), x.tlsNote, errorNote(m), m.Note)
-	return nil
 }
 
 // selfArgv is argv with bench itself (scenarios.ToolBench: bench mix, the

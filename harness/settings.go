@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"bench/harness/host"
+	"bench/harness/sweep"
 	"bench/proxies"
 	"bench/report/results"
 	"bench/scenarios"
@@ -37,6 +38,13 @@ func checkSettings(st results.Settings) error {
 		return fmt.Errorf("a precision of %g%%: want more than 0%% and less than 100%%", st.Precision*100)
 	case !st.RepsAuto && (st.RepsMax != 0 || st.Precision != 0):
 		return errors.New("a cap on the repetitions and a precision go with --reps auto only")
+	case st.RepsAuto && st.Sweep != nil:
+		return errors.New("--reps auto repeats a cell until its median settles, and a sweep's result is one rate a search: give the sweeps --reps N")
+	}
+	if st.Sweep != nil {
+		if err := sweep.Check(*st.Sweep); err != nil {
+			return fmt.Errorf("the sweep: %w", err)
+		}
 	}
 	for m, own := range st.Methods {
 		switch {
@@ -51,6 +59,46 @@ func checkSettings(st results.Settings) error {
 		}
 	}
 	return nil
+}
+
+// Sweeping sets st for the sweeps asked for: with on (--sweep) its
+// scenarios are the sweeps of the mix modes they select
+// (scenarios.Sweeps), and whenever they hold a sweep (named, or by --sweep)
+// st.Sweep is search, the search's settings; given says that the search's
+// flags were given, which without a sweep is refused. A selection with
+// nothing to sweep, or settings that cannot be run (a first rate of 0 or
+// below), are refused as results.InputError.
+func Sweeping(st results.Settings, on, given bool, search results.Sweep) (results.Settings, error) {
+	if on {
+		scs, err := scenarios.Sweeps(st.Scenario)
+		if err != nil {
+			return st, results.BadInput(fmt.Errorf("--sweep: %w", err))
+		}
+		names := make([]string, len(scs))
+		for i, sc := range scs {
+			names[i] = sc.Name
+		}
+		st.Scenario = strings.Join(names, ",")
+	}
+	scs, err := scenarios.Select(st.Scenario)
+	if err != nil {
+		return st, results.BadInput(err)
+	}
+	st.Sweep = nil
+	for _, sc := range scs {
+		if sc.Load.Sweep {
+			st.Sweep = &search
+		}
+	}
+	switch {
+	case st.Sweep == nil && given:
+		return st, results.BadInput(errors.New("--sweep-from, --sweep-precision and --slo go with --sweep (or a sweep named: mix-http-sweep, ...)"))
+	case st.Sweep != nil:
+		if err := sweep.Check(search); err != nil {
+			return st, results.BadInput(fmt.Errorf("--sweep-from, --sweep-precision: %w", err))
+		}
+	}
+	return st, nil
 }
 
 // Given says which parts of the runs' method the user gave, rather than
@@ -107,6 +155,12 @@ func Configure(st results.Settings, outDir string, resume bool, hc host.Config) 
 	scs, err := scenarios.Select(st.Scenario)
 	if err != nil {
 		return SessionConfig{}, results.BadInput(err)
+	}
+	for _, sc := range scs {
+		if sc.Load.Sweep && st.Sweep == nil {
+			d := sweep.Defaults()
+			st.Sweep = &d // a sweep named in settings that have none
+		}
 	}
 	if st.MixConns > 0 {
 		for i := range scs {

@@ -44,8 +44,8 @@ func TestFillRow(t *testing.T) {
 	}
 	r := RunSpec{Asked: 20000, Scenario: scenarios.Scenario{Load: scenarios.Load{Conns: 1000}}}
 	var row results.Row
-	if err := x.fill(&row, r); err != nil {
-		t.Fatal(err)
+	if x.fill(&row, r); x.completed() != nil {
+		t.Fatal(x.completed())
 	}
 	if row.Requests != 1000 || row.Bytes != 5000 || row.CPUProxy != 9 || row.BusyProxy != 0.9 || row.Bound != results.BoundProxy ||
 		row.SplicePipes != 3 || !row.HasPipes || row.PeakMemBytes != 4096 || !row.HasLatency || row.P99Ms != 2 {
@@ -57,7 +57,7 @@ func TestFillRow(t *testing.T) {
 	}
 	x.m.Requests, x.m.Bytes = 0, 0
 	row = results.Row{}
-	if err := x.fill(&row, r); err == nil || row.Errors != 20 || row.CPUProxy != 9 {
-		t.Errorf("no exchange: %v, row %+v", err, row)
+	if x.fill(&row, r); x.completed() == nil || row.Errors != 20 || row.CPUProxy != 9 {
+		t.Errorf("no exchange: %v, row %+v", x.completed(), row)
 	}
 }

@@ -89,6 +89,19 @@ func TestBadInputExits(t *testing.T) {
 		{[]string{"run", "--columns", filepath.Join(dir, "none.conf"), "--dry-run"}, exitUsage, "bench: columns file: none.conf: no such file or directory"},
 		{[]string{"run", "--columns", badColumns, "--dry-run"}, exitUsage, "bench: columns.conf:2: want a name and a kind"},
 		{[]string{"run", "--resume", "--out", dir}, exitUsage, "bench: --resume: no session to resume: no unfinished session in " + dir + "; name one with --session"},
+		// a sweep: a bound that does not parse, a first rate of 0 or
+		// below, a closed loop, its flags without one
+		{[]string{"run", "--sweep", "--scenario", "mix-http", "--slo", "p99=fast", "--dry-run"}, exitUsage, `bench: run: --slo: bound "p99=fast": p99 "fast": want a duration above 0, e.g. 50ms`},
+		{[]string{"run", "--sweep", "--scenario", "mix-http", "--slo", "p99=50ms,errors=0.1", "--dry-run"}, exitUsage, `bench: run: --slo: bound "p99=50ms,errors=0.1": errors "0.1": want a percentage`},
+		{[]string{"run", "--sweep", "--scenario", "mix-http", "--sweep-from", "0", "--dry-run"}, exitUsage, "bench: run: --sweep-from, --sweep-precision: a first rate of 0 a second: want more than 0"},
+		{[]string{"run", "--sweep", "--scenario", "mix-http", "--sweep-from", "-500", "--dry-run"}, exitUsage, "bench: run: --sweep-from, --sweep-precision: a first rate of -500 a second: want more than 0"},
+		{[]string{"run", "--sweep", "--scenario", "http-ka-1k", "--dry-run"}, exitUsage, `bench: --sweep: no sweep of "http-ka-1k": http-ka-1k is wrk, 64 connections, GET /1k kept alive, a closed loop with no rate to step`},
+		{[]string{"run", "--sweep", "--scenario", "http-ka-1k", "--proxy", "no proxy", "--prefix", randomPrefix(t)}, exitUsage, `bench: --sweep: no sweep of "http-ka-1k"`},
+		{[]string{"run", "--scenario", "mix-http", "--slo", "p99=10ms", "--dry-run"}, exitUsage, "bench: --sweep-from, --sweep-precision and --slo go with --sweep"},
+		{[]string{"run", "--sweep", "--scenario", "mix-http", "--reps", "auto", "--dry-run"}, exitUsage, "bench: --reps auto repeats a cell until its median settles"},
+		{[]string{"mix", "--sweep", "--mode", "relay", "--proxy", "127.0.0.1:1", "--origin", "127.0.0.1:1", "--mix-active", "10"}, exitUsage, "bench: mix: --sweep over a closed loop (--mix-active): a closed loop (exchanges at a time) has no rate to step"},
+		{[]string{"mix", "--sweep", "--mode", "relay", "--proxy", "127.0.0.1:1", "--origin", "127.0.0.1:1", "--slo", "p95=1ms"}, exitUsage, `bench: mix: --slo: bound "p95=1ms": unknown key "p95": want p99 and errors`},
+		{[]string{"mix", "--sweep", "--mode", "relay", "--proxy", "127.0.0.1:1", "--origin", "127.0.0.1:1", "--sweep-from", "0"}, exitUsage, "bench: mix: --sweep-from, --sweep-precision: a first rate of 0 a second"},
 
 		// the other commands
 		{[]string{"list", "--scenario", "nosuch"}, exitUsage, `bench: no such scenario "nosuch": did you mean `},

@@ -57,7 +57,7 @@ func cmdMix(stdout, stderr io.Writer, args []string) error {
 	procs := fs.Int("procs", 0, "processes to split the connections over (0: one per CPU this process may run on but no more than --mix-active, more if the descriptor limit needs it)")
 	worker := fs.String(mix.WorkerFlag, "", "i/n: run as process i of a split mix (used by bench mix itself)")
 	serve := fs.String("serve", "", "host:port: serve the mix's answers there, as its origin, until stopped")
-	sw := sweepFlags(fs)
+	sw := sweepFlags(fs, "search for the sustainable rate: the highest rate whose window meets --slo, from --sweep-from doubled until a step fails, then halved to --sweep-precision, confirmed in a window of --duration (README, The sustainable rate)")
 	steps := fs.Bool("steps", false, "keep the connections open and run the steps asked for on standard input, a line each (step RATE WARMUP DURATION), printing each one's result as a line of JSON (bench run --sweep drives it)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -221,11 +221,11 @@ type sweepFlagSet struct {
 }
 
 // sweepFlags declares the flags of a sweep on fs, with the search's
-// defaults.
-func sweepFlags(fs *flag.FlagSet) sweepFlagSet {
+// defaults; on is what --sweep does.
+func sweepFlags(fs *flag.FlagSet, on string) sweepFlagSet {
 	d := sweep.Defaults()
 	sw := sweepFlagSet{precision: &percent{value: d.Precision * 100, set: true}}
-	sw.on = fs.Bool("sweep", false, "search for the sustainable rate: the highest rate whose window meets --slo, from --sweep-from doubled until a step fails, then halved to --sweep-precision, confirmed in a window of --duration (README, The sustainable rate)")
+	sw.on = fs.Bool("sweep", false, on)
 	sw.from = fs.Float64("sweep-from", d.From, "with --sweep: the first step's rate, exchanges a second")
 	fs.Var(sw.precision, "sweep-precision", "with --sweep: how close the last pass and the first failure come before the search confirms, in `percent`")
 	sw.slo = fs.String("slo", sweep.FormatSLO(d.SLO), "with --sweep: what a step must meet: the p99 of every exchange due, and the failures (errors, timeouts, late and dropped exchanges) as a share of them; a step must also achieve 99% of its rate")

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"bench/harness/mix/mixtest"
+	"bench/harness/sweep"
+	"bench/report/results"
 	"bench/scenarios"
 )
 
@@ -197,5 +199,84 @@ func TestMixSplitRate(t *testing.T) {
 	one, four = min(one, p99("1")), min(four, p99("4"))
 	if four > 2*one {
 		t.Errorf("gaps' p99 %v over 4 processes; want within twice the %v of one", four, one)
+	}
+}
+
+// TestMixSteps: bench mix --steps over two processes opens its
+// connections once, says it is ready, and runs each step asked for on its
+// input over them, both processes from one start at their shares of the
+// step's rate, a result a line; its input's end ends it.
+func TestMixSteps(t *testing.T) {
+	exe := buildBench(t)
+	o := mixtest.StartOrigin(t, mixtest.None)
+	cmd := exec.Command(exe, "mix", "--steps", "--mode", "relay", "--proxy", mixtest.StartRelay(t, o.Addr), "--origin", o.Addr,
+		"--conns", "100", "--procs", "2")
+	cmd.Stdin = strings.NewReader("step 200 200ms 1s\nstep 600 200ms 1s\n")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("bench mix --steps: %v\n%s", err, stderr.Bytes())
+	}
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	if len(lines) != 3 || lines[0] != "ready" {
+		t.Fatalf("bench mix --steps printed %q; want ready and two results", lines)
+	}
+	var last time.Time
+	for i, rate := range []float64{200, 600} {
+		var r scenarios.MixResult
+		if err := json.Unmarshal([]byte(lines[i+1]), &r); err != nil {
+			t.Fatalf("step %d: %v: %s", i+1, err, lines[i+1])
+		}
+		if r.Procs != 2 || r.Rate != rate || r.Conns != 100 || r.Seconds != 1 {
+			t.Errorf("step %d: procs %d, rate %g, %d connections, %gs; want 2 processes at %g/s over 100 for 1s", i+1, r.Procs, r.Rate, r.Conns, r.Seconds, rate)
+		}
+		if float64(r.Due) < 0.95*rate || float64(r.Due) > 1.05*rate || r.Errors != (scenarios.MixErrors{}) {
+			t.Errorf("step %d: %d due, errors %+v; want the %g of its second, none failed", i+1, r.Due, r.Errors, rate)
+		}
+		if !r.Started.After(last) {
+			t.Errorf("step %d began %v, not after the step before (%v)", i+1, r.Started, last)
+		}
+		last = r.Started
+	}
+}
+
+// TestMixSweep: bench mix --sweep over two processes, through a proxy
+// limited to 1500 exchanges a second (a token bucket), prints a line a
+// step, each with its verdict as a sweep row's note gives it, the last
+// the confirming window of the rate found, within 5% of the capacity,
+// in at most 15 windows.
+func TestMixSweep(t *testing.T) {
+	exe := buildBench(t)
+	o := mixtest.StartOrigin(t, mixtest.None)
+	p := mixtest.StartHolder(t, o.Addr, mixtest.Faults{Capacity: 1500})
+	var stderr bytes.Buffer
+	cmd := exec.Command(exe, "mix", "--sweep", "--mode", "relay", "--proxy", p.Addr, "--origin", o.Addr,
+		"--conns", "600", "--procs", "2", "--duration", "2s", "--warmup", "500ms")
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("bench mix --sweep: %v\n%s", err, stderr.Bytes())
+	}
+	t.Logf("%s", stderr.Bytes())
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) == 0 || len(lines) > sweep.MaxWindows {
+		t.Fatalf("%d lines; want a step each, at most %d", len(lines), sweep.MaxWindows)
+	}
+	var st mixStep
+	for i, l := range lines {
+		st = mixStep{}
+		if err := json.Unmarshal([]byte(l), &st); err != nil {
+			t.Fatalf("line %d: %v: %s", i+1, err, l)
+		}
+		if _, ok, err := results.ParseStep(st.Step); !ok || err != nil || st.Procs != 2 {
+			t.Errorf("line %d: step %q (%v), %d processes; want a step's note, over 2", i+1, st.Step, err, st.Procs)
+		}
+		t.Logf("%s at %g/s: p99 %.1f ms, errors %+v", st.Step, st.Rate, st.P99Ms, st.Errors)
+	}
+	if st.Step != "sweep confirm: pass" || st.Seconds != 2 || st.Rate < 1500*0.95 || st.Rate > 1500*1.05 {
+		t.Errorf("last line %q at %g/s over %gs; want the confirm of a rate within 5%% of 1500/s, over 2s, passed", st.Step, st.Rate, st.Seconds)
+	}
+	if !strings.Contains(stderr.String(), "sustainable rate") {
+		t.Errorf("stderr %q; want the rate found", stderr.String())
 	}
 }

@@ -51,6 +51,7 @@ func cmdRun(stdout, stderr io.Writer, args []string) error {
 	fs.IntVar(&st.MixConns, "mix-conns", 0, "connections the mix scenarios hold open (default: the catalog's 20000, fewer where the descriptor limit needs)")
 	fs.StringVar(&st.CPUs, "cpus", "", "CPU layout, e.g. client=0-3,proxy=4,origin=5-7 (default on 8+ CPUs: client=0-3,proxy=4,origin=5-7; fewer: see README)")
 	fs.Float64Var(&st.ProxyCPU, "proxy-cpu", 0, "CPU quota of the proxy's cgroup in CPUs, e.g. 0.5 (default: none)")
+	sw := sweepFlags(fs, "search each column's sustainable rate in the mix modes the scenarios select, instead of their loads: steps at fixed rates over the mix's connections, from --sweep-from doubled until one fails --slo, halved to --sweep-precision, at most 14 of a --warmup and half a --duration each, then a confirming window of --duration (README, The sustainable rate)")
 	var hc host.Config
 	fs.StringVar(&hc.Prefix, "prefix", host.DefaultPrefix, "prefix of the namespaces, links and cgroups the session creates")
 	fs.StringVar(&hc.CgroupParent, "cgroup-parent", "", "cgroup beneath which the session's cgroups are created (default: on cgroup v2 under systemd a scope it delegates, elsewhere this process's own)")
@@ -68,7 +69,13 @@ func cmdRun(stdout, stderr io.Writer, args []string) error {
 		return usageError{errors.New("run: --reps-max and --precision go with --reps auto")}
 	}
 	given := harness.Given{Reps: visited(fs, "reps"), Window: visited(fs, "duration"), Warmup: visited(fs, "warmup")}
-	var err error
+	search, err := sw.settings()
+	if err != nil {
+		return usageError{fmt.Errorf("run: %w", err)}
+	}
+	if st, err = harness.Sweeping(st, *sw.on, visited(fs, "sweep-from", "sweep-precision", "slo"), search); err != nil {
+		return withAdvice(err)
+	}
 	if st.Methods, err = harness.OwnMethods(st, given); err != nil {
 		return withAdvice(err)
 	}

@@ -131,6 +131,9 @@ type ProcSpec struct {
 	// Stdout, when set, also receives stdout (a load tool's report);
 	// stderr still goes to Log only.
 	Stdout io.Writer
+	// Stdin, when set, is the command's standard input (a stepping bench
+	// mix reads its steps there); none otherwise.
+	Stdin io.Reader
 }
 
 // Proc is a process a Host started. The host reaps it.
@@ -224,7 +227,7 @@ func (h *Host) Start(r Role, spec ProcSpec) (*Proc, error) {
 	if cmd.Dir == "" {
 		cmd.Dir = h.runDir
 	}
-	cmd.Stdout, cmd.Stderr = log, log
+	cmd.Stdout, cmd.Stderr, cmd.Stdin = log, log, spec.Stdin
 	if spec.Stdout != nil {
 		cmd.Stdout = io.MultiWriter(log, spec.Stdout)
 	}

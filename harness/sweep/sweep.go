@@ -351,6 +351,23 @@ func (s *Search) Replay(rate float64, st results.Step) error {
 	return nil
 }
 
+// Abort ends the search at the window Next gives, which could not be
+// measured (the proxy died, the load tool failed): it returns that
+// window's step, failed with why, and Next is done from then on. ok is
+// false when the search had ended, with no window to fail.
+func (s *Search) Abort(why string) (st results.Step, ok bool) {
+	if _, _, done := s.Next(); done {
+		return results.Step{}, false
+	}
+	st = s.record(false, why)
+	s.Stop()
+	return st, true
+}
+
+// Stop ends the search where it is, without a rate: Next is done from
+// then on (a resumed session's search that a failed step had ended).
+func (s *Search) Stop() { s.done, s.found, s.asked = true, 0, false }
+
 // describe names the window Next gives, as a note does.
 func describe(confirm bool, n int) string {
 	if confirm {

@@ -381,3 +381,24 @@ func BenchmarkSearch(b *testing.B) {
 		})
 	}
 }
+
+// TestAbort: a window that could not be measured fails the search there:
+// its step is failed with why, and nothing more is asked.
+func TestAbort(t *testing.T) {
+	s := New(Defaults())
+	s.Next()
+	s.Record(capacity{rate: 4000}.figures(500, 5))
+	st, ok := s.Abort("bench mix exited")
+	if want := (results.Step{N: 2, Why: "bench mix exited"}); !ok || st != want {
+		t.Errorf("Abort() = %+v, %v; want %+v", st, ok, want)
+	}
+	if _, _, done := s.Next(); !done {
+		t.Error("Next() after Abort is not done")
+	}
+	if _, found := s.Result(); found {
+		t.Error("an aborted search found a rate")
+	}
+	if _, ok := s.Abort("again"); ok {
+		t.Error("Abort() of an ended search = ok")
+	}
+}

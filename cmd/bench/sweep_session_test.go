@@ -1,0 +1,170 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"bench/harness"
+	"bench/harness/sweep"
+	"bench/report/results"
+	"bench/scenarios"
+)
+
+// searchRows are the rows of each search of a session's file, by column,
+// in the file's order.
+func searchRows(rows []results.Row) map[string][]results.Row {
+	out := map[string][]results.Row{}
+	for _, r := range rows {
+		if r.Load == results.LoadSweep {
+			out[r.Proxy] = append(out[r.Proxy], r)
+		}
+	}
+	return out
+}
+
+// checkSearch checks the rows of one search: each a step's window of its
+// own, after the one before, the rate the search asked for at that point
+// (replayed through the search), each with its own sampler's figures
+// and data, the search ended; it returns the search.
+func checkSearch(t *testing.T, csvPath, proxy string, rows []results.Row, window time.Duration) *sweep.Search {
+	t.Helper()
+	s := sweep.New(sweep.Defaults())
+	var last time.Time
+	data, err := results.ReadRunData([]string{csvPath})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range rows {
+		st, ok, err := results.ParseStep(r.Note)
+		if !ok || err != nil || !r.HasOffered || r.Status != results.OK {
+			t.Fatalf("%s, row %d: note %q (%v), offered %v, status %s; want an ok step", proxy, i+1, r.Note, err, r.HasOffered, r.Status)
+		}
+		if err := s.Replay(r.OfferedRate, st); err != nil {
+			t.Errorf("%s, row %d: %v", proxy, i+1, err)
+		}
+		length := sweep.StepWindow(window)
+		if st.Confirm {
+			length = window
+		}
+		if r.Seconds != length.Seconds() || !r.Started.After(last) {
+			t.Errorf("%s, %s: window of %gs from %v; want %v, after the last (%v)", proxy, st, r.Seconds, r.Started, length, last)
+		}
+		last = r.Started
+		if r.CPUClient <= 0 || r.Bound == "" {
+			t.Errorf("%s, %s: client CPU %g, bound %q; want the sampler's figures of its window", proxy, st, r.CPUClient, r.Bound)
+		}
+		if d := data[r.ID()]; d == nil || d.Histogram == "" || len(d.Intervals) == 0 {
+			t.Errorf("%s, %s: run data %+v; want the step's histogram and seconds", proxy, st, d)
+		}
+	}
+	if _, _, done := s.Next(); !done {
+		t.Errorf("%s: the search had not ended after its %d rows", proxy, len(rows))
+	}
+	if s.Windows() > sweep.MaxWindows {
+		t.Errorf("%s: %d windows; want at most %d", proxy, s.Windows(), sweep.MaxWindows)
+	}
+	return s
+}
+
+// TestRunSweepSession runs a sweep of mix-relay through no proxy and
+// nginx, with a few hundred connections: the plan counts the windows, a
+// row a step of each search with its offered rate and step, each search
+// ended with the rate it confirmed or none, the settings of the search in
+// the metadata, and bench report reads the file.
+func TestRunSweepSession(t *testing.T) {
+	prefix, out := sessionFixture(t, "nginx")
+	const window = 2 * time.Second
+	ts := runTestSession(t, prefix, out, "sweep", "mix-relay", "--sweep", "--proxy", "no proxy,nginx",
+		"--mix-conns", "200", "--reps", "1", "--duration", window.String(), "--warmup", "300ms")
+	byProxy := searchRows(ts.rows)
+	if len(byProxy) != 2 || len(ts.rows) != len(byProxy["no proxy"])+len(byProxy["nginx"]) {
+		t.Fatalf("rows of %d searches, %d rows; want the two searches' alone", len(byProxy), len(ts.rows))
+	}
+	for proxy, rows := range byProxy {
+		s := checkSearch(t, ts.csvPath, proxy, rows, window)
+		rate, found := s.Result()
+		t.Logf("%s: %d windows, sustainable rate %g (%v)", proxy, len(rows), rate, found)
+		if last := rows[len(rows)-1]; found && (last.OfferedRate != rate || !strings.HasPrefix(last.Note, "sweep confirm: pass")) {
+			t.Errorf("%s: last row %q at %g/s; want the confirm of the rate found, %g/s", proxy, last.Note, last.OfferedRate, rate)
+		}
+	}
+	m, err := results.ReadMeta(results.MetaPath(ts.csvPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Settings.Sweep == nil || *m.Settings.Sweep != sweep.Defaults() || m.Settings.Scenario != "mix-relay-sweep" {
+		t.Errorf("metadata: sweep %+v, scenario %q; want the defaults, and mix-relay-sweep", m.Settings.Sweep, m.Settings.Scenario)
+	}
+	var stdout, stderr bytes.Buffer
+	if err := dispatch(&stdout, &stderr, []string{"report", ts.csvPath}); err != nil {
+		t.Errorf("bench report of the sweep: %v\n%s", err, stderr.String())
+	}
+}
+
+// TestRunSweepResume interrupts a sweep in the middle of its first search
+// and resumes it: the search goes on from the window that was in flight,
+// as the session says, no step twice, and it ends as a search does.
+func TestRunSweepResume(t *testing.T) {
+	prefix, out := sessionFixture(t, "nginx")
+	const window = 2 * time.Second
+	args := []string{"run", "--sweep", "--scenario", "mix-relay", "--proxy", "no proxy", "--mix-conns", "200",
+		"--reps", "1", "--duration", window.String(), "--warmup", "300ms",
+		"--out", out, "--session", "swept", "--machine", "m", "--prefix", prefix}
+	csvPath, _ := harness.SessionPaths(out, "m", "swept")
+	rowsIn := func() []results.Row {
+		rows, _ := results.ReadFiles([]string{csvPath})
+		return rows
+	}
+	errc := make(chan error, 1)
+	var stderr bytes.Buffer
+	go func() { errc <- dispatch(io.Discard, &syncWriter{w: &stderr}, args) }()
+	deadline := time.Now().Add(2 * time.Minute)
+	for len(rowsIn()) < 2 {
+		if time.Now().After(deadline) {
+			t.Fatal("no two steps within 2 minutes")
+		}
+		select {
+		case err := <-errc:
+			t.Fatalf("session ended before it was interrupted: %v\n%s", err, stderr.String())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-errc; err == nil || !strings.Contains(err.Error(), "interrupted") {
+		t.Fatalf("interrupted session returned %v; want an interruption", err)
+	}
+	before := rowsIn()
+	stderr.Reset()
+	if err := dispatch(io.Discard, &stderr, []string{"run", "--resume", "--out", out, "--prefix", prefix}); err != nil {
+		t.Fatalf("resume: %v\n%s", err, stderr.String())
+	}
+	if want := "resuming the search of no proxy in mix-relay-sweep, rep 1, after the "; !strings.Contains(stderr.String(), want) {
+		t.Errorf("resume said:\n%s\nwant %q", stderr.String(), want)
+	}
+	after := rowsIn() // a step twice would not read
+	if len(after) <= len(before) {
+		t.Fatalf("%d rows after resuming, %d before; want more", len(after), len(before))
+	}
+	checkSearch(t, csvPath, "no proxy", searchRows(after)["no proxy"], window)
+	// The steps kept their output and data a file each.
+	outs, _ := filepath.Glob(filepath.Join(results.RunsDir(csvPath), "*-w*.load."+scenarios.ToolBench+".out"))
+	if len(outs) != len(after) {
+		t.Errorf("%d steps' outputs kept; want one a row, %d", len(outs), len(after))
+	}
+	for _, f := range outs {
+		b, _ := os.ReadFile(f)
+		var r scenarios.MixResult
+		if err := json.Unmarshal(b, &r); err != nil || r.Rate == 0 {
+			t.Errorf("%s: %v, rate %g; want a step's result", f, err, r.Rate)
+		}
+	}
+}
