@@ -28,7 +28,9 @@ const runSynopsis = `[flags]
 Runs a session: every selected scenario x every selected column x --reps
 repetitions, in network namespaces of its own, writing a row per run to
 <out>/<machine>-<session>.csv and the session's tables at the end.
-Needs root; --dry-run does not.`
+With --sweep, each column's sustainable rate in the mix modes selected
+instead: a search of fixed-rate steps, a row a step. Needs root;
+--dry-run does not.`
 
 func cmdRun(stdout, stderr io.Writer, args []string) error {
 	fs := newFlagSet("run", stderr, runSynopsis)
