@@ -145,8 +145,10 @@ func (s *Session) measureStep(ctx context.Context, r RunSpec, st *started, steps
 	if err != nil {
 		return x, "", f, err
 	}
+	// Before its warm-up a step may wait for the connections closed at
+	// the last one's end to open again: the opening's grace.
 	line, err = steps.step(ctx, mix.Window{Rate: w.Rate, Warmup: w.Warmup, Duration: w.Length},
-		w.Warmup+w.Length+scenarios.StepGrace(r.Scenario.Load))
+		w.Warmup+w.Length+scenarios.StepGrace(r.Scenario.Load)+steps.opening)
 	ended := time.Now()
 	if err != nil {
 		sampler.Stop()
@@ -172,8 +174,9 @@ func (s *Session) measureStep(ctx context.Context, r RunSpec, st *started, steps
 type stepper struct {
 	proc  *host.Proc
 	in    *os.File      // the writing end of its standard input
-	lines chan string // its output, a line each; closed when it has exited
-	log   string
+	lines   chan string // its output, a line each; closed when it has exited
+	log     string
+	opening time.Duration // how long opening its connections may take
 }
 
 // stepperLines is how many lines of a stepping bench mix's output are
@@ -208,7 +211,7 @@ func (s *Session) startSteps(ctx context.Context, r RunSpec, target scenarios.Ta
 		pw.Close()
 		return nil, err
 	}
-	st := &stepper{proc: proc, in: in, lines: make(chan string, stepperLines), log: log}
+	st := &stepper{proc: proc, in: in, lines: make(chan string, stepperLines), log: log, opening: inv.Grace}
 	go st.read(pr)
 	go func() {
 		<-proc.Done() // its output is copied whole by then

@@ -148,6 +148,10 @@ type Mix struct {
 	// exchange.
 	window, end time.Time
 	reopening   sync.WaitGroup // connections being opened again
+	// refilled is closed once the connections closed at the last step's
+	// end are open again (nil: none being opened); stopRefill gives up.
+	refilled   chan struct{}
+	stopRefill context.CancelFunc
 
 	exchanges, bytes, halfClosed, late, dropped atomic.Int64
 	halfCloseFailed, reconnects, unfinished     atomic.Int64
@@ -292,6 +296,7 @@ func (m *Mix) RunFrom(ctx context.Context, start time.Time) scenarios.MixResult 
 // Close closes the connections. It may be called more than once; the
 // exchanges must have ended.
 func (m *Mix) Close() error {
+	m.awaitRefill(false)
 	for i := range m.slots {
 		if c := m.slots[i].conn; c != nil {
 			c.Close()

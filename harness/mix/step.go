@@ -38,11 +38,14 @@ func (w Window) Check() error {
 var ErrClosedLoop = errors.New("a closed loop (exchanges at a time) has no rate to step")
 
 // Step runs one window of a sweep from start (zero: now) over the
-// connections m keeps open (Open them first): the connections closed
-// since the last window are opened again first, outside the window and
-// its warm-up, then the warm-up and the window run at w's rate, as
-// RunFrom runs them, and the window's figures are returned. The
-// connections stay open for the next step; Close closes them.
+// connections m keeps open (Open them first): the warm-up and the window
+// run at w's rate, as RunFrom runs them, and the window's figures are
+// returned. The connections stay open for the next step; Close closes
+// them. Those closed at the window's end (the exchanges that half-closed
+// or failed near it give theirs back closed) are opened again as the
+// step returns, while its caller takes its figures, so that the next
+// step begins, as the first, with every connection open, and when it is
+// asked for: it waits for them first, outside its window and warm-up.
 func (m *Mix) Step(ctx context.Context, start time.Time, w Window) (scenarios.MixResult, error) {
 	if m.cfg.Active > 0 {
 		return scenarios.MixResult{}, ErrClosedLoop
@@ -50,19 +53,39 @@ func (m *Mix) Step(ctx context.Context, start time.Time, w Window) (scenarios.Mi
 	if err := w.Check(); err != nil {
 		return scenarios.MixResult{}, err
 	}
+	m.awaitRefill(true)
 	m.cfg.Rate, m.cfg.Offset, m.cfg.Warmup, m.cfg.Duration = w.Rate, w.Offset, w.Warmup, w.Duration
-	m.refill(ctx)
+	m.refill(ctx) // any closed since, by the proxy
 	m.resetFigures()
 	if start.IsZero() {
 		start = time.Now()
 	}
-	return m.measure(ctx, start), nil
+	r := m.measure(ctx, start)
+	rctx, stop := context.WithCancel(context.Background())
+	m.refilled, m.stopRefill = make(chan struct{}), stop
+	go func(done chan struct{}) {
+		defer close(done)
+		m.refill(rctx)
+	}(m.refilled)
+	return r, nil
 }
 
-// refill opens again the connections closed when the last window ended
-// (those that half-closed or failed near its end are given back closed),
-// so that a step begins, as the first, with every connection it can
-// open. Between windows every slot is idle.
+// awaitRefill waits for the connections being opened again after the
+// last step, all of them when whole is set, or gives the rest up (Close).
+func (m *Mix) awaitRefill(whole bool) {
+	if m.refilled == nil {
+		return
+	}
+	if !whole {
+		m.stopRefill()
+	}
+	<-m.refilled
+	m.stopRefill()
+	m.refilled, m.stopRefill = nil, nil
+}
+
+// refill opens again the connections closed, so that a step begins with
+// every connection it can open. Between windows every slot is idle.
 func (m *Mix) refill(ctx context.Context) {
 	var closed []*slot
 	for i := range m.slots {

@@ -74,8 +74,9 @@ func stepMix(t *testing.T, proxy, origin string, conns int) *Mix {
 
 // TestStep: windows at two rates over the same connections each count
 // their own exchanges, at their own rate, from their own start, with
-// every connection open when each begins (those half-closed at the end
-// of the first opened again), and the closed loop has no step.
+// every connection open when each begins and after the last (those
+// half-closed at the end of each opened again), and the closed loop has
+// no step.
 func TestStep(t *testing.T) {
 	o := mixtest.StartOrigin(t, mixtest.None)
 	m := stepMix(t, o.Addr, o.Addr, 100)
@@ -104,8 +105,8 @@ func TestStep(t *testing.T) {
 			t.Errorf("step at %g/s: histogram of %d; want the step's %d due alone", rate, n, r.Due)
 		}
 	}
-	if m.open() == 0 {
-		t.Error("no connection open after the steps; want them kept for the next")
+	if m.awaitRefill(true); m.open() != 100 {
+		t.Errorf("%d connections open after the steps; want all 100 kept for the next", m.open())
 	}
 	closed := config(Relay, o.Addr, o.Addr)
 	cm, err := New(closed)
