@@ -34,8 +34,8 @@ type Schedule struct {
 	// some steps of and whose search had not ended: the session replays
 	// them and goes on (replaySweep).
 	Steps map[RunKey][]results.Row
-	reps    int             // the repetitions planned so far
-	limit   uint64          // the descriptor limit of a process, which scales the runs' connections
+	reps  int    // the repetitions planned so far
+	limit uint64 // the descriptor limit of a process, which scales the runs' connections
 }
 
 // NewSchedule orders the runs of cfg and, when resuming, reads which the

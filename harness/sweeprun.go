@@ -172,8 +172,8 @@ func (s *Session) measureStep(ctx context.Context, r RunSpec, st *started, steps
 // the session writes a step a line on its input and reads its result a
 // line on its output.
 type stepper struct {
-	proc  *host.Proc
-	in    *os.File      // the writing end of its standard input
+	proc    *host.Proc
+	in      *os.File    // the writing end of its standard input
 	lines   chan string // its output, a line each; closed when it has exited
 	log     string
 	opening time.Duration // how long opening its connections may take

@@ -181,11 +181,11 @@ func New(c Config) (*Mix, error) {
 		cfg: c,
 		// No keep-alive probes: 20000 idle connections would send
 		// thousands a second.
-		dialer: net.Dialer{Timeout: c.Timeout, KeepAlive: -1},
-		slots:  make([]slot, c.Conns),
-		idle:   make(chan *slot, c.Conns),
-		hist:   hdrhistogram.New(1, histMax, 3),
-		okHist: hdrhistogram.New(1, histMax, 3),
+		dialer:  net.Dialer{Timeout: c.Timeout, KeepAlive: -1},
+		slots:   make([]slot, c.Conns),
+		idle:    make(chan *slot, c.Conns),
+		hist:    hdrhistogram.New(1, histMax, 3),
+		okHist:  hdrhistogram.New(1, histMax, 3),
 		seconds: make([]perSecond, windowSeconds(c.Duration)),
 	}
 	m.bufs.New = func() any { b := make([]byte, bufSize); return &b }
