@@ -278,9 +278,10 @@ func (s *Search) Next() (rate float64, confirm, done bool) {
 // then two, four, ... precisions below, while above the pass before;
 // halve the first failure while none passed (down to MinRate); the
 // middle of the last pass and the first failure while they are more than
-// the precision apart; else, or when the window left is the last one, the
-// confirming window of the last pass. ok is false when there is nothing
-// left to try.
+// the precision apart (twice the precision, with two windows left); else,
+// or when the window left is the last one, the
+// confirming window of the last pass (or of the next step down, when a
+// confirm had failed). ok is false when there is nothing left to try.
 //
 // A confirm fails mostly a little above what the load sustains: a queue
 // that grows slowly shows in the full window and not in a step's. So the
@@ -304,9 +305,11 @@ func (s *Search) plan() (rate float64, confirm, ok bool) {
 		if next = math.Round(s.hi / 2); next < MinRate || next >= s.hi {
 			return 0, false, false
 		}
-	case s.hi > s.lo*(1+s.cfg.Precision):
+	case s.hi > s.lo*(1+s.cfg.Precision) && (left > 2 || s.hi > s.lo*(1+2*s.cfg.Precision)):
 		// Whole exchanges a second: where they cannot part the two any
-		// more, the search has converged.
+		// more, the search has converged. With two windows left and the
+		// two within twice the precision, it confirms now, so that a
+		// confirm that fails leaves a window to confirm a step below.
 		if mid := math.Round((s.lo + s.hi) / 2); mid > s.lo && mid < s.hi {
 			next = mid
 		}
@@ -314,10 +317,18 @@ func (s *Search) plan() (rate float64, confirm, ok bool) {
 	if next > 0 && left > 1 {
 		return next, false, true
 	}
-	if s.lo == 0 {
+	// Confirm the last pass; but the last window of a search whose
+	// confirm failed, with no step left to look below it, confirms the
+	// next step down rather than the pass before, which may be half the
+	// rate.
+	rate = s.lo
+	if s.below > 0 {
+		rate = max(rate, s.gallop())
+	}
+	if rate == 0 {
 		return 0, false, false // nothing passed: nothing to confirm
 	}
-	return s.lo, true, true
+	return rate, true, true
 }
 
 // gallop is the next step below a confirm that failed: the lowest
