@@ -205,13 +205,13 @@ func Compare(old, new []results.Row, opt CompareOptions) (*Comparison, error) {
 	// families in the report's order, then machines, scenarios and the
 	// tables' column order: baseline, copy, splice, each as they came
 	rank := func(cl *cell) []int {
-		return []int{slices.Index(families, familyOf(cl.Mode)), machines[cl.machine],
+		return []int{slices.Index(families, familyOf(cl.Mode, cl.Load)), machines[cl.machine],
 			scenarios[cl.Scenario()], slices.Index(results.Groups, cl.group)}
 	}
 	slices.SortStableFunc(cells, func(a, b *cell) int { return slices.Compare(rank(a), rank(b)) })
 
 	for _, cl := range cells {
-		ch := Change{Machine: cl.machine, Family: familyOf(cl.Mode), Mode: cl.Mode, Load: cl.Load,
+		ch := Change{Machine: cl.machine, Family: familyOf(cl.Mode, cl.Load), Mode: cl.Mode, Load: cl.Load,
 			Scenario: rowLabel(cl.Mode, cl.Load), Unit: met.unit(cl.Cell), Proxy: cl.Proxy, Group: cl.group}
 		var s [2]summary
 		for side, runs := range []**Runs{&ch.Old, &ch.New} {

@@ -207,6 +207,7 @@ func htmlTable(b *bytes.Buffer, t Table) {
 	}
 	b.WriteString("</table>\n")
 	var text bytes.Buffer
+	writeSearches(&text, t, true)
 	writeNoSplice(&text, t)
 	if hasErring(t) {
 		text.WriteString(errorMarkNote + "\n\n")

@@ -282,7 +282,7 @@ func Trend(sessions []TrendSession, opt TrendOptions) (*Trends, error) {
 		}
 	}
 	slices.SortFunc(tr.Series, func(a, b TrendSeries) int {
-		return cmp.Or(cmp.Compare(a.Machine, b.Machine), cmp.Compare(familyIndex(a.Mode), familyIndex(b.Mode)),
+		return cmp.Or(cmp.Compare(a.Machine, b.Machine), cmp.Compare(familyIndex(a.Mode, a.Load), familyIndex(b.Mode, b.Load)),
 			cmp.Compare(a.Scenario, b.Scenario), cmp.Compare(a.Proxy, b.Proxy), cmp.Compare(a.Metric, b.Metric))
 	})
 	work := make(chan int)
@@ -304,8 +304,11 @@ func Trend(sessions []TrendSession, opt TrendOptions) (*Trends, error) {
 	return tr, nil
 }
 
-// familyIndex is the place of mode's family in the tables' order.
-func familyIndex(mode results.Mode) int { return slices.Index(families, familyOf(mode)) }
+// familyIndex is the place of the family of mode and load in the
+// tables' order.
+func familyIndex(mode results.Mode, load string) int {
+	return slices.Index(families, familyOf(mode, load))
+}
 
 // detect finds the change points of ts.
 func (tr *Trends) detect(ts *TrendSeries) {

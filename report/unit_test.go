@@ -41,7 +41,7 @@ func TestCatalogUnitsAgree(t *testing.T) {
 		tab := tables[0]
 		label, cell := tab.Rows[0].Label, tab.Rows[0].Cells[0]
 		fig := fixed(*ch.New.Median, 1)
-		switch fam := familyOf(sc.Mode); {
+		switch fam := familyOf(sc.Mode, sc.Load.Name); {
 		case plain(fam):
 			if want := ch.Scenario + ", " + ch.Unit; label != want || cell.figure != fig {
 				t.Errorf("%s: the table's row %q, cell %q; compare's %q, %s", sc.Name, label, cell.Text, want, fig)
