@@ -211,7 +211,11 @@ var sweepSLO = results.Sweep{From: 500, Precision: 0.02, SLO: results.SLO{P99: r
 // run as the session runs it, from 500/s doubling until a step fails,
 // then halving the interval until it is within 2%, at most 14 steps, then
 // a confirming window of the whole duration, which must pass too.
-func generatedSweep() ([]results.Row, *results.Meta) {
+func generatedSweep() ([]results.Row, *results.Meta) { return sweepSession("2026-12-01-sweep", nil) }
+
+// sweepSession is the generated session under the id session, the
+// capacity of each column scale names scaled by its factor.
+func sweepSession(session string, scale map[string]float64) ([]results.Row, *results.Meta) {
 	cols := []sweepColumn{
 		{"no proxy", "direct", results.Baseline, 9000, nil, results.BoundClient, 1, 0},
 		{"nginx", "nginx", results.Copy, 8500, nil, results.BoundClient, 1, 0},
@@ -230,15 +234,18 @@ func generatedSweep() ([]results.Row, *results.Meta) {
 					continue
 				}
 				capacity := c.capacity * (1 + 0.03*float64(rep-2))
+				if f, ok := scale[c.proxy]; ok {
+					capacity *= f
+				}
 				if mode == results.MixRelay {
 					capacity *= 1.2
 				}
-				rows = append(rows, simulateSearch(c, capacity, rep, mode, &at)...)
+				rows = append(rows, simulateSearch(c, session, capacity, rep, mode, &at)...)
 			}
 		}
 	}
 	end := at
-	meta := &results.Meta{Session: "2026-12-01-sweep",
+	meta := &results.Meta{Session: session,
 		Machine: results.MachineInfo{Label: "Xeon, 2 CPUs", CPUModel: "Intel Xeon", CPUs: 2, MemoryBytes: 4 << 30,
 			Kernel: "6.12.0", Distribution: "Debian 12", Arch: "x86_64"},
 		Settings: results.Settings{Scenario: "mix-http-sweep,mix-relay-sweep", Reps: 3, Window: results.Span(10 * time.Second),
@@ -251,8 +258,9 @@ func generatedSweep() ([]results.Row, *results.Meta) {
 }
 
 // simulateSearch runs the search of a column of capacity under mode in
-// rep, its windows from *at on: 2 s steps and a 10 s confirming window.
-func simulateSearch(c sweepColumn, capacity float64, rep int, mode results.Mode, at *time.Time) []results.Row {
+// rep of session, its windows from *at on: 2 s steps and a 10 s
+// confirming window.
+func simulateSearch(c sweepColumn, session string, capacity float64, rep int, mode results.Mode, at *time.Time) []results.Row {
 	var rows []results.Row
 	window := func(n int, confirm bool, rate float64) bool {
 		secs := 2.0
@@ -285,7 +293,7 @@ func simulateSearch(c sweepColumn, capacity float64, rep int, mode results.Mode,
 		}
 		due := int64(rate * secs)
 		bad := int64(float64(due) * failed)
-		rows = append(rows, results.Row{Machine: "Xeon, 2 CPUs", Session: "2026-12-01-sweep", Proxy: c.proxy, Kind: c.kind, Group: c.group,
+		rows = append(rows, results.Row{Machine: "Xeon, 2 CPUs", Session: session, Proxy: c.proxy, Kind: c.kind, Group: c.group,
 			Mode: mode, Load: results.LoadSweep, Rep: rep, Started: *at, Seconds: secs,
 			Requests: int64(achieved*secs) - bad, Bytes: (int64(achieved*secs) - bad) * 44954, Errors: bad,
 			P50Ms: math.Round(p99/4*1000) / 1000, P99Ms: math.Round(p99*1000) / 1000, HasLatency: true,
@@ -383,5 +391,91 @@ func TestSweepGolden(t *testing.T) {
 			t.Fatal(err)
 		}
 		golden.Check(t, filepath.Join("testdata", "golden", "sweep."+format), b.Bytes())
+	}
+}
+
+// TestCompareSweeps: two sweep sessions compare by their searches' rates,
+// a higher rate being better: haproxy's 20% higher is a real improvement,
+// squid's 20% lower a regression past the gate, the others alike, a
+// column that found no rate on either side not compared; a latency
+// metric leaves the sweeps out.
+func TestCompareSweeps(t *testing.T) {
+	old, _ := sweepSession("2026-12-01-sweep", nil)
+	new, _ := sweepSession("2026-12-02-sweep", map[string]float64{"haproxy": 1.2, "squid": 0.8})
+	gate := 10.0
+	cmp, err := Compare(old, new, CompareOptions{FailOver: &gate})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byCell := map[string]Change{}
+	for _, ch := range cmp.Cells {
+		if ch.Family != famSweep || ch.Unit != string(results.KReqs) {
+			t.Errorf("cell %s %s: family %q, unit %q; want %q in %s", ch.Proxy, ch.Scenario, ch.Family, ch.Unit, famSweep, results.KReqs)
+		}
+		byCell[ch.Proxy+" "+ch.Scenario] = ch
+	}
+	for _, c := range []struct {
+		cell          string
+		better, worse bool
+		low, high     float64 // the change's range, in percent
+		regressed     bool
+		verdictPrefix string
+	}{
+		{"haproxy mix-http-sweep", true, false, 15, 25, false, "ranges apart"},  // its capacity 20% higher
+		{"haproxy mix-relay-sweep", true, false, 15, 25, false, "ranges apart"}, // in both modes
+		{"squid mix-http-sweep", false, true, -25, -15, true, "ranges apart"},   // 20% lower, past the gate
+		{"nginx mix-http-sweep", false, false, 0, 0, false, "ranges overlap"},   // alike
+		{"tinyproxy mix-http-sweep", false, false, 0, 0, false, "no ok run"},    // no rate either side
+	} {
+		ch, ok := byCell[c.cell]
+		switch {
+		case !ok:
+			t.Errorf("compare has no cell %s", c.cell)
+		case ch.Better(cmp) != c.better || ch.Worse(cmp) != c.worse || ch.Regressed != c.regressed || !strings.HasPrefix(ch.reason(), c.verdictPrefix):
+			t.Errorf("compare of %s = better %v, worse %v, regressed %v, %q; want %v, %v, %v, %q...",
+				c.cell, ch.Better(cmp), ch.Worse(cmp), ch.Regressed, ch.reason(), c.better, c.worse, c.regressed, c.verdictPrefix)
+		case c.better || c.worse:
+			if *ch.Change < c.low || *ch.Change > c.high {
+				t.Errorf("compare of %s = %+.1f%%; want %g%% to %g%%", c.cell, *ch.Change, c.low, c.high)
+			}
+		}
+	}
+	if n := len(cmp.Cells); n != 10 {
+		t.Errorf("compare has %d cells; want the 10 of the sweep tables", n)
+	}
+	var b bytes.Buffer
+	if err := WriteComparison(&b, cmp, FormatMarkdown); err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, filepath.Join("testdata", "golden", "sweep-compare.md"), b.Bytes())
+
+	p99, err := Compare(old, new, CompareOptions{Metric: MetricP99})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p99.Cells) != 0 {
+		t.Errorf("compare --metric p99 has %d cells; want none of the sweeps", len(p99.Cells))
+	}
+}
+
+// TestTrendSweeps: a sweep's series in a history is its searches' rates,
+// a session each, and it has no p99 series.
+func TestTrendSweeps(t *testing.T) {
+	var sessions []TrendSession
+	for i, scale := range []float64{1, 1, 1.1} {
+		id := fmt.Sprintf("2026-12-0%d-sweep", i+1)
+		rows, meta := sweepSession(id, map[string]float64{"nginx": scale})
+		sessions = append(sessions, TrendSession{Machine: meta.Machine.Label, ID: id, Started: rows[0].Started.AddDate(0, 0, i), rows: rows})
+	}
+	tr, err := Trend(sessions, TrendOptions{Scenario: Globs{"mix-http-sweep"}, Proxy: []string{"nginx"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Series) != 1 {
+		t.Fatalf("Trend has %d series; want nginx's sustainable rate alone", len(tr.Series))
+	}
+	s := tr.Series[0]
+	if s.Metric != MetricThroughput || len(s.Runs) != 3 || len(s.Runs[0]) != 3 || s.Runs[0][1] != 7.75 || s.Unit != string(results.KReqs) {
+		t.Errorf("nginx's series = %s in %s, runs %v; want its rates, 7.75k/s in rep 2, in three sessions of three", s.Metric, s.Unit, s.Runs)
 	}
 }
