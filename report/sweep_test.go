@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bench/internal/chromium"
 	"bench/internal/golden"
 	"bench/report/results"
 	"bytes"
@@ -272,7 +273,7 @@ func simulateSearch(c sweepColumn, session string, capacity float64, rep int, mo
 		if confirm {
 			p99 *= c.tail
 		}
-		p99 = math.Min(p99, 2000) // a timeout's
+		p99 = math.Round(math.Min(p99, 2000)*1000) / 1000 // a timeout's at most; to the microsecond, as the file has it
 		achieved := math.Min(rate, capacity)
 		failed := c.errors
 		if load >= 1 {
@@ -296,7 +297,7 @@ func simulateSearch(c sweepColumn, session string, capacity float64, rep int, mo
 		rows = append(rows, results.Row{Machine: "Xeon, 2 CPUs", Session: session, Proxy: c.proxy, Kind: c.kind, Group: c.group,
 			Mode: mode, Load: results.LoadSweep, Rep: rep, Started: *at, Seconds: secs,
 			Requests: int64(achieved*secs) - bad, Bytes: (int64(achieved*secs) - bad) * 44954, Errors: bad,
-			P50Ms: math.Round(p99/4*1000) / 1000, P99Ms: math.Round(p99*1000) / 1000, HasLatency: true,
+			P50Ms: math.Round(p99/4*1000) / 1000, P99Ms: p99, HasLatency: true,
 			P999Ms: math.Round(math.Min(p99*2, 2000)*1000) / 1000, HasP999: true,
 			CPUProxy: 0.9 * secs * math.Min(load, 1), CPUClient: 0.5 * secs, CPUOrigin: 0.3 * secs,
 			BusyProxy: 0.9 * math.Min(load, 1), BusyClient: 0.5, BusyOrigin: 0.3,
@@ -477,5 +478,80 @@ func TestTrendSweeps(t *testing.T) {
 	s := tr.Series[0]
 	if s.Metric != MetricThroughput || len(s.Runs) != 3 || len(s.Runs[0]) != 3 || s.Runs[0][1] != 7.75 || s.Unit != string(results.KReqs) {
 		t.Errorf("nginx's series = %s in %s, runs %v; want its rates, 7.75k/s in rep 2, in three sessions of three", s.Metric, s.Unit, s.Runs)
+	}
+}
+
+// TestSweepChartSVG: the structure of the chart of the generated
+// session's first mix-http searches of no proxy, haproxy and tinyproxy
+// (which found no rate), its elements with their classes, colours and
+// titles, and its texts at their places rounded to a point.
+func TestSweepChartSVG(t *testing.T) {
+	rows, files := readSweepSession(t)
+	rows = slices.DeleteFunc(rows, func(r results.Row) bool {
+		return r.Mode != results.MixHTTP || r.Rep != 1 || !slices.Contains([]string{"no proxy", "haproxy", "tinyproxy"}, r.Proxy)
+	})
+	tables, err := Tables(rows, Options{Files: files})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb := tables[0]
+	if tb.Kind != kindSweep || tb.Sweep == nil {
+		t.Fatalf("the first table is %s of %s, its bounds %v; want the Sustainable rate with its bounds", tb.Kind, tb.Family, tb.Sweep)
+	}
+	svg, ok, err := sweepChart(tb, tb.Rows[0], tb.Sweep, newPalette(tables))
+	if err != nil || !ok {
+		t.Fatalf("sweepChart(%s) = %v, %v", tb.Rows[0].Label, ok, err)
+	}
+	structure := svgStructure(t, svg)
+	golden.Check(t, filepath.Join("testdata", "golden", "chart-sweep.txt"), structure)
+	// a point a step with a latency, p99 and p50, each titled; a line a
+	// column and percentile, and the bound's
+	steps, cols := 0, 0
+	for _, c := range tb.Rows[0].Cells {
+		for _, s := range c.Searches {
+			steps += len(s.Steps)
+		}
+		if len(c.Searches) > 0 {
+			cols++
+		}
+	}
+	points := strings.Count(string(svg), `<g class="point"`)
+	lines := strings.Count(string(svg), `<g class="line"`)
+	if points != 2*steps || lines != 2*cols+1 {
+		t.Errorf("the chart has %d points and %d lines; want %d (p99 and p50 of %d steps) and %d (two of %d columns, and the bound)", points, lines, 2*steps, steps, 2*cols+1, cols)
+	}
+	for _, want := range []string{"p99 bound, 50 ms", "offered, k req/s", "latency, ms", "no proxy"} {
+		if !bytes.Contains(structure, []byte(want)) {
+			t.Errorf("the chart lacks the text %q", want)
+		}
+	}
+}
+
+// TestSweepPageLayout opens the page of the generated sweep session in
+// Chromium, as wide as a desktop's window and as a phone's, and checks
+// its charts as the other pages' (chromium.CheckLayout): the
+// Sustainable rate's bar chart and a chart of each mode's steps, every
+// point titled, no text outside its chart nor over another, each column
+// one colour.
+func TestSweepPageLayout(t *testing.T) {
+	rows, files := readSweepSession(t)
+	var b bytes.Buffer
+	if err := Render(&b, rows, Options{Format: FormatHTML, Files: files}); err != nil {
+		t.Fatal(err)
+	}
+	page := b.Bytes()
+	if n := bytes.Count(page, []byte(`<figure class="`+classSweep+`">`)); n != 2 {
+		t.Errorf("the page has %d sweep charts; want 2, mix-http's and mix-relay's", n)
+	}
+	if bytes.Contains(page, []byte("No per-second series")) {
+		t.Errorf("the page says the sweeps have no time series; a sweep's steps have their own chart")
+	}
+	tables, err := Tables(rows, Options{Files: files})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chromium.CheckPage(t, page, "sweep-page", 1, 0, 0)
+	for _, width := range []int{1400, 420} {
+		chromium.CheckLayout(t, page, fmt.Sprintf("sweep-page-%d", width), width, barCount(tables))
 	}
 }
