@@ -348,16 +348,27 @@ var sweepDir = filepath.Join("testdata", "sweep")
 
 const sweepCSV = "xeon-2-cpus-2026-12-01-sweep.csv"
 
-// TestSweepSessionFiles: the generated session's files are those under
+// laterSweep is the session after the generated one, haproxy's capacity
+// 20% higher, squid's 20% lower, the others' as they were: bench
+// compare's new side in cmd/bench's tests, as the file laterSweepCSV.
+func laterSweep() ([]results.Row, *results.Meta) {
+	return sweepSession("2026-12-02-sweep", map[string]float64{"haproxy": 1.2, "squid": 0.8})
+}
+
+const laterSweepCSV = "xeon-2-cpus-2026-12-02-sweep.csv"
+
+// TestSweepSessionFiles: the generated sessions' files are those under
 // testdata/sweep, which the other tests read.
 func TestSweepSessionFiles(t *testing.T) {
-	rows, meta := generatedSweep()
-	golden.Check(t, filepath.Join(sweepDir, sweepCSV), encodeCSV(t, rows))
-	m, err := json.MarshalIndent(meta, "", "  ")
-	if err != nil {
-		t.Fatal(err)
+	for name, session := range map[string]func() ([]results.Row, *results.Meta){sweepCSV: generatedSweep, laterSweepCSV: laterSweep} {
+		rows, meta := session()
+		golden.Check(t, filepath.Join(sweepDir, name), encodeCSV(t, rows))
+		m, err := json.MarshalIndent(meta, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		golden.Check(t, filepath.Join(sweepDir, results.MetaPath(name)), append(m, '\n'))
 	}
-	golden.Check(t, filepath.Join(sweepDir, results.MetaPath(sweepCSV)), append(m, '\n'))
 }
 
 // readSweepSession reads the generated session's files as bench report
@@ -401,8 +412,8 @@ func TestSweepGolden(t *testing.T) {
 // column that found no rate on either side not compared; a latency
 // metric leaves the sweeps out.
 func TestCompareSweeps(t *testing.T) {
-	old, _ := sweepSession("2026-12-01-sweep", nil)
-	new, _ := sweepSession("2026-12-02-sweep", map[string]float64{"haproxy": 1.2, "squid": 0.8})
+	old, _ := generatedSweep()
+	new, _ := laterSweep()
 	gate := 10.0
 	cmp, err := Compare(old, new, CompareOptions{FailOver: &gate})
 	if err != nil {
