@@ -125,6 +125,16 @@ func rateFigure(perSecond float64) float64 { return perSecond / 1e3 }
 // print it: "4.38k/s".
 func rateText(perSecond float64) string { return threeFigures(rateFigure(perSecond)) + "k/s" }
 
+// hasSweep reports whether any of rows is a sweep's step.
+func hasSweep(rows []results.Row) bool {
+	for i := range rows {
+		if rows[i].Load == results.LoadSweep {
+			return true
+		}
+	}
+	return false
+}
+
 // searchResults are rows with each search's steps replaced by the row of
 // its result, in the place of its first step: its confirming window that
 // passed (whose figure, Figure, is the rate found), or where it found
@@ -132,7 +142,7 @@ func rateText(perSecond float64) string { return threeFigures(rateFigure(perSeco
 // the trends take for a sweep's runs. Rows without a sweep are rows
 // themselves.
 func searchResults(rows []results.Row) []results.Row {
-	if !slices.ContainsFunc(rows, func(r results.Row) bool { return r.Load == results.LoadSweep }) {
+	if !hasSweep(rows) {
 		return rows
 	}
 	out := make([]results.Row, 0, len(rows))
