@@ -41,11 +41,16 @@ type RunID struct {
 	Mode    Mode   `json:"mode"`
 	Load    string `json:"load"`
 	Rep     int    `json:"rep"`
+	// Step tells a sweep's steps apart, which share their repetition
+	// (load LoadSweep): the step and the rate it offered, "step 3 at
+	// 2000.0/s", "confirm at 4375.0/s" (Row.stepID); empty for every
+	// other run.
+	Step string `json:"step,omitempty"`
 }
 
 // ID returns the run's RunID.
 func (r *Row) ID() RunID {
-	return RunID{Machine: r.Machine, Session: r.Session, Proxy: r.Proxy, Mode: r.Mode, Load: r.Load, Rep: r.Rep}
+	return RunID{Machine: r.Machine, Session: r.Session, Proxy: r.Proxy, Mode: r.Mode, Load: r.Load, Rep: r.Rep, Step: r.stepID()}
 }
 
 // Interval is a part of a run's window, about a second, and what its
