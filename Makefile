@@ -15,8 +15,10 @@ all: build
 toolchain:
 	@: $(go)
 
+# build records the checkout's commit in the binary (a session's metadata
+# keeps it), even where GOFLAGS turns that off; outside a checkout, none.
 build: toolchain
-	$(go) build -o bin/bench ./cmd/bench
+	$(go) build -buildvcs=auto -o bin/bench ./cmd/bench
 
 # install puts bench on the PATH.
 install: build

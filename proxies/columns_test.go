@@ -67,7 +67,7 @@ func TestParseColumnsErrors(t *testing.T) {
 	}
 }
 
-// TestExampleColumns checks the example file parses, declares the seed's
+// TestExampleColumns checks the example file parses, declares the reference results'
 // 3proxy columns and an envoy column, and fails Validate only because
 // its binaries are not on this machine.
 func TestExampleColumns(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 	"bench/scenarios"
 )
 
-// goldenEnv is the seed's topology as the harness hands it to a proxy.
+// goldenEnv is the reference results' topology as the harness hands it to a proxy.
 var goldenEnv = Site{
 	Dir:         "/run/bench-golden/proxy",
 	ClientSide:  "10.0.1.1",

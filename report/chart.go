@@ -381,9 +381,18 @@ func (m markThumb) Thumbnail(c *draw.Canvas) {
 
 // Legend texts of the marks.
 const (
-	legendBound    = "most runs bound by the client or the origin"
-	legendNoSplice = "never spliced: the figure is a copying proxy's"
+	legendBound     = "most runs bound by the client or the origin"
+	legendToolBound = "within 10% of no proxy's rate: the load tool's limit"
+	legendNoSplice  = "never spliced: the figure is a copying proxy's"
 )
+
+// boundLegend is the legend of t's ‡: what the mark says in its table.
+func boundLegend(t Table) string {
+	if t.Kind == kindSweep {
+		return legendToolBound
+	}
+	return legendBound
+}
 
 // barSet is a column's bars in a panel: each at its median, with a
 // whisker from its slowest run to its fastest, each bar and whisker under
@@ -604,7 +613,7 @@ func barChart(t Table, pal palette) ([]byte, bool, error) {
 		plots = append(plots, p)
 	}
 	if bound {
-		legend = append(legend, legendEntry{legendBound, markThumb{"‡"}})
+		legend = append(legend, legendEntry{boundLegend(t), markThumb{"‡"}})
 	}
 	if noSplice {
 		legend = append(legend, legendEntry{legendNoSplice, markThumb{"†"}})

@@ -30,7 +30,7 @@ func combinedTables(rows []*results.Row) []Table {
 		}
 		kept = append(kept, s.rows...)
 		for _, r := range s.rows {
-			if plain(familyOf(r.Mode)) {
+			if plain(familyOf(r.Mode, r.Load)) {
 				plainRows = append(plainRows, r)
 			}
 		}

@@ -138,8 +138,11 @@ var ErrAcrossMachines = errors.New("different machines")
 
 // Compare compares the runs of old with those of new, cell by cell: a
 // cell is a column (proxy) under a scenario (mode and load) on a machine,
-// and its figure that of the tables' throughput (see throughput); only
-// ok runs count. Cells of one side only are kept. Old and new must be
+// and its figure that of the tables' throughput (Figure); only ok runs
+// count. A sweep's runs are its searches, each the rate it found, one
+// that found none a failed run (searchResults); a latency metric leaves
+// them out, the search having held their latency to its bounds. Cells of
+// one side only are kept. Old and new must be
 // from the same machines unless opt.AcrossMachines, and then from one
 // machine each; sides that are not, or an unknown metric, are refused as
 // results.InputError.
@@ -151,6 +154,7 @@ func Compare(old, new []results.Row, opt CompareOptions) (*Comparison, error) {
 	if err != nil {
 		return nil, err
 	}
+	old, new = searchResults(old), searchResults(new)
 	c := &Comparison{Old: sideOf(old), New: sideOf(new), Alpha: thresholds.CompareAlpha, FailOver: opt.FailOver, Cells: []Change{}}
 	if opt.Metric != MetricThroughput {
 		c.Metric = opt.Metric
@@ -205,13 +209,13 @@ func Compare(old, new []results.Row, opt CompareOptions) (*Comparison, error) {
 	// families in the report's order, then machines, scenarios and the
 	// tables' column order: baseline, copy, splice, each as they came
 	rank := func(cl *cell) []int {
-		return []int{slices.Index(families, familyOf(cl.Mode)), machines[cl.machine],
+		return []int{slices.Index(families, familyOf(cl.Mode, cl.Load)), machines[cl.machine],
 			scenarios[cl.Scenario()], slices.Index(results.Groups, cl.group)}
 	}
 	slices.SortStableFunc(cells, func(a, b *cell) int { return slices.Compare(rank(a), rank(b)) })
 
 	for _, cl := range cells {
-		ch := Change{Machine: cl.machine, Family: familyOf(cl.Mode), Mode: cl.Mode, Load: cl.Load,
+		ch := Change{Machine: cl.machine, Family: familyOf(cl.Mode, cl.Load), Mode: cl.Mode, Load: cl.Load,
 			Scenario: rowLabel(cl.Mode, cl.Load), Unit: met.unit(cl.Cell), Proxy: cl.Proxy, Group: cl.group}
 		var s [2]summary
 		for side, runs := range []**Runs{&ch.Old, &ch.New} {
@@ -221,8 +225,9 @@ func Compare(old, new []results.Row, opt CompareOptions) (*Comparison, error) {
 			s[side] = summarize(cl.ok[side], met.of)
 			*runs = runsOf(s[side], cl.failed[side])
 		}
-		// A latency leaves out the cells whose tool gives none.
-		if met.lower && len(figures(append(slices.Clone(cl.ok[0]), cl.ok[1]...), met.of)) == 0 {
+		// A latency leaves out the cells whose tool gives none, and the
+		// sweeps'.
+		if met.lower && (cl.Load == results.LoadSweep || len(figures(append(slices.Clone(cl.ok[0]), cl.ok[1]...), met.of)) == 0) {
 			continue
 		}
 		if s[0].ok && s[1].ok {

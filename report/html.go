@@ -23,7 +23,9 @@ const FormatHTML = "html"
 //   - after the mix family's tables on a machine, an HDR percentile chart
 //     of each scenario whose runs kept their histograms (hdrChart);
 //   - after each family's tables on a machine, the time series of each
-//     cell whose runs kept theirs (seriesChart).
+//     cell whose runs kept theirs (seriesChart); after a Sustainable rate
+//     table instead, a chart of each row's steps, their latency against
+//     the rate they offered (sweepChart).
 //
 // What the session files lack (histograms, series: sessions before bench
 // kept them) the page says instead of drawing.
@@ -105,7 +107,11 @@ func writeHTML(w io.Writer, setups []Setup, tables []Table, data map[results.Run
 				return errChart(t.Family+" on "+t.Machine, err)
 			}
 			if ok {
-				figure(&b, classBar, svg, "Medians of "+t.Family+" on "+t.Machine+"; whiskers from the slowest run to the fastest.")
+				runs := "run"
+				if t.Kind == kindSweep {
+					runs = "search"
+				}
+				figure(&b, classBar, svg, "Medians of "+t.Family+" on "+t.Machine+"; whiskers from the slowest "+runs+" to the fastest.")
 			}
 		}
 		last := i+1 == len(tables) || tables[i+1].Session != t.Session || tables[i+1].Family != t.Family || tables[i+1].Machine != t.Machine
@@ -119,6 +125,14 @@ func writeHTML(w io.Writer, setups []Setup, tables []Table, data map[results.Run
 			if ranked(tables[j]) {
 				group = append([]Table{tables[j]}, group...)
 			}
+		}
+		if t.Family == famSweep {
+			// a search's steps are short windows: their latency against
+			// their rate, not their seconds
+			if err := htmlSweeps(&b, t, pal); err != nil {
+				return err
+			}
+			continue
 		}
 		if t.Family == famMix {
 			if err := htmlHDR(&b, group, data, pal, d.accounting[t.Session]); err != nil {
@@ -207,6 +221,7 @@ func htmlTable(b *bytes.Buffer, t Table) {
 	}
 	b.WriteString("</table>\n")
 	var text bytes.Buffer
+	writeSearches(&text, t, true)
 	writeNoSplice(&text, t)
 	if hasErring(t) {
 		text.WriteString(errorMarkNote + "\n\n")

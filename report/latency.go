@@ -151,7 +151,7 @@ func mixAccountings(rows []*results.Row, files []results.SessionFile) map[string
 	}
 	p999 := map[string]bool{}
 	for _, r := range rows {
-		if familyOf(r.Mode) == famMix {
+		if familyOf(r.Mode, r.Load) == famMix {
 			p999[r.Session] = p999[r.Session] || r.HasP999
 		}
 	}

@@ -199,6 +199,7 @@ func writeText(w io.Writer, setups []Setup, tables []Table, md bool, d *detail) 
 			writeTSV(&buf, t)
 		}
 		buf.WriteString("\n")
+		writeSearches(&buf, t, md)
 		writeNoSplice(&buf, t)
 		if d != nil && hasErring(t) {
 			buf.WriteString(errorMarkNote + "\n\n")
@@ -305,8 +306,11 @@ func writeTSV(w *bytes.Buffer, t Table) {
 }
 
 // ranked reports whether a table gives the figure its proxies are ranked
-// by (throughput, handshakes), not their CPU or memory.
-func ranked(t Table) bool { return t.Kind == "throughput" || t.Kind == "handshake" }
+// by (throughput, handshakes, sustainable rates), not their CPU or
+// memory.
+func ranked(t Table) bool {
+	return t.Kind == "throughput" || t.Kind == "handshake" || t.Kind == kindSweep
+}
 
 // sameTriple reports whether next continues the triple of t: the CPU or
 // memory table after the throughput one of the same family and machine.

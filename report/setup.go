@@ -142,6 +142,12 @@ func setupRows(metas []*results.Meta, provenance bool) []SetupRow {
 		}
 		return fmt.Sprint(m.MixConns)
 	})
+	add("sustainable rate search", func(m *results.Meta) string {
+		if m.Sweep == nil {
+			return ""
+		}
+		return fmt.Sprintf("from %s/s to within %s; %s", thousands(m.Sweep.From), sharePercent(m.Sweep.Precision), sloText(m.Sweep.SLO))
+	})
 	add("started", func(m *results.Meta) string { return stamp(m.Started) })
 	add("resumed", func(m *results.Meta) string {
 		var ts []string

@@ -18,14 +18,7 @@ var setupFiles = []string{
 // TestSetupGolden: the Setup table of two machines' metadata, in every
 // format, and with one machine's metadata missing.
 func TestSetupGolden(t *testing.T) {
-	rows, err := results.ReadFiles(setupFiles)
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := results.ReadMetas(setupFiles)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows, files := readSession(t, setupFiles)
 	withoutIntel := []results.SessionFile{files[0], {Path: files[1].Path}}
 	for _, c := range []struct {
 		name   string

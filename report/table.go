@@ -25,8 +25,13 @@ type Table struct {
 	Failed  []Failure  `json:"failed,omitempty"` // failed runs, kept out of the medians
 	Notes   []Note     `json:"notes,omitempty"`  // what the ok runs' notes say
 	// Caption is what the table's reader must know of how its figures
-	// were measured (the latency tables': closed or open loop).
+	// were measured (the latency tables': closed or open loop; the
+	// Sustainable rate's bounds).
 	Caption string `json:"caption,omitempty"`
+	// Sweep is how the session searched for the sustainable rates, its
+	// bounds, where its metadata records them: the Sustainable rate
+	// table's alone.
+	Sweep *results.Sweep `json:"sweep,omitempty"`
 
 	runNotes []runNote // the ok runs' notes, each with its cell, for the detail
 }
@@ -59,7 +64,10 @@ type Cell struct {
 	Spread *float64 `json:"spread"`
 	Bold   bool     `json:"bold"`
 	Star   bool     `json:"star"`
-	Bound  bool     `json:"bound"` // most runs bound by the client or the origin (‡)
+	// Bound: most runs bound by the client or the origin (‡); in the
+	// Sustainable rate table, a rate within 10% of no proxy's, the load
+	// tool's own limit.
+	Bound bool `json:"bound"`
 	// NoSplice: a splicing column whose runs all counted the proxy's
 	// pipes and found none (†): it copied, whatever its group says.
 	NoSplice bool `json:"no_splice,omitempty"`
@@ -72,6 +80,9 @@ type Cell struct {
 	// ErrorShare is the share of a throughput cell's exchanges that
 	// errored or timed out (errorShare); absent where none did.
 	ErrorShare *float64 `json:"error_share,omitempty"`
+	// Searches are a Sustainable rate cell's searches, one a
+	// repetition: the rate each found, its steps and where it stopped.
+	Searches []Search `json:"searches,omitempty"`
 
 	figure string          // the figure alone, for markdown's bold
 	ids    []results.RunID // the ok runs, for the charts of their data
@@ -94,15 +105,21 @@ const (
 	famRelay     = "TCP relay"
 	famHTTPS     = "HTTPS"
 	famMix       = "mix scenarios"
+	famSweep     = "Sustainable rate"
 	famTunnel    = "TLS tunnel"
 	famHandshake = "TLS handshakes"
 	famCombined  = "Throughput"
 )
 
-var families = []string{famHTTP, famConnect, famSocks, famRelay, famHTTPS, famMix, famTunnel, famHandshake}
+var families = []string{famHTTP, famConnect, famSocks, famRelay, famHTTPS, famMix, famSweep, famTunnel, famHandshake}
 
-// familyOf maps a mode to its family.
-func familyOf(mode results.Mode) string {
+// familyOf maps a mode and a load to their family: a sweep's steps
+// (results.LoadSweep) to the Sustainable rate, apart from the mixes'
+// other loads; the others by their mode.
+func familyOf(mode results.Mode, load string) string {
+	if load == results.LoadSweep {
+		return famSweep
+	}
 	switch mode {
 	case results.HTTP:
 		return famHTTP
@@ -171,12 +188,14 @@ func Tables(runs []results.Row, opt Options) ([]Table, error) {
 		for _, s := range sessions(rows) {
 			out = append(out, machineTables(s.rows, nil)...)
 		}
+		withSweepSettings(out, opt.Files)
 		if opt.Latency {
 			out = withLatency(out, mixAccountings(rows, opt.Files))
 		}
 		return out, nil
 	case LayoutCombined:
 		out := combinedTables(rows)
+		withSweepSettings(out, opt.Files)
 		if opt.Latency {
 			out = withLatency(out, mixAccountings(rows, opt.Files))
 		}
@@ -230,7 +249,7 @@ func machineTables(rows []*results.Row, skip func(family string) bool) []Table {
 			byFamily[r.Machine] = fams
 			machines = append(machines, r.Machine)
 		}
-		f := familyOf(r.Mode)
+		f := familyOf(r.Mode, r.Load)
 		fams[f] = append(fams[f], r)
 	}
 	var out []Table
@@ -449,6 +468,8 @@ func familyTables(fam, machine string, rows []*results.Row) []Table {
 		return []Table{plainTable(fam, machine, rows)}
 	case fam == famHTTPS || fam == famMix:
 		return tripleTables(fam, machine, rows)
+	case fam == famSweep:
+		return []Table{sweepTable(machine, rows)}
 	case fam == famTunnel:
 		return []Table{tunnelTable(machine, rows)}
 	default:
@@ -462,13 +483,14 @@ func unitLabel(label string, unit results.Unit) string { return label + ", " + s
 // rowLabel is the one label of a scenario's row in the tables of its
 // family, which compare names its cells by: the load in the plain
 // families ("ka-1k"; their table names the mode), the scenario's name in
-// the HTTPS and mix families ("tls-term-ka-1k", "mix-http-3k"), the load
-// in stunnel's ("TLS_AES_128_GCM_SHA256-up", "full").
+// the HTTPS, mix and sustainable rate families ("tls-term-ka-1k",
+// "mix-http-3k", "mix-http-sweep"), the load in stunnel's
+// ("TLS_AES_128_GCM_SHA256-up", "full").
 func rowLabel(mode results.Mode, load string) string {
-	switch fam := familyOf(mode); {
+	switch fam := familyOf(mode, load); {
 	case plain(fam):
 		return strings.TrimPrefix(load, "http-")
-	case fam == famHTTPS || fam == famMix:
+	case fam == famHTTPS || fam == famMix || fam == famSweep:
 		return results.ScenarioName(mode, load)
 	}
 	return load

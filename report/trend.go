@@ -218,9 +218,10 @@ type Trends struct {
 	Options  changepoint.Options // as used, the defaults filled in
 }
 
-// trendMetrics are the metrics of a cell's series: the tables' figure,
-// and the p99 latency where the runs have it. (The CSV has no column of
-// a sustainable rate yet; it would be a third.)
+// trendMetrics are the metrics of a cell's series: the tables' figure
+// (a sweep's: the sustainable rate its searches found, searchResults),
+// and the p99 latency where the runs have it (not a sweep's, which its
+// search holds to its bounds).
 var trendMetrics = []string{MetricThroughput, MetricP99}
 
 // Trend builds the series of the sessions that opt keeps and finds their
@@ -249,8 +250,9 @@ func Trend(sessions []TrendSession, opt TrendOptions) (*Trends, error) {
 	index := map[key]int{}
 	for si := range tr.Sessions {
 		s := &tr.Sessions[si]
-		for i := range s.rows {
-			r := &s.rows[i]
+		rows := searchResults(s.rows)
+		for i := range rows {
+			r := &rows[i]
 			if r.Status != results.OK || (opt.Proxy != nil && !slices.Contains(opt.Proxy, r.Proxy)) {
 				continue
 			}
@@ -261,7 +263,7 @@ func Trend(sessions []TrendSession, opt TrendOptions) (*Trends, error) {
 			}
 			for mi, m := range metrics {
 				v := m.of(r)
-				if math.IsNaN(v) || math.IsInf(v, 0) {
+				if math.IsNaN(v) || math.IsInf(v, 0) || (m.lower && r.Load == results.LoadSweep) {
 					continue
 				}
 				k := key{s.Machine, r.Proxy, r.Mode, r.Load, trendMetrics[mi]}
@@ -282,7 +284,7 @@ func Trend(sessions []TrendSession, opt TrendOptions) (*Trends, error) {
 		}
 	}
 	slices.SortFunc(tr.Series, func(a, b TrendSeries) int {
-		return cmp.Or(cmp.Compare(a.Machine, b.Machine), cmp.Compare(familyIndex(a.Mode), familyIndex(b.Mode)),
+		return cmp.Or(cmp.Compare(a.Machine, b.Machine), cmp.Compare(familyIndex(a.Mode, a.Load), familyIndex(b.Mode, b.Load)),
 			cmp.Compare(a.Scenario, b.Scenario), cmp.Compare(a.Proxy, b.Proxy), cmp.Compare(a.Metric, b.Metric))
 	})
 	work := make(chan int)
@@ -304,8 +306,11 @@ func Trend(sessions []TrendSession, opt TrendOptions) (*Trends, error) {
 	return tr, nil
 }
 
-// familyIndex is the place of mode's family in the tables' order.
-func familyIndex(mode results.Mode) int { return slices.Index(families, familyOf(mode)) }
+// familyIndex is the place of the family of mode and load in the
+// tables' order.
+func familyIndex(mode results.Mode, load string) int {
+	return slices.Index(families, familyOf(mode, load))
+}
 
 // detect finds the change points of ts.
 func (tr *Trends) detect(ts *TrendSeries) {

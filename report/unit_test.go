@@ -1,6 +1,7 @@
 package report
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -11,16 +12,34 @@ import (
 // catalogRow is one ok run of a catalog scenario, with figures enough for
 // every table.
 func catalogRow(sc scenarios.Scenario) results.Row {
-	return results.Row{Machine: "m", Session: "s", Proxy: "p", Kind: "nginx", Group: results.Copy,
+	r := results.Row{Machine: "m", Session: "s", Proxy: "p", Kind: "nginx", Group: results.Copy,
 		Mode: sc.Mode, Load: sc.Load.Name, Rep: 1, Seconds: 10, Requests: 123456, Bytes: 9e9,
 		CPUProxy: 5, PeakMemBytes: 5e6, Bound: results.BoundProxy, Status: results.OK}
+	if sc.Load.Name == results.LoadSweep {
+		// a search of one window: its confirming one, passing
+		r.Note, r.OfferedRate, r.HasOffered = results.Step{Confirm: true, Pass: true}.String(), 12500, true
+	}
+	return r
+}
+
+// unitScenarios are the catalog's scenarios, and a sweep's of each mix
+// mode the catalog has no sweep of.
+func unitScenarios() []scenarios.Scenario {
+	out := scenarios.Catalog()
+	for _, mode := range []results.Mode{results.MixHTTP, results.MixConnect, results.MixSocks, results.MixRelay} {
+		name := results.ScenarioName(mode, results.LoadSweep)
+		if !slices.ContainsFunc(out, func(sc scenarios.Scenario) bool { return sc.Name == name }) {
+			out = append(out, scenarios.Scenario{Name: name, Mode: mode, Load: scenarios.Load{Name: results.LoadSweep}})
+		}
+	}
+	return out
 }
 
 // Every catalog scenario has one name, its cell one unit, and the tables
 // and compare agree on both: compare's figure is the table's, in the unit
 // the table's row or cell names.
 func TestCatalogUnitsAgree(t *testing.T) {
-	for _, sc := range scenarios.Catalog() {
+	for _, sc := range unitScenarios() {
 		row := catalogRow(sc)
 		if got := row.Cell().Scenario(); got != sc.Name {
 			t.Errorf("%s: its cell's scenario is %q", sc.Name, got)
@@ -31,7 +50,11 @@ func TestCatalogUnitsAgree(t *testing.T) {
 			t.Fatalf("%s: compare: %v, %d cells", sc.Name, err, len(cmp.Cells))
 		}
 		ch := cmp.Cells[0]
-		if ch.Unit != string(unit) || *ch.New.Median != Figure(&row) || Figure(&row) != unit.Of(&row) {
+		figure := unit.Of(&row) // a sweep's: the rate its search found
+		if sc.Load.Name == results.LoadSweep {
+			figure = rateFigure(row.OfferedRate)
+		}
+		if ch.Unit != string(unit) || *ch.New.Median != Figure(&row) || Figure(&row) != figure {
 			t.Errorf("%s: compare gives %g %s; the run's figure is %g %s", sc.Name, *ch.New.Median, ch.Unit, Figure(&row), unit)
 		}
 		tables, err := Tables([]results.Row{row}, Options{})
@@ -41,7 +64,7 @@ func TestCatalogUnitsAgree(t *testing.T) {
 		tab := tables[0]
 		label, cell := tab.Rows[0].Label, tab.Rows[0].Cells[0]
 		fig := fixed(*ch.New.Median, 1)
-		switch fam := familyOf(sc.Mode); {
+		switch fam := familyOf(sc.Mode, sc.Load.Name); {
 		case plain(fam):
 			if want := ch.Scenario + ", " + ch.Unit; label != want || cell.figure != fig {
 				t.Errorf("%s: the table's row %q, cell %q; compare's %q, %s", sc.Name, label, cell.Text, want, fig)
@@ -60,6 +83,10 @@ func TestCatalogUnitsAgree(t *testing.T) {
 			}
 			if label != ch.Scenario || label != sc.Name || !ok {
 				t.Errorf("%s: the table's row %q, cell %q; compare's %q, %g %s", sc.Name, label, cell.figure, ch.Scenario, *ch.New.Median, unit)
+			}
+		case fam == famSweep:
+			if want := ch.Scenario + ", " + ch.Unit; label != want || cell.figure != threeFigures(*ch.New.Median) || unit != results.KReqs {
+				t.Errorf("%s: the table's row %q, cell %q; compare's %q, %g %s", sc.Name, label, cell.Text, want, *ch.New.Median, ch.Unit)
 			}
 		case fam == famTunnel:
 			if want := fixed(*ch.New.Median, 2) + " " + ch.Unit; !hasFigure(tab.Rows[0].Cells, want) || unit != results.Gbits {

@@ -24,7 +24,7 @@ func cmdCompare(stdout, stderr io.Writer, args []string) error {
 	var gate percent
 	fs.Var(&gate, "fail-over", "fail (exit 1) when a real change for the worse passes this `percent`, e.g. 10% (slower, or with --metric a longer latency), or a cell's new runs all failed (default: never fail)")
 	var opt report.CompareOptions
-	fs.StringVar(&opt.Metric, "metric", report.MetricThroughput, "what to compare: `throughput` (the tables' figure, higher is better) or a latency percentile, p50, p99 or p99.9 (lower is better; cells without latency are left out)")
+	fs.StringVar(&opt.Metric, "metric", report.MetricThroughput, "what to compare: `throughput` (the tables' figure, higher is better; a sweep's: the sustainable rate each of its searches found) or a latency percentile, p50, p99 or p99.9 (lower is better; cells without latency, and the sweeps, are left out)")
 	fs.BoolVar(&opt.AcrossMachines, "across-machines", false, "compare the runs of one machine with those of another")
 	if err := parseFlags(fs, args); err != nil {
 		return err

@@ -126,7 +126,9 @@ func lowered(t *testing.T, files []string, factor float64) (string, int) {
 // of it whose nginx HTTP cells ran 20% slower: its first line counts
 // them, and them only, as real regressions; every other cell is within
 // noise ("~"); each table has its geomean row. The page of the same
-// comparison opens in Chromium with its tables and a chart under each.
+// comparison opens in Chromium with its tables and a chart under each,
+// laid out as the session's page is (chromium.CheckLayout) at 1400 and
+// 420 px: a bar with its title for each side of each cell.
 func TestCompareReferenceLowered(t *testing.T) {
 	ref, err := filepath.Glob(filepath.Join("..", "..", "data", "*.csv"))
 	if err != nil || len(ref) == 0 {
@@ -144,7 +146,7 @@ func TestCompareReferenceLowered(t *testing.T) {
 	lines := strings.Split(stdout.String(), "\n")
 
 	var family string
-	tables, geomeans, others := 0, 0, 0
+	tables, geomeans, others, bars := 0, 0, 0, 0
 	var regressed []string
 	for _, l := range lines {
 		if f, ok := strings.CutPrefix(l, "## "); ok {
@@ -161,6 +163,14 @@ func TestCompareReferenceLowered(t *testing.T) {
 			cols[i] = strings.TrimSpace(cols[i])
 		}
 		scenario, proxy, change, test := cols[0], cols[1], cols[4], cols[5]
+		if scenario != "geomean" {
+			// a bar for each side's median
+			for _, median := range cols[2:4] {
+				if median != "" && median != "-" {
+					bars++
+				}
+			}
+		}
 		switch {
 		case scenario == "geomean":
 			geomeans++
@@ -198,6 +208,10 @@ func TestCompareReferenceLowered(t *testing.T) {
 			t.Errorf("the page has %d of %s; want %d", got, what, n)
 		}
 	}
-	// a bar chart of old against new under each table, no other chart
+	// a bar chart of old against new under each table, no other chart,
+	// drawn to fit a desktop's window and a phone's
 	chromium.CheckPage(t, page, "compare-page", tables, 0, 0)
+	for _, width := range []int{1400, 420} {
+		chromium.CheckLayout(t, page, fmt.Sprintf("compare-page-%d", width), width, bars)
+	}
 }

@@ -14,7 +14,7 @@ func TestParseLayout(t *testing.T) {
 		want    Layout
 		wantErr string // substring of the error, "" for none
 	}{
-		// the seed's layout
+		// the reference results' layout
 		{"client=0-3,proxy=4,origin=5-7", eight, Layout{Client: []int{0, 1, 2, 3}, Proxy: []int{4}, Origin: []int{5, 6, 7}}, ""},
 		// lists with commas continue the role's list
 		{"client=0,2,proxy=1,origin=3", eight, Layout{Client: []int{0, 2}, Proxy: []int{1}, Origin: []int{3}}, ""},
@@ -59,7 +59,7 @@ func TestDefaultLayout(t *testing.T) {
 		want    string // the spec form
 		warning bool
 	}{
-		{[]int{0, 1, 2, 3, 4, 5, 6, 7}, "client=0-3,proxy=4,origin=5-7", false}, // the seed's
+		{[]int{0, 1, 2, 3, 4, 5, 6, 7}, "client=0-3,proxy=4,origin=5-7", false}, // the reference results'
 		{[]int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, "client=0-3,proxy=4,origin=5-7", false},
 		{[]int{0, 1}, "client=0,proxy=1,origin=0", true}, // this kind of machine
 		{[]int{0, 1, 2}, "client=0,proxy=1,origin=2", true},

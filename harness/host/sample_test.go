@@ -545,3 +545,58 @@ func TestSamplerThreadBornInWindow(t *testing.T) {
 		t.Errorf("Bound = %q with a saturated proxy thread; want proxy", smp.Bound)
 	}
 }
+
+// TestSamplerDeferredWindow: a tool that opens its connections before its
+// window (bench mix through a slow proxy) begins it later than the
+// sampling did, by longer than the window; told so with Begin, the
+// sampler makes the window's first and last polls inside it and reads
+// the saturated proxy thread, its polls held off the CPU. A window never
+// begun has no poll of the threads.
+func TestSamplerDeferredWindow(t *testing.T) {
+	h := newTestHost(t)
+	proxy := startHelper(t, h, RoleProxy, "spin")
+	holdPolls(t, offCPU(10*time.Millisecond))
+	plan := Plan{Warmup: 500 * time.Millisecond, Length: 2 * time.Second, Deferred: true}
+	s, err := h.StartSampling(plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2500 * time.Millisecond) // the opening, longer than the window
+	begun := time.Now()
+	s.Begin(begun)
+	s.Begin(begun.Add(time.Hour)) // a second call changes nothing
+	from := begun.Add(plan.Warmup)
+	time.Sleep(time.Until(from))
+	run0, _ := schedstat(t, proxy.PID(), proxy.PID())
+	time.Sleep(time.Until(from.Add(plan.Length)))
+	run1, _ := schedstat(t, proxy.PID(), proxy.PID())
+	w, err := s.StopWindow(from.Add(plan.Length), plan.Length)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !w.Planned.Equal(from) {
+		t.Errorf("Planned = %v; want %v, Begin's time and the warm-up", w.Planned, from)
+	}
+	if len(w.Polls) < 2 || w.Polls[0].Before(from) || w.Polls[len(w.Polls)-1].After(from.Add(plan.Length)) {
+		t.Fatalf("polls at %v of the window; want its first and last inside it", offsets(w.Polls, from))
+	}
+	// As in TestSamplerSessionWindow: the scheduler's count is the
+	// reference where the spinner shares its CPU.
+	ran := (run1 - run0) / plan.Length.Seconds()
+	if th := read(w).Thread[RoleProxy]; th < min(ran, 0.9)-0.25 || (ran >= 0.9 && th < 0.9) {
+		t.Errorf("Thread[proxy] = %.3f; the scheduler ran the spinner %.3f of the window", th, ran)
+	}
+
+	never, err := h.StartSampling(plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(plan.Length)
+	w, err = never.StopWindow(time.Now(), plan.Length-statPeriod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(w.Polls) != 0 {
+		t.Errorf("a window never begun polled the threads at %v; want no poll", offsets(w.Polls, w.From))
+	}
+}

@@ -104,9 +104,9 @@ type Box struct {
 	R    [4]float64 `json:"r"`
 }
 
-// Tipped is an element under a <title>: a bar or a line.
+// Tipped is an element under a <title>: a bar, a line or a point.
 type Tipped struct {
-	Kind   string `json:"kind"`   // "bar", "line"
+	Kind   string `json:"kind"`   // "bar", "line", "point"
 	Column string `json:"column"` // its column's name, "" when none
 	Color  string `json:"color"`  // its fill (a bar's) or stroke (a line's), as computed
 	Title  string `json:"title"`  // its <title>, "" when none
@@ -124,7 +124,7 @@ const layoutProbe = `(() => {
 			texts.push({text: t.textContent, r: [r.left - s.left, r.top - s.top, r.width, r.height]});
 		}
 		const tipped = [];
-		for (const g of svg.querySelectorAll("g.bar, g.line")) {
+		for (const g of svg.querySelectorAll("g.bar, g.line, g.point")) {
 			const kind = g.getAttribute("class");
 			const p = g.querySelector("path");
 			const title = g.querySelector(":scope > title");
@@ -142,9 +142,10 @@ const layoutProbe = `(() => {
 // CheckLayout opens page in Chromium width pixels wide, as CheckPage
 // does, and checks how its charts are drawn: the page no wider than the
 // window; no text of a chart outside its SVG, nor over another of the
-// same chart; bars bars, each under a <title>; and each column one
-// colour on every chart, no two columns of a chart sharing one. The
-// screenshot is name.png. It returns what it measured.
+// same chart; bars bars, each under a <title>, and every point under
+// one; and each column one colour on every chart, no two columns of a
+// chart sharing one. The screenshot is name.png. It returns what it
+// measured.
 func CheckLayout(t *testing.T, page []byte, name string, width, bars int) *Layout {
 	t.Helper()
 	p := openChecked(t, page, name, layoutProbe, width)
@@ -190,9 +191,9 @@ func (l *Layout) Problems(bars int) []string {
 		for _, e := range c.Tipped {
 			if e.Kind == "bar" {
 				gotBars++
-				if e.Title == "" {
-					out = append(out, fmt.Sprintf("%s: a bar of %q has no title", where, e.Column))
-				}
+			}
+			if (e.Kind == "bar" || e.Kind == "point") && e.Title == "" {
+				out = append(out, fmt.Sprintf("%s: a %s of %q has no title", where, e.Kind, e.Column))
 			}
 			if e.Column == "" {
 				continue

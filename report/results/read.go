@@ -115,9 +115,11 @@ var ErrNoRuns = errors.New("no runs: the header and no line after it")
 
 // ReadFiles reads the session files at paths, in order, and returns their
 // runs. A file given twice, under any name, is refused, and so is a run
-// (a cell's repetition in a session of a machine, RunID) that two lines
-// hold, and a file without a run (ErrNoRuns). The first bad file or line
-// ends the reading with its InputError.
+// (a cell's repetition in a session of a machine, and a sweep's step in
+// it: RunID) that two lines hold, a sweep's row whose note begins with a
+// step it cannot read (ParseStep), and a file without a run
+// (ErrNoRuns). The first bad file or line ends the reading with its
+// InputError.
 func ReadFiles(paths []string) ([]Row, error) {
 	var rd reader
 	read := make([]fs.FileInfo, len(paths))
@@ -210,13 +212,14 @@ func (rd *reader) read(data []byte, name string) error {
 }
 
 // describeRun names a run as an error does: "the run of nginx in
-// http-ka-1k, rep 1, of session s on machine m".
+// http-ka-1k, rep 1, of session s on machine m"; a sweep's step after its
+// repetition, "rep 1, step 3 at 2000.0/s".
 func describeRun(id RunID) string {
-	rep := fmt.Sprintf("rep %d", id.Rep)
+	rep := strconv.Itoa(id.Rep)
 	if id.Step != "" {
 		rep += ", " + id.Step
 	}
-	return fmt.Sprintf("the run of %s in %s, %s, of session %s on machine %s", id.Proxy, ScenarioName(id.Mode, id.Load), rep, id.Session, id.Machine)
+	return fmt.Sprintf("the run of %s in %s, rep %s, of session %s on machine %s", id.Proxy, ScenarioName(id.Mode, id.Load), rep, id.Session, id.Machine)
 }
 
 func csvError(name string, err error) error {
@@ -383,4 +386,9 @@ func (p *rowParser) parse(r *Row) {
 	_, r.SplicePipes, r.HasPipes = p.number(cSplicePipes, true)
 	r.P999Ms, _, r.HasP999 = p.number(cP999, false)
 	r.OfferedRate, _, r.HasOffered = p.number(cOffered, false)
+	if r.Load == LoadSweep {
+		if _, _, err := ParseStep(r.Note); err != nil {
+			p.fail(cNote, "%v", err)
+		}
+	}
 }

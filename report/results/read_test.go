@@ -113,6 +113,44 @@ func TestReadP999(t *testing.T) {
 	}
 }
 
+// TestReadSweep: the steps of a sweep's repetition are runs of their
+// own, each told apart by its step and the rate it offered, the
+// confirming windows of one search too.
+func TestReadSweep(t *testing.T) {
+	in := minimalHeader + ",note,offered_rate\n"
+	for _, step := range []struct {
+		note    string
+		offered string
+	}{
+		{"sweep step 1: pass", "500"},
+		{"sweep step 2: fail: p99 63.2 ms over 50 ms", "1000"},
+		{"sweep confirm: fail: errors 0.4% over 0.1%", "750"},
+		{"sweep step 3: pass; 3 connections did not open", "700"},
+		{"sweep confirm: pass", "700"},
+	} {
+		in += "ARM,s1,nginx,copy,mix-http,sweep,1,10,100,0,1,proxy,1000,ok," + step.note + "," + step.offered + "\n"
+	}
+	rows, err := readFrom(strings.NewReader(in), "sweep.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range rows {
+		got = append(got, r.ID().Step)
+	}
+	want := []string{"step 1 at 500.0/s", "step 2 at 1000.0/s", "confirm at 750.0/s", "step 3 at 700.0/s", "confirm at 700.0/s"}
+	if !slices.Equal(got, want) {
+		t.Errorf("the steps' IDs = %q; want %q", got, want)
+	}
+	if id := rows[0]; id.Load != LoadSweep || !id.HasOffered || id.OfferedRate != 500 {
+		t.Errorf("row 1 = %+v; want a sweep's step at 500/s", id)
+	}
+	other := Row{Load: "mix-3k", Note: "sweep step 1: pass", OfferedRate: 500}
+	if s := other.ID().Step; s != "" {
+		t.Errorf("the ID of a mix-3k run has step %q; want none", s)
+	}
+}
+
 func TestReadRoundTrip(t *testing.T) {
 	// what the harness writes with Record reads back the same
 	rows, err := ReadFiles([]string{filepath.Join("..", "testdata", "csv", "000-https-arm.csv")})
@@ -191,6 +229,12 @@ func TestReadErrors(t *testing.T) {
 			`m4.csv:2: column "seconds": "NaN" is not a finite number`},
 		// a header and no run: nothing to report
 		{"no runs", minimalHeader + "\n", "m4.csv: no runs: the header and no line after it"},
+		// a sweep's step that cannot be read, and a step on two lines
+		{"bad step", minimalHeader + ",note,offered_rate\n" + strings.Replace(ok, "http,ka-1k", "mix-http,sweep", 1) + ",sweep step x: pass,500\n",
+			`m4.csv:2: column "note": sweep note "sweep step x: pass": step "x" is not a number from 1`},
+		{"step twice", minimalHeader + ",note,offered_rate\n" + strings.Replace(ok, "http,ka-1k", "mix-http,sweep", 1) + ",sweep step 1: pass,500\n" +
+			strings.Replace(ok, "http,ka-1k", "mix-http,sweep", 1) + ",sweep step 1: pass,500\n",
+			"m4.csv:3: the run of nginx in mix-http-sweep, rep 1, step 1 at 500.0/s, of session s1 on machine ARM is also at m4.csv:2"},
 		// one run, two lines: both are named
 		{"run twice", minimalHeader + "\n" + ok + "\n" + strings.Replace(ok, ",0,1,", ",1,1,", 1) + "\n",
 			"m4.csv:3: the run of nginx in http-ka-1k, rep 1, of session s1 on machine ARM is also at m4.csv:2 (a run is one line of one file)"},

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -42,37 +41,16 @@ type RunID struct {
 	Mode    Mode   `json:"mode"`
 	Load    string `json:"load"`
 	Rep     int    `json:"rep"`
-	// Step names a sweep's window among the windows of its search, its
-	// step and its offered rate ("step 3 at 4000/s", "confirm at
-	// 3922/s"): the rows of one search share the rest. Empty for every
+	// Step tells a sweep's steps apart, which share their repetition
+	// (load LoadSweep): the step and the rate it offered, "step 3 at
+	// 2000.0/s", "confirm at 4375.0/s" (Row.stepID); empty for every
 	// other run.
 	Step string `json:"step,omitempty"`
 }
 
 // ID returns the run's RunID.
 func (r *Row) ID() RunID {
-	id := RunID{Machine: r.Machine, Session: r.Session, Proxy: r.Proxy, Mode: r.Mode, Load: r.Load, Rep: r.Rep}
-	if r.HasOffered {
-		id.Step = stepID(r.Note, r.OfferedRate)
-	}
-	return id
-}
-
-// stepID is RunID.Step of a sweep's row: the step its note begins with
-// (a row whose note gives none, a step that could not be measured, has
-// its rate alone) and its offered rate. Within a search a rate is tried
-// once as a step and once at most as a confirm, so the two tell its
-// windows apart.
-func stepID(note string, offered float64) string {
-	at := "at " + strconv.FormatFloat(offered, 'f', -1, 64) + "/s"
-	st, ok, err := ParseStep(note)
-	switch {
-	case !ok || err != nil:
-		return at
-	case st.Confirm:
-		return "confirm " + at
-	}
-	return "step " + strconv.Itoa(st.N) + " " + at
+	return RunID{Machine: r.Machine, Session: r.Session, Proxy: r.Proxy, Mode: r.Mode, Load: r.Load, Rep: r.Rep, Step: r.stepID()}
 }
 
 // Interval is a part of a run's window, about a second, and what its

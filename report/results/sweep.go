@@ -25,13 +25,18 @@ type Step struct {
 // stepPrefix begins the note of every sweep step.
 const stepPrefix = "sweep "
 
+// what is the step's name in the search: "step 3", or "confirm".
+func (s Step) what() string {
+	if s.Confirm {
+		return "confirm"
+	}
+	return "step " + strconv.Itoa(s.N)
+}
+
 // String is the note of s: "sweep step 3: pass", "sweep step 7: fail:
 // p99 63.2 ms over 50 ms", "sweep confirm: pass".
 func (s Step) String() string {
-	what := "step " + strconv.Itoa(s.N)
-	if s.Confirm {
-		what = "confirm"
-	}
+	what := s.what()
 	if s.Pass {
 		return stepPrefix + what + ": pass"
 	}
@@ -69,4 +74,20 @@ func ParseStep(note string) (s Step, ok bool, err error) {
 		return Step{}, false, fmt.Errorf("sweep note %q: want pass or \"fail: why\"", note)
 	}
 	return s, true, nil
+}
+
+// stepID is what tells a sweep's row apart from the other steps of its
+// repetition (RunID.Step): its step, which a confirming window shares
+// with the others of its search, and the rate it offered, which no two
+// confirming windows of a search share ("step 3 at 2000.0/s", "confirm
+// at 4375.0/s"); empty for a row of another load.
+func (r *Row) stepID() string {
+	if r.Load != LoadSweep {
+		return ""
+	}
+	what := "step"
+	if s, ok, _ := ParseStep(r.Note); ok {
+		what = s.what()
+	}
+	return what + " at " + strconv.FormatFloat(r.OfferedRate, 'f', 1, 64) + "/s"
 }

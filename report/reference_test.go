@@ -16,36 +16,36 @@ import (
 	"time"
 )
 
-// The seeds' tables are kept under testdata/seeds, each file a table (or a
+// The reference documents' tables are kept under testdata/reference, each file a table (or a
 // triple) as the reference documents print it, after "# key: value" lines
-// saying how to rebuild it. TestSeedCSV turns each into a session CSV under
-// testdata/csv: three runs per cell whose median is the seed's figure, two
-// of three bound by the client where the seed has ‡, and a spread of runs
-// that makes the marking rule give the seed's stars. -update rewrites
+// saying how to rebuild it. TestReferenceCSV turns each into a session CSV under
+// testdata/csv: three runs per cell whose median is the reference's figure, two
+// of three bound by the client where the reference has ‡, and a spread of runs
+// that makes the marking rule give the reference's stars. -update rewrites
 // the CSVs; otherwise they must equal what the generator makes.
 
-// seedTable is one parsed seed file.
-type seedTable struct {
+// refTable is one parsed reference file.
+type refTable struct {
 	name   string
 	meta   map[string]string
-	body   string   // the seed's text of the table, as the report must print it
+	body   string   // the reference's text of the table, as the report must print it
 	lines  []string // body split into lines
 	layout string
 }
 
-func loadSeeds(t *testing.T) []seedTable {
+func loadReference(t *testing.T) []refTable {
 	t.Helper()
-	paths, err := filepath.Glob("testdata/seeds/*.txt")
+	paths, err := filepath.Glob("testdata/reference/*.txt")
 	if err != nil || len(paths) == 0 {
-		t.Fatalf("no seed tables in testdata/seeds: %v", err)
+		t.Fatalf("no reference tables in testdata/reference: %v", err)
 	}
-	var out []seedTable
+	var out []refTable
 	for _, p := range paths {
 		data, err := os.ReadFile(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := seedTable{name: strings.TrimSuffix(filepath.Base(p), ".txt"), meta: map[string]string{}}
+		s := refTable{name: strings.TrimSuffix(filepath.Base(p), ".txt"), meta: map[string]string{}}
 		var body []string
 		for _, l := range strings.Split(strings.TrimRight(string(data), "\n"), "\n") {
 			if k, v, ok := strings.Cut(strings.TrimPrefix(l, "# "), ": "); ok && strings.HasPrefix(l, "# ") {
@@ -62,8 +62,8 @@ func loadSeeds(t *testing.T) []seedTable {
 	return out
 }
 
-// seedCell is a cell of a seed table.
-type seedCell struct {
+// refCell is a cell of a reference table.
+type refCell struct {
 	text    string
 	missing bool
 	values  []float64 // the figures in the cell: "1.43 (139.2k/s)" -> 1.43, 139.2
@@ -71,8 +71,8 @@ type seedCell struct {
 	star    bool
 }
 
-func parseSeedCell(s string) seedCell {
-	c := seedCell{text: s}
+func parseRefCell(s string) refCell {
+	c := refCell{text: s}
 	s = strings.TrimSpace(s)
 	if strings.HasSuffix(s, " *") {
 		c.star, s = true, strings.TrimSuffix(s, " *")
@@ -92,10 +92,10 @@ func parseSeedCell(s string) seedCell {
 	return c
 }
 
-// seedHeader splits a header line into columns and their groups: two ‖
+// refHeader splits a header line into columns and their groups: two ‖
 // make baseline, copy and splice; one ‖ after a lone "no proxy" makes
 // baseline and copy; otherwise one ‖ makes copy and splice.
-func seedHeader(line string) (names, groups []string) {
+func refHeader(line string) (names, groups []string) {
 	f := strings.Split(line, "\t")[1:]
 	var segs [][]string
 	cur := []string{}
@@ -126,12 +126,12 @@ func seedHeader(line string) (names, groups []string) {
 	return names, groups
 }
 
-func seedCells(line string) (string, []seedCell) {
+func refCells(line string) (string, []refCell) {
 	f := strings.Split(line, "\t")
-	var cells []seedCell
+	var cells []refCell
 	for _, c := range f[1:] {
 		if c != "‖" {
-			cells = append(cells, parseSeedCell(c))
+			cells = append(cells, parseRefCell(c))
 		}
 	}
 	return f[0], cells
@@ -139,7 +139,7 @@ func seedCells(line string) (string, []seedCell) {
 
 // spreads returns, for each cell of a row, how far below and above its
 // median its slowest and fastest runs lie so that the marking rule stars
-// exactly the seed's starred cells. values are the medians, eligible the
+// exactly the reference's starred cells. values are the medians, eligible the
 // cells that take part (not the baseline, not missing).
 func spreads(t *testing.T, where string, values []float64, eligible, starred []bool) (lo, hi []float64) {
 	best, gapTop := math.Inf(-1), math.Inf(-1)
@@ -175,7 +175,7 @@ func spreads(t *testing.T, where string, values []float64, eligible, starred []b
 
 // untie moves the medians of cells that share the best printed figure
 // apart within its rounding, the starred ones up and the others down, where
-// the seed stars only some of them: their unrounded medians differed.
+// the reference stars only some of them: their unrounded medians differed.
 func untie(values []float64, eligible, starred []bool) {
 	best := math.Inf(-1)
 	for i, v := range values {
@@ -241,11 +241,11 @@ func boundRuns(rows []results.Row, bound bool) {
 	}
 }
 
-func genPlain(t *testing.T, s seedTable) []results.Row {
-	names, groups := seedHeader(s.lines[0])
+func genPlain(t *testing.T, s refTable) []results.Row {
+	names, groups := refHeader(s.lines[0])
 	var out []results.Row
 	for _, line := range s.lines[1:] {
-		label, cells := seedCells(line)
+		label, cells := refCells(line)
 		load, _, _ := strings.Cut(label, ", ")
 		values := make([]float64, len(cells))
 		eligible, starred := make([]bool, len(cells)), make([]bool, len(cells))
@@ -298,7 +298,7 @@ func splitLabel(t *testing.T, label string) (mode, load string) {
 	return mode, rest
 }
 
-func genTriple(t *testing.T, s seedTable) []results.Row {
+func genTriple(t *testing.T, s refTable) []results.Row {
 	// three tables, each a title, a blank line, a header and rows
 	var tables [][]string
 	for i := 0; i < len(s.lines); i++ {
@@ -314,12 +314,12 @@ func genTriple(t *testing.T, s seedTable) []results.Row {
 	if len(tables) != 3 {
 		t.Fatalf("%s: %d tables, want throughput, CPU and memory", s.name, len(tables))
 	}
-	names, groups := seedHeader(tables[0][0])
+	names, groups := refHeader(tables[0][0])
 	var out []results.Row
 	for r, line := range tables[0][1:] {
-		label, thr := seedCells(line)
-		_, cpu := seedCells(tables[1][r+1])
-		_, mem := seedCells(tables[2][r+1])
+		label, thr := refCells(line)
+		_, cpu := refCells(tables[1][r+1])
+		_, mem := refCells(tables[2][r+1])
 		mode, load := splitLabel(t, label)
 		for i, c := range thr {
 			if c.missing {
@@ -352,9 +352,9 @@ func genTriple(t *testing.T, s seedTable) []results.Row {
 	return out
 }
 
-// machineMedians returns per-machine medians near the seed's figures whose
-// average rounds to the seed's average (the seed averaged unrounded ones).
-func machineMedians(t *testing.T, where string, c seedCell) []float64 {
+// machineMedians returns per-machine medians near the reference's figures whose
+// average rounds to the reference's average (the reference averaged unrounded ones).
+func machineMedians(t *testing.T, where string, c refCell) []float64 {
 	n := len(c.values) - 1
 	steps := []float64{0, 0.01, -0.01, 0.02, -0.02, 0.03, -0.03, 0.04, -0.04}
 	want := fixed(c.values[n], 1)
@@ -371,12 +371,12 @@ func machineMedians(t *testing.T, where string, c seedCell) []float64 {
 	return nil
 }
 
-func genCombined(t *testing.T, s seedTable) []results.Row {
+func genCombined(t *testing.T, s refTable) []results.Row {
 	machines := strings.Split(s.meta["machines"], ", ")
-	names, groups := seedHeader(s.lines[0])
+	names, groups := refHeader(s.lines[0])
 	var out []results.Row
 	for _, line := range s.lines[1:] {
-		label, cells := seedCells(line)
+		label, cells := refCells(line)
 		scen, _, _ := strings.Cut(label, ", ")
 		mode, load := "relay", scen
 		if rest, ok := strings.CutPrefix(scen, "http-"); ok {
@@ -407,8 +407,8 @@ func genCombined(t *testing.T, s seedTable) []results.Row {
 	return out
 }
 
-// seedTokens splits the stunnel page's markdown-ish table into its cells.
-func seedTokens(text string) []string {
+// refTokens splits the stunnel page's markdown-ish table into its cells.
+func refTokens(text string) []string {
 	var out []string
 	for _, f := range strings.Split(strings.ReplaceAll(text, "\n", "|"), "|") {
 		f = strings.TrimSpace(f)
@@ -420,8 +420,8 @@ func seedTokens(text string) []string {
 	return out
 }
 
-func genStunnel(t *testing.T, s seedTable) []results.Row {
-	tok := seedTokens(s.body)
+func genStunnel(t *testing.T, s refTable) []results.Row {
+	tok := refTokens(s.body)
 	var out []results.Row
 	rs := runSet{machine: s.meta["machine"], session: s.meta["session"], proxy: "stunnel", group: "copy", seconds: 10}
 	add := func(mode, load string, set func(r *results.Row, f float64)) {
@@ -437,7 +437,7 @@ func genStunnel(t *testing.T, s seedTable) []results.Row {
 	if s.layout == "tunnel" {
 		for i := 3; i+2 < len(tok); i += 3 {
 			for d, dir := range []string{"-up", "-down"} {
-				v := parseSeedCell(tok[i+1+d]).values[0]
+				v := parseRefCell(tok[i+1+d]).values[0]
 				add("tls-tunnel", tok[i]+dir, func(r *results.Row, f float64) { r.Bytes = int64(math.Round(v * f * 1e9 / 8 * r.Seconds)) })
 			}
 		}
@@ -445,13 +445,13 @@ func genStunnel(t *testing.T, s seedTable) []results.Row {
 	}
 	loads := map[string]string{"Full handshake": "full", "Resumed session": "resumed"}
 	for i := 2; i+1 < len(tok); i += 2 {
-		v := parseSeedCell(tok[i+1]).values[0]
+		v := parseRefCell(tok[i+1]).values[0]
 		add("tls-handshake", loads[tok[i]], func(r *results.Row, f float64) { r.Requests = int64(math.Round(v * f * r.Seconds)) })
 	}
 	return out
 }
 
-func seedRows(t *testing.T, s seedTable) []results.Row {
+func refRows(t *testing.T, s refTable) []results.Row {
 	switch s.layout {
 	case "plain":
 		return genPlain(t, s)
@@ -480,16 +480,16 @@ func encodeCSV(t testing.TB, rows []results.Row) []byte {
 	return b.Bytes()
 }
 
-// TestSeedCSV checks that the committed CSVs are what the generator makes
-// of the seed tables (-update rewrites them).
-func TestSeedCSV(t *testing.T) {
-	for _, s := range loadSeeds(t) {
-		golden.Check(t, filepath.Join("testdata", "csv", s.name+".csv"), encodeCSV(t, seedRows(t, s)))
+// TestReferenceCSV checks that the committed CSVs are what the generator makes
+// of the reference tables (-update rewrites them).
+func TestReferenceCSV(t *testing.T) {
+	for _, s := range loadReference(t) {
+		golden.Check(t, filepath.Join("testdata", "csv", s.name+".csv"), encodeCSV(t, refRows(t, s)))
 	}
 }
 
-// renderSeed renders a seed's CSV in format.
-func renderSeed(t *testing.T, s seedTable, format string) (string, []Table) {
+// renderReference renders a reference's CSV in format.
+func renderReference(t *testing.T, s refTable, format string) (string, []Table) {
 	t.Helper()
 	rows, err := results.ReadFiles([]string{filepath.Join("testdata", "csv", s.name+".csv")})
 	if err != nil {
@@ -510,14 +510,14 @@ func renderSeed(t *testing.T, s seedTable, format string) (string, []Table) {
 	return b.String(), tables
 }
 
-// TestSeedTables renders each seed's CSV and finds the seed's table in
-// the text: every figure, ‡ and * where the seed has them.
-func TestSeedTables(t *testing.T) {
-	for _, s := range loadSeeds(t) {
+// TestReferenceTables renders each reference's CSV and finds the reference's table in
+// the text: every figure, ‡ and * where the reference has them.
+func TestReferenceTables(t *testing.T) {
+	for _, s := range loadReference(t) {
 		t.Run(s.name, func(t *testing.T) {
 			switch s.layout {
 			case "tunnel", "handshake":
-				_, tables := renderSeed(t, s, FormatMarkdown)
+				_, tables := renderReference(t, s, FormatMarkdown)
 				if len(tables) != 1 {
 					t.Fatalf("got %d tables, want 1", len(tables))
 				}
@@ -525,14 +525,14 @@ func TestSeedTables(t *testing.T) {
 				if err := writeMarkdown(&b, tables[0], false); err != nil {
 					t.Fatal(err)
 				}
-				got, want := seedTokens(b.String()), seedTokens(s.body)
+				got, want := refTokens(b.String()), refTokens(s.body)
 				if fmt.Sprint(got) != fmt.Sprint(want) {
 					t.Errorf("table cells\n got %q\nwant %q", got, want)
 				}
 			default:
-				got, _ := renderSeed(t, s, FormatTSV)
+				got, _ := renderReference(t, s, FormatTSV)
 				if !strings.Contains(got, s.body) {
-					t.Errorf("the seed's table is not in the output\n--- seed\n%s--- output\n%s", s.body, got)
+					t.Errorf("the reference's table is not in the output\n--- reference\n%s--- output\n%s", s.body, got)
 					diffLines(t, s.lines, got)
 				}
 			}
@@ -540,7 +540,7 @@ func TestSeedTables(t *testing.T) {
 	}
 }
 
-// diffLines reports the seed's lines the output lacks.
+// diffLines reports the reference's lines the output lacks.
 func diffLines(t *testing.T, want []string, got string) {
 	have := map[string]bool{}
 	for _, l := range strings.Split(got, "\n") {
@@ -561,9 +561,9 @@ func diffLines(t *testing.T, want []string, got string) {
 // TestGolden compares the whole output, every format, with the golden
 // files under testdata/golden (-update rewrites them).
 func TestGolden(t *testing.T) {
-	for _, s := range loadSeeds(t) {
+	for _, s := range loadReference(t) {
 		for _, format := range []string{FormatMarkdown, FormatTSV, FormatJSON} {
-			got, _ := renderSeed(t, s, format)
+			got, _ := renderReference(t, s, format)
 			golden.Check(t, filepath.Join("testdata", "golden", s.name+"."+format), []byte(got))
 		}
 	}

@@ -1,0 +1,370 @@
+package report
+
+import (
+	"bench/report/results"
+	"bytes"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The sustainable rate: a sweep's rows (load results.LoadSweep) are the
+// steps of a search, a repetition each, for the highest rate a column
+// sustains within the session's bounds (results.Sweep's SLO). A search's
+// result is the rate of its last confirming window that passed; the
+// table's cell is the median of its repetitions' results, marked as the
+// other tables mark theirs, and ‡ where the proxy came within 10% of no
+// proxy's rate, the rate the load tool itself reached.
+
+// kindSweep is the kind of the Sustainable rate table.
+const kindSweep = "sustainable"
+
+// toolBound is the share of no proxy's rate from which a proxy's is held
+// to be the load tool's limit rather than its own (‡): within 10% of it.
+const toolBound = 0.9
+
+// Search is one repetition's search for a column's sustainable rate, as
+// its steps' rows tell it.
+type Search struct {
+	Rep int `json:"rep"`
+	// Rate is the rate its last confirming window that passed offered,
+	// in exchanges a second; null where none passed: it found no rate.
+	Rate *float64 `json:"rate_per_s"`
+	// Stop is its last step that failed, the one that bounds the rate
+	// from above (or, where it found none, says why); null where none
+	// failed.
+	Stop  *SearchStep  `json:"stop,omitempty"`
+	Steps []SearchStep `json:"steps"`
+
+	rows   []*results.Row // the steps' rows, in Steps' order
+	result int            // the index of the confirming window found, -1 for none
+}
+
+// SearchStep is a step of a search: a window at a fixed rate, whether it
+// met the bounds, and which role set the pace in it.
+type SearchStep struct {
+	N       int           `json:"step"` // 0 for a confirming window
+	Confirm bool          `json:"confirm,omitempty"`
+	Offered float64       `json:"offered_per_s"` // exchanges a second
+	Pass    bool          `json:"pass"`
+	Why     string        `json:"why,omitempty"` // the bound it missed, or why its run failed
+	Bound   results.Bound `json:"bound,omitempty"`
+	// P50 and P99 are its latency in milliseconds, every exchange due
+	// in its window; absent where its run gave none.
+	P50 *float64 `json:"p50_ms,omitempty"`
+	P99 *float64 `json:"p99_ms,omitempty"`
+}
+
+// stepOf is a sweep row's step. A run that failed failed its step
+// whatever its note says; a note without a step (a row made by hand) is
+// read as a step that failed for what the note says.
+func stepOf(r *results.Row) SearchStep {
+	st, ok, _ := results.ParseStep(r.Note)
+	s := SearchStep{N: st.N, Confirm: st.Confirm, Offered: r.OfferedRate, Pass: ok && st.Pass && r.Status == results.OK,
+		Why: st.Why, Bound: r.Bound}
+	if !ok {
+		s.Why = noteOrNone(r.Note)
+	}
+	if !s.Pass && s.Why == "" {
+		s.Why = "the run failed: " + noteOrNone(stepRest(r.Note))
+	}
+	if r.HasLatency {
+		p50, p99 := r.P50Ms, r.P99Ms
+		s.P50, s.P99 = &p50, &p99
+	}
+	return s
+}
+
+// stepRest is what a sweep row's note says after its step: the other
+// notes of the run ("3 connections did not open").
+func stepRest(note string) string {
+	if _, ok, _ := results.ParseStep(note); !ok {
+		return note
+	}
+	_, rest, _ := strings.Cut(note, "; ")
+	return rest
+}
+
+// searchOf is the search of one repetition from its steps' rows, in the
+// order they ran: by the start of their windows, then as they came.
+func searchOf(rep int, rows []*results.Row) Search {
+	rows = slices.Clone(rows)
+	slices.SortStableFunc(rows, func(a, b *results.Row) int { return a.Started.Compare(b.Started) })
+	s := Search{Rep: rep, Steps: make([]SearchStep, len(rows)), rows: rows, result: -1}
+	for i, r := range rows {
+		st := stepOf(r)
+		s.Steps[i] = st
+		if st.Confirm && st.Pass {
+			rate := st.Offered
+			s.Rate, s.result = &rate, i
+		}
+		if !st.Pass {
+			s.Stop = &s.Steps[i]
+		}
+	}
+	return s
+}
+
+// searchKey is a search among a session's rows: a cell's repetition on a
+// machine (its steps' RunID without their step).
+func searchKey(r *results.Row) results.RunID {
+	id := r.ID()
+	id.Step = ""
+	return id
+}
+
+// rateFigure is a rate, in exchanges a second, in the unit of a sweep's
+// cell (results.UnitOf: k req/s), as the tables, compare and the trends
+// give it.
+func rateFigure(perSecond float64) float64 { return perSecond / 1e3 }
+
+// rateText is a rate, in exchanges a second, as the notes and the charts
+// print it: "4.38k/s".
+func rateText(perSecond float64) string { return threeFigures(rateFigure(perSecond)) + "k/s" }
+
+// hasSweep reports whether any of rows is a sweep's step.
+func hasSweep(rows []results.Row) bool {
+	for i := range rows {
+		if rows[i].Load == results.LoadSweep {
+			return true
+		}
+	}
+	return false
+}
+
+// searchResults are rows with each search's steps replaced by the row of
+// its result, in the place of its first step: its confirming window that
+// passed (whose figure, Figure, is the rate found), or where it found
+// none, its last step as a failed run noting why. It is what compare and
+// the trends take for a sweep's runs. Rows without a sweep are rows
+// themselves.
+func searchResults(rows []results.Row) []results.Row {
+	if !hasSweep(rows) {
+		return rows
+	}
+	out := make([]results.Row, 0, len(rows))
+	at := map[results.RunID]int{} // the place of each search's result in out
+	steps := map[results.RunID][]*results.Row{}
+	for i := range rows {
+		r := &rows[i]
+		if r.Load != results.LoadSweep {
+			out = append(out, *r)
+			continue
+		}
+		k := searchKey(r)
+		if _, ok := at[k]; !ok {
+			at[k] = len(out)
+			out = append(out, results.Row{})
+		}
+		steps[k] = append(steps[k], r)
+	}
+	for k, i := range at {
+		s := searchOf(k.Rep, steps[k])
+		if s.result >= 0 {
+			out[i] = *s.rows[s.result]
+			continue
+		}
+		out[i] = *s.rows[len(s.rows)-1]
+		out[i].Status, out[i].Note = results.Failed, "no sustainable rate: "+s.stopText()
+	}
+	return out
+}
+
+// stopText says where the search stopped: its last failed step, at what
+// rate, why, and the role that set the pace in it; "step 9 at 4.46k/s
+// failed: p99 63.2 ms over 50 ms (bound: proxy)".
+func (s Search) stopText() string {
+	if s.Stop == nil {
+		if s.Rate == nil {
+			return "no step failed and none confirmed a rate (the search did not end)"
+		}
+		return "no step failed"
+	}
+	st := s.Stop
+	what := fmt.Sprintf("step %d", st.N)
+	if st.Confirm {
+		what = "the confirming window"
+	}
+	t := fmt.Sprintf("%s at %s failed: %s", what, rateText(st.Offered), st.Why)
+	if st.Bound != "" {
+		t += " (bound: " + string(st.Bound) + ")"
+	}
+	return t
+}
+
+// String is the search in a cell's note: "rep 1: 4.38k/s; step 9 at
+// 4.46k/s failed: ...", "rep 2: no rate; step 1 at 0.500k/s failed:
+// ...".
+func (s Search) String() string {
+	found := "no rate"
+	if s.Rate != nil {
+		found = rateText(*s.Rate)
+	}
+	return fmt.Sprintf("rep %d: %s; %s", s.Rep, found, s.stopText())
+}
+
+// sweepTable is the Sustainable rate table of a machine's sweeps: a row
+// per mix mode, a cell per column, each the median of its repetitions'
+// sustainable rates in k req/s, bold and * by the rule of the other
+// tables, ‡ within 10% of no proxy's, "none" where no search found a
+// rate, and under it each cell's searches: where each stopped and why.
+func sweepTable(machine string, rows []*results.Row) Table {
+	g := newGrid(rows, func(r *results.Row) (string, string) {
+		label := rowLabel(r.Mode, r.Load)
+		return label, label
+	}, nil)
+	// the runs' notes, their steps left out: what else they noted
+	g.notes, g.runs1 = nil, nil
+	for _, r := range rows {
+		if rest := stepRest(r.Note); r.Status == results.OK && rest != "" {
+			noted := *r
+			noted.Note = rest
+			g.note(&noted, rowLabel(r.Mode, r.Load))
+		}
+	}
+	steps := map[[2]string]map[int][]*results.Row{} // (scenario, proxy) -> rep -> its steps, ok or failed
+	for _, r := range rows {
+		k := [2]string{rowLabel(r.Mode, r.Load), r.Proxy}
+		if steps[k] == nil {
+			steps[k] = map[int][]*results.Row{}
+		}
+		steps[k][r.Rep] = append(steps[k][r.Rep], r)
+	}
+	names, groups := g.header()
+	t := Table{Family: famSweep, Kind: kindSweep, Machine: machine, Session: rows[0].Session,
+		Corner: "scenario (" + short(machine) + ")", Columns: names, Groups: groups, Failed: g.failed, Notes: g.notes, runNotes: g.runs1,
+		Caption: sweepCaption(nil)}
+	for _, k := range g.keys {
+		unit := results.UnitOf(g.modes[k], g.loads[k])
+		cells := make([]Cell, len(g.cols))
+		spreads := make([]*spread, len(g.cols))
+		var base *summary
+		for i, c := range g.cols {
+			reps := steps[[2]string{k, c.proxy}]
+			var searches []Search
+			var rates []float64
+			for _, rep := range slices.Sorted(maps.Keys(reps)) {
+				s := searchOf(rep, reps[rep])
+				searches = append(searches, s)
+				if s.Rate != nil {
+					rates = append(rates, rateFigure(*s.Rate))
+				}
+			}
+			s := summaryOf(rates)
+			fig := "–"
+			switch {
+			case s.ok:
+				fig = threeFigures(s.med)
+			case len(searches) > 0:
+				fig = "none"
+			}
+			cells[i] = cellOf(c, s, fig)
+			cells[i].Searches = searches
+			cells[i].chart = s
+			spreads[i] = newSpread(c.group, s)
+			if c.group == results.Baseline && s.ok {
+				base = &s
+			}
+		}
+		for i := range cells {
+			c := &cells[i]
+			c.Bound = base != nil && c.Group != results.Baseline && c.Median != nil && *c.Median >= toolBound*base.med
+		}
+		markCells(cells, spreads, false)
+		t.Rows = append(t.Rows, TableRow{Label: unitLabel(k, unit), Cells: cells, unit: unit})
+	}
+	return t
+}
+
+// sweepCaption says how the Sustainable rate table was found, with the
+// session's bounds where its metadata records them (sw; nil where not).
+func sweepCaption(sw *results.Sweep) string {
+	bounds := "the session's bounds (its metadata, which records them, was not given)"
+	if sw != nil {
+		bounds = sloText(sw.SLO)
+	}
+	return "Sustainable rate: the highest rate, in thousands of exchanges a second, at which a window of a fixed rate met " + bounds +
+		" (failures: errors, timeouts, dropped and late exchanges, of those due) and achieved 99% of the rate, " +
+		"found by a search of such windows and confirmed over a whole one; the median of the repetitions " +
+		"(none: no search found one). Bold and * as in the other tables. " +
+		"‡ at least 90% of no proxy's rate: within 10% of it, the load tool, not the proxy, set the limit."
+}
+
+// sloText is a sweep's bounds in words: "p99 at most 50 ms, failures at
+// most 0.1%".
+func sloText(slo results.SLO) string {
+	return "p99 at most " + millisSpan(slo.P99) + ", failures at most " + sharePercent(slo.Errors)
+}
+
+// millisSpan formats a span in milliseconds: "50 ms", "2.5 ms".
+func millisSpan(s results.Span) string {
+	return strconv.FormatFloat(float64(time.Duration(s))/float64(time.Millisecond), 'f', -1, 64) + " ms"
+}
+
+// withSweepSettings gives each Sustainable rate table the bounds of its
+// session, from the metadata of files (the session and the machine
+// theirs), and its caption says them.
+func withSweepSettings(tables []Table, files []results.SessionFile) {
+	for i := range tables {
+		t := &tables[i]
+		if t.Kind != kindSweep {
+			continue
+		}
+		for _, f := range files {
+			if f.Meta != nil && f.Meta.Session == t.Session && f.Meta.Machine.Label == t.Machine && f.Meta.Sweep != nil {
+				t.Sweep = f.Meta.Sweep
+				break
+			}
+		}
+		t.Caption = sweepCaption(t.Sweep)
+	}
+}
+
+// searchesHead introduces the cells' searches under a Sustainable rate
+// table.
+const searchesHead = "Where each search stopped: the rate it found, and its last step that failed, why, " +
+	"and the role that set the pace in it (bound)"
+
+// searchLines are the notes of the cells of t that searched: a column,
+// its row's scenario and its searches, one a repetition.
+func searchLines(t Table) [][3]string {
+	var out [][3]string
+	for _, r := range t.Rows {
+		label, _, _ := strings.Cut(r.Label, ", ")
+		for _, c := range r.Cells {
+			if len(c.Searches) == 0 {
+				continue
+			}
+			texts := make([]string, len(c.Searches))
+			for i, s := range c.Searches {
+				texts[i] = s.String()
+			}
+			out = append(out, [3]string{c.Proxy, label, strings.Join(texts, "; ")})
+		}
+	}
+	return out
+}
+
+// writeSearches writes the cells' searches under a Sustainable rate
+// table: in markdown a line a cell, in tab-separated text a row.
+func writeSearches(w *bytes.Buffer, t Table, md bool) {
+	lines := searchLines(t)
+	if len(lines) == 0 {
+		return
+	}
+	if md {
+		w.WriteString(searchesHead + ":\n\n")
+		for _, l := range lines {
+			fmt.Fprintf(w, "- %s, %s: %s\n", mdText.Replace(l[0]), mdText.Replace(l[1]), mdText.Replace(l[2]))
+		}
+	} else {
+		w.WriteString("searches\tscenario\twhere each stopped\n")
+		for _, l := range lines {
+			w.WriteString(strings.Join(l[:], "\t") + "\n")
+		}
+	}
+	w.WriteString("\n")
+}

@@ -1,0 +1,568 @@
+package report
+
+import (
+	"bench/internal/chromium"
+	"bench/internal/golden"
+	"bench/report/results"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// stepRow is a step of a sweep's search: nginx's under mix-http in rep,
+// at offered exchanges a second, its note the step's (and more after
+// "; " where more is given).
+func stepRow(rep int, step results.Step, offered float64, more ...string) results.Row {
+	note := strings.Join(append([]string{step.String()}, more...), "; ")
+	return results.Row{Machine: "Xeon", Session: "s", Proxy: "nginx", Kind: "nginx", Group: results.Copy,
+		Mode: results.MixHTTP, Load: results.LoadSweep, Rep: rep, Seconds: 2, Requests: int64(2 * offered),
+		Status: results.OK, Bound: results.BoundProxy, Note: note, OfferedRate: offered, HasOffered: true,
+		P50Ms: 1, P99Ms: 10, HasLatency: true}
+}
+
+// pass and fail are the steps of the tests' searches: step n (0: the
+// confirming window) passing, or failing for why.
+func pass(n int) results.Step { return results.Step{N: n, Confirm: n == 0, Pass: true} }
+func fail(n int, why string) results.Step {
+	return results.Step{N: n, Confirm: n == 0, Why: why}
+}
+
+// ordered gives the rows their windows' starts, a minute apart in their
+// order, as a session writes them.
+func ordered(rows []results.Row) []results.Row {
+	at := time.Date(2026, 12, 1, 6, 0, 0, 0, time.UTC)
+	for i := range rows {
+		rows[i].Started = at.Add(time.Duration(i) * time.Minute)
+	}
+	return rows
+}
+
+func ptrs(rows []results.Row) []*results.Row {
+	out := make([]*results.Row, len(rows))
+	for i := range rows {
+		out[i] = &rows[i]
+	}
+	return out
+}
+
+// TestSearchOf: a search's rate is its last passing confirming window's
+// offered rate, its stop the last step that failed.
+func TestSearchOf(t *testing.T) {
+	const p99 = "p99 63.2 ms over 50 ms"
+	for _, c := range []struct {
+		name  string
+		steps []results.Row
+		rate  float64 // 0: none found
+		stop  string  // Search.stopText
+	}{
+		// doubling, then halving the interval, then the confirming
+		// window passes at the last pass
+		{"confirm passes", []results.Row{
+			stepRow(1, pass(1), 500), stepRow(1, pass(2), 1000), stepRow(1, fail(3, p99), 2000),
+			stepRow(1, pass(4), 1500), stepRow(1, fail(5, p99), 1750), stepRow(1, pass(0), 1500)},
+			1500, "step 5 at 1.75k/s failed: p99 63.2 ms over 50 ms (bound: proxy)"},
+		// the confirming window fails at 1500/s; the search goes on
+		// below it and confirms 1250/s
+		{"confirm fails, a lower one passes", []results.Row{
+			stepRow(1, pass(1), 500), stepRow(1, pass(2), 1000), stepRow(1, fail(3, p99), 2000),
+			stepRow(1, pass(4), 1500), stepRow(1, fail(0, "errors 0.4% over 0.1%"), 1500),
+			stepRow(1, pass(5), 1250), stepRow(1, pass(0), 1250)},
+			1250, "the confirming window at 1.50k/s failed: errors 0.4% over 0.1% (bound: proxy)"},
+		// the first rate fails: no rate, and why
+		{"no rate", []results.Row{stepRow(1, fail(1, "errors 2.1% over 0.1%"), 500)},
+			0, "step 1 at 0.500k/s failed: errors 2.1% over 0.1% (bound: proxy)"},
+		// a run that failed fails its step, its note the why
+		{"failed run", []results.Row{func() results.Row {
+			r := stepRow(1, fail(1, "the proxy exited"), 500)
+			r.Status, r.Bound = results.Failed, ""
+			return r
+		}()}, 0, "step 1 at 0.500k/s failed: the proxy exited"},
+		// the steps in the order they ran, whatever the file's
+		{"out of order", func() []results.Row {
+			rows := ordered([]results.Row{stepRow(1, pass(1), 500), stepRow(1, fail(2, p99), 1000), stepRow(1, pass(0), 500)})
+			rows[0], rows[2] = rows[2], rows[0]
+			return rows
+		}(), 500, "step 2 at 1.00k/s failed: p99 63.2 ms over 50 ms (bound: proxy)"},
+		// no failure: the rate, and no stop
+		{"no step failed", []results.Row{stepRow(1, pass(1), 500), stepRow(1, pass(0), 500)}, 500, "no step failed"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := searchOf(1, ptrs(c.steps))
+			rate := 0.0
+			if s.Rate != nil {
+				rate = *s.Rate
+			}
+			if rate != c.rate || s.stopText() != c.stop {
+				t.Errorf("searchOf(%s) = rate %g, stop %q; want %g, %q", c.name, rate, s.stopText(), c.rate, c.stop)
+			}
+		})
+	}
+}
+
+// sweepCell is the Sustainable rate cells of rows, by column.
+func sweepCells(t *testing.T, rows []results.Row) map[string]Cell {
+	t.Helper()
+	tables, err := Tables(rows, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]Cell{}
+	for _, tb := range tables {
+		if tb.Kind != kindSweep {
+			continue
+		}
+		for _, c := range tb.Rows[0].Cells {
+			out[c.Proxy] = c
+		}
+	}
+	return out
+}
+
+// column is the rows of one search each at the rates given: passing
+// confirms at them, under the column's name and group.
+func confirmed(proxy string, group results.Group, rates ...float64) []results.Row {
+	var out []results.Row
+	for i, rate := range rates {
+		for _, r := range []results.Row{stepRow(i+1, pass(1), rate), stepRow(i+1, fail(2, "p99 80 ms over 50 ms"), 2*rate), stepRow(i+1, pass(0), rate)} {
+			r.Proxy, r.Group = proxy, group
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// TestSweepCells: a cell is the median of its repetitions' rates, the
+// best bold, ‡ from 90% of no proxy's rate up, "none" where no search
+// found a rate, and no step in any other table.
+func TestSweepCells(t *testing.T) {
+	var rows []results.Row
+	rows = append(rows, confirmed("no proxy", results.Baseline, 10000, 10200, 9800)...)
+	rows = append(rows, confirmed("nginx", results.Copy, 9100)...)   // 9% below no proxy's
+	rows = append(rows, confirmed("haproxy", results.Copy, 8900)...) // 11% below
+	rows = append(rows, confirmed("squid", results.Copy, 4000, 5000, 4400, 6000)...)
+	none := stepRow(1, fail(1, "errors 2.1% over 0.1%"), 500)
+	none.Proxy = "tinyproxy"
+	rows = append(rows, none)
+	mix := run("Xeon", "s", "nginx", results.Copy, "mix-3k", 1, 3)
+	mix.Mode = results.MixHTTP
+	rows = append(rows, mix)
+
+	cells := sweepCells(t, rows)
+	for _, c := range []struct {
+		proxy, text string
+		bold        bool
+	}{
+		{"no proxy", "10.0", false},  // the median of three; the baseline is never marked
+		{"nginx", "9.10 ‡ *", true},  // 91% of no proxy's: the tool's limit
+		{"haproxy", "8.90", false},   // 89%: the proxy's
+		{"squid", "4.70", false},     // the median of four: the mean of the middle two
+		{"tinyproxy", "none", false}, // no rate found
+	} {
+		got := cells[c.proxy]
+		if got.Text != c.text || got.Bold != c.bold {
+			t.Errorf("the cell of %s = %q, bold %v; want %q, bold %v", c.proxy, got.Text, got.Bold, c.text, c.bold)
+		}
+	}
+	if n := len(cells["squid"].Runs); n != 4 {
+		t.Errorf("squid's cell has %d runs; want 4, one a search", n)
+	}
+	tables, err := Tables(rows, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tb := range tables {
+		if tb.Kind == kindSweep {
+			continue
+		}
+		for _, r := range tb.Rows {
+			if strings.Contains(r.Label, "sweep") {
+				t.Errorf("the %s table of %s has a sweep's row %q", tb.Kind, tb.Family, r.Label)
+			}
+		}
+	}
+	if got := tables[0]; got.Family != famMix || len(got.Rows) != 1 || got.Rows[0].Label != "mix-http-3k" || len(got.Rows[0].Cells) != 1 {
+		t.Errorf("the mix table = %s with %+v; want mix-http-3k of nginx alone", got.Family, got.Rows)
+	}
+}
+
+// sweepColumn is a column of the generated sweep session: how many
+// exchanges a second it can answer (the p99 grows without bound as the
+// rate nears it), and how its steps fail.
+type sweepColumn struct {
+	proxy, kind string
+	group       results.Group
+	capacity    float64
+	modes       []results.Mode
+	bound       results.Bound // the role at the pace near the capacity
+	tail        float64       // the p99 of a whole window over a short one's
+	errors      float64       // the share of failed exchanges at any rate
+}
+
+// sweepSLO is the generated session's bounds, the defaults.
+var sweepSLO = results.Sweep{From: 500, Precision: 0.02, SLO: results.SLO{P99: results.Span(50 * time.Millisecond), Errors: 0.001}}
+
+// generatedSweep is a session of sweeps for several columns, no proxy
+// among them, in mix-http and mix-relay, three repetitions: each search
+// run as the session runs it, from 500/s doubling until a step fails,
+// then halving the interval until it is within 2%, at most 14 steps, then
+// a confirming window of the whole duration, which must pass too.
+func generatedSweep() ([]results.Row, *results.Meta) { return sweepSession("2026-12-01-sweep", nil) }
+
+// sweepSession is the generated session under the id session, the
+// capacity of each column scale names scaled by its factor.
+func sweepSession(session string, scale map[string]float64) ([]results.Row, *results.Meta) {
+	cols := []sweepColumn{
+		{"no proxy", "direct", results.Baseline, 9000, nil, results.BoundClient, 1, 0},
+		{"nginx", "nginx", results.Copy, 8500, nil, results.BoundClient, 1, 0},
+		{"haproxy", "haproxy", results.Copy, 6500, nil, results.BoundProxy, 1, 0},
+		{"squid", "squid", results.Copy, 3000, []results.Mode{results.MixHTTP}, results.BoundProxy, 1.1, 0},
+		{"tinyproxy", "tinyproxy", results.Copy, 2000, []results.Mode{results.MixHTTP}, results.BoundProxy, 1, 0.02},
+		{"haproxy splice-auto", "haproxy", results.Splice, 7600, nil, results.BoundProxy, 1, 0},
+	}
+	start := time.Date(2026, 12, 1, 6, 0, 0, 0, time.UTC)
+	at := start
+	var rows []results.Row
+	for rep := 1; rep <= 3; rep++ {
+		for _, mode := range []results.Mode{results.MixHTTP, results.MixRelay} {
+			for _, c := range cols {
+				if c.modes != nil && !slices.Contains(c.modes, mode) {
+					continue
+				}
+				capacity := c.capacity * (1 + 0.03*float64(rep-2))
+				if f, ok := scale[c.proxy]; ok {
+					capacity *= f
+				}
+				if mode == results.MixRelay {
+					capacity *= 1.2
+				}
+				rows = append(rows, simulateSearch(c, session, capacity, rep, mode, &at)...)
+			}
+		}
+	}
+	end := at
+	meta := &results.Meta{Session: session,
+		Machine: results.MachineInfo{Label: "Xeon, 2 CPUs", CPUModel: "Intel Xeon", CPUs: 2, MemoryBytes: 4 << 30,
+			Kernel: "6.12.0", Distribution: "Debian 12", Arch: "x86_64"},
+		Settings: results.Settings{Scenario: "mix-http-sweep,mix-relay-sweep", Reps: 3, Window: results.Span(10 * time.Second),
+			Warmup: results.Span(2 * time.Second), Sweep: &sweepSLO},
+		Layout: "client=0,proxy=1,origin=0", MixAccounting: results.MixDue,
+		Tools:   map[string]string{"bench mix": "bench mix (this build)"},
+		Columns: []results.ColumnMeta{{Name: "no proxy", Kind: "direct", Group: "baseline"}, {Name: "nginx", Kind: "nginx", Group: "copy", Version: "1.22.1"}},
+		Started: start, Ended: &end}
+	return rows, meta
+}
+
+// simulateSearch runs the search of a column of capacity under mode in
+// rep of session, its windows from *at on: 2 s steps and a 10 s
+// confirming window.
+func simulateSearch(c sweepColumn, session string, capacity float64, rep int, mode results.Mode, at *time.Time) []results.Row {
+	var rows []results.Row
+	window := func(n int, confirm bool, rate float64) bool {
+		secs := 2.0
+		if confirm {
+			secs = 10
+		}
+		load := rate / capacity
+		p99 := 4 / math.Max(1-load, 0.002) // ms: the queue's tail as the rate nears the capacity
+		if confirm {
+			p99 *= c.tail
+		}
+		p99 = math.Round(math.Min(p99, 2000)*1000) / 1000 // a timeout's at most; to the microsecond, as the file has it
+		achieved := math.Min(rate, capacity)
+		failed := c.errors
+		if load >= 1 {
+			failed += 0.02 * (load - 1)
+		}
+		st := results.Step{N: n, Confirm: confirm, Pass: true}
+		switch {
+		case failed > sweepSLO.SLO.Errors:
+			st.Pass, st.Why = false, fmt.Sprintf("errors %.1f%% over %s", failed*100, sharePercent(sweepSLO.SLO.Errors))
+		case p99 > 50:
+			st.Pass, st.Why = false, fmt.Sprintf("p99 %.1f ms over 50 ms", p99)
+		case achieved < 0.99*rate:
+			st.Pass, st.Why = false, fmt.Sprintf("achieved %.0f%% of the rate, under 99%%", achieved/rate*100)
+		}
+		bound := results.BoundNone
+		if load > 0.85 {
+			bound = c.bound
+		}
+		due := int64(rate * secs)
+		bad := int64(float64(due) * failed)
+		rows = append(rows, results.Row{Machine: "Xeon, 2 CPUs", Session: session, Proxy: c.proxy, Kind: c.kind, Group: c.group,
+			Mode: mode, Load: results.LoadSweep, Rep: rep, Started: *at, Seconds: secs,
+			Requests: int64(achieved*secs) - bad, Bytes: (int64(achieved*secs) - bad) * 44954, Errors: bad,
+			P50Ms: math.Round(p99/4*1000) / 1000, P99Ms: p99, HasLatency: true,
+			P999Ms: math.Round(math.Min(p99*2, 2000)*1000) / 1000, HasP999: true,
+			CPUProxy: 0.9 * secs * math.Min(load, 1), CPUClient: 0.5 * secs, CPUOrigin: 0.3 * secs,
+			BusyProxy: 0.9 * math.Min(load, 1), BusyClient: 0.5, BusyOrigin: 0.3,
+			Bound: bound, PeakMemBytes: 30e6, Status: results.OK, Note: st.String(),
+			OfferedRate: rate, HasOffered: true, HasPipes: true})
+		*at = at.Add(time.Duration(secs+3) * time.Second)
+		return st.Pass
+	}
+	var passes []float64
+	fails := math.Inf(1)
+	rate := sweepSLO.From
+steps:
+	for n := 1; n <= 14; n++ {
+		if window(n, false, rate) {
+			passes = append(passes, rate)
+		} else {
+			fails = math.Min(fails, rate)
+		}
+		for {
+			best := 0.0 // the highest pass below the lowest failure
+			for _, p := range passes {
+				if p < fails {
+					best = math.Max(best, p)
+				}
+			}
+			switch {
+			case math.IsInf(fails, 1):
+				rate *= 2
+				continue steps
+			case best == 0:
+				return rows // the first rate failed: no rate
+			case (fails-best)/best > sweepSLO.Precision:
+				rate = (best + fails) / 2
+				continue steps
+			}
+			if window(0, true, best) {
+				return rows
+			}
+			fails = best // the search goes on below the rate that failed to confirm
+		}
+	}
+	return rows
+}
+
+// sweepDir holds the generated sweep session, its CSV and its metadata,
+// which the tests write with -update and read back as bench report does.
+var sweepDir = filepath.Join("testdata", "sweep")
+
+const sweepCSV = "xeon-2-cpus-2026-12-01-sweep.csv"
+
+// laterSweep is the session after the generated one, haproxy's capacity
+// 20% higher, squid's 20% lower, the others' as they were: bench
+// compare's new side in cmd/bench's tests, as the file laterSweepCSV.
+func laterSweep() ([]results.Row, *results.Meta) {
+	return sweepSession("2026-12-02-sweep", map[string]float64{"haproxy": 1.2, "squid": 0.8})
+}
+
+const laterSweepCSV = "xeon-2-cpus-2026-12-02-sweep.csv"
+
+// TestSweepSessionFiles: the generated sessions' files are those under
+// testdata/sweep, which the other tests read.
+func TestSweepSessionFiles(t *testing.T) {
+	for name, session := range map[string]func() ([]results.Row, *results.Meta){sweepCSV: generatedSweep, laterSweepCSV: laterSweep} {
+		rows, meta := session()
+		golden.Check(t, filepath.Join(sweepDir, name), encodeCSV(t, rows))
+		m, err := json.MarshalIndent(meta, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		golden.Check(t, filepath.Join(sweepDir, results.MetaPath(name)), append(m, '\n'))
+	}
+}
+
+// readSweepSession reads the generated session's files as bench report
+// does.
+func readSweepSession(t testing.TB) ([]results.Row, []results.SessionFile) {
+	t.Helper()
+	return readSession(t, []string{filepath.Join(sweepDir, sweepCSV)})
+}
+
+// readSession reads the session files at paths and their metadata, as
+// bench report does.
+func readSession(t testing.TB, paths []string) ([]results.Row, []results.SessionFile) {
+	t.Helper()
+	rows, err := results.ReadFiles(paths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := results.ReadMetas(paths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows, files
+}
+
+// TestSweepGolden: the generated session's report, every format, as the
+// golden files under testdata/golden have it.
+func TestSweepGolden(t *testing.T) {
+	rows, files := readSweepSession(t)
+	for _, format := range []string{FormatMarkdown, FormatTSV, FormatJSON} {
+		var b bytes.Buffer
+		if err := Render(&b, rows, Options{Format: format, Files: files}); err != nil {
+			t.Fatal(err)
+		}
+		golden.Check(t, filepath.Join("testdata", "golden", "sweep."+format), b.Bytes())
+	}
+}
+
+// TestCompareSweeps: two sweep sessions compare by their searches' rates,
+// a higher rate being better: haproxy's 20% higher is a real improvement,
+// squid's 20% lower a regression past the gate, the others alike, a
+// column that found no rate on either side not compared; a latency
+// metric leaves the sweeps out.
+func TestCompareSweeps(t *testing.T) {
+	old, _ := generatedSweep()
+	new, _ := laterSweep()
+	gate := 10.0
+	cmp, err := Compare(old, new, CompareOptions{FailOver: &gate})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byCell := map[string]Change{}
+	for _, ch := range cmp.Cells {
+		if ch.Family != famSweep || ch.Unit != string(results.KReqs) {
+			t.Errorf("cell %s %s: family %q, unit %q; want %q in %s", ch.Proxy, ch.Scenario, ch.Family, ch.Unit, famSweep, results.KReqs)
+		}
+		byCell[ch.Proxy+" "+ch.Scenario] = ch
+	}
+	for _, c := range []struct {
+		cell          string
+		better, worse bool
+		low, high     float64 // the change's range, in percent
+		regressed     bool
+		verdictPrefix string
+	}{
+		{"haproxy mix-http-sweep", true, false, 15, 25, false, "ranges apart"},  // its capacity 20% higher
+		{"haproxy mix-relay-sweep", true, false, 15, 25, false, "ranges apart"}, // in both modes
+		{"squid mix-http-sweep", false, true, -25, -15, true, "ranges apart"},   // 20% lower, past the gate
+		{"nginx mix-http-sweep", false, false, 0, 0, false, "ranges overlap"},   // alike
+		{"tinyproxy mix-http-sweep", false, false, 0, 0, false, "no ok run"},    // no rate either side
+	} {
+		ch, ok := byCell[c.cell]
+		switch {
+		case !ok:
+			t.Errorf("compare has no cell %s", c.cell)
+		case ch.Better(cmp) != c.better || ch.Worse(cmp) != c.worse || ch.Regressed != c.regressed || !strings.HasPrefix(ch.reason(), c.verdictPrefix):
+			t.Errorf("compare of %s = better %v, worse %v, regressed %v, %q; want %v, %v, %v, %q...",
+				c.cell, ch.Better(cmp), ch.Worse(cmp), ch.Regressed, ch.reason(), c.better, c.worse, c.regressed, c.verdictPrefix)
+		case c.better || c.worse:
+			if *ch.Change < c.low || *ch.Change > c.high {
+				t.Errorf("compare of %s = %+.1f%%; want %g%% to %g%%", c.cell, *ch.Change, c.low, c.high)
+			}
+		}
+	}
+	if n := len(cmp.Cells); n != 10 {
+		t.Errorf("compare has %d cells; want the 10 of the sweep tables", n)
+	}
+	var b bytes.Buffer
+	if err := WriteComparison(&b, cmp, FormatMarkdown); err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, filepath.Join("testdata", "golden", "sweep-compare.md"), b.Bytes())
+
+	p99, err := Compare(old, new, CompareOptions{Metric: MetricP99})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p99.Cells) != 0 {
+		t.Errorf("compare --metric p99 has %d cells; want none of the sweeps", len(p99.Cells))
+	}
+}
+
+// TestTrendSweeps: a sweep's series in a history is its searches' rates,
+// a session each, and it has no p99 series.
+func TestTrendSweeps(t *testing.T) {
+	var sessions []TrendSession
+	for i, scale := range []float64{1, 1, 1.1} {
+		id := fmt.Sprintf("2026-12-0%d-sweep", i+1)
+		rows, meta := sweepSession(id, map[string]float64{"nginx": scale})
+		sessions = append(sessions, TrendSession{Machine: meta.Machine.Label, ID: id, Started: rows[0].Started.AddDate(0, 0, i), rows: rows})
+	}
+	tr, err := Trend(sessions, TrendOptions{Scenario: Globs{"mix-http-sweep"}, Proxy: []string{"nginx"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Series) != 1 {
+		t.Fatalf("Trend has %d series; want nginx's sustainable rate alone", len(tr.Series))
+	}
+	s := tr.Series[0]
+	if s.Metric != MetricThroughput || len(s.Runs) != 3 || len(s.Runs[0]) != 3 || s.Runs[0][1] != 7.75 || s.Unit != string(results.KReqs) {
+		t.Errorf("nginx's series = %s in %s, runs %v; want its rates, 7.75k/s in rep 2, in three sessions of three", s.Metric, s.Unit, s.Runs)
+	}
+}
+
+// TestSweepChartSVG: the structure of the chart of the generated
+// session's first mix-http searches of no proxy, haproxy and tinyproxy
+// (which found no rate), its elements with their classes, colours and
+// titles, and its texts at their places rounded to a point.
+func TestSweepChartSVG(t *testing.T) {
+	rows, files := readSweepSession(t)
+	rows = slices.DeleteFunc(rows, func(r results.Row) bool {
+		return r.Mode != results.MixHTTP || r.Rep != 1 || !slices.Contains([]string{"no proxy", "haproxy", "tinyproxy"}, r.Proxy)
+	})
+	tables, err := Tables(rows, Options{Files: files})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb := tables[0]
+	if tb.Kind != kindSweep || tb.Sweep == nil {
+		t.Fatalf("the first table is %s of %s, its bounds %v; want the Sustainable rate with its bounds", tb.Kind, tb.Family, tb.Sweep)
+	}
+	svg, ok, err := sweepChart(tb, tb.Rows[0], tb.Sweep, newPalette(tables))
+	if err != nil || !ok {
+		t.Fatalf("sweepChart(%s) = %v, %v", tb.Rows[0].Label, ok, err)
+	}
+	structure := svgStructure(t, svg)
+	golden.Check(t, filepath.Join("testdata", "golden", "chart-sweep.txt"), structure)
+	// a point a step with a latency, p99 and p50, each titled; a line a
+	// column and percentile, and the bound's
+	steps, cols := 0, 0
+	for _, c := range tb.Rows[0].Cells {
+		for _, s := range c.Searches {
+			steps += len(s.Steps)
+		}
+		if len(c.Searches) > 0 {
+			cols++
+		}
+	}
+	points := strings.Count(string(svg), `<g class="point"`)
+	lines := strings.Count(string(svg), `<g class="line"`)
+	if points != 2*steps || lines != 2*cols+1 {
+		t.Errorf("the chart has %d points and %d lines; want %d (p99 and p50 of %d steps) and %d (two of %d columns, and the bound)", points, lines, 2*steps, steps, 2*cols+1, cols)
+	}
+	for _, want := range []string{"p99 bound, 50 ms", "offered, k req/s", "latency, ms", "no proxy"} {
+		if !bytes.Contains(structure, []byte(want)) {
+			t.Errorf("the chart lacks the text %q", want)
+		}
+	}
+}
+
+// TestSweepPageLayout opens the page of the generated sweep session in
+// Chromium, as wide as a desktop's window and as a phone's, and checks
+// its charts as the other pages' (chromium.CheckLayout): the
+// Sustainable rate's bar chart and a chart of each mode's steps, every
+// point titled, no text outside its chart nor over another, each column
+// one colour.
+func TestSweepPageLayout(t *testing.T) {
+	rows, files := readSweepSession(t)
+	var b bytes.Buffer
+	if err := Render(&b, rows, Options{Format: FormatHTML, Files: files}); err != nil {
+		t.Fatal(err)
+	}
+	page := b.Bytes()
+	if n := bytes.Count(page, []byte(`<figure class="`+classSweep+`">`)); n != 2 {
+		t.Errorf("the page has %d sweep charts; want 2, mix-http's and mix-relay's", n)
+	}
+	if bytes.Contains(page, []byte("No per-second series")) {
+		t.Errorf("the page says the sweeps have no time series; a sweep's steps have their own chart")
+	}
+	tables, err := Tables(rows, Options{Files: files})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chromium.CheckPage(t, page, "sweep-page", 1, 0, 0)
+	for _, width := range []int{1400, 420} {
+		chromium.CheckLayout(t, page, fmt.Sprintf("sweep-page-%d", width), width, barCount(tables))
+	}
+}
