@@ -608,18 +608,23 @@ func (s *Session) measure(ctx context.Context, r RunSpec, st *started, dir strin
 		r.Scenario.Load.Warmup, itself, warmup = warmup, warmup, 0
 	}
 	if warmup > 0 {
-		if _, _, err := s.load(ctx, r, target, warmup, filepath.Join(dir, "warmup")); err != nil {
+		if _, _, err := s.load(ctx, r, target, warmup, filepath.Join(dir, "warmup"), nil); err != nil {
 			return x, fmt.Errorf("warm-up: %w", err)
 		}
 	}
 	// The sampler's first and last polls of the threads go inside the
-	// tool's window: bench mix's starts after its own warm-up.
-	plan := host.Plan{Warmup: itself, Length: time.Duration(method.Window)}
+	// tool's window: bench mix's starts after its own warm-up, which
+	// begins once its connections are open, as it says (MixOpened).
+	plan := host.Plan{Warmup: itself, Length: time.Duration(method.Window), Deferred: scenarios.WarmsUp(r.Scenario)}
 	sampler, err := s.host.StartSampling(plan)
 	if err != nil {
 		return x, err
 	}
-	m, ended, loadErr := s.load(ctx, r, target, plan.Length, filepath.Join(dir, "load"))
+	var opened func(time.Time)
+	if plan.Deferred {
+		opened = sampler.Begin
+	}
+	m, ended, loadErr := s.load(ctx, r, target, plan.Length, filepath.Join(dir, "load"), opened)
 	if loadErr != nil {
 		sampler.Stop()
 		return x, loadErr
@@ -738,7 +743,7 @@ func readyProbes(addrs []string) []string {
 // load runs the scenario's load tool in the client namespace for window
 // and parses what it printed, returning also when it exited. The tool's
 // output is kept in dir.
-func (s *Session) load(ctx context.Context, r RunSpec, t scenarios.Target, window time.Duration, dir string) (m scenarios.Measurement, ended time.Time, err error) {
+func (s *Session) load(ctx context.Context, r RunSpec, t scenarios.Target, window time.Duration, dir string, opened func(time.Time)) (m scenarios.Measurement, ended time.Time, err error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return m, ended, err
 	}
@@ -756,6 +761,14 @@ func (s *Session) load(ctx context.Context, r RunSpec, t scenarios.Target, windo
 		}
 	}
 	var out bytes.Buffer
+	var stdout io.Writer = &out
+	if opened != nil {
+		stdout = &firstLine{w: &out, line: func(l []byte) {
+			if o, ok := scenarios.ParseMixOpened(l); ok {
+				opened(o.Start)
+			}
+		}}
+	}
 	grace := inv.Grace
 	if grace <= 0 {
 		grace = 10 * time.Second
@@ -763,7 +776,7 @@ func (s *Session) load(ctx context.Context, r RunSpec, t scenarios.Target, windo
 	lctx, cancel := context.WithTimeout(ctx, window+grace)
 	defer cancel()
 	runErr := s.host.Run(lctx, host.RoleClient, host.ProcSpec{
-		Argv: inv.Argv, Dir: dir, Env: inv.Env, Stdout: &out,
+		Argv: inv.Argv, Dir: dir, Env: inv.Env, Stdout: stdout,
 		Log: filepath.Join(dir, drv.Tool()+".log"),
 	})
 	ended = time.Now()
@@ -830,4 +843,25 @@ func (s *Session) Close() error {
 	}
 	errs = append(errs, s.csv.Close())
 	return errors.Join(errs...)
+}
+
+// firstLine passes what is written to w on, and the first line of it,
+// once whole, to line: bench mix's line that its connections are open.
+type firstLine struct {
+	w    io.Writer
+	buf  []byte
+	done bool
+	line func([]byte)
+}
+
+func (f *firstLine) Write(p []byte) (int, error) {
+	if !f.done {
+		f.buf = append(f.buf, p...)
+		if i := bytes.IndexByte(f.buf, '\n'); i >= 0 {
+			f.done = true
+			f.line(f.buf[:i])
+			f.buf = nil
+		}
+	}
+	return f.w.Write(p)
 }

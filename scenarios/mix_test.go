@@ -183,3 +183,27 @@ func TestMixParse(t *testing.T) {
 		}
 	}
 }
+
+// TestMixOpened: bench mix's line that its connections are open reads
+// back as its start, no other line does, and the report after it is
+// what the driver parses.
+func TestMixOpened(t *testing.T) {
+	start := time.Date(2026, 12, 2, 1, 0, 50, 886805901, time.UTC)
+	line, err := json.Marshal(MixOpened{Start: start})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, ok := ParseMixOpened(line); !ok || !o.Start.Equal(start) {
+		t.Errorf("ParseMixOpened(%s) = %v, %v; want %v", line, o.Start, ok, start)
+	}
+	for _, other := range []string{`{"mode":"relay","exchanges":5}`, `{"opened":""}`, `opened`, ``} {
+		if o, ok := ParseMixOpened([]byte(other)); ok {
+			t.Errorf("ParseMixOpened(%q) = %v; want no opening", other, o)
+		}
+	}
+	report := `{"mode":"relay","exchanges":5,"started":"2026-12-02T01:00:51Z","seconds":1,"due":5}`
+	m, err := Mix{}.Parse([]byte(string(line) + "\n" + report + "\n"))
+	if err != nil || m.Requests != 5 || m.Seconds != 1 {
+		t.Errorf("Parse of the opening and the report = %+v, %v; want the report's 5 exchanges in 1 s", m, err)
+	}
+}

@@ -133,8 +133,10 @@ func cmdMix(stdout, stderr io.Writer, args []string) error {
 		}
 		return errors.Join(err, st.Close())
 	}
+	// the line a session plans its sampler's polls by
+	opened := func(o scenarios.MixOpened) { mix.WriteOpened(stdout, o) }
 	if n == 1 {
-		r, err := mix.Run(ctx, c)
+		r, err := mix.Run(ctx, c, opened)
 		if err != nil {
 			return err
 		}
@@ -144,7 +146,7 @@ func cmdMix(stdout, stderr io.Writer, args []string) error {
 	if err != nil {
 		return err
 	}
-	r, err := mix.RunProcs(ctx, exe, append([]string{"mix"}, args...), n, stderr)
+	r, err := mix.RunProcs(ctx, exe, append([]string{"mix"}, args...), n, stderr, opened)
 	if err != nil {
 		return err
 	}

@@ -37,9 +37,14 @@ func config(mode Mode, proxy, origin string) Config {
 
 func run(t *testing.T, c Config) scenarios.MixResult {
 	t.Helper()
-	r, err := Run(context.Background(), c)
+	var opened []time.Time
+	r, err := Run(context.Background(), c, func(o scenarios.MixOpened) { opened = append(opened, o.Start) })
 	if err != nil {
 		t.Fatal(err)
+	}
+	// told once, when the connections were open: the window a warm-up on
+	if len(opened) != 1 || !r.Started.Equal(opened[0].Add(c.Warmup)) {
+		t.Errorf("opened at %v, the window started at %v after a %v warm-up; want one opening, the warm-up before the window", opened, r.Started, c.Warmup)
 	}
 	t.Logf("%s: %d exchanges, %d bytes in %.3fs, opened %d in %.3fs, errors %+v, p50 %.2f ms p99 %.2f ms p99.9 %.2f ms",
 		r.Mode, r.Exchanges, r.Bytes, r.Seconds, r.Conns, r.OpenSeconds, r.Errors, r.P50Ms, r.P99Ms, r.P999Ms)

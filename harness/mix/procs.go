@@ -94,15 +94,27 @@ func CheckSplit(c Config, n int) error {
 	return nil
 }
 
-// Run runs the mix c in this process: opens its connections, then the
-// warmup and the window.
-func Run(ctx context.Context, c Config) (scenarios.MixResult, error) {
+// Run runs the mix c in this process: opens its connections, tells
+// opened (when not nil) when the warm-up begins, then runs the warm-up
+// and the window.
+func Run(ctx context.Context, c Config, opened func(scenarios.MixOpened)) (scenarios.MixResult, error) {
 	m, err := New(c)
 	if err != nil {
 		return scenarios.MixResult{}, err
 	}
 	m.Open(ctx)
-	return m.Run(ctx), nil
+	start := time.Now()
+	if opened != nil {
+		opened(scenarios.MixOpened{Start: start})
+	}
+	return m.RunFrom(ctx, start), nil
+}
+
+// WriteOpened writes o as one line of JSON, before the report.
+func WriteOpened(w io.Writer, o scenarios.MixOpened) {
+	if b, err := json.Marshal(o); err == nil {
+		fmt.Fprintf(w, "%s\n", b)
+	}
 }
 
 // The split protocol: a worker prints workerReady on its standard output
@@ -280,12 +292,15 @@ func StartProcs(ctx context.Context, exe string, argv []string, n int, stderr io
 // RunProcs runs the mix over n processes of exe (StartProcs): they open
 // their connections, start together from one time once all are open, and
 // their results are merged.
-func RunProcs(ctx context.Context, exe string, argv []string, n int, stderr io.Writer) (scenarios.MixResult, error) {
+func RunProcs(ctx context.Context, exe string, argv []string, n int, stderr io.Writer, opened func(scenarios.MixOpened)) (scenarios.MixResult, error) {
 	p, err := StartProcs(ctx, exe, argv, n, stderr)
 	if err != nil {
 		return scenarios.MixResult{}, err
 	}
 	start := time.Now().Add(startDelay)
+	if opened != nil {
+		opened(scenarios.MixOpened{Start: start})
+	}
 	r, err := p.send(func(int) string { return fmt.Sprintf("%s %d", workerGo, start.UnixNano()) })
 	if err != nil {
 		p.stop()
