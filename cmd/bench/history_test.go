@@ -14,7 +14,7 @@ import (
 )
 
 // referenceSession is the session the repository keeps under data/.
-const referenceSession = "../../data/xeon-2-cpus-2026-11-30.csv"
+const referenceSession = "../../data/epyc-2-cpus-2026-12-02.csv"
 
 // historyFixture writes a session in a folder of its own, as bench run
 // leaves one: the reference session's first runs, its metadata with a
@@ -90,19 +90,19 @@ func TestHistoryAdd(t *testing.T) {
 	if status != exitOK {
 		t.Fatalf("bench history add: exit %d; want 0\n%s", status, stderr)
 	}
-	dest := filepath.Join(root, "xeon-2-cpus", "2026-11-30-2026-11-30")
+	dest := filepath.Join(root, "epyc-2-cpus", "2026-12-02-2026-12-02")
 	if want := "filed " + dest + "\n"; stdout != want {
 		t.Errorf("bench history add printed %q; want %q", stdout, want)
 	}
 	name := filepath.Base(csv)
 	want := strings.Join([]string{
 		". drwxr-xr-x",
-		"history.json",
 		name,
 		name + ".meta.json",
-		"xeon-2-cpus-2026-11-30.html",
-		"xeon-2-cpus-2026-11-30.runs",
-		"xeon-2-cpus-2026-11-30.runs/0001-no-proxy-http-ka-1k-1.load.wrk.out",
+		"epyc-2-cpus-2026-12-02.html",
+		"epyc-2-cpus-2026-12-02.runs",
+		"epyc-2-cpus-2026-12-02.runs/0001-no-proxy-http-ka-1k-1.load.wrk.out",
+		"history.json",
 	}, "\n")
 	var got []string
 	for _, l := range strings.Split(strings.TrimSpace(listing(t, dest)), "\n") {
@@ -141,7 +141,7 @@ func TestHistoryAddRefused(t *testing.T) {
 	if status, _, stderr := historyAdd(root, csv); status != exitOK {
 		t.Fatalf("bench history add: exit %d; want 0\n%s", status, stderr)
 	}
-	dest := filepath.Join(root, "xeon-2-cpus", "2026-11-30-2026-11-30")
+	dest := filepath.Join(root, "epyc-2-cpus", "2026-12-02-2026-12-02")
 
 	dir := filepath.Dir(csv)
 	text := readFile(t, csv)

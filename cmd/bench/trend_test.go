@@ -112,13 +112,13 @@ func TestTrendNarrow(t *testing.T) {
 	}{
 		// the relay scenarios alone
 		{"scenario", []string{"--scenario", "relay-*"}, []string{"relay-stream1 haproxy"}},
-		// nginx and squid
-		{"proxy", []string{"--proxy", "nginx,squid"}, []string{"connect-ka-1k squid", "http-ka-1k nginx"}},
+		// nginx and dante
+		{"proxy", []string{"--proxy", "nginx,dante"}, []string{"socks-ka-1k dante", "http-ka-1k nginx"}},
 		// from March: the slide is before it, and with too few sessions
 		// before the steps they are still found
-		{"since", []string{"--since", "2026-03-01"}, []string{"connect-ka-1k squid", "relay-stream1 haproxy", "http-ka-1k nginx"}},
+		{"since", []string{"--since", "2026-03-01"}, []string{"relay-stream1 haproxy", "socks-ka-1k dante", "http-ka-1k nginx"}},
 		// the machine by its folder's glob
-		{"machine", []string{"--machine", "xeon-*", "--scenario", "http-ka-1k"}, []string{"http-ka-1k nginx", "http-ka-1k haproxy"}},
+		{"machine", []string{"--machine", "epyc-*", "--scenario", "http-ka-1k"}, []string{"http-ka-1k nginx", "http-ka-1k haproxy"}},
 		// a machine the history does not have
 		{"other machine", []string{"--machine", "arm*"}, nil},
 	}

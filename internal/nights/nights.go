@@ -218,7 +218,7 @@ var (
 	SteppedCells = []results.Cell{
 		{Proxy: "nginx", Mode: results.HTTP, Load: "ka-1k"},
 		{Proxy: "haproxy", Mode: results.Relay, Load: "stream1"},
-		{Proxy: "squid", Mode: results.Connect, Load: "ka-1k"},
+		{Proxy: "dante", Mode: results.Socks, Load: "ka-1k"},
 	}
 	SlidCell = results.Cell{Proxy: "haproxy", Mode: results.HTTP, Load: "ka-1k"}
 )
