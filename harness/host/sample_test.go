@@ -545,3 +545,36 @@ func TestSamplerThreadBornInWindow(t *testing.T) {
 		t.Errorf("Bound = %q with a saturated proxy thread; want proxy", smp.Bound)
 	}
 }
+
+// The proxy's pipes are counted by inode, each once however many of its
+// descriptors hold it (both ends, a copy far above the others), as
+// os.Readlink reads them; less those it held when it became ready.
+func TestProxyPipes(t *testing.T) {
+	h := newTestHost(t)
+	startHelper(t, h, RoleProxy, "pipes", "7")
+	pids := h.PIDs(RoleProxy)
+	want := map[string]bool{}
+	for _, pid := range pids {
+		dir := "/proc/" + strconv.Itoa(pid) + "/fd/"
+		names, err := readDirNames(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range names {
+			if link, err := os.Readlink(dir + n); err == nil && strings.HasPrefix(link, "pipe:") {
+				want[link] = true
+			}
+		}
+	}
+	// 7 of its own, and its standard output's and error's.
+	if len(want) < 7 {
+		t.Fatalf("the helper holds %d pipes; want 7 at least", len(want))
+	}
+	if got := len(h.proxyPipes(pids, true, make([]byte, dirBufSize))); got != len(want) {
+		t.Errorf("%d pipes counted; os.Readlink finds %d", got, len(want))
+	}
+	h.ProxyReady()
+	if got := len(h.proxyPipes(pids, true, make([]byte, dirBufSize))); got != 0 {
+		t.Errorf("%d pipes counted beyond those held when ready; want 0", got)
+	}
+}

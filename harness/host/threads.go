@@ -26,9 +26,9 @@ import (
 // processes (/proc/PID/fd), other than those it held when it became
 // ready (its own wake-ups; see Host.ProxyReady), once a window, at its
 // last poll: a readlink a descriptor, 4000 of them with 3proxy under the
-// 2000-connection loads. The kernel counts no other trace of splice() per
-// process: /proc/PID/io leaves it out, as it does the send() and recv() a
-// copying proxy uses.
+// 2000-connection loads (see eachLink). The kernel counts no other trace
+// of splice() per process: /proc/PID/io leaves it out, as it does the
+// send() and recv() a copying proxy uses.
 
 // maxReadSpan is the longest a reading may take and still be stamped
 // with its time: a read of schedstat or /proc/stat takes microseconds, so
@@ -296,12 +296,8 @@ func (h *Host) proxyPipes(pids []int, notNoted bool, dents []byte) map[uint64]bo
 		if err != nil {
 			continue // gone meanwhile
 		}
-		_ = eachEntry(dir, dents, func(fd []byte) {
-			n, err := readlinkAt(dir, fd[:len(fd)+1], buf[:])
-			if err != nil {
-				return
-			}
-			ino, ok := pipeInode(buf[:n])
+		_ = eachLink(dir, buf[:], dents, func(link []byte) {
+			ino, ok := pipeInode(link)
 			if ok && !(notNoted && own[ino]) {
 				found[ino] = true
 			}
