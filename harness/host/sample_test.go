@@ -3,6 +3,7 @@ package host
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -543,6 +544,74 @@ func TestSamplerThreadBornInWindow(t *testing.T) {
 	}
 	if ran >= 0.95 && smp.Bound != results.BoundProxy {
 		t.Errorf("Bound = %q with a saturated proxy thread; want proxy", smp.Bound)
+	}
+}
+
+// Where taskstats does not answer, the sampler reads the threads'
+// schedstat files and observes the same: two samplers of the same
+// processes at once, one each way, find the same threads with the same
+// roles and processes, and their readings of a thread, in the order the
+// polls made them (the first through schedstat, then through taskstats,
+// the last likewise), read a time on a CPU that never goes back.
+func TestSamplerSchedstatAsTaskstats(t *testing.T) {
+	h := newTestHost(t)
+	startHelper(t, h, RoleProxy, "threads", "50")
+	startHelper(t, h, RoleOrigin, "sleep")
+	for deadline := time.Now().Add(10 * time.Second); threads(h, RoleProxy) < 50; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the proxy has %d threads; want 50", threads(h, RoleProxy))
+		}
+	}
+	schedstatOnly = true
+	viaSchedstat, err := h.StartSampling(Plan{})
+	schedstatOnly = false
+	if err != nil {
+		t.Fatal(err)
+	}
+	viaTaskstats, err := h.StartSampling(Plan{})
+	if err != nil {
+		viaSchedstat.Stop()
+		t.Fatal(err)
+	}
+	if viaSchedstat.ts != nil || viaTaskstats.ts == nil {
+		t.Fatalf("samplers read through taskstats: %v, %v; want false, true (as root)", viaSchedstat.ts != nil, viaTaskstats.ts != nil)
+	}
+	time.Sleep(threadPeriod / 2) // the first and last polls only
+	wa, errA := viaSchedstat.Stop()
+	wb, errB := viaTaskstats.Stop()
+	if errA != nil || errB != nil {
+		t.Fatal(errA, errB)
+	}
+	a, b := viaSchedstat.threads, viaTaskstats.threads
+	if len(a) != len(b) || len(wa.Threads) != len(wb.Threads) {
+		t.Errorf("%d threads (%d in the window) through schedstat, %d (%d) through taskstats", len(a), len(wa.Threads), len(b), len(wb.Threads))
+	}
+	compared := 0
+	for tid, ta := range a {
+		tb := b[tid]
+		if tb == nil {
+			t.Errorf("thread %d (%s, process %d) read through schedstat only", tid, ta.role, ta.pid)
+			continue
+		}
+		if ta.role != tb.role || ta.pid != tb.pid {
+			t.Errorf("thread %d: %s of process %d through schedstat, %s of %d through taskstats", tid, ta.role, ta.pid, tb.role, tb.pid)
+		}
+		if len(ta.obs) != 2 || len(tb.obs) != 2 {
+			t.Logf("thread %d: %d and %d readings", tid, len(ta.obs), len(tb.obs))
+			continue // a reading left out, as it took too long
+		}
+		compared++
+		if ns := []uint64{ta.obs[0].ns, tb.obs[0].ns, ta.obs[1].ns, tb.obs[1].ns}; !slices.IsSorted(ns) {
+			t.Errorf("thread %d read %v ns on a CPU by the polls in turn; want them in order", tid, ns)
+		}
+	}
+	for tid, tb := range b {
+		if a[tid] == nil {
+			t.Errorf("thread %d (%s, process %d) read through taskstats only", tid, tb.role, tb.pid)
+		}
+	}
+	if compared < len(a)/2 {
+		t.Errorf("%d of %d threads read at both polls both ways; want most", compared, len(a))
 	}
 }
 
