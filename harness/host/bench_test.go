@@ -25,18 +25,22 @@ func cpuTime(b *testing.B) time.Duration {
 // process (%cpu-process, with the Go runtime's own upkeep). In "helpers"
 // each role runs a helper process (a Go program: 5 to 10 threads); in
 // "proxy-2000-threads" the proxy's holds 2000 threads and 4000 sockets,
-// as 3proxy does with the 2000-connection loads (a thread a connection).
+// as 3proxy does with the 2000-connection loads (a thread a connection),
+// its threads read through taskstats (as root); "-schedstat" reads them
+// as where taskstats does not answer, through their schedstat files.
 // The window is planned as a session plans it, and every poll the
 // schedule makes is checked to have been made: the window's first and
 // last, and one at least every third of the window.
-// go test -run XXX -bench Sampler ./harness/host/
+// go test -run XXX -bench Sampler -benchtime 1x ./harness/host/
 func BenchmarkSampler(b *testing.B) {
 	for _, c := range []struct {
-		name  string
-		proxy []string
+		name      string
+		proxy     []string
+		schedstat bool
 	}{
-		{"helpers", helperArgv("sleep")},
-		{"proxy-2000-threads", helperArgv("threads", "2000")},
+		{"helpers", helperArgv("sleep"), false},
+		{"proxy-2000-threads", helperArgv("threads", "2000"), false},
+		{"proxy-2000-threads-schedstat", helperArgv("threads", "2000"), true},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			h := newTestHost(b)
@@ -61,6 +65,15 @@ func BenchmarkSampler(b *testing.B) {
 					b.Fatalf("the proxy has %d threads; want %d", threads(h, RoleProxy), want)
 				}
 			}
+			if !c.schedstat {
+				ts, err := openTaskstats()
+				if err != nil {
+					b.Skipf("taskstats does not answer here (%v): the -schedstat case measures what the sampler does", err)
+				}
+				ts.close()
+			}
+			schedstatOnly = c.schedstat
+			defer func() { schedstatOnly = false }()
 			benchmarkSampler(b, h)
 			b.ReportMetric(float64(threads(h, RoleProxy)), "proxy-threads")
 		})

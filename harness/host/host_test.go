@@ -135,6 +135,24 @@ func TestHelperProcess(t *testing.T) {
 		}
 		fmt.Println("ready")
 		time.Sleep(time.Hour)
+	case "pipes": // args[1] pipes, one end of the first also at descriptor 5000, and as many socket pairs
+		n, _ := strconv.Atoi(args[1])
+		for i := 0; i < n; i++ {
+			var p [2]int
+			if err := syscall.Pipe(p[:]); err != nil {
+				fmt.Println(err)
+				os.Exit(1)
+			}
+			if i == 0 {
+				syscall.Dup2(p[0], 5000)
+			}
+			if _, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0); err != nil {
+				fmt.Println(err)
+				os.Exit(1)
+			}
+		}
+		fmt.Println("ready")
+		time.Sleep(time.Hour)
 	case "session": // a session that is then killed: host up, a process in each role
 		h, err := New(Config{Prefix: args[1], Layout: testLayout(t)})
 		if err != nil {

@@ -83,6 +83,67 @@ func TestReadlinkAtPipe(t *testing.T) {
 	}
 }
 
+// eachLink reads the link of every descriptor of a process, as
+// os.Readlink reads them: by number in turn, and through the listing for
+// those numbered far above the count.
+func TestEachLink(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		high bool // a descriptor numbered far above the count
+	}{
+		// The process's descriptors as they are.
+		{"dense", false},
+		// One more at 10000, past twice the count and 64.
+		{"far apart", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r, w, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			defer w.Close()
+			if c.high {
+				if err := unix.Dup2(int(r.Fd()), 10000); err != nil {
+					t.Fatal(err)
+				}
+				defer unix.Close(10000)
+			}
+			dir, err := openProcDir(os.Getpid(), "fd")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer unix.Close(dir)
+			// What os.Readlink reads for each descriptor, but dir's own.
+			names, err := readDirNames("/proc/self/fd")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want []string
+			for _, n := range names {
+				if n == strconv.Itoa(dir) {
+					continue
+				}
+				if link, err := os.Readlink("/proc/self/fd/" + n); err == nil {
+					want = append(want, link)
+				}
+			}
+			var got []string
+			var buf [64]byte
+			if err := eachLink(dir, buf[:], make([]byte, dirBufSize), func(link []byte) { got = append(got, string(link)) }); err != nil {
+				t.Fatal(err)
+			}
+			got = slices.DeleteFunc(got, func(l string) bool { return strings.HasSuffix(l, "/fd") }) // dir itself, and the listing's
+			want = slices.DeleteFunc(want, func(l string) bool { return strings.HasSuffix(l, "/fd") })
+			slices.Sort(got)
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				t.Errorf("eachLink read %q; want %q", got, want)
+			}
+		})
+	}
+}
+
 func TestParseUint(t *testing.T) {
 	for _, c := range []struct {
 		in   string

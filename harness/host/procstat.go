@@ -3,7 +3,6 @@ package host
 import (
 	"bytes"
 	"fmt"
-	"strconv"
 	"time"
 )
 
@@ -49,7 +48,7 @@ func (s *Sampler) readStat() (cpuSnap, error) {
 // parseStatBusy adds, for each "cpuN" line of /proc/stat whose N is in
 // index, the CPU's busy ticks (user+nice+system+irq+softirq+steal; guest
 // time is already in user) into busy[index[N]]. Every CPU of index must
-// be there.
+// be there. It allocates nothing.
 func parseStatBusy(b []byte, index map[int]int, busy []uint64) error {
 	found := 0
 	for len(b) > 0 {
@@ -65,23 +64,25 @@ func parseStatBusy(b []byte, index map[int]int, busy []uint64) error {
 			}
 			continue
 		}
-		fields := bytes.Fields(line[3:])
-		cpu, err := strconv.Atoi(string(fields[0]))
-		if err != nil {
+		cpu, n := parseUint(line[3:])
+		if n == 0 || n < len(line)-3 && line[3+n] != ' ' {
 			return fmt.Errorf("/proc/stat: %q: bad CPU number", line)
 		}
-		i, ok := index[cpu]
+		i, ok := index[int(cpu)]
 		if !ok {
 			continue
 		}
-		if len(fields) < 9 {
-			return fmt.Errorf("/proc/stat: %q: want 8 times at least", line)
-		}
 		var v [8]uint64
+		rest := line[3+n:]
 		for k := range v {
-			if v[k], err = strconv.ParseUint(string(fields[k+1]), 10, 64); err != nil {
-				return fmt.Errorf("/proc/stat: %q: %w", line, err)
+			rest = bytes.TrimLeft(rest, " ")
+			if len(rest) == 0 {
+				return fmt.Errorf("/proc/stat: %q: want 8 times at least", line)
 			}
+			if v[k], n = parseUint(rest); n == 0 || n < len(rest) && rest[n] != ' ' {
+				return fmt.Errorf("/proc/stat: %q: time %d is not a number", line, k+1)
+			}
+			rest = rest[n:]
 		}
 		// user nice system idle iowait irq softirq steal
 		busy[i] = v[0] + v[1] + v[2] + v[5] + v[6] + v[7]

@@ -42,7 +42,7 @@ const threadPeriod = time.Second
 // pollBudget is the share of a CPU the polls between the window's first
 // and last may take: a poll of many threads (3proxy, a thread a
 // connection, holds 2000 threads under the 2000-connection loads; a poll
-// of them takes about 4 ms of a CPU here) puts the next one off until
+// of them takes 5 to 8 ms of a CPU here) puts the next one off until
 // its cost is that share of the time since, rather than threadPeriod,
 // and at most a third of the window. See BenchmarkSampler.
 const pollBudget = 0.002
@@ -167,8 +167,11 @@ type Sampler struct {
 	// each round, and stops once finished is set.
 	mu       sync.Mutex
 	finished bool
-	polls    []time.Time // when each poll of the threads began
-	threads  map[int]*threadRec
+	polls    []time.Time        // when each poll of the threads began
+	threads  map[int]*threadRec // by TID
+	order    []*threadRec       // in the order first seen
+	recs     []threadRec        // where the next threads' records go (see newThread)
+	obsChunk []threadObs
 	procs    map[int]*procRec
 	pipes    []pipeObs
 	open     int           // descriptors kept open
@@ -176,7 +179,16 @@ type Sampler struct {
 	// The polls' buffers: a directory's listing, a path relative to
 	// it, a schedstat file, a thread's stat.
 	dents, path, buf, line []byte
-	once                   sync.Once
+	// ts reads the threads through taskstats, nil where the kernel
+	// does not (see openTaskstats): then their schedstat files are.
+	// Its polls' buffers: the threads first seen (fresh), a batch of
+	// known threads, their TIDs and the answers.
+	ts      *taskstatsConn
+	fresh   []freshThread
+	batch   []*threadRec
+	tids    []int
+	answers []taskReading
+	once    sync.Once
 }
 
 // StartSampling starts observing a window: it reads /proc/stat now and
@@ -203,6 +215,11 @@ func (h *Host) StartSampling(plan Plan) (*Sampler, error) {
 		if s.cpuStat, err = os.Open(h.cgroups.cpuStat); err != nil {
 			s.stat.Close()
 			return nil, fmt.Errorf("open the proxy's cpu.stat: %w", err)
+		}
+	}
+	if !schedstatOnly {
+		if s.ts, err = openTaskstats(); err == nil {
+			s.answers = make([]taskReading, taskstatsBatch)
 		}
 	}
 	up, now, err := uptime()
@@ -240,6 +257,10 @@ func (s *Sampler) Begin(at time.Time) {
 		s.planned = at.Add(s.plan.Warmup)
 	}
 }
+
+// schedstatOnly, when set (by the tests), makes the samplers started
+// since read the threads' schedstat files where taskstats would answer.
+var schedstatOnly bool
 
 // charged runs f on this goroutine's thread and charges its CPU time to
 // the sampler.
@@ -489,7 +510,8 @@ func (s *Sampler) closeFiles() {
 	if s.cpuStat != nil {
 		s.cpuStat.Close()
 	}
-	for _, t := range s.threads {
+	s.ts.close()
+	for _, t := range s.order {
 		if t.fd >= 0 {
 			unix.Close(t.fd)
 			t.fd = -1
@@ -527,7 +549,7 @@ func (s *Sampler) window(snaps []cpuSnap, lo, hi time.Time) Window {
 			w.Polls = append(w.Polls, p)
 		}
 	}
-	for _, t := range s.threads {
+	for _, t := range s.order {
 		th := Thread{Role: t.role}
 		for _, o := range t.obs {
 			if inside(o.t) {

@@ -3,6 +3,7 @@ package host
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -598,5 +599,106 @@ func TestSamplerDeferredWindow(t *testing.T) {
 	}
 	if len(w.Polls) != 0 {
 		t.Errorf("a window never begun polled the threads at %v; want no poll", offsets(w.Polls, w.From))
+	}
+}
+
+// Where taskstats does not answer, the sampler reads the threads'
+// schedstat files and observes the same: two samplers of the same
+// processes at once, one each way, find the same threads with the same
+// roles and processes, and their readings of a thread, in the order the
+// polls made them (the first through schedstat, then through taskstats,
+// the last likewise), read a time on a CPU that never goes back.
+func TestSamplerSchedstatAsTaskstats(t *testing.T) {
+	h := newTestHost(t)
+	startHelper(t, h, RoleProxy, "threads", "50")
+	startHelper(t, h, RoleOrigin, "sleep")
+	for deadline := time.Now().Add(10 * time.Second); threads(h, RoleProxy) < 50; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the proxy has %d threads; want 50", threads(h, RoleProxy))
+		}
+	}
+	schedstatOnly = true
+	viaSchedstat, err := h.StartSampling(Plan{})
+	schedstatOnly = false
+	if err != nil {
+		t.Fatal(err)
+	}
+	viaTaskstats, err := h.StartSampling(Plan{})
+	if err != nil {
+		viaSchedstat.Stop()
+		t.Fatal(err)
+	}
+	if viaSchedstat.ts != nil || viaTaskstats.ts == nil {
+		t.Fatalf("samplers read through taskstats: %v, %v; want false, true (as root)", viaSchedstat.ts != nil, viaTaskstats.ts != nil)
+	}
+	time.Sleep(threadPeriod / 2) // the first and last polls only
+	wa, errA := viaSchedstat.Stop()
+	wb, errB := viaTaskstats.Stop()
+	if errA != nil || errB != nil {
+		t.Fatal(errA, errB)
+	}
+	a, b := viaSchedstat.threads, viaTaskstats.threads
+	if len(a) != len(b) || len(wa.Threads) != len(wb.Threads) {
+		t.Errorf("%d threads (%d in the window) through schedstat, %d (%d) through taskstats", len(a), len(wa.Threads), len(b), len(wb.Threads))
+	}
+	compared := 0
+	for tid, ta := range a {
+		tb := b[tid]
+		if tb == nil {
+			t.Errorf("thread %d (%s, process %d) read through schedstat only", tid, ta.role, ta.pid)
+			continue
+		}
+		if ta.role != tb.role || ta.pid != tb.pid {
+			t.Errorf("thread %d: %s of process %d through schedstat, %s of %d through taskstats", tid, ta.role, ta.pid, tb.role, tb.pid)
+		}
+		if len(ta.obs) != 2 || len(tb.obs) != 2 {
+			t.Logf("thread %d: %d and %d readings", tid, len(ta.obs), len(tb.obs))
+			continue // a reading left out, as it took too long
+		}
+		compared++
+		if ns := []uint64{ta.obs[0].ns, tb.obs[0].ns, ta.obs[1].ns, tb.obs[1].ns}; !slices.IsSorted(ns) {
+			t.Errorf("thread %d read %v ns on a CPU by the polls in turn; want them in order", tid, ns)
+		}
+	}
+	for tid, tb := range b {
+		if a[tid] == nil {
+			t.Errorf("thread %d (%s, process %d) read through taskstats only", tid, tb.role, tb.pid)
+		}
+	}
+	if compared < len(a)/2 {
+		t.Errorf("%d of %d threads read at both polls both ways; want most", compared, len(a))
+	}
+}
+
+// The proxy's pipes are counted by inode, each once however many of its
+// descriptors hold it (both ends, a copy far above the others), as
+// os.Readlink reads them; less those it held when it became ready.
+func TestProxyPipes(t *testing.T) {
+	h := newTestHost(t)
+	startHelper(t, h, RoleProxy, "pipes", "7")
+	pids := h.PIDs(RoleProxy)
+	want := map[string]bool{}
+	for _, pid := range pids {
+		dir := "/proc/" + strconv.Itoa(pid) + "/fd/"
+		names, err := readDirNames(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range names {
+			if link, err := os.Readlink(dir + n); err == nil && strings.HasPrefix(link, "pipe:") {
+				want[link] = true
+			}
+		}
+	}
+	// 7 of its own, and its standard output's and error's.
+	if len(want) < 7 {
+		t.Fatalf("the helper holds %d pipes; want 7 at least", len(want))
+	}
+	if got := len(h.proxyPipes(pids, true, make([]byte, dirBufSize))); got != len(want) {
+		t.Errorf("%d pipes counted; os.Readlink finds %d", got, len(want))
+	}
+	h.ProxyReady()
+	if got := len(h.proxyPipes(pids, true, make([]byte, dirBufSize))); got != 0 {
+		t.Errorf("%d pipes counted beyond those held when ready; want 0", got)
 	}
 }

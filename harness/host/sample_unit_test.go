@@ -26,6 +26,14 @@ func TestParseStatBusy(t *testing.T) {
 	if err := parseStatBusy([]byte("cpu0 1 2\n"), map[int]int{0: 0}, busy); err == nil {
 		t.Errorf("parseStatBusy of a short line = nil; want an error")
 	}
+	if err := parseStatBusy([]byte("cpu0 1 2 3 4 5 6 x 8\n"), map[int]int{0: 0}, busy); err == nil {
+		t.Errorf("parseStatBusy of a time not a number = nil; want an error")
+	}
+	// It runs every statPeriod: no garbage for the collector.
+	index := map[int]int{1: 0}
+	if n := testing.AllocsPerRun(100, func() { parseStatBusy(stat, index, busy) }); n > 0 {
+		t.Errorf("parseStatBusy allocates %v times; want none", n)
+	}
 }
 
 // BenchmarkProcStat measures one read and parse of /proc/stat, as the

@@ -12,12 +12,17 @@ import (
 //
 // Every thread of every process in the roles' cgroups is read at each
 // poll, so that threads that start or end inside the window are counted
-// too: its schedstat file through a descriptor kept open per thread, one
-// pread, stamped with the time it was read (a poll that waits for a CPU
-// halfway does not misplace the rest). A process's task directory is
-// listed only when its thread count (the directory's link count, one
-// fstat) changed or one of its known threads ended: a pool of threads
-// that lives through the window costs one pread a thread a poll.
+// too: through taskstats where the kernel answers it (taskstats.go),
+// taskstatsBatch threads a sendmsg, each batch's readings stamped with
+// the middle of the call that read them; else its schedstat file through
+// a descriptor kept open per thread, one pread, stamped with the time it
+// was read (a poll that waits for a CPU halfway does not misplace the
+// rest). Both read the kernel's count of the thread's time on a CPU
+// (sum_exec_runtime). A process's task directory is listed only when its
+// thread count (the directory's link count, one fstat) changed or one of
+// its known threads ended: a pool of threads that lives through the
+// window costs one reading a thread a poll, and no file opened a thread
+// through taskstats.
 //
 // Splicing: splice() moves data between two sockets through a pipe, so a
 // proxy that splices holds pipes (haproxy keeps a pool of them, 3proxy one
@@ -26,18 +31,19 @@ import (
 // processes (/proc/PID/fd), other than those it held when it became
 // ready (its own wake-ups; see Host.ProxyReady), once a window, at its
 // last poll: a readlink a descriptor, 4000 of them with 3proxy under the
-// 2000-connection loads. The kernel counts no other trace of splice() per
-// process: /proc/PID/io leaves it out, as it does the send() and recv() a
-// copying proxy uses.
+// 2000-connection loads (see eachLink). The kernel counts no other trace
+// of splice() per process: /proc/PID/io leaves it out, as it does the
+// send() and recv() a copying proxy uses.
 
 // maxReadSpan is the longest a reading may take and still be stamped
-// with its time: a read of schedstat or /proc/stat takes microseconds, so
-// one that took longer had its thread held off the CPU in the middle (by
-// the scheduler, or by the Go runtime stopping the world for its
-// collector while the harness's other threads wait for a CPU), and the
-// stamp, taken beside the read, may be off by that much. Such a reading
-// is left out: a poll that stamped a thread's reading 0.17 s late read a
-// saturated thread as 0.885.
+// with its time: a read of schedstat or /proc/stat takes microseconds,
+// and a batch of taskstats a few hundred, so one that took longer had
+// its thread held off the CPU in the middle (by the scheduler, or by the
+// Go runtime stopping the world for its collector while the harness's
+// other threads wait for a CPU), and the stamp, taken beside the read,
+// may be off by that much. Such a reading is left out: a poll that
+// stamped a thread's reading 0.17 s late read a saturated thread as
+// 0.885.
 const maxReadSpan = time.Millisecond
 
 // maxThreadFiles caps the descriptors the sampler keeps open; threads
@@ -55,9 +61,12 @@ type threadRec struct {
 	role Role
 	pid  int
 	tid  int
-	fd   int  // its schedstat file, kept open while it lives; -1 when not kept open (see maxThreadFiles) or once gone
-	gone bool // its file could not be read: it ended
+	fd   int  // its schedstat file, kept open while it lives; -1 when not kept open (see maxThreadFiles), read through taskstats, or once gone
+	gone bool // it could not be read: it ended
 	obs  []threadObs
+	// start is when it started, from its age in its first reading
+	// through taskstats; zero through schedstat.
+	start time.Time
 }
 
 // procRec is what the polls know of one process of the roles.
@@ -84,35 +93,146 @@ var pollHold func()
 // mu, or has the sampler to itself.
 func (s *Sampler) poll(kind pollKind) {
 	s.polls = append(s.polls, time.Now())
+	// The roles' processes, read once a poll: cgroup.procs is made by
+	// walking every thread of the cgroup (2000 of 3proxy's).
+	pids := make(map[Role][]int, len(roles))
+	for _, r := range roles {
+		pids[r] = s.h.PIDs(r)
+	}
 	if kind == lastPoll {
 		// First, at the window's edge, where it was planned.
-		s.pipes = append(s.pipes, pipeObs{time.Now(), len(s.h.proxyPipes(s.h.PIDs(RoleProxy), true, s.dents))})
+		s.pipes = append(s.pipes, pipeObs{time.Now(), len(s.h.proxyPipes(pids[RoleProxy], true, s.dents))})
 	}
-	// Known threads first: one pread each.
-	for _, t := range s.threads {
-		if t.fd < 0 {
-			continue
-		}
-		if o, sure, ok := s.readRuntime(t.fd); ok && !s.zombie(t, o) {
-			if sure {
-				t.obs = append(t.obs, o)
-			}
-			continue
-		}
-		unix.Close(t.fd)
-		t.fd, t.gone = -1, true
-		s.open--
-		if p := s.procs[t.pid]; p != nil {
-			p.stale = true
-		}
+	// Known threads first, so that a process one of whose threads ended
+	// is listed again below.
+	if s.ts != nil {
+		s.readKnownTaskstats()
+	} else {
+		s.readKnown()
 	}
 	if pollHold != nil {
 		pollHold()
 	}
+	s.fresh = s.fresh[:0]
 	for _, r := range roles {
-		for _, pid := range s.h.PIDs(r) {
+		for _, pid := range pids[r] {
 			s.pollTasks(r, pid, kind == firstPoll)
 		}
+	}
+	if s.ts != nil {
+		s.readFresh()
+	}
+}
+
+// readKnown reads the known threads whose schedstat file is kept open:
+// one pread each.
+func (s *Sampler) readKnown() {
+	for _, t := range s.order {
+		if t.fd < 0 {
+			continue
+		}
+		o, sure, ok := s.readRuntime(t.fd)
+		s.observe(t, o, sure, ok)
+	}
+}
+
+// readKnownTaskstats reads the known threads that live through
+// taskstats.
+func (s *Sampler) readKnownTaskstats() {
+	s.batch = s.batch[:0]
+	for _, t := range s.order {
+		if !t.gone {
+			s.batch = append(s.batch, t)
+		}
+	}
+	s.eachBatch(len(s.batch), func(i int) int { return s.batch[i].tid }, func(from int, answers []taskReading, stamp time.Time, span time.Duration) {
+		for k, r := range answers {
+			switch t := s.batch[from+k]; {
+			case r.err == unix.ESRCH:
+				s.observe(t, threadObs{}, false, false)
+			case r.err != nil:
+				// not answered: no reading
+			case !sameThread(t, r, stamp, span):
+				s.observe(t, threadObs{}, false, false) // its TID is another's now
+			case len(t.obs) > 0 && r.ns < t.obs[len(t.obs)-1].ns:
+				// Below the last reading: not a time on a CPU (a kernel
+				// whose taskstats counts it only with delay accounting
+				// on, turned off since): no reading.
+			default:
+				s.observe(t, threadObs{stamp, r.ns}, span <= maxReadSpan, true)
+			}
+		}
+	})
+}
+
+// readFresh reads the threads first seen at this poll (s.fresh) through
+// taskstats and follows those read within maxReadSpan; the others but
+// those that ended are read again at the next poll.
+func (s *Sampler) readFresh() {
+	s.eachBatch(len(s.fresh), func(i int) int { return s.fresh[i].tid }, func(from int, answers []taskReading, stamp time.Time, span time.Duration) {
+		for k, r := range answers {
+			switch f := s.fresh[from+k]; {
+			case r.err == nil && span <= maxReadSpan:
+				s.newThread(f, threadObs{stamp, r.ns}).start = stamp.Add(-r.age)
+			case r.err == unix.ESRCH:
+				// ended
+			default:
+				s.procs[f.pid].stale = true // to be read again at the next poll
+			}
+		}
+	})
+}
+
+// eachBatch asks taskstats for n threads, tid(i) the TID of the i-th,
+// taskstatsBatch a sendmsg, and calls fn with each batch's answers, the
+// index of its first thread, the middle of the call that read them, where
+// they are stamped, and how long it took. A batch that could not be
+// asked for has its error for every answer.
+func (s *Sampler) eachBatch(n int, tid func(i int) int, fn func(from int, answers []taskReading, stamp time.Time, span time.Duration)) {
+	for from := 0; from < n; from += taskstatsBatch {
+		s.tids = s.tids[:0]
+		for i := from; i < min(from+taskstatsBatch, n); i++ {
+			s.tids = append(s.tids, tid(i))
+		}
+		answers := s.answers[:len(s.tids)]
+		t0, t1, err := s.ts.read(s.tids, answers)
+		if err != nil {
+			for k := range answers {
+				answers[k] = taskReading{err: err}
+			}
+		}
+		fn(from, answers, t0.Add(t1.Sub(t0)/2), t1.Sub(t0))
+	}
+}
+
+// sameThread says whether reading r, stamped at stamp from a call that
+// took span, is of thread t rather than of one the kernel gave its TID to
+// since t ended (it gives them in turn up to kernel.pid_max, 32768 on a
+// small machine, then starts over): the start it puts the reading's age
+// back to is t's, within the stamps' errors (half of each call, and the
+// age's microsecond).
+func sameThread(t *threadRec, r taskReading, stamp time.Time, span time.Duration) bool {
+	d := stamp.Add(-r.age).Sub(t.start)
+	return max(d, -d) <= maxReadSpan/2+span/2+2*time.Microsecond
+}
+
+// observe records reading o of known thread t, when sure, or ends t
+// when it could not be read (ok false) or is a zombie.
+func (s *Sampler) observe(t *threadRec, o threadObs, sure, ok bool) {
+	if ok && !s.zombie(t, o) {
+		if sure {
+			t.obs = append(t.obs, o)
+		}
+		return
+	}
+	if t.fd >= 0 {
+		unix.Close(t.fd)
+		t.fd = -1
+		s.open--
+	}
+	t.gone = true
+	if p := s.procs[t.pid]; p != nil {
+		p.stale = true
 	}
 }
 
@@ -124,7 +244,8 @@ type pipeObs struct {
 
 // pollTasks lists the threads of process pid, when they may have changed
 // since the last listing, and reads those the poll has not read: the new
-// ones, and the known ones whose file is not kept open.
+// ones (through taskstats, they are queued in s.fresh and read together
+// after), and the known ones whose file is not kept open.
 func (s *Sampler) pollTasks(r Role, pid int, first bool) {
 	dir, err := openProcDir(pid, "task")
 	if err != nil {
@@ -151,54 +272,102 @@ func (s *Sampler) pollTasks(r Role, pid int, first bool) {
 		}
 		tid := int(v)
 		if t, ok := s.threads[tid]; ok {
-			if t.fd < 0 && !t.gone {
+			if s.ts == nil && t.fd < 0 && !t.gone {
 				s.reread(t, dir, name)
 				p.stale = true
 			}
 			return
 		}
-		s.addThread(r, pid, tid, dir, name, first)
-		if t := s.threads[tid]; t != nil && t.fd < 0 {
-			p.stale = true
+		f := freshThread{role: r, pid: pid, tid: tid}
+		if !first {
+			f.born = s.birth(dir, name)
+		}
+		if s.ts != nil {
+			s.fresh = append(s.fresh, f)
+			return
+		}
+		if t := s.addThread(f, dir, name); t == nil || t.fd < 0 {
+			p.stale = true // to be read again at the next poll
 		}
 	})
 }
 
-// addThread starts following thread name of the task directory dir.
-func (s *Sampler) addThread(r Role, pid, tid int, dir int, name []byte, first bool) {
+// freshThread is a thread first seen at a poll.
+type freshThread struct {
+	role     Role
+	pid, tid int
+	born     time.Time // its birth, when it was born since the sampling began
+}
+
+// birth returns when thread name of the task directory dir was born,
+// when that was since the sampling began, else the zero time: a thread
+// first seen after the window's first poll and born since the sampling
+// began (its start time says) is observed from its birth, with no time
+// on a CPU then. (Its birth is set against the sampling's start, not the
+// first poll's: the start time counts in ticks, and a thread born as
+// that poll was made, and not in its listing, may read a tick before it.)
+func (s *Sampler) birth(dir int, name []byte) time.Time {
+	st, err := s.threadStart(dir, name)
+	if err != nil {
+		return time.Time{}
+	}
+	if born := s.bootWall.Add(time.Duration(st) * time.Second / userHZ); !born.Before(s.began) {
+		return born
+	}
+	return time.Time{}
+}
+
+// addThread starts following thread f, name of the task directory dir,
+// through its schedstat file, read now; nil when it could not be read
+// (gone, or to be read again at the next poll).
+func (s *Sampler) addThread(f freshThread, dir int, name []byte) *threadRec {
 	s.path = cpath(s.path, name, "/schedstat")
 	fd, err := openAt(dir, s.path)
 	if err != nil {
-		return
+		return nil
 	}
 	o, sure, ok := s.readRuntime(fd)
 	if !ok || !sure {
-		unix.Close(fd) // gone, or to be read again at the next poll
-		return
+		unix.Close(fd)
+		return nil
 	}
-	t := &threadRec{role: r, pid: pid, tid: tid, fd: -1, obs: make([]threadObs, 0, 4)}
-	// A thread first seen after the window's first poll and born since
-	// the sampling began (its start time says) is observed from its
-	// birth, with no time on a CPU then. (Its birth is set against the
-	// sampling's start, not the first poll's: the start time counts in
-	// ticks, and a thread born as that poll was made, and not in its
-	// listing, may read a tick before it.)
-	if !first {
-		if st, err := s.threadStart(dir, name); err == nil {
-			if born := s.bootWall.Add(time.Duration(st) * time.Second / userHZ); !born.Before(s.began) {
-				t.obs = append(t.obs, threadObs{born, 0})
-			}
-		}
-	}
-	t.obs = append(t.obs, o)
+	t := s.newThread(f, o)
 	if s.open < maxThreadFiles {
 		t.fd = fd
 		s.open++
 	} else {
 		unix.Close(fd)
 	}
-	s.threads[tid] = t
+	return t
 }
+
+// newThread starts following thread f, first read as o.
+func (s *Sampler) newThread(f freshThread, o threadObs) *threadRec {
+	if len(s.recs) == cap(s.recs) {
+		s.recs = make([]threadRec, 0, recChunk)
+		s.obsChunk = make([]threadObs, recChunk*obsInChunk)
+	}
+	s.recs = append(s.recs, threadRec{role: f.role, pid: f.pid, tid: f.tid, fd: -1})
+	t := &s.recs[len(s.recs)-1]
+	k := (len(s.recs) - 1) * obsInChunk
+	t.obs = s.obsChunk[k : k : k+obsInChunk]
+	if !f.born.IsZero() {
+		t.obs = append(t.obs, threadObs{f.born, 0})
+	}
+	t.obs = append(t.obs, o)
+	s.threads[f.tid] = t
+	s.order = append(s.order, t)
+	return t
+}
+
+// The records of the threads are made recChunk at a time, each with room
+// for obsInChunk observations beside the others' (a 10 s window's: a
+// birth, 4 polls): a poll walks them in the order they were made, through
+// memory laid out in that order.
+const (
+	recChunk   = 256
+	obsInChunk = 5
+)
 
 // reread reads thread name of the task directory dir, whose file is not
 // kept open.
@@ -296,12 +465,8 @@ func (h *Host) proxyPipes(pids []int, notNoted bool, dents []byte) map[uint64]bo
 		if err != nil {
 			continue // gone meanwhile
 		}
-		_ = eachEntry(dir, dents, func(fd []byte) {
-			n, err := readlinkAt(dir, fd[:len(fd)+1], buf[:])
-			if err != nil {
-				return
-			}
-			ino, ok := pipeInode(buf[:n])
+		_ = eachLink(dir, buf[:], dents, func(link []byte) {
+			ino, ok := pipeInode(link)
 			if ok && !(notNoted && own[ino]) {
 				found[ino] = true
 			}
