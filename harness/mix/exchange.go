@@ -370,13 +370,10 @@ func parseHead(head []byte) (length int, closing, good bool) {
 		}
 		value = bytes.TrimSpace(value)
 		switch {
-		case bytes.EqualFold(name, []byte("Content-Length")):
-			length = 0
-			for _, d := range value {
-				if d < '0' || d > '9' || length > 1<<40 {
-					return 0, false, false
-				}
-				length = length*10 + int(d-'0')
+		case bytes.EqualFold(name, lengthHeader):
+			var good bool
+			if length, good = parseLength(value); !good {
+				return 0, false, false
 			}
 		case bytes.EqualFold(name, []byte("Transfer-Encoding")):
 			return 0, false, false
@@ -385,6 +382,21 @@ func parseHead(head []byte) (length int, closing, good bool) {
 		}
 	}
 	return length, closing, length >= 0
+}
+
+// parseLength reads a Content-Length's value: decimal digits, no more
+// than a terabyte's.
+func parseLength(v []byte) (n int, good bool) {
+	if len(v) == 0 {
+		return 0, false
+	}
+	for _, d := range v {
+		if d < '0' || d > '9' || n > 1<<40 {
+			return 0, false
+		}
+		n = n*10 + int(d-'0')
+	}
+	return n, true
 }
 
 // ioKind says what a read or write error means: a missed deadline is a
