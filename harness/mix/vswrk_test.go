@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -73,9 +75,17 @@ func side(args []string) error {
 			return err
 		}
 		fmt.Println(ln.Addr())
-		// Until the benchmark closes the standard input.
+		// Its CPU time for each line on the standard input, until the
+		// benchmark closes it.
 		ctx, stop := context.WithCancel(context.Background())
-		go func() { bufio.NewReader(os.Stdin).ReadString('\n'); stop() }()
+		go func() {
+			defer stop()
+			for in := bufio.NewScanner(os.Stdin); in.Scan(); {
+				var u syscall.Rusage
+				syscall.Getrusage(syscall.RUSAGE_SELF, &u)
+				fmt.Println(u.Utime.Nano() + u.Stime.Nano())
+			}
+		}()
 		return Serve(ctx, ln)
 	}
 	i := slices.IndexFunc(ways, func(w way) bool { return w.name == args[2] })
@@ -111,14 +121,16 @@ func side(args []string) error {
 // mix's origin, as the sustainable rate's ceiling is judged: the origin
 // alone on CPU 0, the client alone on CPU 1 (taskset), 64 connections
 // each with an exchange at all times, for BENCH_MIX_SECONDS (8) a run.
-// Each round runs wrk, then bench mix each of the ways. It reports the medians in exchanges a second and bench
-// mix's over wrk's, and logs every round:
+// Each round runs wrk, then bench mix each of the ways. It reports the
+// medians in exchanges a second and bench mix's over wrk's, and logs
+// every round's figures with the CPU the client and the origin used:
 //
 //	go test ./harness/mix -run XXX -bench MixVsWrk -benchtime 3x
 //
-// with BENCH_MIX_CPUPROFILE=FILE for the profile of the client's window.
+// with BENCH_MIX_CPUPROFILE=FILE for the profiles of the client's
+// windows. Other load on the two CPUs makes the figures meaningless.
 //
-// wrk asks for the mix's answers through a Lua script: every thread walks
+// wrk asks for the mix's answers through a Lua script: its thread walks
 // the mix's 100 weighted draws in one fixed shuffled order, so each 100
 // requests ask for the mix's sizes in its exact proportions, which bench
 // mix's draws give on average. wrk runs one thread, on the one CPU.
@@ -133,7 +145,7 @@ func BenchmarkMixVsWrk(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	addr := startOrigin(b, self)
+	o := startOrigin(b, self)
 	script := filepath.Join(b.TempDir(), "mix.lua")
 	if err := os.WriteFile(script, wrkMixLua(), 0o644); err != nil {
 		b.Fatal(err)
@@ -141,12 +153,13 @@ func BenchmarkMixVsWrk(b *testing.B) {
 	rates := make([][]float64, 1+len(ways))
 	b.ResetTimer()
 	for range b.N {
-		rates[0] = append(rates[0], wrkRate(b, addr, script, secs))
-		line := fmt.Sprintf("wrk %.0f/s", rates[0][len(rates[0])-1])
+		wrk := wrkRun(b, o, script, secs)
+		rates[0] = append(rates[0], wrk.rate)
+		line := "wrk " + wrk.String()
 		for i, w := range ways {
-			r := mixRate(b, self, addr, w.name, secs)
-			rates[i+1] = append(rates[i+1], r)
-			line += fmt.Sprintf(", %s %.0f/s (%.2f)", w.name, r, r/rates[0][len(rates[0])-1])
+			m := mixRun(b, o, self, w.name, secs)
+			rates[i+1] = append(rates[i+1], m.rate)
+			line += fmt.Sprintf(";\n%s %v, %.2f of wrk's", w.name, m, m.rate/wrk.rate)
 		}
 		b.Log(line)
 	}
@@ -160,9 +173,16 @@ func BenchmarkMixVsWrk(b *testing.B) {
 	}
 }
 
+// benchOrigin is the benchmark's origin process.
+type benchOrigin struct {
+	addr string
+	in   io.Writer
+	out  *bufio.Reader
+}
+
 // startOrigin starts the benchmark's origin on CPU 0 until the
-// benchmark ends and returns its address.
-func startOrigin(b *testing.B, self string) string {
+// benchmark ends.
+func startOrigin(b *testing.B, self string) *benchOrigin {
 	cmd := exec.Command("taskset", "-c", "0", self)
 	cmd.Env = append(os.Environ(), roleEnv+"=origin")
 	cmd.Stderr = os.Stderr
@@ -183,11 +203,48 @@ func startOrigin(b *testing.B, self string) string {
 			b.Errorf("origin: %v", err)
 		}
 	})
-	addr, err := bufio.NewReader(out).ReadString('\n')
+	o := &benchOrigin{in: in, out: bufio.NewReader(out)}
+	addr, err := o.out.ReadString('\n')
 	if err != nil {
 		b.Fatalf("origin's address: %v", err)
 	}
-	return strings.TrimSpace(addr)
+	o.addr = strings.TrimSpace(addr)
+	return o
+}
+
+// cpu is the CPU time the origin has used so far.
+func (o *benchOrigin) cpu(b *testing.B) time.Duration {
+	var ns int64
+	if _, err := fmt.Fprintln(o.in); err != nil {
+		b.Fatalf("origin: %v", err)
+	}
+	if _, err := fmt.Fscanln(o.out, &ns); err != nil {
+		b.Fatalf("origin's CPU time: %v", err)
+	}
+	return time.Duration(ns)
+}
+
+// measured is a run's exchanges a second and the CPU its client and the
+// origin used, as fractions of the run.
+type measured struct{ rate, client, origin float64 }
+
+func (m measured) String() string {
+	return fmt.Sprintf("%.0f/s (client %.0f%%, origin %.0f%% of a CPU)", m.rate, 100*m.client, 100*m.origin)
+}
+
+// measure runs cmd, the client, and returns its figures, the rate from
+// what its output says: its exchanges and seconds.
+func measure(b *testing.B, o *benchOrigin, cmd *exec.Cmd, rate func(out []byte) (exchanges, seconds float64)) measured {
+	before := o.cpu(b)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		b.Fatalf("%s: %v\n%s", cmd.Args[3:], err, out)
+	}
+	origin := o.cpu(b) - before
+	n, t := rate(out)
+	ps := cmd.ProcessState
+	return measured{rate: n / t, client: (ps.UserTime() + ps.SystemTime()).Seconds() / t, origin: origin.Seconds() / t}
 }
 
 // wrkMixLua is the script that makes wrk ask for the mix's answers.
@@ -217,40 +274,35 @@ end
 `)
 }
 
-// wrkRate runs wrk on CPU 1 for secs and returns its exchanges a second.
-func wrkRate(b *testing.B, addr, script string, secs int) float64 {
-	out, err := exec.Command("taskset", "-c", "1", "wrk", "-t", "1", "-c", strconv.Itoa(vsConns),
-		"-d", strconv.Itoa(secs)+"s", "-s", script, "http://"+addr+"/").CombinedOutput()
-	if err != nil {
-		b.Fatalf("wrk: %v\n%s", err, out)
-	}
-	_, line, found := strings.Cut(string(out), "mix-vs-wrk: ")
-	var requests, us, errs int64
-	if _, err := fmt.Sscan(line, &requests, &us, &errs); !found || err != nil || us <= 0 {
-		b.Fatalf("wrk printed no summary (%v):\n%s", err, out)
-	}
-	if errs > 0 {
-		b.Fatalf("wrk: %d errors:\n%s", errs, out)
-	}
-	return float64(requests) / (float64(us) / 1e6)
+// wrkRun runs wrk on CPU 1 for secs.
+func wrkRun(b *testing.B, o *benchOrigin, script string, secs int) measured {
+	cmd := exec.Command("taskset", "-c", "1", "wrk", "-t", "1", "-c", strconv.Itoa(vsConns),
+		"-d", strconv.Itoa(secs)+"s", "-s", script, "http://"+o.addr+"/")
+	return measure(b, o, cmd, func(out []byte) (float64, float64) {
+		_, line, found := strings.Cut(string(out), "mix-vs-wrk: ")
+		var requests, us, errs int64
+		if _, err := fmt.Sscan(line, &requests, &us, &errs); !found || err != nil || us <= 0 {
+			b.Fatalf("wrk printed no summary (%v):\n%s", err, out)
+		}
+		if errs > 0 {
+			b.Fatalf("wrk: %d errors:\n%s", errs, out)
+		}
+		return float64(requests), float64(us) / 1e6
+	})
 }
 
-// mixRate runs bench mix's exchanges the way named on CPU 1 for secs
-// and returns its exchanges a second.
-func mixRate(b *testing.B, self, addr, way string, secs int) float64 {
+// mixRun runs bench mix's exchanges the way named on CPU 1 for secs.
+func mixRun(b *testing.B, o *benchOrigin, self, way string, secs int) measured {
 	cmd := exec.Command("taskset", "-c", "1", self)
-	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=client %s %s %d", roleEnv, addr, way, secs))
-	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
-	if err != nil {
-		b.Fatalf("bench mix: %v", err)
-	}
-	var r scenarios.MixResult
-	if err := json.Unmarshal(out, &r); err != nil {
-		b.Fatalf("bench mix's result %q: %v", out, err)
-	}
-	if r.Errors != (scenarios.MixErrors{}) {
-		b.Fatalf("bench mix: errors %+v", r.Errors)
-	}
-	return float64(r.Exchanges) / r.Seconds
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=client %s %s %d", roleEnv, o.addr, way, secs))
+	return measure(b, o, cmd, func(out []byte) (float64, float64) {
+		var r scenarios.MixResult
+		if err := json.Unmarshal(out, &r); err != nil {
+			b.Fatalf("bench mix's result %q: %v", out, err)
+		}
+		if r.Errors != (scenarios.MixErrors{}) {
+			b.Fatalf("bench mix: errors %+v", r.Errors)
+		}
+		return float64(r.Exchanges), r.Seconds
+	})
 }
