@@ -16,6 +16,18 @@ import (
 	"bench/scenarios"
 )
 
+// work is what an exchange does beyond asking for its answer and
+// reading it by its length. A mix does all of it (fullWork); only
+// BenchmarkMixVsWrk leaves parts out, to compare bench mix with wrk on
+// the work wrk does, which neither half-closes nor looks at the content.
+type work uint8
+
+const (
+	halfClose    work = 1 << iota // one exchange in scenarios.MixHalfCloseEvery half-closes
+	checkContent                  // every byte of the answer is compared with the known content
+	fullWork     = halfClose | checkContent
+)
+
 // exchange runs one exchange on s, scheduled at sched (zero: now, in a
 // closed loop), adds it to the window's figures when it is the window's,
 // and gives s back: at once if its connection may be used again, once
@@ -23,7 +35,7 @@ import (
 func (m *Mix) exchange(s *slot, sched time.Time) {
 	x := s.rng.Uint64()
 	a := &m.answers[m.pick[x%scenarios.MixWeights]]
-	half := x/scenarios.MixWeights%scenarios.MixHalfCloseEvery == 0
+	half := x/scenarios.MixWeights%scenarios.MixHalfCloseEvery == 0 && m.work&halfClose != 0
 	start := time.Now()
 	if sched.IsZero() {
 		sched = start
@@ -165,7 +177,7 @@ func (m *Mix) tryOn(s *slot, a *answer, half bool, buf []byte, start time.Time) 
 			return ioKind(err, false), false, false
 		}
 	}
-	k, closing, read := readAnswer(c, a.body, buf)
+	k, closing, read := readAnswer(c, a.body, buf, m.work)
 	return k, k == ok && !half && !closing, read
 }
 
@@ -311,22 +323,23 @@ func readHead(c net.Conn, buf []byte) (head, rest []byte, got int, k kind) {
 }
 
 // readAnswer reads an answer whose body must be want, comparing it as
-// it comes in. closing is true when the answer says the connection ends
+// it comes in when w checks the content. closing is true when the answer says the connection ends
 // with it; read when any of it came. Once the head has come, an answer
 // that ends or is reset before its length is short.
-func readAnswer(c net.Conn, want, buf []byte) (k kind, closing, read bool) {
+func readAnswer(c net.Conn, want, buf []byte, w work) (k kind, closing, read bool) {
 	head, rest, got, k := readHead(c, buf)
 	if k != ok {
 		return k, false, got > 0
 	}
+	check := w&checkContent != 0
 	length, closing, good := parseHead(head)
-	if !good || length != len(want) || len(rest) > len(want) || !bytes.Equal(rest, want[:len(rest)]) {
+	if !good || length != len(want) || len(rest) > len(want) || check && !bytes.Equal(rest, want[:len(rest)]) {
 		return wrong, closing, true
 	}
 	off := len(rest)
 	for off < len(want) {
 		n, err := c.Read(buf[:min(len(buf), len(want)-off)])
-		if !bytes.Equal(buf[:n], want[off:off+n]) {
+		if check && !bytes.Equal(buf[:n], want[off:off+n]) {
 			return wrong, closing, true
 		}
 		off += n
@@ -357,13 +370,10 @@ func parseHead(head []byte) (length int, closing, good bool) {
 		}
 		value = bytes.TrimSpace(value)
 		switch {
-		case bytes.EqualFold(name, []byte("Content-Length")):
-			length = 0
-			for _, d := range value {
-				if d < '0' || d > '9' || length > 1<<40 {
-					return 0, false, false
-				}
-				length = length*10 + int(d-'0')
+		case bytes.EqualFold(name, lengthHeader):
+			var good bool
+			if length, good = parseLength(value); !good {
+				return 0, false, false
 			}
 		case bytes.EqualFold(name, []byte("Transfer-Encoding")):
 			return 0, false, false
@@ -372,6 +382,21 @@ func parseHead(head []byte) (length int, closing, good bool) {
 		}
 	}
 	return length, closing, length >= 0
+}
+
+// parseLength reads a Content-Length's value: decimal digits, no more
+// than a terabyte's.
+func parseLength(v []byte) (n int, good bool) {
+	if len(v) == 0 {
+		return 0, false
+	}
+	for _, d := range v {
+		if d < '0' || d > '9' || n > 1<<40 {
+			return 0, false
+		}
+		n = n*10 + int(d-'0')
+	}
+	return n, true
 }
 
 // ioKind says what a read or write error means: a missed deadline is a

@@ -140,6 +140,7 @@ type Mix struct {
 	bufs    sync.Pool
 	slots   []slot
 	idle    chan *slot
+	work    work // fullWork but in the benchmark against wrk
 
 	openSeconds float64
 	opened      int
@@ -178,7 +179,8 @@ func New(c Config) (*Mix, error) {
 		return nil, err
 	}
 	m := &Mix{
-		cfg: c,
+		cfg:  c,
+		work: fullWork,
 		// No keep-alive probes: 20000 idle connections would send
 		// thousands a second.
 		dialer:  net.Dialer{Timeout: c.Timeout, KeepAlive: -1},

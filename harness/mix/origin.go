@@ -2,12 +2,14 @@ package mix
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"io"
 	"net"
+	"slices"
 	"strconv"
-	"strings"
+	"sync"
 
 	"bench/internal/accept"
 	"bench/scenarios"
@@ -22,39 +24,46 @@ import (
 func Serve(ctx context.Context, ln net.Listener) error {
 	answers := map[string]servedAnswer{}
 	for _, a := range scenarios.MixAnswers() {
+		head := "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: " + strconv.Itoa(a.Size) + "\r\n"
+		body := scenarios.OriginAnswer(a.Size)
 		answers[a.Path] = servedAnswer{
-			head: []byte("HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: " + strconv.Itoa(a.Size) + "\r\n"),
-			body: scenarios.OriginAnswer(a.Size),
+			keep:    slices.Concat([]byte(head+"\r\n"), body),
+			closing: slices.Concat([]byte(head+"Connection: close\r\n\r\n"), body),
 		}
 	}
 	return accept.Serve(ctx, ln, func(c net.Conn) { serveConn(c, answers) })
 }
 
-// servedAnswer is one of the origin's answers: its head without the line that
-// ends it, and its body.
-type servedAnswer struct{ head, body []byte }
+// servedAnswer is one of the origin's answers, head and body together so
+// that one write sends it: kept alive, and the last of its connection.
+type servedAnswer struct{ keep, closing []byte }
 
-var (
-	closeHead = []byte("Connection: close\r\n\r\n")
-	endHead   = []byte("\r\n")
-	notFound  = []byte("HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")
-)
+var notFound = []byte("HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")
+
+// readers are the connections' request readers, kept from one
+// connection to the next: one in ten of the mix's exchanges opens one.
+var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 4096) }}
 
 // serveConn answers the requests of one connection until the client
 // closes it or asks for the last answer with Connection: close.
 func serveConn(c net.Conn, answers map[string]servedAnswer) {
-	r := bufio.NewReaderSize(c, 4096)
+	r := readers.Get().(*bufio.Reader)
+	r.Reset(c)
+	defer func() {
+		r.Reset(nil)
+		readers.Put(r)
+	}()
+	var q request
 	for {
-		path, closing, body, err := ReadRequest(r)
-		if err != nil {
+		if err := q.read(r); err != nil {
 			return
 		}
-		if body > 0 {
-			if _, err := r.Discard(body); err != nil {
+		if q.body > 0 {
+			if _, err := r.Discard(q.body); err != nil {
 				return
 			}
 		}
-		a, ok := answers[path]
+		a, ok := answers[string(q.path)]
 		if !ok {
 			if _, err := c.Write(notFound); err != nil {
 				return
@@ -62,56 +71,95 @@ func serveConn(c net.Conn, answers map[string]servedAnswer) {
 			continue
 		}
 		// A half-closed client is written to all the same.
-		end := endHead
-		if closing {
-			end = closeHead
+		whole := a.keep
+		if q.closing {
+			whole = a.closing
 		}
-		bufs := net.Buffers{a.head, end, a.body}
-		if _, err := bufs.WriteTo(c); err != nil || closing {
+		if _, err := c.Write(whole); err != nil || q.closing {
 			return
 		}
 	}
 }
 
-// ReadRequest reads an HTTP/1.1 request head: its target's path, whether
-// it says Connection: close, and the length of its body.
-func ReadRequest(r *bufio.Reader) (path string, closing bool, body int, err error) {
+// request is what the origin reads of an HTTP/1.1 request's head: its
+// target's path, whether it says Connection: close, and the length of
+// its body. path is the request's own, its room kept for the next.
+type request struct {
+	path    []byte
+	closing bool
+	body    int
+}
+
+var (
+	absolute         = []byte("http://")
+	connectionHeader = []byte("Connection")
+	closeValue       = []byte("close")
+	lengthHeader     = []byte("Content-Length")
+)
+
+// read reads the next request's head from r.
+func (q *request) read(r *bufio.Reader) error {
+	q.path, q.closing, q.body = q.path[:0], false, 0
 	for i := 0; ; i++ {
 		l, err := r.ReadSlice('\n')
 		if err != nil {
 			if errors.Is(err, bufio.ErrBufferFull) {
 				err = errors.New("request header line too long")
 			}
-			return "", false, 0, err
+			return err
 		}
-		line := strings.TrimRight(string(l), "\r\n")
-		if line == "" {
+		line := bytes.TrimRight(l, "\r\n")
+		if len(line) == 0 {
 			if i == 0 {
-				return "", false, 0, io.ErrUnexpectedEOF
+				return io.ErrUnexpectedEOF
 			}
-			return path, closing, body, nil
+			return nil
 		}
 		if i == 0 {
-			f := strings.Fields(line)
-			if len(f) != 3 {
-				return "", false, 0, errors.New("bad request line")
+			target, good := requestTarget(line)
+			if !good {
+				return errors.New("bad request line")
 			}
-			path = f[1]
-			if u, ok := strings.CutPrefix(path, "http://"); ok { // an absolute URI
-				if j := strings.IndexByte(u, '/'); j >= 0 {
-					path = u[j:]
+			if u, found := bytes.CutPrefix(target, absolute); found { // an absolute URI
+				if j := bytes.IndexByte(u, '/'); j >= 0 {
+					target = u[j:]
 				}
 			}
+			q.path = append(q.path, target...)
 			continue
 		}
-		k, v, _ := strings.Cut(line, ":")
-		switch v = strings.TrimSpace(v); {
-		case strings.EqualFold(k, "Connection"):
-			closing = strings.EqualFold(v, "close")
-		case strings.EqualFold(k, "Content-Length"):
-			if body, err = strconv.Atoi(v); err != nil || body < 0 {
-				return "", false, 0, errors.New("bad Content-Length")
+		k, v, _ := bytes.Cut(line, []byte(":"))
+		switch v = bytes.TrimSpace(v); {
+		case bytes.EqualFold(k, connectionHeader):
+			q.closing = bytes.EqualFold(v, closeValue)
+		case bytes.EqualFold(k, lengthHeader):
+			var good bool
+			if q.body, good = parseLength(v); !good {
+				return errors.New("bad Content-Length")
 			}
+		}
+	}
+}
+
+// requestTarget is the second of a request line's three fields, those
+// parted by spaces or tabs.
+func requestTarget(line []byte) (target []byte, good bool) {
+	n := 0
+	for {
+		line = bytes.TrimLeft(line, " \t")
+		if len(line) == 0 {
+			return target, n == 3
+		}
+		end := bytes.IndexAny(line, " \t")
+		if end < 0 {
+			end = len(line)
+		}
+		if n == 1 {
+			target = line[:end]
+		}
+		line = line[end:]
+		if n++; n > 3 {
+			return nil, false
 		}
 	}
 }

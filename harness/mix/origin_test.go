@@ -73,13 +73,16 @@ func TestServeHalfClosed(t *testing.T) {
 	}
 }
 
-// readAnswerHead reads an answer's head as ReadRequest reads a request's.
+// readAnswerHead reads an answer's head as the origin reads a request's.
 func readAnswerHead(r *bufio.Reader) (status string, closing bool, body int, err error) {
-	status, closing, body, err = ReadRequest(r)
-	if err == nil && !strings.HasPrefix(status, "200") {
-		err = io.ErrUnexpectedEOF
+	var q request
+	if err := q.read(r); err != nil {
+		return "", false, 0, err
 	}
-	return
+	if !bytes.HasPrefix(q.path, []byte("200")) {
+		return "", false, 0, io.ErrUnexpectedEOF
+	}
+	return string(q.path), q.closing, q.body, nil
 }
 
 // TestServeMix: the engine straight to the origin, as the no-proxy
@@ -89,5 +92,60 @@ func TestServeMix(t *testing.T) {
 	r := run(t, config(Relay, addr, addr))
 	if r.Errors != (scenarios.MixErrors{}) || r.Exchanges < 300 || r.HalfClosed == 0 {
 		t.Errorf("%d exchanges, %d half-closed, errors %+v; want hundreds, some and none", r.Exchanges, r.HalfClosed, r.Errors)
+	}
+}
+
+// TestRequestRead: the origin reads a request's path, by absolute URI
+// too, its Connection: close and its body's length, and refuses a bad
+// request line or length.
+func TestRequestRead(t *testing.T) {
+	for _, c := range []struct {
+		head    string
+		path    string
+		closing bool
+		body    int
+		bad     bool
+	}{
+		// the mix's keep-alive request
+		{head: "GET /mix/1k HTTP/1.1\r\nHost: o\r\n\r\n", path: "/mix/1k"},
+		// a half-closed one, as an HTTP proxy passes it on
+		{head: "GET /mix/8k HTTP/1.1\r\nHost: o\r\nconnection:  Close \r\n\r\n", path: "/mix/8k", closing: true},
+		// an absolute URI, as a relay passes an HTTP proxy's request on
+		{head: "GET http://10.0.2.2:8080/mix/32k HTTP/1.1\r\n\r\n", path: "/mix/32k"},
+		// a body to skip
+		{head: "POST /mix/64k HTTP/1.1\r\nContent-Length: 2048\r\n\r\n", path: "/mix/64k", body: 2048},
+		// bare line ends, and tabs between the fields
+		{head: "GET\t/mix/1k  HTTP/1.1\nHost: o\n\n", path: "/mix/1k"},
+		// two fields
+		{head: "GET /mix/1k\r\n\r\n", bad: true},
+		// four
+		{head: "GET /mix/1k HTTP/1.1 x\r\n\r\n", bad: true},
+		// a signed length
+		{head: "POST /mix/1k HTTP/1.1\r\nContent-Length: -5\r\n\r\n", bad: true},
+		// an empty one
+		{head: "POST /mix/1k HTTP/1.1\r\nContent-Length:\r\n\r\n", bad: true},
+		// nothing but the end of a head
+		{head: "\r\n", bad: true},
+	} {
+		var q request
+		err := q.read(bufio.NewReader(strings.NewReader(c.head)))
+		if got := string(q.path); (err != nil) != c.bad || !c.bad && (got != c.path || q.closing != c.closing || q.body != c.body) {
+			t.Errorf("request.read(%q) = %q, %v, %d, %v; want %q, %v, %d, bad %v", c.head, got, q.closing, q.body, err, c.path, c.closing, c.body, c.bad)
+		}
+	}
+}
+
+// TestRequestReadAllocs: reading the mix's requests allocates nothing
+// once a connection's request has its room.
+func TestRequestReadAllocs(t *testing.T) {
+	reqs := strings.Repeat("GET http://10.0.2.2/mix/256k HTTP/1.1\r\nHost: 10.0.2.2\r\nConnection: close\r\n\r\n", 200)
+	r := bufio.NewReader(strings.NewReader(reqs))
+	var q request
+	if a := testing.AllocsPerRun(100, func() {
+		if err := q.read(r); err != nil {
+			t.Fatal(err)
+		}
+	}); a != 0 {
+		t.Errorf("%v allocations a request; want none", a)
 	}
 }
