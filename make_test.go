@@ -85,7 +85,7 @@ func TestMakeFindsGoOutsidePath(t *testing.T) {
 		t.Fatalf("make -n build modules test: %v\n%s", err, errOut)
 	}
 	for _, want := range []string{
-		goBin + " build -o bin/bench ./cmd/bench",
+		goBin + " build -buildvcs=auto -o bin/bench ./cmd/bench",
 		goBin + " mod download",
 		goBin + " vet ./...",
 		goBin + " test ",

@@ -44,7 +44,7 @@ func TestRunMixSession(t *testing.T) {
 			t.Fatal(err)
 		}
 		var r scenarios.MixResult
-		if err := json.Unmarshal(b, &r); err != nil {
+		if err := json.Unmarshal(mixReport(t, b), &r); err != nil {
 			t.Fatalf("%s: %v", files[0], err)
 		}
 		if r.Conns != 300 || r.Exchanges < 100 {

@@ -48,7 +48,18 @@ func runMix(t *testing.T, exe, file string, args ...string) []byte {
 			t.Fatal(err)
 		}
 	}
-	return stdout.Bytes()
+	return mixReport(t, stdout.Bytes())
+}
+
+// mixReport is bench mix's report, the last line of its output, after
+// the line that says when its connections were open.
+func mixReport(t *testing.T, out []byte) []byte {
+	t.Helper()
+	lines := bytes.Split(bytes.TrimSpace(out), []byte("\n"))
+	if _, ok := scenarios.ParseMixOpened(lines[0]); len(lines) != 2 || !ok {
+		t.Fatalf("bench mix printed %d lines, the first %.100q; want the opening, then the report", len(lines), lines[0])
+	}
+	return lines[1]
 }
 
 // TestMixProcs runs bench mix over two processes through a relay: the
@@ -134,7 +145,7 @@ func TestMixDefaultProcs(t *testing.T) {
 		t.Fatalf("bench %s: %v\n%s", strings.Join(args, " "), err, errOut.Bytes())
 	}
 	var r scenarios.MixResult
-	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+	if err := json.Unmarshal(mixReport(t, out.Bytes()), &r); err != nil {
 		t.Fatalf("%v: %s", err, out.Bytes())
 	}
 	if r.Procs != 1 || r.Active != 1 || r.Exchanges == 0 || r.Errors != (scenarios.MixErrors{}) {

@@ -78,13 +78,13 @@ func TestSweepRows(t *testing.T) {
 			t.Errorf("row %d: ID() = %+v; want %+v, its step named", i+2, id, want)
 		}
 	}
-	if id := got[3].ID().Step; id != "confirm at 750/s" {
-		t.Errorf("the confirm's step = %q; want %q", id, "confirm at 750/s")
+	if id := got[3].ID().Step; id != "confirm at 750.0/s" {
+		t.Errorf("the confirm's step = %q; want %q", id, "confirm at 750.0/s")
 	}
 	w.Write(rows[2].Record())
 	w.Flush()
 	_, err = readFrom(strings.NewReader(b.String()), "m4.csv")
-	if want := "m4.csv:8: the run of nginx in mix-http-sweep, rep 1, step 3 at 750/s, of session s1 on machine ARM is also at m4.csv:4"; err == nil || !strings.HasPrefix(err.Error(), want) {
+	if want := "m4.csv:8: the run of nginx in mix-http-sweep, rep 1, step 3 at 750.0/s, of session s1 on machine ARM is also at m4.csv:4"; err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("a step twice: %v; want %q", err, want)
 	}
 }
