@@ -94,8 +94,9 @@ func (c Config) Check() error {
 }
 
 // bufSize is an exchange's read buffer, borrowed from a pool; an
-// answer's head must fit in it.
-const bufSize = 16 << 10
+// answer's head must fit in it. A loopback segment's 64 KB: 16 KB read the
+// mix's 256 KB answer in 17 reads, 64 KB read it in as few as 5.
+const bufSize = 64 << 10
 
 // answerStream picks, with a connection's number, the answers it asks
 // for.
