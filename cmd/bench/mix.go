@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/signal"
 	"syscall"
@@ -54,7 +53,7 @@ func cmdMix(stdout, stderr io.Writer, args []string) error {
 	if *serve != "" {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
-		ln, err := net.Listen("tcp", *serve)
+		ln, err := mix.Listen(*serve)
 		if err != nil {
 			return err
 		}
