@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/signal"
 	"syscall"
@@ -68,7 +67,7 @@ func cmdMix(stdout, stderr io.Writer, args []string) error {
 	if *serve != "" {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
-		ln, err := net.Listen("tcp", *serve)
+		ln, err := mix.Listen(*serve)
 		if err != nil {
 			return err
 		}

@@ -284,7 +284,7 @@ func TestHostUp(t *testing.T) {
 	}
 	// The sysctls of every namespace read back as set.
 	for _, r := range roles {
-		for k, want := range namespaceSysctls {
+		for k, want := range NamespaceSysctls {
 			got, err := readSysctl(h.Namespace(r), k)
 			if err != nil || strings.Join(strings.Fields(got), " ") != strings.Join(strings.Fields(want), " ") {
 				t.Errorf("%s in %s = %q, %v; want %q", k, r, got, err, want)

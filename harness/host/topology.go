@@ -118,7 +118,7 @@ func buildTopology(prefix string, nsName func(Role) string, layout Layout) error
 		if err := configureNamespace(prefix, r, nsName(r)); err != nil {
 			return err
 		}
-		if err := setSysctls(nsName(r), namespaceSysctls); err != nil {
+		if err := setSysctls(nsName(r), NamespaceSysctls); err != nil {
 			return err
 		}
 	}
@@ -232,12 +232,12 @@ func deleteHostLinks(prefix string) ([]string, error) {
 	return removed, errors.Join(errs...)
 }
 
-// namespaceSysctls are set in every namespace of the topology: the mix
+// NamespaceSysctls are set in every namespace of the topology: the mix
 // scenarios hold 20000 connections to one address and port, and their
 // half-closed exchanges leave sockets in TIME_WAIT, so the client and the
 // proxy need the whole ephemeral port range, and ports in TIME_WAIT
 // reused for new connections.
-var namespaceSysctls = map[string]string{
+var NamespaceSysctls = map[string]string{
 	"net/ipv4/ip_local_port_range": "1024\t65535",
 	"net/ipv4/tcp_tw_reuse":        "1",
 }

@@ -35,60 +35,81 @@ const (
 func (m *Mix) exchange(s *slot, sched time.Time) {
 	x := s.rng.Uint64()
 	a := &m.answers[m.pick[x%scenarios.MixWeights]]
-	half := x/scenarios.MixWeights%scenarios.MixHalfCloseEvery == 0 && m.work&halfClose != 0
-	start := time.Now()
-	if sched.IsZero() {
-		sched = start
+	e := outcome{
+		half:  x/scenarios.MixWeights%scenarios.MixHalfCloseEvery == 0 && m.work&halfClose != 0,
+		sched: sched,
+		start: time.Now(),
+	}
+	if e.sched.IsZero() {
+		e.sched = e.start
 	}
 	bp := m.bufs.Get().(*[]byte)
-	k, keep, retried := m.try(s, a, half, *bp, start)
+	var keep bool
+	e.k, keep, e.retried = m.try(s, a, e.half, *bp, e.start)
 	m.bufs.Put(bp)
-	done := time.Now()
-	if k == ok && keep {
+	e.done = time.Now()
+	// Counted before s is given back: until then its latencies are this
+	// exchange's alone.
+	m.count(s, a, e)
+	if e.k == ok && keep {
 		m.idle <- s
 	} else {
 		m.reopen(s)
 	}
-	latency := done.Sub(sched)
-	if k == timedOut {
-		latency = m.unanswered(sched, done)
+}
+
+// outcome is what came of an exchange: ok or what went wrong, whether it
+// half-closed and was retried on a new connection, and when it was due,
+// began and ended.
+type outcome struct {
+	k                  kind
+	half, retried      bool
+	sched, start, done time.Time
+}
+
+// count adds e, an exchange on s that asked for a, to the window's
+// figures when it is the window's.
+func (m *Mix) count(s *slot, a *answer, e outcome) {
+	latency := e.done.Sub(e.sched)
+	if e.k == timedOut {
+		latency = m.unanswered(e.sched, e.done)
 	}
 	switch {
-	case m.cfg.Rate > 0 && sched.Before(m.window):
+	case m.cfg.Rate > 0 && e.sched.Before(m.window):
 		return // scheduled in the warm-up
-	case m.cfg.Rate == 0 && done.Before(m.window):
+	case m.cfg.Rate == 0 && e.done.Before(m.window):
 		return // ended in the warm-up
-	case m.cfg.Rate == 0 && done.After(m.end):
+	case m.cfg.Rate == 0 && e.done.After(m.end):
 		// Still running at the window's end: in the latency alone.
 		m.unfinished.Add(1)
-		m.record(latency, false)
+		m.recordOn(s, latency, false)
 		return
 	}
-	if retried {
+	if e.retried {
 		m.reconnects.Add(1)
 	}
-	if k != ok {
-		m.errs[k].Add(1)
-		if half {
+	if e.k != ok {
+		m.errs[e.k].Add(1)
+		if e.half {
 			m.halfCloseFailed.Add(1)
 		}
-		m.record(latency, false)
+		m.recordOn(s, latency, false)
 		return
 	}
 	m.bytes.Add(int64(len(a.body)))
-	sec := m.second(sched, done)
+	sec := m.second(e.sched, e.done)
 	sec.bytes.Add(int64(len(a.body)))
-	if start.Sub(sched) > m.cfg.Timeout {
+	if e.start.Sub(e.sched) > m.cfg.Timeout {
 		m.late.Add(1)
-		m.record(latency, false)
+		m.recordOn(s, latency, false)
 		return
 	}
 	m.exchanges.Add(1)
 	sec.exchanges.Add(1)
-	if half {
+	if e.half {
 		m.halfClosed.Add(1)
 	}
-	m.record(latency, true)
+	m.recordOn(s, latency, true)
 }
 
 // second is the second of the window an exchange of the window counts

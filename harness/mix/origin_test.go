@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"strings"
+	"syscall"
 	"testing"
 
 	"bench/scenarios"
@@ -15,7 +16,7 @@ import (
 // serveOrigin runs Serve on a fresh port of 127.0.0.1 until the test ends.
 func serveOrigin(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := Listen("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,5 +148,37 @@ func TestRequestReadAllocs(t *testing.T) {
 		}
 	}); a != 0 {
 		t.Errorf("%v allocations a request; want none", a)
+	}
+}
+
+// TestListenNoKeepAlive: the connections the origin's listener accepts
+// send no keep-alive probes.
+func TestListenNoKeepAlive(t *testing.T) {
+	ln, err := Listen("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	a, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	raw, err := a.(*net.TCPConn).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var on int
+	var serr error
+	if err := raw.Control(func(fd uintptr) { on, serr = syscall.GetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_KEEPALIVE) }); err != nil || serr != nil {
+		t.Fatal(err, serr)
+	}
+	if on != 0 {
+		t.Errorf("SO_KEEPALIVE %d on an accepted connection; want 0", on)
 	}
 }

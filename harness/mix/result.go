@@ -2,13 +2,67 @@ package mix
 
 import (
 	"fmt"
+	"time"
 
 	"bench/scenarios"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 )
 
-// result is the figures of the window.
+// latBatch is how many latencies a slot keeps before it adds them to
+// the histograms, so that their lock is taken once for as many
+// exchanges.
+const latBatch = 16
+
+// latencies are a slot's exchanges' latencies not yet in the
+// histograms, in microseconds, shifted left by one, the low bit set for
+// an exchange answered. They are the slot's exchange's alone: it adds to
+// them before it gives the slot back.
+type latencies struct {
+	n int
+	v [latBatch]int64
+}
+
+// add adds a latency to l.
+func (l *latencies) add(d time.Duration, answered bool) {
+	v := max(1, d.Microseconds()) << 1
+	if answered {
+		v |= 1
+	}
+	l.v[l.n] = v
+	l.n++
+}
+
+// recordOn adds the latency of an exchange on s to s's latencies, and
+// them to the histograms once they are latBatch.
+func (m *Mix) recordOn(s *slot, d time.Duration, answered bool) {
+	if s.lat.add(d, answered); s.lat.n == latBatch {
+		m.flush(&s.lat)
+	}
+}
+
+// record adds a latency to the histograms at once.
+func (m *Mix) record(d time.Duration, answered bool) {
+	var l latencies
+	l.add(d, answered)
+	m.flush(&l)
+}
+
+// flush adds l to the histogram of the due exchanges, the answered ones
+// also to theirs, and empties l.
+func (m *Mix) flush(l *latencies) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, v := range l.v[:l.n] {
+		m.hist.RecordValue(v >> 1)
+		if v&1 != 0 {
+			m.okHist.RecordValue(v >> 1)
+		}
+	}
+	l.n = 0
+}
+
+// result is the figures of the window, once no exchange runs.
 func (m *Mix) result() scenarios.MixResult {
 	r := scenarios.MixResult{
 		Mode:            string(m.cfg.Mode),
@@ -40,6 +94,9 @@ func (m *Mix) result() scenarios.MixResult {
 	}
 	for i := range m.seconds {
 		r.PerSecond = append(r.PerSecond, scenarios.MixSecond{Exchanges: m.seconds[i].exchanges.Load(), Bytes: m.seconds[i].bytes.Load()})
+	}
+	for i := range m.slots {
+		m.flush(&m.slots[i].lat)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -19,9 +19,13 @@ import (
 	"testing"
 	"time"
 
+	"bench/harness/host"
 	"bench/internal/testenv"
 	"bench/report/changepoint"
 	"bench/scenarios"
+
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
 )
 
 // roleEnv makes the test binary one side of BenchmarkMixVsWrk, so that
@@ -63,14 +67,14 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// The benchmark's load: the connections of the comparison, all
-// busy at once, as wrk keeps them.
+// vsConns are the benchmark's connections, all busy at once, as wrk
+// keeps them.
 const vsConns = 64
 
 // side runs one side of the benchmark.
 func side(args []string) error {
 	if args[0] == "origin" {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		ln, err := Listen("127.0.0.1:0")
 		if err != nil {
 			return err
 		}
@@ -118,23 +122,29 @@ func side(args []string) error {
 }
 
 // BenchmarkMixVsWrk runs bench mix and wrk side by side against bench
-// mix's origin, as the sustainable rate's ceiling is judged: the origin
-// alone on CPU 0, the client alone on CPU 1 (taskset), 64 connections
-// each with an exchange at all times, for BENCH_MIX_SECONDS (8) a run.
-// Each round runs wrk, then bench mix each of the ways. It reports the
-// medians in exchanges a second and bench mix's over wrk's, and logs
-// every round's figures with the CPU the client and the origin used:
+// mix's origin, for bench mix's own ceiling: the origin alone on CPU 0,
+// the client alone on CPU 1 (taskset), 64 connections each with an
+// exchange at all times, for BENCH_MIX_SECONDS (8) a run, in a network
+// namespace of its own set up as a session's (ownNetwork; it needs
+// root). Each round runs wrk, then bench mix each of the ways. It
+// reports the medians in exchanges a second and bench mix's over wrk's,
+// and logs every run's figures: the rate; the CPU the client and the
+// origin used, in all and by the exchange; and the other load on the
+// machine's CPUs meanwhile (other processes, soft interrupts charged to
+// neither), which makes a run's figures meaningless when it is more than
+// a few percent:
 //
 //	go test ./harness/mix -run XXX -bench MixVsWrk -benchtime 3x
 //
 // with BENCH_MIX_CPUPROFILE=FILE for the profiles of the client's
-// windows. Other load on the two CPUs makes the figures meaningless.
+// windows, FILE.mix and so on.
 //
 // wrk asks for the mix's answers through a Lua script: its thread walks
 // the mix's 100 weighted draws in one fixed shuffled order, so each 100
 // requests ask for the mix's sizes in its exact proportions, which bench
 // mix's draws give on average. wrk runs one thread, on the one CPU.
 func BenchmarkMixVsWrk(b *testing.B) {
+	testenv.NeedRoot(b, "the benchmark runs in a network namespace of its own")
 	testenv.NeedProgram(b, "wrk")
 	testenv.NeedProgram(b, "taskset")
 	secs := 8
@@ -145,14 +155,14 @@ func BenchmarkMixVsWrk(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	ownNetwork(b)
 	o := startOrigin(b, self)
 	script := filepath.Join(b.TempDir(), "mix.lua")
 	if err := os.WriteFile(script, wrkMixLua(), 0o644); err != nil {
 		b.Fatal(err)
 	}
 	rates := make([][]float64, 1+len(ways))
-	b.ResetTimer()
-	for range b.N {
+	for b.Loop() {
 		wrk := wrkRun(b, o, script, secs)
 		rates[0] = append(rates[0], wrk.rate)
 		line := "wrk " + wrk.String()
@@ -163,13 +173,41 @@ func BenchmarkMixVsWrk(b *testing.B) {
 		}
 		b.Log(line)
 	}
-	b.StopTimer()
 	wrk := changepoint.Median(rates[0])
 	b.ReportMetric(wrk, "wrk-exchanges/s")
 	for i, w := range ways {
 		r := changepoint.Median(rates[i+1])
 		b.ReportMetric(r, w.name+"-exchanges/s")
 		b.ReportMetric(r/wrk, w.name+"/wrk")
+	}
+}
+
+// ownNetwork moves the benchmark's thread for good into a network
+// namespace of its own, its loopback up and its sysctls those of a
+// session's namespaces (host.NamespaceSysctls: the whole ephemeral port
+// range, ports in TIME_WAIT reused), so that the processes it starts run
+// there, as a session runs bench mix: one exchange in 10 opens a new
+// connection, and in the machine's own namespace with its range of 28000
+// ports and the connections of everything else, finding a port nearly
+// doubles what a connection costs. The thread is never unlocked:
+// it ends with the benchmark, and the namespace with the processes.
+func ownNetwork(b *testing.B) {
+	runtime.LockOSThread()
+	if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
+		b.Fatalf("a network namespace: %v", err)
+	}
+	lo, err := netlink.LinkByName("lo")
+	if err == nil {
+		err = netlink.LinkSetUp(lo)
+	}
+	if err != nil {
+		b.Fatalf("loopback up: %v", err)
+	}
+	for k, v := range host.NamespaceSysctls {
+		// /proc/sys/net shows the namespace of the thread that opens it.
+		if err := os.WriteFile("/proc/sys/"+k, []byte(v), 0); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
 
@@ -224,27 +262,57 @@ func (o *benchOrigin) cpu(b *testing.B) time.Duration {
 	return time.Duration(ns)
 }
 
-// measured is a run's exchanges a second and the CPU its client and the
-// origin used, as fractions of the run.
-type measured struct{ rate, client, origin float64 }
+// measured is a run's exchanges a second, the CPU its client and the
+// origin used, and the CPUs' other busy time meanwhile (other processes,
+// and soft interrupts neither was charged with), as fractions of a CPU.
+type measured struct{ rate, client, origin, others float64 }
 
+// String gives the CPU also by the exchange, which other load on the
+// CPUs changes less than the rate.
 func (m measured) String() string {
-	return fmt.Sprintf("%.0f/s (client %.0f%%, origin %.0f%% of a CPU)", m.rate, 100*m.client, 100*m.origin)
+	return fmt.Sprintf("%.0f/s (client %.0f%% of a CPU, %.1f µs an exchange; origin %.0f%%, %.1f µs; other load %.0f%%)",
+		m.rate, 100*m.client, 1e6*m.client/m.rate, 100*m.origin, 1e6*m.origin/m.rate, 100*m.others)
 }
 
 // measure runs cmd, the client, and returns its figures, the rate from
 // what its output says: its exchanges and seconds.
 func measure(b *testing.B, o *benchOrigin, cmd *exec.Cmd, rate func(out []byte) (exchanges, seconds float64)) measured {
-	before := o.cpu(b)
+	origin0, busy0, start := o.cpu(b), busyCPU(b), time.Now()
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	if err != nil {
 		b.Fatalf("%s: %v\n%s", cmd.Args[3:], err, out)
 	}
-	origin := o.cpu(b) - before
+	origin, busy, wall := o.cpu(b)-origin0, busyCPU(b)-busy0, time.Since(start)
+	client := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	n, t := rate(out)
-	ps := cmd.ProcessState
-	return measured{rate: n / t, client: (ps.UserTime() + ps.SystemTime()).Seconds() / t, origin: origin.Seconds() / t}
+	return measured{rate: n / t, client: client.Seconds() / t, origin: origin.Seconds() / t,
+		others: max(0, (busy-client-origin).Seconds()/wall.Seconds())}
+}
+
+// busyCPU is the time the machine's CPUs have been busy, from
+// /proc/stat: all but idle and I/O wait, in USER_HZ (100) ticks.
+func busyCPU(b *testing.B) time.Duration {
+	stat, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		b.Fatal(err)
+	}
+	line, _, _ := strings.Cut(string(stat), "\n")
+	f := strings.Fields(line) // cpu user nice system idle iowait irq softirq steal ...
+	if len(f) < 9 {
+		b.Fatalf("/proc/stat: %q: want 8 times", line)
+	}
+	var busy int64
+	for i, v := range f[1:9] {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			b.Fatalf("/proc/stat: %q: %v", line, err)
+		}
+		if i != 3 && i != 4 { // idle, iowait
+			busy += n
+		}
+	}
+	return time.Duration(busy) * time.Second / 100
 }
 
 // wrkMixLua is the script that makes wrk ask for the mix's answers.
