@@ -1,7 +1,7 @@
 // Package nights writes a history of generated nightly sessions, for the
 // tests and the benchmark of bench trend: each night a session of a
 // reference session's cells, each run drawn from its reference cell's
-// own spread by a seeded generator, with the shifts asked for (a step, a
+// own spread by a generator started at a fixed value, with the shifts asked for (a step, a
 // slide) put in the cells named.
 package nights
 
@@ -57,7 +57,7 @@ type History struct {
 	Machines  []string      // the machines' labels; the reference's when empty
 	Nights    int           // nights per machine
 	Start     time.Time     // the first night's start
-	Seed      uint64        // of the draws
+	Draws     uint64        // where the generator of the draws starts
 	Shifts    []Shift       // on every machine
 	Releases  []Release     // on every machine
 }
@@ -103,7 +103,7 @@ func Write(dir string, h History) ([]string, error) {
 	if len(machines) == 0 {
 		machines = []string{h.Reference[0].Machine}
 	}
-	rng := rand.New(rand.NewPCG(h.Seed, 0x6e69676874)) // "night"
+	rng := rand.New(rand.NewPCG(h.Draws, 0x6e69676874)) // "night"
 	var paths []string
 	var buf bytes.Buffer
 	for _, machine := range machines {
@@ -235,8 +235,8 @@ const (
 // meta) on machines, from January 1st 2026, with Shifted's shifts: the
 // steps and the slide; nginx upgraded at NginxNight and bench rebuilt at
 // StepNight.
-func Shifted(rows []results.Row, meta *results.Meta, n int, seed uint64, machines ...string) History {
-	h := History{Reference: rows, Meta: meta, Machines: machines, Nights: n, Seed: seed,
+func Shifted(rows []results.Row, meta *results.Meta, n int, draws uint64, machines ...string) History {
+	h := History{Reference: rows, Meta: meta, Machines: machines, Nights: n, Draws: draws,
 		Start:    time.Date(2026, 1, 1, 1, 17, 0, 0, time.UTC),
 		Shifts:   []Shift{{Cell: SlidCell, From: SlideNight, Step: -0.005 * SlideNights, Nights: SlideNights}},
 		Releases: []Release{{Night: 0, Version: "1a2b3c4"}, {Night: NginxNight, Column: "nginx", Version: "1.24.0"}, {Night: StepNight, Version: "5d6e7f8"}},

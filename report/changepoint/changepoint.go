@@ -10,7 +10,7 @@
 // and whether the newest segment is still on its far side.
 //
 // The package is pure: values in, change points out, every random draw
-// from a generator seeded by Options.Seed, so that a series gives the
+// from a generator started at Options.Draws, so that a series gives the
 // same answer every time.
 package changepoint
 
@@ -37,8 +37,9 @@ type Options struct {
 	// Resamples is the count of bootstrap resamples a step's interval is
 	// drawn from (DefaultResamples when 0).
 	Resamples int
-	// Seed seeds the permutations and the resamples.
-	Seed uint64
+	// Draws is where the generator of the permutations and the
+	// resamples starts: one value, one answer.
+	Draws uint64
 }
 
 // The defaults of Options.
@@ -86,7 +87,7 @@ func (o Options) WithDefaults() Options {
 // again until no split is.
 func Divisive(series []float64, opt Options) []int {
 	opt = opt.WithDefaults()
-	rng := rand.New(rand.NewPCG(opt.Seed, 0x65646976)) // "ediv"
+	rng := rand.New(rand.NewPCG(opt.Draws, 0x65646976)) // "ediv"
 	var points []int
 	best := map[[2]int]split{} // the best split of each segment, once computed
 	stats := make([]float64, len(series))

@@ -28,7 +28,7 @@ func set(x []float64, i int, v float64) []float64 { x[i] = v; return x }
 // reference are the options of the reference implementation's tests:
 // 1%, 100 permutations, seed 1234 (of another generator than numpy's,
 // so that only a marginal split could differ; none does).
-var reference = Options{PValue: 0.01, Permutations: 100, Seed: 1234}
+var reference = Options{PValue: 0.01, Permutations: 100, Draws: 1234}
 
 // TestDivisive: the series of the reference implementation's tests
 // (tests/test_e_divisive.py and tests/test_detection.py, their
@@ -154,14 +154,14 @@ func TestDivisiveSeeded(t *testing.T) {
 		stepped[i] -= 3
 	}
 	for seed := range uint64(5) {
-		a, b := Divisive(stepped, Options{Seed: seed}), Divisive(stepped, Options{Seed: seed})
+		a, b := Divisive(stepped, Options{Draws: seed}), Divisive(stepped, Options{Draws: seed})
 		if !slices.Equal(a, b) {
 			t.Errorf("seed %d: Divisive = %v, then %v; want one answer", seed, a, b)
 		}
 		if !slices.Equal(a, []int{80}) {
 			t.Errorf("seed %d: Divisive(a 3-sigma step at 80) = %v; want [80]", seed, a)
 		}
-		if got := Divisive(noise, Options{Seed: seed}); len(got) != 0 {
+		if got := Divisive(noise, Options{Draws: seed}); len(got) != 0 {
 			t.Errorf("seed %d: Divisive(noise) = %v; want none", seed, got)
 		}
 	}
@@ -189,7 +189,7 @@ func TestFind(t *testing.T) {
 	level(40, 100)
 	level(30, 90)
 	level(30, 100)
-	got := Find(runs, Options{Seed: 1})
+	got := Find(runs, Options{Draws: 1})
 	if len(got) != 2 {
 		t.Fatalf("Find = %+v; want two points", got)
 	}

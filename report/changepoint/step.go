@@ -61,7 +61,7 @@ func Find(runs [][]float64, opt Options) []Point {
 	}
 	bounds := segments(at, len(runs))
 	newest := Median(medians[bounds[len(bounds)-1][0]:])
-	rng := rand.New(rand.NewPCG(opt.Seed, 0x626f6f74)) // "boot"
+	rng := rand.New(rand.NewPCG(opt.Draws, 0x626f6f74)) // "boot"
 	noise := Noise(runs)
 	var out []Point
 	for i, a := range at {
