@@ -349,7 +349,7 @@ func (s *Schedule) printSweep(w io.Writer) {
 	}
 	window, warmup := time.Duration(own.Window), time.Duration(own.Warmup)
 	fmt.Fprintf(w, "sweeps: from %g/s, doubled until a step fails, then halved to within %g%%; a step passes with %s, %g%% of its rate achieved\n",
-		sw.From, sw.Precision*100, sweep.FormatSLO(sw.SLO), sweep.AchievedShare*100)
+		sw.From, sw.Precision*100, sweep.FormatSLO(sw.SLO), results.AchievedShare*100)
 	searches := "1 search"
 	if n != 1 {
 		searches = fmt.Sprintf("%d searches", n)

@@ -287,7 +287,8 @@ func sweepCaption(sw *results.Sweep) string {
 		bounds = sloText(sw.SLO)
 	}
 	return "Sustainable rate: the highest rate, in thousands of exchanges a second, at which a window of a fixed rate met " + bounds +
-		" (failures: errors, timeouts, dropped and late exchanges, of those due) and achieved 99% of the rate, " +
+		" (failures: errors, timeouts, dropped and late exchanges, of those due) and achieved " +
+		strconv.FormatFloat(results.AchievedShare*100, 'f', -1, 64) + "% of the rate, " +
 		"found by a search of such windows and confirmed over a whole one; the median of the repetitions " +
 		"(none: no search found one). Bold and * as in the other tables. " +
 		"‡ at least 90% of no proxy's rate: within 10% of it, the load tool, not the proxy, set the limit."

@@ -111,11 +111,7 @@ func Run(ctx context.Context, c Config, opened func(scenarios.MixOpened)) (scena
 }
 
 // WriteOpened writes o as one line of JSON, before the report.
-func WriteOpened(w io.Writer, o scenarios.MixOpened) {
-	if b, err := json.Marshal(o); err == nil {
-		fmt.Fprintf(w, "%s\n", b)
-	}
-}
+func WriteOpened(w io.Writer, o scenarios.MixOpened) error { return writeLine(w, o) }
 
 // The split protocol: a worker prints workerReady on its standard output
 // once its connections are open, then reads lines on its standard input:
@@ -152,8 +148,11 @@ var (
 )
 
 // WriteResult writes r on w as one line of JSON, as bench mix prints it.
-func WriteResult(w io.Writer, r scenarios.MixResult) error {
-	b, err := json.Marshal(r)
+func WriteResult(w io.Writer, r scenarios.MixResult) error { return writeLine(w, r) }
+
+// writeLine writes v as one line of JSON.
+func writeLine(w io.Writer, v any) error {
+	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}

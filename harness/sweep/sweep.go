@@ -39,10 +39,6 @@ const (
 	// MinRate is the least rate the search halves to, an exchange a
 	// second: below it a load that fails every step has no rate.
 	MinRate = 1
-	// AchievedShare is the least share of the offered rate a passing
-	// window achieves: its exchanges answered whole and on time over
-	// its length.
-	AchievedShare = 0.99
 )
 
 // DefaultSLO is the bound a step must meet by default: a p99 of 50 ms
@@ -138,7 +134,7 @@ func FiguresOf(r scenarios.MixResult) Figures {
 }
 
 // Pass says whether a window meets the bound slo: its exchanges answered
-// on time at AchievedShare of the offered rate or more, its failures at
+// on time at results.AchievedShare of the offered rate or more, its failures at
 // most slo.Errors of the exchanges due, and the p99 of every due exchange
 // at most slo.P99. why names each bound it missed, with the figures, as
 // a step's note gives it ("p99 63.2 ms over 50 ms"); empty when it
@@ -155,9 +151,9 @@ func Pass(slo results.SLO, f Figures) (pass bool, why string) {
 		missed = append(missed, fmt.Sprintf("failures %s%% over %s%% (%d of %d due)",
 			pct(float64(f.Failed)/float64(f.Due), 2), pct(slo.Errors, -1), f.Failed, f.Due))
 	}
-	if achieved := float64(f.Answered) / f.Seconds; achieved < AchievedShare*f.Offered {
+	if achieved := float64(f.Answered) / f.Seconds; achieved < results.AchievedShare*f.Offered {
 		missed = append(missed, fmt.Sprintf("achieved %.0f/s of %.0f/s (%s%%, under %s%%)",
-			achieved, f.Offered, pct(achieved/f.Offered, 1), pct(AchievedShare, -1)))
+			achieved, f.Offered, pct(achieved/f.Offered, 1), pct(results.AchievedShare, -1)))
 	}
 	// One note a step: the bounds are joined with ", ", never with the
 	// "; " that parts a row's notes.

@@ -12,6 +12,11 @@ import (
 // note (Step).
 const LoadSweep = "sweep"
 
+// AchievedShare is the least share of its offered rate a sweep's window
+// achieves to pass (its exchanges answered whole and on time over its
+// length): the pass rule's (harness/sweep) and the report's caption's.
+const AchievedShare = 0.99
+
 // Step is one window of a sweep, as its row's note tells it: its number
 // in the search (1, 2, ...), or the confirming window of the rate found,
 // whether it met the bounds and, if not, which it missed.
