@@ -90,11 +90,20 @@ echo "vmtest: login session exited ${PIPESTATUS[0]}"
 bench clean >>"$out/login.log" 2>&1
 left login
 
-# waitload PID: waits until a session's load is running, or its bench
-# has gone.
+# measuring: whether a wrk of a 30 s window is running (the warm-up's
+# wrk of 1 s ends before the state of the scope is read).
+measuring() {
+	for p in $(pgrep -x wrk); do
+		tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -q -- '-d 30s ' && return 0
+	done
+	return 1
+}
+
+# waitload PID: waits until a session's measured load is running, or its
+# bench has gone.
 waitload() {
 	for _ in $(seq 600); do
-		pgrep -x wrk >/dev/null && break
+		measuring && break
 		kill -0 "$1" 2>/dev/null || break # it did not start
 		sleep 0.5
 	done
