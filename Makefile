@@ -7,7 +7,7 @@ GO ?=
 go_found = $(eval go_found := $$(shell sh scripts/find-go $$(GO)))$(go_found)
 go = $(if $(filter error:,$(firstword $(go_found))),$(error $(wordlist 2,999,$(go_found))),$(go_found))
 
-.PHONY: all toolchain build install deps modules test test-loaded vm-test bench report
+.PHONY: all toolchain build install deps test-deps modules test test-loaded vm-test bench report
 
 all: build
 
@@ -31,13 +31,19 @@ install: build
 deps:
 	@sh scripts/deps
 
+# test-deps installs the programs only the tests run (headless Chromium
+# for the report's pages, shellcheck for the workflows' scripts), from
+# internal/testenv/packages.txt, the same way.
+test-deps:
+	@sh scripts/deps --tests
+
 # modules downloads the Go modules the build needs.
 modules: toolchain
 	$(go) mod download
 
 # test runs every test; as root the namespace, cgroup and proxy tests run too,
 # one package at a time since they share the CPUs they measure.
-test: toolchain deps
+test: toolchain deps test-deps
 	$(go) vet ./...
 	$(go) test -p 1 -count=1 -timeout 60m ./...
 

@@ -4,6 +4,7 @@
 package bench_test
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -288,4 +289,28 @@ func readFile(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestTestDeps: scripts/deps --tests, which make test-deps runs, installs
+// the packages of the programs only the tests run, of the system's
+// family, from internal/testenv/packages.txt: on Debian chromium and
+// shellcheck, on Fedora its names for them; an argument it does not know
+// is refused.
+func TestTestDeps(t *testing.T) {
+	for file, want := range map[string]string{
+		"debian-12": "apt-get install -y -qq --no-install-recommends chromium shellcheck",
+		"fedora-42": "dnf install -y chromium ShellCheck",
+	} {
+		cmd := exec.Command("sh", "scripts/deps", "--tests", "--dry-run")
+		cmd.Env = append(os.Environ(), "OS_RELEASE="+filepath.Join("testdata", "os-release", file))
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "\n"+want+"\n") {
+			t.Errorf("%s: scripts/deps --tests --dry-run: %v\n%s\nwant the line %q", file, err, out, want)
+		}
+	}
+	out, err := exec.Command("sh", "scripts/deps", "--test").CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 2 || !strings.Contains(string(out), "unknown argument --test") {
+		t.Errorf("scripts/deps --test: %v\n%s; want exit 2 naming the argument", err, out)
+	}
 }

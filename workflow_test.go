@@ -13,7 +13,7 @@ import (
 
 // TestWorkflowsLint: the GitHub Actions workflows are valid for the
 // schema of workflows and their expressions, as actionlint checks them;
-// the run: scripts go through shellcheck too (.ci/run installs it).
+// the run: scripts go through shellcheck too (make test-deps installs it).
 func TestWorkflowsLint(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join(".github", "workflows", "*.yml"))
 	if err != nil || len(files) == 0 {

@@ -5,11 +5,30 @@
 package testenv
 
 import (
+	_ "embed"
 	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 )
+
+// testPackages is the table of the programs only the tests run, which
+// make test-deps installs (scripts/deps --tests).
+//
+//go:embed packages.txt
+var testPackages string
+
+// installer is the command that installs program name: make test-deps
+// for a program of the tests alone, make deps for the rest.
+func installer(name string) string {
+	for line := range strings.Lines(testPackages) {
+		if f := strings.Fields(line); len(f) > 0 && !strings.HasPrefix(f[0], "#") && f[0] == name {
+			return "sudo make test-deps"
+		}
+	}
+	return "sudo make deps"
+}
 
 // Skip skips the test with the reason, or fails it in CI.
 func Skip(t testing.TB, format string, args ...any) {
@@ -33,6 +52,6 @@ func NeedRoot(t testing.TB, why string) {
 func NeedProgram(t testing.TB, name string) {
 	t.Helper()
 	if _, err := exec.LookPath(name); err != nil {
-		Skip(t, "%s not installed (sudo make deps): %v", name, err)
+		Skip(t, "%s not installed (%s): %v", name, installer(name), err)
 	}
 }
