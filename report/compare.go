@@ -24,6 +24,10 @@ const (
 	// runs: real when the ranges of the two sides' runs, slowest to
 	// fastest, do not overlap.
 	TestRange = "range"
+	// TestOneRun is what decides where a side has a single run: nothing,
+	// as a run alone shows no spread to tell a change from noise
+	// (benchstat too says ~ where it has too few).
+	TestOneRun = "one run"
 )
 
 // thresholds are benchstat's: alpha 0.05.
@@ -306,10 +310,14 @@ func runsOf(s summary, failed int) *Runs {
 // tables' rule (TestRange) otherwise, real when the ranges of the runs do
 // not overlap. It is the one rule of "real" of bench: compare's cells
 // and the page's headlines. Without a run on a side nothing is real and
-// test is empty.
+// test is empty; with one run on a side nothing is real either
+// (TestOneRun).
 func Decide(old, new []float64) (real bool, test string, p *float64) {
 	if len(old) == 0 || len(new) == 0 {
 		return false, "", nil
+	}
+	if len(old) == 1 || len(new) == 1 {
+		return false, TestOneRun, nil
 	}
 	if uDecides(len(old), len(new)) {
 		cmp := uTest(old, new)
@@ -469,7 +477,7 @@ func (ch *Change) verdict() string {
 
 // reason is what the test said of a cell, "p=0.008 n=5+5" (benchstat's
 // p-value and runs of each side) or "ranges apart n=3+3" ("overlap"), or
-// why none said, "only in old", "no ok run in new".
+// why none said, "one run n=1+3", "only in old", "no ok run in new".
 func (ch *Change) reason() string {
 	switch {
 	case ch.Old == nil:
@@ -487,6 +495,8 @@ func (ch *Change) reason() string {
 	switch {
 	case ch.P != nil:
 		return "p=" + fixed(*ch.P, 3) + " " + n
+	case ch.Test == TestOneRun:
+		return "one run " + n
 	case ch.Real:
 		return "ranges apart " + n
 	}

@@ -121,6 +121,9 @@ func TestDecide(t *testing.T) {
 	}{
 		// without a run on a side nothing is decided
 		{"no old run", nil, []float64{1, 2, 3}, false, ""},
+		// a single run has no spread: however far apart, nothing is real
+		{"one run", []float64{30}, []float64{20, 21, 22}, false, TestOneRun},
+		{"one run each", []float64{30}, []float64{20}, false, TestOneRun},
 		// 3 and 3: the ranges decide, here apart
 		{"ranges apart", []float64{30, 31, 32}, []float64{20, 21, 22}, true, TestRange},
 		// a range touching the other's is not apart

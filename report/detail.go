@@ -211,11 +211,13 @@ func (h Headline) String() string {
 	}
 	var parts []string
 	if h.RunnerUp != "" {
-		v := "within noise"
-		if h.Real {
-			v = "real"
+		v := "within noise, " + h.Test
+		switch {
+		case h.Test == TestOneRun:
+			v = "one run: no spread to tell it from noise"
+		case h.Real:
+			v = "real, " + h.Test
 		}
-		v += ", " + h.Test
 		if h.P != nil {
 			v += " p=" + strconv.FormatFloat(*h.P, 'f', 3, 64)
 		}
@@ -230,7 +232,7 @@ func (h Headline) String() string {
 // headlineNote says how the headlines read, under them.
 const headlineNote = "Fastest of each row by median; ± from the two cells' ranges (slowest to fastest run); " +
 	"real or within noise to the runner-up as bench compare decides it (U test where there are runs enough, " +
-	"else range: real when their runs' ranges do not overlap)."
+	"else range: real when their runs' ranges do not overlap; nothing where a cell has one run)."
 
 // groupedNotesHead introduces the grouped notes.
 const groupedNotesHead = "Notes of the runs counted, each once with its cells (n: a number that differs between runs; " +

@@ -210,7 +210,8 @@ func TestPageMixAccounting(t *testing.T) {
 }
 
 // TestHeadlines: the fastest proxy of a row against the runner-up and no
-// proxy, real where their runs' ranges do not overlap.
+// proxy, real where their runs' ranges do not overlap, no verdict where a
+// cell has a single run.
 func TestHeadlines(t *testing.T) {
 	cell := func(proxy string, g results.Group, runs ...float64) Cell {
 		s := summaryOf(runs)
@@ -231,6 +232,9 @@ func TestHeadlines(t *testing.T) {
 		// 4 runs a side: the U test decides
 		{"U", []Cell{cell("a", results.Copy, 1, 1, 1, 1), cell("b", results.Copy, 2, 2, 2, 2)},
 			"r: b: 2.00 times a (real, U p=0.029)"},
+		// one run each: no spread, so no verdict, however far apart
+		{"one run", []Cell{cell("a", results.Copy, 10), cell("b", results.Copy, 20)},
+			"r: b: 2.00 times a (one run: no spread to tell it from noise)"},
 		// one proxy and no proxy
 		{"alone", []Cell{cell("no proxy", results.Baseline, 10), cell("a", results.Copy, 5)},
 			"r: a: 0.50 times no proxy"},
