@@ -107,7 +107,8 @@ func stepTitle(column string, rep int, s SearchStep, percentile string, v float6
 // column whose steps have a latency, its p99 and p50 (ms, log axis)
 // against the offered rate (k req/s, log axis), a point a step of every
 // repetition, each titled, joined by the column's line in the order of
-// the rate; and the bound sw's p99, where it is known, dotted and named.
+// the rate; and the bound sw's p99, where it is known, dotted and named
+// in the legend.
 // False when no step has a latency.
 func sweepChart(t Table, row TableRow, sw *results.Sweep, pal palette) ([]byte, bool, error) {
 	label, _, _ := strings.Cut(row.Label, ", ")
@@ -174,15 +175,9 @@ func sweepChart(t Table, row TableRow, sw *results.Sweep, pal palette) ([]byte, 
 		}
 		line.LineStyle = draw.LineStyle{Color: color.Black, Width: vg.Points(1), Dashes: sloDashes}
 		sloLine := &tippedLine{Line: line, title: "the session's bound: " + sloText(sw.SLO), tips: tp}
+		// named in the legend alone: a label on the line sits on the
+		// curves that cross it, which they do near the rate found
 		p.Add(sloLine)
-		lbl, err := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{{X: xmax, Y: bound}}, Labels: []string{name}})
-		if err != nil {
-			return nil, false, err
-		}
-		lbl.TextStyle[0].XAlign, lbl.TextStyle[0].YAlign = draw.XRight, draw.YBottom
-		lbl.TextStyle[0].Font = plotFont(8)
-		lbl.Offset = vg.Point{X: -2, Y: 2}
-		p.Add(lbl)
 		legend = append(legend, legendEntry{name, sloLine})
 	}
 	p.Add(plotter.NewGrid())
