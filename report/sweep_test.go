@@ -566,3 +566,67 @@ func TestSweepPageLayout(t *testing.T) {
 		chromium.CheckLayout(t, page, fmt.Sprintf("sweep-page-%d", width), width, barCount(tables))
 	}
 }
+
+// TestPublishedSweepPageLayout: the sweep session published under
+// data/sweeps, a real search of mix-http's sustainable rate through no
+// proxy, nginx, haproxy and squid: every step of each search a row,
+// numbered from 1 without a gap, the Sustainable rate table a cell a
+// column, and its page laid out as the generated session's is (no label
+// outside its chart nor over another, each column one colour, every
+// point titled).
+func TestPublishedSweepPageLayout(t *testing.T) {
+	paths, err := filepath.Glob(filepath.Join("..", "data", "sweeps", "*.csv"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no session file in ../data/sweeps: %v", err)
+	}
+	rows, files := readSession(t, paths)
+	steps := map[string]int{} // a search's steps so far
+	for i := range rows {
+		r := &rows[i]
+		st, ok, err := results.ParseStep(r.Note)
+		if !ok || err != nil || r.Load != results.LoadSweep || !(r.OfferedRate > 0) {
+			t.Fatalf("%s %s rep %d: note %q, load %q, offered %g; want a sweep's step", r.Proxy, r.Mode, r.Rep, r.Note, r.Load, r.OfferedRate)
+		}
+		key := fmt.Sprintf("%s %s %s %d", r.Session, r.Proxy, r.Mode, r.Rep)
+		if !st.Confirm {
+			if st.N != steps[key]+1 {
+				t.Errorf("%s: step %d after step %d; want every step's row", key, st.N, steps[key])
+			}
+			steps[key] = st.N
+		}
+	}
+	if len(steps) != 4 {
+		t.Errorf("%d searches; want 4, no proxy's, nginx's, haproxy's and squid's", len(steps))
+	}
+	tables, err := Tables(rows, Options{Files: files})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found int
+	for _, tb := range tables {
+		if tb.Kind != kindSweep {
+			continue
+		}
+		found++
+		for _, r := range tb.Rows {
+			if len(r.Cells) != 4 {
+				t.Errorf("%s: %d cells; want one a column", r.Label, len(r.Cells))
+			}
+		}
+	}
+	if found != 1 {
+		t.Fatalf("%d Sustainable rate tables; want 1", found)
+	}
+	var b bytes.Buffer
+	if err := Render(&b, rows, Options{Format: FormatHTML, Files: files}); err != nil {
+		t.Fatal(err)
+	}
+	page := b.Bytes()
+	if n := bytes.Count(page, []byte(`<figure class="`+classSweep+`">`)); n != 1 {
+		t.Errorf("the page has %d sweep charts; want mix-http's", n)
+	}
+	chromium.CheckPage(t, page, "published-sweep-page", 1, 0, 0)
+	for _, width := range []int{1400, 420} {
+		chromium.CheckLayout(t, page, fmt.Sprintf("published-sweep-page-%d", width), width, barCount(tables))
+	}
+}
