@@ -84,7 +84,7 @@ func (tr *Trends) Summary() string {
 // legend says what the tables' columns mean and how the points were
 // found.
 func (tr *Trends) legend() string {
-	return fmt.Sprintf("Change points by E-Divisive means on the sessions' medians (a split kept at p ≤ %g over %d permutations, seeded), "+
+	return fmt.Sprintf("Change points by E-Divisive means on the sessions' medians (a split kept at p ≤ %g over %d permutations of fixed draws), "+
 		"each kept where its whole %g%% interval (a two-stage bootstrap of the sessions and their runs) lies beyond the noise "+
 		"(the median over the sessions of half their runs' range, the ± of bench compare). "+
 		"Step: the median of the sessions after over that of the sessions before, to the next change point each way. "+
