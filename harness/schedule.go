@@ -76,10 +76,7 @@ func (s *Schedule) resume(rows []results.Row) error {
 		}
 		s.Done[k] = true
 	}
-	cfg := sweep.Defaults()
-	if s.cfg.Sweep != nil {
-		cfg = *s.cfg.Sweep
-	}
+	cfg := s.cfg.SweepSettings()
 	s.Steps = map[RunKey][]results.Row{}
 	for k, rs := range steps {
 		_, done, err := replaySweep(cfg, rs)
@@ -329,11 +326,7 @@ func (cfg SessionConfig) sweeps() bool {
 // precision, the bound a step must meet, and the windows of a search.
 func (s *Schedule) printSweep(w io.Writer) {
 	cfg := s.cfg
-	sw := cfg.Sweep
-	if sw == nil {
-		d := sweep.Defaults()
-		sw = &d
-	}
+	sw := cfg.SweepSettings()
 	n := 0
 	for _, r := range s.Runs {
 		if r.Scenario.Load.Sweep && !s.Done[r.Key()] {
@@ -354,9 +347,9 @@ func (s *Schedule) printSweep(w io.Writer) {
 	if n != 1 {
 		searches = fmt.Sprintf("%d searches", n)
 	}
-	fmt.Fprintf(w, "each sweep: at most %d steps of %s warm-up + %s window, then a confirming %s + %s: at most %d windows, %s; %s, at most %d windows\n",
-		sweep.MaxSteps, warmup, sweep.StepWindow(window), warmup, window, sweep.MaxWindows,
-		formatDuration(sweep.Longest(window, warmup)), searches, n*sweep.MaxWindows)
+	fmt.Fprintf(w, "each sweep: at most %d windows, steps of %s warm-up + %s window (at most %d) and confirms of %s + %s: at most %s; %s, at most %d windows\n",
+		sweep.MaxWindows, warmup, sweep.StepWindow(window), sweep.MaxSteps, warmup, window,
+		formatDuration(sweep.Longest(sw, window, warmup)), searches, n*sweep.MaxWindows)
 }
 
 // plural says "1 run", "2 runs".
@@ -547,7 +540,7 @@ func estimate(n int, window, warmup, overhead time.Duration) time.Duration {
 func (cfg SessionConfig) runTime(sc scenarios.Scenario) time.Duration {
 	own := cfg.MethodOf(sc.Mode)
 	if sc.Load.Sweep {
-		return sweep.Longest(time.Duration(own.Window), time.Duration(own.Warmup)) + runOverhead
+		return sweep.Longest(cfg.SweepSettings(), time.Duration(own.Window), time.Duration(own.Warmup)) + runOverhead
 	}
 	return estimate(1, time.Duration(own.Window), time.Duration(own.Warmup), runOverhead)
 }

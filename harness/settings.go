@@ -308,3 +308,13 @@ func Resumable(dir, id string) (results.Settings, error) {
 	st.Machine, st.Session = best.Machine.Label, best.Session
 	return st, nil
 }
+
+// SweepSettings are the session's search: its settings', or the
+// defaults in a session whose settings have none (it named a sweep
+// without --sweep's flags).
+func (cfg SessionConfig) SweepSettings() results.Sweep {
+	if cfg.Sweep != nil {
+		return *cfg.Sweep
+	}
+	return sweep.Defaults()
+}

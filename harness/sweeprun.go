@@ -35,7 +35,7 @@ import (
 // the search; the session goes on. The error is the session's own: its
 // file cannot be written, or it was interrupted.
 func (s *Session) runSweep(ctx context.Context, r RunSpec, p *progress) error {
-	search, _, err := replaySweep(s.sweepSettings(), s.sched.Steps[r.Key()])
+	search, _, err := replaySweep(s.cfg.SweepSettings(), s.sched.Steps[r.Key()])
 	if err != nil {
 		return err
 	}
@@ -80,15 +80,6 @@ type stepError struct {
 	measuring bool
 }
 
-// sweepSettings are the session's search: its settings', or the
-// defaults in a session whose settings have none (it named a sweep
-// without --sweep's flags).
-func (s *Session) sweepSettings() results.Sweep {
-	if s.cfg.Sweep != nil {
-		return *s.cfg.Sweep
-	}
-	return sweep.Defaults()
-}
 
 // sweepIn starts run r's column in dir and bench mix stepping through it,
 // and runs the search's windows, writing each step's row, its load's

@@ -12,8 +12,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"bench/report/results"
@@ -181,10 +183,55 @@ func StepWindow(window time.Duration) time.Duration {
 	return min(window, max(window/2, time.Second))
 }
 
-// Longest is the most a search takes, its windows and their warm-ups:
-// MaxSteps steps of StepWindow and a confirming window.
-func Longest(window, warmup time.Duration) time.Duration {
-	return MaxSteps*(warmup+StepWindow(window)) + warmup + window
+// Longest is the most a search with the settings cfg takes, its windows
+// and their warm-ups: the longest of every way its windows may pass or
+// fail. A step is warmup and StepWindow(window), a confirm warmup and
+// window; a confirm that fails is paid for out of the steps but costs a
+// whole window, so the longest search is one whose confirms fail (from
+// 500/s at 2%, 10 s windows after 2 s: 3 confirms and 12 steps, 2 min).
+func Longest(cfg results.Sweep, window, warmup time.Duration) time.Duration {
+	key := longestKey{cfg, window, warmup}
+	if d, ok := longest.Load(key); ok {
+		return d.(time.Duration)
+	}
+	step, confirm := warmup+StepWindow(window), warmup+window
+	var rest func(s *Search) time.Duration
+	rest = func(s *Search) time.Duration {
+		_, c, done := s.Next()
+		if done {
+			return 0
+		}
+		d := step
+		if c {
+			d = confirm
+		}
+		var most time.Duration
+		for _, pass := range []bool{true, false} {
+			t := s.clone()
+			t.record(pass, "")
+			most = max(most, rest(t))
+		}
+		return d + most
+	}
+	d := rest(New(cfg))
+	longest.Store(key, d)
+	return d
+}
+
+// longestKey is what Longest's answer depends on; longest keeps its
+// answers, as the plan and the progress line ask for each search's.
+type longestKey struct {
+	cfg            results.Sweep
+	window, warmup time.Duration
+}
+
+var longest sync.Map
+
+// clone is a copy of s that records apart from it.
+func (s *Search) clone() *Search {
+	t := *s
+	t.passes = slices.Clone(s.passes)
+	return &t
 }
 
 // Window is a window of the search as Run asks for it: its rate,

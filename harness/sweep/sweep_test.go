@@ -341,10 +341,50 @@ func TestStepWindow(t *testing.T) {
 			t.Errorf("StepWindow(%v) = %v; want %v", c.window, got, c.want)
 		}
 	}
-	// 14 steps of 2 s + 5 s, then 2 s + 10 s
-	if got, want := Longest(10*time.Second, 2*time.Second), 110*time.Second; got != want {
-		t.Errorf("Longest(10s, 2s) = %v; want %v", got, want)
+}
+
+// TestLongest: no search takes longer than Longest says, whichever of its
+// windows pass: neither 2000 drawn at random, each window passing or
+// failing by a coin, nor the search of haproxy in the README's session,
+// whose confirms failed twice (12 steps of 2 s + 5 s and 3 confirms of
+// 2 s + 10 s, 2 min), nor 14 steps and a confirm; and it is no longer
+// than 15 windows of the confirm's length.
+func TestLongest(t *testing.T) {
+	const window, warmup = 10 * time.Second, 2 * time.Second
+	longest := Longest(Defaults(), window, warmup)
+	took := func(passes func(rate float64, confirm bool) bool) time.Duration {
+		s, d := New(Defaults()), time.Duration(0)
+		for {
+			rate, confirm, done := s.Next()
+			if done {
+				return d
+			}
+			d += warmup + StepWindow(window)
+			if confirm {
+				d += window - StepWindow(window)
+			}
+			s.record(passes(rate, confirm), "")
+		}
 	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 2000 {
+		if d := took(func(float64, bool) bool { return rng.IntN(2) == 0 }); d > longest {
+			t.Fatalf("a search took %v; Longest says %v", d, longest)
+		}
+	}
+	// haproxy, mix-http-sweep, 2026-12-02: it passed up to 2000/s and at
+	// 2125/s, failed at 2250/s and above, 2125/s and 2000/s over the
+	// confirm's 10 s, and passed at 1961/s.
+	haproxy := took(func(rate float64, confirm bool) bool {
+		return rate <= 2000 && !confirm || rate == 2125 && !confirm || rate < 2000
+	})
+	if haproxy != 2*time.Minute {
+		t.Errorf("haproxy's search took %v; want the 2m of its session", haproxy)
+	}
+	if most := MaxWindows * (warmup + window); longest < haproxy || longest < MaxSteps*(warmup+StepWindow(window))+warmup+window || longest > most {
+		t.Errorf("Longest = %v; want at least %v and 1m50s, at most %v", longest, haproxy, most)
+	}
+	t.Logf("Longest(%v, %v) = %v", window, warmup, longest)
 }
 
 // BenchmarkSearch counts the windows a search needs for capacities from
