@@ -80,7 +80,6 @@ type stepError struct {
 	measuring bool
 }
 
-
 // sweepIn starts run r's column in dir and bench mix stepping through it,
 // and runs the search's windows, writing each step's row, its load's
 // output and its data. A failure to start or to measure a step is a
