@@ -53,6 +53,8 @@ func (s *Session) runSweep(ctx context.Context, r RunSpec, p *progress) error {
 		// could not start.
 		failed = true
 		row := s.rowOf(r)
+		// stamped, so that it reads as its search's last step
+		row.Started = time.Now().UTC()
 		why := oneLine(stepErr.Error())
 		rate, _, _ := search.Next()
 		if !stepErr.measuring {

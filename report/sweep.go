@@ -3,6 +3,7 @@ package report
 import (
 	"bench/report/results"
 	"bytes"
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -89,10 +90,17 @@ func stepRest(note string) string {
 }
 
 // searchOf is the search of one repetition from its steps' rows, in the
-// order they ran: by the start of their windows, then as they came.
+// order they ran: by the start of their windows, then as they came; a row
+// without a start (a step that could not be measured, written by a
+// session from before it stamped them) last, as it ended its search.
 func searchOf(rep int, rows []*results.Row) Search {
 	rows = slices.Clone(rows)
-	slices.SortStableFunc(rows, func(a, b *results.Row) int { return a.Started.Compare(b.Started) })
+	slices.SortStableFunc(rows, func(a, b *results.Row) int {
+		if az, bz := a.Started.IsZero(), b.Started.IsZero(); az || bz {
+			return cmp.Compare(boolInt(az), boolInt(bz))
+		}
+		return a.Started.Compare(b.Started)
+	})
 	s := Search{Rep: rep, Steps: make([]SearchStep, len(rows)), rows: rows, result: -1}
 	for i, r := range rows {
 		st := stepOf(r)
@@ -184,6 +192,10 @@ func (s Search) stopText() string {
 		return "no step failed"
 	}
 	st := s.Stop
+	if st.N == 0 && !st.Confirm {
+		// no step's note: the search's own row, which could not start
+		return "the search did not start: " + st.Why
+	}
 	what := fmt.Sprintf("step %d", st.N)
 	if st.Confirm {
 		what = "the confirming window"
@@ -256,6 +268,9 @@ func sweepTable(machine string, rows []*results.Row) Table {
 			s := summaryOf(rates)
 			fig := "–"
 			switch {
+			case s.ok && len(rates) < len(searches):
+				// the median of those that found one, and how many did
+				fig = fmt.Sprintf("%s (%d of %d found)", threeFigures(s.med), len(rates), len(searches))
 			case s.ok:
 				fig = threeFigures(s.med)
 			case len(searches) > 0:
@@ -290,7 +305,7 @@ func sweepCaption(sw *results.Sweep) string {
 		" (failures: errors, timeouts, dropped and late exchanges, of those due) and achieved " +
 		strconv.FormatFloat(results.AchievedShare*100, 'f', -1, 64) + "% of the rate, " +
 		"found by a search of such windows and confirmed over a whole one; the median of the repetitions " +
-		"(none: no search found one). Bold and * as in the other tables. " +
+		"(none: no search found one; \"(2 of 3 found)\": the median of those that found one). Bold and * as in the other tables. " +
 		"‡ at least 90% of no proxy's rate: within 10% of it, the load tool, not the proxy, set the limit."
 }
 
@@ -368,4 +383,12 @@ func writeSearches(w *bytes.Buffer, t Table, md bool) {
 		}
 	}
 	w.WriteString("\n")
+}
+
+// boolInt is 1 for true, 0 for false.
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -121,6 +121,7 @@ func sweepChart(t Table, row TableRow, sw *results.Sweep, pal palette) ([]byte, 
 	tp := &tips{}
 	var legend []legendEntry
 	xmin, xmax := math.Inf(1), math.Inf(-1)
+	ymin, ymax := math.Inf(1), math.Inf(-1)
 	for j, c := range row.Cells {
 		col := t.Columns[j]
 		colour := pal.color(col, results.Group(t.Groups[j]))
@@ -144,6 +145,7 @@ func sweepChart(t Table, row TableRow, sw *results.Sweep, pal palette) ([]byte, 
 			for i, pt := range pts {
 				xy[i] = plotter.XY{X: pt.x, Y: pt.y}
 				xmin, xmax = min(xmin, pt.x), max(xmax, pt.x)
+				ymin, ymax = min(ymin, pt.y), max(ymax, pt.y)
 			}
 			line, err := plotter.NewLine(xy)
 			if err != nil {
@@ -179,6 +181,15 @@ func sweepChart(t Table, row TableRow, sw *results.Sweep, pal palette) ([]byte, 
 		// curves that cross it, which they do near the rate found
 		p.Add(sloLine)
 		legend = append(legend, legendEntry{name, sloLine})
+	}
+	// One rate (a search that ended at its first step), or one latency:
+	// the plot would widen the range by 1 on each side, below 0 on a log
+	// axis; a factor of 2 each side instead.
+	if xmin == xmax {
+		p.X.Min, p.X.Max = xmin/2, xmax*2
+	}
+	if ymin == ymax && sw == nil {
+		p.Y.Min, p.Y.Max = ymin/2, ymax*2
 	}
 	p.Add(plotter.NewGrid())
 	svg, err := svgOf([]*plot.Plot{p}, legend, tp, hdrWidth, hdrHeight)

@@ -89,6 +89,21 @@ func TestSearchOf(t *testing.T) {
 			rows[0], rows[2] = rows[2], rows[0]
 			return rows
 		}(), 500, "step 2 at 1.00k/s failed: p99 63.2 ms over 50 ms (bound: proxy)"},
+		// a step that could not be measured, its row without a start
+		// (a session from before they were stamped): it ended the search,
+		// whatever its place among the measured ones
+		{"unmeasured step last", func() []results.Row {
+			rows := ordered([]results.Row{stepRow(1, pass(1), 500), stepRow(1, fail(2, p99), 1000), stepRow(1, pass(3), 750)})
+			crashed := stepRow(1, fail(4, "nginx exited during the run"), 875)
+			crashed.Status, crashed.Bound = results.Failed, ""
+			return append([]results.Row{crashed}, rows...)
+		}(), 0, "step 4 at 0.875k/s failed: nginx exited during the run"},
+		// a search that could not start: its one row has no step
+		{"did not start", []results.Row{func() results.Row {
+			r := stepRow(1, pass(1), 0)
+			r.Note, r.Status, r.Bound, r.OfferedRate, r.HasOffered = "start squid: exit status 1", results.Failed, "", 0, false
+			return r
+		}()}, 0, "the search did not start: start squid: exit status 1"},
 		// no failure: the rate, and no stop
 		{"no step failed", []results.Row{stepRow(1, pass(1), 500), stepRow(1, pass(0), 500)}, 500, "no step failed"},
 	} {
@@ -149,6 +164,13 @@ func TestSweepCells(t *testing.T) {
 	none := stepRow(1, fail(1, "errors 2.1% over 0.1%"), 500)
 	none.Proxy = "tinyproxy"
 	rows = append(rows, none)
+	// dante: rep 1 found 3000/s, reps 2 and 3 none
+	rows = append(rows, confirmed("dante", results.Copy, 3000)...)
+	for rep := 2; rep <= 3; rep++ {
+		r := stepRow(rep, fail(1, "errors 2.1% over 0.1%"), 500)
+		r.Proxy = "dante"
+		rows = append(rows, r)
+	}
 	mix := run("Xeon", "s", "nginx", results.Copy, "mix-3k", 1, 3)
 	mix.Mode = results.MixHTTP
 	rows = append(rows, mix)
@@ -158,11 +180,12 @@ func TestSweepCells(t *testing.T) {
 		proxy, text string
 		bold        bool
 	}{
-		{"no proxy", "10.0", false},  // the median of three; the baseline is never marked
-		{"nginx", "9.10 ‡ *", true},  // 91% of no proxy's: the tool's limit
-		{"haproxy", "8.90", false},   // 89%: the proxy's
-		{"squid", "4.70", false},     // the median of four: the mean of the middle two
-		{"tinyproxy", "none", false}, // no rate found
+		{"no proxy", "10.0", false},             // the median of three; the baseline is never marked
+		{"nginx", "9.10 ‡ *", true},             // 91% of no proxy's: the tool's limit
+		{"haproxy", "8.90", false},              // 89%: the proxy's
+		{"squid", "4.70", false},                // the median of four: the mean of the middle two
+		{"tinyproxy", "none", false},            // no rate found
+		{"dante", "3.00 (1 of 3 found)", false}, // one search of three found one
 	} {
 		got := cells[c.proxy]
 		if got.Text != c.text || got.Bold != c.bold {
@@ -628,5 +651,21 @@ func TestPublishedSweepPageLayout(t *testing.T) {
 	chromium.CheckPage(t, page, "published-sweep-page", 1, 0, 0)
 	for _, width := range []int{1400, 420} {
 		chromium.CheckLayout(t, page, fmt.Sprintf("published-sweep-page-%d", width), width, barCount(tables))
+	}
+}
+
+// TestSweepChartOneStep: the chart of a search that ended at its first
+// step, one rate and one latency (the proxy exited in its first window
+// at 500/s, p50 and p99 0.5 ms), is drawn on log axes around its point,
+// where the plot's own range would reach below 0.
+func TestSweepChartOneStep(t *testing.T) {
+	r := stepRow(1, fail(1, "nginx exited during the run"), 500)
+	r.P50Ms, r.P99Ms = 0.5, 0.5
+	var b bytes.Buffer
+	if err := Render(&b, []results.Row{r}, Options{Format: FormatHTML}); err != nil {
+		t.Fatal(err)
+	}
+	if n := bytes.Count(b.Bytes(), []byte(`<figure class="`+classSweep+`">`)); n != 1 {
+		t.Errorf("%d sweep charts; want the search's", n)
 	}
 }
