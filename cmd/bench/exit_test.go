@@ -93,8 +93,9 @@ func TestBadInputExits(t *testing.T) {
 		// below, a closed loop, its flags without one
 		{[]string{"run", "--sweep", "--scenario", "mix-http", "--slo", "p99=fast", "--dry-run"}, exitUsage, `bench: run: --slo: bound "p99=fast": p99 "fast": want a duration above 0, e.g. 50ms`},
 		{[]string{"run", "--sweep", "--scenario", "mix-http", "--slo", "p99=50ms,errors=0.1", "--dry-run"}, exitUsage, `bench: run: --slo: bound "p99=50ms,errors=0.1": errors "0.1": want a percentage`},
-		{[]string{"run", "--sweep", "--scenario", "mix-http", "--sweep-from", "0", "--dry-run"}, exitUsage, "bench: run: --sweep-from, --sweep-precision: a first rate of 0 a second: want more than 0"},
-		{[]string{"run", "--sweep", "--scenario", "mix-http", "--sweep-from", "-500", "--dry-run"}, exitUsage, "bench: run: --sweep-from, --sweep-precision: a first rate of -500 a second: want more than 0"},
+		{[]string{"run", "--sweep", "--scenario", "mix-http", "--sweep-from", "0", "--dry-run"}, exitUsage, "bench: run: --sweep-from, --sweep-precision: a first rate of 0 a second: want a whole number, 1 or more"},
+		{[]string{"run", "--sweep", "--scenario", "mix-http", "--sweep-from", "-500", "--dry-run"}, exitUsage, "bench: run: --sweep-from, --sweep-precision: a first rate of -500 a second: want a whole number, 1 or more"},
+		{[]string{"run", "--sweep", "--scenario", "mix-http", "--sweep-from", "333.33", "--dry-run"}, exitUsage, "bench: run: --sweep-from, --sweep-precision: a first rate of 333.33 a second: want a whole number, 1 or more"},
 		{[]string{"run", "--sweep", "--scenario", "http-ka-1k", "--dry-run"}, exitUsage, `bench: --sweep: no sweep of "http-ka-1k": http-ka-1k is wrk, 64 connections, GET /1k kept alive, a closed loop with no rate to step`},
 		{[]string{"run", "--sweep", "--scenario", "http-ka-1k", "--proxy", "no proxy", "--prefix", randomPrefix(t)}, exitUsage, `bench: --sweep: no sweep of "http-ka-1k"`},
 		{[]string{"run", "--scenario", "mix-http", "--slo", "p99=10ms", "--dry-run"}, exitUsage, "bench: --sweep-from, --sweep-precision and --slo go with --sweep"},

@@ -227,7 +227,7 @@ func sweepFlags(fs *flag.FlagSet, on string) sweepFlagSet {
 	d := sweep.Defaults()
 	sw := sweepFlagSet{precision: &percent{value: d.Precision * 100, set: true}}
 	sw.on = fs.Bool("sweep", false, on)
-	sw.from = fs.Float64("sweep-from", d.From, "with --sweep: the first step's rate, exchanges a second")
+	sw.from = fs.Float64("sweep-from", d.From, "with --sweep: the first step's rate, a whole number of exchanges a second")
 	fs.Var(sw.precision, "sweep-precision", "with --sweep: how close the last pass and the first failure come before the search confirms, in `percent`")
 	sw.slo = fs.String("slo", sweep.FormatSLO(d.SLO), "with --sweep: what a step must meet: the p99 of every exchange due, and the failures (errors, timeouts, late and dropped exchanges) as a share of them; a step must also achieve 99% of its rate")
 	return sw

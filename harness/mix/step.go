@@ -22,11 +22,21 @@ type Window struct {
 	Warmup, Duration time.Duration
 }
 
+// A step's rate is within these, exchanges a second: an exchange every
+// 1000 s at the least, where the intervals of the schedule still fit a
+// time.Duration, and ten million a second at the most, far above what
+// one machine's connections carry, where an infinite rate would have
+// every exchange due at the start.
+const (
+	minStepRate = 1e-3
+	maxStepRate = 1e7
+)
+
 // Check reports what is wrong with w.
 func (w Window) Check() error {
 	switch {
-	case !(w.Rate > 0):
-		return fmt.Errorf("a step at %g exchanges a second: want more than 0", w.Rate)
+	case !(w.Rate >= minStepRate && w.Rate <= maxStepRate):
+		return fmt.Errorf("a step at %g exchanges a second: want %g to %g", w.Rate, minStepRate, maxStepRate)
 	case w.Duration <= 0 || w.Warmup < 0 || w.Offset < 0:
 		return fmt.Errorf("a step of %v after %v, offset by %v: want a positive window", w.Duration, w.Warmup, w.Offset)
 	}

@@ -228,3 +228,27 @@ func TestSweepHoldShare(t *testing.T) {
 		t.Error("the proxy held nothing; want the steps above its capacity held")
 	}
 }
+
+// TestWindowCheck: a step's rate is refused at 0, below it, infinite, not
+// a number, or beyond what a schedule of time.Duration holds; its window
+// must be positive.
+func TestWindowCheck(t *testing.T) {
+	for _, c := range []struct {
+		w  Window
+		ok bool
+	}{
+		{Window{Rate: 500, Duration: time.Second}, true},
+		{Window{Rate: 0.001, Duration: time.Second}, true},
+		{Window{Rate: 0, Duration: time.Second}, false},
+		{Window{Rate: -5, Duration: time.Second}, false},
+		{Window{Rate: math.Inf(1), Duration: time.Second}, false},
+		{Window{Rate: math.NaN(), Duration: time.Second}, false},
+		{Window{Rate: 1e-300, Duration: time.Second}, false},
+		{Window{Rate: 500}, false},
+		{Window{Rate: 500, Duration: time.Second, Warmup: -time.Second}, false},
+	} {
+		if err := c.w.Check(); (err == nil) != c.ok {
+			t.Errorf("%+v: Check() = %v; want ok %v", c.w, err, c.ok)
+		}
+	}
+}

@@ -56,8 +56,11 @@ func Defaults() results.Sweep {
 // Check says what is wrong with a search's settings.
 func Check(s results.Sweep) error {
 	switch {
-	case !(s.From > 0) || math.IsInf(s.From, 0):
-		return fmt.Errorf("a first rate of %g a second: want more than 0", s.From)
+	case !(s.From >= MinRate) || math.IsInf(s.From, 0) || s.From != math.Trunc(s.From):
+		// whole, as every rate the search halves or bisects to, so
+		// that a resumed session finds its steps in the file, which
+		// writes a rate to a tenth
+		return fmt.Errorf("a first rate of %g a second: want a whole number, %d or more", s.From, MinRate)
 	case !(s.Precision > 0 && s.Precision < 1):
 		return fmt.Errorf("a precision of %g%%: want more than 0%% and less than 100%%", s.Precision*100)
 	case s.SLO.P99 <= 0:

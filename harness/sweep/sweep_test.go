@@ -76,6 +76,10 @@ func TestCheck(t *testing.T) {
 		{"from 0", results.Sweep{From: 0, Precision: 0.02, SLO: DefaultSLO}, false},
 		{"from below 0", results.Sweep{From: -500, Precision: 0.02, SLO: DefaultSLO}, false},
 		{"from NaN", results.Sweep{From: math.NaN(), Precision: 0.02, SLO: DefaultSLO}, false},
+		// and whole, as the file keeps a rate to a tenth
+		{"from 333.33", results.Sweep{From: 333.33, Precision: 0.02, SLO: DefaultSLO}, false},
+		{"from 0.5", results.Sweep{From: 0.5, Precision: 0.02, SLO: DefaultSLO}, false},
+		{"from 1", results.Sweep{From: 1, Precision: 0.02, SLO: DefaultSLO}, true},
 		// a precision of none or all
 		{"precision 0", results.Sweep{From: 500, SLO: DefaultSLO}, false},
 		{"precision 100%", results.Sweep{From: 500, Precision: 1, SLO: DefaultSLO}, false},
