@@ -133,14 +133,22 @@ func (s *Session) sweepIn(ctx context.Context, r RunSpec, search *sweep.Search, 
 // the sampler on over that window alone, and returns what it measured,
 // the line bench mix printed and the figures the search judges.
 func (s *Session) measureStep(ctx context.Context, r RunSpec, st *started, steps *stepper, w sweep.Window) (x measured, line string, f sweep.Figures, err error) {
-	sampler, err := s.host.StartSampling(host.Plan{Warmup: w.Warmup, Length: w.Length})
+	// Before its warm-up a step may wait for the connections closed at
+	// the last one's end to open again (the opening's grace), then says
+	// when its warm-up begins: the sampler plans the window from then.
+	sampler, err := s.host.StartSampling(host.Plan{Warmup: w.Warmup, Length: w.Length, Deferred: true})
 	if err != nil {
 		return x, "", f, err
 	}
-	// Before its warm-up a step may wait for the connections closed at
-	// the last one's end to open again: the opening's grace.
-	line, err = steps.step(ctx, mix.Window{Rate: w.Rate, Warmup: w.Warmup, Duration: w.Length},
-		w.Warmup+w.Length+scenarios.StepGrace(r.Scenario.Load)+steps.opening)
+	line, err = steps.step(ctx, mix.Window{Rate: w.Rate, Warmup: w.Warmup, Duration: w.Length}, steps.opening)
+	if err == nil {
+		if o, ok := scenarios.ParseMixOpened([]byte(line)); ok {
+			sampler.Begin(o.Start)
+			line, err = steps.next(ctx, time.Until(o.Start)+w.Warmup+w.Length+scenarios.StepGrace(r.Scenario.Load))
+		} else {
+			err = fmt.Errorf("bench mix's step began with %q, not with when its warm-up begins", strings.TrimSpace(line))
+		}
+	}
 	ended := time.Now()
 	if err != nil {
 		sampler.Stop()
@@ -161,8 +169,8 @@ func (s *Session) measureStep(ctx context.Context, r RunSpec, st *started, steps
 }
 
 // stepper is a bench mix stepping in the client's namespace (--steps):
-// the session writes a step a line on its input and reads its result a
-// line on its output.
+// the session writes a step a line on its input and reads, a line each
+// on its output, when the step's warm-up begins and its result.
 type stepper struct {
 	proc    *host.Proc
 	in      *os.File    // the writing end of its standard input
@@ -172,9 +180,9 @@ type stepper struct {
 }
 
 // stepperLines is how many lines of a stepping bench mix's output are
-// kept unread at most: one a window and its ready, so that its output
+// kept unread at most: two a window and its ready, so that its output
 // never waits for the session.
-const stepperLines = sweep.MaxWindows + 1
+const stepperLines = 2*sweep.MaxWindows + 1
 
 // startSteps starts bench mix stepping for run r against target, its
 // confirming window window, with its files in dir, and waits for it to
@@ -266,7 +274,8 @@ func (st *stepper) tail() string {
 	return strings.Join(host.TailLines(st.log, 3), " | ")
 }
 
-// step asks for window w and waits at most wait for its result.
+// step asks for window w and waits at most wait for its first line,
+// when its warm-up begins (scenarios.MixOpened); its result follows.
 func (st *stepper) step(ctx context.Context, w mix.Window, wait time.Duration) (string, error) {
 	if _, err := fmt.Fprintln(st.in, mix.FormatStep(w, time.Time{})); err != nil {
 		return "", fmt.Errorf("ask bench mix for a step: %w; log: %s", err, st.tail())

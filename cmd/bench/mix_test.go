@@ -216,7 +216,9 @@ func TestMixSplitRate(t *testing.T) {
 // TestMixSteps: bench mix --steps over two processes opens its
 // connections once, says it is ready, and runs each step asked for on its
 // input over them, both processes from one start at their shares of the
-// step's rate, a result a line; its input's end ends it.
+// step's rate, chosen once both have their connections open again: it
+// says when each step's warm-up begins, then its result; its input's end
+// ends it.
 func TestMixSteps(t *testing.T) {
 	exe := buildBench(t)
 	o := mixtest.StartOrigin(t, mixtest.None)
@@ -229,14 +231,21 @@ func TestMixSteps(t *testing.T) {
 		t.Fatalf("bench mix --steps: %v\n%s", err, stderr.Bytes())
 	}
 	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
-	if len(lines) != 3 || lines[0] != "ready" {
-		t.Fatalf("bench mix --steps printed %q; want ready and two results", lines)
+	if len(lines) != 5 || lines[0] != "ready" {
+		t.Fatalf("bench mix --steps printed %q; want ready, and when each of two steps begins and its result", lines)
 	}
 	var last time.Time
 	for i, rate := range []float64{200, 600} {
+		o, ok := scenarios.ParseMixOpened([]byte(lines[2*i+1]))
+		if !ok {
+			t.Fatalf("step %d began with %q; want when its warm-up begins", i+1, lines[2*i+1])
+		}
 		var r scenarios.MixResult
-		if err := json.Unmarshal([]byte(lines[i+1]), &r); err != nil {
-			t.Fatalf("step %d: %v: %s", i+1, err, lines[i+1])
+		if err := json.Unmarshal([]byte(lines[2*i+2]), &r); err != nil {
+			t.Fatalf("step %d: %v: %s", i+1, err, lines[2*i+2])
+		}
+		if want := o.Start.Add(200 * time.Millisecond); !r.Started.Equal(want) {
+			t.Errorf("step %d: window from %v; want the warm-up's 200 ms after it began, %v", i+1, r.Started, want)
 		}
 		if r.Procs != 2 || r.Rate != rate || r.Conns != 100 || r.Seconds != 1 {
 			t.Errorf("step %d: procs %d, rate %g, %d connections, %gs; want 2 processes at %g/s over 100 for 1s", i+1, r.Procs, r.Rate, r.Conns, r.Seconds, rate)

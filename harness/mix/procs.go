@@ -117,12 +117,16 @@ func WriteOpened(w io.Writer, o scenarios.MixOpened) error { return writeLine(w,
 // once its connections are open, then reads lines on its standard input:
 // workerGo and a start the workers share, in Unix nanoseconds, runs the
 // warm-up and the window from it, prints its result as a line of JSON
-// and ends; or a step (FormatStep, with the shared start and its offset),
+// and ends; workerRefill, which opens again the connections closed since
+// the last step and answers workerReady as a JSON string, so that the
+// start of the next step is chosen once every worker's connections are
+// open; or a step (FormatStep, with the shared start and its offset),
 // which it runs on the connections it keeps open, printing its result,
 // and reads the next line, until its input ends.
 const (
-	workerReady = "ready"
-	workerGo    = "go"
+	workerReady  = "ready"
+	workerGo     = "go"
+	workerRefill = "refill"
 )
 
 // startDelay is how far ahead of the go the shared start is set, so that
@@ -135,8 +139,13 @@ const WorkerFlag = "worker"
 // Stepper runs the windows of a sweep, one after the other, over the
 // connections it keeps open.
 type Stepper interface {
-	// Step runs window w from start (zero: as soon as it can) and
-	// returns the window's figures.
+	// Ready opens again the connections closed at the last step's end
+	// (by it or by the proxy since), and returns once they are open: a
+	// step from a start chosen after it begins with every connection
+	// open.
+	Ready(ctx context.Context) error
+	// Step runs window w from start (zero: as soon as it can, once
+	// Ready) and returns the window's figures.
 	Step(ctx context.Context, start time.Time, w Window) (scenarios.MixResult, error)
 	// Close closes the connections, and ends the processes it ran.
 	Close() error
@@ -161,14 +170,16 @@ func writeLine(w io.Writer, v any) error {
 }
 
 // Steps says on out that st is ready, then runs the steps asked for on
-// in, a line each (FormatStep), writing each one's result on out
-// (WriteResult), until in ends.
+// in, a line each (FormatStep), writing on out for each the time its
+// warm-up begins (WriteOpened), once its connections are open again,
+// and its result (WriteResult), until in ends.
 func Steps(ctx context.Context, st Stepper, in io.Reader, out io.Writer) error {
 	return serveSteps(ctx, st, in, out, nil)
 }
 
 // serveSteps is Steps, with other taking the lines that do not ask for a
-// step (nil: none may come); done ends the loop.
+// step (nil: none may come; else a worker's, whose steps come with their
+// start, chosen by the parent); done ends the loop.
 func serveSteps(ctx context.Context, st Stepper, in io.Reader, out io.Writer, other func(line string) (done bool, err error)) error {
 	if _, err := fmt.Fprintln(out, workerReady); err != nil {
 		return err
@@ -194,6 +205,17 @@ func serveSteps(ctx context.Context, st Stepper, in io.Reader, out io.Writer, ot
 			}
 			continue
 		}
+		if start.IsZero() {
+			// chosen here, once the connections are open, and said
+			// first: the session plans the step's sampling from it
+			if err := st.Ready(ctx); err != nil {
+				return err
+			}
+			start = time.Now().Add(startDelay)
+			if err := WriteOpened(out, scenarios.MixOpened{Start: start}); err != nil {
+				return err
+			}
+		}
 		res, err := st.Step(ctx, start, w)
 		if err != nil {
 			return err
@@ -215,6 +237,12 @@ func Worker(ctx context.Context, c Config, in io.Reader, out io.Writer) error {
 	m.Open(ctx)
 	defer m.Close()
 	return serveSteps(ctx, m, in, out, func(line string) (bool, error) {
+		if strings.TrimSpace(line) == workerRefill {
+			if err := m.Ready(ctx); err != nil {
+				return true, err
+			}
+			return false, writeLine(out, workerReady)
+		}
 		var ns int64
 		if _, err := fmt.Sscanf(line, workerGo+" %d", &ns); err != nil {
 			return true, fmt.Errorf("the start %q: want %q and a time in Unix nanoseconds", strings.TrimSpace(line), workerGo)
@@ -302,19 +330,42 @@ func RunProcs(ctx context.Context, exe string, argv []string, n int, stderr io.W
 	}
 	r, err := p.send(func(int) string { return fmt.Sprintf("%s %d", workerGo, start.UnixNano()) })
 	if err != nil {
-		p.stop()
-		return r, err
+		return r, p.failed(err)
 	}
 	return r, p.Close()
 }
 
+// Ready has every process open again the connections closed since the
+// last step, and returns once all have.
+func (p *Procs) Ready(ctx context.Context) error {
+	if p.closed {
+		return errors.New("the mix's processes have ended")
+	}
+	for i, w := range p.workers {
+		if _, err := fmt.Fprintln(w.in, workerRefill); err != nil {
+			return p.failed(fmt.Errorf("ask process %d of the mix to open its connections: %w", i+1, err))
+		}
+	}
+	for i, w := range p.workers {
+		var said string
+		if err := w.out.Decode(&said); err != nil || said != workerReady {
+			return p.failed(fmt.Errorf("process %d of the mix did not open its connections again: %q %v", i+1, said, err))
+		}
+	}
+	return nil
+}
+
 // Step runs window w over every process from one start (zero: startDelay
-// from now), each its share of the rate offset by its turn (Share).
+// from when every process has its connections open again, Ready), each
+// its share of the rate offset by its turn (Share).
 func (p *Procs) Step(ctx context.Context, start time.Time, w Window) (scenarios.MixResult, error) {
 	if err := w.Check(); err != nil {
 		return scenarios.MixResult{}, err
 	}
 	if start.IsZero() {
+		if err := p.Ready(ctx); err != nil {
+			return scenarios.MixResult{}, err
+		}
 		start = time.Now().Add(startDelay)
 	}
 	n := len(p.workers)
@@ -326,9 +377,15 @@ func (p *Procs) Step(ctx context.Context, start time.Time, w Window) (scenarios.
 		return FormatStep(share, start)
 	})
 	if err != nil {
-		p.stop()
+		return r, p.failed(err)
 	}
-	return r, err
+	return r, nil
+}
+
+// failed ends the processes at once after err, and returns it with why
+// they ended (their exit statuses), which says more than a pipe's EOF.
+func (p *Procs) failed(err error) error {
+	return errors.Join(err, p.stop())
 }
 
 // send gives each process its line and merges their results.
@@ -338,7 +395,7 @@ func (p *Procs) send(line func(i int) string) (scenarios.MixResult, error) {
 	}
 	for i, w := range p.workers {
 		if _, err := fmt.Fprintln(w.in, line(i)); err != nil {
-			return scenarios.MixResult{}, fmt.Errorf("start process %d of the mix: %w", i+1, err)
+			return scenarios.MixResult{}, fmt.Errorf("give process %d of the mix its window: %w", i+1, err)
 		}
 	}
 	parts := make([]scenarios.MixResult, len(p.workers))
@@ -371,13 +428,14 @@ func (p *Procs) Close() error {
 	return errors.Join(errs...)
 }
 
-// stop ends the processes at once, after a failure.
-func (p *Procs) stop() {
+// stop ends the processes at once, after a failure, and returns how they
+// ended.
+func (p *Procs) stop() error {
 	if p.closed {
-		return
+		return nil
 	}
 	p.cancel()
-	p.Close()
+	return p.Close()
 }
 
 // lockedWriter lets the workers share a writer.

@@ -55,7 +55,9 @@ var ErrClosedLoop = errors.New("a closed loop (exchanges at a time) has no rate 
 // or failed near it give theirs back closed) are opened again as the
 // step returns, while its caller takes its figures, so that the next
 // step begins, as the first, with every connection open, and when it is
-// asked for: it waits for them first, outside its window and warm-up.
+// asked for: with a zero start it waits for them first (Ready), outside
+// its window and warm-up; a caller that gives a start has had them
+// opened before it chose it.
 func (m *Mix) Step(ctx context.Context, start time.Time, w Window) (scenarios.MixResult, error) {
 	if m.cfg.Active > 0 {
 		return scenarios.MixResult{}, ErrClosedLoop
@@ -63,9 +65,10 @@ func (m *Mix) Step(ctx context.Context, start time.Time, w Window) (scenarios.Mi
 	if err := w.Check(); err != nil {
 		return scenarios.MixResult{}, err
 	}
-	m.awaitRefill(true)
+	if start.IsZero() {
+		m.Ready(ctx)
+	}
 	m.cfg.Rate, m.cfg.Offset, m.cfg.Warmup, m.cfg.Duration = w.Rate, w.Offset, w.Warmup, w.Duration
-	m.refill(ctx) // any closed since, by the proxy
 	m.resetFigures()
 	if start.IsZero() {
 		start = time.Now()
@@ -78,6 +81,15 @@ func (m *Mix) Step(ctx context.Context, start time.Time, w Window) (scenarios.Mi
 		m.refill(rctx)
 	}(m.refilled)
 	return r, nil
+}
+
+// Ready waits for the connections being opened again since the last
+// step, then opens those closed since by the proxy. It never fails: a
+// connection that does not open is the step's to count.
+func (m *Mix) Ready(ctx context.Context) error {
+	m.awaitRefill(true)
+	m.refill(ctx)
+	return nil
 }
 
 // awaitRefill waits for the connections being opened again after the
