@@ -3,7 +3,6 @@ package report
 import (
 	"bench/report/results"
 	"bytes"
-	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -96,10 +95,13 @@ func stepRest(note string) string {
 func searchOf(rep int, rows []*results.Row) Search {
 	rows = slices.Clone(rows)
 	slices.SortStableFunc(rows, func(a, b *results.Row) int {
-		if az, bz := a.Started.IsZero(), b.Started.IsZero(); az || bz {
-			return cmp.Compare(boolInt(az), boolInt(bz))
+		switch az, bz := a.Started.IsZero(), b.Started.IsZero(); {
+		case az == bz:
+			return a.Started.Compare(b.Started)
+		case az:
+			return 1
 		}
-		return a.Started.Compare(b.Started)
+		return -1
 	})
 	s := Search{Rep: rep, Steps: make([]SearchStep, len(rows)), rows: rows, result: -1}
 	for i, r := range rows {
@@ -383,12 +385,4 @@ func writeSearches(w *bytes.Buffer, t Table, md bool) {
 		}
 	}
 	w.WriteString("\n")
-}
-
-// boolInt is 1 for true, 0 for false.
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }

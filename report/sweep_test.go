@@ -569,25 +569,35 @@ func TestSweepChartSVG(t *testing.T) {
 // one colour.
 func TestSweepPageLayout(t *testing.T) {
 	rows, files := readSweepSession(t)
+	tables, err := Tables(rows, Options{Files: files})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := checkSweepPage(t, rows, files, tables, "sweep-page", 2, "2, mix-http's and mix-relay's")
+	if bytes.Contains(page, []byte("No per-second series")) {
+		t.Errorf("the page says the sweeps have no time series; a sweep's steps have their own chart")
+	}
+}
+
+// checkSweepPage renders the page of rows, checks that it has charts
+// sweep charts (want says which) and opens it in Chromium as wide as a
+// desktop's window and as a phone's (chromium.CheckPage, CheckLayout,
+// the screenshots named after name); it returns the page.
+func checkSweepPage(t *testing.T, rows []results.Row, files []results.SessionFile, tables []Table, name string, charts int, want string) []byte {
+	t.Helper()
 	var b bytes.Buffer
 	if err := Render(&b, rows, Options{Format: FormatHTML, Files: files}); err != nil {
 		t.Fatal(err)
 	}
 	page := b.Bytes()
-	if n := bytes.Count(page, []byte(`<figure class="`+classSweep+`">`)); n != 2 {
-		t.Errorf("the page has %d sweep charts; want 2, mix-http's and mix-relay's", n)
+	if n := bytes.Count(page, []byte(`<figure class="`+classSweep+`">`)); n != charts {
+		t.Errorf("the page has %d sweep charts; want %s", n, want)
 	}
-	if bytes.Contains(page, []byte("No per-second series")) {
-		t.Errorf("the page says the sweeps have no time series; a sweep's steps have their own chart")
-	}
-	tables, err := Tables(rows, Options{Files: files})
-	if err != nil {
-		t.Fatal(err)
-	}
-	chromium.CheckPage(t, page, "sweep-page", 1, 0, 0)
+	chromium.CheckPage(t, page, name, 1, 0, 0)
 	for _, width := range []int{1400, 420} {
-		chromium.CheckLayout(t, page, fmt.Sprintf("sweep-page-%d", width), width, barCount(tables))
+		chromium.CheckLayout(t, page, fmt.Sprintf("%s-%d", name, width), width, barCount(tables))
 	}
+	return page
 }
 
 // TestPublishedSweepPageLayout: the sweep session published under
@@ -640,18 +650,7 @@ func TestPublishedSweepPageLayout(t *testing.T) {
 	if found != 1 {
 		t.Fatalf("%d Sustainable rate tables; want 1", found)
 	}
-	var b bytes.Buffer
-	if err := Render(&b, rows, Options{Format: FormatHTML, Files: files}); err != nil {
-		t.Fatal(err)
-	}
-	page := b.Bytes()
-	if n := bytes.Count(page, []byte(`<figure class="`+classSweep+`">`)); n != 1 {
-		t.Errorf("the page has %d sweep charts; want mix-http's", n)
-	}
-	chromium.CheckPage(t, page, "published-sweep-page", 1, 0, 0)
-	for _, width := range []int{1400, 420} {
-		chromium.CheckLayout(t, page, fmt.Sprintf("published-sweep-page-%d", width), width, barCount(tables))
-	}
+	checkSweepPage(t, rows, files, tables, "published-sweep-page", 1, "mix-http's")
 }
 
 // TestSweepChartOneStep: the chart of a search that ended at its first

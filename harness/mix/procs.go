@@ -208,10 +208,9 @@ func serveSteps(ctx context.Context, st Stepper, in io.Reader, out io.Writer, ot
 		if start.IsZero() {
 			// chosen here, once the connections are open, and said
 			// first: the session plans the step's sampling from it
-			if err := st.Ready(ctx); err != nil {
+			if start, err = readyStart(ctx, st); err != nil {
 				return err
 			}
-			start = time.Now().Add(startDelay)
 			if err := WriteOpened(out, scenarios.MixOpened{Start: start}); err != nil {
 				return err
 			}
@@ -363,10 +362,10 @@ func (p *Procs) Step(ctx context.Context, start time.Time, w Window) (scenarios.
 		return scenarios.MixResult{}, err
 	}
 	if start.IsZero() {
-		if err := p.Ready(ctx); err != nil {
+		var err error
+		if start, err = readyStart(ctx, p); err != nil {
 			return scenarios.MixResult{}, err
 		}
-		start = time.Now().Add(startDelay)
 	}
 	n := len(p.workers)
 	r, err := p.send(func(i int) string {
@@ -380,6 +379,16 @@ func (p *Procs) Step(ctx context.Context, start time.Time, w Window) (scenarios.
 		return r, p.failed(err)
 	}
 	return r, nil
+}
+
+// readyStart has st open its closed connections again (Ready) and gives
+// the start of the step that follows, startDelay ahead, so that every
+// process has read it before it comes.
+func readyStart(ctx context.Context, st Stepper) (time.Time, error) {
+	if err := st.Ready(ctx); err != nil {
+		return time.Time{}, err
+	}
+	return time.Now().Add(startDelay), nil
 }
 
 // failed ends the processes at once after err, and returns it with why

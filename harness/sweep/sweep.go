@@ -191,7 +191,7 @@ func StepWindow(window time.Duration) time.Duration {
 // fail. A step is warmup and StepWindow(window), a confirm warmup and
 // window; a confirm that fails is paid for out of the steps but costs a
 // whole window, so the longest search is one whose confirms fail (from
-// 500/s at 2%, 10 s windows after 2 s: 3 confirms and 12 steps, 2 min).
+// 500/s at 2%, 10 s windows after 2 s: 6 confirms and 9 steps, 2m15s).
 func Longest(cfg results.Sweep, window, warmup time.Duration) time.Duration {
 	key := longestKey{cfg, window, warmup}
 	if d, ok := longest.Load(key); ok {
