@@ -174,6 +174,11 @@ func (c *taskstatsConn) resolve() (uint16, error) {
 // netlink headers, and the TID's attribute.
 const taskstatsReqLen = unix.NLMSG_HDRLEN + unix.GENL_HDRLEN + unix.SizeofNlAttr + 4
 
+// batchHold, when set (by the tests), is called inside every call of
+// read: it holds the thread off the CPU while the kernel reads a batch,
+// as a loaded machine does.
+var batchHold func()
+
 // read asks for the threads tids, at most taskstatsBatch, in one sendmsg,
 // and puts their answers in out, by index; t0 and t1 bound the call, in
 // which the kernel read them. A thread not answered (its answer dropped)
@@ -187,6 +192,9 @@ func (c *taskstatsConn) read(tids []int, out []taskReading) (t0, t1 time.Time, e
 	}
 	c.seq += uint32(len(tids))
 	t0 = time.Now()
+	if batchHold != nil {
+		batchHold()
+	}
 	err = unix.Sendto(c.fd, c.req, 0, &c.kernel)
 	t1 = time.Now()
 	if err != nil {
