@@ -354,7 +354,7 @@ func (s *Sampler) loop(ready chan<- struct{}) {
 			s.keep(snap)
 		}
 		now := time.Now()
-		kind, due := midPoll, madeFirst && !(planned && madeLast) && !now.Before(next)
+		kind, due := midPoll, madeFirst && !(planned && madeLast) && !now.Before(next) && !s.lastNear(now, lastAt, maxGap)
 		switch {
 		case planned && firstAt.IsZero():
 			due = false
@@ -445,6 +445,17 @@ func (s *Sampler) snapshots(last cpuSnap) []cpuSnap {
 	out = append(out, s.ring[s.ringNext:]...)
 	out = append(out, s.ring[:s.ringNext]...)
 	return append(out, last)
+}
+
+// lastNear says whether a poll between the edges, due at now, is not
+// made because the window's last poll, at lastAt (zero when the window
+// has no plan), is due within half a threadPeriod and within maxGap of
+// the poll before: it would add a reading of little worth and hold the
+// last one off its edge by its own time, which a loaded machine makes
+// long enough (a poll held 300 ms, then the loop's thread, put the last
+// poll past the window's end). The caller holds mu.
+func (s *Sampler) lastNear(now, lastAt time.Time, maxGap time.Duration) bool {
+	return !lastAt.IsZero() && len(s.polls) > 0 && lastAt.Sub(now) < threadPeriod/2 && lastAt.Sub(s.polls[len(s.polls)-1]) <= maxGap
 }
 
 // Stop ends the sampling and returns what it observed from its start

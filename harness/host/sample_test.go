@@ -412,6 +412,10 @@ func TestSamplerPollsHeldOffCPU(t *testing.T) {
 	if last := w.Planned.Add(plan.Length).Sub(w.Polls[len(w.Polls)-1]); last > plan.edge() || last < plan.edge()-300*time.Millisecond-statPeriod-machineWait {
 		t.Errorf("last poll %v before the end; want at the edge, %v", last, plan.edge())
 	}
+	// No poll just before the last, to hold it off its edge (see lastNear).
+	if n := len(w.Polls); w.Polls[n-1].Sub(w.Polls[n-2]) < threadPeriod/2 {
+		t.Errorf("a poll %v before the last; want none within %v", w.Polls[n-1].Sub(w.Polls[n-2]), threadPeriod/2)
+	}
 	// threadPeriod apart, plus the hold and a round of the loop; the
 	// machine's own waits come on top.
 	if g := maxGap(w.Polls); g > threadPeriod+300*time.Millisecond+2*statPeriod+machineWait {
