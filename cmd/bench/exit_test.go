@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"bench/internal/testenv"
 )
 
 // TestBadInputExits: every wrong command line, and every input file that
@@ -80,7 +82,7 @@ func TestBadInputExits(t *testing.T) {
 		// bench run: settings that cannot run, refused before the plan,
 		// with --dry-run or without
 		{[]string{"run", "--duration", "-5s", "--dry-run"}, exitUsage, "bench: a window of -5s: need at least 1s"},
-		{[]string{"run", "--duration", "-5s", "--scenario", "relay-ka-1k", "--proxy", "no proxy", "--prefix", randomPrefix(t)}, exitUsage, "bench: a window of -5s: need at least 1s"},
+		{[]string{"run", "--duration", "-5s", "--scenario", "relay-ka-1k", "--proxy", "no proxy", "--prefix", testenv.Prefix(t)}, exitUsage, "bench: a window of -5s: need at least 1s"},
 		{[]string{"run", "--cpus", "garbage", "--dry-run"}, exitUsage, `bench: cpu layout "garbage": "garbage" is not role=cpus`},
 		{[]string{"run", "--scenario", "nosuch", "--dry-run"}, exitUsage, `bench: no such scenario "nosuch": did you mean `},
 		{[]string{"run", "--proxy", "nosuch", "--dry-run"}, exitUsage, `bench: no column "nosuch" (columns: `},
@@ -97,7 +99,7 @@ func TestBadInputExits(t *testing.T) {
 		{[]string{"run", "--sweep", "--scenario", "mix-http", "--sweep-from", "-500", "--dry-run"}, exitUsage, "bench: run: --sweep-from, --sweep-precision: a first rate of -500 a second: want a whole number, 1 or more"},
 		{[]string{"run", "--sweep", "--scenario", "mix-http", "--sweep-from", "333.33", "--dry-run"}, exitUsage, "bench: run: --sweep-from, --sweep-precision: a first rate of 333.33 a second: want a whole number, 1 or more"},
 		{[]string{"run", "--sweep", "--scenario", "http-ka-1k", "--dry-run"}, exitUsage, `bench: --sweep: no sweep of "http-ka-1k": http-ka-1k is wrk, 64 connections, GET /1k kept alive, a closed loop with no rate to step`},
-		{[]string{"run", "--sweep", "--scenario", "http-ka-1k", "--proxy", "no proxy", "--prefix", randomPrefix(t)}, exitUsage, `bench: --sweep: no sweep of "http-ka-1k"`},
+		{[]string{"run", "--sweep", "--scenario", "http-ka-1k", "--proxy", "no proxy", "--prefix", testenv.Prefix(t)}, exitUsage, `bench: --sweep: no sweep of "http-ka-1k"`},
 		{[]string{"run", "--scenario", "mix-http", "--slo", "p99=10ms", "--dry-run"}, exitUsage, "bench: --sweep-from, --sweep-precision and --slo go with --sweep"},
 		{[]string{"run", "--sweep", "--scenario", "mix-http", "--reps", "auto", "--dry-run"}, exitUsage, "bench: --reps auto repeats a cell until its median settles"},
 		{[]string{"mix", "--sweep", "--mode", "relay", "--proxy", "127.0.0.1:1", "--origin", "127.0.0.1:1", "--mix-active", "10"}, exitUsage, "bench: mix: --sweep over a closed loop (--mix-active): a closed loop (exchanges at a time) has no rate to step"},

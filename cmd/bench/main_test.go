@@ -11,17 +11,21 @@ import (
 	"strings"
 	"testing"
 
+	"bench/harness/host"
+	"bench/internal/testenv"
 	"bench/report/results"
 )
 
 // TestMain lets the test binary be bench for the programs a session
 // starts of its own: the mix scenarios run `bench mix` as the
-// session's executable, which in a test is this binary.
+// session's executable, which in a test is this binary. Before the tests
+// it cleans up after the test binaries that were killed.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == "mix" {
 		main()
 		os.Exit(0)
 	}
+	testenv.CleanKilled(host.CleanKilled)
 	os.Exit(m.Run())
 }
 

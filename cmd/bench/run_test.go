@@ -2,8 +2,6 @@ package main
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -79,14 +77,6 @@ func leftovers(t *testing.T, prefix string) []string {
 	return found
 }
 
-func randomPrefix(t *testing.T) string {
-	b := make([]byte, 3)
-	if _, err := rand.Read(b); err != nil {
-		t.Fatal(err)
-	}
-	return "bt-" + hex.EncodeToString(b) + "-"
-}
-
 // sessionFixture skips unless the test can run sessions, and returns a
 // prefix of its own and an output directory; its cleanup removes what the
 // prefix names and fails the test if anything was left.
@@ -96,7 +86,7 @@ func sessionFixture(t *testing.T, tools ...string) (prefix, out string) {
 	for _, tool := range tools {
 		testenv.NeedProgram(t, tool)
 	}
-	prefix = randomPrefix(t)
+	prefix = testenv.Prefix(t)
 	t.Cleanup(func() {
 		host.Clean(prefix)
 		if err := host.ForgetPrefix(prefix); err != nil {

@@ -51,6 +51,44 @@ func Clean(prefix string) ([]string, error) {
 	return removed, err
 }
 
+// CleanKilled cleans up after every session whose prefix starts with
+// start, whose lock file was last written over age ago and is not held:
+// sessions killed before they could clean up, as test binaries are when
+// a run of the tests is stopped (their processes, namespaces and cgroups
+// stay, and a spinner at nice -20 left running slows every test after
+// it). Each prefix is cleaned as Clean does, then forgotten (its lock
+// file removed). A prefix a live session holds is left alone. It returns
+// what it removed.
+func CleanKilled(start string, age time.Duration) ([]string, error) {
+	locks, err := filepath.Glob(filepath.Join(runBase, start+"*lock"))
+	if err != nil {
+		return nil, err
+	}
+	var removed []string
+	var errs []error
+	for _, l := range locks {
+		prefix := strings.TrimSuffix(filepath.Base(l), "lock")
+		fi, err := os.Stat(l)
+		if err != nil || time.Since(fi.ModTime()) < age || validatePrefix(prefix) != nil {
+			continue // gone, just taken (opened, not yet locked), or not a prefix's
+		}
+		r, err := Clean(prefix)
+		if errors.Is(err, ErrPrefixBusy) {
+			continue
+		}
+		removed = append(removed, r...)
+		if err == nil {
+			err = ForgetPrefix(prefix)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("prefix %s: %w", prefix, err))
+			continue
+		}
+		removed = append(removed, "lock "+l)
+	}
+	return removed, errors.Join(errs...)
+}
+
 // clearLock empties a held lock file: nothing recorded. The file itself
 // stays: unlinked while held, a process that opened it just before could
 // lock the old file while a third creates and locks a new one, and two

@@ -3,8 +3,7 @@ package host
 import (
 	"bufio"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -26,12 +25,19 @@ import (
 	"bench/internal/testenv"
 )
 
+// TestMain first cleans up after the test binaries that were killed; a
+// helper process cleans nothing.
+func TestMain(m *testing.M) {
+	if os.Getenv(helperEnv) == "" {
+		testenv.CleanKilled(CleanKilled)
+	}
+	os.Exit(m.Run())
+}
+
 // testPrefix returns a prefix no other run shares.
 // Its lock file, which the harness keeps, goes when the test ends.
 func testPrefix(t testing.TB) string {
-	b := make([]byte, 3)
-	rand.Read(b)
-	prefix := "bt-" + hex.EncodeToString(b) + "-"
+	prefix := testenv.Prefix(t)
 	t.Cleanup(func() { os.Remove(lockPath(prefix)) })
 	return prefix
 }
@@ -470,10 +476,11 @@ func TestFailedNewLeavesNothing(t *testing.T) {
 	}
 }
 
-func TestCleanAfterKill(t *testing.T) {
-	testenv.NeedRoot(t, "makes network namespaces and cgroups")
-	prefix := testPrefix(t)
-	before := snapshot(t, prefix)
+// killedSession starts a session with prefix in a helper process, a
+// process in each role and the origin's tmpfs mounted, kills the helper,
+// and returns the session's run directory.
+func killedSession(t *testing.T, prefix string) string {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "--", "session", prefix)
 	cmd.Env = append(os.Environ(), helperEnv+"=1")
 	out, _ := cmd.StdoutPipe()
@@ -491,6 +498,15 @@ func TestCleanAfterKill(t *testing.T) {
 	t.Cleanup(func() { syscall.Unmount(www, syscall.MNT_DETACH) })
 	cmd.Process.Kill()
 	cmd.Wait()
+	return runDir
+}
+
+func TestCleanAfterKill(t *testing.T) {
+	testenv.NeedRoot(t, "makes network namespaces and cgroups")
+	prefix := testPrefix(t)
+	before := snapshot(t, prefix)
+	runDir := killedSession(t, prefix)
+	www := filepath.Join(runDir, "origin", "www")
 	left := snapshot(t, prefix)
 	if len(left.Namespaces) != 3 {
 		t.Fatalf("a killed session left %+v; want its namespaces at least", left)
@@ -523,6 +539,60 @@ func TestCleanAfterKill(t *testing.T) {
 	// Clean finds nothing more.
 	if again, err := Clean(prefix); err != nil || len(again) != 0 {
 		t.Errorf("second Clean = %v, %v; want nothing", again, err)
+	}
+}
+
+// CleanKilled cleans up after a killed session of a prefix with the
+// start given, and forgets the prefix, once its lock is older than the
+// age given; a live session's prefix it leaves alone.
+func TestCleanKilled(t *testing.T) {
+	testenv.NeedRoot(t, "makes network namespaces and cgroups")
+	start := testPrefix(t) // the two prefixes below start with it, and no other's does
+	killed, live := start+"k-", start+"l-"
+	t.Cleanup(func() { os.Remove(lockPath(killed)); os.Remove(lockPath(live)) })
+	before := snapshot(t, killed)
+	killedSession(t, killed)
+	h, err := New(Config{Prefix: live, Layout: testLayout(t)})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(func() { h.Close() })
+	if left := snapshot(t, killed); len(left.Namespaces) != 3 {
+		t.Fatalf("a killed session left %+v; want its namespaces at least", left)
+	}
+
+	// Too young: left.
+	if removed, err := CleanKilled(start, time.Hour); err != nil || len(removed) > 0 {
+		t.Fatalf("CleanKilled(%q, 1h) = %v, %v; want nothing removed", start, removed, err)
+	}
+	if left := snapshot(t, killed); len(left.Namespaces) != 3 {
+		t.Fatalf("CleanKilled with a lock younger than its age removed the namespaces: %+v left", left)
+	}
+
+	removed, err := CleanKilled(start, 0)
+	if err != nil {
+		t.Fatalf("CleanKilled: %v", err)
+	}
+	t.Logf("removed %v", removed)
+	if !slices.Contains(removed, "lock "+lockPath(killed)) || !slices.Contains(removed, "namespace "+killed+string(RoleProxy)) {
+		t.Errorf("CleanKilled removed %v; want the killed session's namespaces and its lock", removed)
+	}
+	if after := snapshot(t, killed); !reflect.DeepEqual(after, before) {
+		t.Errorf("after CleanKilled: %+v; before: %+v", after, before)
+	}
+	if _, err := os.Stat(lockPath(killed)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the killed session's lock: %v; want it gone", err)
+	}
+	for _, r := range removed {
+		if strings.Contains(r, live) {
+			t.Errorf("CleanKilled removed %s of a live session", r)
+		}
+	}
+	if got := snapshot(t, live); len(got.Namespaces) != 3 {
+		t.Errorf("the live session has %v left; want its 3 namespaces", got.Namespaces)
+	}
+	if _, err := os.Stat(lockPath(live)); err != nil {
+		t.Errorf("the live session's lock: %v", err)
 	}
 }
 

@@ -5,12 +5,15 @@
 package testenv
 
 import (
+	"crypto/rand"
 	_ "embed"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 )
 
 // testPackages is the table of the programs only the tests run, which
@@ -53,5 +56,41 @@ func NeedProgram(t testing.TB, name string) {
 	t.Helper()
 	if _, err := exec.LookPath(name); err != nil {
 		Skip(t, "%s not installed (%s): %v", name, installer(name), err)
+	}
+}
+
+// PrefixStart starts every prefix the tests give the harness's names
+// (namespaces, links, cgroups, lock and run directory), and no session's.
+const PrefixStart = "bt-"
+
+// Prefix returns a prefix of the harness's names that no other test
+// shares: PrefixStart and six hex digits.
+func Prefix(t testing.TB) string {
+	b := make([]byte, 3)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return PrefixStart + hex.EncodeToString(b) + "-"
+}
+
+// CleanKilled, run by a TestMain before the tests, cleans up (with
+// clean, the harness's host.CleanKilled) after the test binaries that
+// were killed: a killed binary cleans nothing, and its sessions'
+// namespaces, cgroups and processes (spinners at nice -20 among them)
+// would stay and slow every test after them. It needs root, as they
+// did; it exits the binary if what they left cannot be removed.
+func CleanKilled(clean func(start string, age time.Duration) ([]string, error)) {
+	if os.Geteuid() != 0 {
+		return
+	}
+	// A minute: a prefix's lock file is opened, then locked, by a test of
+	// another binary that runs beside this one.
+	removed, err := clean(PrefixStart, time.Minute)
+	if len(removed) > 0 {
+		fmt.Fprintf(os.Stderr, "removed what killed tests left: %s\n", strings.Join(removed, ", "))
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "cleaning up after killed tests: %v\n", err)
+		os.Exit(1)
 	}
 }
