@@ -14,11 +14,12 @@ import (
 
 	"bench/harness/mix"
 	"bench/harness/sweep"
+	"bench/harness/tlswrap"
 	"bench/report/results"
 	"bench/scenarios"
 )
 
-const mixSynopsis = `--mode http|connect|socks|relay --proxy HOST:PORT --origin HOST:PORT [--conns 20000] (--mix-active K | --rate R | --sweep | --steps) [flags]
+const mixSynopsis = `--mode http|connect|socks|relay --proxy HOST:PORT --origin HOST:PORT [--tls-ca FILE] [--conns 20000] (--mix-active K | --rate R | --sweep | --steps) [flags]
        bench mix --serve HOST:PORT
        bench mix tls client|server --listen HOST:PORT --connect HOST:PORT [flags] [-- COMMAND...]
 
@@ -45,6 +46,7 @@ func cmdMix(stdout, stderr io.Writer, args []string) error {
 	mode := fs.String("mode", "", "how to reach the origin: http (absolute URIs to an HTTP proxy), connect, socks (tunnels), relay")
 	fs.StringVar(&c.Proxy, "proxy", "", "host:port of the proxy's listener; for relay, of the relay (the origin's for no proxy)")
 	fs.StringVar(&c.Origin, "origin", "", "host:port of the origin, as the proxy reaches it")
+	tlsCA := fs.String("tls-ca", "", "relay: speak TLS 1.3 to --proxy, which ends it, verifying its certificate for its host with the CA in this PEM file")
 	fs.IntVar(&c.Conns, "conns", 20000, "connections kept open")
 	fs.IntVar(&c.Active, "mix-active", 0, "exchanges at a time over the connections (closed loop)")
 	fs.Float64Var(&c.Rate, "rate", 0, "exchanges a second over the connections (open loop; latency from each one's scheduled start)")
@@ -74,6 +76,12 @@ func cmdMix(stdout, stderr io.Writer, args []string) error {
 		return mix.Serve(ctx, ln)
 	}
 	c.Mode = mix.Mode(*mode)
+	if *tlsCA != "" {
+		var err error
+		if c.TLS, err = tlswrap.ClientConfig(*tlsCA, "", c.Proxy); err != nil {
+			return usageError{fmt.Errorf("mix: --tls-ca: %w", err)}
+		}
+	}
 	stepped := *sw.on || *steps
 	if stepped && *worker == "" {
 		switch {

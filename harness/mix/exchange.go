@@ -3,6 +3,7 @@ package mix
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"bench/harness/tlswrap"
 	"bench/scenarios"
 )
 
@@ -194,7 +196,7 @@ func (m *Mix) tryOn(s *slot, a *answer, half bool, buf []byte, start time.Time) 
 		return ioKind(err, false), false, false
 	}
 	if half {
-		if err := c.(*net.TCPConn).CloseWrite(); err != nil {
+		if err := tlswrap.CloseWrite(c); err != nil {
 			return ioKind(err, false), false, false
 		}
 	}
@@ -216,6 +218,14 @@ func (m *Mix) dial(ctx context.Context, buf []byte) (net.Conn, kind) {
 		c.Close()
 		return nil, reset
 	}
+	if m.cfg.TLS != nil {
+		tc := tls.Client(c, m.cfg.TLS)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			c.Close()
+			return nil, handshakeKind(err)
+		}
+		c = tc
+	}
 	k := ok
 	switch m.cfg.Mode {
 	case Connect:
@@ -228,6 +238,21 @@ func (m *Mix) dial(ctx context.Context, buf []byte) (net.Conn, kind) {
 		return nil, k
 	}
 	return c, ok
+}
+
+// handshakeKind is what a failed TLS handshake was: out of time, cut
+// (reset, or closed before it ended), or a wrong answer (an alert, or a
+// certificate that does not verify).
+func handshakeKind(err error) kind {
+	var alert tls.AlertError
+	var verify *tls.CertificateVerificationError
+	if errors.As(err, &alert) || errors.As(err, &verify) {
+		return wrong
+	}
+	if k := ioKind(err, false); k == timedOut {
+		return k
+	}
+	return reset
 }
 
 func isTimeout(err error) bool {

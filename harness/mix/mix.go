@@ -12,6 +12,7 @@ package mix
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -40,7 +41,11 @@ type Config struct {
 	Mode   Mode
 	Proxy  string // host:port: the proxy's listener, or the relay's
 	Origin string // host:port of the origin, as the proxy should reach it
-	Conns  int    // connections to keep open
+	// TLS, where set, is spoken to a relay (Mode Relay) that ends it, or
+	// to the origin's own TLS end: each connection's handshake is part
+	// of its opening, and a half-close is close_notify and a FIN.
+	TLS   *tls.Config
+	Conns int // connections to keep open
 	// Active exchanges at a time (closed loop), or Rate exchanges a
 	// second over all connections (open loop): one of the two.
 	Active int
@@ -70,6 +75,9 @@ func (c Config) Check() error {
 	case HTTP, Connect, Socks, Relay:
 	default:
 		return fmt.Errorf("mode %q: want http, connect, socks or relay", c.Mode)
+	}
+	if c.TLS != nil && c.Mode != Relay {
+		return fmt.Errorf("mode %q in TLS: TLS is spoken to a relay alone", c.Mode)
 	}
 	for _, a := range []struct{ name, addr string }{{"proxy", c.Proxy}, {"origin", c.Origin}} {
 		if _, _, err := net.SplitHostPort(a.addr); err != nil {

@@ -2,11 +2,16 @@ package mix
 
 import (
 	"context"
+	"net"
+	"os"
+	"path/filepath"
 	"runtime"
 	"testing"
 	"time"
 
 	"bench/harness/mix/mixtest"
+	"bench/harness/tlswrap"
+	"bench/proxies"
 	"bench/scenarios"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -390,5 +395,75 @@ func perSecondAgrees(t *testing.T, r scenarios.MixResult, n int) {
 	}
 	if len(r.PerSecond) != n || ex != r.Exchanges || b != r.Bytes {
 		t.Errorf("%d seconds of %d exchanges, %d bytes; want %d adding up to the window's %d, %d", len(r.PerSecond), ex, b, n, r.Exchanges, r.Bytes)
+	}
+}
+
+// TestTLSRelay runs the mix in TLS to a TLS end in front of the origin,
+// as mix-tls runs it through a proxy that ends TLS: no errors, the
+// half-closed exchanges answered whole (close_notify and a FIN passed
+// on), the origin's bytes received. A client that cannot verify the
+// end's certificate opens nothing, and its exchanges fail as wrong
+// answers.
+func TestTLSRelay(t *testing.T) {
+	o := mixtest.StartOrigin(t, mixtest.None)
+	dir := t.TempDir()
+	pki, err := proxies.GeneratePKI([]string{"127.0.0.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := proxies.GeneratePKI([]string{"127.0.0.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{"server.pem": pki.ServerCert, "server.key": pki.ServerKey, "ca.pem": pki.CACert, "other.pem": other.CACert}
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w, err := tlswrap.New(tlswrap.Config{Side: tlswrap.Server, Connect: o.Addr,
+		Cert: filepath.Join(dir, "server.pem"), Key: filepath.Join(dir, "server.key")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	t.Cleanup(stop)
+	go w.Serve(ctx, ln, func(error) {}) // the handshakes refused below fail there
+	end := ln.Addr().String()
+
+	c := config(Relay, end, o.Addr)
+	if c.TLS, err = tlswrap.ClientConfig(filepath.Join(dir, "ca.pem"), "", end); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, c)
+	if r.Errors != (scenarios.MixErrors{}) || r.HalfCloseFailed != 0 {
+		t.Errorf("errors %+v, %d of the half-closed; want none", r.Errors, r.HalfCloseFailed)
+	}
+	if r.Conns != 300 {
+		t.Errorf("opened %d of 300 connections", r.Conns)
+	}
+	if r.HalfClosed == 0 || r.Exchanges < 300 {
+		t.Errorf("%d exchanges, %d half-closed; want hundreds, some half-closed", r.Exchanges, r.HalfClosed)
+	}
+	o.Agrees(t, r)
+
+	bad := config(Relay, end, o.Addr)
+	bad.Conns, bad.Active = 10, 5
+	if bad.TLS, err = tlswrap.ClientConfig(filepath.Join(dir, "other.pem"), "", end); err != nil {
+		t.Fatal(err)
+	}
+	r = run(t, bad)
+	if r.Conns != 0 || r.Exchanges != 0 || r.Errors.Wrong == 0 || r.Errors.Failed() != r.Errors.Wrong {
+		t.Errorf("with another CA: %d connections, %d exchanges, errors %+v; want none open, every exchange a wrong answer", r.Conns, r.Exchanges, r.Errors)
+	}
+
+	// TLS is spoken to a relay alone.
+	c.Mode = Connect
+	if err := c.Check(); err == nil {
+		t.Errorf("Check of a CONNECT mix in TLS passed; want it refused")
 	}
 }

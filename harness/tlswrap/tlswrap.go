@@ -87,26 +87,12 @@ func (c Config) tlsConfig() (*tls.Config, error) {
 	tc := &tls.Config{MinVersion: tls.VersionTLS13, SessionTicketsDisabled: true}
 	switch c.Side {
 	case Client:
-		if c.CA == "" {
-			return nil, errors.New("the client side needs the CA to verify the server with")
-		}
-		pem, err := os.ReadFile(c.CA)
+		cc, err := ClientConfig(c.CA, c.Name, c.Connect)
 		if err != nil {
-			return nil, fmt.Errorf("CA: %w", err)
+			return nil, err
 		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("CA %s: no PEM certificate in it", c.CA)
-		}
-		tc.RootCAs = pool
-		tc.ServerName = c.Name
-		if tc.ServerName == "" {
-			host, _, err := net.SplitHostPort(c.Connect)
-			if err != nil {
-				return nil, fmt.Errorf("connect address %q: %w", c.Connect, err)
-			}
-			tc.ServerName = host
-		}
+		cc.SessionTicketsDisabled = true
+		return cc, nil
 	case Server:
 		if c.Cert == "" || c.Key == "" {
 			return nil, errors.New("the server side needs a certificate and its key")
@@ -120,6 +106,51 @@ func (c Config) tlsConfig() (*tls.Config, error) {
 		return nil, fmt.Errorf("side %q: want client or server", c.Side)
 	}
 	return tc, nil
+}
+
+// ClientConfig is the TLS of a client of the harness's TLS ends (the
+// wrapper's client side, bench mix in TLS): TLS 1.3 only, the server's
+// certificate verified with the CA in the PEM file ca, for name ("": the
+// host of connect, the host:port it connects to), and no session kept
+// to resume.
+func ClientConfig(ca, name, connect string) (*tls.Config, error) {
+	if ca == "" {
+		return nil, errors.New("the client side needs the CA to verify the server with")
+	}
+	pem, err := os.ReadFile(ca)
+	if err != nil {
+		return nil, fmt.Errorf("CA: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("CA %s: no PEM certificate in it", ca)
+	}
+	if name == "" {
+		host, _, err := net.SplitHostPort(connect)
+		if err != nil {
+			return nil, fmt.Errorf("connect address %q: %w", connect, err)
+		}
+		name = host
+	}
+	return &tls.Config{MinVersion: tls.VersionTLS13, RootCAs: pool, ServerName: name}, nil
+}
+
+// CloseWrite ends the sending side of c, a TCP connection or a TLS
+// client's over one: a FIN, after close_notify in TLS, as a client that
+// half-closes a TLS connection sends them (crypto/tls's CloseWrite sends
+// close_notify alone).
+func CloseWrite(c net.Conn) error {
+	if tc, ok := c.(*tls.Conn); ok {
+		if err := tc.CloseWrite(); err != nil {
+			return err
+		}
+		c = tc.NetConn()
+	}
+	t, ok := c.(*net.TCPConn)
+	if !ok {
+		return fmt.Errorf("close the sending side of a %T: not a TCP connection", c)
+	}
+	return t.CloseWrite()
 }
 
 // Wrapper relays the connections accepted on a listener.
