@@ -585,14 +585,20 @@ type measured struct {
 	tlsNote string                // what TLS the proxy negotiated, where the run's shape reads it back
 }
 
+// target is where the load of r goes through the column st started, and
+// the CA its TLS clients verify the TLS ends with.
+func (s *Session) target(r RunSpec, st *started) scenarios.Target {
+	t := scenarios.TargetFor(r.Scenario.Mode, st.ends[0].inst.Forward, host.ProxyClientAddr, host.OriginAddr)
+	t.CA = filepath.Join(s.tlsDir(), "ca.pem")
+	return t
+}
+
 // measure runs the load against the column st started: it reads back the
 // TLS the proxy negotiated where the run's shape asks, warms up, runs the
 // load with the sampler on, and checks that the proxy lived through it.
 func (s *Session) measure(ctx context.Context, r RunSpec, st *started, dir string) (x measured, err error) {
 	sh := r.shape()
-	forward := st.ends[0].inst.Forward
-	target := scenarios.TargetFor(r.Scenario.Mode, forward, host.ProxyClientAddr, host.OriginAddr)
-	target.CA = filepath.Join(s.tlsDir(), "ca.pem")
+	target := s.target(r, st)
 	if sh.negotiates {
 		if x.tlsNote, err = s.probe(ctx, r, target, st.ends[0].site.TLS, filepath.Join(dir, "probe")); err != nil {
 			return x, err

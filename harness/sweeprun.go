@@ -92,7 +92,7 @@ func (s *Session) sweepIn(ctx context.Context, r RunSpec, search *sweep.Search, 
 	if err != nil {
 		return stepError{err, false}
 	}
-	target := scenarios.TargetFor(r.Scenario.Mode, st.ends[0].inst.Forward, host.ProxyClientAddr, host.OriginAddr)
+	target := s.target(r, st)
 	method := s.cfg.MethodOf(r.Scenario.Mode)
 	steps, err := s.startSteps(ctx, r, target, time.Duration(method.Window), filepath.Join(dir, "load"))
 	if err != nil {

@@ -25,7 +25,8 @@ func TestSweeping(t *testing.T) {
 	}{
 		// --sweep: the mix modes' sweeps
 		{"sweep a mix", "mix-http", true, false, "mix-http-sweep", true, ""},
-		{"sweep all", "all", true, true, "mix-http-sweep,mix-connect-sweep,mix-socks-sweep,mix-relay-sweep", true, ""},
+		{"sweep all", "all", true, true, "mix-http-sweep,mix-connect-sweep,mix-socks-sweep,mix-relay-sweep,mix-tls-sweep", true, ""},
+		{"sweep mix-tls", "mix-tls", true, false, "mix-tls-sweep", true, ""},
 		// a sweep named without --sweep is one too
 		{"a sweep named", "http-ka-1k,mix-socks-sweep", false, true, "http-ka-1k,mix-socks-sweep", true, ""},
 		// no sweep: the settings have none

@@ -154,6 +154,7 @@ func TestMixModes(t *testing.T) {
 	for mix, plain := range map[results.Mode]results.Mode{
 		results.MixHTTP: results.HTTP, results.MixConnect: results.Connect,
 		results.MixSocks: results.Socks, results.MixRelay: results.Relay,
+		results.MixTLS: results.TLSTerm,
 	} {
 		p1, err1 := ThreeProxy{}.Instance(c, mix, goldenEnv)
 		p2, err2 := ThreeProxy{}.Instance(c, plain, goldenEnv)

@@ -28,6 +28,7 @@ import (
 	"github.com/vishvananda/netns"
 
 	"bench/harness/host"
+	"bench/harness/tlswrap"
 	"bench/internal/accept"
 	"bench/internal/nettest"
 	"bench/internal/testenv"
@@ -163,7 +164,8 @@ func (w *world) serveOrigin(t *testing.T, listenOn func(network, addr string) (n
 		go srv.Serve(l)
 		t.Cleanup(func() { srv.Close() })
 	}
-	for _, l := range []net.Listener{listen(scenarios.PortIperf, false), listen(scenarios.PortIperfTLS, true)} {
+	// Echoes where iperf3 and bench mix's origin listen.
+	for _, l := range []net.Listener{listen(scenarios.PortIperf, false), listen(scenarios.PortIperfTLS, true), listen(scenarios.PortMix, false)} {
 		go accept.Serve(context.Background(), l, nettest.Echo) // until the listener closes
 	}
 	w.env, w.caPool = env, pool
@@ -409,17 +411,25 @@ func exchanges(m results.Mode) []exchange {
 	case results.Relay:
 		return []exchange{
 			{"GET /1m through :80", func(w *world, env proxies.Site) error { return relayGet(w, env, false) }},
-			{"half-closed echo through :5201", func(w *world, env proxies.Site) error { return relayEcho(w, env, false, true) }},
+			{"half-closed echo through :5201", func(w *world, env proxies.Site) error {
+				return relayEcho(w, env, scenarios.PortIperf, false, true)
+			}},
 		}
 	case results.TLSTerm:
 		return []exchange{
 			{"HTTPS GET /1m to :443", func(w *world, env proxies.Site) error { return relayGet(w, env, true) }},
-			{"TLS echo to :5202", func(w *world, env proxies.Site) error { return relayEcho(w, env, true, false) }},
+			{"TLS echo to :5202", func(w *world, env proxies.Site) error { return relayEcho(w, env, scenarios.PortIperfTLS, true, false) }},
+			// mix-tls's: its half-closed exchanges
+			{"half-closed TLS echo to :8443", func(w *world, env proxies.Site) error {
+				return relayEcho(w, env, scenarios.PortMixTLS, true, true)
+			}},
 		}
 	case results.TLSInit:
 		return []exchange{
 			{"GET /1m through :80 to the origin's :443", func(w *world, env proxies.Site) error { return relayGet(w, env, false) }},
-			{"echo through :5201 to the origin's :5202", func(w *world, env proxies.Site) error { return relayEcho(w, env, false, false) }},
+			{"echo through :5201 to the origin's :5202", func(w *world, env proxies.Site) error {
+				return relayEcho(w, env, scenarios.PortIperf, false, false)
+			}},
 		}
 	}
 	return nil
@@ -585,14 +595,11 @@ func relayGet(w *world, env proxies.Site, tlsOn bool) error {
 	return nil
 }
 
-// relayEcho sends 1 MB through the relay's iperf3 port (5202 with TLS)
-// to the origin's echo and reads it back. halfClose shuts the sending
-// side first, as clients do, and expects the whole answer after it.
-func relayEcho(w *world, env proxies.Site, tlsOn, halfClose bool) error {
-	port := scenarios.PortIperf
-	if tlsOn {
-		port = scenarios.PortIperfTLS
-	}
+// relayEcho sends 1 MB through the relay's port (its iperf3 port, 5202
+// in TLS, or the mix's) to the origin's echo and reads it back.
+// halfClose shuts the sending side first, as clients do (close_notify and
+// a FIN in TLS), and expects the whole answer after it.
+func relayEcho(w *world, env proxies.Site, port int, tlsOn, halfClose bool) error {
 	c, err := dialRelay(w, env, port, tlsOn)
 	if err != nil {
 		return err
@@ -603,7 +610,7 @@ func relayEcho(w *world, env proxies.Site, tlsOn, halfClose bool) error {
 	go func() {
 		_, err := c.Write(body1m)
 		if err == nil && halfClose {
-			err = c.(*net.TCPConn).CloseWrite()
+			err = tlswrap.CloseWrite(c)
 		}
 		errc <- err
 	}()

@@ -8,7 +8,8 @@ import (
 
 // Nginx is nginx measured as an HTTP proxy for the origin (proxy_pass to
 // an upstream with keepalive 1024) and as a TCP relay (stream with
-// proxy_half_close on, but where it ends TLS), ending TLS with ssl and beginning it with
+// proxy_half_close on, but where it ends TLS other than the mix's),
+// ending TLS with ssl and beginning it with
 // proxy_ssl: the reference results' configuration, one worker.
 type Nginx struct{}
 
@@ -114,11 +115,16 @@ stream {
         listen {{.Listen}} reuseport backlog=4096{{if eq $.Mode "tls-term"}} ssl{{end}};
         proxy_pass {{.To}};
         proxy_bind {{$.Site.OriginSide}};
-{{- if eq $.Mode "tls-term"}}
+{{- if and (eq $.Mode "tls-term") (ne .Name "mix")}}
         # no proxy_half_close: nginx would shut the client's socket
         # without close_notify, which OpenSSL's clients take for a
         # truncation, and then drop the session (no resumption)
 {{- else}}
+{{- if eq $.Mode "tls-term"}}
+        # the mix's half-closed exchanges get their answers: bench mix
+        # takes the FIN nginx then sends without close_notify, at a
+        # record's end, for the answer's end
+{{- end}}
         proxy_half_close on;
 {{- end}}
 {{- if eq $.Mode "tls-term"}}

@@ -91,6 +91,8 @@ var catalog = []struct {
 	{results.MixConnect, []Load{loadMix, loadMix3k, loadSweep}, nil},
 	{results.MixSocks, []Load{loadMix, loadMix3k, loadSweep}, nil},
 	{results.MixRelay, []Load{loadMix, loadMix3k, loadSweep}, nil},
+	// mix-relay through a proxy that ends TLS: its search alone.
+	{results.MixTLS, []Load{loadSweep}, nil},
 	{results.TLSTunnel, tunnelLoads(), &PageMethod},
 	{results.TLSHandshake, []Load{loadFull, loadResumed}, &PageMethod},
 }
@@ -175,21 +177,34 @@ var ErrNoScenario = errors.New("no such scenario")
 var ErrNoSweep = errors.New("no sweep")
 
 // Sweeps picks the sweeps of the mix modes spec selects: each term of it
-// (Select) must pick a scenario of a mix mode (any of its loads: mix,
-// mix-3k, sweep), and each mix mode picked gives its sweep, once, in the
-// order first picked; "all" gives every mix mode's. A term that picks
-// only other scenarios, whose loads are closed loops without a rate, is
-// refused (ErrNoSweep).
+// must pick a scenario of a mix mode (any of its loads: mix, mix-3k,
+// sweep; a glob picks the sweeps too), or name a mix mode (mix-tls, whose
+// search is its only scenario), and each mix mode picked gives its
+// sweep, once, in the order first picked; "all" gives every mix mode's.
+// A term that picks only other scenarios, whose loads are closed loops
+// without a rate, is refused (ErrNoSweep); one that picks none, as
+// Select refuses it.
 func Sweeps(spec string) ([]Scenario, error) {
 	var out []Scenario
 	seen := map[results.Mode]bool{}
 	for _, term := range strings.Split(spec, ",") {
-		scs, err := Select(term)
-		if err != nil {
-			return nil, err
+		term = strings.TrimSpace(term)
+		var picked []Scenario
+		if _, named := sweepOf(results.Mode(term)); term == "all" || named || strings.ContainsAny(term, "*?[") {
+			for _, sc := range Catalog() {
+				if ok, _ := path.Match(term, sc.Name); term == "all" || ok || string(sc.Mode) == term {
+					picked = append(picked, sc)
+				}
+			}
+		}
+		if len(picked) == 0 {
+			var err error
+			if picked, err = Select(term); err != nil {
+				return nil, err
+			}
 		}
 		found := false
-		for _, sc := range scs {
+		for _, sc := range picked {
 			sw, ok := sweepOf(sc.Mode)
 			if !ok {
 				continue
@@ -202,7 +217,7 @@ func Sweeps(spec string) ([]Scenario, error) {
 		}
 		if !found {
 			return nil, fmt.Errorf("%w of %q: %s is %s, a closed loop with no rate to step; a sweep runs the mix modes' load (%s)",
-				ErrNoSweep, strings.TrimSpace(term), scs[0].Name, scs[0].Load, strings.Join(sweepModes(), ", "))
+				ErrNoSweep, term, picked[0].Name, picked[0].Load, strings.Join(sweepModes(), ", "))
 		}
 	}
 	return out, nil

@@ -27,6 +27,7 @@ func TestCatalog(t *testing.T) {
 		results.MixConnect: {"mix", "mix-3k", "sweep"},
 		results.MixSocks:   {"mix", "mix-3k", "sweep"},
 		results.MixRelay:   {"mix", "mix-3k", "sweep"},
+		results.MixTLS:     {"sweep"},
 	}
 	got := make(map[results.Mode][]string)
 	names := make(map[string]bool)
@@ -168,8 +169,13 @@ func TestSweeps(t *testing.T) {
 		// a mode once, in the order first named
 		{spec: "mix-relay,mix-http-3k,mix-relay-3k", want: "mix-relay-sweep mix-http-sweep"},
 		// every mix mode, by a glob or all (the closed loops of all left out)
-		{spec: "mix-*", want: "mix-http-sweep mix-connect-sweep mix-socks-sweep mix-relay-sweep"},
-		{spec: "all", want: "mix-http-sweep mix-connect-sweep mix-socks-sweep mix-relay-sweep"},
+		{spec: "mix-*", want: "mix-http-sweep mix-connect-sweep mix-socks-sweep mix-relay-sweep mix-tls-sweep"},
+		{spec: "all", want: "mix-http-sweep mix-connect-sweep mix-socks-sweep mix-relay-sweep mix-tls-sweep"},
+		{spec: "*-3k", want: "mix-http-sweep mix-connect-sweep mix-socks-sweep mix-relay-sweep"},
+		// a mode whose search is its only scenario, by its name or the search's
+		{spec: "mix-tls", want: "mix-tls-sweep"},
+		{spec: "mix-tls-sweep,mix-tls", want: "mix-tls-sweep"},
+		{spec: "mix-tls*", want: "mix-tls-sweep"},
 		// a closed loop has no rate to step: refused, named
 		{spec: "http-ka-1k", wantErr: `no sweep of "http-ka-1k": http-ka-1k is wrk, 64 connections, GET /1k kept alive, a closed loop`},
 		{spec: "mix-http,*-stream16", wantErr: `no sweep of "*-stream16"`},

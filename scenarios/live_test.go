@@ -88,7 +88,9 @@ func startOrigin(t *testing.T) string {
 		}
 	}
 	nettest.WaitAccepting(t, slices.DeleteFunc(p.Ready, func(a string) bool {
-		return strings.HasSuffix(a, fmt.Sprintf(":%d", PortMix)) || strings.HasSuffix(a, fmt.Sprintf(":%d", PortIperfTLS))
+		return slices.ContainsFunc([]int{PortMix, PortIperfTLS, PortMixTLS}, func(port int) bool {
+			return strings.HasSuffix(a, fmt.Sprintf(":%d", port))
+		})
 	})...)
 	return addr
 }

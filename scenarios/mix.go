@@ -201,8 +201,9 @@ func (Mix) Tool() string { return ToolBench }
 const mixTimeout = wrkTimeout
 
 // Invocation runs bench mix for window: load.Conns connections through
-// the mode's proxy (the relay's client-side address for mix-relay,
-// straight to the origin when t is Direct), Active exchanges at a time
+// the mode's proxy (the relay's client-side address for mix-relay, its
+// TLS listener for mix-tls, straight to the origin when t is Direct, in
+// TLS to its wrapper for mix-tls), Active exchanges at a time
 // or Rate a second. Process count is bench mix's own default. A sweep's
 // bench mix steps (--steps): it opens the connections, says so, and runs
 // the steps the session asks for on its input, a result a line; its
@@ -230,7 +231,16 @@ func (Mix) Invocation(s Scenario, t Target, window time.Duration, dir string) (I
 	// An HTTP proxy asks the origin's nginx, as the other HTTP loads do.
 	origin := net.JoinHostPort(t.Origin, strconv.Itoa(PortMix))
 	mode, proxy := string(BaseMode(s.Mode)), t.Proxy
+	var tlsCA string
 	switch {
+	case s.Mode == results.MixTLS:
+		// A relay in TLS: the proxy's TLS listener in front of the
+		// origin's mix, or for the baseline the origin's own TLS wrapper.
+		if t.CA == "" {
+			return Invocation{}, fmt.Errorf("scenario %s: target has no CA to verify the TLS end with", s.Name)
+		}
+		h, port, _ := tlsEntry(results.TLSTerm, t, PortMix)
+		mode, proxy, tlsCA = string(results.Relay), net.JoinHostPort(h, strconv.Itoa(port)), t.CA
 	case t.Direct:
 		// Straight to the origin is a relay that is the origin.
 		mode, proxy = string(results.Relay), origin
@@ -250,6 +260,9 @@ func (Mix) Invocation(s Scenario, t Target, window time.Duration, dir string) (I
 		"--proxy", proxy,
 		"--origin", origin,
 		"--conns", strconv.Itoa(l.Conns),
+	}
+	if tlsCA != "" {
+		argv = append(argv, "--tls-ca", tlsCA)
 	}
 	// Opening: 20000 connections take a few seconds at bench mix's pace,
 	// and up to 4 ms each through a slow proxy (squid opens about 300

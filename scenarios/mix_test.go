@@ -46,6 +46,37 @@ func mixScenario(m results.Mode, l Load) Scenario {
 	return Scenario{Name: results.ScenarioName(m, l.Name), Mode: m, Load: l}
 }
 
+// mix-tls runs bench mix in TLS to the proxy's TLS listener in front of
+// the mix's origin, or to the origin's own TLS wrapper for the baseline,
+// verifying them with the target's CA; a target without a CA is refused.
+func TestMixTLSInvocation(t *testing.T) {
+	s := mixScenario(results.MixTLS, loadSweep)
+	for _, c := range []struct {
+		name   string
+		target Target
+		proxy  string
+	}{
+		{"proxy", topoProxy(results.TLSTerm), "10.0.1.1:8443"},
+		{"no proxy", topoDirect, "10.0.2.2:8443"},
+	} {
+		c.target.CA = "/run/bench/tls/ca.pem"
+		inv, err := Mix{}.Invocation(s, c.target, 10*time.Second, "/run/bench/run-1")
+		if err != nil {
+			t.Fatalf("%s: Invocation: %v", c.name, err)
+		}
+		argv := strings.Join(inv.Argv, " ")
+		for _, want := range []string{"--mode relay", "--proxy " + c.proxy, "--origin 10.0.2.2:8080", "--tls-ca /run/bench/tls/ca.pem", "--steps"} {
+			if !strings.Contains(argv, want) {
+				t.Errorf("%s: %s; want %s in it", c.name, argv, want)
+			}
+		}
+		c.target.CA = ""
+		if _, err := (Mix{}).Invocation(s, c.target, 10*time.Second, "/run/bench/run-1"); err == nil || !strings.Contains(err.Error(), "no CA") {
+			t.Errorf("%s: Invocation without a CA = %v; want it refused", c.name, err)
+		}
+	}
+}
+
 // TestMixInvocationGolden renders bench mix's command line for each
 // mode, closed and open loop, and the baseline.
 func TestMixInvocationGolden(t *testing.T) {

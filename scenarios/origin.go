@@ -118,9 +118,10 @@ type OriginTLS struct{ Cert, Key, CA []byte }
 // Origin plans the origin in dir (a tmpfs the harness mounts) listening
 // on addr with cpus nginx workers, presenting cert over TLS: nginx on ports 80 and 443 serving
 // /1k, /50k, /1m and the mix's answers (MixAnswers), answering a POST to them as a GET, and iperf3's
-// server on port 5201, and bench mix's origin on port 8080 and its TLS
-// wrapper in front of iperf3 on port 5202 (the session's own executable:
-// the harness runs ToolBench as itself).
+// server on port 5201, and bench mix's origin on port 8080, and TLS
+// wrappers in front of iperf3 on port 5202 and of bench mix's origin on
+// port 8443 (the session's own executable: the harness runs ToolBench as
+// itself).
 // iperf3 -s serves one test at a time, which is all a session runs.
 func Origin(dir, addr string, cpus int, cert OriginTLS) OriginSetup {
 	if cert.Cert == nil {
@@ -158,8 +159,11 @@ func Origin(dir, addr string, cpus int, cert OriginTLS) OriginSetup {
 			// iperf3's server in TLS, for the TLS modes' streams.
 			{ToolBench, "mix", "tls", "server", "--listen", port(PortIperfTLS), "--connect", port(PortIperf),
 				"--cert", filepath.Join(dir, originCert), "--key", filepath.Join(dir, originKey)},
+			// bench mix's origin in TLS, for mix-tls's baseline.
+			{ToolBench, "mix", "tls", "server", "--listen", port(PortMixTLS), "--connect", port(PortMix),
+				"--cert", filepath.Join(dir, originCert), "--key", filepath.Join(dir, originKey)},
 		},
-		Ready: []string{port(PortHTTP), port(PortHTTPS), port(PortIperf), port(PortMix), port(PortIperfTLS)},
+		Ready: []string{port(PortHTTP), port(PortHTTPS), port(PortIperf), port(PortMix), port(PortIperfTLS), port(PortMixTLS)},
 		CA:    cert.CA,
 	}
 }

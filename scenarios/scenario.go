@@ -21,6 +21,7 @@ const (
 	PortHTTPS     = 443  // origin's HTTPS (tls-init), the proxy's TLS listener (tls-term)
 	PortIperfTLS  = 5202 // iperf3 wrapped in TLS, on the origin (tls-init) or the proxy (tls-term)
 	PortMix       = 8080 // origin's bench mix --serve, for tunnels and relays; the relay listens on it too
+	PortMixTLS    = 8443 // bench mix --serve wrapped in TLS, on the origin (the baseline of mix-tls) or the proxy (tls-term)
 )
 
 // Listener is a port a proxy serving a mode listens on, on its side
@@ -46,6 +47,8 @@ func BaseMode(m results.Mode) results.Mode {
 		return results.Socks
 	case results.MixRelay:
 		return results.Relay
+	case results.MixTLS:
+		return results.TLSTerm
 	case results.TLSHandshake:
 		return results.TLSTerm
 	}
@@ -55,8 +58,9 @@ func BaseMode(m results.Mode) results.Mode {
 // Listeners is the one table of where a mode's load aims: the ports a
 // proxy serving mode m listens on. A forward proxy has one; a relay
 // mirrors the origin's HTTP, iperf3 and mix ports, and the TLS modes its
-// HTTP and iperf3 ports in TLS where the proxy ends it (tls-term) and in
-// plain TCP where it begins it (tls-init).
+// HTTP and iperf3 ports in TLS where the proxy ends it (tls-term, with
+// the mix's port too, for mix-tls) and in plain TCP where it begins it
+// (tls-init).
 func Listeners(m results.Mode) []Listener {
 	switch BaseMode(m) {
 	case results.HTTP, results.Connect:
@@ -64,7 +68,7 @@ func Listeners(m results.Mode) []Listener {
 	case results.Socks:
 		return []Listener{{"proxy", PortSocks, 0}}
 	case results.TLSTerm:
-		return []Listener{{"http", PortHTTPS, PortHTTP}, {"iperf", PortIperfTLS, PortIperf}}
+		return []Listener{{"http", PortHTTPS, PortHTTP}, {"iperf", PortIperfTLS, PortIperf}, {"mix", PortMixTLS, PortMix}}
 	case results.TLSInit:
 		return []Listener{{"http", PortHTTP, PortHTTPS}, {"iperf", PortIperf, PortIperfTLS}}
 	}
@@ -116,13 +120,14 @@ func ForColumn(s Scenario, baseline bool) bool {
 // the proxy, whose HTTP and stream loads go through its relay listeners.
 func IsTLS(m results.Mode) bool { return m == results.TLSTerm || m == results.TLSInit }
 
-// tlsEntry is where the client sends the HTTP (originPort PortHTTP) or
-// stream (PortIperf) load of a TLS mode, and whether it speaks TLS there:
+// tlsEntry is where the client sends the HTTP (originPort PortHTTP),
+// stream (PortIperf) or mix (PortMix, tls-term alone) load of a TLS
+// mode, and whether it speaks TLS there:
 // to the proxy's listener in front of that server, in TLS where the proxy
 // ends it; and for the baseline to the origin's own TLS port, the client
 // speaking TLS to the origin itself.
 func tlsEntry(m results.Mode, t Target, originPort int) (host string, port int, clientTLS bool) {
-	tlsPort := map[int]int{PortHTTP: PortHTTPS, PortIperf: PortIperfTLS}[originPort]
+	tlsPort := map[int]int{PortHTTP: PortHTTPS, PortIperf: PortIperfTLS, PortMix: PortMixTLS}[originPort]
 	if t.Direct {
 		return t.Origin, tlsPort, true
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -80,20 +81,29 @@ func checkSearch(t *testing.T, csvPath, proxy string, rows []results.Row, window
 	return s
 }
 
+// searchSession runs the sweep of list through no proxy and proxy, with
+// a few hundred connections and windows of window, as session id, and
+// returns it with its rows by search: the two searches' rows alone.
+func searchSession(t *testing.T, id, list string, window time.Duration, proxy string) (testSession, map[string][]results.Row) {
+	t.Helper()
+	prefix, out := sessionFixture(t, proxy)
+	ts := runTestSession(t, prefix, out, id, list, "--sweep", "--proxy", "no proxy,"+proxy,
+		"--mix-conns", "200", "--reps", "1", "--duration", window.String(), "--warmup", "300ms")
+	byProxy := searchRows(ts.rows)
+	if len(byProxy) != 2 || len(ts.rows) != len(byProxy["no proxy"])+len(byProxy[proxy]) {
+		t.Fatalf("rows of %d searches, %d rows; want the two searches' alone", len(byProxy), len(ts.rows))
+	}
+	return ts, byProxy
+}
+
 // TestRunSweepSession runs a sweep of mix-relay through no proxy and
 // nginx, with a few hundred connections: the plan counts the windows, a
 // row a step of each search with its offered rate and step, each search
 // ended with the rate it confirmed or none, the settings of the search in
 // the metadata, and bench report reads the file.
 func TestRunSweepSession(t *testing.T) {
-	prefix, out := sessionFixture(t, "nginx")
 	const window = 2 * time.Second
-	ts := runTestSession(t, prefix, out, "sweep", "mix-relay", "--sweep", "--proxy", "no proxy,nginx",
-		"--mix-conns", "200", "--reps", "1", "--duration", window.String(), "--warmup", "300ms")
-	byProxy := searchRows(ts.rows)
-	if len(byProxy) != 2 || len(ts.rows) != len(byProxy["no proxy"])+len(byProxy["nginx"]) {
-		t.Fatalf("rows of %d searches, %d rows; want the two searches' alone", len(byProxy), len(ts.rows))
-	}
+	ts, byProxy := searchSession(t, "sweep", "mix-relay", window, "nginx")
 	for proxy, rows := range byProxy {
 		s := checkSearch(t, ts.csvPath, proxy, rows, window)
 		rate, found := s.Result()
@@ -112,6 +122,44 @@ func TestRunSweepSession(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	if err := dispatch(&stdout, &stderr, []string{"report", ts.csvPath}); err != nil {
 		t.Errorf("bench report of the sweep: %v\n%s", err, stderr.String())
+	}
+}
+
+// TestRunTLSSweepSession runs the sweep of mix-tls through no proxy (the
+// origin's own TLS end) and stunnel, ending TLS in front of the mix's
+// origin: each search a row a step, in mode mix-tls, and each finds a
+// rate it confirmed, its half-closed exchanges answered through TLS.
+func TestRunTLSSweepSession(t *testing.T) {
+	const window = 2 * time.Second
+	ts, byProxy := searchSession(t, "tls-sweep", "mix-tls", window, "stunnel")
+	for proxy, rows := range byProxy {
+		s := checkSearch(t, ts.csvPath, proxy, rows, window)
+		rate, found := s.Result()
+		last := rows[len(rows)-1]
+		t.Logf("%s: %d windows, sustainable rate %g (%v), the last: %q", proxy, len(rows), rate, found, last.Note)
+		if !found || !strings.HasPrefix(last.Note, "sweep confirm: pass") {
+			t.Errorf("%s: rate %g found %v, the last row %q; want a rate, confirmed", proxy, rate, found, last.Note)
+		}
+		for _, r := range rows {
+			if r.Mode != results.MixTLS {
+				t.Errorf("%s: a row of mode %s; want mix-tls", proxy, r.Mode)
+			}
+		}
+		// The confirm's exchanges, half-closed among them, answered in TLS.
+		var m scenarios.MixResult
+		outs, _ := filepath.Glob(filepath.Join(results.RunsDir(ts.csvPath),
+			fmt.Sprintf("*-%s-mix-tls-sweep-1-w%02d.load.bench.out", results.Slug(proxy), len(rows))))
+		if len(outs) != 1 {
+			t.Fatalf("%s: the confirm's bench mix output: %v; want one file", proxy, outs)
+		}
+		b, err := os.ReadFile(outs[0])
+		if err == nil {
+			lines := bytes.Split(bytes.TrimSpace(b), []byte("\n"))
+			err = json.Unmarshal(lines[len(lines)-1], &m)
+		}
+		if err != nil || m.HalfClosed == 0 || m.HalfCloseFailed > m.HalfClosed/100 {
+			t.Errorf("%s: the confirm's bench mix output: %d half-closed, %d of them failed (%v); want some, nearly all answered", proxy, m.HalfClosed, m.HalfCloseFailed, err)
+		}
 	}
 }
 

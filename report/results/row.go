@@ -70,6 +70,7 @@ const (
 	MixConnect   Mode = "mix-connect"   // 20000 connections through CONNECT tunnels
 	MixSocks     Mode = "mix-socks"     // 20000 connections through SOCKSv5 tunnels
 	MixRelay     Mode = "mix-relay"     // 20000 connections through the relay
+	MixTLS       Mode = "mix-tls"       // 20000 connections in TLS, ended in the proxy
 	TLSTunnel    Mode = "tls-tunnel"    // stunnel's page: a TLS tunnel between two proxies
 	TLSHandshake Mode = "tls-handshake" // stunnel's page: handshakes per second
 )
@@ -77,7 +78,7 @@ const (
 // Modes are the values the mode column may hold.
 var Modes = []Mode{
 	HTTP, Connect, Socks, Relay, TLSTerm, TLSInit,
-	MixHTTP, MixConnect, MixSocks, MixRelay,
+	MixHTTP, MixConnect, MixSocks, MixRelay, MixTLS,
 	TLSTunnel, TLSHandshake,
 }
 
