@@ -18,6 +18,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -42,10 +43,17 @@ type Page struct {
 // Open loads the file at path in a new headless Chromium with a profile
 // in profileDir, waits for its load event, evaluates expr (an
 // expression whose value is JSON-serializable) and takes a screenshot of
-// the whole page width pixels wide, then stops Chromium.
+// the whole page width pixels wide, then stops Chromium. Its temporary
+// files go in profileDir too: a Chromium that is killed, as Open stops
+// it, leaves the directory of its singleton socket behind in the
+// temporary directory it was given.
 func Open(ctx context.Context, path, profileDir, expr string, width int) (*Page, error) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
+	tmp := filepath.Join(profileDir, "tmp")
+	if err := os.MkdirAll(tmp, 0o700); err != nil {
+		return nil, err
+	}
 	toChrome, ours, err := os.Pipe() // chrome reads fd 3
 	if err != nil {
 		return nil, err
@@ -60,6 +68,7 @@ func Open(ctx context.Context, path, profileDir, expr string, width int) (*Page,
 		"--disable-default-apps", "--disable-extensions", "--no-default-browser-check",
 		"--user-data-dir="+profileDir, "--remote-debugging-pipe",
 		fmt.Sprintf("--window-size=%d,900", width), "about:blank")
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	cmd.ExtraFiles = []*os.File{toChrome, fromChrome}
