@@ -348,7 +348,7 @@ var endOfHead = []byte("\r\n\r\n")
 
 // readHead reads an HTTP head into buf; rest is what came after it, got
 // how many bytes came in all.
-func readHead(c net.Conn, buf []byte) (head, rest []byte, got int, k kind) {
+func readHead(c io.Reader, buf []byte) (head, rest []byte, got int, k kind) {
 	for {
 		n, err := c.Read(buf[got:])
 		if n > 0 {
@@ -372,7 +372,7 @@ func readHead(c net.Conn, buf []byte) (head, rest []byte, got int, k kind) {
 // it comes in when w checks the content. closing is true when the answer says the connection ends
 // with it; read when any of it came. Once the head has come, an answer
 // that ends or is reset before its length is short.
-func readAnswer(c net.Conn, want, buf []byte, w work) (k kind, closing, read bool) {
+func readAnswer(c io.Reader, want, buf []byte, w work) (k kind, closing, read bool) {
 	head, rest, got, k := readHead(c, buf)
 	if k != ok {
 		return k, false, got > 0

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,7 +33,8 @@ import (
 // the benchmark pins it to a CPU of its own: "origin" serves the mix on
 // a fresh port of 127.0.0.1 and prints its address, "client ADDR WAY
 // SECONDS" runs bench mix's exchanges against it one of the ways and
-// prints the result.
+// prints the result, "floor ADDR SECONDS" runs them the bare way (floor)
+// and prints its figures.
 const roleEnv = "BENCH_MIX_ROLE"
 
 // profileEnv names a file for the client's CPU profile of its window:
@@ -92,6 +94,17 @@ func side(args []string) error {
 		}()
 		return Serve(ctx, ln)
 	}
+	if args[0] == "floor" {
+		secs, err := strconv.Atoi(args[2])
+		if err != nil {
+			return fmt.Errorf("seconds %q: %w", args[2], err)
+		}
+		f, err := floor(args[1], time.Duration(secs)*time.Second)
+		if err != nil {
+			return err
+		}
+		return json.NewEncoder(os.Stdout).Encode(f)
+	}
 	i := slices.IndexFunc(ways, func(w way) bool { return w.name == args[2] })
 	if i < 0 {
 		return fmt.Errorf("way %q: not one of the benchmark's", args[2])
@@ -126,13 +139,15 @@ func side(args []string) error {
 // the client alone on CPU 1 (taskset), 64 connections each with an
 // exchange at all times, for BENCH_MIX_SECONDS (8) a run, in a network
 // namespace of its own set up as a session's (ownNetwork; it needs
-// root). Each round runs wrk, then bench mix each of the ways. It
-// reports the medians in exchanges a second and bench mix's over wrk's,
-// and logs every run's figures: the rate; the CPU the client and the
-// origin used, in all and by the exchange; and the other load on the
-// machine's CPUs meanwhile (other processes, soft interrupts charged to
-// neither), which makes a run's figures meaningless when it is more than
-// a few percent:
+// root). Each round runs wrk, then bench mix each of the ways, then the
+// bare client (floor), whose figures bound what any client with the
+// half-close can reach (bareFigures.bound). It reports the medians in
+// exchanges a second, bench mix's over wrk's and the bound
+// (half-close-bound/wrk), and logs every run's figures: the rate; the
+// CPU the client and the origin used, in all and by the exchange; and
+// the other load on the machine's CPUs meanwhile (other processes, soft
+// interrupts charged to neither), which makes a run's figures
+// meaningless when it is more than a few percent:
 //
 //	go test ./harness/mix -run XXX -bench MixVsWrk -benchtime 3x
 //
@@ -162,15 +177,24 @@ func BenchmarkMixVsWrk(b *testing.B) {
 		b.Fatal(err)
 	}
 	rates := make([][]float64, 1+len(ways))
+	var bounds []float64
 	for b.Loop() {
 		wrk := wrkRun(b, o, script, secs)
 		rates[0] = append(rates[0], wrk.rate)
 		line := "wrk " + wrk.String()
+		var noHalfClose measured
 		for i, w := range ways {
 			m := mixRun(b, o, self, w.name, secs)
 			rates[i+1] = append(rates[i+1], m.rate)
 			line += fmt.Sprintf(";\n%s %v, %.2f of wrk's", w.name, m, m.rate/wrk.rate)
+			if w.work == checkContent {
+				noHalfClose = m
+			}
 		}
+		f := floorRun(b, o, self, secs)
+		bound := f.bound(wrk, noHalfClose)
+		bounds = append(bounds, bound)
+		line += fmt.Sprintf(";\nbare system calls: %v; at most %.2f of wrk's with the half-close", f, bound)
 		b.Log(line)
 	}
 	wrk := changepoint.Median(rates[0])
@@ -180,6 +204,166 @@ func BenchmarkMixVsWrk(b *testing.B) {
 		b.ReportMetric(r, w.name+"-exchanges/s")
 		b.ReportMetric(r/wrk, w.name+"/wrk")
 	}
+	b.ReportMetric(changepoint.Median(bounds), "half-close-bound/wrk")
+}
+
+// bareFigures is what floor measured: the CPU time, in µs, of the
+// system calls that open a connection (socket, setsockopt, connect),
+// half-close it and close it, by the connection, and theirs by the
+// exchange.
+type bareFigures struct {
+	Open, Shutdown, Close float64 // µs a connection
+	PerExchange           float64 // µs an exchange
+}
+
+func (f bareFigures) String() string {
+	return fmt.Sprintf("a half-closed exchange's connection takes %.1f µs of CPU in the system calls that open it, %.1f µs to shut its sending side, %.1f µs to close it: %.2f µs an exchange",
+		f.Open, f.Shutdown, f.Close, f.PerExchange)
+}
+
+// bound is the most of wrk's rate bench mix can reach with the half-close
+// were its new connections to cost it nothing but floor's system calls:
+// wrk's CPU an exchange over the no-half-close way's plus those calls',
+// the client's CPU being the limit of both.
+func (f bareFigures) bound(wrk, noHalfClose measured) float64 {
+	return (wrk.client / wrk.rate) / (noHalfClose.client/noHalfClose.rate + f.PerExchange/1e6)
+}
+
+// floor runs the mix's exchanges to addr as a session does (one in 10
+// half-closed, its connection then opened again) the barest way there
+// is, blocking system calls on one thread, one connection at a time,
+// every answer read and checked by readAnswer, for d. It times, on the
+// thread's CPU clock, the system calls any client must make for a
+// half-closed exchange's connection: those that open it, half-close it
+// and close it, with what the kernel does for the origin's side of the
+// handshake meanwhile (on loopback, the CPU that sends a packet takes
+// it in). Their figures leave out the rest of what a new connection
+// costs (its first answers come in more, smaller reads, its windows
+// being small), so they are a floor.
+func floor(addr string, d time.Duration) (bareFigures, error) {
+	ap, err := netip.ParseAddrPort(addr)
+	if err != nil || !ap.Addr().Is4() {
+		return bareFigures{}, fmt.Errorf("address %q: want an IPv4 address and port", addr)
+	}
+	sa := &unix.SockaddrInet4{Port: int(ap.Port()), Addr: ap.Addr().As4()}
+	m, err := New(Config{Mode: Relay, Proxy: addr, Origin: addr, Conns: 1, Active: 1,
+		Duration: d, Timeout: 2 * time.Second, OpenParallel: 1})
+	if err != nil {
+		return bareFigures{}, err
+	}
+	runtime.LockOSThread()
+	// What reading the clock twice takes, left out of each call's time.
+	const reads = 1000
+	c0 := threadCPU()
+	for range reads {
+		threadCPU()
+	}
+	clock := (threadCPU() - c0) / reads
+	timed := func(sum *int64, call func() error) error {
+		t0 := threadCPU()
+		err := call()
+		*sum += threadCPU() - t0 - clock
+		return err
+	}
+	buf := make([]byte, bufSize)
+	rng := m.slots[0].rng
+	fd := -1
+	defer func() {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
+	}()
+	var open, shut, closing int64
+	var n, conns int
+	for start := time.Now(); time.Since(start) < d; n++ {
+		x := rng.Uint64()
+		a := &m.answers[m.pick[x%scenarios.MixWeights]]
+		half := x/scenarios.MixWeights%scenarios.MixHalfCloseEvery == 0
+		if fd < 0 {
+			if err := timed(&open, func() (err error) { fd, err = dialBlocking(sa); return err }); err != nil {
+				return bareFigures{}, err
+			}
+		}
+		req := a.req
+		if half {
+			req = a.reqClose
+		}
+		if err := writeAll(fd, req); err != nil {
+			return bareFigures{}, err
+		}
+		if half {
+			if err := timed(&shut, func() error { return unix.Shutdown(fd, unix.SHUT_WR) }); err != nil {
+				return bareFigures{}, err
+			}
+		}
+		if k, _, _ := readAnswer(fdReader(fd), a.body, buf, fullWork); k != ok {
+			return bareFigures{}, fmt.Errorf("exchange %d: %v", n, k)
+		}
+		if half {
+			timed(&closing, func() error { return unix.Close(fd) })
+			fd = -1
+			conns++
+		}
+	}
+	if conns == 0 {
+		return bareFigures{}, fmt.Errorf("no exchange half-closed in %d", n)
+	}
+	us := func(ns int64, per int) float64 { return float64(ns) / 1e3 / float64(per) }
+	return bareFigures{Open: us(open, conns), Shutdown: us(shut, conns), Close: us(closing, conns),
+		PerExchange: us(open+shut+closing, n)}, nil
+}
+
+// dialBlocking opens a blocking TCP connection to sa, without delay as
+// Go's are.
+func dialBlocking(sa unix.Sockaddr) (int, error) {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return -1, err
+	}
+	if err := unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1); err == nil {
+		err = unix.Connect(fd, sa)
+	}
+	if err != nil {
+		unix.Close(fd)
+		return -1, err
+	}
+	return fd, nil
+}
+
+func writeAll(fd int, b []byte) error {
+	for len(b) > 0 {
+		n, err := unix.Write(fd, b)
+		if err != nil && err != unix.EINTR {
+			return err
+		}
+		b = b[max(n, 0):]
+	}
+	return nil
+}
+
+// fdReader reads a blocking socket; its end is io.EOF.
+type fdReader int
+
+func (f fdReader) Read(p []byte) (int, error) {
+	for {
+		n, err := unix.Read(int(f), p)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return 0, err
+		case n == 0 && len(p) > 0:
+			return 0, io.EOF
+		}
+		return n, nil
+	}
+}
+
+// threadCPU is the CPU time the calling thread has used, in ns.
+func threadCPU() int64 {
+	var ts unix.Timespec
+	unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts)
+	return ts.Nano()
 }
 
 // ownNetwork moves the benchmark's thread for good into a network
@@ -357,6 +541,22 @@ func wrkRun(b *testing.B, o *benchOrigin, script string, secs int) measured {
 		}
 		return float64(requests), float64(us) / 1e6
 	})
+}
+
+// floorRun runs floor on CPU 1 for secs.
+func floorRun(b *testing.B, o *benchOrigin, self string, secs int) bareFigures {
+	cmd := exec.Command("taskset", "-c", "1", self)
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=floor %s %d", roleEnv, o.addr, secs))
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		b.Fatalf("the bare client: %v\n%s", err, out)
+	}
+	var f bareFigures
+	if err := json.Unmarshal(out, &f); err != nil {
+		b.Fatalf("the bare client's figures %q: %v", out, err)
+	}
+	return f
 }
 
 // mixRun runs bench mix's exchanges the way named on CPU 1 for secs.
