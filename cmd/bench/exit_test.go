@@ -105,6 +105,9 @@ func TestBadInputExits(t *testing.T) {
 		{[]string{"mix", "--sweep", "--mode", "relay", "--proxy", "127.0.0.1:1", "--origin", "127.0.0.1:1", "--mix-active", "10"}, exitUsage, "bench: mix: --sweep over a closed loop (--mix-active): a closed loop (exchanges at a time) has no rate to step"},
 		{[]string{"mix", "--sweep", "--mode", "relay", "--proxy", "127.0.0.1:1", "--origin", "127.0.0.1:1", "--slo", "p95=1ms"}, exitUsage, `bench: mix: --slo: bound "p95=1ms": unknown key "p95": want p99 and errors`},
 		{[]string{"mix", "--sweep", "--mode", "relay", "--proxy", "127.0.0.1:1", "--origin", "127.0.0.1:1", "--sweep-from", "0"}, exitUsage, "bench: mix: --sweep-from, --sweep-precision: a first rate of 0 a second"},
+		// bench mix's CA: a file that is not there, or holds no certificate
+		{[]string{"mix", "--mode", "relay", "--proxy", "127.0.0.1:1", "--origin", "127.0.0.1:1", "--mix-active", "10", "--tls-ca", filepath.Join(dir, "none.pem")}, exitUsage, "bench: mix: --tls-ca: CA: open none.pem: no such file or directory"},
+		{[]string{"mix", "--mode", "relay", "--proxy", "127.0.0.1:1", "--origin", "127.0.0.1:1", "--mix-active", "10", "--tls-ca", badColumns}, exitUsage, "bench: mix: --tls-ca: CA columns.conf: no PEM certificate in it"},
 
 		// the other commands
 		{[]string{"list", "--scenario", "nosuch"}, exitUsage, `bench: no such scenario "nosuch": did you mean `},
