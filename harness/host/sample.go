@@ -46,7 +46,7 @@ const threadPeriod = time.Second
 // its cost is that share of the time since, rather than threadPeriod,
 // and at most a third of the window: in a 10 s window, two polls between
 // its first and last rather than three at 0.2%, which took the sampler
-// from 0.43% of a CPU to 0.37 to 0.40% with that proxy. See
+// from 0.43% of a CPU to 0.35 to 0.40% with that proxy. See
 // BenchmarkSampler.
 const pollBudget = 0.001
 

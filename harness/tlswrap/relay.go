@@ -72,7 +72,7 @@ func encrypt(plain, raw net.Conn, p *protection, owed *atomic.Bool) {
 			}
 		}
 		if err != nil {
-			closeWrite(raw)
+			_ = CloseWrite(raw)
 			return
 		}
 	}
@@ -95,7 +95,7 @@ func decrypt(rc *rawConn, plain net.Conn, p *protection, owed *atomic.Bool) {
 		case done || errors.Is(err, io.EOF) && r.start == r.end:
 			// The peer's close_notify, or its FIN between records
 			// (some shut their side without close_notify).
-			closeWrite(plain)
+			_ = CloseWrite(plain)
 			return
 		case err != nil:
 			plain.Close()

@@ -146,7 +146,7 @@ func CloseWrite(c net.Conn) error {
 		}
 		c = tc.NetConn()
 	}
-	t, ok := c.(*net.TCPConn)
+	t, ok := c.(interface{ CloseWrite() error })
 	if !ok {
 		return fmt.Errorf("close the sending side of a %T: not a TCP connection", c)
 	}
@@ -283,12 +283,5 @@ func (w *Wrapper) handle(ctx context.Context, accepted net.Conn) error {
 func setNoDelay(c net.Conn) {
 	if t, ok := c.(*net.TCPConn); ok {
 		_ = t.SetNoDelay(true)
-	}
-}
-
-// closeWrite shuts the sending side of a TCP connection.
-func closeWrite(c net.Conn) {
-	if t, ok := c.(interface{ CloseWrite() error }); ok {
-		_ = t.CloseWrite()
 	}
 }
