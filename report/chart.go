@@ -353,9 +353,13 @@ func svgOf(plots []*plot.Plot, legend []legendEntry, t *tips, w, panelsH vg.Leng
 }
 
 // newPlot is plot.New with more room between an axis' tick labels and
-// its label, for the reason of svgOf's margin.
+// its label, for the reason of svgOf's margin, and under the title:
+// gonum keeps a chart's glyphs (the marks over the bars) inside its data
+// area, whose top is the title's bottom, so that a mark over the tallest
+// bar touched the title.
 func newPlot() *plot.Plot {
 	p := plot.New()
+	p.Title.Padding = vg.Points(4)
 	p.X.Label.Padding += vg.Points(2)
 	p.Y.Label.Padding += vg.Points(2)
 	return p

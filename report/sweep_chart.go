@@ -152,7 +152,10 @@ func sweepChart(t Table, row TableRow, sw *results.Sweep, pal palette) ([]byte, 
 				return nil, false, err
 			}
 			line.LineStyle = draw.LineStyle{Color: colour, Width: vg.Points(1), Dashes: pc.dashes}
-			p.Add(&tippedLine{Line: line, column: col, title: percentileTitle(col, pc.name, c, pts), tips: tp})
+			if len(pts) > 1 {
+				// One step's point has its own title and no line.
+				p.Add(&tippedLine{Line: line, column: col, title: percentileTitle(col, pc.name, c, pts), tips: tp})
+			}
 			p.Add(&tippedPoints{points: pts, column: col, tips: tp,
 				style: draw.GlyphStyle{Color: colour, Radius: vg.Points(2), Shape: pc.glyph}})
 		}
