@@ -186,10 +186,12 @@ type Sampler struct {
 	// does not (see openTaskstats): then their schedstat files are.
 	// Its polls' buffers: the threads first seen (fresh), a batch of
 	// known threads, their TIDs and the answers.
-	ts      *taskstatsConn
-	fresh   []freshThread
-	batch   []*threadRec
-	tids    []int
+	ts    *taskstatsConn
+	fresh []freshThread
+	batch []*threadRec
+	tids  []int
+	// breath holds each poll to slices of its CPU time (see pollSlice).
+	breath  breather
 	answers []taskReading
 	once    sync.Once
 }

@@ -383,15 +383,7 @@ func idleWindow(t *testing.T, hold func(), length time.Duration) (Plan, Window) 
 	startHelper(t, h, RoleProxy, "sleep")
 	holdPolls(t, hold)
 	plan := Plan{Length: length}
-	s, err := h.StartSampling(plan)
-	if err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(plan.Length)
-	w, err := s.StopWindow(time.Now(), plan.Length)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, w := sampleWindow(t, h, plan)
 	t.Logf("polls at %v after the start; cost %v", offsets(w.Polls, w.Planned), w.Cost)
 	return plan, w
 }
@@ -729,11 +721,71 @@ func TestProxyPipes(t *testing.T) {
 	if len(want) < 7 {
 		t.Fatalf("the helper holds %d pipes; want 7 at least", len(want))
 	}
-	if got := len(h.proxyPipes(pids, true, make([]byte, dirBufSize))); got != len(want) {
+	if got := len(h.proxyPipes(pids, true, make([]byte, dirBufSize), nil)); got != len(want) {
 		t.Errorf("%d pipes counted; os.Readlink finds %d", got, len(want))
 	}
 	h.ProxyReady()
-	if got := len(h.proxyPipes(pids, true, make([]byte, dirBufSize))); got != 0 {
+	if got := len(h.proxyPipes(pids, true, make([]byte, dirBufSize), nil)); got != 0 {
 		t.Errorf("%d pipes counted beyond those held when ready; want 0", got)
+	}
+}
+
+// sampleWindow samples the window plan plans on h from now, with nothing
+// else done, and returns the sampler and its window.
+func sampleWindow(t *testing.T, h *Host, plan Plan) (*Sampler, Window) {
+	t.Helper()
+	s, err := h.StartSampling(plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(plan.Length)
+	w, err := s.StopWindow(time.Now(), plan.Length)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, w
+}
+
+// TestSamplerPollsInSlices: the polls of a proxy of 2000 threads and
+// 4000 sockets (a thread a connection), some milliseconds of CPU each,
+// hold their CPU, the client's, in slices of about pollSlice with a sleep
+// between them, never in one stretch, while their readings stay whole:
+// every poll of the schedule is made, the pipes are counted and the
+// proxy's threads are all read.
+func TestSamplerPollsInSlices(t *testing.T) {
+	h := newTestHost(t)
+	startHelper(t, h, RoleProxy, "threads", "2000")
+	for deadline := time.Now().Add(30 * time.Second); threads(h, RoleProxy) < 2000; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the proxy has %d threads; want 2000", threads(h, RoleProxy))
+		}
+	}
+	s, w := sampleWindow(t, h, Plan{Length: 3 * time.Second})
+	s.mu.Lock()
+	longest, rests, read := s.breath.longest, s.breath.rests, 0
+	for _, th := range s.order {
+		if th.role == RoleProxy && len(th.obs) >= 2 {
+			read++
+		}
+	}
+	s.mu.Unlock()
+	t.Logf("%d polls, %v of CPU in all; the longest slice %v, %d rests; %d of the proxy's threads read twice or more",
+		len(w.Polls), w.Cost, longest, rests, read)
+	if len(w.Polls) < 2 || !w.PipesCounted {
+		t.Fatalf("%d polls, pipes counted %v; want the window's first and last, and its pipes", len(w.Polls), w.PipesCounted)
+	}
+	if read < 2000 {
+		t.Errorf("%d of the proxy's threads read at two polls or more; want its 2000", read)
+	}
+	// A poll of these threads takes several slices: one at least beside
+	// each poll's last.
+	if rests < len(w.Polls) {
+		t.Errorf("%d rests in %d polls; want a poll of 2000 threads cut into slices", rests, len(w.Polls))
+	}
+	// A slice ends at the first look at the clock past pollSlice: 32
+	// readings later at most, or a batch of taskstats, and the read of
+	// cgroup.procs, which cannot be cut.
+	if longest > 3*pollSlice {
+		t.Errorf("a poll held its CPU %v at a stretch; want about %v at most", longest, pollSlice)
 	}
 }
