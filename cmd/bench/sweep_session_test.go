@@ -33,8 +33,9 @@ func searchRows(rows []results.Row) map[string][]results.Row {
 // checkSearch checks the rows of one search: each a step's window of its
 // own, after the one before, the rate the search asked for at that point
 // (replayed through the search), each with its own sampler's figures
-// and data, the search ended; it returns the search.
-func checkSearch(t *testing.T, csvPath, proxy string, rows []results.Row, window time.Duration) *sweep.Search {
+// and data, the search ended; it logs and returns the rate the search
+// found, and whether it found one.
+func checkSearch(t *testing.T, csvPath, proxy string, rows []results.Row, window time.Duration) (rate float64, found bool) {
 	t.Helper()
 	s := sweep.New(sweep.Defaults())
 	var last time.Time
@@ -78,7 +79,11 @@ func checkSearch(t *testing.T, csvPath, proxy string, rows []results.Row, window
 	if s.Windows() > sweep.MaxWindows {
 		t.Errorf("%s: %d windows; want at most %d", proxy, s.Windows(), sweep.MaxWindows)
 	}
-	return s
+	rate, found = s.Result()
+	if len(rows) > 0 {
+		t.Logf("%s: %d windows, sustainable rate %g (%v), the last: %q", proxy, len(rows), rate, found, rows[len(rows)-1].Note)
+	}
+	return rate, found
 }
 
 // searchSession runs the sweep of list through no proxy and proxy, with
@@ -105,9 +110,7 @@ func TestRunSweepSession(t *testing.T) {
 	const window = 2 * time.Second
 	ts, byProxy := searchSession(t, "sweep", "mix-relay", window, "nginx")
 	for proxy, rows := range byProxy {
-		s := checkSearch(t, ts.csvPath, proxy, rows, window)
-		rate, found := s.Result()
-		t.Logf("%s: %d windows, sustainable rate %g (%v)", proxy, len(rows), rate, found)
+		rate, found := checkSearch(t, ts.csvPath, proxy, rows, window)
 		if last := rows[len(rows)-1]; found && (last.OfferedRate != rate || !strings.HasPrefix(last.Note, "sweep confirm: pass")) {
 			t.Errorf("%s: last row %q at %g/s; want the confirm of the rate found, %g/s", proxy, last.Note, last.OfferedRate, rate)
 		}
@@ -137,9 +140,7 @@ func TestRunTLSSweepSession(t *testing.T) {
 	const window = 2 * time.Second
 	ts, byProxy := searchSession(t, "tls-sweep", "mix-tls", window, "stunnel")
 	for proxy, rows := range byProxy {
-		s := checkSearch(t, ts.csvPath, proxy, rows, window)
-		rate, found := s.Result()
-		t.Logf("%s: %d windows, sustainable rate %g (%v), the last: %q", proxy, len(rows), rate, found, rows[len(rows)-1].Note)
+		checkSearch(t, ts.csvPath, proxy, rows, window)
 		answered, halfClosed := false, int64(0)
 		for i, r := range rows {
 			if r.Mode != results.MixTLS {

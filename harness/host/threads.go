@@ -159,7 +159,7 @@ func (s *Sampler) poll(kind pollKind) {
 	if kind == lastPoll {
 		// First, at the window's edge, where it was planned.
 		at := time.Now()
-		pipes := s.h.proxyPipes(pids[RoleProxy], true, s.dents, func() { s.breath.step(breathLinks) })
+		pipes := s.h.proxyPipes(pids[RoleProxy], true, s.dents, func() { s.breath.step(breathReads) })
 		s.pipes = append(s.pipes, pipeObs{at, len(pipes)})
 	}
 	// Known threads first, so that a process one of whose threads ended
@@ -196,14 +196,12 @@ func (s *Sampler) readKnown() {
 	}
 }
 
-// The calls to breather.step between two reads of the clock: a pread of
-// schedstat, a readlink of a descriptor or a directory entry of a thread
-// takes a few microseconds, so that 32 of them are a small part of a
-// slice; a batch of taskstats is a few hundred.
-const (
-	breathReads = 32
-	breathLinks = 32
-)
+// breathReads is the calls to breather.step between two reads of the
+// clock where each comes after a pread of schedstat, a readlink of a
+// descriptor or a directory entry of a thread: a few microseconds each,
+// so that 32 of them are a small part of a slice. A batch of taskstats,
+// a few hundred, is followed by a read of the clock each.
+const breathReads = 32
 
 // readKnownTaskstats reads the known threads that live through
 // taskstats.
