@@ -127,7 +127,14 @@ func IsTLS(m results.Mode) bool { return m == results.TLSTerm || m == results.TL
 // ends it; and for the baseline to the origin's own TLS port, the client
 // speaking TLS to the origin itself.
 func tlsEntry(m results.Mode, t Target, originPort int) (host string, port int, clientTLS bool) {
-	tlsPort := map[int]int{PortHTTP: PortHTTPS, PortIperf: PortIperfTLS, PortMix: PortMixTLS}[originPort]
+	// The origin's TLS ports are those of a proxy that ends TLS in front
+	// of it: the listener of tls-term that leads to originPort.
+	tlsPort := 0
+	for _, l := range Listeners(results.TLSTerm) {
+		if l.Origin == originPort {
+			tlsPort = l.Port
+		}
+	}
 	if t.Direct {
 		return t.Origin, tlsPort, true
 	}
