@@ -96,6 +96,28 @@ func TestModes(t *testing.T) {
 	}
 }
 
+// TestReopenLeavesWorkerFree: in a closed loop with fewer workers than
+// connections, a connection opened again after a half-close is opened
+// without its worker, which goes on with the other connections. The
+// proxy never answers a CONNECT after the first conns, so every opening
+// again waits for the timeout, past the window's end: the one worker
+// half-closes on most of the connections in the window, where a worker
+// that waited for the dial would stop at its first.
+func TestReopenLeavesWorkerFree(t *testing.T) {
+	const conns = 8
+	o := mixtest.StartOrigin(t, mixtest.None)
+	c := config(Connect, mixtest.StartConnectThenHold(t, conns), o.Addr)
+	c.Conns, c.Active, c.OpenParallel = conns, 1, conns
+	r := run(t, c)
+	if r.Conns != conns || r.Errors != (scenarios.MixErrors{}) {
+		t.Fatalf("%d of %d connections opened, errors %+v; want all, none", r.Conns, conns, r.Errors)
+	}
+	if r.HalfClosed < conns/2 {
+		t.Errorf("%d exchanges half-closed in the window (of %d); want at least %d: the worker waited for a connection being opened again",
+			r.HalfClosed, r.Exchanges, conns/2)
+	}
+}
+
 // TestSameAnswers: a connection asks for the same answers whatever the
 // run, so that runs compare.
 func TestSameAnswers(t *testing.T) {

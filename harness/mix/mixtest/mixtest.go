@@ -249,24 +249,39 @@ func StartRelay(t testing.TB, target string) string {
 }
 
 // StartConnect is a CONNECT proxy until the test ends.
-func StartConnect(t testing.TB) string {
+func StartConnect(t testing.TB) string { return serve(t, connect) }
+
+// StartConnectThenHold is a CONNECT proxy for the first n connections;
+// it never answers the CONNECT of any later one, so that opening one
+// waits for the client's timeout.
+func StartConnectThenHold(t testing.TB, n int64) string {
+	var seen atomic.Int64
 	return serve(t, func(c net.Conn) {
-		r := bufio.NewReader(c)
-		h, err := readHead(r)
-		f := strings.Fields(h.line)
-		if err != nil || len(f) != 3 || f[0] != "CONNECT" {
-			io.WriteString(c, "HTTP/1.1 400 Bad Request\r\n\r\n")
+		if seen.Add(1) > n {
+			io.Copy(io.Discard, c)
 			return
 		}
-		up, err := net.Dial("tcp", f[1])
-		if err != nil {
-			io.WriteString(c, "HTTP/1.1 502 Bad Gateway\r\n\r\n")
-			return
-		}
-		defer up.Close()
-		io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n")
-		pipe(c, up)
+		connect(c)
 	})
+}
+
+// connect serves one connection of a CONNECT proxy.
+func connect(c net.Conn) {
+	r := bufio.NewReader(c)
+	h, err := readHead(r)
+	f := strings.Fields(h.line)
+	if err != nil || len(f) != 3 || f[0] != "CONNECT" {
+		io.WriteString(c, "HTTP/1.1 400 Bad Request\r\n\r\n")
+		return
+	}
+	up, err := net.Dial("tcp", f[1])
+	if err != nil {
+		io.WriteString(c, "HTTP/1.1 502 Bad Gateway\r\n\r\n")
+		return
+	}
+	defer up.Close()
+	io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n")
+	pipe(c, up)
 }
 
 // StartSocks is a SOCKSv5 proxy without authentication until the test
