@@ -136,9 +136,9 @@ func (m *Mix) second(sched, done time.Time) *perSecond {
 // and in a closed loop with a worker for each connection, where no other
 // connection is idle for the worker to take. With fewer workers than
 // connections a worker must not wait for the dial, so it is made in a
-// goroutine of its own. Opened inline, a reconnection takes 36 to 51 us
-// of the client's CPU where it took 69 to 76 (BenchmarkMixVsWrk: no
-// goroutine to start, no stack to grow again).
+// goroutine of its own. Opened inline, a reconnection took 36 to 51 us
+// of the client's CPU in BenchmarkMixVsWrk, against 55 the same day in a
+// goroutine of its own (no goroutine to start, no stack to grow again).
 func (m *Mix) reopen(s *slot) {
 	if s.conn != nil {
 		s.conn.Close()
