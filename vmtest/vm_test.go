@@ -32,6 +32,7 @@ import (
 	"testing"
 	"time"
 
+	"bench/harness/host"
 	"bench/report/results"
 )
 
@@ -152,12 +153,12 @@ func TestDebian13(t *testing.T) {
 			// test once more, on a fresh disk.
 			first := filepath.Join(keep, "console-first.log")
 			os.Rename(console, first)
-			t.Logf("%v; its console's last lines:\n%s\nbooting once more", err, lastLines(first, consoleTail))
+			t.Logf("%v; its console's last lines:\n%s\nbooting once more", err, consoleTail(first))
 			disk = newDisk()
 			err = boot(t, image, disk, console, accel, false)
 		}
 		if err != nil {
-			t.Fatalf("boot (%s): %v; the console's last lines (all of it in %s):\n%s", accel, err, console, lastLines(console, consoleTail))
+			t.Fatalf("boot (%s): %v; the console's last lines (all of it in %s):\n%s", accel, err, console, consoleTail(console))
 		}
 	}
 	t.Logf("VM (%s) ended after %v", accel, time.Since(start).Round(time.Second))
@@ -176,21 +177,12 @@ var (
 	errEmulatorCrash = errors.New("qemu crashed")
 )
 
-// consoleTail is how many of the console's last lines a failed boot
-// shows: qemu's own last words, or the guest's, are among them, and the
-// console itself is gone with the test's temporary directory unless
-// VMTEST_OUT keeps it.
-const consoleTail = 40
-
-// lastLines returns the last n lines of file path, or why it could not
-// be read.
-func lastLines(path string, n int) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err.Error()
-	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+// consoleTail returns the last lines of the console at path, which a
+// failed boot shows: qemu's own last words, or the guest's, are among
+// them, and the console itself is gone with the test's temporary
+// directory unless VMTEST_OUT keeps it.
+func consoleTail(path string) string {
+	return strings.Join(host.TailLines(path, 40), "\n")
 }
 
 // boot runs the VM until it powers off. With probe, it gives up as soon
