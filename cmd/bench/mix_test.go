@@ -103,8 +103,23 @@ func TestMixFailures(t *testing.T) {
 		t.Errorf("opened %d, errors %+v; want none opened, refusals", r.Conns, r.Errors)
 	}
 
+	// The stall begins once the origin has answered 20 exchanges, so
+	// that it falls inside the window however long bench mix took to
+	// start and open its connections (a fixed 500 ms from now fell
+	// before the window on a loaded machine).
 	o := mixtest.StartOrigin(t, mixtest.None)
-	time.AfterFunc(500*time.Millisecond, func() { o.Stall(time.Second) })
+	stalled := make(chan struct{})
+	t.Cleanup(func() { close(stalled) })
+	go func() {
+		for o.Answers.Load() < 20 {
+			select {
+			case <-stalled:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+		o.Stall(time.Second)
+	}()
 	out = runMix(t, exe, "mix-stall.json", "--mode", "socks", "--proxy", mixtest.StartSocks(t), "--origin", o.Addr,
 		"--conns", "4", "--rate", "100", "--duration", "2s", "--timeout", "200ms", "--procs", "1")
 	r = scenarios.MixResult{}
