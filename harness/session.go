@@ -416,6 +416,17 @@ func (s *Session) run(ctx context.Context, r RunSpec) results.Row {
 	name := runName(r)
 	dir := filepath.Join(s.host.RunDir(), "runs", name)
 	err := s.runIn(ctx, r, dir, &row)
+	for wait := time.Second; errors.Is(err, scenarios.ErrServerBusy) && wait <= busyWait && ctx.Err() == nil; wait *= 2 {
+		// The origin's iperf3 had not yet seen the end of the run
+		// before: the run is made again, from its start, once it is free.
+		select {
+		case <-ctx.Done():
+		case <-time.After(wait):
+		}
+		os.RemoveAll(dir)
+		row = s.rowOf(r)
+		err = s.runIn(ctx, r, dir, &row)
+	}
 	s.keep(dir, name, err != nil)
 	// The run directory is on /run, in memory: what is worth keeping is
 	// now beside the CSV.
@@ -428,6 +439,10 @@ func (s *Session) run(ctx context.Context, r RunSpec) results.Row {
 	row.Status = results.OK
 	return row
 }
+
+// busyWait is the longest wait before a run is made again for an iperf3
+// server still busy with the run before (1, 2, 4 and 8 s: 15 s in all).
+const busyWait = 8 * time.Second
 
 // rowOf is the row of run r before it is measured: its cell and
 // repetition, failed.
@@ -788,8 +803,8 @@ func (s *Session) load(ctx context.Context, r RunSpec, t scenarios.Target, windo
 	ended = time.Now()
 	_ = os.WriteFile(filepath.Join(dir, drv.Tool()+".out"), out.Bytes(), 0o644)
 	m, err = drv.Parse(out.Bytes())
-	if err == nil {
-		return m, ended, nil
+	if err == nil || errors.Is(err, scenarios.ErrServerBusy) {
+		return m, ended, err // a busy server: the run is made again
 	}
 	switch {
 	case errors.Is(lctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil:

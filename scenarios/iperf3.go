@@ -3,6 +3,7 @@ package scenarios
 import (
 	"bench/report/results"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"strconv"
@@ -86,6 +87,12 @@ type iperfResult struct {
 	} `json:"end"`
 }
 
+// ErrServerBusy is iperf3's refusal while its server still serves the
+// test before (it serves one at a time, and on a loaded machine it may
+// not yet have seen the end of the last run's tunnel): the run can be
+// made again once the server is free.
+var ErrServerBusy = errors.New("the iperf3 server is still busy with the test before")
+
 // Parse reads iperf3 -J's output: the bytes the receiver got and the
 // seconds it measured them over, and the client's intervals (a second
 // each, the sum over the streams). An "error" in the JSON fails the run.
@@ -95,6 +102,9 @@ func (Iperf3) Parse(stdout []byte) (Measurement, error) {
 		return Measurement{}, fmt.Errorf("iperf3 output: %w (killed before its report?)", err)
 	}
 	if r.Error != "" {
+		if strings.Contains(r.Error, "server is busy") {
+			return Measurement{}, fmt.Errorf("iperf3: %s: %w", strings.TrimSpace(r.Error), ErrServerBusy)
+		}
 		return Measurement{}, fmt.Errorf("iperf3: %s", strings.TrimSpace(r.Error))
 	}
 	sr := r.End.SumReceived

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -142,6 +143,9 @@ func TestIperf3Parse(t *testing.T) {
 		{"iperf3-connect-stream16.out", ""},
 		// Nothing listening: iperf3 says so in the JSON.
 		{"iperf3-refused.out", "iperf3: unable to connect to server: Connection refused"},
+		// The server still serves another test (it exits 0): the run
+		// is made again (ErrServerBusy).
+		{"iperf3-busy.out", "iperf3: the server is busy running a test. try again later: " + ErrServerBusy.Error()},
 	}
 	for _, c := range cases {
 		out := readCaptured(t, c.file)
@@ -149,6 +153,9 @@ func TestIperf3Parse(t *testing.T) {
 		if c.wantErr != "" {
 			if err == nil || err.Error() != c.wantErr {
 				t.Errorf("Parse(%s) error = %v; want %q", c.file, err, c.wantErr)
+			}
+			if busy := strings.Contains(c.file, "busy"); errors.Is(err, ErrServerBusy) != busy {
+				t.Errorf("Parse(%s) error %v is ErrServerBusy: %v; want %v", c.file, err, !busy, busy)
 			}
 			continue
 		}
