@@ -699,7 +699,23 @@ func (x measured) fill(row *results.Row, r RunSpec) {
 	// A window whose pipes were not counted in it is unknown, not unspliced.
 	row.SplicePipes, row.HasPipes = int64(sample.pipes), sample.counted
 	row.PeakMemBytes = x.peak
-	row.Note = joinNotes(r.Scaled(), x.tlsNote, errorNote(m), m.Note)
+	row.Note = joinNotes(r.Scaled(), x.tlsNote, errorNote(m), halfCloseNote(r.Column, m), m.Note)
+}
+
+// halfCloseNote says why the column's proxy cuts answers, where its
+// adapter says it does (proxies.HalfCloseCutter) and exchanges that
+// half-closed failed in the run, so that the tables' reader knows what
+// those failures are.
+func halfCloseNote(c proxies.Column, m scenarios.Measurement) string {
+	if m.HalfCloseFailed == 0 {
+		return ""
+	}
+	a, _ := proxies.Lookup(c.Kind)
+	cutter, ok := a.(proxies.HalfCloseCutter)
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf("%d of the failed exchanges half-closed: %s", m.HalfCloseFailed, cutter.HalfCloseCut())
 }
 
 // selfArgv is argv with bench itself (scenarios.ToolBench: bench mix, the
