@@ -569,9 +569,18 @@ func (s *Session) start(ctx context.Context, r RunSpec, dir string) (*started, e
 		if err := s.host.WaitReady(ctx, host.RoleClient, readyProbes(e.inst.Ready), 15*time.Second); err != nil {
 			return st, fmt.Errorf("%s not ready: %w; log: %s", r.Column.Name, err, p.LogTail(5))
 		}
+		if e.role != host.RoleProxy {
+			continue
+		}
+		if err := s.host.WaitAccepted(ctx, e.role, readyProbes(e.inst.Ready), 15*time.Second); err != nil {
+			return st, fmt.Errorf("%s not ready: %w; log: %s", r.Column.Name, err, p.LogTail(5))
+		}
 	}
-	// The pipes the proxy holds now are its own; those it opens under
-	// load are the splicing's.
+	// The pipes the proxy holds once it has taken the probes' connections
+	// are its own; those it opens under load are the splicing's. (Its
+	// listeners answer the probes before it runs: haproxy makes its
+	// thread's wake-up pipe after binding, and on a loaded machine that
+	// pipe, noted too early, read as a splice of haproxy's copy column.)
 	s.host.ProxyReady()
 	return st, nil
 }
