@@ -44,9 +44,9 @@ func (Stunnel) ParseVersion(out []byte) string { return versionLine(out, stunnel
 // hangup wakes it with nothing to read or write, and it takes it for the
 // end of the socket ("Read socket closed (HUP)") without reading what the
 // kernel still holds: it sends the client its buffer, close_notify and a
-// FIN. The kernel's part of the
-// answer is lost (135786 of 1048576 bytes in one capture, stunnel
-// logging 912790 bytes sent to TLS and 1048576 to the socket). The loop
+// FIN. The kernel's part of the answer is lost (135786 of 1048576 bytes
+// in one capture, stunnel logging 912790 bytes sent to TLS and 1048576
+// to the socket). The loop (client.c, "hangups without read or write")
 // is the same in stunnel 5.68 and 5.75, and no option of stunnel's
 // changes it: the client's order of close_notify and FIN has no part in
 // it, nor has TIMEOUTclose, which bounds the wait for the client's
