@@ -584,9 +584,18 @@ func (s *Session) start(ctx context.Context, r RunSpec, dir string) (*started, e
 		if err := s.host.WaitReady(ctx, host.RoleClient, readyProbes(e.inst.Ready), 15*time.Second); err != nil {
 			return st, fmt.Errorf("%s not ready: %w; log: %s", r.Column.Name, err, p.LogTail(5))
 		}
+		if e.role != host.RoleProxy {
+			continue
+		}
+		if err := s.host.WaitAccepted(ctx, e.role, readyProbes(e.inst.Ready), 15*time.Second); err != nil {
+			return st, fmt.Errorf("%s not ready: %w; log: %s", r.Column.Name, err, p.LogTail(5))
+		}
 	}
-	// The pipes the proxy holds now are its own; those it opens under
-	// load are the splicing's.
+	// The pipes the proxy holds once it has taken the probes' connections
+	// are its own; those it opens under load are the splicing's. (Its
+	// listeners answer the probes before it runs: haproxy makes its
+	// thread's wake-up pipe after binding, and on a loaded machine that
+	// pipe, noted too early, read as a splice of haproxy's copy column.)
 	s.host.ProxyReady()
 	return st, nil
 }
@@ -714,7 +723,23 @@ func (x measured) fill(row *results.Row, r RunSpec) {
 	// A window whose pipes were not counted in it is unknown, not unspliced.
 	row.SplicePipes, row.HasPipes = int64(sample.pipes), sample.counted
 	row.PeakMemBytes = x.peak
-	row.Note = joinNotes(r.Scaled(), x.tlsNote, errorNote(m), m.Note)
+	row.Note = joinNotes(r.Scaled(), x.tlsNote, errorNote(m), halfCloseNote(r.Column, m), m.Note)
+}
+
+// halfCloseNote says why the column's proxy cuts answers, where its
+// adapter says it does (proxies.HalfCloseCutter) and exchanges that
+// half-closed failed in the run, so that the tables' reader knows what
+// those failures are.
+func halfCloseNote(c proxies.Column, m scenarios.Measurement) string {
+	if m.HalfCloseFailed == 0 {
+		return ""
+	}
+	a, _ := proxies.Lookup(c.Kind)
+	cutter, ok := a.(proxies.HalfCloseCutter)
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf("%d of the failed exchanges half-closed: %s", m.HalfCloseFailed, cutter.HalfCloseCut())
 }
 
 // selfArgv is argv with bench itself (scenarios.ToolBench: bench mix, the

@@ -33,6 +33,31 @@ func TestShape(t *testing.T) {
 	}
 }
 
+// A run's note says why its proxy cut answers where its adapter says it
+// does and exchanges that half-closed failed, and nothing otherwise.
+func TestHalfCloseNote(t *testing.T) {
+	stunnel := proxies.Column{Name: "stunnel", Kind: "stunnel"}
+	cases := []struct {
+		c      proxies.Column
+		failed int64
+		want   string
+	}{
+		// stunnel cuts them: its adapter's reason, with the count
+		{stunnel, 12, "12 of the failed exchanges half-closed: " + proxies.Stunnel{}.HalfCloseCut()},
+		// none failed: nothing to explain
+		{stunnel, 0, ""},
+		// nginx's adapter declares no cut: its failures are its own
+		{proxies.Column{Name: "nginx", Kind: "nginx"}, 12, ""},
+		// a kind no adapter knows
+		{proxies.Column{Name: "x", Kind: "x"}, 12, ""},
+	}
+	for _, c := range cases {
+		if got := halfCloseNote(c.c, scenarios.Measurement{HalfCloseFailed: c.failed}); got != c.want {
+			t.Errorf("halfCloseNote(%q, %d) = %q; want %q", c.c.Kind, c.failed, got, c.want)
+		}
+	}
+}
+
 // The row of a run is filled from what was measured; a run in which no
 // exchange completed fails, its row keeping the figures, and the notes of
 // an ok run are its scaling, its TLS and its errors'.

@@ -100,3 +100,14 @@ type Adapter interface {
 	// kind cannot serve or an option it does not know.
 	Instance(c Column, m results.Mode, site Site) (Instance, error)
 }
+
+// HalfCloseCutter is an adapter whose proxy may end the answer of a
+// half-closed exchange early through no fault of the client: the answer
+// stops short of its length with a clean end (close_notify in TLS), and a
+// client sees a short answer. Such an exchange is a failure all the same;
+// the adapter says why it happens.
+type HalfCloseCutter interface {
+	// HalfCloseCut says when the proxy cuts a half-closed exchange's
+	// answer, and why.
+	HalfCloseCut() string
+}

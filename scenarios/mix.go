@@ -329,6 +329,8 @@ func (Mix) Parse(stdout []byte) (Measurement, error) {
 		HasP999:    r.Due > 0,
 		Detail:     r.errorDetail(),
 		Histogram:  r.Histogram,
+
+		HalfCloseFailed: r.HalfCloseFailed,
 	}
 	// Whole seconds, the last what is left of the window.
 	for i, sec := range r.PerSecond {

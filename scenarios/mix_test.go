@@ -153,6 +153,7 @@ func TestMixParse(t *testing.T) {
 			P50                   float64 `json:"p50_ms"`
 			P99                   float64 `json:"p99_ms"`
 			P999                  float64 `json:"p999_ms"`
+			HalfCloseFailed       int64   `json:"half_close_failed"`
 		}
 		if err := json.Unmarshal(out, &raw); err != nil {
 			t.Fatal(err)
@@ -168,6 +169,7 @@ func TestMixParse(t *testing.T) {
 			Errors: failed, Timeouts: raw.Errors["timeout"],
 			P50Ms: raw.P50, P99Ms: raw.P99, P999Ms: raw.P999,
 			HasLatency: raw.Due > 0, HasP999: raw.Due > 0,
+			HalfCloseFailed: raw.HalfCloseFailed,
 		}
 		if raw.Started.IsZero() || raw.Due < raw.Exchanges+failed+raw.Errors["timeout"] {
 			t.Errorf("%s: window started %v, %d due; want a start, and every exchange and failure due", c.file, raw.Started, raw.Due)

@@ -232,6 +232,9 @@ type Measurement struct {
 	// Note is what the run's note says whatever the errors ("" for
 	// nothing): bench mix's retried exchanges.
 	Note string
+	// HalfCloseFailed are the failed exchanges among Errors that
+	// half-closed (bench mix's); 0 for the tools that do not half-close.
+	HalfCloseFailed int64
 	// Intervals is the tool's own series through the window, about a
 	// second each, where it gives one: iperf3's intervals, bench mix's
 	// seconds; none for wrk and openssl s_time.

@@ -512,7 +512,8 @@ func (s *Sampler) threadStart(dir int, name []byte) (uint64, error) {
 // ProxyReady notes the pipes the proxy's processes hold now, once it is
 // ready and before any load: they are its own (wake-ups, logs), and the
 // sampler counts only the others as the splicing's (Window.Pipes). Call
-// it for each run's proxy.
+// it for each run's proxy, once WaitAccepted has seen it take the
+// readiness probes' connections: before, it may not have made them yet.
 func (h *Host) ProxyReady() {
 	own := h.proxyPipes(h.PIDs(RoleProxy), false, make([]byte, dirBufSize), nil)
 	h.pipesMu.Lock()
