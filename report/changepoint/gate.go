@@ -17,8 +17,10 @@ const FollowSessions = 4
 
 // Gate is the rule of a nightly's gate: a change for the worse fires
 // once, on the first night its step is past Percent (with its interval
-// beyond Options.MinStep, as every point Find keeps), and again only when
-// it has grown by Percent once more. Whether it fired before is read
+// beyond Options.MinStep, as every point Find keeps, and past it without
+// the newest session too where the change has more sessions after it
+// than MinSide), and again only when it has grown by Percent past the
+// most it showed before. Whether it fired before is read
 // from the series itself: the analyses of the series without its newest
 // sessions, one night at a time, back to the change's first sessions,
 // so that the gate needs no record beside the history.
@@ -33,21 +35,39 @@ type Gate struct {
 // Worse reports whether p is a step for the worse.
 func (g Gate) Worse(p Point) bool { return (p.Step < 0) != g.Lower }
 
-// level is how many times the gate p's step for the worse passes: 0
-// for a step within the gate or for the better.
-func (g Gate) level(p Point) int {
-	if !g.Worse(p) || g.Percent <= 0 {
+// step is the size of p's step for the worse, in percent, p a point of
+// the analysis of runs (all of its points, pts): 0 for a step for the
+// better. The newest session alone never carries a step past the gate:
+// where the sessions after the change run to the newest and are more
+// than MinSide, the step is also measured without the newest, and the
+// smaller counts.
+func (g Gate) step(p Point, pts []Point, runs [][]float64) float64 {
+	if !g.Worse(p) {
 		return 0
 	}
-	return int(math.Floor(math.Abs(p.Step) / g.Percent))
+	step := math.Abs(p.Step)
+	last := !slices.ContainsFunc(pts, func(q Point) bool { return q.At > p.At })
+	if n := len(runs) - p.At; last && n > MinSide {
+		after := make([]float64, 0, n-1)
+		for _, r := range runs[p.At : len(runs)-1] {
+			after = append(after, Median(r))
+		}
+		without := pct(Median(after), p.From)
+		if (without < 0) != (p.Step < 0) {
+			return 0 // without the newest, no step that way
+		}
+		step = min(step, math.Abs(without))
+	}
+	return step
 }
 
-// Fires are the points of now, the change points Find gives of runs
+// Fires are the points of now, the change points Analyse gives of runs
 // (a series' sessions, the newest last), that fire the gate on the
 // night of the newest session: in force, for the worse past the gate,
-// and not past as many times the gate on any night before since the
-// change's first sessions (a point of that night's analysis of the same
-// sign within FollowSessions of it).
+// and on no night before since the change's first sessions past the
+// gate (a first alarm) or past tonight's step less the gate (another):
+// a night's point of the change is one of its analysis of the same sign
+// within FollowSessions of it.
 //
 // memo keeps the analyses of the nights before by their count of
 // sessions, for a caller that runs the gate night after night; nil for
@@ -59,34 +79,37 @@ func (g Gate) Fires(runs [][]float64, now []Point, opt Options, memo Memo) []Poi
 	}
 	var out []Point
 	for _, p := range now {
-		k := g.level(p)
-		if k == 0 || !p.InForce {
+		step := g.step(p, now, runs)
+		if step <= g.Percent || !p.InForce {
 			continue
 		}
-		seen := 0
+		// the most a night before may have shown of it: under the gate
+		// for a first alarm, the gate less than tonight's for another
+		bound := max(g.Percent, step-g.Percent)
+		fire := true
 		// a night of n sessions could show a point at n-MinSide at the
 		// latest
-		for j := 1; len(runs)-j >= max(p.At-FollowSessions+MinSide, 2*MinSide) && seen < k; j++ {
+		for j := 1; fire && len(runs)-j >= max(p.At-FollowSessions+MinSide, 2*MinSide); j++ {
 			n := len(runs) - j
 			pts, ok := memo[n]
 			if !ok {
-				pts = Find(runs[:n], opt)
+				pts, _ = Analyse(runs[:n], opt)
 				memo[n] = pts
 			}
 			for _, q := range pts {
-				if g.Worse(q) && abs(q.At-p.At) <= FollowSessions {
-					seen = max(seen, g.level(q))
+				if g.Worse(q) && abs(q.At-p.At) <= FollowSessions && g.step(q, pts, runs[:n]) > bound {
+					fire = false
 				}
 			}
 		}
-		if seen < k {
+		if fire {
 			out = append(out, p)
 		}
 	}
 	return out
 }
 
-// Memo is the analyses (Find) of a series' first n sessions, by n.
+// Memo is the analyses (Analyse) of a series' first n sessions, by n.
 type Memo map[int][]Point
 
 func abs(n int) int {
@@ -94,6 +117,36 @@ func abs(n int) int {
 		return -n
 	}
 	return n
+}
+
+// Analyse finds the change points of a series of sessions (Find) and
+// its outliers (Outliers), the points found again without the outliers,
+// so that one bad night pulls no split towards it: the points' At and
+// the outliers are indexes of runs.
+func Analyse(runs [][]float64, opt Options) (points []Point, outliers []int) {
+	opt = opt.WithDefaults()
+	points = Find(runs, opt)
+	medians := make([]float64, len(runs))
+	for i, r := range runs {
+		medians[i] = Median(r)
+	}
+	outliers = Outliers(medians, points, opt.MinStep)
+	if len(outliers) == 0 {
+		return points, nil
+	}
+	var keep []int // the indexes of the sessions kept
+	var kept [][]float64
+	for i, r := range runs {
+		if !slices.Contains(outliers, i) {
+			keep = append(keep, i)
+			kept = append(kept, r)
+		}
+	}
+	points = Find(kept, opt)
+	for i := range points {
+		points[i].At = keep[points[i].At]
+	}
+	return points, outliers
 }
 
 // OutlierSpread is how far, in robust standard deviations of its

@@ -36,7 +36,7 @@ func TestGateOnce(t *testing.T) {
 		memo := Memo{}
 		passed := -1 // the first night the step's interval passes the gate
 		for n := 2 * MinSide; n <= nights; n++ {
-			now := Find(runs[:n], Options{})
+			now, _ := Analyse(runs[:n], Options{})
 			memo[n] = now
 			for _, p := range now {
 				if passed < 0 && p.At >= step-FollowSessions && p.At <= step+FollowSessions && p.Hi <= -gate {
