@@ -220,7 +220,8 @@ func TestTrendRefused(t *testing.T) {
 
 // BenchmarkTrend: bench trend of a year of two machines, 200 generated
 // nights each of the reference session's cells (400 sessions, 201,600
-// runs), read, searched and written as the page. It reports the time of
+// runs), read, searched and written as the page, with the nightly's
+// gate (--fail-new 5%). It reports the time of
 // one, the most heap in use during it (peak-heap-MB) and the process's
 // most resident memory (max-rss-MB, the generation's too).
 func BenchmarkTrend(b *testing.B) {
@@ -238,7 +239,8 @@ func BenchmarkTrend(b *testing.B) {
 	stop, peak := heapPeak()
 	b.ResetTimer()
 	for range b.N {
-		if err := cmdTrend(io.Discard, io.Discard, []string{"--format", "html", dir}); err != nil {
+		// the nightly's command: the page and the gate
+		if err := cmdTrend(io.Discard, io.Discard, []string{"--format", "html", "--fail-new", "5%", dir}); err != nil && exitStatus(err, io.Discard) != exitError {
 			b.Fatal(err)
 		}
 	}

@@ -64,11 +64,12 @@ const (
 	// percentiles of a bootstrap to settle to a tenth of a percent.
 	DefaultResamples = 1000
 	// DefaultMinStep is the spread of the runs of the reference
-	// session's quietest cells (README.md, "bench trend"): the tenth
-	// of its cells whose runs agree best spread 1.8% or less (half
-	// the range over the median), so a step of 2% is one that no
-	// session of any cell can be trusted to show alone, and below it
-	// a level's move is not worth a person's morning.
+	// session's quietest cells (README.md, "bench trend"): 12 of its
+	// 168 cells spread 2% or less (half the range of their runs over
+	// their median; the median cell 9.6%), so a step under 2% is one
+	// that even those cells' own runs within a session differ by, and
+	// only the longest histories could show; past it, whether a step is
+	// real is for the levels' own uncertainty to say.
 	DefaultMinStep = 2.0
 	// MinSide is the fewest sessions on each side of a split: one
 	// session that stands out is an outlier (Outliers), never a

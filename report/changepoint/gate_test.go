@@ -2,6 +2,7 @@ package changepoint
 
 import (
 	"math/rand/v2"
+	"strconv"
 	"testing"
 )
 
@@ -30,30 +31,35 @@ func TestGateOnce(t *testing.T) {
 	const nights, step, gate = 120, 40, 5.0
 	r := rand.New(rand.NewPCG(34, 1))
 	g := Gate{Percent: gate}
-	for s := range 30 {
-		runs := nightly(r, nights, step, -0.06, 0.05)
-		var fired []int
-		memo := Memo{}
-		passed := -1 // the first night the step's interval passes the gate
-		for n := 2 * MinSide; n <= nights; n++ {
-			now, _ := Analyse(runs[:n], Options{})
-			memo[n] = now
-			for _, p := range now {
-				if passed < 0 && p.At >= step-FollowSessions && p.At <= step+FollowSessions && p.Hi <= -gate {
-					passed = n - 1
+	series := make([][][]float64, 30)
+	for s := range series {
+		series[s] = nightly(r, nights, step, -0.06, 0.05)
+	}
+	for s, runs := range series {
+		t.Run(strconv.Itoa(s), func(t *testing.T) {
+			t.Parallel()
+			var fired []int
+			memo := Memo{}
+			passed := -1 // the first night the step's interval passes the gate
+			for n := 2 * MinSide; n <= nights; n++ {
+				now, _ := Analyse(runs[:n], Options{})
+				memo[n] = now
+				for _, p := range now {
+					if passed < 0 && p.At >= step-FollowSessions && p.At <= step+FollowSessions && p.Hi <= -gate {
+						passed = n - 1
+					}
+				}
+				if len(g.Fires(runs[:n], now, Options{}, memo)) > 0 {
+					fired = append(fired, n-1)
 				}
 			}
-			if len(g.Fires(runs[:n], now, Options{}, memo)) > 0 {
-				fired = append(fired, n-1)
+			t.Logf("fired on nights %v, interval past the gate from night %d", fired, passed)
+			if len(fired) != 1 {
+				t.Fatalf("the gate fired on nights %v; want once", fired)
 			}
-		}
-		t.Logf("series %d: fired on nights %v, interval past the gate from night %d", s, fired, passed)
-		if len(fired) != 1 {
-			t.Errorf("series %d: the gate fired on nights %v; want once", s, fired)
-			continue
-		}
-		if passed >= 0 && passed <= step+10 && fired[0] > step+10 {
-			t.Errorf("series %d: the gate fired on night %d, its interval past it on night %d; want by night %d", s, fired[0], passed, step+10)
-		}
+			if passed >= 0 && passed <= step+10 && fired[0] > step+10 {
+				t.Errorf("the gate fired on night %d, its interval past it on night %d; want by night %d", fired[0], passed, step+10)
+			}
+		})
 	}
 }
