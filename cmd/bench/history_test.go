@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io/fs"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -369,5 +370,27 @@ func TestHistoryAddRace(t *testing.T) {
 	}
 	if got, err := results.HistorySessions(root); err != nil || len(got) != 1 {
 		t.Errorf("HistorySessions = %q, %v; want one copy", got, err)
+	}
+}
+
+// TestRunRefusesPathNames: a session id or a machine label that could
+// name a path is refused at the session's start (exit 2), nothing
+// written, as bench history add refuses it.
+func TestRunRefusesPathNames(t *testing.T) {
+	for _, args := range [][]string{
+		{"--session", "x/../../../escaped"},
+		{"--machine", "../.."},
+		{"--session", ".."},
+		{"--machine", "a\x00b"},
+	} {
+		out := t.TempDir()
+		var stderr bytes.Buffer
+		err := cmdRun(io.Discard, &stderr, append(args, "--dry-run", "--scenario", "relay-ka-1k", "--proxy", "no proxy", "--out", out))
+		if status := exitStatus(err, io.Discard); status != exitUsage || !strings.Contains(err.Error(), "holds a slash") && !strings.Contains(err.Error(), "names a folder") {
+			t.Errorf("bench run %q = %v, status %d; want %d, the name refused", args, err, status, exitUsage)
+		}
+		if left, err := os.ReadDir(out); err != nil || len(left) != 0 {
+			t.Errorf("bench run %q wrote %v in its output folder (%v); want nothing", args, left, err)
+		}
 	}
 }
