@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -318,6 +319,36 @@ func TestTrendNewestAlone(t *testing.T) {
 		}
 		if !strings.Contains(out.String(), "Outliers: sessions that stand out alone") || !strings.Contains(out.String(), "session 2026-03-01-nightly, -") {
 			t.Errorf("history %d: bench trend lists no outlier of the newest night:\n%s", draws, out.String())
+		}
+	}
+}
+
+// TestTrendUndetectable: --fail-new lists on stderr the series that
+// cannot show a step of the gate's size, each with the smallest step it
+// can, past the gate; a gate every series can show lists none.
+func TestTrendUndetectable(t *testing.T) {
+	dir := history(t, 30)
+	for _, gate := range []string{"3%", "60%"} {
+		var stderr bytes.Buffer
+		cmdTrend(io.Discard, &stderr, []string{"--fail-new", gate, dir})
+		lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+		var n int
+		if _, err := fmt.Sscanf(lines[0], "bench trend: %d series cannot show", &n); err != nil {
+			if gate == "60%" && !strings.Contains(stderr.String(), "cannot show") {
+				continue // every series can show a step of 60%
+			}
+			t.Fatalf("--fail-new %s: stderr %q; want the series that cannot show a step of it", gate, stderr.String())
+		}
+		if gate == "60%" || n == 0 || len(lines) < n+1 {
+			t.Errorf("--fail-new %s: stderr lists %d series in %d lines:\n%s", gate, n, len(lines), stderr.String())
+			continue
+		}
+		for _, l := range lines[1 : n+1] {
+			i := strings.LastIndex(l, ": ")
+			v, err := strconv.ParseFloat(strings.TrimSuffix(l[i+2:], "%"), 64)
+			if err != nil && !strings.Contains(l, "too few sessions") || err == nil && v <= 3 {
+				t.Errorf("--fail-new %s: %q; want a smallest step past the gate", gate, l)
+			}
 		}
 	}
 }
