@@ -22,10 +22,10 @@ func cmdTrend(stdout, stderr io.Writer, args []string) error {
 	machine := fs.String("machine", "", "only the machines whose label or folder matches one of these comma-separated `globs`")
 	scenario := fs.String("scenario", "", "only the scenarios matching one of these comma-separated `globs`, e.g. 'http-*,relay-stream1'")
 	proxy := fs.String("proxy", "", "only these columns, comma-separated `names`")
-	minStep := percent{value: changepoint.DefaultMinStep}
+	minStep := percent{value: changepoint.DefaultMinStep, set: true}
 	fs.Var(&minStep, "min-step", "keep a change point only where its step's whole 95% interval lies beyond this `percent` (README.md, \"bench trend\": the default is the spread of the reference session's quietest cells)")
 	var gate percent
-	fs.Var(&gate, "fail-new", "fail (exit 1) when a change for the worse past this `percent`, e.g. 5%, fires on the newest session of a machine: once a change, on the first night its step is past the gate, and again only when it has grown by the gate once more, followed night to night by its series and place (one session alone is never a change: a new level shows on its second session at the soonest); the series whose noise and history cannot show a step that size are listed on stderr (default: never fail)")
+	fs.Var(&gate, "fail-new", "fail (exit 1) when a change for the worse past this `percent`, e.g. 5%, fires on the newest session of a machine: once a change, on the first night its step is past the gate, and again only when it has grown by the gate past the most it showed, followed night to night by its series and place (one session alone is never a change: a new level shows on its second session at the soonest); the series whose noise and history cannot show a step that size are listed on stderr (default: never fail)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
