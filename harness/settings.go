@@ -196,6 +196,9 @@ func Configure(st results.Settings, outDir string, resume bool, hc host.Config) 
 	if st.Session == "" {
 		st.Session = freeSession(outDir, st.Machine, time.Now())
 	}
+	if err := errors.Join(results.CheckName("--session", st.Session), results.CheckName("--machine", st.Machine)); err != nil {
+		return SessionConfig{}, results.BadInput(err) // the history files a session by them
+	}
 	return SessionConfig{Settings: st, Scenarios: scs, Columns: cols, OutDir: outDir, Resume: resume, Host: hc}, nil
 }
 

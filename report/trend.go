@@ -196,6 +196,13 @@ type TrendSeries struct {
 	Runs     [][]float64
 	Medians  []float64
 	Points   []TrendPoint
+	// Outliers are the sessions that stand out alone from their level
+	// (changepoint.Outliers): a bad night, named as one and never a
+	// change.
+	Outliers []TrendOutlier
+	// Detectable is the smallest step, in percent, the series can show
+	// at its newest level (changepoint.Detectable).
+	Detectable float64
 }
 
 // TrendPoint is a change point of a series: where its level moved
@@ -318,12 +325,46 @@ func (tr *Trends) detect(ts *TrendSeries) {
 	for i, r := range ts.Runs {
 		ts.Medians[i] = changepoint.Median(r)
 	}
-	for _, p := range changepoint.Find(ts.Runs, tr.Options) {
+	points, outliers := changepoint.Analyse(ts.Runs, tr.Options)
+	for _, p := range points {
 		tp := TrendPoint{Point: p, Before: ts.Sessions[p.At-1], After: ts.Sessions[p.At]}
-		tp.Worse = (p.Step < 0) != ts.Lower
+		tp.Worse = ts.gate(0).Worse(p)
 		tp.Versions = tr.versionsChanged(ts.Proxy, tp.Before, tp.After)
 		ts.Points = append(ts.Points, tp)
 	}
+	for _, i := range outliers {
+		start, end := 0, len(ts.Medians) // i's segment
+		for _, p := range points {
+			if p.At <= i {
+				start = max(start, p.At)
+			} else {
+				end = min(end, p.At)
+			}
+		}
+		level := changepoint.Median(ts.Medians[start:end])
+		ts.Outliers = append(ts.Outliers, TrendOutlier{Session: ts.Sessions[i], Off: (ts.Medians[i]/level - 1) * 100})
+	}
+	ts.Detectable = changepoint.Detectable(ts.Medians, points, tr.Options)
+}
+
+// TrendOutlier is a session of a series that stands out alone.
+type TrendOutlier struct {
+	Session int     // its index in Trends.Sessions
+	Off     float64 // its median over its level's, less one, in percent
+}
+
+// gate is the nightly's gate of pct percent on the series.
+func (ts *TrendSeries) gate(pct float64) changepoint.Gate {
+	return changepoint.Gate{Percent: pct, Lower: ts.Lower}
+}
+
+// points are the series' change points as Find gives them.
+func (ts *TrendSeries) points() []changepoint.Point {
+	out := make([]changepoint.Point, len(ts.Points))
+	for i, p := range ts.Points {
+		out[i] = p.Point
+	}
+	return out
 }
 
 // versionsChanged says what changed of bench and of column's version
@@ -370,36 +411,68 @@ func (tr *Trends) Changes() []TrendChange {
 	return out
 }
 
-// NewRegressions are the changes for the worse beyond pct percent that
-// the newest session of their machine revealed: found in their series
-// with it and not without it (no change point of the series without the
-// newest session within a session of theirs, of their sign). A session
-// alone is never a change point (changepoint.Find), so a new level shows
-// on the second session at it at the soonest.
+// NewRegressions are the changes for the worse past pct percent that
+// fire the nightly's gate on the newest session of their machine
+// (changepoint.Gate): a change fires once, on the first night its step
+// is past the gate, and again only when it has grown by the gate once
+// more, however its place moves or it drops out of a night's analysis
+// and comes back. A session alone is never a change point
+// (changepoint.MinSide), so a new level shows on the second session at
+// it at the soonest.
 func (tr *Trends) NewRegressions(pct float64) []TrendChange {
-	newest := map[string]int{}
-	for i, s := range tr.Sessions {
-		newest[s.Machine] = i
-	}
-	without := map[*TrendSeries][]changepoint.Point{}
+	newest := tr.newest()
 	var out []TrendChange
-	for _, c := range tr.Changes() {
-		s := c.Series
-		if !c.Worse || math.Abs(c.Step) <= pct || s.Sessions[len(s.Sessions)-1] != newest[s.Machine] {
+	for i := range tr.Series {
+		s := &tr.Series[i]
+		if s.Sessions[len(s.Sessions)-1] != newest[s.Machine] {
 			continue
 		}
-		before, ok := without[s]
-		if !ok {
-			before = changepoint.Find(s.Runs[:len(s.Runs)-1], tr.Options)
-			without[s] = before
+		fires := s.gate(pct).Fires(s.Runs, s.points(), tr.Options, nil)
+		for j := range s.Points {
+			if slices.ContainsFunc(fires, func(p changepoint.Point) bool { return p.At == s.Points[j].At }) {
+				out = append(out, TrendChange{s, &s.Points[j]})
+			}
 		}
-		if !slices.ContainsFunc(before, func(p changepoint.Point) bool {
-			return p.At >= c.At-1 && p.At <= c.At+1 && (p.Step < 0) == (c.Step < 0)
-		}) {
-			out = append(out, c)
+	}
+	slices.SortStableFunc(out, func(a, b TrendChange) int {
+		return cmp.Or(b.After-a.After, cmpAbs(b.Step, a.Step))
+	})
+	return out
+}
+
+// newest is the index of the newest session of each machine.
+func (tr *Trends) newest() map[string]int {
+	out := map[string]int{}
+	for i, s := range tr.Sessions {
+		out[s.Machine] = i
+	}
+	return out
+}
+
+// Undetectable are the series run by their machine's newest session
+// whose noise and history cannot show a step of pct percent
+// (TrendSeries.Detectable past it): a gate of that size cannot catch
+// their regressions.
+func (tr *Trends) Undetectable(pct float64) []*TrendSeries {
+	newest := tr.newest()
+	var out []*TrendSeries
+	for i := range tr.Series {
+		s := &tr.Series[i]
+		if s.Sessions[len(s.Sessions)-1] == newest[s.Machine] && s.Detectable > pct {
+			out = append(out, s)
 		}
 	}
 	return out
+}
+
+// DescribeDetectable is a series' smallest step in a line: "Xeon, 2
+// CPUs, http-ka-1k, nginx, throughput: 7.3%".
+func (s *TrendSeries) DescribeDetectable() string {
+	d := "no step yet: too few sessions at its level"
+	if !math.IsInf(s.Detectable, 1) {
+		d = fixed(s.Detectable, 1) + "%"
+	}
+	return fmt.Sprintf("%s, %s, %s, %s: %s", s.Machine, s.Scenario, s.Proxy, s.Metric, d)
 }
 
 // Describe is the change in a line: "Xeon, 2 CPUs, http-ka-1k, nginx,

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"bench/report/changepoint"
 	"bench/report/results"
 
 	"gonum.org/v1/plot"
@@ -43,6 +44,13 @@ func WriteTrends(w io.Writer, tr *Trends, format string) error {
 		writeHeading(&b, true, 2, tr.groupTitle(g))
 		if err := markdownGrid(&b, slices.Clone(trendHeader), tr.rows(g)); err != nil {
 			return fmt.Errorf("render the changes of %s: %w", tr.Sessions[g[0].After].ID, err)
+		}
+		b.WriteString("\n")
+	}
+	if lines := tr.outlierLines(); len(lines) > 0 {
+		writeHeading(&b, true, 2, outliersTitle)
+		for _, l := range lines {
+			b.WriteString("- " + mdOnly(true, l) + "\n")
 		}
 		b.WriteString("\n")
 	}
@@ -81,15 +89,43 @@ func (tr *Trends) Summary() string {
 		strconv.Itoa(len(tr.Series))+" series", plural(len(changes), "change point"), worse, inForce)
 }
 
+// outliersTitle heads the list of outliers.
+const outliersTitle = "Outliers: sessions that stand out alone, not changes"
+
+// outlierLines are the outliers of every series, a line each, newest
+// first: "Xeon, 2 CPUs, http-ka-1k, nginx, throughput: session
+// 2026-03-22-nightly, -20.3% from its level".
+func (tr *Trends) outlierLines() []string {
+	type line struct {
+		session int
+		text    string
+	}
+	var all []line
+	for i := range tr.Series {
+		s := &tr.Series[i]
+		for _, o := range s.Outliers {
+			all = append(all, line{o.Session, fmt.Sprintf("%s, %s, %s, %s: session %s, %s from its level", s.Machine, s.Scenario, s.Proxy, s.Metric,
+				tr.Sessions[o.Session].ID, signedPct(o.Off))})
+		}
+	}
+	slices.SortStableFunc(all, func(a, b line) int { return b.session - a.session })
+	out := make([]string, len(all))
+	for i, l := range all {
+		out[i] = l.text
+	}
+	return out
+}
+
 // legend says what the tables' columns mean and how the points were
 // found.
 func (tr *Trends) legend() string {
-	return fmt.Sprintf("Change points by E-Divisive means on the sessions' medians (a split kept at p ≤ %g over %d permutations of fixed draws), "+
-		"each kept where its whole %g%% interval (a two-stage bootstrap of the sessions and their runs) lies beyond the noise "+
-		"(the median over the sessions of half their runs' range, the ± of bench compare). "+
+	return fmt.Sprintf("Change points by E-Divisive means on the sessions' medians (two sessions a side at the least; a split kept at p ≤ %g over %d permutations of fixed draws), "+
+		"each kept where its whole %g%% interval (a two-stage bootstrap of the sessions and their runs on either side) lies beyond %s%% (--min-step). "+
+		"Noise: the median over the sessions of half their runs' range, the ± of bench compare; a long history shows steps inside it. "+
+		"An outlier stands out alone from its level by more than %d robust deviations of its sessions. "+
 		"Step: the median of the sessions after over that of the sessions before, to the next change point each way. "+
 		"In force: the newest sessions are nearer the level after than the level before. Changed: bench's build or the column's version between the two sessions.",
-		tr.Options.PValue, tr.Options.Permutations, tr.Options.Confidence*100)
+		tr.Options.PValue, tr.Options.Permutations, tr.Options.Confidence*100, fixed(tr.Options.MinStep, 1), changepoint.OutlierSpread)
 }
 
 // groups are the changes grouped by the session after them, newest
@@ -166,6 +202,13 @@ func writeTrendsHTML(w io.Writer, tr *Trends) error {
 			b.WriteString("</tr>\n")
 		}
 		b.WriteString("</table>\n")
+	}
+	if lines := tr.outlierLines(); len(lines) > 0 {
+		fmt.Fprintf(&b, "<h2>%s</h2>\n<ul>\n", esc(outliersTitle))
+		for _, l := range lines {
+			fmt.Fprintf(&b, "<li>%s</li>\n", esc(l))
+		}
+		b.WriteString("</ul>\n")
 	}
 	if len(tr.Series) > 0 {
 		fmt.Fprintf(&b, "<p class=\"caption\">%s</p>\n", esc(tr.legend()))

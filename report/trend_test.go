@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"bench/internal/nights"
 	"bench/report/results"
@@ -119,4 +120,79 @@ func TestTrendPage(t *testing.T) {
 	for _, width := range []int{1400, 420} {
 		chromium.CheckLayout(t, b.Bytes(), fmt.Sprintf("trend-page-%d", width), width, 0)
 	}
+}
+
+// BenchmarkTrendPower measures, on generated histories whose every cell's
+// runs are drawn from the reference session's own spread, the two
+// figures of the nightly's gate (README.md, "bench trend"):
+//
+//   - found-pct: of the cells whose runs spread 4 to 10%, the share in
+//     which a -6% step 15 sessions into a history is found, for the
+//     worse within a session of its place, 25 sessions after it (3
+//     histories);
+//   - alarms-per-1000: on a history with nothing planted but single bad
+//     nights (a cell 30% slower for a night, one every 4 nights), the
+//     fires of --fail-new 5% per 1000 series-nights, the gate run each
+//     night on the nights so far (from the 10th).
+func BenchmarkTrendPower(b *testing.B) {
+	rows, meta := referenceSession(b)
+	cells, spread := nights.Cells(rows)
+	start := time.Date(2026, 1, 1, 1, 17, 0, 0, time.UTC)
+	for b.Loop() {
+		found, tried := 0, 0
+		for draws := range uint64(3) {
+			h := nights.History{Reference: rows, Meta: meta, Nights: 40, Start: start, Draws: 100 + draws}
+			for _, c := range cells {
+				h.Shifts = append(h.Shifts, nights.Shift{Cell: c, From: 15, Step: -0.06})
+			}
+			tr := trendOf(b, h)
+			for i := range tr.Series {
+				s := &tr.Series[i]
+				c := results.Cell{Proxy: s.Proxy, Mode: s.Mode, Load: s.Load}
+				if s.Metric != MetricThroughput || spread[c] < 4 || spread[c] > 10 {
+					continue
+				}
+				tried++
+				if slices.ContainsFunc(s.Points, func(p TrendPoint) bool { return p.Worse && p.At >= 14 && p.At <= 16 }) {
+					found++
+				}
+			}
+		}
+		h := nights.History{Reference: rows, Meta: meta, Nights: 60, Start: start, Draws: 7}
+		for n := 0; n < h.Nights; n += 4 {
+			h.Shifts = append(h.Shifts, nights.Shift{Cell: cells[(n*7)%len(cells)], From: n, Step: -0.3, For: 1})
+		}
+		tr := trendOf(b, h)
+		alarms, seriesNights := 0, 0
+		for n := 10; n <= h.Nights; n++ {
+			night, err := Trend(tr.Sessions[:n], TrendOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			alarms += len(night.NewRegressions(5))
+			seriesNights += len(night.Series)
+		}
+		b.ReportMetric(100*float64(found)/float64(tried), "found-pct")
+		b.ReportMetric(1000*float64(alarms)/float64(seriesNights), "alarms-per-1000")
+		b.Logf("a -6%% step found in %d of %d cells whose runs spread 4 to 10%% (%.0f%%); --fail-new 5%% fired %d times in %d series-nights",
+			found, tried, 100*float64(found)/float64(tried), alarms, seriesNights)
+	}
+}
+
+// trendOf writes the history h and returns its trends.
+func trendOf(b *testing.B, h nights.History) *Trends {
+	b.Helper()
+	dir := b.TempDir()
+	if _, err := nights.Write(dir, h); err != nil {
+		b.Fatal(err)
+	}
+	sessions, err := ReadTrendHistory(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tr, err := Trend(sessions, TrendOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return tr
 }

@@ -21,9 +21,14 @@ from (from the metadata) and those of proxies built from a checkout
 (--proxy-commit). bench trend DIR reads the history.
 
 A session in the history already, one whose CSV does not read (a truncated
-file) or has no metadata beside it, and one that did not end are refused
-(exit 2) before anything is written: DIR is left as it was. The session is
-copied to a folder in DIR and renamed into place at the end.`
+file) or has no metadata beside it, one that did not end, one whose CSV's
+count of runs or checksum is not what its end recorded in the metadata (a
+session from before they were is filed with a warning), and a session id or
+machine label that could name a path (/, .., NUL) are refused (exit 2)
+before anything is written: DIR is left as it was. A link to a plain file is
+followed. The session is copied to a folder in DIR, synced, and renamed into
+place at the end; adds to one DIR take its lock in turn (of two adds of one
+session, the second is refused), and an add removes what a killed one left.`
 
 func cmdHistory(stdout, stderr io.Writer, args []string) error {
 	fs := newFlagSet("history", stderr, historySynopsis)
@@ -49,7 +54,10 @@ func cmdHistory(stdout, stderr io.Writer, args []string) error {
 		fs.Usage()
 		return usageError{fmt.Errorf("history add: want DIR SESSION.csv; got %d arguments", fs.NArg())}
 	}
-	dest, err := results.AddToHistory(fs.Arg(0), fs.Arg(1), commits, time.Now().UTC().Truncate(time.Second))
+	dest, warnings, err := results.AddToHistory(fs.Arg(0), fs.Arg(1), commits, time.Now().UTC().Truncate(time.Second))
+	for _, w := range warnings {
+		fmt.Fprintf(stderr, "bench: warning: %s\n", w)
+	}
 	if err != nil {
 		return err
 	}

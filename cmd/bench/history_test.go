@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -30,7 +32,7 @@ func historyFixture(t *testing.T) string {
 		t.Fatal(err)
 	}
 	meta.Bench = &results.BuildInfo{Version: "(devel)", Revision: "0123456789abcdef0123456789abcdef01234567", Go: "go1.26.0"}
-	if err := meta.Write(results.MetaPath(csv)); err != nil {
+	if err := meta.Finish(results.MetaPath(csv)); err != nil { // its runs and checksum, as the session's end records them
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(results.RunsDir(csv), "0001-no-proxy-http-ka-1k-1.load.wrk.out"), "Requests/sec: 33929.56\n")
@@ -181,30 +183,214 @@ func TestHistoryAddRefused(t *testing.T) {
 }
 
 // TestHistoryAddFails: a session that cannot be copied whole (its runs'
-// folder holds what is not a plain file) exits 1 and leaves the history
-// as it was, without the folder it was being copied to, and a history it
-// made not made.
+// folder holds a link to what is not a plain file) exits 2 and leaves
+// the history as it was, without the folder it was being copied to, and
+// the folders of a history it made not made; one whose machine's folder
+// cannot be made exits 1, the history as it was.
 func TestHistoryAddFails(t *testing.T) {
 	csv := historyFixture(t)
-	if err := os.Symlink("/dev/null", filepath.Join(results.RunsDir(csv), "link")); err != nil {
+	link := filepath.Join(results.RunsDir(csv), "link")
+	if err := os.Symlink("/dev/null", link); err != nil {
 		t.Fatal(err)
 	}
 	root := t.TempDir()
 	writeFile(t, filepath.Join(root, "arm-m4", "2026-10-13-evening", "arm-m4-evening.csv"), "a night before\n")
 	before := listing(t, root)
 	status, stdout, stderr := historyAdd(root, csv)
-	if want := "bench: copy " + filepath.Join(results.RunsDir(csv), "link") + ": not a plain file\n"; status != exitError || stdout != "" || stderr != want {
-		t.Errorf("bench history add: exit %d, printed %q, %q; want %d, %q", status, stdout, stderr, exitError, want)
+	if want := "bench: " + link + ": not a plain file, nor a link to one: the history copies a session's files, not what they point to\n"; status != exitUsage || stdout != "" || stderr != want {
+		t.Errorf("bench history add: exit %d, printed %q, %q; want %d, %q", status, stdout, stderr, exitUsage, want)
 	}
 	if after := listing(t, root); after != before {
 		t.Errorf("bench history add changed the history from\n%s\nto\n%s", before, after)
 	}
-	// a history that was not there is not there after
-	absent := filepath.Join(t.TempDir(), "history")
-	if status, _, _ := historyAdd(absent, csv); status != exitError {
-		t.Errorf("bench history add %s: exit %d; want %d", absent, status, exitError)
+	// a history that was not there, two folders deep, is not there after
+	parent := t.TempDir()
+	absent := filepath.Join(parent, "H7", "deep")
+	if status, _, _ := historyAdd(absent, csv); status != exitUsage {
+		t.Errorf("bench history add %s: exit %d; want %d", absent, status, exitUsage)
 	}
-	if _, err := os.Stat(absent); !os.IsNotExist(err) {
-		t.Errorf("bench history add left %s behind: %v", absent, err)
+	if _, err := os.Stat(filepath.Join(parent, "H7")); !os.IsNotExist(err) {
+		t.Errorf("bench history add left %s behind: %v", filepath.Join(parent, "H7"), err)
+	}
+	// the machine's folder is a file
+	os.Remove(link)
+	blocked := t.TempDir()
+	writeFile(t, filepath.Join(blocked, "epyc-2-cpus"), "not a folder\n")
+	before = listing(t, blocked)
+	if status, _, stderr := historyAdd(blocked, csv); status != exitError {
+		t.Errorf("bench history add into a machine's folder that is a file: exit %d; want %d\n%s", status, exitError, stderr)
+	}
+	if after := listing(t, blocked); after != before {
+		t.Errorf("bench history add changed the history from\n%s\nto\n%s", before, after)
+	}
+}
+
+// sessionWith writes the fixture's session in a folder of its own with
+// its metadata changed by edit and its CSV's text by cut (nil: as it
+// is), the metadata's count of runs and checksum the session's end
+// recorded of the CSV before the cut. It returns the CSV's path.
+func sessionWith(t *testing.T, name string, edit func(*results.Meta), cut func(string) string) string {
+	t.Helper()
+	src := historyFixture(t)
+	csv := filepath.Join(t.TempDir(), name, filepath.Base(src))
+	text := readFile(t, src)
+	meta, err := results.ReadMeta(results.MetaPath(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if edit != nil {
+		edit(meta)
+		// the runs carry the machine and the session the metadata names
+		var lines []string
+		for i, l := range strings.SplitAfter(text, "\n") {
+			if i > 0 && l != "" {
+				l = strings.Replace(strings.Replace(l, "EPYC, 2 CPUs", meta.Machine.Label, 1), ",2026-12-02,", ","+meta.Session+",", 1)
+			}
+			lines = append(lines, l)
+		}
+		text = strings.Join(lines, "")
+	}
+	writeFile(t, csv, text)
+	if err := meta.Finish(results.MetaPath(csv)); err != nil {
+		t.Fatal(err)
+	}
+	if cut != nil {
+		writeFile(t, csv, cut(text))
+	}
+	return csv
+}
+
+// TestHistoryAddChecks: what could name a path is refused, a label
+// without a letter of a slug is filed under its hash, a CSV cut off
+// (a run short, or inside its last figure) is refused, one from before
+// the checks is filed with a warning, a link to the CSV is followed,
+// and an add removes what a killed add left.
+func TestHistoryAddChecks(t *testing.T) {
+	root := t.TempDir()
+	for _, c := range []struct {
+		name string
+		csv  string
+		says string // a part of what bench prints
+	}{
+		// a session id that climbs out of the history
+		{"path id", sessionWith(t, "id", func(m *results.Meta) { m.Session = "x/../../../escaped" }, nil), `the session id "x/../../../escaped" holds a slash`},
+		// a machine label that is a path, its slug empty
+		{"path label", sessionWith(t, "label", func(m *results.Meta) { m.Machine.Label = "../.." }, nil), `the machine label "../.." holds a slash`},
+		// the CSV's last run cut off at a line's end
+		{"a run short", sessionWith(t, "short", nil, func(s string) string {
+			lines := strings.SplitAfter(s, "\n")
+			return strings.Join(lines[:len(lines)-2], "")
+		}), "4 runs; the session's end recorded 5"},
+		// a figure of the last run a digit short (8625.0 read as
+		// 8625.), the line's end kept
+		{"a figure short", sessionWith(t, "figure", nil, func(s string) string {
+			lines := strings.SplitAfter(s, "\n")
+			fields := strings.Split(lines[len(lines)-2], ",")
+			for i, f := range fields {
+				if _, err := strconv.ParseFloat(f, 64); err == nil && len(f) >= 4 {
+					fields[i] = f[:len(f)-1]
+					break
+				}
+			}
+			lines[len(lines)-2] = strings.Join(fields, ",")
+			return strings.Join(lines, "")
+		}), "its checksum is not the one the session's end recorded"},
+	} {
+		before := listing(t, root)
+		status, _, stderr := historyAdd(root, c.csv)
+		if status != exitUsage || !strings.Contains(stderr, c.says) {
+			t.Errorf("%s: bench history add: exit %d, printed %q; want %d, %q", c.name, status, stderr, exitUsage, c.says)
+		}
+		if after := listing(t, root); after != before {
+			t.Errorf("%s: bench history add changed the history from\n%s\nto\n%s", c.name, before, after)
+		}
+	}
+
+	// two labels without a letter of a slug: two folders, both read
+	for _, label := range []string{"ÄÖ 机器", "机器 ÄÖ"} {
+		csv := sessionWith(t, "hash", func(m *results.Meta) { m.Machine.Label = label }, nil)
+		if status, stdout, stderr := historyAdd(root, csv); status != exitOK || !strings.Contains(stdout, filepath.Join(root, results.Slug(label))) {
+			t.Errorf("bench history add of %q: exit %d, printed %q, %q; want 0, filed under %s", label, status, stdout, stderr, results.Slug(label))
+		}
+	}
+	if a, b := results.Slug("ÄÖ 机器"), results.Slug("机器 ÄÖ"); a == b || a == "" {
+		t.Errorf("Slug(%q), Slug(%q) = %q, %q; want two names", "ÄÖ 机器", "机器 ÄÖ", a, b)
+	}
+	if got, err := results.HistorySessions(root); err != nil || len(got) != 2 {
+		t.Errorf("HistorySessions = %q, %v; want the two sessions", got, err)
+	}
+
+	// a session from before the checks, through a link, over an add
+	// killed before its rename
+	old := sessionWith(t, "old", func(m *results.Meta) { m.Session = "old" }, nil)
+	meta, err := results.ReadMeta(results.MetaPath(old))
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta.Rows, meta.CSVSHA256 = 0, ""
+	if err := meta.Write(results.MetaPath(old)); err != nil {
+		t.Fatal(err)
+	}
+	linked := filepath.Join(t.TempDir(), filepath.Base(old))
+	if err := os.Symlink(old, linked); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(results.MetaPath(old), results.MetaPath(linked)); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(root, ".add-123", filepath.Base(old)), "a killed add's\n")
+	status, stdout, stderr := historyAdd(root, linked)
+	if status != exitOK || !strings.Contains(stderr, "warning: "+linked+": its metadata records no count of runs nor checksum") {
+		t.Errorf("bench history add of a session from before the checks: exit %d, printed %q, %q; want 0 and a warning", status, stdout, stderr)
+	}
+	dest := strings.TrimSpace(strings.TrimPrefix(stdout, "filed "))
+	if fi, err := os.Lstat(filepath.Join(dest, filepath.Base(old))); err != nil || !fi.Mode().IsRegular() {
+		t.Errorf("the linked CSV filed as %v, %v; want a plain file", fi, err)
+	}
+	if _, err := os.Stat(filepath.Join(root, ".add-123")); !os.IsNotExist(err) {
+		t.Errorf("a killed add's folder is still there after an add: %v", err)
+	}
+}
+
+// TestHistoryAddRace: two adds of one session at once file one copy;
+// the other exits 2.
+func TestHistoryAddRace(t *testing.T) {
+	csv := historyFixture(t)
+	root := t.TempDir()
+	statuses := make(chan int, 2)
+	for range 2 {
+		go func() {
+			status, _, _ := historyAdd(root, csv)
+			statuses <- status
+		}()
+	}
+	a, b := <-statuses, <-statuses
+	if min(a, b) != exitOK || max(a, b) != exitUsage {
+		t.Errorf("two adds of one session: exit %d and %d; want %d and %d", a, b, exitOK, exitUsage)
+	}
+	if got, err := results.HistorySessions(root); err != nil || len(got) != 1 {
+		t.Errorf("HistorySessions = %q, %v; want one copy", got, err)
+	}
+}
+
+// TestRunRefusesPathNames: a session id or a machine label that could
+// name a path is refused at the session's start (exit 2), nothing
+// written, as bench history add refuses it.
+func TestRunRefusesPathNames(t *testing.T) {
+	for _, args := range [][]string{
+		{"--session", "x/../../../escaped"},
+		{"--machine", "../.."},
+		{"--session", ".."},
+		{"--machine", "a\x00b"},
+	} {
+		out := t.TempDir()
+		var stderr bytes.Buffer
+		err := cmdRun(io.Discard, &stderr, append(args, "--dry-run", "--scenario", "relay-ka-1k", "--proxy", "no proxy", "--out", out))
+		if status := exitStatus(err, io.Discard); status != exitUsage || !strings.Contains(err.Error(), "holds a slash") && !strings.Contains(err.Error(), "names a folder") {
+			t.Errorf("bench run %q = %v, status %d; want %d, the name refused", args, err, status, exitUsage)
+		}
+		if left, err := os.ReadDir(out); err != nil || len(left) != 0 {
+			t.Errorf("bench run %q wrote %v in its output folder (%v); want nothing", args, left, err)
+		}
 	}
 }

@@ -22,17 +22,19 @@ import (
 
 // Shift moves a cell's throughput from night From on: by Step (a share,
 // -0.06 for 6% slower) at once when Nights is 1 or less, or by Step/Nights
-// more each night over Nights nights (a slide), then held.
+// more each night over Nights nights (a slide), then held; for For nights
+// alone when For is more than 0 (For 1: one bad night).
 type Shift struct {
 	Cell   results.Cell
 	From   int
 	Step   float64
 	Nights int
+	For    int
 }
 
 // factor is what the shift multiplies the cell's level by on night n.
 func (s Shift) factor(n int) float64 {
-	if n < s.From {
+	if n < s.From || (s.For > 0 && n >= s.From+s.For) {
 		return 1
 	}
 	if s.Nights <= 1 {
@@ -245,6 +247,32 @@ func Shifted(rows []results.Row, meta *results.Meta, n int, draws uint64, machin
 		h.Shifts = append(h.Shifts, Shift{Cell: c, From: StepNight, Step: -0.06})
 	}
 	return h
+}
+
+// Cells are the reference session's cells with an ok run, in its order,
+// each with the spread of its runs' figures: half their range over their
+// median, in percent (the noise of changepoint.Noise).
+func Cells(rows []results.Row) (cells []results.Cell, spreads map[results.Cell]float64) {
+	figs := map[results.Cell][]float64{}
+	for i := range rows {
+		r := &rows[i]
+		if r.Status != results.OK {
+			continue
+		}
+		c := r.Cell()
+		if figs[c] == nil {
+			cells = append(cells, c)
+		}
+		figs[c] = append(figs[c], c.Unit().Of(r))
+	}
+	spreads = map[results.Cell]float64{}
+	for c, v := range figs {
+		med, lo, hi := spread(v)
+		if med != 0 {
+			spreads[c] = (hi - lo) / 2 * 100
+		}
+	}
+	return cells, spreads
 }
 
 // Reference reads the reference session, the one session file in

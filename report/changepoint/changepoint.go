@@ -37,6 +37,10 @@ type Options struct {
 	// Resamples is the count of bootstrap resamples a step's interval is
 	// drawn from (DefaultResamples when 0).
 	Resamples int
+	// MinStep is the least step, in percent, a change point is kept
+	// for: its whole interval must lie beyond it (Point.Beyond);
+	// DefaultMinStep when 0, none when negative.
+	MinStep float64
 	// Draws is where the generator of the permutations and the
 	// resamples starts: one value, one answer.
 	Draws uint64
@@ -59,6 +63,22 @@ const (
 	// DefaultResamples is enough resamples for the 2.5th and 97.5th
 	// percentiles of a bootstrap to settle to a tenth of a percent.
 	DefaultResamples = 1000
+	// DefaultMinStep is the spread of the runs of the reference
+	// session's quietest cells (README.md, "bench trend"): 12 of its
+	// 168 cells spread 2% or less (half the range of their runs over
+	// their median; the median cell 9.6%), so a step under 2% is one
+	// that even those cells' own runs within a session differ by, and
+	// only the longest histories could show; past it, whether a step is
+	// real is for the levels' own uncertainty to say.
+	DefaultMinStep = 2.0
+	// MinSide is the fewest sessions on each side of a split: one
+	// session that stands out is an outlier (Outliers), never a
+	// change.
+	MinSide = 2
+	// tolerance is the relative difference under which a permuted
+	// series' statistic counts as equal to the series': the same
+	// values summed in another order differ by rounding (3e-11 seen).
+	tolerance = 1e-9
 )
 
 // WithDefaults is o with the defaults in place of its zeros.
@@ -75,26 +95,30 @@ func (o Options) WithDefaults() Options {
 	if o.Resamples == 0 {
 		o.Resamples = DefaultResamples
 	}
+	if o.MinStep == 0 {
+		o.MinStep = DefaultMinStep
+	}
 	return o
 }
 
 // Divisive returns the change points of series in ascending order, each
 // the index of the first value after its change: E-Divisive means. The
 // series is split where the energy statistic of the two sides, weighted
-// by their sizes, is greatest; the split is kept when the permutation
-// test finds it significant (no more than PValue of Permutations
-// shuffles of the segments split as well), and the segments are split
-// again until no split is.
+// by their sizes, is greatest, with MinSide values a side at the least;
+// the split is kept when the permutation test finds it significant
+// (p = (better+1)/(Permutations+1) <= PValue, better the count of
+// shuffles of the segments that split as well, up to a relative
+// tolerance for rounding), and the segments are split again until no
+// split is.
 func Divisive(series []float64, opt Options) []int {
 	opt = opt.WithDefaults()
 	rng := rand.New(rand.NewPCG(opt.Draws, 0x65646976)) // "ediv"
 	var points []int
 	best := map[[2]int]split{} // the best split of each segment, once computed
 	stats := make([]float64, len(series))
-	shuffled := make([]float64, len(series))
 	// the most permuted series that may split as well for the candidate
-	// to pass: the reference's better/(permutations+1) <= pvalue
-	allowed := int(math.Floor(opt.PValue*float64(opt.Permutations+1) + 1e-9))
+	// to pass: (better+1)/(permutations+1) <= pvalue
+	allowed := int(math.Floor(opt.PValue*float64(opt.Permutations+1)+1e-9)) - 1
 	for {
 		bounds := segments(points, len(series))
 		cand := split{at: -1}
@@ -109,12 +133,16 @@ func Divisive(series []float64, opt Options) []int {
 				cand = s
 			}
 		}
-		if cand.at <= 0 {
+		if cand.at <= 0 || cand.t <= 0 {
 			return points
+		}
+		segs := make([]ranked, len(bounds))
+		for i, b := range bounds {
+			segs[i] = newRanked(series[b[0]:b[1]])
 		}
 		better := 0
 		for range opt.Permutations {
-			if splitsAsWell(series, bounds, cand.t, shuffled, stats, rng) {
+			if splitsAsWell(segs, cand.t, stats, rng) {
 				better++
 				if better > allowed {
 					break // the test has failed whatever the rest do
@@ -147,15 +175,43 @@ func segments(points []int, n int) [][2]int {
 	return append(out, [2]int{start, n})
 }
 
-// splitsAsWell shuffles each segment of series within its bounds and
-// reports whether one of the shuffled segments has a split whose
-// statistic is t or more.
-func splitsAsWell(series []float64, bounds [][2]int, t float64, shuffled, stats []float64, rng *rand.Rand) bool {
-	for _, b := range bounds {
-		seg := shuffled[b[0]:b[1]]
-		copy(seg, series[b[0]:b[1]])
-		rng.Shuffle(len(seg), func(i, j int) { seg[i], seg[j] = seg[j], seg[i] })
-		if bestSplit(seg, stats).t >= t {
+// ranked is a segment with each value's rank and distances to the
+// others (ranks), and room for a shuffle of them.
+type ranked struct {
+	x, total, shuffledX, shuffledTotal []float64
+	rank, shuffledRank                 []int
+	fenwick                            fenwick
+}
+
+func newRanked(x []float64) ranked {
+	rank, total := ranks(x)
+	n := len(x)
+	return ranked{x: x, total: total, rank: rank,
+		shuffledX: make([]float64, n), shuffledTotal: make([]float64, n), shuffledRank: make([]int, n),
+		fenwick: fenwick{make([]int, n+1), make([]float64, n+1)}}
+}
+
+// splitsAsWell shuffles each segment and reports whether one of the
+// shuffled segments has a split whose statistic is t or more, up to the
+// tolerance. A shuffle moves each value with its rank and its distances
+// to the segment's others, which are the segment's whatever its order.
+func splitsAsWell(segs []ranked, t float64, stats []float64, rng *rand.Rand) bool {
+	for _, s := range segs {
+		n := len(s.x)
+		if n < 2*MinSide {
+			continue
+		}
+		x, rank, total := s.shuffledX, s.shuffledRank, s.shuffledTotal
+		copy(x, s.x)
+		copy(rank, s.rank)
+		copy(total, s.total)
+		rng.Shuffle(n, func(i, j int) {
+			x[i], x[j] = x[j], x[i]
+			rank[i], rank[j] = rank[j], rank[i]
+			total[i], total[j] = total[j], total[i]
+		})
+		statisticsRanked(x, rank, total, stats[:n], s.fenwick)
+		if bestOf(stats[:n]).t >= t*(1-tolerance) {
 			return true
 		}
 	}
@@ -163,12 +219,22 @@ func splitsAsWell(series []float64, bounds [][2]int, t float64, shuffled, stats 
 }
 
 // bestSplit is the split of x whose statistic is greatest, the first of
-// equals; stats is room for len(x) statistics.
+// equals, with MinSide values on each side; stats is room for len(x)
+// statistics. A segment too short to split has none (at 0).
 func bestSplit(x []float64, stats []float64) split {
+	if len(x) < 2*MinSide {
+		return split{}
+	}
 	statistics(x, stats[:len(x)])
+	return bestOf(stats[:len(x)])
+}
+
+// bestOf is the greatest of the statistics of the splits with MinSide
+// values on each side, the first of equals.
+func bestOf(stats []float64) split {
 	best := split{}
-	for tau, t := range stats[:len(x)] {
-		if t > best.t {
+	for tau := MinSide; tau <= len(stats)-MinSide; tau++ {
+		if t := stats[tau]; t > best.t {
 			best = split{tau, t}
 		}
 	}
@@ -178,21 +244,23 @@ func bestSplit(x []float64, stats []float64) split {
 // statistics writes to out[tau] the statistic of splitting x before tau:
 // the energy distance of X = x[:tau] and Y = x[tau:] weighted by their
 // sizes, |X||Y|/(|X|+|Y|) * (2 E|X-Y| - E|X-X'| - E|Y-Y'|), the means
-// over all pairs. It keeps the three sums of distances as tau moves
-// right, as the reference does, and finds x[tau]'s distances to those
-// left of it from the count and sum of the smaller ones among them (a
-// Fenwick tree over the values' ranks) and to the others from its
-// distances to all, which the sorted values give: n log n where the
-// reference's pairwise sums are n².
+// over all pairs (statisticsRanked).
 func statistics(x []float64, out []float64) {
+	rank, total := ranks(x)
+	statisticsRanked(x, rank, total, out, fenwick{make([]int, len(x)+1), make([]float64, len(x)+1)})
+}
+
+// ranks are x[i]'s place among x's values by value, 1-based, and its
+// distances to all of x, which the sorted values give.
+func ranks(x []float64) (rank []int, total []float64) {
 	n := len(x)
 	order := make([]int, n) // x's indexes by value
 	for i := range order {
 		order[i] = i
 	}
 	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(x[a], x[b]) })
-	rank := make([]int, n)      // x[i]'s place in order, 1-based
-	total := make([]float64, n) // x[i]'s distances to all of x
+	rank = make([]int, n)
+	total = make([]float64, n)
 	var sum, below float64
 	for _, i := range order {
 		sum += x[i]
@@ -202,12 +270,24 @@ func statistics(x []float64, out []float64) {
 		total[i] = x[i]*float64(k) - below + (sum - below - x[i]) - x[i]*float64(n-k-1)
 		below += x[i]
 	}
+	return rank, total
+}
+
+// statisticsRanked is statistics given x's ranks and distances to all
+// (ranks). It keeps the three sums of distances as tau moves right, as
+// the reference does, and finds x[tau]'s distances to those left of it
+// from the count and sum of the smaller ones among them (a Fenwick tree
+// over the values' ranks) and to the others from its distances to all:
+// n log n where the reference's pairwise sums are n².
+func statisticsRanked(x []float64, rank []int, total []float64, out []float64, tree fenwick) {
+	n := len(x)
 	var rest float64 // sums over pairs i<j: both in X, one in each, both in Y
 	for _, t := range total {
 		rest += t / 2
 	}
-	count := make([]int, n+1) // the Fenwick tree of X's values by rank
-	sums := make([]float64, n+1)
+	count, sums := tree.count, tree.sums // the Fenwick tree of X's values by rank
+	clear(count)
+	clear(sums)
 	var within, across, left float64
 	for tau := range n {
 		out[tau] = statistic(2*within, 2*rest, across, tau, n-tau)
@@ -227,6 +307,13 @@ func statistics(x []float64, out []float64) {
 		}
 		left += v
 	}
+}
+
+// fenwick is room for statisticsRanked's tree of n values: n+1 counts
+// and sums.
+type fenwick struct {
+	count []int
+	sums  []float64
 }
 
 // statistic is the weighted energy distance of samples of sizes n and m

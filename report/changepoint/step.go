@@ -27,15 +27,19 @@ type Point struct {
 	// Provisional says the point is the newest sessions' (newestRun),
 	// too few yet for E-Divisive to find.
 	Provisional bool
-	// Noise is the series' run-to-run noise, in percent (Noise), which
-	// the step passes.
+	// Noise is the series' run-to-run noise, in percent (Noise): what
+	// tells one session's runs apart, for the reader; a long history
+	// shows steps well inside it.
 	Noise float64
+	// MinStep is the least step kept (Options.MinStep), which the
+	// step's whole interval passes.
+	MinStep float64
 }
 
 // Beyond reports whether the step's whole interval lies beyond the
-// noise, on one side: neither the segments' spread nor the runs' noise
-// reaches across it.
-func (p Point) Beyond() bool { return p.Lo >= p.Noise || p.Hi <= -p.Noise }
+// least step kept, on one side: the levels' own uncertainty, over the
+// sessions and their runs on either side, does not reach across it.
+func (p Point) Beyond() bool { return p.Lo >= p.MinStep || p.Hi <= -p.MinStep }
 
 // Find finds the change points of a series of sessions, given the runs of
 // each in time order (a session without runs has no place in it): E-Divisive
@@ -67,7 +71,7 @@ func Find(runs [][]float64, opt Options) []Point {
 	for i, a := range at {
 		before, after := bounds[i], bounds[i+1]
 		b, f := Median(medians[before[0]:before[1]]), Median(medians[after[0]:after[1]])
-		p := Point{At: a, Step: pct(f, b), From: b, To: f, Noise: noise, Provisional: a == provisional}
+		p := Point{At: a, Step: pct(f, b), From: b, To: f, Noise: noise, MinStep: max(opt.MinStep, 0), Provisional: a == provisional}
 		p.Lo, p.Hi = interval(runs[before[0]:before[1]], runs[after[0]:after[1]], opt, rng)
 		p.InForce = math.Abs(newest-f) < math.Abs(newest-b)
 		if p.Beyond() {
@@ -95,7 +99,7 @@ func newestRun(medians []float64, points []int, level float64) int {
 	seg := medians[start:]
 	n := len(seg)
 	found := 0
-	for k := 1; k <= n/2; k++ {
+	for k := MinSide; k <= n/2; k++ {
 		head, tail := seg[:n-k], seg[n-k:]
 		beyond := slices.Max(tail) < slices.Min(head) || slices.Min(tail) > slices.Max(head)
 		if beyond && 2/binomial(n, k) <= level {
@@ -145,25 +149,80 @@ func pct(after, before float64) float64 { return (after/before - 1) * 100 }
 // is thus the spread of its runs.
 func interval(before, after [][]float64, opt Options, rng *rand.Rand) (lo, hi float64) {
 	steps := make([]float64, opt.Resamples)
-	var scratch []float64
-	draw := func(side [][]float64) float64 {
-		scratch = scratch[:0]
-		for range side {
-			s := side[rng.IntN(len(side))]
-			for range s {
-				scratch = append(scratch, s[rng.IntN(len(s))])
-			}
-		}
-		slices.Sort(scratch)
-		return quantile(scratch, 0.5)
-	}
+	b, a := newPool(before), newPool(after)
 	for k := range steps {
-		b := draw(before)
-		steps[k] = pct(draw(after), b)
+		from := b.draw(rng)
+		steps[k] = pct(a.draw(rng), from)
 	}
 	slices.Sort(steps)
 	tail := (1 - opt.Confidence) / 2
 	return quantile(steps, tail), quantile(steps, 1-tail)
+}
+
+// pool is a side's runs for the bootstrap: each run by its rank among
+// the side's values, so that the median of a resample is found by
+// counting the ranks drawn rather than sorting the values.
+type pool struct {
+	sorted   []float64 // the side's values
+	sessions [][]int   // each session's runs, by rank in sorted
+	count    []int     // room to count a resample's ranks
+	drawn    int       // the runs a resample draws
+}
+
+func newPool(side [][]float64) *pool {
+	p := &pool{}
+	for _, s := range side {
+		p.sorted = append(p.sorted, s...)
+	}
+	slices.Sort(p.sorted)
+	used := make([]int, len(p.sorted)) // ties: each value its own rank
+	for _, s := range side {
+		ranks := make([]int, len(s))
+		for i, v := range s {
+			r, _ := slices.BinarySearch(p.sorted, v)
+			for used[r] > 0 && r+1 < len(p.sorted) && p.sorted[r+1] == v {
+				r++
+			}
+			used[r]++
+			ranks[i] = r
+		}
+		p.sessions = append(p.sessions, ranks)
+		p.drawn += len(s)
+	}
+	p.count = make([]int, len(p.sorted))
+	return p
+}
+
+// draw is the median of one resample: as many sessions as the side's
+// drawn with replacement, of each as many runs as it has drawn with
+// replacement.
+func (p *pool) draw(rng *rand.Rand) float64 {
+	clear(p.count)
+	n := 0
+	for range p.sessions {
+		s := p.sessions[rng.IntN(len(p.sessions))]
+		for range s {
+			p.count[s[rng.IntN(len(s))]]++
+			n++
+		}
+	}
+	// the values at places (n-1)/2 and n/2 of the resample, sorted
+	lo, hi := (n-1)/2, n/2
+	var vlo float64
+	seen := 0
+	for r, c := range p.count {
+		if c == 0 {
+			continue
+		}
+		if seen <= lo && lo < seen+c {
+			vlo = p.sorted[r]
+		}
+		if seen <= hi && hi < seen+c {
+			return (vlo + p.sorted[r]) / 2
+		}
+		seen += c
+	}
+	return math.NaN()
 }
 
 // Median is the median of x; NaN for none.

@@ -1,6 +1,8 @@
 package results
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +12,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -121,8 +124,41 @@ func ReadHistory(csvPath string) (*HistoryEntry, error) {
 	return e, err
 }
 
-// Slug turns a machine label into a file name part: "ARM (M4)" -> "arm-m4".
+// Slug turns a machine label into a file name part: "ARM (M4)" -> "arm-m4";
+// a label with no ASCII letter or digit ("ÄÖ 机器") is its short hash
+// (labelHash), so that a slug is never empty.
 func Slug(s string) string {
+	if slug := asciiSlug(s); slug != "" {
+		return slug
+	}
+	return labelHash(s)
+}
+
+// labelHash is a short hash of a label, a file name part: "h" and the
+// first 8 hex digits of its SHA-256.
+func labelHash(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return "h" + hex.EncodeToString(sum[:4])
+}
+
+// CheckName refuses a session id or a machine label (what names it) that
+// could name a path where the history files it: empty, "." or "..", or
+// holding a slash, a backslash or a NUL.
+func CheckName(what, name string) error {
+	switch {
+	case name == "":
+		return fmt.Errorf("%s is empty", what)
+	case name == "." || name == "..":
+		return fmt.Errorf("%s %q names a folder: want a name", what, name)
+	case strings.ContainsAny(name, "/\\\x00"):
+		return fmt.Errorf("%s %q holds a slash, a backslash or a NUL: the history files a session in folders by its id and machine; want a name without them", what, name)
+	}
+	return nil
+}
+
+// asciiSlug is s lower case, its runs of other characters than ASCII
+// letters and digits one dash, none at either end.
+func asciiSlug(s string) string {
 	var b strings.Builder
 	dash := false
 	for _, r := range strings.ToLower(s) {
@@ -146,19 +182,30 @@ func Slug(s string) string {
 // end, a commit for a column the session has not. The files go to a
 // folder of root's own first (a dot folder, which HistorySessions
 // skips), renamed into place whole.
-func AddToHistory(root, csv string, proxyCommits map[string]string, added time.Time) (string, error) {
+//
+// A session id or machine label that could name a path is refused
+// (CheckName); a CSV whose count of runs or checksum is not what the
+// session's end recorded in its metadata is refused (cut off, or
+// changed since), and one from before they were recorded is filed
+// with a warning that it could not be checked. Adds to one root take
+// its lock in turn, so that of two adds of one session one files it
+// and the other is refused; an add removes the folders of adds that
+// were killed before it.
+func AddToHistory(root, csv string, proxyCommits map[string]string, added time.Time) (dest string, warnings []string, err error) {
 	s, err := readHistorySession(csv, proxyCommits)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
-	return s.file(root, added)
+	dest, err = s.file(root, added)
+	return dest, s.warnings, err
 }
 
 // historySession is a session checked whole, to be filed in a history.
 type historySession struct {
-	csv   string
-	meta  *Meta
-	entry HistoryEntry
+	csv      string
+	meta     *Meta
+	entry    HistoryEntry
+	warnings []string
 }
 
 // readHistorySession reads and checks the session file csv and its
@@ -186,6 +233,25 @@ func readHistorySession(csv string, commits map[string]string) (*historySession,
 	case meta.Ended == nil:
 		return nil, &InputError{File: metaPath, Err: errors.New("the session did not end (no ended time): continue it with bench run --resume, then file it")}
 	}
+	if err := errors.Join(CheckName("the session id", meta.Session), CheckName("the machine label", meta.Machine.Label)); err != nil {
+		return nil, &InputError{File: metaPath, Err: err}
+	}
+	n, sum, err := CSVSum(csv)
+	if err != nil {
+		return nil, err
+	}
+	if b, err := os.ReadFile(csv); err == nil && len(b) > 0 && b[len(b)-1] != '\n' {
+		return nil, &InputError{File: csv, Err: errors.New("its last run is cut off (no end of line): copy it again from where the session wrote it")}
+	}
+	var warnings []string
+	switch {
+	case meta.CSVSHA256 == "":
+		warnings = append(warnings, fmt.Sprintf("%s: its metadata records no count of runs nor checksum (a session from before they were): filed as it reads, %d runs, unchecked", csv, n))
+	case n != meta.Rows:
+		return nil, &InputError{File: csv, Err: fmt.Errorf("%d runs; the session's end recorded %d: a copy cut off? copy it again from where the session wrote it", n, meta.Rows)}
+	case sum != meta.CSVSHA256:
+		return nil, &InputError{File: csv, Err: fmt.Errorf("its checksum is not the one the session's end recorded (%s): a copy cut off or changed; copy it again from where the session wrote it", meta.CSVSHA256)}
+	}
 	for _, r := range rows {
 		if r.Machine != meta.Machine.Label || r.Session != meta.Session {
 			return nil, &InputError{File: csv, Err: fmt.Errorf("a run of machine %q, session %q; its metadata's are %q, %q: the CSV and the metadata of two sessions", r.Machine, r.Session, meta.Machine.Label, meta.Session)}
@@ -200,7 +266,7 @@ func readHistorySession(csv string, commits map[string]string) (*historySession,
 			return nil, BadInput(fmt.Errorf("--proxy-commit: the session has no column %q; its columns: %s", c, strings.Join(columns, ", ")))
 		}
 	}
-	s := &historySession{csv: csv, meta: meta, entry: HistoryEntry{ProxyCommits: commits}}
+	s := &historySession{csv: csv, meta: meta, entry: HistoryEntry{ProxyCommits: commits}, warnings: warnings}
 	if meta.Bench != nil {
 		s.entry.BenchCommit = meta.Bench.Revision
 	}
@@ -209,26 +275,41 @@ func readHistorySession(csv string, commits map[string]string) (*historySession,
 
 // file copies the session into its folder in the history root, added at
 // added, and returns the folder; a session there already is refused (an
-// InputError naming the folder).
+// InputError naming the folder). It holds root's lock (lockHistory)
+// throughout; the folders it made are removed when it fails.
 func (s *historySession) file(root string, added time.Time) (dest string, err error) {
-	dest = HistoryDir(root, s.meta.Machine.Label, HistoryDate(s.meta.Started), s.meta.Session)
+	made, err := mkdirs(root)
+	if err != nil {
+		return "", fmt.Errorf("create the history %s: %w", root, err)
+	}
+	defer func() {
+		if err != nil {
+			removeMade(made)
+		}
+	}()
+	unlock, err := lockHistory(root)
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	if err := removeLeftovers(root); err != nil {
+		return "", err
+	}
+	machineDir, err := machineFolder(root, s.meta.Machine.Label)
+	if err != nil {
+		return "", err
+	}
+	dest = filepath.Join(machineDir, HistoryDate(s.meta.Started)+"-"+s.meta.Session)
 	if _, err := os.Lstat(dest); err == nil {
 		return "", &InputError{File: dest, Err: errors.New("the session is in the history already: remove its folder to file it again")}
 	}
-	_, noRoot := os.Stat(root)
-	if err := os.MkdirAll(root, 0o755); err != nil {
-		return "", fmt.Errorf("create the history %s: %w", root, err)
-	}
-	tmp, err := os.MkdirTemp(root, ".add-")
+	tmp, err := os.MkdirTemp(root, addPrefix)
 	if err != nil {
 		return "", fmt.Errorf("create a folder in the history %s: %w", root, err)
 	}
 	defer func() {
 		if err != nil {
 			os.RemoveAll(tmp)
-			if noRoot != nil {
-				os.Remove(root) // made for this session alone
-			}
 		}
 	}()
 	if err := os.Chmod(tmp, 0o755); err != nil {
@@ -249,18 +330,113 @@ func (s *historySession) file(root string, added time.Time) (dest string, err er
 	if err := WriteHistoryEntry(tmp, s.entry); err != nil {
 		return "", err
 	}
-	machineDir := filepath.Dir(dest)
-	_, statErr := os.Stat(machineDir)
-	if err := os.MkdirAll(machineDir, 0o755); err != nil {
+	if err := syncFile(filepath.Join(tmp, HistoryFile)); err != nil {
+		return "", err
+	}
+	if err := syncFile(tmp); err != nil {
+		return "", err
+	}
+	machineMade, err := mkdirs(machineDir)
+	if err != nil {
 		return "", fmt.Errorf("create the machine's folder %s: %w", machineDir, err)
 	}
 	if err := os.Rename(tmp, dest); err != nil {
-		if statErr != nil {
-			os.Remove(machineDir) // made for this session alone
-		}
+		removeMade(machineMade)
 		return "", fmt.Errorf("file the session as %s: %w", dest, err)
 	}
-	return dest, nil
+	return dest, errors.Join(syncFile(machineDir), syncFile(root))
+}
+
+// addPrefix begins the name of the folder an add fills before renaming
+// it into place; HistorySessions skips it, and the next add removes one
+// a killed add left.
+const addPrefix = ".add-"
+
+// lockHistory takes root's lock, an exclusive flock on the folder
+// itself (no file that a commit of the history would take in), waiting
+// for an add that holds it; the function returned gives it back.
+func lockHistory(root string) (func(), error) {
+	f, err := os.Open(root)
+	if err != nil {
+		return nil, fmt.Errorf("lock the history %s: %w", root, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock the history %s: %w", root, err)
+	}
+	return func() { f.Close() }, nil
+}
+
+// removeLeftovers removes the folders of adds to root that were killed
+// before they renamed them; called under root's lock, no add is filling
+// one.
+func removeLeftovers(root string) error {
+	left, err := filepath.Glob(filepath.Join(root, addPrefix+"*"))
+	if err != nil {
+		return err
+	}
+	for _, d := range left {
+		if err := os.RemoveAll(d); err != nil {
+			return fmt.Errorf("remove %s, left by an add that did not finish: %w", d, err)
+		}
+	}
+	return nil
+}
+
+// machineFolder is the folder of machine label's sessions in root: its
+// Slug's, unless sessions of another label are filed there (two labels
+// of one slug, "ARM (M4)" and "arm m4"), then the slug and the label's
+// hash.
+func machineFolder(root, label string) (string, error) {
+	dir := filepath.Join(root, Slug(label))
+	metas, err := filepath.Glob(filepath.Join(dir, "*", "*"+MetaSuffix))
+	if err != nil {
+		return "", err
+	}
+	for _, p := range metas {
+		m, err := ReadMeta(p)
+		if err != nil || m.Machine.Label == label {
+			continue
+		}
+		return filepath.Join(root, Slug(label)+"-"+labelHash(label)), nil
+	}
+	return dir, nil
+}
+
+// mkdirs makes dir and the folders above it that are missing, and
+// returns those it made, the deepest first.
+func mkdirs(dir string) ([]string, error) {
+	var made []string
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Stat(d); err == nil || filepath.Dir(d) == d {
+			break
+		}
+		made = append(made, d)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	return made, nil
+}
+
+// removeMade removes the folders mkdirs made, where they are empty.
+func removeMade(made []string) {
+	for _, d := range made {
+		os.Remove(d)
+	}
+}
+
+// syncFile flushes the file or folder at path to the disk.
+func syncFile(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("sync %s: %w", path, err)
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", path, err)
+	}
+	return nil
 }
 
 // copyTree copies the file or folder src to dst, which it creates.
@@ -275,18 +451,41 @@ func copyTree(src, dst string) error {
 		}
 		to := filepath.Join(dst, rel)
 		if d.IsDir() {
-			return os.Mkdir(to, 0o755)
+			if err := os.Mkdir(to, 0o755); err != nil {
+				return err
+			}
+			return nil
 		}
 		if !d.Type().IsRegular() {
-			return fmt.Errorf("copy %s: not a plain file", path)
+			// a link to a plain file is followed; to anything else refused
+			fi, err := os.Stat(path)
+			if err != nil {
+				return &InputError{File: path, Err: fmt.Errorf("not a plain file, nor a link to one: %w", err)}
+			}
+			if !fi.Mode().IsRegular() {
+				return &InputError{File: path, Err: errors.New("not a plain file, nor a link to one: the history copies a session's files, not what they point to")}
+			}
 		}
 		b, err := os.ReadFile(path)
 		if err != nil {
 			return fmt.Errorf("copy %s: %w", path, err)
 		}
-		if err := os.WriteFile(to, b, 0o644); err != nil {
+		if err := writeSynced(to, b); err != nil {
 			return fmt.Errorf("copy %s: %w", path, err)
 		}
 		return nil
 	})
+}
+
+// writeSynced writes b as the file path, flushed to the disk.
+func writeSynced(path string, b []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	return errors.Join(f.Sync(), f.Close())
 }

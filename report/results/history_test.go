@@ -15,9 +15,36 @@ func TestSlug(t *testing.T) {
 		{"Intel Xeon Gold 6148", "intel-xeon-gold-6148"}, // a CPU model, the default label
 		{"Xeon, 2 CPUs", "xeon-2-cpus"},                  // the history's example
 		{"--x--", "x"},                                   // no dash at either end
+		{"ÄÖ 机器", labelHash("ÄÖ 机器")},                    // no ASCII letter or digit: its hash
+		{"", labelHash("")},                              // never empty
 	} {
 		if got := Slug(c.in); got != c.want {
 			t.Errorf("Slug(%q) = %q; want %q", c.in, got, c.want)
+		}
+	}
+	if a, b := Slug("ÄÖ 机器"), Slug("机器 ÄÖ"); a == b || len(a) != 9 {
+		t.Errorf("Slug(%q), Slug(%q) = %q, %q; want two names of 9 characters", "ÄÖ 机器", "机器 ÄÖ", a, b)
+	}
+}
+
+func TestCheckName(t *testing.T) {
+	for _, c := range []struct {
+		in string
+		ok bool
+	}{
+		{"2026-11-30-nightly", true},  // a session id as the nightly names it
+		{"Xeon, 2 CPUs", true},        // a label as the tables print it
+		{"ÄÖ 机器", true},               // letters a slug has not: its hash names the folder
+		{"x/../../../escaped", false}, // climbs out of the history
+		{"../..", false},              // a path, its slug empty
+		{"..", false},                 // the folder above
+		{".", false},                  // the folder itself
+		{"a\\b", false},               // a backslash
+		{"a\x00b", false},             // a NUL
+		{"", false},                   // nothing to name a folder by
+	} {
+		if err := CheckName("the session id", c.in); (err == nil) != c.ok {
+			t.Errorf("CheckName(%q) = %v; want ok %v", c.in, err, c.ok)
 		}
 	}
 }
@@ -78,5 +105,35 @@ func TestHistoryEntry(t *testing.T) {
 	}
 	if got.BenchCommit != e.BenchCommit || got.ProxyCommits["3proxy devel"] != "abc123" || !got.Added.Equal(e.Added) {
 		t.Errorf("ReadHistoryEntry(WriteHistoryEntry(%v)) = %v", e, *got)
+	}
+}
+
+// TestFinishRecordsCSV: the session's end records its CSV's count of
+// runs and checksum, which CSVSum gives again of the same file and not
+// of a copy a run short.
+func TestFinishRecordsCSV(t *testing.T) {
+	dir := t.TempDir()
+	csvPath := filepath.Join(dir, "m-s.csv")
+	text := "a,b\n1,2\n3,\"4,5\"\n"
+	if err := os.WriteFile(csvPath, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m := &Meta{Session: "s"}
+	if err := m.Finish(MetaPath(csvPath)); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadMeta(MetaPath(csvPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, sum, err := CSVSum(csvPath)
+	if err != nil || got.Ended == nil || got.Rows != 2 || rows != 2 || got.CSVSHA256 != sum || len(sum) != 64 {
+		t.Errorf("Finish: rows %d, sum %q, ended %v; CSVSum = %d, %q, %v; want 2 runs and one checksum", got.Rows, got.CSVSHA256, got.Ended, rows, sum, err)
+	}
+	if err := os.WriteFile(csvPath, []byte("a,b\n1,2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if rows, short, _ := CSVSum(csvPath); rows != 1 || short == sum {
+		t.Errorf("CSVSum(a run short) = %d, %q; want 1 and another checksum than %q", rows, short, sum)
 	}
 }

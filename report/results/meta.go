@@ -1,11 +1,17 @@
 package results
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/csv"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
+	"strings"
 	"time"
 )
 
@@ -42,6 +48,12 @@ type Meta struct {
 	Started       time.Time         `json:"started"`
 	Resumed       []time.Time       `json:"resumed,omitempty"`
 	Ended         *time.Time        `json:"ended,omitempty"`
+	// Rows and CSVSHA256 are the count of runs of the session's CSV and
+	// its SHA-256 (hex) at its end (Finish), which bench history add
+	// checks the CSV against; zero in files from before they were
+	// recorded.
+	Rows      int    `json:"rows,omitempty"`
+	CSVSHA256 string `json:"csv_sha256,omitempty"`
 }
 
 // The accountings of the mix rows (Meta.MixAccounting): which exchanges
@@ -200,11 +212,39 @@ func (m *Meta) Write(path string) error {
 	return nil
 }
 
-// Finish records the end of the session.
+// Finish records the end of the session, with the count of runs and the
+// checksum of its CSV (the file the metadata at path is beside).
 func (m *Meta) Finish(path string) error {
+	rows, sum, err := CSVSum(strings.TrimSuffix(path, MetaSuffix))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
 	now := time.Now().UTC()
-	m.Ended = &now
+	m.Ended, m.Rows, m.CSVSHA256 = &now, rows, sum
 	return m.Write(path)
+}
+
+// CSVSum is the count of runs of the session file csvPath (its records
+// after the header) and its SHA-256, in hex.
+func CSVSum(csvPath string) (rows int, sum string, err error) {
+	b, err := os.ReadFile(csvPath)
+	if err != nil {
+		return 0, "", fmt.Errorf("checksum %s: %w", csvPath, err)
+	}
+	r := csv.NewReader(bytes.NewReader(b))
+	r.FieldsPerRecord = -1
+	for {
+		_, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return 0, "", &InputError{File: csvPath, Err: err}
+		}
+		rows++
+	}
+	h := sha256.Sum256(b)
+	return max(rows-1, 0), hex.EncodeToString(h[:]), nil
 }
 
 // ReadMeta reads a session's metadata file; an error is an InputError
