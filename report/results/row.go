@@ -225,3 +225,39 @@ func (r Row) Record() []string {
 func (r *Row) Spliced() (spliced, known bool) {
 	return r.SplicePipes > 0, r.HasPipes
 }
+
+// Closed is the part of the run's errors that are no failed exchange:
+// wrk's read errors on connections the proxy closed after its answer.
+// wrk counts a read error when a connection it kept alive ends as it
+// sends the next request, and sends that request again on a new one, so
+// that a proxy that keeps no connection alive (tinyproxy) gives one such
+// error an answer. A run whose errors match its answers one for one (no
+// more, and at least ClosedShare of them) is read so; bench mix, which
+// counts such exchanges itself (its reconnects), is not.
+func (r *Row) Closed() int64 {
+	if r.Errors == 0 || r.Errors > r.Requests || IsMix(r.Load) || r.Load == LoadSweep {
+		return 0
+	}
+	if float64(r.Errors) < ClosedShare*float64(r.Requests) {
+		return 0
+	}
+	return r.Errors
+}
+
+// ClosedShare is how many of a run's answers must each have been
+// followed by an error for its errors to read as connections closed
+// after their answer (Closed): the proxy's other errors are not so
+// many, and the connections of the window's end a few less.
+const ClosedShare = 0.99
+
+// Failures are the run's failed exchanges: its errors (non-2xx answers,
+// resets, short or wrong answers) and timeouts, less those that are no
+// failure (Closed).
+func (r *Row) Failures() int64 { return r.Errors + r.Timeouts - r.Closed() }
+
+// IsMix reports whether a load is one of the mix loads ("mix",
+// "mix-3k"), bench mix's.
+func IsMix(load string) bool {
+	rest, ok := strings.CutPrefix(load, "mix")
+	return ok && (rest == "" || rest[0] == '-')
+}
