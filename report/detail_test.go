@@ -4,6 +4,8 @@ import (
 	"bench/report/results"
 	"bytes"
 	"fmt"
+	"html"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -57,8 +59,9 @@ func page(t *testing.T, rows []results.Row, meta *results.Meta) string {
 // TestPageDetail: the page shows each cell's spread and runs where it
 // has two runs or more, a headline with a ratio and a verdict per row of
 // each ranked table, the notes once each with their cells, the ! mark
-// with its legend, and bench's build and command line in Setup; the
-// markdown has the same with Detail, and none of it without.
+// and share with its legend, and bench's build and command line in
+// Setup; the markdown has the same with Detail, and without it the !
+// mark and the notes but none of the rest.
 func TestPageDetail(t *testing.T) {
 	rows, _ := pageSession(t)
 	rows = noted(rows)
@@ -154,6 +157,16 @@ func TestPageDetail(t *testing.T) {
 				t.Errorf("%s: %q %d times; want once", c.name, want, n)
 			}
 		}
+		mark, legend := " !2% ", "- !p%: p% of the cell's exchanges failed"
+		if c.name == "page" {
+			mark, legend = `title="2% of its exchanges failed`, `<li><span class="err">!p%</span>: p% of the cell&#39;s exchanges failed`
+		}
+		if !strings.Contains(c.out, legend) || strings.Count(c.out, mark) != 1 {
+			t.Errorf("%s: no !2%% mark with its legend on nginx's ka-1k cell, 2%% of whose exchanges failed:\n%s", c.name, c.out)
+		}
+	}
+	if !strings.Contains(plainMD.String(), "!2% |") {
+		t.Errorf("markdown without Detail: no !2%% on nginx's ka-1k cell:\n%s", plainMD.String())
 	}
 	for _, absent := range []string{"n=3", "times no proxy", "v1.4.0", "command line"} {
 		if strings.Contains(plainMD.String(), absent) {
@@ -316,6 +329,63 @@ func TestErrorShare(t *testing.T) {
 	} {
 		if got := erring(Cell{ErrorShare: errorShare(c.runs)}); got != c.want {
 			t.Errorf("erring(%s) = %v; want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestReferenceNotes: the reference session's notes, in the markdown with
+// and without the detail and on the page, are grouped by cell with their
+// figures intact: no figure turned into n, the cipher suites whole, a
+// cell's own notes one line under its table (not one a run), and no
+// "– (–k/s)" for a cell without a figure.
+func TestReferenceNotes(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "data", "*.csv"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no session file in ../data: %v", err)
+	}
+	rows, err := results.ReadFiles(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	word := regexp.MustCompile(`(^|[ (])n([ ,:)]|$)`)
+	for _, opt := range []Options{{}, {Detail: true}, {Format: FormatHTML}} {
+		var b bytes.Buffer
+		if err := Render(&b, rows, opt); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		if opt.Format == FormatHTML {
+			out = html.UnescapeString(regexp.MustCompile(`</?li>`).ReplaceAllString(out, ""))
+		}
+		for _, want := range []string{
+			"negotiated TLSv1.3, TLS_AES_256_GCM_SHA384, X25519, ECDSA",                                 // a cipher suite whole
+			"tinyproxy ka-1k: 14913–18083 errors and 0 timeouts beside 14933–18085 completed exchanges", // figures as the range of the runs'
+			"squid mix-http-3k: ", // a cell of the mixes
+		} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%+v: no %q", opt, want)
+			}
+		}
+		if strings.Contains(out, noFigureMix) {
+			t.Errorf("%+v: a cell reads %q", opt, noFigureMix)
+		}
+		// each notes list: no n for a figure, a cell's own line once
+		for _, list := range strings.Split(out, groupedNotesHead)[1:] {
+			seen := map[string]bool{}
+			for _, l := range strings.Split(list, "\n")[2:] {
+				if l == "" || strings.HasPrefix(l, "<") {
+					break
+				}
+				if word.MatchString(l) {
+					t.Errorf("%+v: a note with n for a figure: %q", opt, l)
+				}
+				if cell, _, ok := strings.Cut(l, ": "); ok && !strings.Contains(cell, " — ") {
+					if seen[cell] {
+						t.Errorf("%+v: cell %q has two lines of its own notes under one table", opt, cell)
+					}
+					seen[cell] = true
+				}
+			}
 		}
 	}
 }

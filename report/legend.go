@@ -62,7 +62,9 @@ func legendOf(t Table, detail bool) []legendItem {
 	}
 	if none {
 		text := "no figure: the proxy cannot do the mode, or no run of it was ok"
-		if !ranked(t) {
+		if t.Kind == "latency" {
+			text = "no figure: the load tool gives none, the proxy cannot do the mode, or no run of it was ok"
+		} else if !ranked(t) {
 			text += "; no proxy has no proxy's CPU or memory to give"
 		}
 		out = append(out, legendItem{noValue, text})
