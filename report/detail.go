@@ -18,12 +18,17 @@ import (
 //     ratio to the runner-up and to no proxy, and whether the difference
 //     to the runner-up is real (decide, bench compare's rule);
 //   - each median's spread and runs: "28.0 ±3% n=3";
-//   - the runs' notes grouped: one line per note with the cells it is of;
-//   - a line of what the session ran, and bench's build and the command
-//     line in the Setup table.
+//   - a line of what the session ran, its failed runs and its runs with
+//     failed exchanges, and bench's build and the command line in the
+//     Setup table.
+//
+// Every format has the ! mark and share of a cell whose exchanges failed
+// beyond ErrorWarn; markdown and the page have the runs' notes grouped
+// by cell (groupNotes) and each table's legend (legend.go).
 
-// ErrorWarn is the share of a cell's exchanges that errored or timed out
-// beyond which the cell carries the ! mark.
+// ErrorWarn is the share of a cell's exchanges that failed (errors and
+// timeouts less results.Row.Closed) beyond which the cell carries the !
+// mark and the share.
 const ErrorWarn = 0.01
 
 // errorMark is the mark of a cell beyond ErrorWarn, which its share of
@@ -69,16 +74,6 @@ func failureText(c Cell) string {
 
 // erring reports whether a cell carries the ! mark.
 func erring(c Cell) bool { return c.ErrorShare != nil && *c.ErrorShare > ErrorWarn }
-
-// hasErring reports whether any cell of t carries the ! mark.
-func hasErring(t Table) bool {
-	for _, r := range t.Rows {
-		if slices.ContainsFunc(r.Cells, erring) {
-			return true
-		}
-	}
-	return false
-}
 
 // cellSpread is what the detail adds to a cell with two runs or more:
 // the furthest of its runs from the median, relative to it, and their

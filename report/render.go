@@ -354,7 +354,8 @@ func percent(v float64) string { return fixed(v*100, 0) + "%" }
 const noSpliceNote = "† never spliced: in none of its runs did the proxy hold a pipe beyond its own, " +
 	"which splice() needs; the figure is a copying proxy's."
 
-// writeNoSplice writes the footnote of † under a table that has the mark.
+// writeNoSplice writes the footnote of † under a table that has the mark,
+// in tab-separated text (markdown and the page have it in the legend).
 func writeNoSplice(w *bytes.Buffer, t Table) {
 	for _, r := range t.Rows {
 		for _, c := range r.Cells {
