@@ -688,6 +688,7 @@ func (x measured) fill(row *results.Row, r RunSpec) {
 	row.Started = x.started.UTC()
 	row.Seconds = m.Seconds
 	row.Requests, row.Bytes, row.Errors, row.Timeouts = m.Requests, m.Bytes, m.Errors, m.Timeouts
+	row.ClosedReads, row.HasClosed = m.Closed, m.HasClosed
 	row.P50Ms, row.P99Ms, row.HasLatency = m.P50Ms, m.P99Ms, m.HasLatency
 	row.P999Ms, row.HasP999 = m.P999Ms, m.HasP999
 	row.CPUProxy, row.CPUClient, row.CPUOrigin = sample.cpu[host.RoleProxy], sample.cpu[host.RoleClient], sample.cpu[host.RoleOrigin]
@@ -810,14 +811,17 @@ func (s *Session) load(ctx context.Context, r RunSpec, t scenarios.Target, windo
 // wrk's reads on connections a proxy closed after a complete answer, as
 // tinyproxy does), which it names so. It gives the counts, not a verdict.
 func errorNote(m scenarios.Measurement, load string) string {
-	r := results.Row{Load: load, Requests: m.Requests, Errors: m.Errors, Timeouts: m.Timeouts}
+	r := results.Row{Load: load, Requests: m.Requests, Errors: m.Errors, Timeouts: m.Timeouts, ClosedReads: m.Closed, HasClosed: m.HasClosed}
 	failed, closed := r.Failures(), r.Closed()
 	if m.Requests == 0 || (closed == 0 && failed*100 <= m.Requests+failed) {
 		return ""
 	}
 	errs := fmt.Sprintf("%d errors", m.Errors)
-	if closed > 0 {
+	switch {
+	case closed > 0 && closed == m.Errors:
 		errs += " (reads on connections the proxy closed after its answer, not failed exchanges)"
+	case closed > 0:
+		errs += fmt.Sprintf(" (%d of them reads on connections the proxy closed after its answer, not failed exchanges)", closed)
 	}
 	note := fmt.Sprintf("%s and %d timeouts beside %d completed exchanges", errs, m.Timeouts, m.Requests)
 	if m.Detail != "" {

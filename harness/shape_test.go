@@ -72,11 +72,20 @@ func TestErrorNote(t *testing.T) {
 		// 2% errors: the counts
 		{"errors", "ka-1k", scenarios.Measurement{Requests: 1000, Errors: 20},
 			"20 errors and 0 timeouts beside 1000 completed exchanges"},
+		// timeouts alone
+		{"timeouts", "ka-50k-2000", scenarios.Measurement{Requests: 1000, Timeouts: 30, HasClosed: true},
+			"0 errors and 30 timeouts beside 1000 completed exchanges"},
 		// within 1%: no note
 		{"within 1%", "ka-1k", scenarios.Measurement{Requests: 1000, Errors: 5}, ""},
 		// a read error after each answer (tinyproxy): named for what it is
 		{"closed after each answer", "ka-1k", scenarios.Measurement{Requests: 14933, Errors: 14913},
 			"14913 errors (reads on connections the proxy closed after its answer, not failed exchanges) and 0 timeouts beside 14933 completed exchanges"},
+		// wrk's reads apart: its closed connections, and 2% 502s beside them
+		{"closed, and status errors", "ka-1k", scenarios.Measurement{Requests: 1000, Errors: 1020, Closed: 1000, HasClosed: true},
+			"1020 errors (1000 of them reads on connections the proxy closed after its answer, not failed exchanges) and 0 timeouts beside 1000 completed exchanges"},
+		// wrk's reads apart, none closed: half the answers 502 are failures, though they match the answers one for one
+		{"status errors matching the answers", "ka-1k", scenarios.Measurement{Requests: 500, Errors: 500, HasClosed: true},
+			"500 errors and 0 timeouts beside 500 completed exchanges"},
 		// the mixes count their reconnects themselves: their errors are errors
 		{"a mix", "mix", scenarios.Measurement{Requests: 500, Errors: 500, Detail: "short 500"},
 			"500 errors and 0 timeouts beside 500 completed exchanges: short 500"},
