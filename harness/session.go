@@ -712,6 +712,7 @@ func (x measured) fill(row *results.Row, r RunSpec) {
 	row.Started = x.started.UTC()
 	row.Seconds = m.Seconds
 	row.Requests, row.Bytes, row.Errors, row.Timeouts = m.Requests, m.Bytes, m.Errors, m.Timeouts
+	row.ClosedReads, row.HasClosed = m.Closed, m.HasClosed
 	row.P50Ms, row.P99Ms, row.HasLatency = m.P50Ms, m.P99Ms, m.HasLatency
 	row.P999Ms, row.HasP999 = m.P999Ms, m.HasP999
 	row.CPUProxy, row.CPUClient, row.CPUOrigin = sample.cpu[host.RoleProxy], sample.cpu[host.RoleClient], sample.cpu[host.RoleOrigin]
@@ -723,7 +724,7 @@ func (x measured) fill(row *results.Row, r RunSpec) {
 	// A window whose pipes were not counted in it is unknown, not unspliced.
 	row.SplicePipes, row.HasPipes = int64(sample.pipes), sample.counted
 	row.PeakMemBytes = x.peak
-	row.Note = joinNotes(r.Scaled(), x.tlsNote, errorNote(m), halfCloseNote(r.Column, m), m.Note)
+	row.Note = joinNotes(r.Scaled(), x.tlsNote, errorNote(m, r.Scenario.Load.Name), halfCloseNote(r.Column, m), m.Note)
 }
 
 // halfCloseNote says why the column's proxy cuts answers, where its
@@ -846,15 +847,23 @@ func (s *Session) load(ctx context.Context, r RunSpec, t scenarios.Target, windo
 
 // errorNote speaks of a run's errors when they are more than 1% of its
 // exchanges, so that the tables' reader can tell a fast proxy from a fast
-// failing one. It gives the counts, not a verdict: wrk counts a read
-// error too when a proxy closes a kept-alive connection after a complete
-// answer (tinyproxy does).
-func errorNote(m scenarios.Measurement) string {
-	failed := m.Errors + m.Timeouts
-	if m.Requests == 0 || failed*100 <= m.Requests+failed {
+// failing one, or when they are no failed exchanges (results.Row.Closed:
+// wrk's reads on connections a proxy closed after a complete answer, as
+// tinyproxy does), which it names so. It gives the counts, not a verdict.
+func errorNote(m scenarios.Measurement, load string) string {
+	r := results.Row{Load: load, Requests: m.Requests, Errors: m.Errors, Timeouts: m.Timeouts, ClosedReads: m.Closed, HasClosed: m.HasClosed}
+	failed, closed := r.Failures(), r.Closed()
+	if m.Requests == 0 || (closed == 0 && failed*100 <= m.Requests+failed) {
 		return ""
 	}
-	note := fmt.Sprintf("%d errors and %d timeouts beside %d completed exchanges", m.Errors, m.Timeouts, m.Requests)
+	errs := fmt.Sprintf("%d errors", m.Errors)
+	switch {
+	case closed > 0 && closed == m.Errors:
+		errs += " (reads on connections the proxy closed after its answer, not failed exchanges)"
+	case closed > 0:
+		errs += fmt.Sprintf(" (%d of them reads on connections the proxy closed after its answer, not failed exchanges)", closed)
+	}
+	note := fmt.Sprintf("%s and %d timeouts beside %d completed exchanges", errs, m.Timeouts, m.Requests)
 	if m.Detail != "" {
 		note += ": " + m.Detail
 	}

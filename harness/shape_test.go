@@ -76,7 +76,7 @@ func TestFillRow(t *testing.T) {
 		row.SplicePipes != 3 || !row.HasPipes || row.PeakMemBytes != 4096 || !row.HasLatency || row.P99Ms != 2 {
 		t.Errorf("row %+v", row)
 	}
-	want := joinNotes(r.Scaled(), "negotiated TLSv1.3", errorNote(x.m))
+	want := joinNotes(r.Scaled(), "negotiated TLSv1.3", errorNote(x.m, r.Scenario.Load.Name))
 	if row.Note != want || row.Note == "" {
 		t.Errorf("note %q, want %q", row.Note, want)
 	}
@@ -84,5 +84,39 @@ func TestFillRow(t *testing.T) {
 	row = results.Row{}
 	if x.fill(&row, r); x.completed() == nil || row.Errors != 20 || row.CPUProxy != 9 {
 		t.Errorf("no exchange: %v, row %+v", x.completed(), row)
+	}
+}
+
+func TestErrorNote(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		load string
+		m    scenarios.Measurement
+		want string
+	}{
+		// 2% errors: the counts
+		{"errors", "ka-1k", scenarios.Measurement{Requests: 1000, Errors: 20},
+			"20 errors and 0 timeouts beside 1000 completed exchanges"},
+		// timeouts alone
+		{"timeouts", "ka-50k-2000", scenarios.Measurement{Requests: 1000, Timeouts: 30, HasClosed: true},
+			"0 errors and 30 timeouts beside 1000 completed exchanges"},
+		// within 1%: no note
+		{"within 1%", "ka-1k", scenarios.Measurement{Requests: 1000, Errors: 5}, ""},
+		// a read error after each answer (tinyproxy): named for what it is
+		{"closed after each answer", "ka-1k", scenarios.Measurement{Requests: 14933, Errors: 14913},
+			"14913 errors (reads on connections the proxy closed after its answer, not failed exchanges) and 0 timeouts beside 14933 completed exchanges"},
+		// wrk's reads apart: its closed connections, and 2% 502s beside them
+		{"closed, and status errors", "ka-1k", scenarios.Measurement{Requests: 1000, Errors: 1020, Closed: 1000, HasClosed: true},
+			"1020 errors (1000 of them reads on connections the proxy closed after its answer, not failed exchanges) and 0 timeouts beside 1000 completed exchanges"},
+		// wrk's reads apart, none closed: half the answers 502 are failures, though they match the answers one for one
+		{"status errors matching the answers", "ka-1k", scenarios.Measurement{Requests: 500, Errors: 500, HasClosed: true},
+			"500 errors and 0 timeouts beside 500 completed exchanges"},
+		// the mixes count their reconnects themselves: their errors are errors
+		{"a mix", "mix", scenarios.Measurement{Requests: 500, Errors: 500, Detail: "short 500"},
+			"500 errors and 0 timeouts beside 500 completed exchanges: short 500"},
+	} {
+		if got := errorNote(c.m, c.load); got != c.want {
+			t.Errorf("errorNote(%s) = %q; want %q", c.name, got, c.want)
+		}
 	}
 }

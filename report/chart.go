@@ -388,6 +388,7 @@ const (
 	legendBound     = "most runs bound by the client or the origin"
 	legendToolBound = "within 10% of no proxy's rate: the load tool's limit"
 	legendNoSplice  = "never spliced: the figure is a copying proxy's"
+	legendFailed    = "over 1% of exchanges failed: their part dashed"
 )
 
 // boundLegend is the legend of t's ‡: what the mark says in its table.
@@ -405,10 +406,14 @@ type barSet struct {
 	column    string
 	median    []float64 // NaN: no figure
 	low, high []float64 // NaN: no runs
-	titles    []string
-	offset    vg.Length // from the group's centre
-	color     color.Color
-	tips      *tips
+	// failed is the part of a bar's height its failed exchanges would
+	// add (a cell beyond ErrorWarn: failedPart), drawn apart over it,
+	// dashed; NaN for none.
+	failed []float64
+	titles []string
+	offset vg.Length // from the group's centre
+	color  color.Color
+	tips   *tips
 }
 
 // Plot draws the bars.
@@ -425,6 +430,11 @@ func (b *barSet) Plot(c draw.Canvas, plt *plot.Plot) {
 		lo, hi := x-barWidth/2, x+barWidth/2
 		y0, y1 := trY(0), trY(m)
 		c.FillPolygon(b.color, []vg.Point{{X: lo, Y: y0}, {X: hi, Y: y0}, {X: hi, Y: y1}, {X: lo, Y: y1}})
+		if f := b.failedAt(i); !math.IsNaN(f) {
+			dashed := draw.LineStyle{Color: b.color, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(2), vg.Points(1.5)}}
+			y2 := trY(m + f)
+			c.StrokeLines(dashed, []vg.Point{{X: lo, Y: y1}, {X: lo, Y: y2}, {X: hi, Y: y2}, {X: hi, Y: y1}})
+		}
 		if !math.IsNaN(b.low[i]) {
 			wl, wh := trY(b.low[i]), trY(b.high[i])
 			c.StrokeLine2(whisker, x, wl, x, wh)
@@ -435,12 +445,24 @@ func (b *barSet) Plot(c draw.Canvas, plt *plot.Plot) {
 	}
 }
 
+// failedAt is the failed part of bar i, NaN where the set has none (a
+// chart that draws no failures leaves failed nil).
+func (b *barSet) failedAt(i int) float64 {
+	if i >= len(b.failed) {
+		return math.NaN()
+	}
+	return b.failed[i]
+}
+
 // DataRange spans the bars and their whiskers' tops.
 func (b *barSet) DataRange() (xmin, xmax, ymin, ymax float64) {
 	xmax = float64(len(b.median) - 1)
 	for i, m := range b.median {
 		if !math.IsNaN(m) {
 			ymax = max(ymax, m)
+		}
+		if f := b.failedAt(i); !math.IsNaN(m) && !math.IsNaN(f) {
+			ymax = max(ymax, m+f)
 		}
 		if !math.IsNaN(b.high[i]) {
 			ymax = max(ymax, b.high[i])
@@ -457,6 +479,18 @@ func barTitle(column, label string, unit results.Unit, s summary) string {
 		return t + " (1 run)"
 	}
 	return fmt.Sprintf("%s, the median of %d runs, %s..%s", t, len(s.runs), unit.Format(s.low), unit.Format(s.high))
+}
+
+// failedPart is the height of a cell's failed exchanges over its bar:
+// at the answered ones' rate (its median), the failures' share beside
+// them; NaN for a cell within ErrorWarn, or one whose exchanges all
+// failed (no rate to draw them at).
+func failedPart(c Cell, med float64) float64 {
+	if !erring(c) || *c.ErrorShare >= 1 {
+		return math.NaN()
+	}
+	sh := *c.ErrorShare
+	return med * sh / (1 - sh)
 }
 
 // wrapLabel breaks a group's label into lines no wider than w where it
@@ -558,7 +592,7 @@ func barChart(t Table, pal palette) ([]byte, bool, error) {
 		legend = append(legend, legendEntry{name, swatch{pal.color(name, results.Group(t.Groups[j]))}})
 	}
 	tp := &tips{}
-	bound, noSplice := false, false
+	bound, noSplice, failed := false, false, false
 	var plots []*plot.Plot
 	for pi, pn := range panels {
 		p := newPlot()
@@ -581,19 +615,28 @@ func barChart(t Table, pal palette) ([]byte, bool, error) {
 			col := t.Columns[j]
 			n := len(pn.rows)
 			bs := &barSet{column: col, median: make([]float64, n), low: make([]float64, n), high: make([]float64, n),
-				titles: make([]string, n), offset: barWidth * (vg.Length(j) - vg.Length(ncols-1)/2),
+				failed: make([]float64, n), titles: make([]string, n), offset: barWidth * (vg.Length(j) - vg.Length(ncols-1)/2),
 				color: pal.color(col, results.Group(t.Groups[j])), tips: tp}
 			var marks plotter.XYLabels
 			for i, r := range pn.rows {
 				c := r.Cells[j]
-				bs.median[i], bs.low[i], bs.high[i] = math.NaN(), math.NaN(), math.NaN()
+				bs.median[i], bs.low[i], bs.high[i], bs.failed[i] = math.NaN(), math.NaN(), math.NaN(), math.NaN()
 				if !c.chart.ok {
 					continue
 				}
 				s := c.chart
 				bs.median[i], bs.low[i], bs.high[i] = s.med, s.low, s.high
+				bs.failed[i] = failedPart(c, s.med)
 				bs.titles[i] = barTitle(col, names[pi][i], pn.unit, s)
 				var m []string
+				top := s.high
+				if erring(c) {
+					m, failed = append(m, errorMark), true
+					bs.titles[i] += "; " + sharePercent(*c.ErrorShare) + " of its exchanges failed"
+					if !math.IsNaN(bs.failed[i]) {
+						top = max(top, s.med+bs.failed[i])
+					}
+				}
 				if c.Bound {
 					m, bound = append(m, "‡"), true
 				}
@@ -601,7 +644,7 @@ func barChart(t Table, pal palette) ([]byte, bool, error) {
 					m, noSplice = append(m, "†"), true
 				}
 				if len(m) > 0 {
-					marks.XYs = append(marks.XYs, plotter.XY{X: float64(i), Y: s.high})
+					marks.XYs = append(marks.XYs, plotter.XY{X: float64(i), Y: top})
 					marks.Labels = append(marks.Labels, strings.Join(m, ""))
 				}
 			}
@@ -621,6 +664,9 @@ func barChart(t Table, pal palette) ([]byte, bool, error) {
 	}
 	if noSplice {
 		legend = append(legend, legendEntry{legendNoSplice, markThumb{"†"}})
+	}
+	if failed {
+		legend = append(legend, legendEntry{legendFailed, markThumb{errorMark}})
 	}
 	svg, err := svgOf(plots, legend, tp, width, vg.Length(len(plots))*barPanelHeight)
 	return svg, true, err

@@ -18,31 +18,32 @@ import (
 //     ratio to the runner-up and to no proxy, and whether the difference
 //     to the runner-up is real (decide, bench compare's rule);
 //   - each median's spread and runs: "28.0 ±3% n=3";
-//   - the ! mark on a cell whose runs had errors or timeouts beyond
-//     ErrorWarn of their exchanges;
-//   - the runs' notes grouped: one line per note with the cells it is of;
-//   - a line of what the session ran, and bench's build and the command
-//     line in the Setup table.
+//   - a line of what the session ran, its failed runs and its runs with
+//     failed exchanges, and bench's build and the command line in the
+//     Setup table.
+//
+// Every format has the ! mark and share of a cell whose exchanges failed
+// beyond ErrorWarn; markdown and the page have the runs' notes grouped
+// by cell (groupNotes) and each table's legend (legend.go).
 
-// ErrorWarn is the share of a cell's exchanges that errored or timed out
-// beyond which the cell carries the ! mark.
+// ErrorWarn is the share of a cell's exchanges that failed (errors and
+// timeouts less results.Row.Closed) beyond which the cell carries the !
+// mark and the share.
 const ErrorWarn = 0.01
 
-// errorMark is the mark of a cell beyond ErrorWarn, and its footnote.
-const (
-	errorMark     = "!"
-	errorMarkNote = "! errors or timeouts in more than 1% of the cell's exchanges, counted with its answered ones: " +
-		"its figure counts exchanges that did not all go well (the notes say how many)."
-)
+// errorMark is the mark of a cell beyond ErrorWarn, which its share of
+// failed exchanges follows: "1.0 (1.0k/s) !77%".
+const errorMark = "!"
 
-// errorShare is the share of the runs' exchanges that errored or timed
-// out: (errors + timeouts) / (completed + errors + timeouts), summed over
-// the runs; nil where none did.
+// errorShare is the share of the runs' exchanges that failed (errors,
+// timeouts, cut or wrong answers: results.Row.Failures): failed /
+// (answered + failed), summed over the runs; nil where none did.
 func errorShare(runs []*results.Row) *float64 {
 	var bad, all int64
 	for _, r := range runs {
-		bad += r.Errors + r.Timeouts
-		all += r.Requests + r.Errors + r.Timeouts
+		f := r.Failures()
+		bad += f
+		all += r.Requests + f
 	}
 	if bad == 0 {
 		return nil
@@ -51,18 +52,28 @@ func errorShare(runs []*results.Row) *float64 {
 	return &s
 }
 
+// closedCount is how many of the runs' errors are no failure
+// (results.Row.Closed): reads on connections the proxy closed after its
+// answer.
+func closedCount(runs []*results.Row) int64 {
+	var n int64
+	for _, r := range runs {
+		n += r.Closed()
+	}
+	return n
+}
+
+// failureText is the mark of a cell beyond ErrorWarn with its share,
+// "!77%"; empty for another.
+func failureText(c Cell) string {
+	if !erring(c) {
+		return ""
+	}
+	return errorMark + sharePercent(*c.ErrorShare)
+}
+
 // erring reports whether a cell carries the ! mark.
 func erring(c Cell) bool { return c.ErrorShare != nil && *c.ErrorShare > ErrorWarn }
-
-// hasErring reports whether any cell of t carries the ! mark.
-func hasErring(t Table) bool {
-	for _, r := range t.Rows {
-		if slices.ContainsFunc(r.Cells, erring) {
-			return true
-		}
-	}
-	return false
-}
 
 // cellSpread is what the detail adds to a cell with two runs or more:
 // the furthest of its runs from the median, relative to it, and their
@@ -79,17 +90,13 @@ func cellSpread(c Cell) (short, long string) {
 		fmt.Sprintf("%d runs: %s to %s", len(c.Runs), threeFigures(lo), threeFigures(hi))
 }
 
-// detailSuffix is what the detail writes after a cell's text: its !
-// mark and its spread, " ! ±3% n=3".
+// detailSuffix is what the detail writes after a cell's text: its
+// spread, " ±3% n=3".
 func detailSuffix(c Cell) string {
-	var s string
-	if erring(c) {
-		s += " " + errorMark
-	}
 	if short, _ := cellSpread(c); short != "" {
-		s += " " + short
+		return " " + short
 	}
-	return s
+	return ""
 }
 
 // sharePercent formats a share as a percentage, a decimal below 1%: 0.034
@@ -235,97 +242,153 @@ const headlineNote = "Fastest of each row by median; ± from the two cells' rang
 	"else range: real when their runs' ranges do not overlap; nothing where a cell has one run)."
 
 // groupedNotesHead introduces the grouped notes.
-const groupedNotesHead = "Notes of the runs counted, each once with its cells (n: a number that differs between runs; " +
-	"each cell's range of it in parentheses)"
+const groupedNotesHead = "Notes of the runs counted, by cell (a range where the cell's runs differ; " +
+	"a note of several cells once with them)"
 
 // runNote is an ok run's note, with the cell it is of.
 type runNote struct{ proxy, load, text string }
 
-// noteNumber is a number in a note, which the grouping leaves out.
+// noteNumber is a number in a note's text; noteFigures keeps those that
+// stand alone, not a part of a name (TLSv1.3, TLS_AES_128_GCM_SHA256,
+// X25519).
 var noteNumber = regexp.MustCompile(`[0-9]+(?:\.[0-9]+)?`)
 
-// notePart is one part of grouped notes: its text with the numbers that
-// differ between runs as n, and the cells it is of with their numbers.
+// noteFigures are the figures of a note's part, where they stand in it:
+// the numbers noteNumber finds that no letter, digit, '_' or '.' touches.
+func noteFigures(text string) [][]int {
+	word := func(c byte) bool {
+		return c == '_' || c == '.' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+	}
+	var out [][]int
+	for _, m := range noteNumber.FindAllStringIndex(text, -1) {
+		if (m[0] > 0 && word(text[m[0]-1])) || (m[1] < len(text) && word(text[m[1]])) {
+			continue
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// notePart is one part of a cell's notes (a note split at "; "): its
+// text between its figures, and each figure over the cell's runs.
 type notePart struct {
-	pieces []string    // the text between the numbers
-	first  []string    // the numbers as the first run wrote them
-	values [][]float64 // each number over every run
-	cells  []noteCell
+	pieces  []string   // the text around the figures, one more than them
+	figures [][]string // each figure as each run wrote it
 }
 
-type noteCell struct {
-	proxy, load string
-	values      [][]float64 // each number over the cell's runs
+// text is the part with each figure intact where the runs agree on it,
+// and as the range of theirs where they differ: "14913–18083 errors".
+func (p *notePart) text() string {
+	var b strings.Builder
+	for i, piece := range p.pieces {
+		b.WriteString(piece)
+		if i == len(p.figures) {
+			break
+		}
+		fs := p.figures[i]
+		lo, hi := fs[0], fs[0]
+		val := func(s string) float64 { v, _ := strconv.ParseFloat(s, 64); return v }
+		for _, f := range fs[1:] {
+			if val(f) < val(lo) {
+				lo = f
+			}
+			if val(f) > val(hi) {
+				hi = f
+			}
+		}
+		b.WriteString(lo)
+		if val(hi) != val(lo) {
+			b.WriteString("–" + hi)
+		}
+	}
+	return b.String()
 }
 
-// groupNotes groups the runs' notes: each note is split into its parts
-// (at "; " outside parentheses), and parts that differ in their numbers
-// alone are one, listed once with the cells they are of. A number that
-// is the same in every run stays in the text; the others are n, and
-// each cell gives their range over its runs: "n errors and 0 timeouts
-// beside n completed exchanges: tinyproxy ka-1k (53319–54830 /
-// 53320–54837)".
+// groupNotes groups the runs' notes by cell: each note is split into its
+// parts (at "; " outside parentheses), and the parts of a cell's runs
+// that differ in their figures alone are one, each figure intact or the
+// range of the runs' ("14913–18083 errors and 0 timeouts beside
+// 14933–18085 completed exchanges"). A part that reads the same in
+// several cells is a line with the cells it is of ("9950 of 20000
+// connections, ... — nginx mix-http; squid mix-http"); a cell's other
+// parts are a line of its own ("tinyproxy ka-1k: ...").
 func groupNotes(notes []runNote) []string {
-	var parts []*notePart
-	byKey := map[string]*notePart{}
+	type cell struct{ proxy, load string }
+	type cellParts struct {
+		cell  cell
+		keys  []string
+		parts map[string]*notePart
+	}
+	var cells []*cellParts
+	byCell := map[cell]*cellParts{}
 	for _, n := range notes {
+		k := cell{n.proxy, n.load}
+		cp := byCell[k]
+		if cp == nil {
+			cp = &cellParts{cell: k, parts: map[string]*notePart{}}
+			byCell[k] = cp
+			cells = append(cells, cp)
+		}
 		for _, text := range splitNote(n.text) {
-			key := noteNumber.ReplaceAllString(text, "\x00")
-			p := byKey[key]
+			figs := noteFigures(text)
+			var pieces, values []string
+			last := 0
+			for _, m := range figs {
+				pieces = append(pieces, text[last:m[0]])
+				values = append(values, text[m[0]:m[1]])
+				last = m[1]
+			}
+			pieces = append(pieces, text[last:])
+			key := strings.Join(pieces, "\x00")
+			p := cp.parts[key]
 			if p == nil {
-				p = &notePart{pieces: noteNumber.Split(text, -1), first: noteNumber.FindAllString(text, -1)}
-				byKey[key] = p
-				parts = append(parts, p)
+				p = &notePart{pieces: pieces, figures: make([][]string, len(values))}
+				cp.parts[key] = p
+				cp.keys = append(cp.keys, key)
 			}
-			nums := noteNumber.FindAllString(text, -1)
-			i := slices.IndexFunc(p.cells, func(c noteCell) bool { return c.proxy == n.proxy && c.load == n.load })
-			if i < 0 {
-				p.cells = append(p.cells, noteCell{proxy: n.proxy, load: n.load, values: make([][]float64, len(nums))})
-				i = len(p.cells) - 1
-			}
-			if p.values == nil {
-				p.values = make([][]float64, len(nums))
-			}
-			for j, s := range nums {
-				v, _ := strconv.ParseFloat(s, 64)
-				p.values[j] = append(p.values[j], v)
-				p.cells[i].values[j] = append(p.cells[i].values[j], v)
+			for i, v := range values {
+				p.figures[i] = append(p.figures[i], v)
 			}
 		}
 	}
-	out := make([]string, len(parts))
-	for i, p := range parts {
-		var b strings.Builder
-		var varying []int
-		for j, piece := range p.pieces {
-			b.WriteString(piece)
-			if j == len(p.values) {
-				break
+	// each part's text, and the cells that have it
+	type line struct {
+		text  string
+		cells []string
+	}
+	var shared []*line
+	byText := map[string]*line{}
+	texts := make([][]string, len(cells))
+	for i, cp := range cells {
+		name := cp.cell.proxy + " " + cp.cell.load
+		for _, k := range cp.keys {
+			t := cp.parts[k].text()
+			texts[i] = append(texts[i], t)
+			l := byText[t]
+			if l == nil {
+				l = &line{text: t}
+				byText[t] = l
+				shared = append(shared, l)
 			}
-			if slices.Min(p.values[j]) == slices.Max(p.values[j]) {
-				b.WriteString(p.first[j])
-			} else {
-				b.WriteString("n")
-				varying = append(varying, j)
+			l.cells = append(l.cells, name)
+		}
+	}
+	var out []string
+	for _, l := range shared {
+		if len(l.cells) > 1 {
+			out = append(out, l.text+" — "+strings.Join(l.cells, "; "))
+		}
+	}
+	for i, cp := range cells {
+		var own []string
+		for _, t := range texts[i] {
+			if len(byText[t].cells) == 1 {
+				own = append(own, t)
 			}
 		}
-		cells := make([]string, len(p.cells))
-		for k, c := range p.cells {
-			cells[k] = c.proxy + " " + c.load
-			var ranges []string
-			for _, j := range varying {
-				lo, hi := slices.Min(c.values[j]), slices.Max(c.values[j])
-				r := strconv.FormatFloat(lo, 'f', -1, 64)
-				if hi != lo {
-					r += "–" + strconv.FormatFloat(hi, 'f', -1, 64)
-				}
-				ranges = append(ranges, r)
-			}
-			if len(ranges) > 0 {
-				cells[k] += " (" + strings.Join(ranges, " / ") + ")"
-			}
+		if len(own) > 0 {
+			out = append(out, cp.cell.proxy+" "+cp.cell.load+": "+strings.Join(own, "; "))
 		}
-		out[i] = b.String() + " — " + strings.Join(cells, "; ")
 	}
 	return out
 }
@@ -356,6 +419,7 @@ func sessionSummary(id string, rows []results.Row, files []results.SessionFile) 
 	var machines, cols []string
 	scenarios := map[string]bool{}
 	runs, failed, reps := 0, 0, 0
+	erred, beyond := 0, 0 // ok runs with failed exchanges, and beyond ErrorWarn of theirs
 	for _, r := range rows {
 		if r.Session != id {
 			continue
@@ -363,6 +427,11 @@ func sessionSummary(id string, rows []results.Row, files []results.SessionFile) 
 		runs++
 		if r.Status != results.OK {
 			failed++
+		} else if f := r.Failures(); f > 0 {
+			erred++
+			if float64(f) > ErrorWarn*float64(f+r.Requests) {
+				beyond++
+			}
 		}
 		reps = max(reps, r.Rep)
 		scenarios[results.ScenarioName(r.Mode, r.Load)] = true
@@ -390,6 +459,10 @@ func sessionSummary(id string, rows []results.Row, files []results.SessionFile) 
 			break
 		}
 	}
-	return fmt.Sprintf("On %s: %d scenarios, %d columns (%s), %s: %d runs, %d failed.",
-		strings.Join(machines, "; "), len(scenarios), len(cols), strings.Join(cols, ", "), method, runs, failed)
+	exchanges := "none with a failed exchange"
+	if erred > 0 {
+		exchanges = fmt.Sprintf("%d with failed exchanges, %d of them in more than %s of theirs", erred, beyond, sharePercent(ErrorWarn))
+	}
+	return fmt.Sprintf("On %s: %d scenarios, %d columns (%s), %s: %d runs, %d failed, %s.",
+		strings.Join(machines, "; "), len(scenarios), len(cols), strings.Join(cols, ", "), method, runs, failed, exchanges)
 }

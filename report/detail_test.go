@@ -4,7 +4,10 @@ import (
 	"bench/report/results"
 	"bytes"
 	"fmt"
+	"html"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -56,8 +59,9 @@ func page(t *testing.T, rows []results.Row, meta *results.Meta) string {
 // TestPageDetail: the page shows each cell's spread and runs where it
 // has two runs or more, a headline with a ratio and a verdict per row of
 // each ranked table, the notes once each with their cells, the ! mark
-// with its legend, and bench's build and command line in Setup; the
-// markdown has the same with Detail, and none of it without.
+// and share with its legend, and bench's build and command line in
+// Setup; the markdown has the same with Detail, and without it the !
+// mark and the notes but none of the rest.
 func TestPageDetail(t *testing.T) {
 	rows, _ := pageSession(t)
 	rows = noted(rows)
@@ -108,7 +112,21 @@ func TestPageDetail(t *testing.T) {
 			}
 		}
 	}
-	note := "n errors and 0 timeouts beside n completed exchanges — nginx ka-1k ("
+	// nginx's ka-1k notes, once, their figures as the range of its runs'
+	var errs, answered []int64
+	for _, r := range rows {
+		if r.Proxy == "nginx" && r.Load == "ka-1k" {
+			errs, answered = append(errs, r.Errors), append(answered, r.Requests)
+		}
+	}
+	span := func(v []int64) string {
+		lo, hi := slices.Min(v), slices.Max(v)
+		if lo == hi {
+			return fmt.Sprint(lo)
+		}
+		return fmt.Sprintf("%d–%d", lo, hi)
+	}
+	note := "nginx ka-1k: " + span(errs) + " errors and 0 timeouts beside " + span(answered) + " completed exchanges"
 	for _, c := range []struct {
 		name, out      string
 		spread, head   *regexp.Regexp
@@ -128,9 +146,9 @@ func TestPageDetail(t *testing.T) {
 		for _, want := range []string{
 			"v1.4.0 0123456789ab, go1.26.0", // bench's build in Setup
 			"bench run --machine",           // the command line
-			note,                            // nginx's notes once, their numbers as ranges
-			"9950 of 20000 connections — haproxy ka-1k\n", // haproxy's, its numbers kept
-			"3 repetitions of 4s after 1s of warm-up",     // the session's line
+			note,                            // nginx's notes once, their figures as ranges
+			"haproxy ka-1k: 9950 of 20000 connections\n", // haproxy's, its figures kept
+			"3 repetitions of 4s after 1s of warm-up",    // the session's line
 		} {
 			if c.name == "page" {
 				want = strings.TrimSuffix(want, "\n")
@@ -139,15 +157,18 @@ func TestPageDetail(t *testing.T) {
 				t.Errorf("%s: %q %d times; want once", c.name, want, n)
 			}
 		}
-		mark, legend := " "+errorMark+" ", errorMarkNote
+		mark, legend := " !2% ", "- !p%: p% of the cell's exchanges failed"
 		if c.name == "page" {
-			mark, legend = ">"+errorMark+"</span>", esc(errorMarkNote)
+			mark, legend = `title="2% of its exchanges failed`, `<li><span class="err">!p%</span>: p% of the cell&#39;s exchanges failed`
 		}
 		if !strings.Contains(c.out, legend) || strings.Count(c.out, mark) != 1 {
-			t.Errorf("%s: no ! mark with its legend on nginx's ka-1k cell, 2%% of whose exchanges errored", c.name)
+			t.Errorf("%s: no !2%% mark with its legend on nginx's ka-1k cell, 2%% of whose exchanges failed:\n%s", c.name, c.out)
 		}
 	}
-	for _, absent := range []string{"n=3", "times no proxy", errorMarkNote, "v1.4.0", "command line", note} {
+	if !strings.Contains(plainMD.String(), "!2% |") {
+		t.Errorf("markdown without Detail: no !2%% on nginx's ka-1k cell:\n%s", plainMD.String())
+	}
+	for _, absent := range []string{"n=3", "times no proxy", "v1.4.0", "command line"} {
 		if strings.Contains(plainMD.String(), absent) {
 			t.Errorf("markdown without Detail has %q", absent)
 		}
@@ -250,23 +271,30 @@ func TestHeadlines(t *testing.T) {
 	}
 }
 
-// TestGroupNotes: notes that differ in their numbers alone are one line
-// with each cell's range; a number the same in every run stays.
+// TestGroupNotes: a cell's notes that differ in their figures alone are
+// one, each figure intact or the range of the cell's runs'; a part that
+// reads the same in several cells is one line with them.
 func TestGroupNotes(t *testing.T) {
 	for _, c := range []struct {
 		name  string
 		notes []runNote
 		want  []string
 	}{
-		// the numbers of one note over two cells' runs
+		// one note over two cells' runs: a line a cell, each its own range
 		{"ranges", []runNote{{"a", "x", "3 errors beside 10"}, {"a", "x", "5 errors beside 10"}, {"b", "y", "4 errors beside 10"}},
-			[]string{"n errors beside 10 — a x (3–5); b y (4)"}},
-		// a note of two parts: each grouped with its like
+			[]string{"a x: 3–5 errors beside 10", "b y: 4 errors beside 10"}},
+		// a note of two parts: the one both cells have once with them
 		{"parts", []runNote{{"a", "x", "9950 of 20000 connections; 1 error (2 of them late)"}, {"b", "y", "9950 of 20000 connections"}},
-			[]string{"9950 of 20000 connections — a x; b y", "1 error (2 of them late) — a x"}},
+			[]string{"9950 of 20000 connections — a x; b y", "a x: 1 error (2 of them late)"}},
 		// a ; inside parentheses does not split
 		{"parenthesis", []runNote{{"a", "x", "group X (the OpenSSL; 3.0)"}},
-			[]string{"group X (the OpenSSL; 3.0) — a x"}},
+			[]string{"a x: group X (the OpenSSL; 3.0)"}},
+		// the digits of a name are no figure: the cipher suites stay apart and whole
+		{"names", []runNote{{"a", "up", "negotiated TLSv1.3, TLS_AES_128_GCM_SHA256, X25519"}, {"a", "up", "negotiated TLSv1.3, TLS_AES_256_GCM_SHA384, X25519"}},
+			[]string{"a up: negotiated TLSv1.3, TLS_AES_128_GCM_SHA256, X25519; negotiated TLSv1.3, TLS_AES_256_GCM_SHA384, X25519"}},
+		// figures with decimals, the same in each run: kept as written
+		{"decimals", []runNote{{"a", "x", "p99 2.50 ms"}, {"a", "x", "p99 2.50 ms"}, {"a", "x", "p99 3.1 ms"}},
+			[]string{"a x: p99 2.50–3.1 ms"}},
 	} {
 		got := groupNotes(c.notes)
 		if strings.Join(got, "\n") != strings.Join(c.want, "\n") {
@@ -294,9 +322,70 @@ func TestErrorShare(t *testing.T) {
 		{"beyond", []*results.Row{run(1000, 0, 0), run(960, 10, 30)}, true},
 		// nothing answered
 		{"unanswered", []*results.Row{run(0, 0, 7)}, true},
+		// a read error after each answer (tinyproxy's connections): no failure
+		{"closed after each answer", []*results.Row{run(14933, 14913, 0), run(18085, 18083, 0)}, false},
+		// the same, and 6% timeouts: those are failures
+		{"closed, and timeouts", []*results.Row{run(4095, 4095, 261)}, true},
 	} {
 		if got := erring(Cell{ErrorShare: errorShare(c.runs)}); got != c.want {
 			t.Errorf("erring(%s) = %v; want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestReferenceNotes: the reference session's notes, in the markdown with
+// and without the detail and on the page, are grouped by cell with their
+// figures intact: no figure turned into n, the cipher suites whole, a
+// cell's own notes one line under its table (not one a run), and no
+// "– (–k/s)" for a cell without a figure.
+func TestReferenceNotes(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "data", "*.csv"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no session file in ../data: %v", err)
+	}
+	rows, err := results.ReadFiles(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	word := regexp.MustCompile(`(^|[ (])n([ ,:)]|$)`)
+	for _, opt := range []Options{{}, {Detail: true}, {Format: FormatHTML}} {
+		var b bytes.Buffer
+		if err := Render(&b, rows, opt); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		if opt.Format == FormatHTML {
+			out = html.UnescapeString(regexp.MustCompile(`</?li>`).ReplaceAllString(out, ""))
+		}
+		for _, want := range []string{
+			"negotiated TLSv1.3, TLS_AES_256_GCM_SHA384, X25519, ECDSA",                                 // a cipher suite whole
+			"tinyproxy ka-1k: 14913–18083 errors and 0 timeouts beside 14933–18085 completed exchanges", // figures as the range of the runs'
+			"squid mix-http-3k: ", // a cell of the mixes
+		} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%+v: no %q", opt, want)
+			}
+		}
+		if strings.Contains(out, noFigureMix) {
+			t.Errorf("%+v: a cell reads %q", opt, noFigureMix)
+		}
+		// each notes list: no n for a figure, a cell's own line once
+		for _, list := range strings.Split(out, groupedNotesHead)[1:] {
+			seen := map[string]bool{}
+			for _, l := range strings.Split(list, "\n")[2:] {
+				if l == "" || strings.HasPrefix(l, "<") {
+					break
+				}
+				if word.MatchString(l) {
+					t.Errorf("%+v: a note with n for a figure: %q", opt, l)
+				}
+				if cell, _, ok := strings.Cut(l, ": "); ok && !strings.Contains(cell, " — ") {
+					if seen[cell] {
+						t.Errorf("%+v: cell %q has two lines of its own notes under one table", opt, cell)
+					}
+					seen[cell] = true
+				}
+			}
 		}
 	}
 }

@@ -203,9 +203,10 @@ func htmlTable(b *bytes.Buffer, t Table) {
 	for _, r := range t.Rows {
 		texts := make([]string, len(r.Cells))
 		for j, c := range r.Cells {
-			texts[j] = esc(c.Text)
+			text := strings.TrimSuffix(shownText(c), " "+failureText(c))
+			texts[j] = esc(text)
 			if c.Bold {
-				texts[j] = "<strong>" + esc(c.figure) + "</strong>" + esc(c.Text[len(c.figure):])
+				texts[j] = "<strong>" + esc(c.figure) + "</strong>" + esc(text[len(c.figure):])
 			}
 			texts[j] += htmlCellDetail(c)
 		}
@@ -222,13 +223,24 @@ func htmlTable(b *bytes.Buffer, t Table) {
 	b.WriteString("</table>\n")
 	var text bytes.Buffer
 	writeSearches(&text, t, true)
-	writeNoSplice(&text, t)
-	if hasErring(t) {
-		text.WriteString(errorMarkNote + "\n\n")
+	htmlParagraphs(b, text.String())
+	htmlLegend(b, t)
+	text.Reset()
+	if l := closedLine(t); l != "" {
+		text.WriteString(l + "\n\n")
 	}
 	writeFailed(&text, t.Failed, true)
 	writeGroupedNotes(&text, t)
-	for _, para := range strings.Split(strings.TrimSpace(text.String()), "\n\n") {
+	htmlParagraphs(b, text.String())
+	if t.Caption != "" {
+		fmt.Fprintf(b, "<p class=\"caption\">%s</p>\n", esc(t.Caption))
+	}
+}
+
+// htmlParagraphs writes text as the markdown writers give it, paragraphs
+// apart by a blank line and lists of "- " lines, as the page's.
+func htmlParagraphs(b *bytes.Buffer, text string) {
+	for _, para := range strings.Split(strings.TrimSpace(text), "\n\n") {
 		if para == "" {
 			continue
 		}
@@ -243,9 +255,27 @@ func htmlTable(b *bytes.Buffer, t Table) {
 		}
 		fmt.Fprintf(b, "<p>%s</p>\n", esc(para))
 	}
-	if t.Caption != "" {
-		fmt.Fprintf(b, "<p class=\"caption\">%s</p>\n", esc(t.Caption))
+}
+
+// htmlLegend writes t's legend (legendOf) under it, the page's detail
+// included.
+func htmlLegend(b *bytes.Buffer, t Table) {
+	items := legendOf(t, true)
+	if len(items) == 0 {
+		return
 	}
+	fmt.Fprintf(b, "<p>%s:</p>\n<ul class=\"legend\">\n", legendHead)
+	for _, it := range items {
+		mark := esc(it.mark)
+		if m, ok := strings.CutPrefix(it.mark, markBold); ok {
+			mark = "<strong>bold</strong>" + esc(m)
+		}
+		if strings.HasPrefix(it.mark, errorMark) {
+			mark = "<span class=\"err\">" + mark + "</span>"
+		}
+		fmt.Fprintf(b, "<li>%s: %s</li>\n", mark, esc(it.text))
+	}
+	b.WriteString("</ul>\n")
 }
 
 // htmlHeadlines writes the headlines of t's rows before it.
@@ -262,11 +292,11 @@ func htmlHeadlines(b *bytes.Buffer, t Table) {
 }
 
 // htmlCellDetail is what the page writes after a cell's text: its !
-// mark, and its spread with the runs' range in its title.
+// mark and share, and its spread with the runs' range in its title.
 func htmlCellDetail(c Cell) string {
 	var s string
-	if erring(c) {
-		s += fmt.Sprintf(" <span class=\"err\" title=\"%s of its exchanges errored or timed out\">%s</span>", percent(*c.ErrorShare), errorMark)
+	if f := failureText(c); f != "" {
+		s += fmt.Sprintf(" <span class=\"err\" title=\"%s of its exchanges failed: errors, timeouts, cut or wrong answers\">%s</span>", sharePercent(*c.ErrorShare), esc(f))
 	}
 	if short, long := cellSpread(c); short != "" {
 		s += fmt.Sprintf(" <small class=\"spread\" title=\"%s\">%s</small>", esc(long), esc(short))

@@ -45,7 +45,7 @@ func (c *Cell) fromRuns(runs []*results.Row) {
 		return nil
 	}
 	c.P50, c.P99, c.P999 = med(MetricP50), med(MetricP99), med(MetricP999)
-	c.ErrorShare = errorShare(runs)
+	c.ErrorShare, c.Closed = errorShare(runs), closedCount(runs)
 }
 
 // hasLatency reports whether any cell of t has a latency.

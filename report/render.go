@@ -200,15 +200,19 @@ func writeText(w io.Writer, setups []Setup, tables []Table, md bool, d *detail) 
 		}
 		buf.WriteString("\n")
 		writeSearches(&buf, t, md)
-		writeNoSplice(&buf, t)
-		if d != nil && hasErring(t) {
-			buf.WriteString(errorMarkNote + "\n\n")
+		if md {
+			writeLegend(&buf, t, d != nil)
+			if l := closedLine(t); l != "" {
+				buf.WriteString(mdText.Replace(l) + "\n\n")
+			}
+		} else {
+			writeNoSplice(&buf, t)
 		}
 		writeFailed(&buf, t.Failed, md)
-		if d != nil {
+		if md {
 			writeGroupedNotes(&buf, t)
 		} else {
-			writeNotes(&buf, t.Notes, md)
+			writeNotes(&buf, t.Notes)
 		}
 		if t.Caption != "" {
 			buf.WriteString(mdOnly(md, t.Caption) + "\n\n")
@@ -350,7 +354,8 @@ func percent(v float64) string { return fixed(v*100, 0) + "%" }
 const noSpliceNote = "† never spliced: in none of its runs did the proxy hold a pipe beyond its own, " +
 	"which splice() needs; the figure is a copying proxy's."
 
-// writeNoSplice writes the footnote of † under a table that has the mark.
+// writeNoSplice writes the footnote of † under a table that has the mark,
+// in tab-separated text (markdown and the page have it in the legend).
 func writeNoSplice(w *bytes.Buffer, t Table) {
 	for _, r := range t.Rows {
 		for _, c := range r.Cells {
@@ -374,7 +379,7 @@ func tsvGrid(w *bytes.Buffer, header []string, rows [][]string) {
 // when marked: "**35.0** ‡ *".
 func markdownCell(c Cell) string {
 	if !c.Bold {
-		return c.Text
+		return shownText(c)
 	}
 	return "**" + c.figure + "**" + c.Text[len(c.figure):]
 }
@@ -403,7 +408,7 @@ func mdOnly(md bool, s string) string {
 }
 
 // writeMarkdown writes t as a markdown table; with detail, each cell
-// with its ! mark and its spread (cellSpread).
+// with its spread (cellSpread).
 func writeMarkdown(w io.Writer, t Table, detail bool) error {
 	rows := make([][]string, len(t.Rows))
 	for i, r := range t.Rows {
@@ -464,22 +469,16 @@ func writeFailed(w *bytes.Buffer, failed []Failure, md bool) {
 	w.WriteString("\n")
 }
 
-// writeNotes lists what the ok runs noted, each note once with the
-// columns and scenarios that noted it.
-func writeNotes(w *bytes.Buffer, notes []Note, md bool) {
+// writeNotes lists in tab-separated text what the ok runs noted, each
+// note once with the columns and scenarios that noted it; markdown and
+// the page group them by cell (writeGroupedNotes).
+func writeNotes(w *bytes.Buffer, notes []Note) {
 	if len(notes) == 0 {
 		return
 	}
-	if md {
-		w.WriteString("Notes of the runs counted:\n\n")
-		for _, n := range notes {
-			fmt.Fprintf(w, "- %s: %s (%s)\n", mdText.Replace(n.Text), mdText.Replace(strings.Join(n.Proxies, ", ")), mdText.Replace(strings.Join(n.Loads, ", ")))
-		}
-	} else {
-		w.WriteString("notes\tcolumns\tscenarios\n")
-		for _, n := range notes {
-			w.WriteString(n.Text + "\t" + strings.Join(n.Proxies, ", ") + "\t" + strings.Join(n.Loads, ", ") + "\n")
-		}
+	w.WriteString("notes\tcolumns\tscenarios\n")
+	for _, n := range notes {
+		w.WriteString(n.Text + "\t" + strings.Join(n.Proxies, ", ") + "\t" + strings.Join(n.Loads, ", ") + "\n")
 	}
 	w.WriteString("\n")
 }

@@ -100,7 +100,7 @@ func TestRenderMarkdownEscapes(t *testing.T) {
 		"| host  | Acme &lt;VM&gt; &amp; Co", // a cell of the Setup table
 		": scaled &lt;down&gt; &amp; up\n",   // a note of the session
 		"- dev &lt;b&gt;&amp;&lt;/b&gt;, ka-1k, rep 3: reset &lt;after&gt; &amp; before\n", // a failed run
-		"- &lt;script&gt;&amp;amp;: dev &lt;b&gt;&amp;&lt;/b&gt; (",                        // a note of the runs
+		"- dev &lt;b&gt;&amp;&lt;/b&gt; ka-1k: &lt;script&gt;&amp;amp;\n",                  // a note of the runs
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
@@ -118,8 +118,9 @@ func TestRenderMarkdownEscapes(t *testing.T) {
 	}
 }
 
-// TestRenderNotes: what ok runs noted is listed under their table once,
-// with the columns and scenarios that noted it.
+// TestRenderNotes: what ok runs noted is listed under their table by
+// cell, a note of several cells once with them; tab-separated text lists
+// each note once with the columns and scenarios that noted it.
 func TestRenderNotes(t *testing.T) {
 	var rows []results.Row
 	for rep := 1; rep <= 2; rep++ {
@@ -132,15 +133,16 @@ func TestRenderNotes(t *testing.T) {
 	r := run("ARM", "s", "squid", results.Copy, "ka-1m", 1, 10)
 	r.Note = "errors: 12 of 100000 exchanges"
 	rows = append(rows, r)
-	var b bytes.Buffer
-	if err := Render(&b, rows, Options{Format: FormatMarkdown}); err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{
-		"Notes of the runs counted:\n\n- 9950 of 20000 connections: the descriptor limit here: nginx, squid (ka-1k)\n- errors: 12 of 100000 exchanges: squid (ka-1m)\n",
+	for _, c := range []struct{ format, want string }{
+		{FormatMarkdown, groupedNotesHead + ":\n\n- 9950 of 20000 connections: the descriptor limit here — nginx ka-1k; squid ka-1k\n- squid ka-1m: errors: 12 of 100000 exchanges\n"},
+		{FormatTSV, "notes\tcolumns\tscenarios\n9950 of 20000 connections: the descriptor limit here\tnginx, squid\tka-1k\nerrors: 12 of 100000 exchanges\tsquid\tka-1m\n"},
 	} {
-		if !strings.Contains(b.String(), want) {
-			t.Errorf("output lacks %q:\n%s", want, b.String())
+		var b bytes.Buffer
+		if err := Render(&b, rows, Options{Format: c.format}); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), c.want) {
+			t.Errorf("%s output lacks %q:\n%s", c.format, c.want, b.String())
 		}
 	}
 }
@@ -162,7 +164,7 @@ func TestRenderTunnelRunsNamed(t *testing.T) {
 	}
 	for _, want := range []string{
 		"- stunnel, TLS_AES_128_GCM_SHA256-down, rep 1: stunnel exited\n",
-		"- negotiated TLSv1.3, TLS_AES_128_GCM_SHA256: stunnel (TLS_AES_128_GCM_SHA256-up)\n",
+		"- stunnel TLS_AES_128_GCM_SHA256-up: negotiated TLSv1.3, TLS_AES_128_GCM_SHA256\n",
 	} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, b.String())

@@ -78,8 +78,13 @@ type Cell struct {
 	P99  *float64 `json:"p99_ms,omitempty"`
 	P999 *float64 `json:"p999_ms,omitempty"`
 	// ErrorShare is the share of a throughput cell's exchanges that
-	// errored or timed out (errorShare); absent where none did.
+	// failed (errorShare); absent where none did. Beyond ErrorWarn the
+	// cell carries the ! mark and the share: "1.0 (1.0k/s) !77%".
 	ErrorShare *float64 `json:"error_share,omitempty"`
+	// Closed is how many of the runs' errors, as the load tool counted
+	// them, are no failed exchange: wrk's reads on connections the proxy
+	// closed after its answer (results.Row.Closed).
+	Closed int64 `json:"closed_after_answer,omitempty"`
 	// Searches are a Sustainable rate cell's searches, one a
 	// repetition: the rate each found, its steps and where it stopped.
 	Searches []Search `json:"searches,omitempty"`
@@ -459,6 +464,9 @@ func (c *Cell) finish() {
 	if c.Star {
 		t += " *"
 	}
+	if f := failureText(*c); f != "" {
+		t += " " + f
+	}
 	c.Text = t
 }
 
@@ -556,9 +564,9 @@ func tripleTables(fam, machine string, rows []*results.Row) []Table {
 			case results.Stream(load):
 				fig = "–"
 			case s.ok:
-				fig = fixed(s.med, 2) + " (" + fixed(summarize(runs, kreqs).med, 1) + "k/s)"
+				fig = smallGbits(s.med) + " (" + fixed(summarize(runs, kreqs).med, 1) + "k/s)"
 			default:
-				fig = "– (–k/s)"
+				fig = noFigureMix
 			}
 			cell := cellOf(c, s, fig)
 			cell.Bound = !baseline && boundElsewhere(runs)
@@ -606,6 +614,17 @@ func tripleTables(fam, machine string, rows []*results.Row) []Table {
 		mem.Rows = append(mem.Rows, TableRow{Label: label, Cells: mc})
 	}
 	return []Table{thr, cpu, mem}
+}
+
+// smallGbits formats the Gbit/s of a request load as the reference
+// results do, with two decimals, but with three below 0.01, where two
+// would read as nothing moved: 1k answers at 0.3k/s are 0.003 Gbit/s, not
+// 0.00.
+func smallGbits(v float64) string {
+	if v > 0 && v < 0.005 {
+		return fixed(v, 3)
+	}
+	return fixed(v, 2)
 }
 
 // proxyLabels returns the row labels of g's scenarios, label's name of

@@ -212,11 +212,17 @@ type Invocation struct {
 
 // Measurement is what a load tool reported for its window.
 type Measurement struct {
-	Seconds      float64 // the tool's measured window
-	Requests     int64   // completed exchanges; 0 for streams
-	Bytes        int64   // payload bytes moved
-	Errors       int64   // non-2xx answers, resets, short or wrong answers
-	Timeouts     int64   // exchanges that timed out
+	Seconds  float64 // the tool's measured window
+	Requests int64   // completed exchanges; 0 for streams
+	Bytes    int64   // payload bytes moved
+	Errors   int64   // non-2xx answers, resets, short or wrong answers
+	Timeouts int64   // exchanges that timed out
+	// Closed are the errors that are reads on connections the proxy
+	// closed after its answer, no failed exchange
+	// (results.ClosedAfterAnswer); HasClosed says whether the tool
+	// tells its reads apart (wrk does).
+	Closed       int64
+	HasClosed    bool
 	P50Ms, P99Ms float64 // latency, when HasLatency
 	HasLatency   bool
 	P999Ms       float64 // the 99.9th percentile, when HasP999

@@ -227,11 +227,15 @@ func (Wrk) Parse(stdout []byte) (Measurement, error) {
 	// wrk counts an answer with status 400 or more as a request and as
 	// a status error; it is a failed exchange, not a completed one.
 	m := Measurement{
-		Seconds:    float64(f["duration_us"]) / 1e6,
-		Requests:   f["requests"] - f["status"],
-		Bytes:      f["bytes"],
-		Errors:     f["connect"] + f["read"] + f["write"] + f["status"],
-		Timeouts:   f["timeout"],
+		Seconds:  float64(f["duration_us"]) / 1e6,
+		Requests: f["requests"] - f["status"],
+		Bytes:    f["bytes"],
+		Errors:   f["connect"] + f["read"] + f["write"] + f["status"],
+		Timeouts: f["timeout"],
+		// wrk's reads on connections closed after an answer, which it
+		// sends again: counted among the errors, no failed exchange
+		Closed:     results.ClosedAfterAnswer(f["read"], f["requests"]-f["status"]),
+		HasClosed:  true,
 		P50Ms:      float64(f["p50_us"]) / 1e3,
 		P99Ms:      float64(f["p99_us"]) / 1e3,
 		HasLatency: f["requests"] > f["timeout"], // late answers are left out of the latency

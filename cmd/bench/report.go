@@ -15,7 +15,7 @@ func cmdReport(stdout, stderr io.Writer, args []string) error {
 	fs.StringVar(&opt.Format, "format", report.FormatMarkdown, "output `format`: md (GitHub markdown), tsv (tab-separated, as the reference results' text), json, or html (one page with the tables and their charts)")
 	fs.StringVar(&opt.Layout, "layout", report.LayoutMachine, "`layout`: machine (a table per machine) or combined (\"M4 / Intel / average\" cells)")
 	fs.BoolVar(&opt.Latency, "latency", false, "add under each family's tables the p50 and p99 of each cell (p99.9 for the mixes), where the load tool gives them")
-	fs.BoolVar(&opt.Detail, "detail", false, "add what the page has beyond the reference results' tables: a headline per row (the fastest, its ratio to the runner-up and to no proxy, real or within noise), each median's spread and runs (±3% n=3), the ! mark on a cell with errors or timeouts beyond 1% of its exchanges, the runs' notes grouped by cell, and bench's build and the command line in the Setup table")
+	fs.BoolVar(&opt.Detail, "detail", false, "add what the page has beyond the reference results' tables: a headline per row (the fastest, its ratio to the runner-up and to no proxy, real or within noise), each median's spread and runs (±3% n=3), and bench's build and the command line in the Setup table")
 	fs.StringVar(&opt.Session, "session", "", "render only the session with this `id` (default: every session, newest first)")
 	if err := parseFlags(fs, args); err != nil {
 		return err

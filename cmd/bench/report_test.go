@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -134,8 +135,10 @@ func TestCmdReportPathSpellings(t *testing.T) {
 
 // TestCmdReportReference: bench report data/*.csv is data/RESULTS.md's
 // tables still; with --detail every cell of the reference session's
-// ranked tables has its spread of 3 runs, and each cell whose runs
-// errored or timed out in more than 1% of their exchanges its ! mark.
+// ranked tables has its spread of 3 runs; and each cell whose runs
+// failed more than 1% of their exchanges (results.Row.Failures) has its
+// ! mark and share, in the markdown with and without --detail and on the
+// page.
 func TestCmdReportReference(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("..", "..", "data", "*.csv"))
 	if err != nil || len(files) == 0 {
@@ -164,8 +167,8 @@ func TestCmdReportReference(t *testing.T) {
 	bad, all := map[cell]int64{}, map[cell]int64{}
 	for _, r := range rows {
 		k := cell{string(r.Mode), r.Load, r.Proxy}
-		bad[k] += r.Errors + r.Timeouts
-		all[k] += r.Requests + r.Errors + r.Timeouts
+		bad[k] += r.Failures()
+		all[k] += r.Requests + r.Failures()
 	}
 	marked := 0
 	for k, b := range bad {
@@ -176,8 +179,23 @@ func TestCmdReportReference(t *testing.T) {
 	if marked == 0 {
 		t.Fatal("no cell of the reference session beyond 1% errors; the test needs one")
 	}
-	if got := strings.Count(detail.String(), " ! ±"); got != marked {
-		t.Errorf("bench report --detail: %d cells marked !; the rows have %d beyond 1%%", got, marked)
+	// the mark and the share, in the markdown with and without the detail
+	// and on the page
+	var page bytes.Buffer
+	if err := cmdReport(&page, io.Discard, append([]string{"--format", "html"}, files...)); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, out string
+		mark      *regexp.Regexp
+	}{
+		{"bench report", plain.String(), regexp.MustCompile(` ![0-9.]+% *\|`)},
+		{"bench report --detail", detail.String(), regexp.MustCompile(` ![0-9.]+% ±`)},
+		{"bench report --format html", page.String(), regexp.MustCompile(`<span class="err" title="[0-9.]+% of its exchanges failed[^"]*">![0-9.]+%</span>`)},
+	} {
+		if got := len(c.mark.FindAllString(c.out, -1)); got != marked {
+			t.Errorf("%s: %d cells marked with their share of failed exchanges; the rows have %d beyond 1%%", c.name, got, marked)
+		}
 	}
 	if strings.Contains(detail.String(), "n=1 ") || strings.Contains(detail.String(), "n=2 ") || !strings.Contains(detail.String(), "n=3") {
 		t.Error("bench report --detail: want n=3 in every cell of the reference session (504 runs, all ok)")

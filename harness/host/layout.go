@@ -94,7 +94,7 @@ func DefaultLayout(online []int) (Layout, error) {
 		return Layout{
 			Client: cpus[0:1], Proxy: cpus[1:2], Origin: cpus[0:1],
 			Warning: fmt.Sprintf("only 2 CPUs: client and origin share CPU %d, the proxy has CPU %d; "+
-				"client or origin may set the pace (see the bound column)", cpus[0], cpus[1]),
+				"client or origin may set the pace (the CSV's bound column; ‡ in the tables)", cpus[0], cpus[1]),
 		}, nil
 	case n == 3:
 		return Layout{
@@ -170,7 +170,7 @@ func ParseLayout(spec string, online []int) (Layout, error) {
 		}
 	}
 	if c, ok := overlap(l.Client, l.Origin); ok {
-		l.Warning = fmt.Sprintf("client and origin share CPU %d; they may set the pace (see the bound column)", c)
+		l.Warning = fmt.Sprintf("client and origin share CPU %d; they may set the pace (the CSV's bound column; ‡ in the tables)", c)
 	}
 	return l, nil
 }

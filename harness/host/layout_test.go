@@ -20,7 +20,7 @@ func TestParseLayout(t *testing.T) {
 		{"client=0,2,proxy=1,origin=3", eight, Layout{Client: []int{0, 2}, Proxy: []int{1}, Origin: []int{3}}, ""},
 		// client and origin may share, with a warning
 		{"client=0,proxy=1,origin=0", []int{0, 1}, Layout{Client: []int{0}, Proxy: []int{1}, Origin: []int{0},
-			Warning: "client and origin share CPU 0; they may set the pace (see the bound column)"}, ""},
+			Warning: "client and origin share CPU 0; they may set the pace (the CSV's bound column; ‡ in the tables)"}, ""},
 		// a CPU that is not online
 		{"client=0,proxy=9,origin=0", []int{0, 1}, Layout{}, "CPU 9 is not online"},
 		// the proxy overlapping another role

@@ -29,8 +29,8 @@ func (c Cell) Unit() Unit { return UnitOf(c.Mode, c.Load) }
 // as the reference tables name them: "mix-http" for load mix,
 // "mix-http-3k" for load mix-3k.
 func ScenarioName(mode Mode, load string) string {
-	if rest, ok := strings.CutPrefix(load, "mix"); ok && (rest == "" || rest[0] == '-') {
-		return string(mode) + rest
+	if IsMix(load) {
+		return string(mode) + strings.TrimPrefix(load, "mix")
 	}
 	return string(mode) + "-" + load
 }

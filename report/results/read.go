@@ -51,6 +51,7 @@ const (
 	cSplicePipes
 	cP999
 	cOffered
+	cClosed
 	nColumns
 )
 
@@ -386,6 +387,7 @@ func (p *rowParser) parse(r *Row) {
 	_, r.SplicePipes, r.HasPipes = p.number(cSplicePipes, true)
 	r.P999Ms, _, r.HasP999 = p.number(cP999, false)
 	r.OfferedRate, _, r.HasOffered = p.number(cOffered, false)
+	_, r.ClosedReads, r.HasClosed = p.number(cClosed, true)
 	if r.Load == LoadSweep {
 		if _, _, err := ParseStep(r.Note); err != nil {
 			p.fail(cNote, "%v", err)

@@ -75,8 +75,8 @@ func TestReadThrottlingAndPipes(t *testing.T) {
 	}
 	// Written back, the empty cells stay empty.
 	rec := b.Record()
-	if got := strings.Join(rec[len(rec)-5:], ","); got != ",,3,," {
-		t.Errorf("Record of row 2 ends %q; want \",,3,,\"", got)
+	if got := strings.Join(rec[len(rec)-6:], ","); got != ",,3,,," {
+		t.Errorf("Record of row 2 ends %q; want \",,3,,,\"", got)
 	}
 }
 

@@ -96,6 +96,7 @@ var Header = []string{
 	"throttled_periods", "throttled_s", "splice_pipes",
 	"p999_ms",
 	"offered_rate",
+	"closed",
 }
 
 // Row is one run: a column (proxy) measured under one load in one mode.
@@ -157,6 +158,14 @@ type Row struct {
 	OfferedRate float64
 	HasOffered  bool
 
+	// ClosedReads are the load tool's errors that are reads on
+	// connections the proxy closed after its answer (ClosedAfterAnswer:
+	// wrk's), among Errors and no failed exchange; HasClosed says whether
+	// the tool told its reads apart (wrk does; files written before the
+	// column have none, and Closed reads their errors instead).
+	ClosedReads int64
+	HasClosed   bool
+
 	// Source and Line locate the row in its file, for error messages;
 	// set by the reader, ignored by Record.
 	Source string
@@ -198,6 +207,10 @@ func (r Row) Record() []string {
 	if r.HasOffered {
 		offered = fixed(r.OfferedRate, 1)
 	}
+	closed := ""
+	if r.HasClosed {
+		closed = i(r.ClosedReads)
+	}
 	periods, throttled, pipes := "", "", ""
 	if r.Throttling {
 		periods, throttled = i(r.ThrottledPeriods), fixed(r.ThrottledS, 3)
@@ -216,6 +229,7 @@ func (r Row) Record() []string {
 		periods, throttled, pipes,
 		p999,
 		offered,
+		closed,
 	}
 }
 
@@ -224,4 +238,53 @@ func (r Row) Record() []string {
 // unknown, not a proxy that never spliced.
 func (r *Row) Spliced() (spliced, known bool) {
 	return r.SplicePipes > 0, r.HasPipes
+}
+
+// Closed is the part of the run's errors that are no failed exchange:
+// the load tool's reads on connections the proxy closed after its answer
+// (ClosedAfterAnswer). A row that tells its reads apart (HasClosed, wrk's
+// since the column) gives them; in an older file, a run whose errors
+// match its answers as ClosedAfterAnswer reads them is read so, but for
+// bench mix's, which counts such exchanges itself (its reconnects).
+func (r *Row) Closed() int64 {
+	if r.HasClosed {
+		return r.ClosedReads
+	}
+	if IsMix(r.Load) || r.Load == LoadSweep {
+		return 0
+	}
+	return ClosedAfterAnswer(r.Errors, r.Requests)
+}
+
+// ClosedAfterAnswer is how many of reads, a load tool's read errors, are
+// reads on connections the proxy closed after its answer, given the
+// answers: all of them where they match the answers one for one (no
+// more, and at least ClosedShare of them), none otherwise. wrk counts a
+// read error when a connection it kept alive ends as it sends the next
+// request, and sends that request again on a new one, so that a proxy
+// that keeps no connection alive (tinyproxy) gives one such error an
+// answer; a proxy's failures are not so many, nor so regular.
+func ClosedAfterAnswer(reads, answers int64) int64 {
+	if reads == 0 || reads > answers || float64(reads) < ClosedShare*float64(answers) {
+		return 0
+	}
+	return reads
+}
+
+// ClosedShare is how many of a run's answers must each have been
+// followed by a read error for those to read as connections closed after
+// their answer (ClosedAfterAnswer): the connections open at the window's
+// end are a few less.
+const ClosedShare = 0.99
+
+// Failures are the run's failed exchanges: its errors (non-2xx answers,
+// resets, short or wrong answers) and timeouts, less those that are no
+// failure (Closed).
+func (r *Row) Failures() int64 { return r.Errors + r.Timeouts - r.Closed() }
+
+// IsMix reports whether a load is one of the mix loads ("mix",
+// "mix-3k"), bench mix's.
+func IsMix(load string) bool {
+	rest, ok := strings.CutPrefix(load, "mix")
+	return ok && (rest == "" || rest[0] == '-')
 }

@@ -1,0 +1,134 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// legendItem is one mark of a table and what it says there.
+type legendItem struct {
+	mark string // as the table prints it: "*", "‡", "!12%"; bold for bold
+	text string
+}
+
+// markBold is legendItem's mark of a figure in bold, which each format
+// writes its own way.
+const markBold = "\x00bold"
+
+// legendOf is the legend of t: each mark its cells carry, once, in the
+// order a cell prints them, with what it says in this table; with
+// detail, the spread of the cells too ("±3% n=3"). Empty for a table
+// with no mark.
+func legendOf(t Table, detail bool) []legendItem {
+	var bold, star, bound, noSplice, failed, spread, none bool
+	for _, r := range t.Rows {
+		for _, c := range r.Cells {
+			bold = bold || c.Bold
+			star = star || c.Star
+			bound = bound || c.Bound
+			noSplice = noSplice || c.NoSplice
+			failed = failed || erring(c)
+			none = none || (c.Median == nil && strings.HasPrefix(c.Text, noValue))
+			if short, _ := cellSpread(c); detail && short != "" {
+				spread = true
+			}
+		}
+	}
+	var out []legendItem
+	starOnly := t.Family == famConnect || t.Family == famSocks
+	switch {
+	case bold && starOnly:
+		out = append(out, legendItem{markBold + " *", "the best median of the row, and any other whose fastest run reaches the best one's slowest: they cannot be told apart"})
+	case bold:
+		out = append(out, legendItem{markBold, "the best median of its group in the row (the copying proxies, or the splicing ones after ‖), " +
+			"and any other of the group whose fastest run reaches the best one's slowest: they cannot be told apart"})
+	}
+	if star && !starOnly {
+		out = append(out, legendItem{"*", "the best of the row over both groups, by the same rule"})
+	}
+	if noSplice {
+		out = append(out, legendItem{"†", strings.TrimSuffix(strings.TrimPrefix(noSpliceNote, "† "), ".")})
+	}
+	if bound {
+		out = append(out, legendItem{"‡", boundLegend(t)})
+	}
+	if failed {
+		out = append(out, legendItem{errorMark + "p%", fmt.Sprintf("p%% of the cell's exchanges failed (errors, timeouts, cut or wrong answers), more than %s: "+
+			"its figure counts the answered ones alone", sharePercent(ErrorWarn))})
+	}
+	if spread {
+		out = append(out, legendItem{"±p% n=r", "the furthest of the cell's r runs from its median is p% of it away"})
+	}
+	if none {
+		text := "no figure: the proxy cannot do the mode, or no run of it was ok"
+		if t.Kind == "latency" {
+			text = "no figure: the load tool gives none, the proxy cannot do the mode, or no run of it was ok"
+		} else if !ranked(t) {
+			text += "; no proxy has no proxy's CPU or memory to give"
+		}
+		out = append(out, legendItem{noValue, text})
+	}
+	return out
+}
+
+// legendHead introduces a table's legend.
+const legendHead = "Marks"
+
+// writeLegend writes t's legend (legendOf) under it in markdown, a list
+// item a mark: "- **bold**: the best median ...".
+func writeLegend(w io.StringWriter, t Table, detail bool) {
+	items := legendOf(t, detail)
+	if len(items) == 0 {
+		return
+	}
+	w.WriteString(legendHead + ":\n\n")
+	for _, it := range items {
+		mark := strings.Replace(mdText.Replace(it.mark), markBold, "**bold**", 1)
+		w.WriteString("- " + mark + ": " + mdText.Replace(it.text) + "\n")
+	}
+	w.WriteString("\n")
+}
+
+// closedLine says which cells' errors, as the load tool counted them, are
+// no failed exchange (results.Row.Closed), and how many; empty where none
+// are.
+func closedLine(t Table) string {
+	var cells []string
+	for _, r := range t.Rows {
+		label, _, _ := strings.Cut(r.Label, ", ")
+		for _, c := range r.Cells {
+			if c.Closed > 0 {
+				cells = append(cells, fmt.Sprintf("%s %s (%s of %s)", c.Proxy, label, thousands(float64(c.Closed)), pluralRunsOf(len(c.Runs))))
+			}
+		}
+	}
+	if len(cells) == 0 {
+		return ""
+	}
+	return "Not failed exchanges: wrk's read errors on connections the proxy closed after its answer, one an answer " +
+		"(wrk sends its next request again on a new connection; a proxy that keeps no connection alive gives one each time), " +
+		"which its notes count among its errors: " + strings.Join(cells, "; ") + "."
+}
+
+// pluralRunsOf is "1 run", "3 runs".
+func pluralRunsOf(n int) string {
+	if n == 1 {
+		return "1 run"
+	}
+	return fmt.Sprintf("%d runs", n)
+}
+
+// noFigureMix is the text of a mix or HTTPS request cell without an ok
+// run, as the reference results' text has it; the markdown and the page
+// print it noValue alone.
+const noFigureMix = noValue + " (" + noValue + "k/s)"
+
+// shownText is a cell's text as markdown and the page print it: a cell
+// without a figure as noValue alone, not "– (–k/s)".
+func shownText(c Cell) string {
+	if rest, ok := strings.CutPrefix(c.Text, noFigureMix); ok {
+		return noValue + rest
+	}
+	return c.Text
+}
