@@ -178,6 +178,7 @@ type Sampler struct {
 	procs    map[int]*procRec
 	pipes    []pipeObs
 	open     int           // descriptors kept open
+	late     map[int]int   // by TID, its readings left out as they took too long (see leftOut)
 	cost     time.Duration // the CPU time of the sampler's own threads
 	// The polls' buffers: a directory's listing, a path relative to
 	// it, a schedstat file, a thread's stat.

@@ -88,6 +88,14 @@ const (
 // poll: it holds the poll's thread off the CPU, as a loaded machine does.
 var pollHold func()
 
+// pollWatch, when set (by the tests), is called on the poll's thread as
+// each poll begins, before its first reading (end false), and as it
+// ends, after its last (end true): what the tests read there of the
+// scheduler's own count of a thread brackets each of the poll's readings
+// of it, in time and in value, so that a thread's share is checked
+// against the scheduler's over the same span.
+var pollWatch func(end bool)
+
 // pollSlice is the most CPU time a poll takes in one stretch; it then
 // sleeps pollRest before it goes on. The poll's thread is real-time (see
 // prioritize) and runs on the client's CPUs, and a proxy of a thread a
@@ -147,6 +155,10 @@ func (b *breather) end() { b.longest = max(b.longest, threadCPU()-b.from) }
 // mu, or has the sampler to itself.
 func (s *Sampler) poll(kind pollKind) {
 	s.polls = append(s.polls, time.Now())
+	if pollWatch != nil {
+		pollWatch(false)
+		defer pollWatch(true)
+	}
 	s.breath.start()
 	defer s.breath.end()
 	// The roles' processes, read once a poll: cgroup.procs is made by
@@ -244,6 +256,9 @@ func (s *Sampler) readFresh() {
 			case r.err == unix.ESRCH:
 				// ended
 			default:
+				if r.err == nil {
+					s.leftOut(f.tid)
+				}
 				s.procs[f.pid].stale = true // to be read again at the next poll
 			}
 		}
@@ -290,6 +305,8 @@ func (s *Sampler) observe(t *threadRec, o threadObs, sure, ok bool) {
 	if ok && !s.zombie(t, o) {
 		if sure {
 			t.obs = append(t.obs, o)
+		} else {
+			s.leftOut(t.tid)
 		}
 		return
 	}
@@ -396,6 +413,9 @@ func (s *Sampler) addThread(f freshThread, dir int, name []byte) *threadRec {
 		return nil
 	}
 	o, sure, ok := s.readRuntime(fd)
+	if ok && !sure {
+		s.leftOut(f.tid)
+	}
 	if !ok || !sure {
 		unix.Close(fd)
 		return nil
@@ -448,9 +468,22 @@ func (s *Sampler) reread(t *threadRec, dir int, name []byte) {
 		return
 	}
 	defer unix.Close(fd)
-	if o, sure, ok := s.readRuntime(fd); ok && sure {
+	switch o, sure, ok := s.readRuntime(fd); {
+	case ok && sure:
 		t.obs = append(t.obs, o)
+	case ok:
+		s.leftOut(t.tid)
 	}
+}
+
+// leftOut counts a reading of thread tid left out as it took longer than
+// maxReadSpan: the tests tell a thread a poll missed from one it read too
+// slowly to stamp. The caller holds mu.
+func (s *Sampler) leftOut(tid int) {
+	if s.late == nil {
+		s.late = map[int]int{}
+	}
+	s.late[tid]++
 }
 
 // readRuntime reads the schedstat file open as fd: the thread's time on
