@@ -337,6 +337,70 @@ func TestSamplerStopWindow(t *testing.T) {
 	}
 }
 
+// TestSamplerZombieThread: a process's main thread that has ended stays
+// readable, its time on a CPU final, until its parent reaps it (a
+// harness waiting for a CPU beside the load, or a proxy's master slow to
+// wait for a worker): a reading of it then is no reading of a live
+// thread, and its stamp, past the thread's end, would stretch its span
+// and lower its share. The spinner here is a child its parent never
+// reaps, killed after a poll has read it and left a zombie across the
+// next polls: no reading of it is stamped after it ended, and its share
+// is the scheduler's count over the span it was read alive in (see
+// watch).
+func TestSamplerZombieThread(t *testing.T) {
+	h := newTestHost(t)
+	wa := newWatch(t, h, RoleProxy)
+	s, err := h.StartSampling(Plan{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	parent := startHelper(t, h, RoleProxy, "zombie")
+	child := 0
+	for deadline := time.Now().Add(10 * time.Second); child == 0; time.Sleep(10 * time.Millisecond) {
+		for _, pid := range h.PIDs(RoleProxy) {
+			if pid != parent.PID() {
+				child = pid
+			}
+		}
+		if child == 0 && time.Now().After(deadline) {
+			t.Fatalf("the zombie helper's child is not in the proxy's cgroup after 10 s")
+		}
+	}
+	wa.born(t, child)
+	time.Sleep(threadPeriod + threadPeriod/2) // a poll of it alive
+	wa.stop(child)
+	if err := unix.Kill(child, unix.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); alive(child, child); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the killed child %d is not a zombie after 10 s", child)
+		}
+	}
+	ended := time.Now()
+	time.Sleep(2 * threadPeriod) // polls of the zombie
+	if alive(child, child) || !exists(child) {
+		t.Fatalf("the child %d was reaped or came back; want it a zombie through the window", child)
+	}
+	w, err := s.Stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("polls at %v; the child ended at %v", offsets(w.Polls, w.From), ended.Sub(w.From).Round(time.Millisecond))
+	for _, o := range s.threads[child].obs {
+		if o.t.After(ended) {
+			t.Errorf("the child read %d ns at %v, after it ended at %v", o.ns, o.t.Sub(w.From).Round(time.Millisecond), ended.Sub(w.From).Round(time.Millisecond))
+		}
+	}
+	wa.share(t, s, w, child)
+}
+
+// exists says whether process pid is there, ended or not.
+func exists(pid int) bool {
+	_, err := os.Stat(fmt.Sprintf("/proc/%d", pid))
+	return err == nil
+}
+
 func TestSamplerStopWindowOutside(t *testing.T) {
 	h := newTestHost(t)
 	s, err := h.StartSampling(Plan{})

@@ -505,12 +505,16 @@ func (s *Sampler) readRuntime(fd int) (o threadObs, sure, ok bool) {
 
 // zombie says whether thread t, read as o, has ended and waits to be
 // reaped: a process's main thread stays readable then, its time on a CPU
-// frozen, until its parent waits for it (the harness, for the processes
-// it starts, waiting for a CPU beside the load), and a reading of it
-// would stretch its span. Only a main thread whose time did not move
-// since its last reading is looked at, in its stat file.
+// final, until its parent waits for it (the harness, for the processes
+// it starts, waiting for a CPU beside the load), and a reading of it,
+// stamped past its end, would stretch its span. Every reading of a main
+// thread is looked at, in its stat file, whether or not its time moved
+// since the last: a thread that ran after a poll and then ended moved,
+// and its zombie, read at the next poll, stretched its span by the time
+// from its end to then (TestSamplerZombieThread). Other threads are gone
+// as they end.
 func (s *Sampler) zombie(t *threadRec, o threadObs) bool {
-	if t.tid != t.pid || len(t.obs) == 0 || t.obs[len(t.obs)-1].ns != o.ns {
+	if t.tid != t.pid {
 		return false
 	}
 	fd, err := unix.Open("/proc/"+strconv.Itoa(t.pid)+"/stat", unix.O_RDONLY|unix.O_CLOEXEC, 0)
