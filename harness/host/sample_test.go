@@ -857,8 +857,18 @@ func sampleWindow(t *testing.T, h *Host, plan Plan) (*Sampler, Window) {
 // 4000 sockets (a thread a connection), some milliseconds of CPU each,
 // hold their CPU, the client's, in slices of about pollSlice with a sleep
 // between them, never in one stretch, while their readings stay whole:
-// every poll of the schedule is made, the pipes are counted and the
-// proxy's threads are all read.
+// the window's first and last polls are made, the pipes are counted at
+// the last, and each of the proxy's threads is read at every poll but
+// for the readings left out as too slow to stamp. What is asserted is
+// what the polls owe given what they measured: a slice rests at its
+// first look at the clock past pollSlice, the work is looked at between
+// pieces of one taskstats batch (or breathReads readings) at most, and a
+// poll that used more CPU than a slice and a piece rested. It asserted
+// the longest slice at most 6 ms, every thread read at two polls inside
+// the window, and a rest a poll, which a slow machine (a piece that
+// costs more) or a fast one (a poll under 2 ms) fails, and the polls
+// inside the window, which a machine that holds the sampler's thread
+// past its edge does not give.
 func TestSamplerPollsInSlices(t *testing.T) {
 	h := newTestHost(t)
 	startHelper(t, h, RoleProxy, "threads", "2000")
@@ -869,32 +879,70 @@ func TestSamplerPollsInSlices(t *testing.T) {
 	}
 	s, w := sampleWindow(t, h, Plan{Length: 3 * time.Second})
 	s.mu.Lock()
-	longest, rests, read := s.breath.longest, s.breath.rests, 0
+	defer s.mu.Unlock()
+	b := s.breath
+	t.Logf("%d polls (%d in the window), %v of CPU in all; %d slices, the longest %v, %v before its last look; the longest piece %v; %d looks, %d rests",
+		len(s.polls), len(w.Polls), w.Cost, b.slices, b.longest, b.before, b.piece, b.looks, b.rests)
+	kinds := map[pollKind]int{}
+	for _, r := range s.sched {
+		kinds[r.kind]++
+	}
+	if kinds[firstPoll] != 1 || kinds[lastPoll] != 1 || len(s.pipes) != 1 {
+		t.Fatalf("%d first polls, %d last, %d counts of the pipes; want one each", kinds[firstPoll], kinds[lastPoll], len(s.pipes))
+	}
+	// Each thread is read at every poll from the one that first read it,
+	// but for the readings left out; the 2000 live through the window.
+	proxy, short := 0, 0
 	for _, th := range s.order {
-		if th.role == RoleProxy && len(th.obs) >= 2 {
-			read++
+		if th.role != RoleProxy || th.gone {
+			continue
+		}
+		proxy++
+		k := 0
+		for k+1 < len(s.polls) && !s.polls[k+1].After(th.obs[0].t) {
+			k++
+		}
+		if owed := len(s.polls) - k; len(th.obs)+s.late[th.tid] < owed {
+			short++
+			if short <= 3 {
+				t.Errorf("thread %d read at %d polls, %d readings left out as slow; it lived through %d", th.tid, len(th.obs), s.late[th.tid], owed)
+			}
 		}
 	}
-	s.mu.Unlock()
-	t.Logf("%d polls, %v of CPU in all; the longest slice %v, %d rests; %d of the proxy's threads read twice or more",
-		len(w.Polls), w.Cost, longest, rests, read)
-	if len(w.Polls) < 2 || !w.PipesCounted {
-		t.Fatalf("%d polls, pipes counted %v; want the window's first and last, and its pipes", len(w.Polls), w.PipesCounted)
+	if proxy < 2000 || short > 0 {
+		t.Errorf("%d of the proxy's %d threads read at fewer polls than they lived through; want none of 2000 or more", short, proxy)
 	}
-	if read < 2000 {
-		t.Errorf("%d of the proxy's threads read at two polls or more; want its 2000", read)
+	// A slice rests at its first look at the clock past pollSlice.
+	if b.before >= pollSlice {
+		t.Errorf("a slice ran %v before its last look at the clock; want less than %v", b.before, pollSlice)
 	}
-	// A poll of these threads takes several slices: one at least beside
-	// each poll's last.
-	if rests < len(w.Polls) {
-		t.Errorf("%d rests in %d polls; want a poll of 2000 threads cut into slices", rests, len(w.Polls))
+	// The work is looked at between pieces: a batch of taskstats each (or
+	// breathReads readings of schedstat), at every poll.
+	per := taskstatsBatch
+	if s.ts == nil {
+		per = breathReads
 	}
-	// A slice ends at the first look at the clock past pollSlice: 32
-	// readings later at most, or a batch of taskstats, and the read of
-	// cgroup.procs, which cannot be cut.
-	if longest > 3*pollSlice {
-		t.Errorf("a poll held its CPU %v at a stretch; want about %v at most", longest, pollSlice)
+	if want := len(s.polls) * 2000 / per; b.looks < want {
+		t.Errorf("%d looks at the clock in %d polls of 2000 threads; want %d at least, one a piece of %d readings", b.looks, len(s.polls), want, per)
 	}
+	// Each slice used less than pollSlice and a piece: a poll that used
+	// more rested.
+	owed := 0
+	for _, r := range s.sched {
+		owed += int(r.cost / (pollSlice + b.piece))
+	}
+	if b.rests < owed {
+		t.Errorf("%d rests in polls of %v of CPU each; want %d at least, one a slice of %v and a piece of %v", b.rests, costs(s.sched), owed, pollSlice, b.piece)
+	}
+}
+
+// costs are the CPU times of the polls scheduled, for the logs.
+func costs(sched []pollRecord) []time.Duration {
+	var d []time.Duration
+	for _, r := range sched {
+		d = append(d, r.cost.Round(time.Microsecond))
+	}
+	return d
 }
 
 // watch reads the scheduler's own count of every thread of the roles

@@ -120,15 +120,21 @@ const (
 // locked to it (the loop's, or charged's).
 type breather struct {
 	from  time.Duration // the thread's CPU time when the slice began
+	last  time.Duration // and when the clock was last read
 	calls int           // step calls since the clock was last read
-	// For the tests: the slices the window's polls took, the longest,
-	// and the rests between them.
-	longest time.Duration
-	rests   int
+	// For the tests, of the window's polls: the longest slice, the
+	// longest a slice ran before its last look at the clock, and the
+	// longest piece of work between two looks; the looks, the rests and
+	// the slices.
+	longest, before, piece time.Duration
+	looks, rests, slices   int
 }
 
 // start begins a poll's first slice.
-func (b *breather) start() { b.from, b.calls = threadCPU(), 0 }
+func (b *breather) start() {
+	b.from, b.calls = threadCPU(), 0
+	b.last = b.from
+}
 
 // step comes between two pieces of a poll's work, each of them
 // microseconds: every every-th call it reads the thread's CPU clock (a
@@ -138,17 +144,34 @@ func (b *breather) step(every int) {
 		return
 	}
 	b.calls = 0
-	if d := threadCPU() - b.from; d >= pollSlice {
-		b.longest = max(b.longest, d)
+	now := threadCPU()
+	b.looks++
+	b.piece = max(b.piece, now-b.last)
+	if d := now - b.from; d >= pollSlice {
+		b.endSlice(now)
 		b.rests++
 		ts := unix.NsecToTimespec(int64(pollRest))
 		_ = unix.Nanosleep(&ts, nil)
-		b.from = threadCPU()
+		now = threadCPU()
+		b.from = now
 	}
+	b.last = now
+}
+
+// endSlice ends the slice at the thread's CPU time now.
+func (b *breather) endSlice(now time.Duration) {
+	b.longest = max(b.longest, now-b.from)
+	b.before = max(b.before, b.last-b.from)
+	b.slices++
 }
 
 // end ends the poll's last slice.
-func (b *breather) end() { b.longest = max(b.longest, threadCPU()-b.from) }
+func (b *breather) end() {
+	now := threadCPU()
+	b.piece = max(b.piece, now-b.last)
+	b.endSlice(now)
+	b.last = now
+}
 
 // poll reads the CPU time of every thread of every role's processes, and
 // counts the proxy's pipes at the window's last poll. The caller holds
