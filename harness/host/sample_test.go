@@ -446,11 +446,6 @@ func TestPeakMemory(t *testing.T) {
 	p.Stop(time.Second)
 }
 
-// machineWait is what a loaded machine adds to when a poll is made: the
-// real-time busy loop of make test-loaded holds the harness's CPU 300 ms
-// at a time, and other work beside it more.
-const machineWait = 500 * time.Millisecond
-
 // holdPolls makes every poll of the threads call hold halfway, as a
 // loaded machine holds the sampler's thread, until the test ends.
 func holdPolls(t *testing.T, hold func()) {
@@ -476,74 +471,122 @@ func onCPU(d time.Duration) func() {
 	}
 }
 
-// maxGap is the longest time between two polls.
-func maxGap(polls []time.Time) time.Duration {
-	var g time.Duration
-	for i := 1; i < len(polls); i++ {
-		g = max(g, polls[i].Sub(polls[i-1]))
-	}
-	return g
-}
-
 // idleWindow samples a planned window of length on a new host whose
-// proxy sleeps, every poll calling hold, and returns the plan and what
-// StopWindow gave at its end.
-func idleWindow(t *testing.T, hold func(), length time.Duration) (Plan, Window) {
+// proxy sleeps, every poll calling hold, and returns the plan, the
+// sampler and what StopWindow gave at its end.
+func idleWindow(t *testing.T, hold func(), length time.Duration) (Plan, *Sampler, Window) {
 	h := newTestHost(t)
 	startHelper(t, h, RoleProxy, "sleep")
 	holdPolls(t, hold)
 	plan := Plan{Length: length}
-	_, w := sampleWindow(t, h, plan)
-	t.Logf("polls at %v after the start; cost %v", offsets(w.Polls, w.Planned), w.Cost)
-	return plan, w
+	s, w := sampleWindow(t, h, plan)
+	t.Logf("polls at %v after the start; cost %v; their schedule %v", offsets(w.Polls, w.Planned), w.Cost, schedule(s.sched, w.Planned))
+	return plan, s, w
 }
 
-// A poll that waits for a CPU puts the next off by what it used of one,
-// not by how long it waited: held 300 ms off the CPU, every poll, the
-// polls of a planned window still come threadPeriod apart, its first
-// and last at its edges.
-func TestSamplerPollsHeldOffCPU(t *testing.T) {
-	plan, w := idleWindow(t, offCPU(300*time.Millisecond), 4*time.Second)
-	if len(w.Polls) < 4 {
-		t.Fatalf("%d polls in a %v window held 300 ms off the CPU each; want 4 or more", len(w.Polls), plan.Length)
+// schedule is how the loop scheduled its polls, as offsets after t0, for
+// the logs.
+func schedule(sched []pollRecord, t0 time.Time) []string {
+	var out []string
+	for _, r := range sched {
+		out = append(out, fmt.Sprintf("%d: due %v made %v cost %v next %v", r.kind, r.due.Sub(t0).Round(time.Millisecond),
+			r.at.Sub(t0).Round(time.Millisecond), r.cost.Round(time.Microsecond), r.next.Sub(t0).Round(time.Millisecond)))
 	}
-	if first := w.Polls[0].Sub(w.Planned); first < plan.edge() || first > plan.edge()+statPeriod+machineWait {
-		t.Errorf("first poll %v after the start; want at the edge, %v", first, plan.edge())
-	}
-	// At the edge, or as soon after as the poll before it, held, lets.
-	if last := w.Planned.Add(plan.Length).Sub(w.Polls[len(w.Polls)-1]); last > plan.edge() || last < plan.edge()-300*time.Millisecond-statPeriod-machineWait {
-		t.Errorf("last poll %v before the end; want at the edge, %v", last, plan.edge())
-	}
-	// No poll just before the last, to hold it off its edge (see lastNear).
-	if n := len(w.Polls); w.Polls[n-1].Sub(w.Polls[n-2]) < threadPeriod/2 {
-		t.Errorf("a poll %v before the last; want none within %v", w.Polls[n-1].Sub(w.Polls[n-2]), threadPeriod/2)
-	}
-	// threadPeriod apart, plus the hold and a round of the loop; the
-	// machine's own waits come on top.
-	if g := maxGap(w.Polls); g > threadPeriod+300*time.Millisecond+2*statPeriod+machineWait {
-		t.Errorf("polls up to %v apart; want about %v", g, threadPeriod)
-	}
-	if !w.PipesCounted {
-		t.Errorf("the pipes were not counted in the window")
-	}
+	return out
 }
 
-// A costly poll puts the next off by its cost over pollBudget, but never
-// by more than a third of the window.
-func TestSamplerPollsCapped(t *testing.T) {
-	plan, w := idleWindow(t, onCPU(20*time.Millisecond), 4500*time.Millisecond) // 10 s of budget a poll
-	// The first, two put off by a third of the window each, the last.
-	if len(w.Polls) != 4 {
-		t.Fatalf("%d polls; want 4: the window's edges and two a third of it apart", len(w.Polls))
+// checkSchedule checks the polls of sampler s, planned by plan, against
+// the loop's rules, given when they were made and what they cost: the
+// window's first poll due at its first edge and its last at its last
+// edge, each poll between them due when the one before put it off to,
+// each made no earlier than it was due, each putting off the next by its
+// cost over pollBudget, at least threadPeriod and at most a third of the
+// window, and no poll between the edges made within half a threadPeriod
+// of the last's due time and within a third of the window of the poll
+// before (see lastNear). A machine that holds the loop only makes the
+// polls later, which changes none of this.
+func checkSchedule(t testing.TB, s *Sampler, plan Plan) {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rs := s.sched
+	if len(rs) < 2 || rs[0].kind != firstPoll || rs[len(rs)-1].kind != lastPoll {
+		t.Fatalf("polls scheduled %v; want the window's first, the last, and between them", schedule(rs, s.planned))
 	}
-	third := plan.Length / 3
-	for i := 1; i < 3; i++ {
-		if g := w.Polls[i].Sub(w.Polls[i-1]); g < third || g > third+statPeriod+machineWait {
-			t.Errorf("poll %d came %v after the one before; want a third of the window, %v", i, g, third)
+	gap := max(plan.Length/3, statPeriod)
+	firstAt, lastAt := s.planned.Add(plan.edge()), s.planned.Add(plan.Length-plan.edge())
+	for i, r := range rs {
+		switch {
+		case i == 0 && !r.due.Equal(firstAt):
+			t.Errorf("the first poll due %v after the start; want at the edge, %v", r.due.Sub(s.planned), plan.edge())
+		case i == len(rs)-1 && !r.due.Equal(lastAt):
+			t.Errorf("the last poll due %v after the start; want %v", r.due.Sub(s.planned), plan.Length-plan.edge())
+		case i > 0 && i < len(rs)-1 && (r.kind != midPoll || !r.due.Equal(rs[i-1].next)):
+			t.Errorf("poll %d (kind %d) due %v after the start; want a poll between the edges, due when the one before put it off to, %v",
+				i, r.kind, r.due.Sub(s.planned), rs[i-1].next.Sub(s.planned))
+		}
+		if r.at.Before(r.due) {
+			t.Errorf("poll %d made %v before it was due", i, r.due.Sub(r.at))
+		}
+		if want := r.at.Add(min(max(threadPeriod, time.Duration(float64(r.cost)/pollBudget)), gap)); !r.next.Equal(want) {
+			t.Errorf("poll %d of %v put the next off %v; want %v", i, r.cost, r.next.Sub(r.at), want.Sub(r.at))
+		}
+		if i > 0 && r.kind == midPoll && lastAt.Sub(r.at) < threadPeriod/2 && lastAt.Sub(rs[i-1].at) <= gap {
+			t.Errorf("poll %d made %v before the last was due, %v after the one before; want none within %v of it", i, lastAt.Sub(r.at), r.at.Sub(rs[i-1].at), threadPeriod/2)
 		}
 	}
-	if w.Cost < 4*20*time.Millisecond {
-		t.Errorf("cost %v with 4 polls using 20 ms each; want at least 80 ms", w.Cost)
+}
+
+// TestSamplerPollsHeldOffCPU: a poll that waits for a CPU puts the next
+// off by what it used of one, not by how long it waited: held 300 ms off
+// the CPU, every poll, the polls of a planned window are each put off
+// threadPeriod from the round that made the one before, the window's
+// first and last due at its edges, and the pipes are counted at the last.
+// It asserted when the polls were made, within a machine's wait of 500 ms
+// of their due times, and four of them inside the window, which a machine
+// that holds the sampler's thread longer fails: now the schedule is
+// checked against the loop's rules given when the polls were made and
+// what they cost (checkSchedule), and the 300 ms each waited is not in
+// its cost.
+func TestSamplerPollsHeldOffCPU(t *testing.T) {
+	const hold = 300 * time.Millisecond
+	plan, s, _ := idleWindow(t, offCPU(hold), 4*time.Second)
+	checkSchedule(t, s, plan)
+	for i, r := range s.sched {
+		if r.cost >= hold {
+			t.Errorf("poll %d cost %v held %v off the CPU; want the wait left out", i, r.cost, hold)
+		}
+	}
+	if len(s.pipes) != 1 {
+		t.Errorf("the pipes were counted %d times; want once, at the window's last poll", len(s.pipes))
+	}
+}
+
+// TestSamplerPollsCapped: a costly poll puts the next off by its cost over
+// pollBudget, but never by more than a third of the window: each poll
+// using 20 ms of CPU more (20 s of budget) puts the next off by a third
+// of the window. It asserted four polls, a third of the window apart
+// within a machine's wait of 500 ms, which a machine that holds the
+// sampler's thread longer fails; now the schedule is checked against the
+// loop's rules given when the polls were made and what they cost
+// (checkSchedule), each poll's cost holds its 20 ms, and the sampler's
+// cost holds every poll's.
+func TestSamplerPollsCapped(t *testing.T) {
+	const use = 20 * time.Millisecond
+	plan, s, w := idleWindow(t, onCPU(use), 4500*time.Millisecond)
+	checkSchedule(t, s, plan)
+	var sum time.Duration
+	for i, r := range s.sched {
+		sum += r.cost
+		if r.cost < use {
+			t.Errorf("poll %d cost %v using %v more; want at least that", i, r.cost, use)
+		}
+		if r.next.Sub(r.at) != plan.Length/3 {
+			t.Errorf("poll %d of %v put the next off %v; want a third of the window, %v", i, r.cost, r.next.Sub(r.at), plan.Length/3)
+		}
+	}
+	if w.Cost < sum {
+		t.Errorf("cost %v with polls using %v; want at least theirs", w.Cost, sum)
 	}
 }
 
