@@ -783,8 +783,13 @@ func TestSamplerSchedstatAsTaskstats(t *testing.T) {
 	}
 	// A batch of taskstats held off the CPU in the middle (by a loaded
 	// machine, here by the test at the last poll of its first try) has all
-	// its readings left out, each of its threads read at one poll only:
-	// the samplers are tried again, a few times.
+	// its readings left out, each of its threads read at one poll only,
+	// and counted as left out (see leftOut): every thread is read at both
+	// polls each way but for those. The samplers are tried again until
+	// some thread was read at both polls both ways, a few times. Unheld,
+	// the test wanted most threads compared, which a machine that holds
+	// a batch or a read of schedstat in the middle fails; every reading
+	// missing is now accounted for.
 	for try := 1; ; try++ {
 		compared, n := compareSchedstatTaskstats(t, h, try == 1)
 		if try == 1 {
@@ -793,13 +798,13 @@ func TestSamplerSchedstatAsTaskstats(t *testing.T) {
 			}
 			continue
 		}
-		if compared >= n/2 || t.Failed() {
+		if compared > 0 || t.Failed() {
 			break
 		}
 		if try == 4 {
-			t.Fatalf("%d of %d threads read at both polls both ways, in each of %d tries unheld; want most", compared, n, try-1)
+			t.Fatalf("none of %d threads read at both polls both ways, in each of %d tries unheld; want some", n, try-1)
 		}
-		t.Logf("try %d: %d of %d threads read at both polls both ways", try, compared, n)
+		t.Logf("try %d: none of %d threads read at both polls both ways", try, n)
 	}
 }
 
@@ -847,6 +852,18 @@ func compareSchedstatTaskstats(t *testing.T, h *Host, hold bool) (compared, n in
 		}
 		if ta.role != tb.role || ta.pid != tb.pid {
 			t.Errorf("thread %d: %s of process %d through schedstat, %s of %d through taskstats", tid, ta.role, ta.pid, tb.role, tb.pid)
+		}
+		for _, way := range []struct {
+			name string
+			s    *Sampler
+			rec  *threadRec
+		}{{"schedstat", viaSchedstat, ta}, {"taskstats", viaTaskstats, tb}} {
+			if late := way.s.late[tid]; len(way.rec.obs)+late < 2 {
+				t.Errorf("thread %d read %d times through %s, %d readings left out as slow; want it read at both polls", tid, len(way.rec.obs), way.name, late)
+			}
+		}
+		if hold && (len(tb.obs) != 1 || viaTaskstats.late[tid] != 1) {
+			t.Errorf("thread %d read %d times through taskstats, %d left out, its last poll held; want once, one", tid, len(tb.obs), viaTaskstats.late[tid])
 		}
 		if len(ta.obs) != 2 || len(tb.obs) != 2 {
 			short++ // a reading left out, as it took too long
