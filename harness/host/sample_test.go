@@ -859,7 +859,7 @@ func compareSchedstatTaskstats(t *testing.T, h *Host, hold bool) (compared, n in
 			rec  *threadRec
 		}{{"schedstat", viaSchedstat, ta}, {"taskstats", viaTaskstats, tb}} {
 			if late := way.s.late[tid]; len(way.rec.obs)+late < 2 {
-				t.Errorf("thread %d read %d times through %s, %d readings left out as slow; want it read at both polls", tid, len(way.rec.obs), way.name, late)
+				t.Errorf("thread %d read %d times through %s, %d readings left out; want it read at both polls", tid, len(way.rec.obs), way.name, late)
 			}
 		}
 		if hold && (len(tb.obs) != 1 || viaTaskstats.late[tid] != 1) {
@@ -937,7 +937,7 @@ func sampleWindow(t *testing.T, h *Host, plan Plan) (*Sampler, Window) {
 // between them, never in one stretch, while their readings stay whole:
 // the window's first and last polls are made, the pipes are counted at
 // the last, and each of the proxy's threads is read at every poll but
-// for the readings left out as too slow to stamp. What is asserted is
+// for the readings left out (see leftOut). What is asserted is
 // what the polls owe given what they measured: a slice rests at its
 // first look at the clock past pollSlice, the work is looked at between
 // pieces of one taskstats batch (or breathReads readings) at most, and a
@@ -983,7 +983,7 @@ func TestSamplerPollsInSlices(t *testing.T) {
 		if owed := len(s.polls) - k; len(th.obs)+s.late[th.tid] < owed {
 			short++
 			if short <= 3 {
-				t.Errorf("thread %d read at %d polls, %d readings left out as slow; it lived through %d", th.tid, len(th.obs), s.late[th.tid], owed)
+				t.Errorf("thread %d read at %d polls, %d readings left out; it lived through %d", th.tid, len(th.obs), s.late[th.tid], owed)
 			}
 		}
 	}
@@ -1220,8 +1220,8 @@ func runNS(pid, tid int) (uint64, bool) {
 // share checks the sampler s's readings of thread tid inside window w
 // against the scheduler's count at the same polls: each lies in its
 // poll's bracket (or its birth's), the thread was read at every poll
-// inside the window it lived through but for the readings left out as
-// too slow (see leftOut), and the share report/pace reads of them lies
+// inside the window it lived through but for the readings left out (see
+// leftOut), and the share report/pace reads of them lies
 // between the least and the most the brackets of its first and last
 // readings allow. It returns that share, and known false where the
 // thread was read fewer than twice inside the window: then its share is
@@ -1268,7 +1268,7 @@ func (wa *watch) share(t *testing.T, s *Sampler, w Window, tid int) (share float
 		}
 	}
 	if polls+s.late[tid] < owed {
-		t.Errorf("thread %d read at %d polls inside the window, %d readings left out as slow; it lived through %d", tid, polls, s.late[tid], owed)
+		t.Errorf("thread %d read at %d polls inside the window, %d readings left out; it lived through %d", tid, polls, s.late[tid], owed)
 	}
 	if len(obs) < 2 {
 		t.Logf("thread %d read %d times inside the window (%d polls it lived through): its share unknown", tid, len(obs), owed)

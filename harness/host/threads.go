@@ -253,13 +253,14 @@ func (s *Sampler) readKnownTaskstats() {
 			case r.err == unix.ESRCH:
 				s.observe(t, threadObs{}, false, false)
 			case r.err != nil:
-				// not answered: no reading
+				s.leftOut(t.tid) // not answered: no reading
 			case !sameThread(t, r, stamp, span):
 				s.observe(t, threadObs{}, false, false) // its TID is another's now
 			case len(t.obs) > 0 && r.ns < t.obs[len(t.obs)-1].ns:
 				// Below the last reading: not a time on a CPU (a kernel
 				// whose taskstats counts it only with delay accounting
 				// on, turned off since): no reading.
+				s.leftOut(t.tid)
 			default:
 				s.observe(t, threadObs{stamp, r.ns}, span <= maxReadSpan, true)
 			}
@@ -279,9 +280,7 @@ func (s *Sampler) readFresh() {
 			case r.err == unix.ESRCH:
 				// ended
 			default:
-				if r.err == nil {
-					s.leftOut(f.tid)
-				}
+				s.leftOut(f.tid)
 				s.procs[f.pid].stale = true // to be read again at the next poll
 			}
 		}
@@ -499,9 +498,10 @@ func (s *Sampler) reread(t *threadRec, dir int, name []byte) {
 	}
 }
 
-// leftOut counts a reading of thread tid left out as it took longer than
-// maxReadSpan: the tests tell a thread a poll missed from one it read too
-// slowly to stamp. The caller holds mu.
+// leftOut counts a reading of thread tid left out: it took longer than
+// maxReadSpan, or taskstats did not answer it (or answered less than the
+// last reading). The tests tell a thread a poll missed from one whose
+// reading it left out. The caller holds mu.
 func (s *Sampler) leftOut(tid int) {
 	if s.late == nil {
 		s.late = map[int]int{}
