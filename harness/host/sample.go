@@ -238,7 +238,7 @@ func (h *Host) StartSampling(plan Plan) (*Sampler, error) {
 	if !plan.planned() {
 		s.charged(func() { s.poll(firstPoll) })
 	}
-	if s.first, err = s.readStat(); err != nil {
+	if s.first, err = s.readStatSure(); err != nil {
 		s.closeFiles()
 		return nil, err
 	}
@@ -531,7 +531,7 @@ func (s *Sampler) finish(calc func(last cpuSnap, snaps []cpuSnap) (Window, error
 	s.finished = true
 	defer dropProcs()
 	defer s.closeFiles()
-	last, err := s.readStat()
+	last, err := s.readStatSure()
 	if err != nil {
 		return Window{}, err
 	}
