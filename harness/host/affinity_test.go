@@ -5,8 +5,8 @@ import (
 	"reflect"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
-	"time"
 
 	"bench/internal/testenv"
 )
@@ -42,15 +42,21 @@ func TestHarnessPinnedOffTheProxy(t *testing.T) {
 	t.Cleanup(func() { h.Close() })
 	// Threads made after New: goroutines locked to threads, blocked,
 	// make the runtime start more.
+	// Each says when it holds its thread, so that all four threads are
+	// there when they are looked at (a fixed sleep of 10 ms let a slow
+	// machine look before, and check fewer).
 	release := make(chan struct{})
+	var locked sync.WaitGroup
 	for range 4 {
+		locked.Add(1)
 		go func() {
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
+			locked.Done()
 			<-release
 		}()
 	}
-	time.Sleep(10 * time.Millisecond) // let them lock their threads; no figure depends on it
+	locked.Wait()
 	want := CPUList(h.Layout().Client)
 	for tid, cpus := range threadCPUs(t) {
 		if cpus != want {

@@ -100,32 +100,12 @@ func benchmarkSampler(b *testing.B, h *Host) {
 		used += cpuTime(b) - c0
 		own += w.Cost
 		polls += len(w.Polls)
-		checkSchedule(b, w, plan)
+		checkSchedule(b, s, plan)
 	}
 	b.ReportMetric(100*own.Seconds()/(window.Seconds()*float64(b.N)), "%cpu")
 	b.ReportMetric(100*used.Seconds()/(window.Seconds()*float64(b.N)), "%cpu-process")
 	b.ReportMetric(float64(polls)/float64(b.N), "polls")
 	b.ReportMetric(float64(len(h.PIDs(RoleClient))+len(h.PIDs(RoleProxy))+len(h.PIDs(RoleOrigin))), "procs")
-}
-
-// checkSchedule checks that a planned window had every poll its schedule
-// makes: the first and the last at its edges, none further apart than a
-// third of it (and a round of the loop).
-func checkSchedule(b *testing.B, w Window, plan Plan) {
-	b.Helper()
-	if len(w.Polls) < 2 {
-		b.Fatalf("%d polls in the window; want its first and last at least", len(w.Polls))
-	}
-	end := w.Planned.Add(plan.Length)
-	if first, last := w.Polls[0].Sub(w.Planned), end.Sub(w.Polls[len(w.Polls)-1]); first > plan.edge()+statPeriod || last > plan.edge() {
-		b.Errorf("polls from %v after the start to %v before the end; want at the edges, %v", first, last, plan.edge())
-	}
-	if g := maxGap(w.Polls); g > plan.Length/3+statPeriod {
-		b.Errorf("polls %v apart; want a third of the window at most", g)
-	}
-	if !w.PipesCounted {
-		b.Errorf("the pipes were not counted in the window")
-	}
 }
 
 // BenchmarkTopology measures setting up and tearing down a host: three

@@ -125,6 +125,13 @@ func TestHelperProcess(t *testing.T) {
 	case "sleep":
 		fmt.Println("ready")
 		time.Sleep(time.Hour)
+	case "zombie": // a spinning child it never waits for: once killed, a zombie until this process ends
+		if err := exec.Command(spinArgv[3], spinArgv[4:]...).Start(); err != nil {
+			fmt.Println(err)
+			os.Exit(1)
+		}
+		fmt.Println("ready")
+		time.Sleep(time.Hour)
 	case "threads": // args[1] threads, each holding two sockets, as a proxy of a thread a connection does
 		n, _ := strconv.Atoi(args[1])
 		for i := 0; i < n; i++ {

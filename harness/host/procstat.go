@@ -45,6 +45,26 @@ func (s *Sampler) readStat() (cpuSnap, error) {
 	return snap, nil
 }
 
+// readStatSure is readStat for the sampling's first and last readings,
+// which bound every window that reaches its start or its end: a reading
+// held off the CPU in the middle (its thread, the caller's, waits for a
+// CPU like any other) is stamped up to that hold from its ticks, and the
+// busy fraction of the window read from it is off by the hold over the
+// window (0.955 for a CPU never idle, both roles alike, beside the
+// real-time loops of issue 33). It reads again, up to statTries times,
+// until a reading is sure, and returns the last one else.
+func (s *Sampler) readStatSure() (cpuSnap, error) {
+	for try := 1; ; try++ {
+		snap, err := s.readStat()
+		if err != nil || snap.sure || try == statTries {
+			return snap, err
+		}
+	}
+}
+
+// statTries is how many times readStatSure reads /proc/stat at the most.
+const statTries = 5
+
 // parseStatBusy adds, for each "cpuN" line of /proc/stat whose N is in
 // index, the CPU's busy ticks (user+nice+system+irq+softirq+steal; guest
 // time is already in user) into busy[index[N]]. Every CPU of index must

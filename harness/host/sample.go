@@ -171,6 +171,7 @@ type Sampler struct {
 	mu       sync.Mutex
 	finished bool
 	polls    []time.Time        // when each poll of the threads began
+	sched    []pollRecord       // how the loop scheduled its polls
 	threads  map[int]*threadRec // by TID
 	order    []*threadRec       // in the order first seen
 	recs     []threadRec        // where the next threads' records go (see newThread)
@@ -178,6 +179,7 @@ type Sampler struct {
 	procs    map[int]*procRec
 	pipes    []pipeObs
 	open     int           // descriptors kept open
+	late     map[int]int   // by TID, its readings left out as they took too long (see leftOut)
 	cost     time.Duration // the CPU time of the sampler's own threads
 	// The polls' buffers: a directory's listing, a path relative to
 	// it, a schedstat file, a thread's stat.
@@ -236,7 +238,7 @@ func (h *Host) StartSampling(plan Plan) (*Sampler, error) {
 	if !plan.planned() {
 		s.charged(func() { s.poll(firstPoll) })
 	}
-	if s.first, err = s.readStat(); err != nil {
+	if s.first, err = s.readStatSure(); err != nil {
 		s.closeFiles()
 		return nil, err
 	}
@@ -369,16 +371,35 @@ func (s *Sampler) loop(ready chan<- struct{}) {
 			kind, due, madeLast = lastPoll, true, true
 		}
 		if due {
+			r := pollRecord{kind: kind, due: next, at: now}
+			switch kind {
+			case firstPoll:
+				r.due = firstAt
+			case lastPoll:
+				r.due = lastAt
+			}
 			c := threadCPU()
 			s.poll(kind)
-			cost := threadCPU() - c
-			next = now.Add(min(max(threadPeriod, time.Duration(float64(cost)/pollBudget)), maxGap))
+			r.cost = threadCPU() - c
+			next = now.Add(min(max(threadPeriod, time.Duration(float64(r.cost)/pollBudget)), maxGap))
+			r.next = next
+			s.sched = append(s.sched, r)
 		}
 		c1 := threadCPU()
 		s.cost += c1 - c0
 		c0 = c1
 		s.mu.Unlock()
 	}
+}
+
+// pollRecord is how the loop scheduled one of its polls, for the tests:
+// of which kind it was, when it was due, when the loop's round that made
+// it began (at), the CPU time it used, and when the next poll between the
+// edges was due from then.
+type pollRecord struct {
+	kind          pollKind
+	due, at, next time.Time
+	cost          time.Duration
 }
 
 // spareProcs is how many Ps (GOMAXPROCS) a running sampler adds, so that
@@ -510,7 +531,7 @@ func (s *Sampler) finish(calc func(last cpuSnap, snaps []cpuSnap) (Window, error
 	s.finished = true
 	defer dropProcs()
 	defer s.closeFiles()
-	last, err := s.readStat()
+	last, err := s.readStatSure()
 	if err != nil {
 		return Window{}, err
 	}

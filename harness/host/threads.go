@@ -88,6 +88,14 @@ const (
 // poll: it holds the poll's thread off the CPU, as a loaded machine does.
 var pollHold func()
 
+// pollWatch, when set (by the tests), is called on the poll's thread as
+// each poll begins, before its first reading (end false), and as it
+// ends, after its last (end true): what the tests read there of the
+// scheduler's own count of a thread brackets each of the poll's readings
+// of it, in time and in value, so that a thread's share is checked
+// against the scheduler's over the same span.
+var pollWatch func(end bool)
+
 // pollSlice is the most CPU time a poll takes in one stretch; it then
 // sleeps pollRest before it goes on. The poll's thread is real-time (see
 // prioritize) and runs on the client's CPUs, and a proxy of a thread a
@@ -112,15 +120,21 @@ const (
 // locked to it (the loop's, or charged's).
 type breather struct {
 	from  time.Duration // the thread's CPU time when the slice began
+	last  time.Duration // and when the clock was last read
 	calls int           // step calls since the clock was last read
-	// For the tests: the slices the window's polls took, the longest,
-	// and the rests between them.
-	longest time.Duration
-	rests   int
+	// For the tests, of the window's polls: the longest slice, the
+	// longest a slice ran before its last look at the clock, and the
+	// longest piece of work between two looks; the looks, the rests and
+	// the slices.
+	longest, before, piece time.Duration
+	looks, rests, slices   int
 }
 
 // start begins a poll's first slice.
-func (b *breather) start() { b.from, b.calls = threadCPU(), 0 }
+func (b *breather) start() {
+	b.from, b.calls = threadCPU(), 0
+	b.last = b.from
+}
 
 // step comes between two pieces of a poll's work, each of them
 // microseconds: every every-th call it reads the thread's CPU clock (a
@@ -130,23 +144,44 @@ func (b *breather) step(every int) {
 		return
 	}
 	b.calls = 0
-	if d := threadCPU() - b.from; d >= pollSlice {
-		b.longest = max(b.longest, d)
+	now := threadCPU()
+	b.looks++
+	b.piece = max(b.piece, now-b.last)
+	if d := now - b.from; d >= pollSlice {
+		b.endSlice(now)
 		b.rests++
 		ts := unix.NsecToTimespec(int64(pollRest))
 		_ = unix.Nanosleep(&ts, nil)
-		b.from = threadCPU()
+		now = threadCPU()
+		b.from = now
 	}
+	b.last = now
+}
+
+// endSlice ends the slice at the thread's CPU time now.
+func (b *breather) endSlice(now time.Duration) {
+	b.longest = max(b.longest, now-b.from)
+	b.before = max(b.before, b.last-b.from)
+	b.slices++
 }
 
 // end ends the poll's last slice.
-func (b *breather) end() { b.longest = max(b.longest, threadCPU()-b.from) }
+func (b *breather) end() {
+	now := threadCPU()
+	b.piece = max(b.piece, now-b.last)
+	b.endSlice(now)
+	b.last = now
+}
 
 // poll reads the CPU time of every thread of every role's processes, and
 // counts the proxy's pipes at the window's last poll. The caller holds
 // mu, or has the sampler to itself.
 func (s *Sampler) poll(kind pollKind) {
 	s.polls = append(s.polls, time.Now())
+	if pollWatch != nil {
+		pollWatch(false)
+		defer pollWatch(true)
+	}
 	s.breath.start()
 	defer s.breath.end()
 	// The roles' processes, read once a poll: cgroup.procs is made by
@@ -218,13 +253,14 @@ func (s *Sampler) readKnownTaskstats() {
 			case r.err == unix.ESRCH:
 				s.observe(t, threadObs{}, false, false)
 			case r.err != nil:
-				// not answered: no reading
+				s.leftOut(t.tid) // not answered: no reading
 			case !sameThread(t, r, stamp, span):
 				s.observe(t, threadObs{}, false, false) // its TID is another's now
 			case len(t.obs) > 0 && r.ns < t.obs[len(t.obs)-1].ns:
 				// Below the last reading: not a time on a CPU (a kernel
 				// whose taskstats counts it only with delay accounting
 				// on, turned off since): no reading.
+				s.leftOut(t.tid)
 			default:
 				s.observe(t, threadObs{stamp, r.ns}, span <= maxReadSpan, true)
 			}
@@ -244,6 +280,7 @@ func (s *Sampler) readFresh() {
 			case r.err == unix.ESRCH:
 				// ended
 			default:
+				s.leftOut(f.tid)
 				s.procs[f.pid].stale = true // to be read again at the next poll
 			}
 		}
@@ -290,6 +327,8 @@ func (s *Sampler) observe(t *threadRec, o threadObs, sure, ok bool) {
 	if ok && !s.zombie(t, o) {
 		if sure {
 			t.obs = append(t.obs, o)
+		} else {
+			s.leftOut(t.tid)
 		}
 		return
 	}
@@ -396,6 +435,9 @@ func (s *Sampler) addThread(f freshThread, dir int, name []byte) *threadRec {
 		return nil
 	}
 	o, sure, ok := s.readRuntime(fd)
+	if ok && !sure {
+		s.leftOut(f.tid)
+	}
 	if !ok || !sure {
 		unix.Close(fd)
 		return nil
@@ -448,9 +490,23 @@ func (s *Sampler) reread(t *threadRec, dir int, name []byte) {
 		return
 	}
 	defer unix.Close(fd)
-	if o, sure, ok := s.readRuntime(fd); ok && sure {
+	switch o, sure, ok := s.readRuntime(fd); {
+	case ok && sure:
 		t.obs = append(t.obs, o)
+	case ok:
+		s.leftOut(t.tid)
 	}
+}
+
+// leftOut counts a reading of thread tid left out: it took longer than
+// maxReadSpan, or taskstats did not answer it (or answered less than the
+// last reading). The tests tell a thread a poll missed from one whose
+// reading it left out. The caller holds mu.
+func (s *Sampler) leftOut(tid int) {
+	if s.late == nil {
+		s.late = map[int]int{}
+	}
+	s.late[tid]++
 }
 
 // readRuntime reads the schedstat file open as fd: the thread's time on
@@ -472,12 +528,16 @@ func (s *Sampler) readRuntime(fd int) (o threadObs, sure, ok bool) {
 
 // zombie says whether thread t, read as o, has ended and waits to be
 // reaped: a process's main thread stays readable then, its time on a CPU
-// frozen, until its parent waits for it (the harness, for the processes
-// it starts, waiting for a CPU beside the load), and a reading of it
-// would stretch its span. Only a main thread whose time did not move
-// since its last reading is looked at, in its stat file.
+// final, until its parent waits for it (the harness, for the processes
+// it starts, waiting for a CPU beside the load), and a reading of it,
+// stamped past its end, would stretch its span. Every reading of a main
+// thread is looked at, in its stat file, whether or not its time moved
+// since the last: a thread that ran after a poll and then ended moved,
+// and its zombie, read at the next poll, stretched its span by the time
+// from its end to then (TestSamplerZombieThread). Other threads are gone
+// as they end.
 func (s *Sampler) zombie(t *threadRec, o threadObs) bool {
-	if t.tid != t.pid || len(t.obs) == 0 || t.obs[len(t.obs)-1].ns != o.ns {
+	if t.tid != t.pid {
 		return false
 	}
 	fd, err := unix.Open("/proc/"+strconv.Itoa(t.pid)+"/stat", unix.O_RDONLY|unix.O_CLOEXEC, 0)
