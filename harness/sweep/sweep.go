@@ -520,3 +520,47 @@ func (s *Search) Unconfirmed() (rate float64, found bool) {
 
 // Windows is how many windows the search has had.
 func (s *Search) Windows() int { return s.windows }
+
+// Tried is a window of a search as Verify reads it: its rate and its
+// step.
+type Tried struct {
+	Rate float64
+	Step results.Step
+}
+
+// Verify says what a search's windows (tried, in the order they ran) and
+// the rate it ended with (0 for none; confirmed whether a confirm passed
+// at it) break of what every search owes, whatever its load did: at most
+// MaxWindows windows; a confirmed rate is one a confirming window passed
+// at, below every rate that failed; a rate not confirmed is one a step
+// passed at, below every rate that failed, of a search with no confirm
+// passed; none, of a search with no confirm passed. nil when it keeps
+// them all.
+func Verify(tried []Tried, rate float64, confirmed bool) error {
+	if len(tried) > MaxWindows {
+		return fmt.Errorf("%d windows: want at most %d", len(tried), MaxWindows)
+	}
+	lowest := math.Inf(1)
+	var confirms, passes []float64
+	for _, w := range tried {
+		switch {
+		case !w.Step.Pass:
+			lowest = min(lowest, w.Rate)
+		case w.Step.Confirm:
+			confirms = append(confirms, w.Rate)
+		default:
+			passes = append(passes, w.Rate)
+		}
+	}
+	switch {
+	case confirmed && !slices.Contains(confirms, rate):
+		return fmt.Errorf("confirmed %g/s: no confirm passed at it (passed at %v)", rate, confirms)
+	case !confirmed && len(confirms) > 0:
+		return fmt.Errorf("no confirmed rate, but confirms passed at %v", confirms)
+	case rate > 0 && !confirmed && !slices.Contains(passes, rate):
+		return fmt.Errorf("%g/s not confirmed: no step passed at it (passed at %v)", rate, passes)
+	case rate >= lowest:
+		return fmt.Errorf("%g/s: not below the lowest rate that failed, %g/s", rate, lowest)
+	}
+	return nil
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -243,35 +244,24 @@ func TestSearchNoRate(t *testing.T) {
 	}
 }
 
-// invariants checks what a search owes whatever its load did (its
-// windows' rates and steps in order, s once it ended): at most
-// MaxWindows windows; a confirmed rate is a confirming window that
-// passed, below every rate that failed; else an unconfirmed rate is a
-// step that passed, below every rate that failed, and only of a search
-// that had no confirm pass.
+// invariants checks what a search owes whatever its load did (Verify),
+// given its windows' rates and steps in order, s once it ended.
 func invariants(t testing.TB, s *Search, rates []float64, steps []results.Step) {
 	t.Helper()
-	if len(rates) > MaxWindows {
-		t.Errorf("%d windows %v; want at most %d", len(rates), rates, MaxWindows)
+	tried := make([]Tried, len(rates))
+	for i := range rates {
+		tried[i] = Tried{rates[i], steps[i]}
 	}
-	lowest := math.Inf(1)
-	passed := map[bool]map[float64]bool{false: {}, true: {}}
-	for i, st := range steps {
-		if st.Pass {
-			passed[st.Confirm][rates[i]] = true
-		} else {
-			lowest = min(lowest, rates[i])
-		}
-	}
-	rate, found := s.Result()
+	rate, confirmed := s.Result()
 	un, unFound := s.Unconfirmed()
-	switch {
-	case found && unFound:
+	if confirmed && unFound {
 		t.Errorf("Result() = %g and Unconfirmed() = %g; want one of them", rate, un)
-	case found && (!passed[true][rate] || rate >= lowest):
-		t.Errorf("found %g/s in %v %v; want a confirm that passed, below the lowest failure %g/s", rate, rates, steps, lowest)
-	case unFound && (!passed[false][un] || un >= lowest || len(passed[true]) > 0):
-		t.Errorf("unconfirmed %g/s in %v %v; want a step that passed, below the lowest failure %g/s, and no confirm passed", un, rates, steps, lowest)
+	}
+	if !confirmed {
+		rate = un
+	}
+	if err := Verify(tried, rate, confirmed); err != nil {
+		t.Errorf("windows %v %v: %v", rates, steps, err)
 	}
 }
 
@@ -570,5 +560,44 @@ func TestAbort(t *testing.T) {
 	}
 	if _, ok := s.Abort("again"); ok {
 		t.Error("Abort() of an ended search = ok")
+	}
+}
+
+func TestVerify(t *testing.T) {
+	pass := func(n int, rate float64) Tried { return Tried{rate, results.Step{N: n, Pass: true}} }
+	fail := func(n int, rate float64) Tried { return Tried{rate, results.Step{N: n, Why: "p99"}} }
+	confirm := func(rate float64, ok bool) Tried { return Tried{rate, results.Step{Confirm: true, Pass: ok}} }
+	search := []Tried{pass(1, 500), pass(2, 1000), fail(3, 2000), pass(4, 1500)}
+	with := func(more ...Tried) []Tried { return append(slices.Clone(search), more...) }
+	cases := []struct {
+		name      string
+		tried     []Tried
+		rate      float64
+		confirmed bool
+		ok        bool
+	}{
+		// a confirm that passed, below every failure
+		{"confirmed", with(confirm(1500, true)), 1500, true, true},
+		// a confirmed rate no confirm passed at
+		{"confirmed without a confirm", with(confirm(1500, false)), 1500, true, false},
+		// a confirm that passed above a failure
+		{"above a failure", with(confirm(2000, true)), 2000, true, false},
+		// every confirm failed: a step's pass below them, not confirmed
+		{"not confirmed", with(confirm(1500, false), confirm(1470, false)), 1000, false, true},
+		// not confirmed, at a rate that failed a confirm
+		{"not confirmed at a failure", with(confirm(1500, false)), 1500, false, false},
+		// not confirmed, where a confirm passed
+		{"not confirmed after a pass", with(confirm(1500, true)), 1000, false, false},
+		// none, after a confirm that passed
+		{"none after a pass", with(confirm(1500, true)), 0, false, false},
+		// none, every window failed
+		{"none", []Tried{fail(1, 500), fail(2, 250)}, 0, false, true},
+		// more windows than a search has
+		{"too many", slices.Repeat([]Tried{fail(1, 1)}, MaxWindows+1), 0, false, false},
+	}
+	for _, c := range cases {
+		if err := Verify(c.tried, c.rate, c.confirmed); (err == nil) != c.ok {
+			t.Errorf("%s: Verify(%v, %g, %v) = %v; want ok %v", c.name, c.tried, c.rate, c.confirmed, err, c.ok)
+		}
 	}
 }
