@@ -5,8 +5,9 @@
 // within a precision, and confirms the last pass in a window of the full
 // length, which must pass too (else the search goes on below it with
 // confirms alone, and a search whose confirms all fail ends with the
-// highest rate a step passed below them, not confirmed). It is pure: the caller runs each window at the rate Next gives and tells
-// Record what it measured.
+// highest rate a step passed below them, not confirmed). It is pure: the
+// caller runs each window at the rate Next gives and tells Record what it
+// measured.
 package sweep
 
 import (
@@ -42,10 +43,10 @@ const (
 	// to 2%, or to 64000/s and halve to 3%.
 	MaxSteps = MaxWindows - 1 - confirmReserve
 	// confirmReserve is how many windows the steps leave after the
-	// first confirm, for the confirms below it should it fail: a step
-	// passes up to a few percent above the rate a confirm sustains (a
-	// queue that grows slowly), and two confirms gallop 6% below the
-	// first (2% and 4% more).
+	// first confirm, for a confirm below it should it fail (a step
+	// passes a little above the rate a confirm sustains: a queue that
+	// grows slowly): one, a precision below it at least; two would cost
+	// the steps' precision above 8000/s (9999/s found at 9750/s).
 	confirmReserve = 1
 	// MinRate is the least rate the search halves to, an exchange a
 	// second: below it a load that fails every step has no rate.
@@ -335,9 +336,9 @@ func (s *Search) Next() (rate float64, confirm, done bool) {
 // plan decides the next window: the first rate; double the last pass
 // while none failed; halve the first failure while none passed (down to
 // MinRate); the middle of the last pass and the first failure while they
-// are more than the precision apart (twice the precision, with two
-// windows left); else, or when the window left is the last one, the
-// confirming window of the last pass. Once a confirm has failed, every
+// are more than the precision apart (twice the precision, with one step
+// left before the windows kept for confirms); else, or when no step is
+// left, the confirming window of the last pass. Once a confirm has failed, every
 // window confirms (planConfirm). ok is false when there is nothing left
 // to try.
 func (s *Search) plan() (rate float64, confirm, ok bool) {
