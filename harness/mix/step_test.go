@@ -164,12 +164,17 @@ func search(t *testing.T, m *Mix, slo results.SLO, window, warmup time.Duration)
 
 // The stand-in proxies of the sweep tests: a capacity far below what
 // this machine does (standIn), a burst that lets the exchanges a stall
-// of the machine bunched up pass (stallBurst), and a bound on the p99
-// that a stall does not reach but the exchanges over the capacity pass
-// by far (standInSLO).
-const stallBurst = 300 * time.Millisecond
+// of the machine bunched up pass (stallBurst), a bound on the p99 that a
+// stall seldom reaches (standInSLO: a step at a quarter of the capacity
+// read 283 ms beside real-time loops on both CPUs), and a hold of the
+// exchanges over the capacity far past it, under the timeout of 2 s
+// (standInHold).
+const (
+	stallBurst  = 300 * time.Millisecond
+	standInHold = 1500 * time.Millisecond
+)
 
-var standInSLO = results.SLO{P99: results.Span(250 * time.Millisecond), Errors: 0.001}
+var standInSLO = results.SLO{P99: results.Span(400 * time.Millisecond), Errors: 0.001}
 
 // standIn is a capacity for a stand-in proxy far below what this machine
 // does at the time: a quarter of the rate a closed loop straight to the
@@ -192,8 +197,8 @@ func standIn(t *testing.T, o *mixtest.Origin) float64 {
 // a rate no higher than the most a window can pass: a window
 // of length T after a warm-up W at rate r sees a queue that grows from
 // the warm-up's start, its p99 (r/c - 1)(W + 0.99 T) less the burst, so
-// it passes up to c(1 + (p99 bound + burst)/(W + 0.99 T)): 1.22 c over
-// the 2 s confirm, 1.37 c over a 1 s step, for a rate not confirmed. The
+// it passes up to c(1 + (p99 bound + burst)/(W + 0.99 T)): 1.28 c over
+// the 2 s confirm, 1.47 c over a 1 s step, for a rate not confirmed. The
 // failing steps fail by what the queue does, its latency. (It asserted a
 // confirmed rate within 5% of capacities of 4000 and 1500/s, searching
 // again once where the first search missed: on a loaded machine a stall
@@ -224,8 +229,8 @@ func TestSweepCapacity(t *testing.T) {
 	}
 }
 
-// TestSweepHoldShare: a proxy that holds 1 s, four times the p99 bound
-// of 250 ms, the exchanges that come when its token bucket (a capacity
+// TestSweepHoldShare: a proxy that holds 1.5 s, far past the p99 bound
+// of 400 ms, the exchanges that come when its token bucket (a capacity
 // c from standIn, a burst of 300 ms) is empty, and passes the rest at
 // once: the share held is what a rate asks beyond the capacity, so a
 // window of length T at r holds at least r T - c (T + burst) of the r T
@@ -233,17 +238,20 @@ func TestSweepCapacity(t *testing.T) {
 // 1.16 c over the 2 s confirm, 1.31 c over a 1 s step. Its throughput
 // never gives out, its p99 does. The search keeps what every search owes
 // and ends with a rate no higher than that, every failing step failing
-// by its p99 alone, and where a window asked more than c, the proxy held
-// some. (It held 60 ms over a capacity of 2000/s and
+// by its p99 (among what it names: where the held exchanges keep every
+// connection busy, or the machine stalls, some are dropped too), and
+// where a window asked more than c, the proxy held some. (It held 60 ms over a capacity of 2000/s and
 // asserted a rate within 5% of 2020/s, searching again once where the
 // first search missed: a hold near the bound, a burst of 20 ms and a
 // capacity that a loaded machine barely reaches made its verdict the
-// machine's, and so is how far below c it ends.)
+// machine's, and so is how far below c it ends. It wanted the p99 alone
+// to fail a step: beside real-time loops on both CPUs, a step at 1000/s
+// dropped 418 of its exchanges too.)
 func TestSweepHoldShare(t *testing.T) {
 	const window, warmup = 2 * time.Second, 500 * time.Millisecond
 	o := mixtest.StartOrigin(t, mixtest.None)
 	capacity := standIn(t, o)
-	p := mixtest.StartHolder(t, o.Addr, mixtest.Faults{Capacity: capacity, Burst: stallBurst, HoldOver: 4 * time.Duration(standInSLO.P99)})
+	p := mixtest.StartHolder(t, o.Addr, mixtest.Faults{Capacity: capacity, Burst: stallBurst, HoldOver: standInHold})
 	m := stepMix(t, p.Addr, o.Addr, 600)
 	rate, confirmed, tried := search(t, m, standInSLO, window, warmup)
 	length := window
@@ -257,8 +265,8 @@ func TestSweepHoldShare(t *testing.T) {
 	over := false
 	for _, w := range tried {
 		over = over || w.Rate > capacity*(1+stallBurst.Seconds()/sweep.StepWindow(window).Seconds())
-		if st := w.Step; !st.Pass && !strings.HasPrefix(st.Why, "p99 ") || strings.Contains(st.Why, "failures") || strings.Contains(st.Why, "achieved") {
-			t.Errorf("%s at %g/s; want the p99 alone to fail", st, w.Rate)
+		if st := w.Step; !st.Pass && !strings.HasPrefix(st.Why, "p99 ") {
+			t.Errorf("%s at %g/s; want the p99 among what failed", st, w.Rate)
 		}
 	}
 	if over && p.HeldOver.Load() == 0 {
