@@ -267,7 +267,10 @@ func invariants(t testing.TB, s *Search, rates []float64, steps []results.Step) 
 
 // TestSearchConfirmFails: a confirm that fails goes on below the rate it
 // tried with confirms alone, and its first that passes is the rate
-// found, within the precision of the confirm that failed.
+// found, within the precision of the confirm that failed. (It wanted a
+// step between the two confirms, and a search whose every confirm failed
+// to find no rate: it now ends with a rate not confirmed,
+// TestSearchUnconfirmed.)
 func TestSearchConfirmFails(t *testing.T) {
 	s := New(Defaults())
 	c := capacity{rate: 4000}
