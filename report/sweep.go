@@ -44,6 +44,9 @@ type Search struct {
 
 	rows   []*results.Row // the steps' rows, in Steps' order
 	result int            // the index of the confirming window found, -1 for none
+	// unconfirmed is the index of the step whose rate is Rate where it
+	// is not confirmed, -1 for none
+	unconfirmed int
 }
 
 // SearchStep is a step of a search: a window at a fixed rate, whether it
@@ -106,7 +109,7 @@ func searchOf(rep int, rows []*results.Row) Search {
 		}
 		return -1
 	})
-	s := Search{Rep: rep, Steps: make([]SearchStep, len(rows)), rows: rows, result: -1}
+	s := Search{Rep: rep, Steps: make([]SearchStep, len(rows)), rows: rows, result: -1, unconfirmed: -1}
 	var passed []float64
 	lowest, confirmFailed := 0.0, false
 	for i, r := range rows {
@@ -132,6 +135,7 @@ func searchOf(rep int, rows []*results.Row) Search {
 	if s.result < 0 && confirmFailed && rows[len(rows)-1].Status == results.OK {
 		if rate, ok := results.Unconfirmed(passed, lowest); ok {
 			s.Rate, s.Unconfirmed = &rate, true
+			s.unconfirmed = slices.IndexFunc(s.Steps, func(st SearchStep) bool { return st.Pass && !st.Confirm && st.Offered == rate })
 		}
 	}
 	return s
@@ -166,8 +170,9 @@ func hasSweep(rows []results.Row) bool {
 
 // searchResults are rows with each search's steps replaced by the row of
 // its result, in the place of its first step: its confirming window that
-// passed (whose figure, Figure, is the rate found), or where it found
-// none, its last step as a failed run noting why. It is what compare and
+// passed (whose figure, Figure, is the rate found), or the step of a rate
+// not confirmed noting so, or where it found none, its last step as a
+// failed run noting why. It is what compare and
 // the trends take for a sweep's runs. Rows without a sweep are rows
 // themselves.
 func searchResults(rows []results.Row) []results.Row {
@@ -194,6 +199,11 @@ func searchResults(rows []results.Row) []results.Row {
 		s := searchOf(k.Rep, steps[k])
 		if s.result >= 0 {
 			out[i] = *s.rows[s.result]
+			continue
+		}
+		if s.unconfirmed >= 0 {
+			out[i] = *s.rows[s.unconfirmed]
+			out[i].Note = "not confirmed: " + s.stopText()
 			continue
 		}
 		out[i] = *s.rows[len(s.rows)-1]

@@ -726,3 +726,17 @@ func TestSweepChartOneStep(t *testing.T) {
 		t.Errorf("a line of one point, which draws nothing under its title")
 	}
 }
+
+// TestSearchResultsUnconfirmed: a search whose confirms all failed is,
+// for compare and the trends, the row of the step whose rate it ended
+// with, noting that it was not confirmed and where it stopped.
+func TestSearchResultsUnconfirmed(t *testing.T) {
+	const p99 = "p99 63.2 ms over 50 ms"
+	rows := ordered([]results.Row{stepRow(1, pass(1), 500), stepRow(1, fail(2, p99), 1000), stepRow(1, pass(3), 750),
+		stepRow(1, fail(0, p99), 750), stepRow(1, fail(0, p99), 735)})
+	got := searchResults(rows)
+	want := "not confirmed: the confirming window at 0.735k/s failed: p99 63.2 ms over 50 ms (bound: proxy)"
+	if len(got) != 1 || got[0].Status != results.OK || got[0].OfferedRate != 500 || got[0].Note != want {
+		t.Errorf("searchResults(%d rows) = %+v; want the step at 500/s, ok, noting %q", len(rows), got, want)
+	}
+}
