@@ -123,6 +123,8 @@ func (p *progress) endSweep(r RunSpec, s *sweep.Search, failed bool, took time.D
 	summary := fmt.Sprintf("no sustainable rate in %s", plural(s.Windows(), "window"))
 	if rate, found := s.Result(); found {
 		summary = fmt.Sprintf("sustainable rate %.0f/s, confirmed, in %s", rate, plural(s.Windows(), "window"))
+	} else if rate, found := s.Unconfirmed(); found {
+		summary = fmt.Sprintf("sustainable rate %.0f/s, not confirmed, in %s", rate, plural(s.Windows(), "window"))
 	} else if failed {
 		summary = fmt.Sprintf("FAILED after %s", plural(s.Windows(), "window"))
 	}

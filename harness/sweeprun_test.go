@@ -145,7 +145,7 @@ func TestScheduleResumesSweep(t *testing.T) {
 	for _, want := range []string{
 		"resuming the search of no proxy in mix-http-sweep, rep 2, after the 1 window the file has of it",
 		"sweeps: from 500/s, doubled until a step fails, then halved to within 2%; a step passes with p99=50ms,errors=0.1%, 99% of its rate achieved",
-		"each sweep: at most 15 windows, steps of 2s warm-up + 5s window (at most 14) and confirms of 2s + 10s: at most 2m15s;",
+		"each sweep: at most 15 windows, steps of 2s warm-up + 5s window (at most 13) and confirms of 2s + 10s: at most 2m25s;",
 	} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("the plan:\n%s\nwant %q", b.String(), want)

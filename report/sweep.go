@@ -31,8 +31,11 @@ const toolBound = 0.9
 type Search struct {
 	Rep int `json:"rep"`
 	// Rate is the rate its last confirming window that passed offered,
-	// in exchanges a second; null where none passed: it found no rate.
-	Rate *float64 `json:"rate_per_s"`
+	// in exchanges a second; where none passed but one failed, the rate
+	// of a search whose confirms all failed (results.Unconfirmed), and
+	// Unconfirmed is set; null where it found no rate.
+	Rate        *float64 `json:"rate_per_s"`
+	Unconfirmed bool     `json:"unconfirmed,omitempty"`
 	// Stop is its last step that failed, the one that bounds the rate
 	// from above (or, where it found none, says why); null where none
 	// failed.
@@ -41,6 +44,9 @@ type Search struct {
 
 	rows   []*results.Row // the steps' rows, in Steps' order
 	result int            // the index of the confirming window found, -1 for none
+	// unconfirmed is the index of the step whose rate is Rate where it
+	// is not confirmed, -1 for none
+	unconfirmed int
 }
 
 // SearchStep is a step of a search: a window at a fixed rate, whether it
@@ -103,16 +109,33 @@ func searchOf(rep int, rows []*results.Row) Search {
 		}
 		return -1
 	})
-	s := Search{Rep: rep, Steps: make([]SearchStep, len(rows)), rows: rows, result: -1}
+	s := Search{Rep: rep, Steps: make([]SearchStep, len(rows)), rows: rows, result: -1, unconfirmed: -1}
+	var passed []float64
+	lowest, confirmFailed := 0.0, false
 	for i, r := range rows {
 		st := stepOf(r)
 		s.Steps[i] = st
-		if st.Confirm && st.Pass {
+		switch {
+		case st.Confirm && st.Pass:
 			rate := st.Offered
 			s.Rate, s.result = &rate, i
-		}
-		if !st.Pass {
+		case st.Pass:
+			passed = append(passed, st.Offered)
+		default:
 			s.Stop = &s.Steps[i]
+			confirmFailed = confirmFailed || st.Confirm
+			if lowest == 0 || st.Offered < lowest {
+				lowest = st.Offered
+			}
+		}
+	}
+	// A search whose confirms all failed, and that ended as a search
+	// does rather than by a failed run, has the rate of its highest pass
+	// below them, not confirmed.
+	if s.result < 0 && confirmFailed && rows[len(rows)-1].Status == results.OK {
+		if rate, ok := results.Unconfirmed(passed, lowest); ok {
+			s.Rate, s.Unconfirmed = &rate, true
+			s.unconfirmed = slices.IndexFunc(s.Steps, func(st SearchStep) bool { return st.Pass && !st.Confirm && st.Offered == rate })
 		}
 	}
 	return s
@@ -147,8 +170,9 @@ func hasSweep(rows []results.Row) bool {
 
 // searchResults are rows with each search's steps replaced by the row of
 // its result, in the place of its first step: its confirming window that
-// passed (whose figure, Figure, is the rate found), or where it found
-// none, its last step as a failed run noting why. It is what compare and
+// passed (whose figure, Figure, is the rate found), or the step of a rate
+// not confirmed noting so, or where it found none, its last step as a
+// failed run noting why. It is what compare and
 // the trends take for a sweep's runs. Rows without a sweep are rows
 // themselves.
 func searchResults(rows []results.Row) []results.Row {
@@ -175,6 +199,11 @@ func searchResults(rows []results.Row) []results.Row {
 		s := searchOf(k.Rep, steps[k])
 		if s.result >= 0 {
 			out[i] = *s.rows[s.result]
+			continue
+		}
+		if s.unconfirmed >= 0 {
+			out[i] = *s.rows[s.unconfirmed]
+			out[i].Note = "not confirmed: " + s.stopText()
 			continue
 		}
 		out[i] = *s.rows[len(s.rows)-1]
@@ -216,6 +245,9 @@ func (s Search) String() string {
 	found := "no rate"
 	if s.Rate != nil {
 		found = rateText(*s.Rate)
+	}
+	if s.Unconfirmed {
+		found += " not confirmed"
 	}
 	return fmt.Sprintf("rep %d: %s; %s", s.Rep, found, s.stopText())
 }
@@ -260,11 +292,15 @@ func sweepTable(machine string, rows []*results.Row) Table {
 			reps := steps[[2]string{k, c.proxy}]
 			var searches []Search
 			var rates []float64
+			unconfirmed := 0
 			for _, rep := range slices.Sorted(maps.Keys(reps)) {
 				s := searchOf(rep, reps[rep])
 				searches = append(searches, s)
 				if s.Rate != nil {
 					rates = append(rates, rateFigure(*s.Rate))
+				}
+				if s.Unconfirmed {
+					unconfirmed++
 				}
 			}
 			s := summaryOf(rates)
@@ -277,6 +313,9 @@ func sweepTable(machine string, rows []*results.Row) Table {
 				fig = threeFigures(s.med)
 			case len(searches) > 0:
 				fig = "none"
+			}
+			if unconfirmed > 0 {
+				fig += fmt.Sprintf(" (%d not confirmed)", unconfirmed)
 			}
 			cells[i] = cellOf(c, s, fig)
 			cells[i].Searches = searches
@@ -307,7 +346,8 @@ func sweepCaption(sw *results.Sweep) string {
 		" (failures: errors, timeouts, dropped and late exchanges, of those due) and achieved " +
 		strconv.FormatFloat(results.AchievedShare*100, 'f', -1, 64) + "% of the rate, " +
 		"found by a search of such windows and confirmed over a whole one; the median of the repetitions " +
-		"(none: no search found one; \"(2 of 3 found)\": the median of those that found one). Bold and * as in the other tables. " +
+		"(none: no search found one; \"(2 of 3 found)\": the median of those that found one; " +
+		"\"(1 not confirmed)\": of those, searches whose confirms all failed, their rate the highest a step passed below every rate that failed). Bold and * as in the other tables. " +
 		"‡ at least 90% of no proxy's rate: within 10% of it, the load tool, not the proxy, set the limit."
 }
 

@@ -104,6 +104,17 @@ func TestSearchOf(t *testing.T) {
 			r.Note, r.Status, r.Bound, r.OfferedRate, r.HasOffered = "start squid: exit status 1", results.Failed, "", 0, false
 			return r
 		}()}, 0, "the search did not start: start squid: exit status 1"},
+		// every confirm failed: the highest step that passed below
+		// every failure, not confirmed (the name says so)
+		{"not confirmed", []results.Row{
+			stepRow(1, pass(1), 500), stepRow(1, pass(2), 1000), stepRow(1, fail(3, p99), 2000),
+			stepRow(1, pass(4), 1500), stepRow(1, fail(5, p99), 1750), stepRow(1, fail(0, p99), 1500),
+			stepRow(1, fail(0, p99), 1470)},
+			1000, "the confirming window at 1.47k/s failed: p99 63.2 ms over 50 ms (bound: proxy)"},
+		// every confirm failed, and no step passed below them: none
+		{"confirms failed, no pass below", []results.Row{
+			stepRow(1, pass(1), 500), stepRow(1, fail(2, p99), 1000), stepRow(1, fail(0, p99), 500)},
+			0, "the confirming window at 0.500k/s failed: p99 63.2 ms over 50 ms (bound: proxy)"},
 		// no failure: the rate, and no stop
 		{"no step failed", []results.Row{stepRow(1, pass(1), 500), stepRow(1, pass(0), 500)}, 500, "no step failed"},
 	} {
@@ -115,6 +126,9 @@ func TestSearchOf(t *testing.T) {
 			}
 			if rate != c.rate || s.stopText() != c.stop {
 				t.Errorf("searchOf(%s) = rate %g, stop %q; want %g, %q", c.name, rate, s.stopText(), c.rate, c.stop)
+			}
+			if want := strings.HasPrefix(c.name, "not confirmed"); s.Unconfirmed != want {
+				t.Errorf("searchOf(%s).Unconfirmed = %v; want %v", c.name, s.Unconfirmed, want)
 			}
 		})
 	}
@@ -171,6 +185,13 @@ func TestSweepCells(t *testing.T) {
 		r.Proxy = "dante"
 		rows = append(rows, r)
 	}
+	// 3proxy: rep 1's confirms at 750/s and 735/s failed, its step at
+	// 500/s passed below them
+	for i, r := range []results.Row{stepRow(1, pass(1), 500), stepRow(1, fail(2, "p99 80 ms over 50 ms"), 1000), stepRow(1, pass(3), 750),
+		stepRow(1, fail(0, "p99 80 ms over 50 ms"), 750), stepRow(1, fail(0, "p99 80 ms over 50 ms"), 735)} {
+		r.Proxy, r.Started = "3proxy", time.Date(2026, 12, 1, 6, i, 0, 0, time.UTC)
+		rows = append(rows, r)
+	}
 	mix := run("Xeon", "s", "nginx", results.Copy, "mix-3k", 1, 3)
 	mix.Mode = results.MixHTTP
 	rows = append(rows, mix)
@@ -180,12 +201,13 @@ func TestSweepCells(t *testing.T) {
 		proxy, text string
 		bold        bool
 	}{
-		{"no proxy", "10.0", false},             // the median of three; the baseline is never marked
-		{"nginx", "9.10 ‡ *", true},             // 91% of no proxy's: the tool's limit
-		{"haproxy", "8.90", false},              // 89%: the proxy's
-		{"squid", "4.70", false},                // the median of four: the mean of the middle two
-		{"tinyproxy", "none", false},            // no rate found
-		{"dante", "3.00 (1 of 3 found)", false}, // one search of three found one
+		{"no proxy", "10.0", false},                  // the median of three; the baseline is never marked
+		{"nginx", "9.10 ‡ *", true},                  // 91% of no proxy's: the tool's limit
+		{"haproxy", "8.90", false},                   // 89%: the proxy's
+		{"squid", "4.70", false},                     // the median of four: the mean of the middle two
+		{"tinyproxy", "none", false},                 // no rate found
+		{"dante", "3.00 (1 of 3 found)", false},      // one search of three found one
+		{"3proxy", "0.500 (1 not confirmed)", false}, // its confirms failed: a step's rate, flagged
 	} {
 		got := cells[c.proxy]
 		if got.Text != c.text || got.Bold != c.bold {
@@ -702,5 +724,19 @@ func TestSweepChartOneStep(t *testing.T) {
 	}
 	if bytes.Contains(b.Bytes(), []byte(`<g class="line" data-column="nginx">`)) {
 		t.Errorf("a line of one point, which draws nothing under its title")
+	}
+}
+
+// TestSearchResultsUnconfirmed: a search whose confirms all failed is,
+// for compare and the trends, the row of the step whose rate it ended
+// with, noting that it was not confirmed and where it stopped.
+func TestSearchResultsUnconfirmed(t *testing.T) {
+	const p99 = "p99 63.2 ms over 50 ms"
+	rows := ordered([]results.Row{stepRow(1, pass(1), 500), stepRow(1, fail(2, p99), 1000), stepRow(1, pass(3), 750),
+		stepRow(1, fail(0, p99), 750), stepRow(1, fail(0, p99), 735)})
+	got := searchResults(rows)
+	want := "not confirmed: the confirming window at 0.735k/s failed: p99 63.2 ms over 50 ms (bound: proxy)"
+	if len(got) != 1 || got[0].Status != results.OK || got[0].OfferedRate != 500 || got[0].Note != want {
+		t.Errorf("searchResults(%d rows) = %+v; want the step at 500/s, ok, noting %q", len(rows), got, want)
 	}
 }

@@ -28,9 +28,10 @@ the result as JSON. With --sweep it searches for the sustainable rate
 over the same connections: a step at --sweep-from a second, the rate
 doubled until a step fails --slo, then the interval between the last
 pass and the first failure halved until they are within
---sweep-precision (at most 14 steps, each --warmup and half --duration),
+--sweep-precision (at most 13 steps, each --warmup and half --duration),
 then a confirming window of --duration at the rate found, which must
-pass too; a line of JSON per step. With --steps it runs the steps asked
+pass too (else confirms below it, at most 15 windows in all); a line of
+JSON per step. With --steps it runs the steps asked
 for on standard input, a line each ("step RATE WARMUP DURATION"), as
 bench run --sweep drives it. The second is the origin of the mix: it
 serves the mix's answers until it is stopped, writing each one whole
@@ -215,6 +216,8 @@ func runSweep(ctx context.Context, st mix.Stepper, cfg results.Sweep, c mix.Conf
 	}
 	if rate, found := s.Result(); found {
 		fmt.Fprintf(stderr, "sustainable rate %g exchanges a second (%s), confirmed over %s, in %d windows\n", rate, sweep.FormatSLO(cfg.SLO), c.Duration, s.Windows())
+	} else if rate, found := s.Unconfirmed(); found {
+		fmt.Fprintf(stderr, "sustainable rate %g exchanges a second (%s), not confirmed: its confirms over %s failed, in %d windows\n", rate, sweep.FormatSLO(cfg.SLO), c.Duration, s.Windows())
 	} else {
 		fmt.Fprintf(stderr, "no sustainable rate (%s) in %d windows: the last step says why\n", sweep.FormatSLO(cfg.SLO), s.Windows())
 	}

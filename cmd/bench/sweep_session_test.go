@@ -33,9 +33,15 @@ func searchRows(rows []results.Row) map[string][]results.Row {
 // checkSearch checks the rows of one search: each a step's window of its
 // own, after the one before, the rate the search asked for at that point
 // (replayed through the search), each with its own sampler's figures
-// and data, the search ended; it logs and returns the rate the search
-// found, and whether it found one.
-func checkSearch(t *testing.T, csvPath, proxy string, rows []results.Row, window time.Duration) (rate float64, found bool) {
+// and data, the search ended, keeping what every search owes
+// (sweep.Verify); it logs and returns the rate the search ended with,
+// and whether it was confirmed. A failed row, a step that could not be
+// measured, is one only as the search's last, at a rate above every rate
+// that passed: the doubling goes past the client's own ceiling (16000/s
+// of no proxy on a small machine), where a step misses its grace. (It
+// wanted every row ok, which held only where the machine was fast enough
+// that the search ended before the doubling reached its ceiling.)
+func checkSearch(t *testing.T, csvPath, proxy string, rows []results.Row, window time.Duration) (rate float64, confirmed bool) {
 	t.Helper()
 	s := sweep.New(sweep.Defaults())
 	var last time.Time
@@ -44,13 +50,27 @@ func checkSearch(t *testing.T, csvPath, proxy string, rows []results.Row, window
 	if err != nil {
 		t.Fatal(err)
 	}
+	var tried []sweep.Tried
+	passed := 0.0
 	for i, r := range rows {
 		st, ok, err := results.ParseStep(r.Note)
-		if !ok || err != nil || !r.HasOffered || r.Status != results.OK {
-			t.Fatalf("%s, row %d: note %q (%v), offered %v, status %s; want an ok step", proxy, i+1, r.Note, err, r.HasOffered, r.Status)
+		failedLast := r.Status == results.Failed && i == len(rows)-1
+		if !ok || err != nil || !r.HasOffered || r.Status != results.OK && !failedLast {
+			t.Fatalf("%s, row %d: note %q (%v), offered %v, status %s; want an ok step, or a failed one last", proxy, i+1, r.Note, err, r.HasOffered, r.Status)
 		}
 		if err := s.Replay(r.OfferedRate, st); err != nil {
 			t.Errorf("%s, row %d: %v", proxy, i+1, err)
+		}
+		tried = append(tried, sweep.Tried{Rate: r.OfferedRate, Step: st})
+		if failedLast {
+			if st.Pass || st.Confirm || r.OfferedRate <= passed {
+				t.Errorf("%s, row %d: failed %s at %g/s; want a step that failed, above every rate that passed (%g/s)", proxy, i+1, st, r.OfferedRate, passed)
+			}
+			s.Stop() // as a session ends a search at a failed row
+			break
+		}
+		if st.Pass {
+			passed = max(passed, r.OfferedRate)
 		}
 		length := sweep.StepWindow(window)
 		if st.Confirm {
@@ -76,14 +96,16 @@ func checkSearch(t *testing.T, csvPath, proxy string, rows []results.Row, window
 	if _, _, done := s.Next(); !done {
 		t.Errorf("%s: the search had not ended after its %d rows", proxy, len(rows))
 	}
-	if s.Windows() > sweep.MaxWindows {
-		t.Errorf("%s: %d windows; want at most %d", proxy, s.Windows(), sweep.MaxWindows)
+	if rate, confirmed = s.Result(); !confirmed {
+		rate, _ = s.Unconfirmed()
 	}
-	rate, found = s.Result()
+	if err := sweep.Verify(tried, rate, confirmed); err != nil {
+		t.Errorf("%s: the search ended at %g/s (confirmed %v): %v", proxy, rate, confirmed, err)
+	}
 	if len(rows) > 0 {
-		t.Logf("%s: %d windows, sustainable rate %g (%v), the last: %q", proxy, len(rows), rate, found, rows[len(rows)-1].Note)
+		t.Logf("%s: %d windows, sustainable rate %g (confirmed %v), the last: %q", proxy, len(rows), rate, confirmed, rows[len(rows)-1].Note)
 	}
-	return rate, found
+	return rate, confirmed
 }
 
 // searchSession runs the sweep of list through no proxy and proxy, with
@@ -104,16 +126,17 @@ func searchSession(t *testing.T, id, list string, window time.Duration, proxy st
 // TestRunSweepSession runs a sweep of mix-relay through no proxy and
 // nginx, with a few hundred connections: the plan counts the windows, a
 // row a step of each search with its offered rate and step, each search
-// ended with the rate it confirmed or none, the settings of the search in
-// the metadata, and bench report reads the file.
+// ended keeping what every search owes (checkSearch), the settings of
+// the search in the metadata, and bench report reads the file. (It
+// wanted the last row the confirm of the rate found: a confirm below a
+// failed one that passes may now be followed by a confirm between the
+// two that fails; checkSearch asserts that the rate passed its own
+// confirm.)
 func TestRunSweepSession(t *testing.T) {
 	const window = 2 * time.Second
 	ts, byProxy := searchSession(t, "sweep", "mix-relay", window, "nginx")
 	for proxy, rows := range byProxy {
-		rate, found := checkSearch(t, ts.csvPath, proxy, rows, window)
-		if last := rows[len(rows)-1]; found && (last.OfferedRate != rate || !strings.HasPrefix(last.Note, "sweep confirm: pass")) {
-			t.Errorf("%s: last row %q at %g/s; want the confirm of the rate found, %g/s", proxy, last.Note, last.OfferedRate, rate)
-		}
+		checkSearch(t, ts.csvPath, proxy, rows, window)
 	}
 	m, err := results.ReadMeta(results.MetaPath(ts.csvPath))
 	if err != nil {

@@ -20,23 +20,31 @@ func closedLoop(proxy, origin string, conns, active int, warmup, window, timeout
 	}
 }
 
-// seenRatio is the throughput a mix gave over the one its server saw:
-// the answers ended inside the window, over the window's length.
-func seenRatio(t *testing.T, name string, r scenarios.MixResult, ended *mixtest.Times) float64 {
+// seenBracket checks the exchanges a closed loop of active at a time
+// counted in its window against the answers its server ended in the same
+// window: an answer the client counted was ended by the server before
+// the client read it whole, so the two differ by those in flight at the
+// window's start or end, at most active at each: the count is within
+// active of what the server saw, whatever the machine's speed.
+func seenBracket(t *testing.T, name string, r scenarios.MixResult, active int, ended *mixtest.Times) {
 	t.Helper()
 	window := time.Duration(r.Seconds * float64(time.Second))
-	seen := ended.In(r.Started, r.Started.Add(window))
-	ratio := (float64(r.Exchanges) / r.Seconds) / (float64(seen) / window.Seconds())
-	t.Logf("%s: %d exchanges in the %.3fs window, the server passed on %d in it: ratio %.4f", name, r.Exchanges, r.Seconds, seen, ratio)
-	return ratio
+	seen := int64(ended.In(r.Started, r.Started.Add(window)))
+	t.Logf("%s: %d exchanges in the %.3fs window, the server passed on %d in it", name, r.Exchanges, r.Seconds, seen)
+	if r.Exchanges < seen-int64(active) || r.Exchanges > seen+int64(active) {
+		t.Errorf("%s: %d exchanges in the window; the server passed on %d in it: want within the %d in flight at a time", name, r.Exchanges, seen, active)
+	}
 }
 
 // TestFixedWindow: a proxy holding 1 exchange in 100 for 1.5 s does not
-// stretch the window. The throughput is what the proxy passed on inside
-// the window over its length, within 2%; the held exchanges are in the
-// latency (p99 at least 1.5 s), those still held at the window's end
-// too. The same proxy without holding gives the ratio the origin alone
-// gives, within 2%.
+// stretch the window. The exchanges counted are what the proxy passed on
+// inside the window, within the 50 in flight at a time (seenBracket);
+// the held exchanges are in the latency (p99 at least 1.5 s), those
+// still held at the window's end too. The same proxy without holding,
+// and the origin alone, count theirs so too. (It wanted the three
+// ratios of the throughput to the server's within 2% of 1 and of each
+// other: with under 3000 exchanges in a window of a loaded machine, the
+// 50 in flight at an edge are 1.8%, a figure of the machine's speed.)
 func TestFixedWindow(t *testing.T) {
 	const (
 		hold   = 1500 * time.Millisecond
@@ -48,9 +56,7 @@ func TestFixedWindow(t *testing.T) {
 	if r.Seconds != window.Seconds() || r.WarmupSeconds != 2 {
 		t.Errorf("window %vs after %vs; want the %v asked for, whatever its slowest exchange, after 2s", r.Seconds, r.WarmupSeconds, window)
 	}
-	if ratio := seenRatio(t, "holding 1 in 100", r, &holding.Ended); math.Abs(ratio-1) > 0.02 {
-		t.Errorf("throughput %.4f of the proxy's in the window; want within 2%%", ratio)
-	}
+	seenBracket(t, "holding 1 in 100", r, 50, &holding.Ended)
 	if r.Errors != (scenarios.MixErrors{}) {
 		t.Errorf("errors %+v; want none (the hold is within the timeout)", r.Errors)
 	}
@@ -64,12 +70,9 @@ func TestFixedWindow(t *testing.T) {
 	}
 
 	plain := mixtest.StartHolder(t, o.Addr, mixtest.Faults{})
-	viaProxy := seenRatio(t, "the same proxy without holding", run(t, closedLoop(plain.Addr, o.Addr, 300, 50, time.Second, window, 3*time.Second)), &plain.Ended)
+	seenBracket(t, "the same proxy without holding", run(t, closedLoop(plain.Addr, o.Addr, 300, 50, time.Second, window, 3*time.Second)), 50, &plain.Ended)
 	o2 := mixtest.StartOrigin(t, mixtest.None)
-	direct := seenRatio(t, "no proxy", run(t, closedLoop(o2.Addr, o2.Addr, 300, 50, time.Second, window, 3*time.Second)), &o2.Ended)
-	if math.Abs(viaProxy-direct) > 0.02 || math.Abs(direct-1) > 0.02 {
-		t.Errorf("ratio %.4f through the proxy, %.4f without one; want both within 2%% of 1 and of each other", viaProxy, direct)
-	}
+	seenBracket(t, "no proxy", run(t, closedLoop(o2.Addr, o2.Addr, 300, 50, time.Second, window, 3*time.Second)), 50, &o2.Ended)
 }
 
 // TestCutAnswers: a proxy that resets 1 in 50 of the answers longer than

@@ -3,9 +3,11 @@
 // It starts at a rate, doubles it until a window fails, then halves the
 // interval between the last pass and the first failure until the two are
 // within a precision, and confirms the last pass in a window of the full
-// length, which must pass too (else the search goes on below it). It is
-// pure: the caller runs each window at the rate Next gives and tells
-// Record what it measured.
+// length, which must pass too (else the search goes on below it with
+// confirms alone, and a search whose confirms all fail ends with the
+// highest rate a step passed below them, not confirmed). It is pure: the
+// caller runs each window at the rate Next gives and tells Record what it
+// measured.
 package sweep
 
 import (
@@ -32,12 +34,20 @@ const (
 	// within 2% of the last pass: finer than the spread of a proxy's runs
 	// from session to session (README, Noise).
 	DefaultPrecision = 0.02
-	// MaxSteps is the most windows of the search before its confirming
-	// one: from 500/s, enough to double to 64000/s and halve to 2%.
-	MaxSteps = 14
 	// MaxWindows is the most windows of a search, its confirming ones
-	// included: a confirm that fails is paid for out of the steps.
-	MaxWindows = MaxSteps + 1
+	// included: a confirm that fails is paid for out of the steps, which
+	// leave confirmReserve windows after the first confirm.
+	MaxWindows = 15
+	// MaxSteps is the most windows of the search before its first
+	// confirming one: from 500/s, enough to double to 32000/s and halve
+	// to 2%, or to 64000/s and halve to 3%.
+	MaxSteps = MaxWindows - 1 - confirmReserve
+	// confirmReserve is how many windows the steps leave after the
+	// first confirm, for a confirm below it should it fail (a step
+	// passes a little above the rate a confirm sustains: a queue that
+	// grows slowly): one, a precision below it at least; two would cost
+	// the steps' precision above 8000/s (9999/s found at 9750/s).
+	confirmReserve = 1
 	// MinRate is the least rate the search halves to, an exchange a
 	// second: below it a load that fails every step has no rate.
 	MinRate = 1
@@ -191,7 +201,7 @@ func StepWindow(window time.Duration) time.Duration {
 // fail. A step is warmup and StepWindow(window), a confirm warmup and
 // window; a confirm that fails is paid for out of the steps but costs a
 // whole window, so the longest search is one whose confirms fail (from
-// 500/s at 2%, 10 s windows after 2 s: 6 confirms and 9 steps, 2m15s).
+// 500/s at 2%, 10 s windows after 2 s: 2m25s).
 func Longest(cfg results.Sweep, window, warmup time.Duration) time.Duration {
 	key := longestKey{cfg, window, warmup}
 	if d, ok := longest.Load(key); ok {
@@ -281,20 +291,24 @@ type Search struct {
 	// lo is the highest rate that passed, hi the lowest that failed; 0
 	// while there is none. lo < hi whenever both are set.
 	lo, hi float64
-	// passes are the rates of the steps that passed, so that a confirm
-	// that fails goes on below it from the pass before.
+	// passes are the rates of the steps that passed, of which the
+	// highest below every failure is the rate of a search whose confirms
+	// all failed (Unconfirmed).
 	passes  []float64
 	steps   int // the search's steps, confirms left out
 	windows int // every window, confirms included
-	// below counts the steps since a confirm failed, while none has
-	// passed since: the next is 2^(below-1) precisions below the lowest
-	// failure (gallop).
+	// below counts the confirms that failed, while none has passed:
+	// from the first, every window confirms, the next 2^(below-1)
+	// precisions below the lowest failure (gallop).
 	below int
+	// confirmed is the highest rate a confirming window passed at; 0
+	// while none has.
+	confirmed float64
 	// The window Next gave and Record has not had yet.
 	asked         bool
 	rate          float64
 	confirm, done bool
-	found         float64
+	stopped       bool // ended by Stop or Abort, without a rate
 }
 
 // New starts a search with the settings cfg (Check them first).
@@ -320,24 +334,20 @@ func (s *Search) Next() (rate float64, confirm, done bool) {
 }
 
 // plan decides the next window: the first rate; double the last pass
-// while none failed; below a confirm that failed, a precision below it,
-// then two, four, ... precisions below, while above the pass before;
-// halve the first failure while none passed (down to MinRate); the
-// middle of the last pass and the first failure while they are more than
-// the precision apart (twice the precision, with two windows left); else,
-// or when the window left is the last one, the
-// confirming window of the last pass (or of the next step down, when a
-// confirm had failed). ok is false when there is nothing left to try.
-//
-// A confirm fails mostly a little above what the load sustains: a queue
-// that grows slowly shows in the full window and not in a step's. So the
-// search looks just below it first, and widens its steps down as they
-// fail, rather than halving from the pass before, which may be half the
-// rate.
+// while none failed; halve the first failure while none passed (down to
+// MinRate); the middle of the last pass and the first failure while they
+// are more than the precision apart (twice the precision, with one step
+// left before the windows kept for confirms); else, or when no step is
+// left, the confirming window of the last pass. Once a confirm has failed, every
+// window confirms (planConfirm). ok is false when there is nothing left
+// to try.
 func (s *Search) plan() (rate float64, confirm, ok bool) {
 	left := MaxWindows - s.windows
 	if left <= 0 {
 		return 0, false, false
+	}
+	if s.below > 0 {
+		return s.planConfirm()
 	}
 	var next float64
 	switch {
@@ -345,43 +355,63 @@ func (s *Search) plan() (rate float64, confirm, ok bool) {
 		next = s.cfg.From
 	case s.hi == 0:
 		next = s.lo * 2
-	case s.below > 0 && s.gallop() > s.lo:
-		next = s.gallop()
 	case s.lo == 0:
 		if next = math.Round(s.hi / 2); next < MinRate || next >= s.hi {
 			return 0, false, false
 		}
-	case s.hi > s.lo*(1+s.cfg.Precision) && (left > 2 || s.hi > s.lo*(1+2*s.cfg.Precision)):
+	case s.hi > s.lo*(1+s.cfg.Precision) && (left > confirmReserve+2 || s.hi > s.lo*(1+2*s.cfg.Precision)):
 		// Whole exchanges a second: where they cannot part the two any
-		// more, the search has converged. With two windows left and the
-		// two within twice the precision, it confirms now, so that a
-		// confirm that fails leaves a window to confirm a step below.
+		// more, the search has converged. With one step left before the
+		// windows kept for confirms and the two within twice the
+		// precision, it confirms now, so that a confirm that fails
+		// leaves a window more to confirm below it.
 		if mid := math.Round((s.lo + s.hi) / 2); mid > s.lo && mid < s.hi {
 			next = mid
 		}
 	}
-	if next > 0 && left > 1 {
+	if next > 0 && left > confirmReserve+1 {
 		return next, false, true
 	}
-	// Confirm the last pass; but the last window of a search whose
-	// confirm failed, with no step left to look below it, confirms the
-	// next step down rather than the pass before, which may be half the
-	// rate.
-	rate = s.lo
-	if s.below > 0 {
-		rate = max(rate, s.gallop())
-	}
-	if rate == 0 {
+	if s.lo == 0 {
 		return 0, false, false // nothing passed: nothing to confirm
 	}
-	return rate, true, true
+	return s.lo, true, true
 }
 
-// gallop is the next step below a confirm that failed: the lowest
-// failure less 2^(below-1) precisions, in whole exchanges a second.
+// planConfirm decides the next window once a confirm has failed: a
+// confirm again, a precision below the rate that failed, then two, four,
+// ... precisions below the last while those fail (gallop, down to
+// MinRate); once one passes, the middle of it and the lowest failure,
+// while they are more than the precision apart.
+//
+// A confirm fails mostly a little above what the load sustains: a queue
+// that grows slowly shows in the full window and not in a step's, so
+// that a step passes above the rate a confirm fails at, and a step below
+// a failed confirm says little. The search spends what windows it has
+// left on confirms, so that a confirm that fails twice leaves it windows
+// to confirm a rate lower still, rather than a step and a confirm a
+// precision lower each time.
+func (s *Search) planConfirm() (rate float64, confirm, ok bool) {
+	if s.confirmed > 0 {
+		if s.hi > s.confirmed*(1+s.cfg.Precision) {
+			if mid := math.Round((s.confirmed + s.hi) / 2); mid > s.confirmed && mid < s.hi {
+				return mid, true, true
+			}
+		}
+		return 0, false, false
+	}
+	if g := s.gallop(); g > 0 {
+		return g, true, true
+	}
+	return 0, false, false
+}
+
+// gallop is the next confirm below a confirm that failed: the lowest
+// failure less 2^(below-1) precisions, in whole exchanges a second, and
+// at least one less; 0 below MinRate.
 func (s *Search) gallop() float64 {
-	g := math.Round(s.hi / math.Pow(1+s.cfg.Precision, math.Exp2(float64(s.below-1))))
-	if g >= s.hi {
+	g := min(math.Round(s.hi/math.Pow(1+s.cfg.Precision, math.Exp2(float64(s.below-1)))), s.hi-1)
+	if g < MinRate {
 		return 0
 	}
 	return g
@@ -423,7 +453,7 @@ func (s *Search) Abort(why string) (st results.Step, ok bool) {
 
 // Stop ends the search where it is, without a rate: Next is done from
 // then on (a resumed session's search that a failed step had ended).
-func (s *Search) Stop() { s.done, s.found, s.asked = true, 0, false }
+func (s *Search) Stop() { s.done, s.stopped, s.confirmed, s.asked = true, true, 0, false }
 
 // describe names the window Next gives, as a note does.
 func describe(confirm bool, n int) string {
@@ -440,38 +470,98 @@ func (s *Search) record(pass bool, why string) results.Step {
 	s.asked = false
 	s.windows++
 	if s.confirm {
-		if pass {
-			s.done, s.found = true, s.rate
-			return results.Step{Confirm: true, Pass: true}
-		}
-		// The rate found did not hold for the full window: it is the
-		// first failure now, and the search goes on from the pass before
-		// it.
-		s.hi, s.lo, s.below = s.rate, 0, 1
-		for _, p := range s.passes {
-			if p < s.rate {
-				s.lo = max(s.lo, p)
+		switch {
+		case pass && s.below == 0:
+			// The first confirm passed: the rate found.
+			s.done, s.confirmed = true, s.rate
+		case pass:
+			s.confirmed = s.rate
+		case s.below == 0:
+			// The rate found did not hold for the full window: it is
+			// the lowest failure now, and every window from here on
+			// confirms, below it.
+			s.hi, s.below = s.rate, 1
+		default:
+			s.hi = s.rate
+			if s.confirmed == 0 {
+				s.below++
 			}
 		}
-		return results.Step{Confirm: true, Why: why}
+		return results.Step{Confirm: true, Pass: pass, Why: why}
 	}
 	s.steps++
 	if pass {
-		s.lo, s.below = s.rate, 0
+		s.lo = s.rate
 		s.passes = append(s.passes, s.rate)
 		return results.Step{N: s.steps, Pass: true}
 	}
 	s.hi = s.rate
-	if s.below > 0 {
-		s.below++
-	}
 	return results.Step{N: s.steps, Why: why}
 }
 
-// Result is the rate the search found, the rate of its confirming window
-// that passed; found is false while there is none (a search that ended
-// without one found none).
-func (s *Search) Result() (rate float64, found bool) { return s.found, s.found > 0 }
+// Result is the rate the search found, the rate of its highest
+// confirming window that passed; found is false while there is none (a
+// search that ended without one found none; Unconfirmed may then have
+// a rate).
+func (s *Search) Result() (rate float64, found bool) { return s.confirmed, s.confirmed > 0 }
+
+// Unconfirmed is the rate of a search that ended with no confirming
+// window passed, every window it had spent or every rate below its
+// failures tried: the highest rate a step passed below every rate that
+// failed (results.Unconfirmed), measured but not confirmed over a whole
+// window. found is false while the search goes on, where it found a
+// confirmed rate, where it was stopped, and where no step passed below
+// its failures.
+func (s *Search) Unconfirmed() (rate float64, found bool) {
+	if !s.done || s.stopped || s.confirmed > 0 {
+		return 0, false
+	}
+	return results.Unconfirmed(s.passes, s.hi)
+}
 
 // Windows is how many windows the search has had.
 func (s *Search) Windows() int { return s.windows }
+
+// Tried is a window of a search as Verify reads it: its rate and its
+// step.
+type Tried struct {
+	Rate float64
+	Step results.Step
+}
+
+// Verify says what a search's windows (tried, in the order they ran) and
+// the rate it ended with (0 for none; confirmed whether a confirm passed
+// at it) break of what every search owes, whatever its load did: at most
+// MaxWindows windows; a confirmed rate is one a confirming window passed
+// at, below every rate that failed; a rate not confirmed is one a step
+// passed at, below every rate that failed, of a search with no confirm
+// passed; none, of a search with no confirm passed. nil when it keeps
+// them all.
+func Verify(tried []Tried, rate float64, confirmed bool) error {
+	if len(tried) > MaxWindows {
+		return fmt.Errorf("%d windows: want at most %d", len(tried), MaxWindows)
+	}
+	lowest := math.Inf(1)
+	var confirms, passes []float64
+	for _, w := range tried {
+		switch {
+		case !w.Step.Pass:
+			lowest = min(lowest, w.Rate)
+		case w.Step.Confirm:
+			confirms = append(confirms, w.Rate)
+		default:
+			passes = append(passes, w.Rate)
+		}
+	}
+	switch {
+	case confirmed && !slices.Contains(confirms, rate):
+		return fmt.Errorf("confirmed %g/s: no confirm passed at it (passed at %v)", rate, confirms)
+	case !confirmed && len(confirms) > 0:
+		return fmt.Errorf("no confirmed rate, but confirms passed at %v", confirms)
+	case rate > 0 && !confirmed && !slices.Contains(passes, rate):
+		return fmt.Errorf("%g/s not confirmed: no step passed at it (passed at %v)", rate, passes)
+	case rate >= lowest:
+		return fmt.Errorf("%g/s: not below the lowest rate that failed, %g/s", rate, lowest)
+	}
+	return nil
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -243,14 +244,38 @@ func TestSearchNoRate(t *testing.T) {
 	}
 }
 
+// invariants checks what a search owes whatever its load did (Verify),
+// given its windows' rates and steps in order, s once it ended.
+func invariants(t testing.TB, s *Search, rates []float64, steps []results.Step) {
+	t.Helper()
+	tried := make([]Tried, len(rates))
+	for i := range rates {
+		tried[i] = Tried{rates[i], steps[i]}
+	}
+	rate, confirmed := s.Result()
+	un, unFound := s.Unconfirmed()
+	if confirmed && unFound {
+		t.Errorf("Result() = %g and Unconfirmed() = %g; want one of them", rate, un)
+	}
+	if !confirmed {
+		rate = un
+	}
+	if err := Verify(tried, rate, confirmed); err != nil {
+		t.Errorf("windows %v %v: %v", rates, steps, err)
+	}
+}
+
 // TestSearchConfirmFails: a confirm that fails goes on below the rate it
-// tried, from the pass before it, and confirms again; a search whose
-// confirms keep failing ends within MaxWindows without a rate.
+// tried with confirms alone, and its first that passes is the rate
+// found, within the precision of the confirm that failed. (It wanted a
+// step between the two confirms, and a search whose every confirm failed
+// to find no rate: it now ends with a rate not confirmed,
+// TestSearchUnconfirmed.)
 func TestSearchConfirmFails(t *testing.T) {
 	s := New(Defaults())
 	c := capacity{rate: 4000}
-	var rates []float64
-	var confirms []float64
+	var rates, confirms []float64
+	var steps []results.Step
 	for {
 		rate, confirm, done := s.Next()
 		if done {
@@ -264,33 +289,121 @@ func TestSearchConfirmFails(t *testing.T) {
 				f.P99 = time.Second // the first confirm fails
 			}
 		}
-		s.Record(f)
+		steps = append(steps, s.Record(f))
 	}
+	invariants(t, s, rates, steps)
 	got, found := s.Result()
-	if len(confirms) != 2 || !found || got != confirms[1] || confirms[1] >= confirms[0] {
-		t.Fatalf("confirms at %v, found %g, %v (windows %v); want a second confirm below the first, found", confirms, got, found, rates)
+	if len(confirms) != 2 || !found || got != confirms[1] || confirms[1] >= confirms[0] || confirms[1] < confirms[0]/(1+Defaults().Precision)-1 {
+		t.Fatalf("confirms at %v, found %g, %v (windows %v); want a second confirm a precision below the first, found", confirms, got, found, rates)
 	}
-	if got < 4000*0.95 || len(rates) > MaxWindows {
-		t.Errorf("found %g/s in %d windows; want within 5%% of 4000/s in at most %d", got, len(rates), MaxWindows)
+	if last := rates[len(rates)-2:]; last[0] != confirms[0] || last[1] != confirms[1] {
+		t.Errorf("windows %v; want the two confirms last, one after the other", rates)
 	}
+}
 
-	// Every confirm fails: no rate, and no more windows than the limit.
-	s = New(Defaults())
-	n := 0
+// TestSearchShortStepsPass: a load whose steps pass 5% above what it
+// sustains over a confirm (the issue's: steps passed at 1563/s and
+// 1548/s, confirms failed at 1563, 1548, 1532 and 1502/s, and the search
+// ran out of windows with none) is found confirmed, at or below what it
+// sustains, within 15 windows, for capacities from 500/s to 16000/s.
+func TestSearchShortStepsPass(t *testing.T) {
+	for _, cap := range []float64{500, 1500, 1510, 4000, 16000} {
+		s := New(Defaults())
+		var rates []float64
+		var steps []results.Step
+		for {
+			rate, confirm, done := s.Next()
+			if done {
+				break
+			}
+			rates = append(rates, rate)
+			limit := cap * 1.05
+			if confirm {
+				limit = cap
+			}
+			steps = append(steps, s.Record(capacity{rate: limit}.figures(rate, 5)))
+		}
+		invariants(t, s, rates, steps)
+		if got, found := s.Result(); !found || got > cap || got < cap*0.9 {
+			t.Errorf("capacity %g/s, steps passing to %g/s: found %g/s, %v in %v; want a confirmed rate from 90%% of it to it", cap, cap*1.05, got, found, rates)
+		}
+	}
+}
+
+// TestSearchUnconfirmed: a search whose every confirm fails ends within
+// MaxWindows with no confirmed rate, but with the highest rate a step
+// passed below every failure, flagged as unconfirmed; a stopped search
+// has neither.
+func TestSearchUnconfirmed(t *testing.T) {
+	s := New(Defaults())
+	c := capacity{rate: 4000}
+	var rates []float64
+	var steps []results.Step
 	for {
 		rate, confirm, done := s.Next()
 		if done {
 			break
 		}
-		n++
+		rates = append(rates, rate)
 		f := c.figures(rate, 5)
 		if confirm {
 			f.P99 = time.Second
 		}
-		s.Record(f)
+		steps = append(steps, s.Record(f))
 	}
-	if _, found := s.Result(); found || n > MaxWindows {
-		t.Errorf("every confirm failed: found %v in %d windows; want none in at most %d", found, n, MaxWindows)
+	invariants(t, s, rates, steps)
+	if _, found := s.Result(); found {
+		t.Errorf("every confirm failed: found a confirmed rate in %v", rates)
+	}
+	if un, found := s.Unconfirmed(); !found || un > 4000 || un < 500 {
+		t.Errorf("every confirm failed: Unconfirmed() = %g, %v in %v; want a step's pass below 4000/s", un, found, rates)
+	}
+
+	s = New(Defaults())
+	s.Next()
+	s.Record(c.figures(500, 5))
+	s.Stop()
+	if un, found := s.Unconfirmed(); found {
+		t.Errorf("a stopped search: Unconfirmed() = %g; want none", un)
+	}
+}
+
+// TestSearchInvariants: whichever windows pass, by a coin each, a
+// search keeps its invariants (invariants), and a search with a step
+// that passed below every failure ends with a rate, confirmed or not.
+func TestSearchInvariants(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 5000 {
+		s := New(Defaults())
+		var rates []float64
+		var steps []results.Step
+		for {
+			rate, _, done := s.Next()
+			if done {
+				break
+			}
+			rates = append(rates, rate)
+			steps = append(steps, s.record(rng.IntN(2) == 0, "coin"))
+		}
+		invariants(t, s, rates, steps)
+		_, found := s.Result()
+		_, unFound := s.Unconfirmed()
+		lowest := math.Inf(1)
+		for i, st := range steps {
+			if !st.Pass {
+				lowest = min(lowest, rates[i])
+			}
+		}
+		below := false
+		for i, st := range steps {
+			below = below || st.Pass && !st.Confirm && rates[i] < lowest
+		}
+		if !found && !unFound && below {
+			t.Errorf("windows %v %v: no rate, with a step passed below every failure", rates, steps)
+		}
+		if t.Failed() {
+			return
+		}
 	}
 }
 
@@ -350,9 +463,12 @@ func TestStepWindow(t *testing.T) {
 // TestLongest: no search takes longer than Longest says, whichever of its
 // windows pass: neither 2000 drawn at random, each window passing or
 // failing by a coin, nor the search of haproxy in the README's session,
-// whose confirms failed twice (12 steps of 2 s + 5 s and 3 confirms of
-// 2 s + 10 s, 2 min), nor 14 steps and a confirm; and it is no longer
-// than 15 windows of the confirm's length.
+// whose confirms failed twice, nor 14 steps and a confirm; and it is no
+// longer than 15 windows of the confirm's length. (haproxy's search took
+// 2 min in its session, 12 steps and 3 confirms; it was asserted to take
+// that again, which held only while the search spent its windows as it
+// did then: now that every window after a failed confirm confirms, its
+// search is another, and what the test owes is that it fits in Longest.)
 func TestLongest(t *testing.T) {
 	const window, warmup = 10 * time.Second, 2 * time.Second
 	longest := Longest(Defaults(), window, warmup)
@@ -382,11 +498,9 @@ func TestLongest(t *testing.T) {
 	haproxy := took(func(rate float64, confirm bool) bool {
 		return rate <= 2000 && !confirm || rate == 2125 && !confirm || rate < 2000
 	})
-	if haproxy != 2*time.Minute {
-		t.Errorf("haproxy's search took %v; want the 2m of its session", haproxy)
-	}
+	t.Logf("haproxy's search takes %v", haproxy)
 	if most := MaxWindows * (warmup + window); longest < haproxy || longest < MaxSteps*(warmup+StepWindow(window))+warmup+window || longest > most {
-		t.Errorf("Longest = %v; want at least %v and 1m50s, at most %v", longest, haproxy, most)
+		t.Errorf("Longest = %v; want at least haproxy's %v and 1m50s, at most %v", longest, haproxy, most)
 	}
 	t.Logf("Longest(%v, %v) = %v", window, warmup, longest)
 }
@@ -396,19 +510,24 @@ func TestLongest(t *testing.T) {
 // noise of 1% (a window near the capacity may pass above it or fail
 // below it): go test ./harness/sweep -run XXX -bench Search. Each
 // capacity logs its windows, the least, the average and the most, which
-// must not pass MaxWindows, and how far the rate found is from the
-// capacity.
+// must not pass MaxWindows, how far the rate found is from the capacity,
+// and how many searches found a rate they could not confirm.
 func BenchmarkSearch(b *testing.B) {
 	for _, cap := range []float64{500, 1000, 1500, 2000, 3000, 4000, 6000, 8000, 12000, 16000, 24000, 32000, 48000, 64000} {
 		b.Run(fmt.Sprintf("capacity=%g", cap), func(b *testing.B) {
 			rng := rand.New(rand.NewPCG(1, uint64(cap)))
 			least, most, sum, off := MaxWindows, 0, 0, 0.0
-			n, near := 0, 0
+			n, near, unconfirmed := 0, 0, 0
 			for b.Loop() {
 				s, rates, _ := run(b, Defaults(), capacity{rate: cap, noise: 0.01, rng: rng})
 				w := len(rates)
 				least, most, sum = min(least, w), max(most, w), sum+w
-				if got, found := s.Result(); found {
+				got, found := s.Result()
+				if un, ok := s.Unconfirmed(); ok {
+					got, found = un, true
+					unconfirmed++
+				}
+				if found {
 					off = max(off, math.Abs(got-cap)/cap)
 					if math.Abs(got-cap) <= 0.05*cap {
 						near++
@@ -421,7 +540,7 @@ func BenchmarkSearch(b *testing.B) {
 			}
 			b.ReportMetric(float64(sum)/float64(n), "windows/search")
 			b.ReportMetric(float64(most), "max-windows")
-			b.Logf("capacity %g/s: %d..%d windows, %.1f on average over %d searches; rate found within 5%% in %d, at most %.1f%% off", cap, least, most, float64(sum)/float64(n), n, near, off*100)
+			b.Logf("capacity %g/s: %d..%d windows, %.1f on average over %d searches; rate found within 5%% in %d, at most %.1f%% off; %d not confirmed", cap, least, most, float64(sum)/float64(n), n, near, off*100, unconfirmed)
 		})
 	}
 }
@@ -444,5 +563,44 @@ func TestAbort(t *testing.T) {
 	}
 	if _, ok := s.Abort("again"); ok {
 		t.Error("Abort() of an ended search = ok")
+	}
+}
+
+func TestVerify(t *testing.T) {
+	pass := func(n int, rate float64) Tried { return Tried{rate, results.Step{N: n, Pass: true}} }
+	fail := func(n int, rate float64) Tried { return Tried{rate, results.Step{N: n, Why: "p99"}} }
+	confirm := func(rate float64, ok bool) Tried { return Tried{rate, results.Step{Confirm: true, Pass: ok}} }
+	search := []Tried{pass(1, 500), pass(2, 1000), fail(3, 2000), pass(4, 1500)}
+	with := func(more ...Tried) []Tried { return append(slices.Clone(search), more...) }
+	cases := []struct {
+		name      string
+		tried     []Tried
+		rate      float64
+		confirmed bool
+		ok        bool
+	}{
+		// a confirm that passed, below every failure
+		{"confirmed", with(confirm(1500, true)), 1500, true, true},
+		// a confirmed rate no confirm passed at
+		{"confirmed without a confirm", with(confirm(1500, false)), 1500, true, false},
+		// a confirm that passed above a failure
+		{"above a failure", with(confirm(2000, true)), 2000, true, false},
+		// every confirm failed: a step's pass below them, not confirmed
+		{"not confirmed", with(confirm(1500, false), confirm(1470, false)), 1000, false, true},
+		// not confirmed, at a rate that failed a confirm
+		{"not confirmed at a failure", with(confirm(1500, false)), 1500, false, false},
+		// not confirmed, where a confirm passed
+		{"not confirmed after a pass", with(confirm(1500, true)), 1000, false, false},
+		// none, after a confirm that passed
+		{"none after a pass", with(confirm(1500, true)), 0, false, false},
+		// none, every window failed
+		{"none", []Tried{fail(1, 500), fail(2, 250)}, 0, false, true},
+		// more windows than a search has
+		{"too many", slices.Repeat([]Tried{fail(1, 1)}, MaxWindows+1), 0, false, false},
+	}
+	for _, c := range cases {
+		if err := Verify(c.tried, c.rate, c.confirmed); (err == nil) != c.ok {
+			t.Errorf("%s: Verify(%v, %g, %v) = %v; want ok %v", c.name, c.tried, c.rate, c.confirmed, err, c.ok)
+		}
 	}
 }

@@ -96,3 +96,17 @@ func (r *Row) stepID() string {
 	}
 	return what + " at " + strconv.FormatFloat(r.OfferedRate, 'f', 1, 64) + "/s"
 }
+
+// Unconfirmed is the rate of a search that ended with no confirming
+// window passed: the highest rate a step passed (passed) below its lowest
+// failure (lowestFailed; 0 for none), a rate measured over a step's
+// window but not confirmed over a whole one. found is false where no
+// step passed below it.
+func Unconfirmed(passed []float64, lowestFailed float64) (rate float64, found bool) {
+	for _, p := range passed {
+		if p > rate && (lowestFailed == 0 || p < lowestFailed) {
+			rate = p
+		}
+	}
+	return rate, rate > 0
+}

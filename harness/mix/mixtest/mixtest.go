@@ -8,6 +8,7 @@ package mixtest
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -401,19 +402,30 @@ type Faults struct {
 	// queueing it: the share of the exchanges held is what the rate asks
 	// beyond the capacity, 1 - Capacity/rate.
 	HoldOver time.Duration
+	// Burst is how far ahead of its turn the token bucket lets a
+	// request go, the idle time it saves: Capacity x Burst exchanges may
+	// pass at once after a pause (0: bucketBurst). A burst longer than a
+	// stall of the machine lets the exchanges a stall bunched up pass as
+	// at their turn; it lets a window pass above the capacity by as much
+	// as its tokens: Burst over the window's length and warm-up.
+	Burst time.Duration
 }
 
 // bucketBurst is how far ahead of its turn the token bucket lets a
-// request go: the bursts of a schedule kept to a millisecond or two by
-// the machine's timers pass, a rate above the capacity does not.
+// request go by default: the bursts of a schedule kept to a millisecond
+// or two by the machine's timers pass, a rate above the capacity does
+// not, nor the exchanges a stall of the machine over about 20 ms bunched
+// up.
 const bucketBurst = 20 * time.Millisecond
 
 // bucket is a token bucket of rate tokens a second (GCRA): next is the
-// time the next token is due.
+// time the next token is due, and a request may take it up to burst
+// before then.
 type bucket struct {
-	mu   sync.Mutex
-	per  time.Duration
-	next time.Time
+	mu    sync.Mutex
+	per   time.Duration
+	burst time.Duration
+	next  time.Time
 }
 
 // take takes a token: waiting for its turn when queue is set, else only
@@ -424,7 +436,7 @@ func (b *bucket) take(queue bool) bool {
 	if b.next.Before(now) {
 		b.next = now
 	}
-	at := b.next.Add(-bucketBurst)
+	at := b.next.Add(-b.burst)
 	if !queue && at.After(now) {
 		b.mu.Unlock()
 		return false
@@ -457,7 +469,7 @@ type Holder struct {
 func StartHolder(t testing.TB, origin string, f Faults) *Holder {
 	h := &Holder{origin: origin, f: f}
 	if f.Capacity > 0 {
-		h.bucket = &bucket{per: time.Duration(float64(time.Second) / f.Capacity)}
+		h.bucket = &bucket{per: time.Duration(float64(time.Second) / f.Capacity), burst: cmp.Or(f.Burst, bucketBurst)}
 	}
 	h.Addr = serve(t, h.serve)
 	return h
