@@ -7,6 +7,7 @@ require (
 	github.com/containerd/cgroups/v3 v3.1.3
 	github.com/coreos/go-systemd/v22 v22.7.0
 	github.com/godbus/dbus/v5 v5.2.4
+	github.com/google/pprof v0.0.0-20261105003125-4bf881d7fb0b
 	github.com/olekukonko/tablewriter v1.1.5
 	github.com/prometheus/procfs v0.23.0
 	github.com/rhysd/actionlint v1.7.12
