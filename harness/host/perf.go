@@ -127,18 +127,25 @@ func callGraphArgs(cg string) []string {
 }
 
 // perfAllowed says why this process may not sample every process of a
-// CPU, or nil where it may: root (which has CAP_PERFMON) or
-// perf_event_paranoid at -1.
+// CPU, or nil where it may.
 func perfAllowed() error {
 	b, err := os.ReadFile(perfParanoid)
-	if err != nil {
-		return fmt.Errorf("perf: the kernel has no perf events (%s: %v)", perfParanoid, err)
+	return perfRule(b, err, geteuid() == 0)
+}
+
+// perfRule is the kernel's rule on perf_event_paranoid's contents (or
+// the error reading it): root, which has CAP_PERFMON, may sample every
+// process of a CPU; anyone else only at -1.
+func perfRule(paranoid []byte, readErr error, root bool) error {
+	if readErr != nil {
+		return fmt.Errorf("perf: the kernel has no perf events (%s: %v)", perfParanoid, readErr)
 	}
-	level, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	text := strings.TrimSpace(string(paranoid))
+	level, err := strconv.Atoi(text)
 	if err != nil {
-		return fmt.Errorf("perf: %s reads %q", perfParanoid, strings.TrimSpace(string(b)))
+		return fmt.Errorf("perf: %s reads %q", perfParanoid, text)
 	}
-	if level > -1 && geteuid() != 0 {
+	if level > -1 && !root {
 		return fmt.Errorf("perf refused: %s is %d and bench is not root (sudo, or sysctl kernel.perf_event_paranoid=-1)", perfParanoid, level)
 	}
 	return nil
@@ -236,4 +243,16 @@ func (p *Perf) Close() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// CheckPerf is bench check's line on perf's events: whether this process
+// may sample every process of a CPU, as --profile=on needs.
+func CheckPerf() CheckItem {
+	it := CheckItem{Name: "perf events"}
+	if err := perfAllowed(); err != nil {
+		it.Status, it.Detail = "refused", err.Error()+"; bench run --profile=on runs without profiles"
+		return it
+	}
+	it.Status, it.OK = "allowed", true
+	return it
 }
