@@ -7,55 +7,25 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"bench/harness/host"
+	"bench/internal/hotproxy"
 	"bench/internal/testenv"
 )
-
-// hotLoop is a stand-in proxy whose CPU goes to a function it names.
-const hotLoop = `package main
-
-var sink uint64
-
-//go:noinline
-func benchHotLoop() {
-	for i := uint64(0); ; i++ {
-		sink += i * i
-	}
-}
-
-func main() { benchHotLoop() }
-`
-
-// buildHotLoop builds hotLoop and returns its path.
-func buildHotLoop(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(hotLoop), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "hotloop")
-	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, "main.go")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GO111MODULE=off")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build hotloop: %v\n%s", err, out)
-	}
-	return bin
-}
 
 // TestProfileProxyCPUs profiles a stand-in proxy that spins in a function
 // it names, as a run does: perf on the proxy's CPUs, enabled over a
 // window, its samples kept for the proxy's processes and written as the
-// run's files. The function must hold at least 80% of the proxy's
-// samples, and go tool pprof -top must read the profile and name it.
+// run's files. The function must be on the stack of at least 80% of
+// the proxy's samples, and go tool pprof -top must read the profile and name it.
 func TestProfileProxyCPUs(t *testing.T) {
 	testenv.NeedRoot(t, "network namespaces, cgroups and perf on every process of a CPU")
 	testenv.NeedProgram(t, host.PerfProgram)
-	bin := buildHotLoop(t)
+	bin := hotproxy.Build(t)
 	h, err := host.New(host.Config{Prefix: testenv.Prefix(t)})
 	if err != nil {
 		t.Fatalf("host.New: %v", err)
@@ -93,25 +63,27 @@ func TestProfileProxyCPUs(t *testing.T) {
 	}
 	var in, all int
 	for line := range strings.Lines(string(folded)) {
-		stack, count, _ := strings.Cut(strings.TrimSpace(line), " ")
-		var n int
-		for _, c := range count {
-			n = n*10 + int(c-'0')
+		sep := strings.LastIndexByte(line, ' ')
+		stack := line[:max(sep, 0)]
+		n, err := strconv.Atoi(strings.TrimSpace(line[sep+1:]))
+		if err != nil {
+			t.Fatalf("%s: %q: %v", base+".cpu.folded", line, err)
 		}
 		all += n
-		if strings.HasSuffix(stack, ";main.benchHotLoop") {
+		// On the stack: an interrupt that lands in it is its sample too.
+		if strings.Contains(stack+";", ";"+hotproxy.HotFunc+";") {
 			in += n
 		}
 	}
-	t.Logf("main.benchHotLoop: %d of the proxy's %d samples; %d of other processes left out", in, all, note.Others)
+	t.Logf("%s: %d of the proxy's %d samples; %d of other processes left out", hotproxy.HotFunc, in, all, note.Others)
 	if all != note.Samples || float64(in) < 0.8*float64(all) {
-		t.Errorf("main.benchHotLoop is the leaf of %d of the proxy's %d samples (the note counts %d); want 80%% or more:\n%s", in, all, note.Samples, folded)
+		t.Errorf("%s is on the stack of %d of the proxy's %d samples (the note counts %d); want 80%% or more:\n%s", hotproxy.HotFunc, in, all, note.Samples, folded)
 	}
 	out, err := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "tool", "pprof", "-top", "-sample_index=samples", base+".cpu.pb.gz").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go tool pprof -top: %v\n%s", err, out)
 	}
-	if !bytes.Contains(out, []byte("main.benchHotLoop")) {
-		t.Errorf("go tool pprof -top names no main.benchHotLoop:\n%s", out)
+	if !bytes.Contains(out, []byte(hotproxy.HotFunc)) {
+		t.Errorf("go tool pprof -top names no %s:\n%s", hotproxy.HotFunc, out)
 	}
 }
