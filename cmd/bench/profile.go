@@ -60,14 +60,16 @@ func readProfile(path string) (*pprof.Profile, error) {
 			path += results.ProfileSuffix
 		}
 	}
+	// An input that is not there or does not read exits 2, as every
+	// command's input files do.
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("read profile: %w (a run profiled with bench run --profile=on has one)", err)
+		return nil, &results.InputError{Err: fmt.Errorf("read profile: %w (a run profiled with bench run --profile=on has one)", err)}
 	}
 	defer f.Close()
 	p, err := pprof.Parse(f)
 	if err != nil {
-		return nil, fmt.Errorf("read profile %q: %w", path, err)
+		return nil, &results.InputError{File: path, Err: fmt.Errorf("not a pprof profile: %w", err)}
 	}
 	return p, nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -84,8 +85,8 @@ func TestProfileTopErrors(t *testing.T) {
 		var stdout, stderr bytes.Buffer
 		err := cmdProfile(&stdout, &stderr, tt.args)
 		var ue usageError
-		if err == nil || errors.As(err, &ue) != tt.usage {
-			t.Errorf("bench profile %q = %v; want an error, a wrong command line: %v", tt.args, err, tt.usage)
+		if err == nil || errors.As(err, &ue) != tt.usage || exitStatus(err, io.Discard) != exitUsage {
+			t.Errorf("bench profile %q = %v (exit %d); want an error, a wrong command line: %v, exit %d", tt.args, err, exitStatus(err, io.Discard), tt.usage, exitUsage)
 		}
 	}
 }
