@@ -7,12 +7,14 @@ require (
 	github.com/containerd/cgroups/v3 v3.1.3
 	github.com/coreos/go-systemd/v22 v22.7.0
 	github.com/godbus/dbus/v5 v5.2.4
+	github.com/google/pprof v0.0.0-20261105003125-4bf881d7fb0b
 	github.com/olekukonko/tablewriter v1.1.5
 	github.com/prometheus/procfs v0.23.0
 	github.com/rhysd/actionlint v1.7.12
 	github.com/vishvananda/netlink v1.3.1
 	github.com/vishvananda/netns v0.0.5
 	golang.org/x/crypto v0.59.0
+	golang.org/x/image v0.46.0
 	golang.org/x/perf v0.0.0-20260908200009-22c9c6c9d4da
 	golang.org/x/sys v0.50.0
 	gonum.org/v1/gonum v0.17.0
@@ -42,7 +44,6 @@ require (
 	github.com/olekukonko/ll v0.1.6 // indirect
 	github.com/robfig/cron/v3 v3.0.1 // indirect
 	go.yaml.in/yaml/v4 v4.0.0-rc.3 // indirect
-	golang.org/x/image v0.46.0 // indirect
 	golang.org/x/sync v0.25.0 // indirect
 	golang.org/x/text v0.44.0 // indirect
 )

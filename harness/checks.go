@@ -18,7 +18,7 @@ func Checks(layout *host.Layout) []host.CheckItem {
 		}
 		items = append(items, host.CheckBinary(p.found(), p.Version, advice, p.Required))
 	}
-	return items
+	return append(items, host.CheckPerf())
 }
 
 // catalogLoads is the catalog's loads as the descriptor check weighs them.

@@ -114,7 +114,7 @@ func newMeta(cfg SessionConfig, l host.Layout, notes []string, path string) (*re
 	m.MixAccounting = results.MixDue
 	m.Tools = map[string]string{}
 	for _, p := range programs {
-		if p.Tool {
+		if p.Tool || (cfg.Profile && p.Name == host.PerfProgram) {
 			m.Tools[p.Name] = toolVersion(p)
 		}
 	}

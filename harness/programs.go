@@ -34,6 +34,9 @@ var programs = func() []program {
 		{Name: scenarios.ToolProxychains, Required: true, Tool: true},
 		{Name: "openssl", Version: []string{"openssl", "version"}, Required: true, Tool: true},
 	}
+	// perf profiles the proxy where a session asks (--profile=on); a
+	// session without it runs, its runs' profiles absent.
+	ps = append(ps, program{Name: host.PerfProgram, Version: []string{host.PerfProgram, "--version"}})
 	for _, p := range proxies.PackagedProxies() {
 		a, _ := proxies.Lookup(p.Kind)
 		bin := p.Binaries[0]

@@ -15,11 +15,12 @@ import (
 // keepData writes beside the runs' output the data the report's charts
 // draw of run name (results.RunData): the load tool's series and
 // histogram, where it gives them, and the roles' busy fraction each
-// second of the window. It is kept as the tools' output is: a run whose
+// second of the window, and how its proxy was profiled (prof, nil where
+// it was not). It is kept as the tools' output is: a run whose
 // data cannot be written still counts.
-func (s *Session) keepData(name string, row *results.Row, m scenarios.Measurement, sample figures) {
+func (s *Session) keepData(name string, row *results.Row, m scenarios.Measurement, sample figures, prof *results.ProfileNote) {
 	d := results.RunData{RunID: row.ID(), Started: row.Started, Intervals: m.Intervals, Histogram: m.Histogram,
-		CPU: map[string][]float64{}}
+		CPU: map[string][]float64{}, Profile: prof}
 	for r, v := range sample.perSecond {
 		d.CPU[string(r)] = v
 	}

@@ -521,7 +521,7 @@ func (s *Session) runIn(ctx context.Context, r RunSpec, dir string, row *results
 		row.Note = "" // the reason is the note of a failed run
 		return err
 	}
-	s.keepData(runName(r), row, x.m, x.sample)
+	s.keepData(runName(r), row, x.m, x.sample, x.profile)
 	return nil
 }
 
@@ -607,6 +607,7 @@ type measured struct {
 	sample  figures               // the roles' CPU (and the proxy's pipes, throttling) over that window
 	peak    int64                 // the proxy's peak memory; 0 for the baseline, which runs none
 	tlsNote string                // what TLS the proxy negotiated, where the run's shape reads it back
+	profile *results.ProfileNote  // the proxy's CPU profile, or why it has none; nil where the session profiles none
 }
 
 // target is where the load of r goes through the column st started, and
@@ -646,15 +647,24 @@ func (s *Session) measure(ctx context.Context, r RunSpec, st *started, dir strin
 	// tool's window: bench mix's starts after its own warm-up, which
 	// begins once its connections are open, as it says (MixOpened).
 	plan := host.Plan{Warmup: itself, Length: time.Duration(method.Window), Deferred: scenarios.WarmsUp(r.Scenario)}
+	// perf starts before the sampler, its events off until the window.
+	prof := s.startProfile(st, filepath.Join(dir, "perf"))
+	defer prof.close()
 	sampler, err := s.host.StartSampling(plan)
 	if err != nil {
 		return x, err
 	}
 	var opened func(time.Time)
 	if plan.Deferred {
-		opened = sampler.Begin
+		opened = func(at time.Time) {
+			sampler.Begin(at)
+			prof.begin(at.Add(itself))
+		}
+	} else {
+		prof.begin(time.Now())
 	}
 	m, ended, loadErr := s.load(ctx, r, target, plan.Length, filepath.Join(dir, "load"), opened)
+	prof.end(s.host)
 	if loadErr != nil {
 		sampler.Stop()
 		return x, loadErr
@@ -662,6 +672,7 @@ func (s *Session) measure(ctx context.Context, r RunSpec, st *started, dir strin
 	tls := x.tlsNote
 	x, err = s.closeWindow(r, st, sampler, m, ended)
 	x.tlsNote = tls
+	x.profile = s.keepProfile(ctx, prof, runName(r))
 	return x, err
 }
 

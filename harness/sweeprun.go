@@ -123,7 +123,7 @@ func (s *Session) sweepIn(ctx context.Context, r RunSpec, search *sweep.Search, 
 		}
 		stepName := fmt.Sprintf("%s-w%02d", runName(r), n)
 		_ = os.WriteFile(filepath.Join(s.OutputDir, stepName+".load."+scenarios.ToolBench+".out"), []byte(line), 0o644)
-		s.keepData(stepName, &row, x.m, x.sample)
+		s.keepData(stepName, &row, x.m, x.sample, nil)
 		p.step(w, row, time.Since(began))
 		return nil
 	})

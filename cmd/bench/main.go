@@ -30,6 +30,7 @@ func init() {
 		{"report", "render the median tables from session CSV files", cmdReport},
 		{"compare", "compare old sessions with new ones: changes, and whether they are real", cmdCompare},
 		{"history", "file a session in the history that bench trend reads", cmdHistory},
+		{"profile", "print the functions of most self time in a run's CPU profile", cmdProfile},
 		{"trend", "find the change points of each cell over a history of sessions", cmdTrend},
 		{"list", "list the scenario catalog and the proxy columns found", cmdList},
 		{"check", "say what is missing on this machine; changes nothing", cmdCheck},

@@ -33,7 +33,7 @@ func TestMain(m *testing.M) {
 // hidden flag and, of a subcommand, what its exit statuses mean; a wrong
 // command line exits 2.
 func TestHelpExits(t *testing.T) {
-	cmds := [][]string{{}, {"mix", "tls"}, {"history", "add"}}
+	cmds := [][]string{{}, {"mix", "tls"}, {"history", "add"}, {"profile", "top"}}
 	for _, c := range commands {
 		cmds = append(cmds, []string{c.name})
 	}

@@ -53,6 +53,8 @@ func cmdRun(stdout, stderr io.Writer, args []string) error {
 	fs.IntVar(&st.MixConns, "mix-conns", 0, "connections the mix scenarios hold open (default: the catalog's 20000, fewer where the descriptor limit needs)")
 	fs.StringVar(&st.CPUs, "cpus", "", "CPU layout, e.g. client=0-3,proxy=4,origin=5-7 (default on 8+ CPUs: client=0-3,proxy=4,origin=5-7; fewer: see README)")
 	fs.Float64Var(&st.ProxyCPU, "proxy-cpu", 0, "CPU quota of the proxy's cgroup in CPUs, e.g. 0.5 (default: none)")
+	profile := onOff{}
+	fs.Var(&profile, "profile", "`off|on`: a CPU profile of the proxy's CPUs over each run's window with perf (<run>.cpu.pb.gz and .cpu.folded beside its data; bench profile top prints it); off by default until its cost is measured")
 	sw := sweepFlags(fs, "search each column's sustainable rate in the mix modes the scenarios select, instead of their loads: steps at fixed rates over the mix's connections, from --sweep-from doubled until one fails --slo, halved to --sweep-precision, at most 14 of a --warmup and half a --duration each, then a confirming window of --duration (README, The sustainable rate)")
 	var hc host.Config
 	fs.StringVar(&hc.Prefix, "prefix", host.DefaultPrefix, "prefix of the namespaces, links and cgroups the session creates")
@@ -64,6 +66,7 @@ func cmdRun(stdout, stderr io.Writer, args []string) error {
 		return usageError{fmt.Errorf("run: unexpected argument %q", fs.Arg(0))}
 	}
 	st.Window, st.Warmup = results.Span(*window), results.Span(*warmup)
+	st.Profile = profile.on
 	st.Reps, st.RepsAuto = reps.n, reps.auto
 	if st.RepsAuto {
 		st.RepsMax, st.Precision = *repsMax, precision.value/100
@@ -263,4 +266,26 @@ func isTerminal(w io.Writer) bool {
 	}
 	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
 	return err == nil
+}
+
+// onOff is a flag of two values, off and on.
+type onOff struct{ on bool }
+
+func (o *onOff) String() string {
+	if o.on {
+		return "on"
+	}
+	return "off"
+}
+
+func (o *onOff) Set(v string) error {
+	switch v {
+	case "on":
+		o.on = true
+	case "off":
+		o.on = false
+	default:
+		return fmt.Errorf("%q: want off or on", v)
+	}
+	return nil
 }

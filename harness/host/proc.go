@@ -365,6 +365,21 @@ func (p *Proc) Stop(grace time.Duration) error {
 	return p.stopErr
 }
 
+// Interrupt sends the process's group SIGINT, as a terminal's ^C, and
+// waits grace for its exit before Stop.
+func (p *Proc) Interrupt(grace time.Duration) error {
+	select {
+	case <-p.done:
+	default:
+		p.signalGroup(syscall.SIGINT)
+		select {
+		case <-p.done:
+		case <-time.After(grace):
+		}
+	}
+	return p.Stop(grace)
+}
+
 // signalGroup sends sig to the process's group: by the group's ID while
 // the leader is not reaped, else to each process of the role's cgroup
 // still in the group.

@@ -131,6 +131,10 @@ type Settings struct {
 	MixConns    int     `json:"mix_conns,omitempty"`       // connections of the mix scenarios; 0 for the catalog's
 	CPUs        string  `json:"cpus,omitempty"`            // the CPU layout asked for; empty for the default
 	ProxyCPU    float64 `json:"proxy_cpu_quota,omitempty"` // CPUs of quota on the proxy's cgroup; 0 for none
+	// Profile is whether each run's proxy CPUs were profiled with perf
+	// over the window (--profile=on; RunData.Profile says how, or why
+	// a run has none); absent, as in sessions before it, for off.
+	Profile bool `json:"profile,omitempty"`
 	// RepsAuto repeats each cell beyond Reps until no single run moves
 	// its median by more than Precision (a share, 0.05 for 5%), or it
 	// has RepsMax runs.

@@ -20,6 +20,14 @@ import (
 // RunDataSuffix ends the name of a run's data file in the runs directory.
 const RunDataSuffix = ".data.json"
 
+// The files of a run's CPU profile beside its data, where the run was
+// profiled (RunData.Profile): the pprof profile.proto, gzipped as go tool
+// pprof writes it, and the folded stacks a flame graph is drawn from.
+const (
+	ProfileSuffix = ".cpu.pb.gz"
+	FoldedSuffix  = ".cpu.folded"
+)
+
 // RunsDir is where a session keeps its runs' files, beside its CSV:
 // <csv without .csv>.runs, cleaned, so that every spelling of the CSV's
 // path ("./data/x.csv", "data//x.csv") gives the one directory that the
@@ -81,6 +89,24 @@ type RunData struct {
 	// exchange due in the window, in microseconds: HdrHistogram's V2
 	// compressed encoding in base64, as bench mix prints it.
 	Histogram string `json:"histogram,omitempty"`
+	// Profile says how the proxy's CPU was profiled in the window, or why
+	// it has no profile; nil where profiling was off.
+	Profile *ProfileNote `json:"profile,omitempty"`
+}
+
+// ProfileNote is what a run's data says of its CPU profile.
+type ProfileNote struct {
+	// Absent is why the run has no profile (perf missing, refused, or
+	// failed); empty where it has one, in <run>ProfileSuffix and
+	// <run>FoldedSuffix.
+	Absent string `json:"absent,omitempty"`
+	// CallGraph is how perf unwound the stacks: "fp" (frame pointers)
+	// or "dwarf".
+	CallGraph string `json:"call_graph,omitempty"`
+	// Samples are the proxy's samples in the profile; Others those of
+	// other processes on the proxy's CPUs, left out of it.
+	Samples int `json:"samples"`
+	Others  int `json:"others"`
 }
 
 // WriteRunData writes a run's data as dir/<name>.data.json.

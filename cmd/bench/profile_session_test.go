@@ -1,0 +1,122 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"bench/internal/hotproxy"
+	"bench/report/profile"
+	"bench/report/results"
+
+	pprof "github.com/google/pprof/profile"
+)
+
+// hotColumns writes a columns file of one column, "hotloop": the stand-in
+// proxy as tinyproxy's kind, and returns its path.
+func hotColumns(t *testing.T) string {
+	t.Helper()
+	cols := filepath.Join(t.TempDir(), "columns.conf")
+	if err := os.WriteFile(cols, []byte(fmt.Sprintf("hotloop tinyproxy binary=%s modes=http\n", hotproxy.Build(t))), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return cols
+}
+
+// runData reads the data of the session's one run.
+func runData(t *testing.T, ts testSession) *results.RunData {
+	t.Helper()
+	data, err := results.ReadRunData([]string{ts.csvPath})
+	if err != nil || len(ts.rows) != 1 {
+		t.Fatalf("%d rows, %v; want one run", len(ts.rows), err)
+	}
+	if r := ts.rows[0]; r.Status != results.OK || len(data) != 1 {
+		t.Fatalf("the run: %s, %q, its data %d files; want ok, with its data", r.Status, r.Note, len(data))
+	}
+	return data[ts.rows[0].ID()]
+}
+
+// TestRunProfile runs a session with --profile=on on a stand-in proxy
+// whose CPU goes to a function it names: the function must be on the
+// stack of at least 80% of the proxy's samples in the run's profile, go tool pprof -top and
+// bench profile top must name it, and the metadata must say the session
+// profiled.
+func TestRunProfile(t *testing.T) {
+	prefix, out := sessionFixture(t, "wrk", "nginx", "perf")
+	ts := runTestSession(t, prefix, out, "profile", "http-ka-1k", "--columns", hotColumns(t), "--proxy", "hotloop",
+		"--reps", "1", "--duration", "3s", "--warmup", "300ms", "--profile=on")
+	d := runData(t, ts)
+	if d.Profile == nil || d.Profile.Absent != "" || d.Profile.CallGraph != "fp" || d.Profile.Samples == 0 {
+		t.Fatalf("the run's data says of its profile %+v; want samples recorded with frame pointers", d.Profile)
+	}
+	meta, err := results.ReadMeta(results.MetaPath(ts.csvPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !meta.Profile || meta.Tools["perf"] == "" {
+		t.Errorf("metadata: profile %v, perf %q; want the session's profiling and perf's version", meta.Profile, meta.Tools["perf"])
+	}
+	runs, _ := filepath.Glob(filepath.Join(results.RunsDir(ts.csvPath), "*"+results.ProfileSuffix))
+	if len(runs) != 1 {
+		t.Fatalf("profiles %v; want the run's one", runs)
+	}
+	f, err := os.Open(runs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := pprof.Parse(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The function holds a sample it is on the stack of: the kernel's
+	// interrupts land in it too, as they do in a proxy's own functions.
+	funcs, samples := profile.Top(p, 1)
+	t.Logf("%s: on the stack of %d of the proxy's %d samples, the leaf of %d; %d samples of other processes left out", hotproxy.HotFunc, funcs[0].Total, samples, funcs[0].Self, d.Profile.Others)
+	if samples != int64(d.Profile.Samples) || funcs[0].Name != hotproxy.HotFunc || profile.Share(funcs[0].Total, samples) < 0.8 {
+		folded, _ := os.ReadFile(strings.TrimSuffix(runs[0], results.ProfileSuffix) + results.FoldedSuffix)
+		t.Errorf("the profile's top function %+v of %d samples (the data counts %d); want %s on the stack of 80%% or more:\n%s", funcs[0], samples, d.Profile.Samples, hotproxy.HotFunc, folded)
+	}
+	top, err := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "tool", "pprof", "-top", runs[0]).CombinedOutput()
+	if err != nil || !bytes.Contains(top, []byte(hotproxy.HotFunc)) {
+		t.Errorf("go tool pprof -top: %v; want it to name %s:\n%s", err, hotproxy.HotFunc, top)
+	}
+	var stdout, stderr bytes.Buffer
+	if err := dispatch(&stdout, &stderr, []string{"profile", "top", strings.TrimSuffix(runs[0], results.ProfileSuffix)}); err != nil || !strings.Contains(stdout.String(), hotproxy.HotFunc) {
+		t.Errorf("bench profile top: %v; want it to name %s:\n%s%s", err, hotproxy.HotFunc, stdout.String(), stderr.String())
+	}
+}
+
+// TestRunProfileFails runs a session with --profile=on whose perf fails
+// (a perf first in PATH that refuses, as perf does without the right to
+// sample a CPU): the run completes with its figures, and its data says
+// why it has no profile.
+func TestRunProfileFails(t *testing.T) {
+	prefix, out := sessionFixture(t, "wrk", "nginx", "perf")
+	bin := t.TempDir()
+	refusal := "#!/bin/sh\necho 'Error: Access to performance monitoring and observability operations is limited.' >&2\nexit 255\n"
+	if err := os.WriteFile(filepath.Join(bin, "perf"), []byte(refusal), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	ts := runTestSession(t, prefix, out, "refused", "http-ka-1k", "--columns", hotColumns(t), "--proxy", "hotloop",
+		"--reps", "1", "--duration", "3s", "--warmup", "300ms", "--profile=on")
+	d := runData(t, ts)
+	if r := ts.rows[0]; r.Requests == 0 || r.CPUProxy <= 0 {
+		t.Errorf("the run: %d requests, %g s of proxy CPU; want its figures", r.Requests, r.CPUProxy)
+	}
+	if d.Profile == nil || !strings.Contains(d.Profile.Absent, "performance monitoring") {
+		t.Errorf("the run's data says of its profile %+v; want why it has none, in perf's words", d.Profile)
+	}
+	if runs, _ := filepath.Glob(filepath.Join(results.RunsDir(ts.csvPath), "*.cpu.*")); len(runs) != 0 {
+		t.Errorf("profile files %v of a run without a profile", runs)
+	}
+}

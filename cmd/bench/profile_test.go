@@ -1,0 +1,92 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"bench/internal/golden"
+	"bench/report/profile"
+	"bench/report/results"
+)
+
+// profileRun writes the profile of a capture of perf's (report/profile's
+// test data) as a run's, in a runs folder, and returns the run's path
+// without the suffix.
+func profileRun(t *testing.T) string {
+	t.Helper()
+	f, err := os.Open("../../report/profile/testdata/captured/perf-fp-gzip.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s, err := profile.ParseScript(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := filepath.Join(t.TempDir(), "x.runs", "0001-nginx-relay-stream16-1")
+	if err := os.MkdirAll(filepath.Dir(run), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, err := os.Create(run + results.ProfileSuffix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := profile.Proto(s).Write(out); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
+
+func TestProfileTop(t *testing.T) {
+	run := profileRun(t)
+	tests := []struct {
+		name string
+		args []string
+	}{
+		{"top", []string{"top", run + results.ProfileSuffix}}, // the profile's file
+		{"top", []string{"top", run}},                         // the run's name: the same
+		{"top-3", []string{"top", "-n", "3", run}},            // the first three
+	}
+	for _, tt := range tests {
+		var stdout, stderr bytes.Buffer
+		if err := cmdProfile(&stdout, &stderr, tt.args); err != nil {
+			t.Fatalf("bench profile %q = %v; stderr: %s", tt.args, err, stderr.String())
+		}
+		golden.Check(t, filepath.Join("..", "..", "testdata", "profile", tt.name+".txt"), stdout.Bytes())
+	}
+}
+
+func TestProfileTopErrors(t *testing.T) {
+	run := profileRun(t)
+	notProto := filepath.Join(t.TempDir(), "x"+results.ProfileSuffix)
+	if err := os.WriteFile(notProto, []byte("not a profile"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		args  []string
+		usage bool
+	}{
+		{nil, true},                             // no subcommand
+		{[]string{"bottom", run}, true},         // an unknown one
+		{[]string{"top"}, true},                 // no run
+		{[]string{"top", run, run}, true},       // two
+		{[]string{"top", "-n", "0", run}, true}, // none to print
+		{[]string{"top", run + "-2"}, false},    // a run without a profile
+		{[]string{"top", notProto}, false},      // a file that is no profile
+	}
+	for _, tt := range tests {
+		var stdout, stderr bytes.Buffer
+		err := cmdProfile(&stdout, &stderr, tt.args)
+		var ue usageError
+		if err == nil || errors.As(err, &ue) != tt.usage || exitStatus(err, io.Discard) != exitUsage {
+			t.Errorf("bench profile %q = %v (exit %d); want an error, a wrong command line: %v, exit %d", tt.args, err, exitStatus(err, io.Discard), tt.usage, exitUsage)
+		}
+	}
+}

@@ -1,0 +1,147 @@
+package harness
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"bench/harness/host"
+	"bench/report/profile"
+	"bench/report/results"
+)
+
+// profileFreq is perf's rate, samples a second: 99, off the kernel's
+// tick rates (100, 250, 1000 Hz) so that the samples do not beat with
+// timers, as PerfKitBenchmarker's --perf_record and Istio's scripts take.
+const profileFreq = 99
+
+// profileCallGraph is how perf unwinds the stacks: frame pointers, the
+// cheaper; Debian's proxies, built without them, show their own
+// functions as a frame under the kernel's and libc's.
+const profileCallGraph = host.CallGraphFP
+
+// profiler is a run's profile in the making: perf recording the proxy's
+// CPUs, enabled over the window, or why there is none.
+type profiler struct {
+	perf    *host.Perf
+	enabled sync.WaitGroup
+	mu      sync.Mutex
+	absent  string // why the run has no profile
+	pids    []int  // the proxy's processes at the window's end
+}
+
+// startProfile starts perf on the proxy's CPUs, its events disabled, where
+// the session profiles and the run has a proxy; nil otherwise. A perf
+// missing, refused or failed leaves the run without a profile, and says
+// why.
+func (s *Session) startProfile(st *started, dir string) *profiler {
+	if !s.cfg.Profile || st.proxy == nil {
+		return nil
+	}
+	p := &profiler{}
+	perf, err := s.host.StartPerf(host.PerfSpec{Role: host.RoleProxy, Freq: profileFreq, CallGraph: profileCallGraph, Dir: dir})
+	if err != nil {
+		p.absent = err.Error()
+		return p
+	}
+	p.perf = perf
+	return p
+}
+
+// fail records why the profile is absent, the first reason.
+func (p *profiler) fail(err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.absent == "" {
+		p.absent = err.Error()
+	}
+}
+
+// begin enables the sampling at the window's start, at.
+func (p *profiler) begin(at time.Time) {
+	if p == nil || p.perf == nil {
+		return
+	}
+	p.enabled.Add(1)
+	go func() {
+		defer p.enabled.Done()
+		time.Sleep(time.Until(at))
+		if err := p.perf.Enable(); err != nil {
+			p.fail(err)
+		}
+	}()
+}
+
+// end stops the sampling at the window's end and notes the proxy's
+// processes, whose samples the profile keeps.
+func (p *profiler) end(h *host.Host) {
+	if p == nil || p.perf == nil {
+		return
+	}
+	p.enabled.Wait()
+	p.pids = h.PIDs(host.RoleProxy)
+	if err := p.perf.Stop(); err != nil {
+		p.fail(err)
+	}
+}
+
+// close stops perf if it still runs.
+func (p *profiler) close() {
+	if p != nil {
+		p.perf.Close()
+	}
+}
+
+// keepProfile resolves the recording's symbols and writes the proxy's
+// samples beside the runs' output as <name>.cpu.pb.gz and
+// <name>.cpu.folded; it returns what the run's data says of the profile.
+func (s *Session) keepProfile(ctx context.Context, p *profiler, name string) *results.ProfileNote {
+	if p == nil {
+		return nil
+	}
+	note := &results.ProfileNote{CallGraph: profileCallGraph}
+	if p.absent != "" {
+		note.Absent = p.absent
+		return note
+	}
+	out, err := p.perf.Script(ctx, profile.ScriptFields)
+	if err != nil {
+		note.Absent = err.Error()
+		return note
+	}
+	all, err := profile.ParseScript(bytes.NewReader(out))
+	if err != nil {
+		note.Absent = err.Error()
+		return note
+	}
+	mine := profile.OfProcesses(all, p.pids)
+	note.Samples, note.Others = len(mine), len(all)-len(mine)
+	if err := writeProfile(filepath.Join(s.OutputDir, name), mine); err != nil {
+		note.Absent = err.Error()
+	}
+	return note
+}
+
+// writeProfile writes samples as base+ProfileSuffix and base+FoldedSuffix.
+func writeProfile(base string, samples []profile.Sample) error {
+	var folded bytes.Buffer
+	if err := profile.Folded(&folded, samples); err != nil {
+		return err
+	}
+	if err := os.WriteFile(base+results.FoldedSuffix, folded.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("write profile: %w", err)
+	}
+	f, err := os.Create(base + results.ProfileSuffix)
+	if err != nil {
+		return fmt.Errorf("write profile: %w", err)
+	}
+	if err := profile.Proto(samples).Write(f); err != nil {
+		f.Close()
+		return fmt.Errorf("write profile %q: %w", f.Name(), err)
+	}
+	return f.Close()
+}
