@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -34,18 +33,9 @@ func cmdHistory(stdout, stderr io.Writer, args []string) error {
 	fs := newFlagSet("history", stderr, historySynopsis)
 	commits := proxyCommits{}
 	fs.Var(commits, "proxy-commit", "the commit the proxy of a column of the session was built from, as `COLUMN=COMMIT`, for history.json; repeat it for each such column, e.g. --proxy-commit \"3proxy devel=1a2b3c4\"")
-	switch {
-	case len(args) > 0 && args[0] == "add":
-		args = args[1:]
-	case len(args) > 0 && helpAsked(args[0]):
-		fs.Usage()
-		return nil
-	case len(args) > 0:
-		fs.Usage()
-		return usageError{fmt.Errorf("history: unknown subcommand %q: want add", args[0])}
-	default:
-		fs.Usage()
-		return usageError{errors.New("history: want a subcommand: add")}
+	args, help, err := subcommand(fs, "history", "add", args)
+	if help || err != nil {
+		return err
 	}
 	if err := parseFlags(fs, args); err != nil {
 		return err

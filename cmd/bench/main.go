@@ -75,6 +75,26 @@ func dispatch(stdout, stderr io.Writer, args []string) error {
 // helpAsked reports whether arg asks for help: -h, -help, --help.
 func helpAsked(arg string) bool { return arg == "-h" || arg == "-help" || arg == "--help" }
 
+// subcommand takes the one subcommand sub of command cmd (bench history
+// add, bench profile top) from the front of args and returns the rest;
+// help is true where help was asked for instead (and printed), and a
+// missing or unknown subcommand is a usage error.
+func subcommand(fs *flag.FlagSet, cmd, sub string, args []string) (rest []string, help bool, err error) {
+	switch {
+	case len(args) > 0 && args[0] == sub:
+		return args[1:], false, nil
+	case len(args) > 0 && helpAsked(args[0]):
+		fs.Usage()
+		return nil, true, nil
+	case len(args) > 0:
+		fs.Usage()
+		return nil, false, usageError{fmt.Errorf("%s: unknown subcommand %q: want %s", cmd, args[0], sub)}
+	default:
+		fs.Usage()
+		return nil, false, usageError{fmt.Errorf("%s: want a subcommand: %s", cmd, sub)}
+	}
+}
+
 // The exit statuses of bench (README.md, "Exit status").
 const (
 	exitOK         = 0 // done; help, when asked for, too

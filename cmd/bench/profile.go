@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -24,18 +23,9 @@ there (data/x.runs/0007-nginx-http-ka-1k-1).`
 func cmdProfile(stdout, stderr io.Writer, args []string) error {
 	fs := newFlagSet("profile", stderr, profileSynopsis)
 	n := fs.Int("n", profile.TopN, "how many functions to print")
-	switch {
-	case len(args) > 0 && args[0] == "top":
-		args = args[1:]
-	case len(args) > 0 && helpAsked(args[0]):
-		fs.Usage()
-		return nil
-	case len(args) > 0:
-		fs.Usage()
-		return usageError{fmt.Errorf("profile: unknown subcommand %q: want top", args[0])}
-	default:
-		fs.Usage()
-		return usageError{errors.New("profile: want a subcommand: top")}
+	args, help, err := subcommand(fs, "profile", "top", args)
+	if help || err != nil {
+		return err
 	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
