@@ -334,7 +334,8 @@ func check(t *testing.T, out string) {
 		if err != nil {
 			t.Errorf("%s: %v", s, err)
 		} else if len(bytes.TrimSpace(b)) > 0 {
-			t.Errorf("left after the %s session and bench clean:\n%s", s, b)
+			log, _ := os.ReadFile(filepath.Join(out, s+".log"))
+			t.Errorf("left after the %s session and bench clean:\n%s\nits log's last lines:\n%s", s, b, tail(log, 40))
 		}
 	}
 }
@@ -372,6 +373,12 @@ func head(b []byte) string {
 		b = b[:4000]
 	}
 	return string(b)
+}
+
+// tail returns the last n lines of b.
+func tail(b []byte, n int) string {
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
 // checkSession checks one session's files: every run ok, on the reference

@@ -39,6 +39,9 @@ type cgroupTree struct {
 	// systemd delegates a cgroup of the session's own on v2 where it is
 	// the init; nil elsewhere.
 	systemd delegator
+	// scopeGrace is how long a stopped scope's cgroup is given to go
+	// before the clean-up removes it (0: scopeGrace).
+	scopeGrace time.Duration
 }
 
 // cgroupFS makes, removes and writes cgroups; reads are plain file reads.

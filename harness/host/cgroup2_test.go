@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The cgroup v2 paths of a session, on a fake hierarchy laid out as
@@ -373,6 +374,28 @@ func TestV2CleanStopsScope(t *testing.T) {
 	// Nothing to find a second time.
 	if removed, err := tree.removeLeftovers("bench-", lockState{}, tree.leftovers("bench-", nil)); err != nil || len(removed) > 0 {
 		t.Errorf("second clean-up = %v, %v; want nothing", removed, err)
+	}
+}
+
+// A scope that systemd lets go with its cgroup still there (it stopped by
+// itself, its last process killed, while the cgroups inside it were being
+// removed): the clean-up removes the empty directory, once systemd has had
+// its time to.
+func TestV2CleanPrunesScopeLeft(t *testing.T) {
+	k, sd, tree, cs := delegatedSession(t, "/system.slice/benchtest.service")
+	sd.leave = true
+	tree.scopeGrace = time.Millisecond
+	k.put(cs.v2Leaf, "cgroup.procs", "") // bench itself, killed
+	scope := filepath.Dir(cs.roles[RoleProxy].dirs[0])
+	removed, err := tree.removeLeftovers("bench-", lockState{Cgroups: cs.made}, tree.leftovers("bench-", cs.made))
+	if err != nil {
+		t.Fatalf("removeLeftovers: %v", err)
+	}
+	if !slices.Contains(removed, "systemd scope bench-session.scope") || !slices.Contains(removed, "cgroup "+scope) {
+		t.Errorf("removed %v; want the scope and its cgroup %s", removed, scope)
+	}
+	if left := k.named("bench-"); len(left) > 0 {
+		t.Errorf("left: %v", left)
 	}
 }
 

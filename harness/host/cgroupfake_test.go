@@ -371,6 +371,9 @@ type fakeSystemd struct {
 	asked    []scopeRequest
 	stopped  []string
 	draining map[string]bool // units being stopped
+	// leave: a stopped unit's cgroup stays, as systemd leaves a scope
+	// that stopped by itself while cgroups inside it were being removed.
+	leave    bool
 	fail     error
 	failJob  error
 	failRead error
@@ -459,5 +462,8 @@ func (s *fakeSystemd) stop(unit string) (bool, error) {
 	}
 	delete(s.units, unit)
 	s.stopped = append(s.stopped, unit)
+	if s.leave {
+		return true, nil
+	}
 	return true, os.RemoveAll(dir)
 }

@@ -3,6 +3,7 @@ package host
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -260,8 +261,68 @@ func (t *cgroupTree) removeLeftovers(prefix string, st lockState, dirs []string)
 		case gone:
 			removed = append(removed, "systemd scope "+unit)
 		}
+		// systemd prunes a scope's cgroup as it stops, but not where the
+		// scope stopped by itself, its last process gone, while the
+		// cgroups inside it were still being removed: the unit is gone
+		// and its directory stays, empty, for this harness to remove.
+		for _, d := range scopeDirs(unit, dirs) {
+			ok, err := t.pruneScope(d)
+			if err != nil {
+				errs = append(errs, err)
+			} else if ok {
+				removed = append(removed, "cgroup "+d)
+			}
+		}
 	}
 	return removed, errors.Join(errs...)
+}
+
+// scopeDirs returns the cgroups of a scope unit that hold the given
+// cgroups: the parents named after the unit.
+func scopeDirs(unit string, dirs []string) []string {
+	var out []string
+	for _, d := range dirs {
+		if p := filepath.Dir(d); filepath.Base(p) == unit {
+			out = append(out, p)
+		}
+	}
+	return unique(out, nonBlank)
+}
+
+// scopeGrace is how long a stopped scope's cgroup is given to go before
+// this harness removes it.
+const scopeGrace = 2 * time.Second
+
+// pruneScope waits up to t.scopeGrace for systemd to remove a stopped
+// scope's cgroup, then removes it and what is left inside it, and
+// reports whether it had to.
+func (t *cgroupTree) pruneScope(dir string) (bool, error) {
+	grace := t.scopeGrace
+	if grace == 0 {
+		grace = scopeGrace
+	}
+	for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+			return false, nil
+		}
+		if time.Since(start) >= grace {
+			break
+		}
+	}
+	var inside []string
+	_ = filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+		if err == nil && e.IsDir() {
+			inside = append(inside, p)
+		}
+		return nil
+	})
+	sort.Slice(inside, func(i, j int) bool { return len(inside[i]) > len(inside[j]) })
+	for _, d := range inside {
+		if err := t.remove(d); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
 }
 
 // namespacePIDs returns the processes whose network namespace is the
