@@ -111,7 +111,9 @@ func parseHeader(line string) (Sample, error) {
 	pid, tid, ok := strings.Cut(f[len(f)-2], "/")
 	p, err1 := strconv.Atoi(pid)
 	t, err2 := strconv.Atoi(tid)
-	if !ok || err1 != nil || err2 != nil || p < 0 || t < 0 {
+	// -1: perf knew no thread for the sample (comm ":-1"), as of a thread
+	// that ended before perf read its name.
+	if !ok || err1 != nil || err2 != nil || p < -1 || t < -1 {
 		return Sample{}, fmt.Errorf("%q is not pid/tid", f[len(f)-2])
 	}
 	return Sample{Comm: strings.Join(f[:len(f)-2], " "), PID: p, TID: t, Period: period}, nil

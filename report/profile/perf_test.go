@@ -168,6 +168,10 @@ func TestParseScript(t *testing.T) {
 			}},
 		// A sample without a call chain.
 		{"no chain", "swapper 0/0 10101010\n\n", []Sample{{Comm: "swapper", PID: 0, TID: 0, Period: 10101010}}},
+		// A thread perf had no name for, as perf script prints it for a
+		// thread that ended before perf read it (seen in a relay run).
+		{"unknown thread", ":-1 23268/-1      10101010 \n\tffffffff81000130 entry_SYSCALL_64 ([kernel.kallsyms])\n\n",
+			[]Sample{{Comm: ":-1", PID: 23268, TID: -1, Period: 10101010, Stack: []Frame{{0xffffffff81000130, "entry_SYSCALL_64", "[kernel.kallsyms]"}}}}},
 		// Nothing recorded.
 		{"empty", "", nil},
 	}
@@ -189,6 +193,7 @@ func TestParseScriptErrors(t *testing.T) {
 		{"gzip 1/1 x\n", 1},                   // a period that is not a number
 		{"gzip 1/1 0\n", 1},                   // a period of nothing
 		{"gzip 1-1 5\n", 1},                   // no pid/tid
+		{"gzip 1/-2 5\n", 1},                  // a tid below perf's -1
 		{"gzip 1/1 5\n\tzz foo (bar)\n", 2},   // an address that is not hexadecimal
 		{"gzip 1/1 5\n\tff foo bar\n", 2},     // a frame without its mapping
 		{"gzip 1/1 5\n\n\tff foo (bar)\n", 3}, // a frame after a sample's end
