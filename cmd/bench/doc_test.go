@@ -117,7 +117,7 @@ type word struct {
 	quoted bool
 }
 
-// shellWords splits a line at blanks, as sh does with '' and "" quotes.
+// shellWords splits a line at blanks, as sh does with ” and "" quotes.
 func shellWords(line string) ([]word, error) {
 	var words []word
 	var cur strings.Builder
