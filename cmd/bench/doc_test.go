@@ -8,8 +8,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"syscall"
 	"testing"
+	"unicode"
 )
 
 // The manual's command examples are the README's and docs/'s console
@@ -300,6 +303,66 @@ func TestDocParse(t *testing.T) {
 	for _, tt := range tests2 {
 		if got := matchLines(tt.want, tt.got); got != tt.ok {
 			t.Errorf("matchLines(%q, %q) = %v; want %v", tt.want, tt.got, got, tt.ok)
+		}
+	}
+}
+
+// linkRE is a markdown link's target.
+var linkRE = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+
+// anchors are the GitHub anchors of a page's headings, outside its code
+// blocks.
+func anchors(text string) map[string]bool {
+	out := map[string]bool{}
+	in := false
+	for _, line := range strings.Split(text, "\n") {
+		if strings.HasPrefix(line, "```") {
+			in = !in
+		}
+		if in || !strings.HasPrefix(line, "#") {
+			continue
+		}
+		title := strings.ToLower(strings.TrimSpace(strings.TrimLeft(line, "#")))
+		var b strings.Builder
+		for _, r := range title {
+			switch {
+			case r == ' ' || r == '-':
+				b.WriteRune('-')
+			case unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_':
+				b.WriteRune(r)
+			}
+		}
+		out[b.String()] = true
+	}
+	return out
+}
+
+// TestDocLinks: every link of the README and docs/ to a file of the
+// checkout names one that is there, and an anchor a heading of it.
+func TestDocLinks(t *testing.T) {
+	for _, f := range docFiles(t) {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range linkRE.FindAllStringSubmatch(string(b), -1) {
+			target := m[1]
+			if strings.Contains(target, "://") {
+				continue
+			}
+			file, anchor, _ := strings.Cut(target, "#")
+			path := f
+			if file != "" {
+				path = filepath.Join(filepath.Dir(f), file)
+			}
+			page, err := os.ReadFile(path)
+			if err != nil && !errors.Is(err, syscall.EISDIR) {
+				t.Errorf("%s: link %q: %v", f, target, err)
+				continue
+			}
+			if anchor != "" && !anchors(string(page))[anchor] {
+				t.Errorf("%s: link %q: no heading of that anchor", f, target)
+			}
 		}
 	}
 }
