@@ -6,13 +6,19 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 	"unicode"
+
+	"bench/internal/golden"
+	"bench/internal/nights"
+	"bench/report/results"
 )
 
 // The manual's command examples are the README's and docs/'s console
@@ -365,4 +371,55 @@ func TestDocLinks(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestDocFixtures: the manual's fixtures are what their generators write
+// (-update writes them again): testdata/history, 16 nights of two of the
+// reference session's cells, nginx's 15% slower and at a new version from
+// the 9th; and the profile of testdata/profile/x.runs, report/profile's
+// perf capture.
+func TestDocFixtures(t *testing.T) {
+	rows, meta, err := nights.Reference(filepath.Join(docRoot, "data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nginx := results.Cell{Proxy: "nginx", Mode: results.HTTP, Load: "ka-1k"}
+	haproxy := results.Cell{Proxy: "haproxy", Mode: results.HTTP, Load: "ka-1k"}
+	var some []results.Row
+	for _, r := range rows {
+		if c := r.Cell(); c == nginx || c == haproxy {
+			some = append(some, r)
+		}
+	}
+	h := nights.History{Reference: some, Meta: meta, Nights: 16, Draws: 42,
+		Start:    time.Date(2026, 11, 1, 1, 17, 0, 0, time.UTC),
+		Shifts:   []nights.Shift{{Cell: nginx, From: 8, Step: -0.15}},
+		Releases: []nights.Release{{Night: 0, Version: "1a2b3c4"}, {Night: 8, Column: "nginx", Version: "1.24.0"}},
+	}
+	dir := t.TempDir()
+	if _, err := nights.Write(dir, h); err != nil {
+		t.Fatal(err)
+	}
+	want := filepath.Join(docRoot, "testdata", "history")
+	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		golden.Check(t, filepath.Join(want, rel), b)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := profileRun(t)
+	b, err := os.ReadFile(run + results.ProfileSuffix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, filepath.Join(docRoot, "testdata", "profile", "x.runs", filepath.Base(run)+results.ProfileSuffix), b)
 }
