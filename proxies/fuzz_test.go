@@ -8,7 +8,7 @@ import (
 
 // The columns file is the user's: any file either reads or is refused
 // with an error, and what reads has named columns of a known kind.
-// go test runs the seeds; a longer run is in the README (Tests).
+// go test runs the seeds; a longer run is in docs/tests.md.
 func FuzzParseColumns(f *testing.F) {
 	b, err := os.ReadFile("../examples/columns.conf")
 	if err != nil {

@@ -124,7 +124,7 @@ func TestTrendPage(t *testing.T) {
 
 // BenchmarkTrendPower measures, on generated histories whose every cell's
 // runs are drawn from the reference session's own spread, the two
-// figures of the nightly's gate (README.md, "bench trend"):
+// figures of the nightly's gate (docs/trend.md):
 //
 //   - found-pct: of the cells whose runs spread 4 to 10%, the share in
 //     which a -6% step 15 sessions into a history is found, for the

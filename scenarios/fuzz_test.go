@@ -48,7 +48,7 @@ func clip(b []byte) string {
 }
 
 // The parsers of what the load tools print. go test runs their seeds,
-// the captures; a longer run is in the README (Tests).
+// the captures; a longer run is in docs/tests.md.
 func FuzzWrkParse(f *testing.F)    { fuzzParse(f, Wrk{}, "wrk-") }
 func FuzzIperf3Parse(f *testing.F) { fuzzParse(f, Iperf3{}, "iperf3-") }
 func FuzzMixParse(f *testing.F)    { fuzzParse(f, Mix{}, "mix-") }

@@ -13,18 +13,33 @@ import (
 	"bench/report/results"
 )
 
-const compareSynopsis = "[--format md|tsv|json|html] [--metric throughput|p50|p99|p99.9] [--fail-over PCT%] [--across-machines] OLD.csv NEW.csv\n       bench compare [flags] OLD.csv... -- NEW.csv..."
+const compareSynopsis = `[--format md|tsv|json|html] [--metric throughput|p50|p99|p99.9] [--fail-over PCT%] [--across-machines] OLD.csv NEW.csv
+       bench compare [flags] OLD.csv... -- NEW.csv...
+
+Compares the runs of the old files with those of the new, cell by cell.
+The text begins with a line counting the real regressions and
+improvements, each with its largest, and the cells within noise; then a
+table per family and machine: per cell the old and new medians, the change
+with its ± (half the range of new over old from the runs' extremes) where
+it is real and ~ where it is not, the test that decided (p, the U test's
+p-value; or the ranges of the runs, apart or overlapping) with the runs of
+each side, and a geomean row of the changes. --format html is one
+self-contained page, a bar chart of old against new under each table.
+
+--metric throughput compares the tables' figure, higher being better (a
+sweep's: the sustainable rate each of its searches found); p50, p99 and
+p99.9 a latency percentile, lower being better, the cells without latency
+and the sweeps left out. --fail-over fails on a real change for the worse
+past it (slower, or with --metric a longer latency) and on a cell whose
+new runs all failed.`
 
 func cmdCompare(stdout, stderr io.Writer, args []string) error {
 	fs := newFlagSet("compare", stderr, compareSynopsis)
-	format := fs.String("format", report.FormatMarkdown, "output `format`: md (GitHub markdown), tsv (tab-separated), json, or html (one self-contained page, a bar chart of old against new under each table). "+
-		"The text begins with a line counting the real regressions and improvements, each with its largest, and the cells within noise; "+
-		"then a table per family and machine: per cell the old and new medians, the change with its ± (half the range of new over old from the runs' extremes) where it is real "+
-		"and ~ where it is not, the test that decided (p, the U test's p-value; or the ranges of the runs, apart or overlapping) with the runs of each side, and a geomean row of the changes")
+	format := fs.String("format", report.FormatMarkdown, "output `format`: md (GitHub markdown), tsv, json or html (a page with charts)")
 	var gate percent
-	fs.Var(&gate, "fail-over", "fail (exit 1) when a real change for the worse passes this `percent`, e.g. 10% (slower, or with --metric a longer latency), or a cell's new runs all failed (default: never fail)")
+	fs.Var(&gate, "fail-over", "fail (exit 1) when a real change for the worse passes this `percent`, e.g. 10% (default: never)")
 	var opt report.CompareOptions
-	fs.StringVar(&opt.Metric, "metric", report.MetricThroughput, "what to compare: `throughput` (the tables' figure, higher is better; a sweep's: the sustainable rate each of its searches found) or a latency percentile, p50, p99 or p99.9 (lower is better; cells without latency, and the sweeps, are left out)")
+	fs.StringVar(&opt.Metric, "metric", report.MetricThroughput, "what to compare: `throughput` (higher is better) or a latency, p50, p99 or p99.9 (lower is better)")
 	fs.BoolVar(&opt.AcrossMachines, "across-machines", false, "compare the runs of one machine with those of another")
 	if err := parseFlags(fs, args); err != nil {
 		return err

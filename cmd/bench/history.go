@@ -12,7 +12,7 @@ import (
 
 const historySynopsis = `add [--proxy-commit COLUMN=COMMIT]... DIR SESSION.csv
 
-Files a session in the history DIR (README.md, "The history"): its CSV, its
+Files a session in the history DIR (docs/nightly.md): its CSV, its
 metadata, its runs' folder and its page, when it has them, are copied to
 DIR/<machine>/<YYYY-MM-DD>-<session>/ by the machine and the start date its
 metadata records, with history.json beside them: the commit bench was built
@@ -32,7 +32,7 @@ session, the second is refused), and an add removes what a killed one left.`
 func cmdHistory(stdout, stderr io.Writer, args []string) error {
 	fs := newFlagSet("history", stderr, historySynopsis)
 	commits := proxyCommits{}
-	fs.Var(commits, "proxy-commit", "the commit the proxy of a column of the session was built from, as `COLUMN=COMMIT`, for history.json; repeat it for each such column, e.g. --proxy-commit \"3proxy devel=1a2b3c4\"")
+	fs.Var(commits, "proxy-commit", "the commit a column's proxy was built from, `COLUMN=COMMIT`; once per such column")
 	args, help, err := subcommand(fs, "history", "add", args)
 	if help || err != nil {
 		return err

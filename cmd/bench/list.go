@@ -14,7 +14,7 @@ import (
 func cmdList(stdout, stderr io.Writer, args []string) error {
 	fs := newFlagSet("list", stderr, "[flags]\n\nPrints the scenario catalog and the proxy columns found on this machine.")
 	columnsFile := fs.String("columns", "", "file declaring columns of your own builds; see examples/columns.conf")
-	scenario := fs.String("scenario", "all", "scenarios to list: all (the whole catalog, the sweeps, which run by name or under bench run --sweep, too), a name, a comma list or globs")
+	scenario := fs.String("scenario", "all", "scenarios to list: all (the whole catalog, the sweeps too), a name, a comma list or globs")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

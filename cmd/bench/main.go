@@ -95,7 +95,7 @@ func subcommand(fs *flag.FlagSet, cmd, sub string, args []string) (rest []string
 	}
 }
 
-// The exit statuses of bench (README.md, "Exit status").
+// The exit statuses of bench (README.md, "Exit status"; each command's -h).
 const (
 	exitOK         = 0 // done; help, when asked for, too
 	exitError      = 1 // failed: what each command's help says

@@ -95,3 +95,33 @@ func TestExitStatus(t *testing.T) {
 		}
 	}
 }
+
+// TestFlagHelpOneLine holds each flag's help to one line, its detail in the
+// command's usage paragraph: no sentence inside it, no more than a line.
+func TestFlagHelpOneLine(t *testing.T) {
+	const most = 110
+	for _, c := range append(commands, command{name: "mix tls"}) {
+		var out bytes.Buffer
+		if err := dispatch(&out, &out, append(strings.Fields(c.name), "-h")); err != nil && !errors.Is(err, flag.ErrHelp) {
+			t.Fatalf("bench %s -h = %v", c.name, err)
+		}
+		after := false // the line before was a flag's help
+		for _, line := range strings.Split(out.String(), "\n") {
+			if !strings.HasPrefix(line, "    \t") {
+				after = false
+				continue
+			}
+			if after {
+				t.Errorf("bench %s -h: flag help runs to a second line %q", c.name, line)
+			}
+			after = true
+			help := strings.TrimSpace(line)
+			if i := strings.LastIndex(help, " (default "); i > 0 && strings.HasSuffix(help, ")") {
+				help = help[:i] // the default flag adds
+			}
+			if len(help) > most || strings.Contains(strings.ReplaceAll(help, "e.g. ", ""), ". ") {
+				t.Errorf("bench %s -h: flag help %q: want one line of at most %d characters, no sentence inside; its detail goes in the usage paragraph", c.name, help, most)
+			}
+		}
+	}
+}

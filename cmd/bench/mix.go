@@ -31,9 +31,13 @@ pass and the first failure halved until they are within
 --sweep-precision (at most 13 steps, each --warmup and half --duration),
 then a confirming window of --duration at the rate found, which must
 pass too (else confirms below it, at most 15 windows in all); a line of
-JSON per step. With --steps it runs the steps asked
-for on standard input, a line each ("step RATE WARMUP DURATION"), as
-bench run --sweep drives it. The second is the origin of the mix: it
+JSON per step; a step must meet --slo (the p99 of every exchange due, and
+the failures: errors, timeouts, late and dropped exchanges, as a share of
+them) and achieve 99% of its rate. With --steps it holds the connections
+open and runs the steps asked for on standard input, a line each ("step
+RATE WARMUP DURATION"), printing each one's result as a line of JSON, as
+bench run --sweep drives it. --procs 0 runs a process per CPU this one may
+run on, but no more than --mix-active, more if the descriptor limit needs. The second is the origin of the mix: it
 serves the mix's answers until it is stopped, writing each one whole
 even to a client that has shut its sending side. The third is the TLS
 stream wrapper (bench mix tls -h).`
@@ -47,20 +51,20 @@ func cmdMix(stdout, stderr io.Writer, args []string) error {
 	mode := fs.String("mode", "", "how to reach the origin: http (absolute URIs to an HTTP proxy), connect, socks (tunnels), relay")
 	fs.StringVar(&c.Proxy, "proxy", "", "host:port of the proxy's listener; for relay, of the relay (the origin's for no proxy)")
 	fs.StringVar(&c.Origin, "origin", "", "host:port of the origin, as the proxy reaches it")
-	tlsCA := fs.String("tls-ca", "", "relay: speak TLS 1.3 to --proxy, which ends it, verifying its certificate for its host with the CA in this PEM file")
+	tlsCA := fs.String("tls-ca", "", "relay: speak TLS 1.3 to --proxy, its certificate verified with the CA in this PEM file")
 	fs.IntVar(&c.Conns, "conns", 20000, "connections kept open")
 	fs.IntVar(&c.Active, "mix-active", 0, "exchanges at a time over the connections (closed loop)")
 	fs.Float64Var(&c.Rate, "rate", 0, "exchanges a second over the connections (open loop; latency from each one's scheduled start)")
 	fs.DurationVar(&c.Duration, "duration", 10*time.Second, "measured window; with --sweep the confirming window's, each step measuring half of it")
 	fs.DurationVar(&c.Warmup, "warmup", 0, "load before the window, not measured; with --sweep before each step")
-	fs.DurationVar(&c.Timeout, "timeout", 2*time.Second, "limit of opening a connection and of an exchange; also how late an exchange may begin at a fixed rate")
+	fs.DurationVar(&c.Timeout, "timeout", 2*time.Second, "limit of opening a connection, of an exchange, and of how late one may begin")
 	fs.Float64Var(&c.OpenRate, "open-rate", 0, "connections opened a second (0: as fast as --open-parallel allows)")
 	fs.IntVar(&c.OpenParallel, "open-parallel", 64, "connections being opened at once")
-	procs := fs.Int("procs", 0, "processes to split the connections over (0: one per CPU this process may run on but no more than --mix-active, more if the descriptor limit needs it)")
+	procs := fs.Int("procs", 0, "processes to split the connections over (0: one per CPU)")
 	worker := fs.String(mix.WorkerFlag, "", "i/n: run as process i of a split mix (used by bench mix itself)")
 	serve := fs.String("serve", "", "host:port: serve the mix's answers there, as its origin, until stopped")
-	sw := sweepFlags(fs, "search for the sustainable rate: the highest rate whose window meets --slo, from --sweep-from doubled until a step fails, then halved to --sweep-precision, confirmed in a window of --duration (README, The sustainable rate)")
-	steps := fs.Bool("steps", false, "keep the connections open and run the steps asked for on standard input, a line each (step RATE WARMUP DURATION), printing each one's result as a line of JSON (bench run --sweep drives it)")
+	sw := sweepFlags(fs, "search for the sustainable rate: the highest whose window meets --slo")
+	steps := fs.Bool("steps", false, "run the steps asked for on standard input, a line each, over the same connections")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -239,8 +243,8 @@ func sweepFlags(fs *flag.FlagSet, on string) sweepFlagSet {
 	sw := sweepFlagSet{precision: &percent{value: d.Precision * 100, set: true}}
 	sw.on = fs.Bool("sweep", false, on)
 	sw.from = fs.Float64("sweep-from", d.From, "with --sweep: the first step's rate, a whole number of exchanges a second")
-	fs.Var(sw.precision, "sweep-precision", "with --sweep: how close the last pass and the first failure come before the search confirms, in `percent`")
-	sw.slo = fs.String("slo", sweep.FormatSLO(d.SLO), "with --sweep: what a step must meet: the p99 of every exchange due, and the failures (errors, timeouts, late and dropped exchanges) as a share of them; a step must also achieve 99% of its rate")
+	fs.Var(sw.precision, "sweep-precision", "with --sweep: how close the last pass and the first failure come, in `percent`")
+	sw.slo = fs.String("slo", sweep.FormatSLO(d.SLO), "with --sweep: a step's bounds, the p99 of every due exchange and the failures' share")
 	return sw
 }
 

@@ -28,7 +28,7 @@ func cmdMixTLS(stdout, stderr io.Writer, args []string) error {
 	listen := fs.String("listen", "", "host:port to accept connections on")
 	fs.StringVar(&c.Connect, "connect", "", "host:port to connect to for each connection")
 	fs.StringVar(&c.CA, "ca", "", "client: PEM file of the CA to verify the server's certificate with")
-	fs.StringVar(&c.Name, "name", "", "client: the name or address to check in the server's certificate and send as SNI (default: the host of --connect)")
+	fs.StringVar(&c.Name, "name", "", "client: the name to check in the server's certificate and send as SNI (default: --connect's host)")
 	fs.StringVar(&c.Cert, "cert", "", "server: PEM file of the certificate chain to present")
 	fs.StringVar(&c.Key, "key", "", "server: PEM file of its private key")
 	suite := fs.String("suite", "", "the TLS 1.3 cipher suite the connections must negotiate, e.g. TLS_AES_128_GCM_SHA256 (default: any)")

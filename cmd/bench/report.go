@@ -9,13 +9,25 @@ import (
 	"bench/report/results"
 )
 
+const reportSynopsis = `[--format md|tsv|json|html] [--latency] [--detail] [--layout machine|combined] [--session id] file.csv...
+
+Renders the median tables of the sessions in the files: markdown as the
+reference results print it, tsv as their text, json for other tools, or
+html, one self-contained page with the tables and their charts.
+--latency adds under each family's tables the p50 and p99 of each cell
+(p99.9 for the mixes), where the load tool gives them. --detail adds what
+the page has beyond the reference results' tables: a headline per row (the
+fastest, its ratio to the runner-up and to no proxy, real or within
+noise), each median's spread and runs (±3% n=3), and bench's build and the
+command line in the Setup table.`
+
 func cmdReport(stdout, stderr io.Writer, args []string) error {
-	fs := newFlagSet("report", stderr, "[--format md|tsv|json|html] [--latency] [--detail] [--layout machine|combined] [--session id] file.csv...")
+	fs := newFlagSet("report", stderr, reportSynopsis)
 	var opt report.Options
-	fs.StringVar(&opt.Format, "format", report.FormatMarkdown, "output `format`: md (GitHub markdown), tsv (tab-separated, as the reference results' text), json, or html (one page with the tables and their charts)")
+	fs.StringVar(&opt.Format, "format", report.FormatMarkdown, "output `format`: md (GitHub markdown), tsv, json or html (a page with charts)")
 	fs.StringVar(&opt.Layout, "layout", report.LayoutMachine, "`layout`: machine (a table per machine) or combined (\"M4 / Intel / average\" cells)")
-	fs.BoolVar(&opt.Latency, "latency", false, "add under each family's tables the p50 and p99 of each cell (p99.9 for the mixes), where the load tool gives them")
-	fs.BoolVar(&opt.Detail, "detail", false, "add what the page has beyond the reference results' tables: a headline per row (the fastest, its ratio to the runner-up and to no proxy, real or within noise), each median's spread and runs (±3% n=3), and bench's build and the command line in the Setup table")
+	fs.BoolVar(&opt.Latency, "latency", false, "add a latency table under each family's tables")
+	fs.BoolVar(&opt.Detail, "detail", false, "add the page's detail: a headline per row, each median's spread and runs, the build")
 	fs.StringVar(&opt.Session, "session", "", "render only the session with this `id` (default: every session, newest first)")
 	if err := parseFlags(fs, args); err != nil {
 		return err

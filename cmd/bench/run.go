@@ -30,35 +30,54 @@ repetitions, in network namespaces of its own, writing a row per run to
 <out>/<machine>-<session>.csv and the session's tables at the end.
 With --sweep, each column's sustainable rate in the mix modes selected
 instead: a search of fixed-rate steps, a row a step. Needs root;
---dry-run does not.`
+--dry-run does not.
+
+--reps auto repeats each cell at least 3 times, then more until no run
+moves its median by more than --precision, at most --reps-max. Where
+--reps, --duration and --warmup are not given, the tunnel and handshake
+scenarios take stunnel's page's method (5 repetitions, 1s of warm-up).
+--cpus defaults on 8 or more CPUs to client=0-3,proxy=4,origin=5-7; on
+fewer the proxy keeps a CPU of its own and the client and the origin share
+the rest. --profile=on profiles the proxy's CPUs over each run's window
+with perf (<run>.cpu.pb.gz and .cpu.folded beside its data; bench profile
+top prints it); it is off until its cost is measured. --cgroup-parent
+defaults on cgroup v2 under systemd to a scope the session has systemd
+delegate, elsewhere to this process's own cgroup.
+
+--sweep searches each column's sustainable rate in the mix modes the
+scenarios select, instead of their loads: steps at fixed rates over the
+mix's connections, from --sweep-from doubled until one fails --slo, halved
+to --sweep-precision, at most 13 of a --warmup and half a --duration each,
+then a confirming window of --duration (docs/sweep.md). A step must also
+achieve 99% of its rate.`
 
 func cmdRun(stdout, stderr io.Writer, args []string) error {
 	fs := newFlagSet("run", stderr, runSynopsis)
 	var st results.Settings
 	fs.StringVar(&st.Scenario, "scenario", "all", "scenarios: all, a name, a comma list or globs (socks-*); see bench list")
 	fs.StringVar(&st.Proxy, "proxy", "", "columns to run, comma-separated (default: every column found)")
-	fs.StringVar(&st.ColumnsFile, "columns", "", "file declaring columns of your own builds (3proxy versions, envoy); see examples/columns.conf")
+	fs.StringVar(&st.ColumnsFile, "columns", "", "file declaring columns of your own builds; see examples/columns.conf")
 	reps := repsFlag{n: 3}
-	fs.Var(&reps, "reps", "repetitions of each run (where not given, the tunnel and handshake scenarios take stunnel's page's 5), or auto: at least 3, then more of each cell until no run moves its median by more than --precision, at most --reps-max")
+	fs.Var(&reps, "reps", "repetitions of each run, or auto: until each cell's median is settled")
 	repsMax := fs.Int("reps-max", 10, "with --reps auto: the most repetitions of a cell")
 	precision := percent{value: 5, set: true}
 	fs.Var(&precision, "precision", "with --reps auto: how far one run may move a cell's median, in `percent`")
 	window := fs.Duration("duration", 10*time.Second, "measured window of each run")
-	warmup := fs.Duration("warmup", 2*time.Second, "load before each window, not measured (where not given, the tunnel and handshake scenarios take stunnel's page's 1s)")
+	warmup := fs.Duration("warmup", 2*time.Second, "load before each window, not measured")
 	fs.StringVar(&st.Machine, "machine", "", "the machine's label in the tables (default: the CPU model)")
 	out := fs.String("out", "data", "directory of the session files")
-	fs.StringVar(&st.Session, "session", "", "session id (default: the minute it starts, e.g. 2026-10-13-1930, then -2, -3... if taken)")
-	resume := fs.Bool("resume", false, "continue a killed session with its own settings (--session names it; default the newest unfinished one in --out)")
+	fs.StringVar(&st.Session, "session", "", "session id (default: the minute it starts, e.g. 2026-10-13-1930, -2 if taken)")
+	resume := fs.Bool("resume", false, "continue a killed session (--session's, else the newest unfinished one in --out)")
 	dryRun := fs.Bool("dry-run", false, "print the plan and stop")
-	fs.IntVar(&st.MixConns, "mix-conns", 0, "connections the mix scenarios hold open (default: the catalog's 20000, fewer where the descriptor limit needs)")
-	fs.StringVar(&st.CPUs, "cpus", "", "CPU layout, e.g. client=0-3,proxy=4,origin=5-7 (default on 8+ CPUs: client=0-3,proxy=4,origin=5-7; fewer: see README)")
+	fs.IntVar(&st.MixConns, "mix-conns", 0, "connections the mix scenarios hold open (default: 20000, or what the descriptors allow)")
+	fs.StringVar(&st.CPUs, "cpus", "", "CPU layout, e.g. client=0-3,proxy=4,origin=5-7 (default: by the CPUs there are)")
 	fs.Float64Var(&st.ProxyCPU, "proxy-cpu", 0, "CPU quota of the proxy's cgroup in CPUs, e.g. 0.5 (default: none)")
 	profile := onOff{}
-	fs.Var(&profile, "profile", "`off|on`: a CPU profile of the proxy's CPUs over each run's window with perf (<run>.cpu.pb.gz and .cpu.folded beside its data; bench profile top prints it); off by default until its cost is measured")
-	sw := sweepFlags(fs, "search each column's sustainable rate in the mix modes the scenarios select, instead of their loads: steps at fixed rates over the mix's connections, from --sweep-from doubled until one fails --slo, halved to --sweep-precision, at most 14 of a --warmup and half a --duration each, then a confirming window of --duration (README, The sustainable rate)")
+	fs.Var(&profile, "profile", "`off|on`: a CPU profile of the proxy over each run's window, with perf")
+	sw := sweepFlags(fs, "search each column's sustainable rate in the mix modes selected, instead of their loads")
 	var hc host.Config
 	fs.StringVar(&hc.Prefix, "prefix", host.DefaultPrefix, "prefix of the namespaces, links and cgroups the session creates")
-	fs.StringVar(&hc.CgroupParent, "cgroup-parent", "", "cgroup beneath which the session's cgroups are created (default: on cgroup v2 under systemd a scope it delegates, elsewhere this process's own)")
+	fs.StringVar(&hc.CgroupParent, "cgroup-parent", "", "cgroup beneath which the session's cgroups are created (default: see above)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

@@ -10,22 +10,42 @@ import (
 	"bench/report/changepoint"
 )
 
-const trendSynopsis = "[--format md|html] [--since YYYY-MM-DD] [--machine GLOBS] [--scenario GLOBS] [--proxy NAMES] [--min-step PCT%] [--fail-new PCT%] DIR"
+const trendSynopsis = `[--format md|html] [--since YYYY-MM-DD] [--machine GLOBS] [--scenario GLOBS] [--proxy NAMES] [--min-step PCT%] [--fail-new PCT%] DIR
+
+DIR is a history (bench history add): DIR/<machine>/<date>-<session>/<csv>.
+Each cell of each machine, by its throughput and by its p99 where the runs
+have one, is a series of its sessions' medians; its change points are
+found by E-Divisive means (two sessions a side at the least, p ≤ 0.001 over
+1000 permutations of fixed draws) and kept where the step's whole 95%
+interval, from the sessions and runs on either side, lies beyond
+--min-step (the default is the spread of the reference session's quietest
+cells); a session that stands out alone is listed as an outlier, never a
+change. The text lists them newest first, the largest first within a
+session: the step with its interval, the levels before and after, the
+noise, whether it is still in force, and what versions changed. --format
+html is one self-contained page with a chart of each series with a change
+point: its runs session by session, its median, the change points and the
+sessions that ran a new bench or a new version of the column.
+
+--fail-new fails when a change for the worse past it fires on the newest
+session of a machine: once a change, on the first night its step is past
+the gate, and again only when it has grown by the gate past the most it
+showed, followed night to night by its series and place (one session alone
+is never a change: a new level shows on its second session at the
+soonest); the series whose noise and history cannot show a step that size
+are listed on stderr.`
 
 func cmdTrend(stdout, stderr io.Writer, args []string) error {
 	fs := newFlagSet("trend", stderr, trendSynopsis)
-	format := fs.String("format", report.FormatMarkdown, "output `format`: md (GitHub markdown) or html (one self-contained page, with a chart of each series with a change point: its runs session by session, its median, the change points and the sessions that ran a new bench or a new version of the column). "+
-		"DIR is a history (bench history add): DIR/<machine>/<date>-<session>/<csv>. Each cell of each machine, by its throughput and by its p99 where the runs have one, is a series of its sessions' medians; "+
-		"its change points are found by E-Divisive means (two sessions a side at the least, p ≤ 0.001 over 1000 permutations of fixed draws) and kept where the step's whole 95% interval, from the sessions and runs on either side, lies beyond --min-step; a session that stands out alone is listed as an outlier, never a change. "+
-		"The text lists them newest first, the largest first within a session: the step with its interval, the levels before and after, the noise, whether it is still in force, and what versions changed")
+	format := fs.String("format", report.FormatMarkdown, "output `format`: md (GitHub markdown) or html (a page with a chart of each series)")
 	since := fs.String("since", "", "only the sessions started on or after this `date` (YYYY-MM-DD, UTC)")
 	machine := fs.String("machine", "", "only the machines whose label or folder matches one of these comma-separated `globs`")
 	scenario := fs.String("scenario", "", "only the scenarios matching one of these comma-separated `globs`, e.g. 'http-*,relay-stream1'")
 	proxy := fs.String("proxy", "", "only these columns, comma-separated `names`")
 	minStep := percent{value: changepoint.DefaultMinStep, set: true}
-	fs.Var(&minStep, "min-step", "keep a change point only where its step's whole 95% interval lies beyond this `percent` (README.md, \"bench trend\": the default is the spread of the reference session's quietest cells)")
+	fs.Var(&minStep, "min-step", "keep a change point only where its step's whole 95% interval lies beyond this `percent`")
 	var gate percent
-	fs.Var(&gate, "fail-new", "fail (exit 1) when a change for the worse past this `percent`, e.g. 5%, fires on the newest session of a machine: once a change, on the first night its step is past the gate, and again only when it has grown by the gate past the most it showed, followed night to night by its series and place (one session alone is never a change: a new level shows on its second session at the soonest); the series whose noise and history cannot show a step that size are listed on stderr (default: never fail)")
+	fs.Var(&gate, "fail-new", "fail (exit 1) when the newest session shows a change for the worse past this `percent`, e.g. 5%")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

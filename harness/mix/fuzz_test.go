@@ -8,7 +8,7 @@ import (
 
 // What a proxy answers is outside input: an answer's head is read or
 // found bad, never taken for a negative length. go test runs the seeds;
-// a longer run is in the README (Tests).
+// a longer run is in docs/tests.md.
 func FuzzParseHead(f *testing.F) {
 	f.Add([]byte("HTTP/1.1 200 OK\r\nContent-Length: 1024\r\n\r\n"))
 	f.Add([]byte("HTTP/1.1 200 OK\r\nContent-Length: 1024\r\nConnection: close\r\n\r\n"))

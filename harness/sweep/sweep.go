@@ -32,7 +32,7 @@ const (
 	DefaultFrom = 500
 	// DefaultPrecision stops the halving when the first failure is
 	// within 2% of the last pass: finer than the spread of a proxy's runs
-	// from session to session (README, Noise).
+	// from session to session (docs/noise.md).
 	DefaultPrecision = 0.02
 	// MaxWindows is the most windows of a search, its confirming ones
 	// included: a confirm that fails is paid for out of the steps, which

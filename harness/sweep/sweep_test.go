@@ -462,7 +462,7 @@ func TestStepWindow(t *testing.T) {
 
 // TestLongest: no search takes longer than Longest says, whichever of its
 // windows pass: neither 2000 drawn at random, each window passing or
-// failing by a coin, nor the search of haproxy in the README's session,
+// failing by a coin, nor the search of haproxy in docs/sweep.md's session,
 // whose confirms failed twice, nor 14 steps and a confirm; and it is no
 // longer than 15 windows of the confirm's length. (haproxy's search took
 // 2 min in its session, 12 steps and 3 confirms; it was asserted to take

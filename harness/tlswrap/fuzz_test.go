@@ -9,7 +9,7 @@ import (
 // The record opener takes what the peer sent: a record sealed by the
 // peer opens to what was sealed, and one altered anywhere (or of another
 // type) is refused, never opened to other content. go test runs the
-// seeds; a longer run is in the README (Tests).
+// seeds; a longer run is in docs/tests.md.
 func FuzzOpen(f *testing.F) {
 	f.Add([]byte("GET / HTTP/1.1\r\n\r\n"), byte(recordApplicationData), -1, byte(0))
 	f.Add([]byte{}, byte(recordApplicationData), 3, byte(1))

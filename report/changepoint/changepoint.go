@@ -64,7 +64,7 @@ const (
 	// percentiles of a bootstrap to settle to a tenth of a percent.
 	DefaultResamples = 1000
 	// DefaultMinStep is the spread of the runs of the reference
-	// session's quietest cells (README.md, "bench trend"): 12 of its
+	// session's quietest cells (docs/trend.md): 12 of its
 	// 168 cells spread 2% or less (half the range of their runs over
 	// their median; the median cell 9.6%), so a step under 2% is one
 	// that even those cells' own runs within a session differ by, and

@@ -14,7 +14,7 @@ import (
 // mode and group of those the columns may hold, a bound of theirs or none
 // given, figures that are finite and not negative, and a run of its own.
 // go test runs the seeds (the report's and the CLI's test files and the
-// reference session); a longer run is in the README (Tests).
+// reference session); a longer run is in docs/tests.md.
 func FuzzRead(f *testing.F) {
 	var files []string
 	for _, g := range []string{"../testdata/csv/*.csv", "../../testdata/*/*.csv", "../../data/*.csv"} {

@@ -17,7 +17,7 @@ import (
 )
 
 // A history keeps sessions night after night, a folder each, as plain
-// files a git repository can hold (README.md, "The history"):
+// files a git repository can hold (docs/nightly.md, "The history"):
 //
 //	ROOT/<machine slug>/<YYYY-MM-DD>-<session id>/
 //	    <csv>, <csv>.meta.json, <csv without .csv>.runs/, <csv without .csv>.html
