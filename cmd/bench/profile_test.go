@@ -90,3 +90,34 @@ func TestProfileTopErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestRelayProfiles: the manual's example of reading why, two runs of
+// relay-stream16 profiled by bench run --profile=on on a 2-CPU machine
+// (testdata/profile/relay-stream16.runs): nginx copies each byte in and
+// out of its buffers (the kernel's _copy_to_iter and _copy_from_iter on
+// over a quarter of its stacks), haproxy with option splice moves them
+// pipe to socket (do_splice on over half of its stacks) and copies none.
+func TestRelayProfiles(t *testing.T) {
+	dir := filepath.Join(docRoot, "testdata", "profile", "relay-stream16.runs")
+	total := func(run string) (map[string]float64, int64) {
+		t.Helper()
+		p, err := readProfile(filepath.Join(dir, run))
+		if err != nil {
+			t.Fatal(err)
+		}
+		funcs, n := profile.Top(p, 1<<20)
+		share := map[string]float64{}
+		for _, f := range funcs {
+			share[f.Name] = profile.Share(f.Total, n)
+		}
+		return share, n
+	}
+	nginx, n := total("0001-nginx-relay-stream16-1")
+	if copies := nginx["_copy_to_iter"] + nginx["_copy_from_iter"]; copies < 0.25 || nginx["do_splice"] > 0 {
+		t.Errorf("nginx's %d samples: copies on %.0f%% of stacks, do_splice on %.0f%%; want copies on a quarter or more, no splice", n, 100*copies, 100*nginx["do_splice"])
+	}
+	haproxy, n := total("0002-haproxy-splice-relay-stream16-1")
+	if haproxy["do_splice"] < 0.5 || haproxy["_copy_to_iter"] > 0 {
+		t.Errorf("haproxy splice's %d samples: do_splice on %.0f%% of stacks, _copy_to_iter on %.0f%%; want splice on half or more, no copy to user space", n, 100*haproxy["do_splice"], 100*haproxy["_copy_to_iter"])
+	}
+}
