@@ -7,14 +7,17 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
 	"bench/internal/hotproxy"
+	"bench/report"
 	"bench/report/profile"
 	"bench/report/results"
 
 	pprof "github.com/google/pprof/profile"
+	"gonum.org/v1/gonum/stat"
 )
 
 // hotColumns writes a columns file of one column, "hotloop": the stand-in
@@ -119,4 +122,54 @@ func TestRunProfileFails(t *testing.T) {
 	if runs, _ := filepath.Glob(filepath.Join(results.RunsDir(ts.csvPath), "*.cpu.*")); len(runs) != 0 {
 		t.Errorf("profile files %v of a run without a profile", runs)
 	}
+}
+
+// BenchmarkProfileCost measures what profiling costs the proxies' figures:
+// nginx and haproxy in http-ka-1k and relay-stream16, 5 sessions each with
+// --profile=off and =on, interleaved (off, on; on, off; ...), 10 s
+// windows. Its metrics are each cell's median with profiling on against
+// off, in percent, of the figure (fig%) and of the proxy's CPU a second
+// (cpu%). Run it alone on a quiet machine, as root:
+//
+//	go test -run '^$' -bench BenchmarkProfileCost -benchtime 1x ./cmd/bench
+func BenchmarkProfileCost(b *testing.B) {
+	prefix, out := sessionFixture(b, "wrk", "iperf3", "nginx", "haproxy", "perf")
+	type key struct{ cell, profile string }
+	figs, cpus := map[key][]float64{}, map[key][]float64{}
+	for n := 0; n < b.N; n++ {
+		for pair := range 5 {
+			order := []string{"off", "on"}
+			if pair%2 == 1 {
+				order = []string{"on", "off"}
+			}
+			for _, p := range order {
+				ts := runTestSession(b, prefix, out, fmt.Sprintf("cost-%d-%d-%s", n, pair, p), "http-ka-1k,relay-stream16",
+					"--proxy", "nginx,haproxy", "--reps", "1", "--duration", "10s", "--profile="+p)
+				for i := range ts.rows {
+					r := &ts.rows[i]
+					if r.Status != results.OK {
+						b.Fatalf("%s %s-%s: %s", r.Proxy, r.Mode, r.Load, r.Status)
+					}
+					k := key{fmt.Sprintf("%s-%s-%s", r.Proxy, r.Mode, r.Load), p}
+					figs[k] = append(figs[k], report.Figure(r))
+					cpus[k] = append(cpus[k], r.CPUProxy/r.Seconds)
+				}
+			}
+		}
+	}
+	for k, off := range figs {
+		if k.profile != "off" {
+			continue
+		}
+		on := key{k.cell, "on"}
+		b.ReportMetric(100*(medianOf(figs[on])/medianOf(off)-1), k.cell+"-fig%")
+		b.ReportMetric(100*(medianOf(cpus[on])/medianOf(cpus[k])-1), k.cell+"-cpu%")
+	}
+}
+
+// medianOf is the median of x, interpolated between its middle values.
+func medianOf(x []float64) float64 {
+	s := slices.Clone(x)
+	slices.Sort(s)
+	return stat.Quantile(0.5, stat.LinInterp, s, nil)
 }

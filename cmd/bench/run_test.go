@@ -27,7 +27,7 @@ import (
 
 // leftovers lists what carries prefix on this machine: namespaces, links,
 // cgroups and processes in them.
-func leftovers(t *testing.T, prefix string) []string {
+func leftovers(t testing.TB, prefix string) []string {
 	t.Helper()
 	var found []string
 	if ents, err := os.ReadDir("/run/netns"); err == nil {
@@ -80,7 +80,7 @@ func leftovers(t *testing.T, prefix string) []string {
 // sessionFixture skips unless the test can run sessions, and returns a
 // prefix of its own and an output directory; its cleanup removes what the
 // prefix names and fails the test if anything was left.
-func sessionFixture(t *testing.T, tools ...string) (prefix, out string) {
+func sessionFixture(t testing.TB, tools ...string) (prefix, out string) {
 	t.Helper()
 	testenv.NeedRoot(t, "network namespaces and cgroups")
 	for _, tool := range tools {

@@ -26,7 +26,7 @@ type testSession struct {
 // (repetitions, window, ...) as session id of "test machine", under
 // prefix, writing to out. A session that completed with failed runs is
 // returned with its exit status; any other error ends the test.
-func runTestSession(t *testing.T, prefix, out, id, list string, flags ...string) testSession {
+func runTestSession(t testing.TB, prefix, out, id, list string, flags ...string) testSession {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
 	args := append([]string{"run", "--scenario", list, "--out", out, "--session", id,
