@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"bench/harness/host"
+	"bench/report"
 	"bench/report/profile"
 	"bench/report/results"
 )
@@ -126,13 +127,22 @@ func (s *Session) keepProfile(ctx context.Context, p *profiler, name string) *re
 	return note
 }
 
-// writeProfile writes samples as base+ProfileSuffix and base+FoldedSuffix.
+// writeProfile writes samples as base+ProfileSuffix and base+FoldedSuffix,
+// and their flame graph's page as base+FlameSuffix, which the session's
+// page links where it cannot hold the profile.
 func writeProfile(base string, samples []profile.Sample) error {
 	var folded bytes.Buffer
 	if err := profile.Folded(&folded, samples); err != nil {
 		return err
 	}
 	if err := os.WriteFile(base+results.FoldedSuffix, folded.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("write profile: %w", err)
+	}
+	var page bytes.Buffer
+	if err := report.WriteFlamePage(&page, folded.Bytes(), "CPU profile of run "+filepath.Base(base)); err != nil {
+		return fmt.Errorf("draw profile %q: %w", base+results.FoldedSuffix, err)
+	}
+	if err := os.WriteFile(base+results.FlameSuffix, page.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("write profile: %w", err)
 	}
 	f, err := os.Create(base + results.ProfileSuffix)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"hash/fnv"
+	"io"
 	"sort"
 
 	"bench/report/profile"
@@ -31,6 +32,9 @@ const (
 	// wide and are left out.
 	flameMinShare = 0.001
 )
+
+// classFlame is the flame graph's figure's class: a chart of the page.
+const classFlame = "chart flame"
 
 // flameNode is a frame of the flame graph: a function under its caller,
 // the samples with it there (total) and those ending in it (self).
@@ -181,14 +185,14 @@ g.frame text{pointer-events:none}`
 // ten functions of most self time.
 func writeFlame(b *bytes.Buffer, stacks []profile.Stack, label, caption string) {
 	b.WriteString("<div class=\"flame\">\n")
-	figure(b, "flame", flameSVG(stacks, label), caption)
+	figure(b, classFlame, flameSVG(stacks, label), caption)
 	flameTop(b, stacks)
 	b.WriteString("</div>\n")
 }
 
 // WriteFlamePage writes a run's profile as a page of its own, one
 // self-contained file: its flame graph and top ten, label its heading.
-func WriteFlamePage(w interface{ Write([]byte) (int, error) }, folded []byte, label string) error {
+func WriteFlamePage(w io.Writer, folded []byte, label string) error {
 	stacks, err := profile.ParseFolded(bytes.NewReader(folded))
 	if err != nil {
 		return err
