@@ -11,11 +11,12 @@ import (
 
 	"bench/internal/golden"
 	"bench/report/profile"
+	"bench/report/results"
 )
 
 func readFolded(t *testing.T, name string) []profile.Stack {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", "profile", name+".folded"))
+	b, err := os.ReadFile(filepath.Join("testdata", "profile", name+results.FoldedSuffix))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +50,7 @@ func TestFlameFrames(t *testing.T) {
 		// the root: every sample
 		"all": "all: 100% of the proxy's samples (100), self 0.0% (0)",
 		// the hot function: 82 samples, 80 of them its own
-		"bench/internal/hotproxy.spin": "bench/internal/hotproxy.spin: 82% of the proxy's samples (82), self 80% (80)",
+		"main.benchHotLoop": "main.benchHotLoop: 82% of the proxy's samples (82), self 80% (80)",
 	}
 	seen := map[string]bool{}
 	for _, m := range got {

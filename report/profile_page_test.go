@@ -22,11 +22,11 @@ func profiledSession(t *testing.T) ([]results.Row, map[results.RunID]*results.Ru
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	hot, err := os.ReadFile(filepath.Join("testdata", "profile", "hot.folded"))
+	hot, err := os.ReadFile(filepath.Join("testdata", "profile", "hot"+results.FoldedSuffix))
 	if err != nil {
 		t.Fatal(err)
 	}
-	after, err := os.ReadFile(filepath.Join("testdata", "profile", "hot-after.folded"))
+	after, err := os.ReadFile(filepath.Join("testdata", "profile", "hot-after"+results.FoldedSuffix))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestPageProfiles(t *testing.T) {
 			t.Errorf("a cell links %q; want a profile the page holds", m[1])
 		}
 	}
-	if !strings.Contains(page, "<title>bench/internal/hotproxy.spin: 82% of the proxy&#39;s samples (82), self 80% (80)</title>") {
+	if !strings.Contains(page, "<title>main.benchHotLoop: 82% of the proxy&#39;s samples (82), self 80% (80)</title>") {
 		t.Errorf("the page's flame graphs do not name the hot function with its shares")
 	}
 	if !strings.Contains(page, "Stacks unwound by frame pointers") {
