@@ -45,7 +45,7 @@ type Shift struct {
 }
 
 // AddProfileShifts sets c.Profiles: for each real change of c, the shifts
-// of its cell's median runs (medianRun) of old and new by their figure,
+// of its cell's median runs (MedianRun) of old and new by their figure,
 // where both kept a profile in oldData and newData. A profile the run's
 // data names that cannot be read is an error naming its file.
 func AddProfileShifts(c *Comparison, old, new []results.Row, oldData, newData map[results.RunID]*results.RunData) error {
@@ -85,7 +85,7 @@ func medianOf(ch Change, rows []results.Row) *results.RunID {
 			runs = append(runs, r)
 		}
 	}
-	return medianRun(runs)
+	return MedianRun(runs)
 }
 
 // readStacks reads the folded stacks of a run's profile.

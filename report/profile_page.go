@@ -26,10 +26,10 @@ import (
 // megabytes of SVG is one a browser is slow to open and scroll.
 const profileInlineBudget = 4 << 20
 
-// medianRun is the run whose figure is the median of runs, the lower of
+// MedianRun is the run whose figure (Figure) is the median of runs, the lower of
 // the two middle ones for an even count: a run that ran, whose profile
 // stands for the cell. Nil without runs.
-func medianRun(runs []*results.Row) *results.RunID {
+func MedianRun(runs []*results.Row) *results.RunID {
 	if len(runs) == 0 {
 		return nil
 	}

@@ -154,12 +154,12 @@ func TestMedianRun(t *testing.T) {
 		{"odd, out of order", []*results.Row{row(1, 9), row(2, 1), row(3, 5)}, 3},
 		{"even: the lower middle", []*results.Row{row(1, 4), row(2, 3), row(3, 2), row(4, 1)}, 3},
 	} {
-		got := medianRun(c.runs)
+		got := MedianRun(c.runs)
 		switch {
 		case c.want == 0 && got != nil:
-			t.Errorf("medianRun(%s) = rep %d; want none", c.name, got.Rep)
+			t.Errorf("MedianRun(%s) = rep %d; want none", c.name, got.Rep)
 		case c.want != 0 && (got == nil || got.Rep != c.want):
-			t.Errorf("medianRun(%s) = %v; want rep %d", c.name, got, c.want)
+			t.Errorf("MedianRun(%s) = %v; want rep %d", c.name, got, c.want)
 		}
 	}
 }
