@@ -20,10 +20,19 @@ import (
 // timers, as PerfKitBenchmarker's --perf_record and Istio's scripts take.
 const profileFreq = 99
 
-// profileCallGraph is how perf unwinds the stacks: frame pointers, the
-// cheaper; Debian's proxies, built without them, show their own
-// functions as a frame under the kernel's and libc's.
+// profileCallGraph is how perf unwinds the stacks where the session says
+// not (--call-graph): frame pointers, the cheaper; Debian's proxies,
+// built without them, show their own functions as a frame under the
+// kernel's and libc's, which DWARF unwinding names at a cost.
 const profileCallGraph = host.CallGraphFP
+
+// callGraph is how the session's perf unwinds the stacks.
+func (s *Session) callGraph() string {
+	if s.cfg.CallGraph != "" {
+		return s.cfg.CallGraph
+	}
+	return profileCallGraph
+}
 
 // profiler is a run's profile in the making: perf recording the proxy's
 // CPUs, enabled over the window, or why there is none.
@@ -44,7 +53,7 @@ func (s *Session) startProfile(st *started, dir string) *profiler {
 		return nil
 	}
 	p := &profiler{}
-	perf, err := s.host.StartPerf(host.PerfSpec{Role: host.RoleProxy, Freq: profileFreq, CallGraph: profileCallGraph, Dir: dir})
+	perf, err := s.host.StartPerf(host.PerfSpec{Role: host.RoleProxy, Freq: profileFreq, CallGraph: s.callGraph(), Dir: dir})
 	if err != nil {
 		p.absent = err.Error()
 		return p
@@ -104,7 +113,7 @@ func (s *Session) keepProfile(ctx context.Context, p *profiler, name string) *re
 	if p == nil {
 		return nil
 	}
-	note := &results.ProfileNote{CallGraph: profileCallGraph}
+	note := &results.ProfileNote{CallGraph: s.callGraph()}
 	if p.absent != "" {
 		note.Absent = p.absent
 		return note

@@ -108,6 +108,22 @@ func TestRunProfile(t *testing.T) {
 	}
 }
 
+// TestRunProfileDWARF profiles a real run with --call-graph dwarf: the
+// run's data says so, and the hot function is the profile's top one.
+func TestRunProfileDWARF(t *testing.T) {
+	prefix, out := sessionFixture(t, "wrk", "nginx", "perf")
+	ts := runTestSession(t, prefix, out, "dwarf", "http-ka-1k", "--columns", hotColumns(t), "--proxy", "hotloop",
+		"--reps", "1", "--duration", "3s", "--warmup", "300ms", "--profile=on", "--call-graph", "dwarf")
+	d := runData(t, ts)
+	if d.Profile == nil || d.Profile.Absent != "" || d.Profile.CallGraph != results.CallGraphDWARF || d.Profile.Samples == 0 {
+		t.Fatalf("the run's data says of its profile %+v; want samples recorded with DWARF unwinding", d.Profile)
+	}
+	var stdout, stderr bytes.Buffer
+	if err := dispatch(&stdout, &stderr, []string{"profile", "top", "-n", "1", ts.csvPath, "http-ka-1k", "hotloop"}); err != nil || !strings.Contains(stdout.String(), hotproxy.HotFunc) {
+		t.Errorf("bench profile top of the cell: %v; want it to name %s:\n%s%s", err, hotproxy.HotFunc, stdout.String(), stderr.String())
+	}
+}
+
 // TestRunProfileFails runs a session with --profile=on whose perf fails
 // (a perf first in PATH that refuses, as perf does without the right to
 // sample a CPU): the run completes with its figures, and its data says

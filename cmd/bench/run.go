@@ -55,6 +55,7 @@ func cmdRun(stdout, stderr io.Writer, args []string) error {
 	fs.Float64Var(&st.ProxyCPU, "proxy-cpu", 0, "CPU quota of the proxy's cgroup in CPUs, e.g. 0.5 (default: none)")
 	profile := onOff{}
 	fs.Var(&profile, "profile", "`off|on`: a CPU profile of the proxy's CPUs over each run's window with perf (<run>.cpu.pb.gz and .cpu.folded beside its data; bench profile top prints it); off by default until its cost is measured")
+	fs.StringVar(&st.CallGraph, "call-graph", "", "with --profile=on, how perf unwinds the stacks: `fp` (frame pointers, the default: cheap, and a binary built without them, as Debian's proxies are, shows its functions under its caller's caller) or dwarf (perf --call-graph dwarf: names them from the binaries' debug information, at more data and CPU); the run's data says which")
 	sw := sweepFlags(fs, "search each column's sustainable rate in the mix modes the scenarios select, instead of their loads: steps at fixed rates over the mix's connections, from --sweep-from doubled until one fails --slo, halved to --sweep-precision, at most 14 of a --warmup and half a --duration each, then a confirming window of --duration (README, The sustainable rate)")
 	var hc host.Config
 	fs.StringVar(&hc.Prefix, "prefix", host.DefaultPrefix, "prefix of the namespaces, links and cgroups the session creates")
