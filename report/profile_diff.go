@@ -88,20 +88,6 @@ func medianOf(ch Change, rows []results.Row) *results.RunID {
 	return MedianRun(runs)
 }
 
-// readStacks reads the folded stacks of a run's profile.
-func readStacks(d *results.RunData) ([]profile.Stack, error) {
-	path := d.Files + results.FoldedSuffix
-	b, err := results.ReadInput(path)
-	if err != nil {
-		return nil, err
-	}
-	s, err := profile.ParseFolded(bytes.NewReader(b))
-	if err != nil {
-		return nil, &results.InputError{File: path, Err: err}
-	}
-	return s, nil
-}
-
 // shifts are the n functions whose self share moved most from before to
 // after, the largest move first (ties by name), and the samples of each.
 func shifts(before, after []profile.Stack, n int) (out []Shift, nBefore, nAfter int64) {

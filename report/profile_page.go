@@ -87,13 +87,9 @@ func (p *pageProfiles) draw(d *results.RunData, t Table, n int) (*pageProfile, e
 	label := fmt.Sprintf("CPU profile of %s in %s, run %d, the median of %d (%s, session %s)",
 		d.Proxy, results.ScenarioName(d.Mode, d.Load), d.Rep, n, t.Machine, d.Session)
 	pp := &pageProfile{title: "the CPU profile of the median run: its flame graph and top ten functions"}
-	b, err := results.ReadInput(d.Files + results.FoldedSuffix)
+	stacks, err := readStacks(d)
 	if err != nil {
 		return nil, err
-	}
-	stacks, err := profile.ParseFolded(bytes.NewReader(b))
-	if err != nil {
-		return nil, &results.InputError{File: d.Files + results.FoldedSuffix, Err: err}
 	}
 	var s bytes.Buffer
 	anchor := "profile-" + results.Slug(d.Session) + "-" + name
@@ -115,6 +111,20 @@ func (p *pageProfiles) draw(d *results.RunData, t Table, n int) (*pageProfile, e
 	pp.file = filepath.ToSlash(filepath.Join(filepath.Base(filepath.Dir(d.Files)), name+results.FlameSuffix))
 	pp.title += ", in a page of its own"
 	return pp, nil
+}
+
+// readStacks reads the folded stacks of a run's profile.
+func readStacks(d *results.RunData) ([]profile.Stack, error) {
+	path := d.Files + results.FoldedSuffix
+	b, err := results.ReadInput(path)
+	if err != nil {
+		return nil, err
+	}
+	s, err := profile.ParseFolded(bytes.NewReader(b))
+	if err != nil {
+		return nil, &results.InputError{File: path, Err: err}
+	}
+	return s, nil
 }
 
 // profileCaption is the caption of a run's flame graph: what it shows and
