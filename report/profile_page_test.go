@@ -62,6 +62,7 @@ func TestPageProfiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	page := b.String()
+	t.Logf("the page with its profiles: %d bytes", len(page))
 	ids := map[string]bool{}
 	for _, m := range profileID.FindAllStringSubmatch(page, -1) {
 		ids[m[1]] = true
