@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"bench/harness/host"
+	"bench/report"
 	"bench/report/profile"
 	"bench/report/results"
 )
@@ -19,10 +20,19 @@ import (
 // timers, as PerfKitBenchmarker's --perf_record and Istio's scripts take.
 const profileFreq = 99
 
-// profileCallGraph is how perf unwinds the stacks: frame pointers, the
-// cheaper; Debian's proxies, built without them, show their own
-// functions as a frame under the kernel's and libc's.
+// profileCallGraph is how perf unwinds the stacks where the session says
+// not (--call-graph): frame pointers, the cheaper; Debian's proxies,
+// built without them, show their own functions as a frame under the
+// kernel's and libc's, which DWARF unwinding names at a cost.
 const profileCallGraph = host.CallGraphFP
+
+// callGraph is how the session's perf unwinds the stacks.
+func (s *Session) callGraph() string {
+	if s.cfg.CallGraph != "" {
+		return s.cfg.CallGraph
+	}
+	return profileCallGraph
+}
 
 // profiler is a run's profile in the making: perf recording the proxy's
 // CPUs, enabled over the window, or why there is none.
@@ -43,7 +53,7 @@ func (s *Session) startProfile(st *started, dir string) *profiler {
 		return nil
 	}
 	p := &profiler{}
-	perf, err := s.host.StartPerf(host.PerfSpec{Role: host.RoleProxy, Freq: profileFreq, CallGraph: profileCallGraph, Dir: dir})
+	perf, err := s.host.StartPerf(host.PerfSpec{Role: host.RoleProxy, Freq: profileFreq, CallGraph: s.callGraph(), Dir: dir})
 	if err != nil {
 		p.absent = err.Error()
 		return p
@@ -103,7 +113,7 @@ func (s *Session) keepProfile(ctx context.Context, p *profiler, name string) *re
 	if p == nil {
 		return nil
 	}
-	note := &results.ProfileNote{CallGraph: profileCallGraph}
+	note := &results.ProfileNote{CallGraph: s.callGraph()}
 	if p.absent != "" {
 		note.Absent = p.absent
 		return note
@@ -126,13 +136,22 @@ func (s *Session) keepProfile(ctx context.Context, p *profiler, name string) *re
 	return note
 }
 
-// writeProfile writes samples as base+ProfileSuffix and base+FoldedSuffix.
+// writeProfile writes samples as base+ProfileSuffix and base+FoldedSuffix,
+// and their flame graph's page as base+FlameSuffix, which the session's
+// page links where it cannot hold the profile.
 func writeProfile(base string, samples []profile.Sample) error {
 	var folded bytes.Buffer
 	if err := profile.Folded(&folded, samples); err != nil {
 		return err
 	}
 	if err := os.WriteFile(base+results.FoldedSuffix, folded.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("write profile: %w", err)
+	}
+	var page bytes.Buffer
+	if err := report.WriteFlamePage(&page, folded.Bytes(), "CPU profile of run "+filepath.Base(base)); err != nil {
+		return fmt.Errorf("draw profile %q: %w", base+results.FoldedSuffix, err)
+	}
+	if err := os.WriteFile(base+results.FlameSuffix, page.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("write profile: %w", err)
 	}
 	f, err := os.Create(base + results.ProfileSuffix)

@@ -36,6 +36,10 @@ func checkSettings(st results.Settings) error {
 		return fmt.Errorf("at most %d repetitions with --reps auto: need at least %d", st.RepsMax, st.Reps)
 	case st.RepsAuto && (st.Precision <= 0 || st.Precision >= 1):
 		return fmt.Errorf("a precision of %g%%: want more than 0%% and less than 100%%", st.Precision*100)
+	case st.CallGraph != "" && st.CallGraph != results.CallGraphFP && st.CallGraph != results.CallGraphDWARF:
+		return fmt.Errorf("call graph %q: want %s (frame pointers) or %s", st.CallGraph, results.CallGraphFP, results.CallGraphDWARF)
+	case st.CallGraph != "" && !st.Profile:
+		return errors.New("--call-graph goes with --profile=on")
 	case !st.RepsAuto && (st.RepsMax != 0 || st.Precision != 0):
 		return errors.New("a cap on the repetitions and a precision go with --reps auto only")
 	case st.RepsAuto && st.Sweep != nil:

@@ -71,7 +71,8 @@ func TestResumable(t *testing.T) {
 func TestSettingsCheck(t *testing.T) {
 	ok := results.Settings{Scenario: "all", Reps: 1, Window: results.Span(time.Second)}
 	auto := results.Settings{Scenario: "all", Reps: AutoMinReps, RepsAuto: true, RepsMax: 10, Precision: 0.05, Window: results.Span(time.Second)}
-	for _, st := range []results.Settings{ok, auto} {
+	dwarf := results.Settings{Scenario: "all", Reps: 1, Window: results.Span(time.Second), Profile: true, CallGraph: results.CallGraphDWARF}
+	for _, st := range []results.Settings{ok, auto, dwarf} {
 		if err := checkSettings(st); err != nil {
 			t.Errorf("check(%+v) = %v", st, err)
 		}
@@ -84,6 +85,8 @@ func TestSettingsCheck(t *testing.T) {
 		{Reps: AutoMinReps, RepsAuto: true, RepsMax: 2, Precision: 0.05, Window: results.Span(time.Second)}, // a cap below the least
 		{Reps: AutoMinReps, RepsAuto: true, RepsMax: 10, Window: results.Span(time.Second)},                 // no precision
 		{Reps: 3, RepsMax: 10, Window: results.Span(time.Second)},                                           // a cap without auto
+		{Reps: 1, Window: results.Span(time.Second), Profile: true, CallGraph: "lbr"},                       // no such call graph
+		{Reps: 1, Window: results.Span(time.Second), CallGraph: results.CallGraphDWARF},                     // a call graph without profiling
 		{Reps: 1, Window: results.Span(time.Second), Methods: map[results.Mode]results.Method{results.TLSTunnel: {Reps: 0, Window: results.Span(time.Second)}}},
 		{Reps: 1, Window: results.Span(time.Second), Methods: map[results.Mode]results.Method{results.TLSTunnel: {Reps: 1, Window: results.Span(time.Millisecond)}}},
 		{Reps: AutoMinReps, RepsAuto: true, RepsMax: 10, Precision: 0.05, Window: results.Span(time.Second),

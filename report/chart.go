@@ -119,14 +119,19 @@ func fitTitle(title string, w vg.Length) string {
 // file in it.
 func chartFontCSS() string {
 	var buf bytes.Buffer
-	// vgsvg names the font by its family, as the font file has it.
+	fmt.Fprintf(&buf, "@font-face{font-family:%q;src:url(data:font/ttf;base64,%s) format(\"truetype\")}",
+		chartFontName(), base64.StdEncoding.EncodeToString(goregular.TTF))
+	return buf.String()
+}
+
+// chartFontName is the family of the charts' font, as vgsvg names it:
+// the font file's.
+func chartFontName() string {
 	name, err := plotFace(10).Face.Name(nil, sfnt.NameIDFamily)
 	if err != nil {
-		name = chartTypeface
+		return chartTypeface
 	}
-	fmt.Fprintf(&buf, "@font-face{font-family:%q;src:url(data:font/ttf;base64,%s) format(\"truetype\")}",
-		name, base64.StdEncoding.EncodeToString(goregular.TTF))
-	return buf.String()
+	return name
 }
 
 // plotFont is the charts' font at size points.

@@ -87,6 +87,9 @@ type Comparison struct {
 	// latency percentile ("p99"), lower being better.
 	Metric string   `json:"metric,omitempty"`
 	Cells  []Change `json:"cells"`
+	// Profiles are where the real changes' CPU went, where both sides'
+	// runs kept profiles (AddProfileShifts).
+	Profiles []ProfileShifts `json:"profiles,omitempty"`
 }
 
 // Side is what one side's runs came from.
@@ -659,6 +662,9 @@ func WriteComparison(w io.Writer, c *Comparison, format string) error {
 	}
 	if md && len(c.Cells) > 0 {
 		buf.WriteString(c.legend() + "\n")
+	}
+	if err := writeShiftsText(&buf, c, md); err != nil {
+		return err
 	}
 	_, err := w.Write(buf.Bytes())
 	return err

@@ -46,6 +46,7 @@ func writeComparisonHTML(w io.Writer, c *Comparison) error {
 	if len(c.Cells) > 0 {
 		fmt.Fprintf(&b, "<p class=\"caption\">%s</p>\n", esc(c.legend()))
 	}
+	writeShiftsHTML(&b, c)
 	b.WriteString("</body>\n</html>\n")
 	_, err := w.Write(b.Bytes())
 	return err

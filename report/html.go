@@ -63,6 +63,10 @@ func writeHTML(w io.Writer, setups []Setup, tables []Table, data map[results.Run
 	if d == nil {
 		d = &detail{}
 	}
+	prof, err := newPageProfiles(tables, data, profileInlineBudget)
+	if err != nil {
+		return err
+	}
 	var b bytes.Buffer
 	var ids []string
 	for i, t := range tables {
@@ -71,7 +75,7 @@ func writeHTML(w io.Writer, setups []Setup, tables []Table, data map[results.Run
 		}
 	}
 	title := "bench: session " + strings.Join(ids, ", ")
-	fmt.Fprintf(&b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>%s</title>\n<style>\n%s\n%s\n</style>\n</head>\n<body>\n", esc(title), pageStyle, chartFontCSS())
+	fmt.Fprintf(&b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>%s</title>\n<style>\n%s\n%s\n</style>\n</head>\n<body>\n", esc(title), pageStyle+prof.style(), chartFontCSS())
 	pal := newPalette(tables)
 	var session, family, machine string
 	for i := 0; i < len(tables); i++ {
@@ -100,7 +104,7 @@ func writeHTML(w io.Writer, setups []Setup, tables []Table, data map[results.Run
 			fmt.Fprintf(&b, "<h4>%s</h4>\n", esc(t.Title))
 		}
 		htmlHeadlines(&b, t)
-		htmlTable(&b, t)
+		htmlTable(&b, t, prof)
 		if ranked(t) {
 			svg, ok, err := barChart(t, pal)
 			if err != nil {
@@ -143,8 +147,9 @@ func writeHTML(w io.Writer, setups []Setup, tables []Table, data map[results.Run
 			return err
 		}
 	}
+	prof.write(&b)
 	b.WriteString("</body>\n</html>\n")
-	_, err := w.Write(b.Bytes())
+	_, err = w.Write(b.Bytes())
 	return err
 }
 
@@ -190,7 +195,7 @@ func htmlSetup(b *bytes.Buffer, s Setup) {
 // htmlTable writes a table as the markdown has it: the figure in bold
 // where marked, the marks after it, a ‖ where the group changes, and its
 // footnotes, failed runs, notes and caption under it.
-func htmlTable(b *bytes.Buffer, t Table) {
+func htmlTable(b *bytes.Buffer, t Table, prof *pageProfiles) {
 	fmt.Fprintf(b, "<table class=\"%s\">\n<tr>", esc(t.Kind))
 	for i, h := range withBars(t.Groups, t.Corner, t.Columns) {
 		if h == "‖" && i > 0 {
@@ -208,7 +213,7 @@ func htmlTable(b *bytes.Buffer, t Table) {
 			if c.Bold {
 				texts[j] = "<strong>" + esc(c.figure) + "</strong>" + esc(text[len(c.figure):])
 			}
-			texts[j] += htmlCellDetail(c)
+			texts[j] += htmlCellDetail(c) + prof.link(c)
 		}
 		fmt.Fprintf(b, "<tr><th>%s</th>", esc(r.Label))
 		for _, c := range withBars(t.Groups, "", texts)[1:] {

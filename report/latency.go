@@ -38,6 +38,7 @@ func (c *Cell) fromRuns(runs []*results.Row) {
 	for i, r := range runs {
 		c.ids[i] = r.ID()
 	}
+	c.median = MedianRun(runs)
 	med := func(p string) *float64 {
 		if s := summarize(runs, percentile(p)); s.ok {
 			return &s.med

@@ -91,6 +91,7 @@ type Cell struct {
 
 	figure string          // the figure alone, for markdown's bold
 	ids    []results.RunID // the ok runs, for the charts of their data
+	median *results.RunID  // the run of the median figure, whose profile the page links (MedianRun)
 	chart  summary         // the ok runs' figures in their scenario's unit (results.UnitOf), for the bar charts
 }
 

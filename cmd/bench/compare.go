@@ -67,6 +67,9 @@ func cmdCompare(stdout, stderr io.Writer, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := addProfileShifts(cmp, oldFiles, newFiles, old, new); err != nil {
+		return err
+	}
 	if err := report.WriteComparison(stdout, cmp, *format); err != nil {
 		return err
 	}
@@ -82,6 +85,20 @@ func cmdCompare(stdout, stderr io.Writer, args []string) error {
 		return fmt.Errorf("compare: %d %s regressed beyond %s:\n%s", len(reg), cells, gate.String(), strings.Join(lines, "\n"))
 	}
 	return nil
+}
+
+// addProfileShifts adds to cmp where its real changes' CPU went, from
+// the profiles the runs of both sides kept beside their files.
+func addProfileShifts(cmp *report.Comparison, oldFiles, newFiles []string, old, new []results.Row) error {
+	oldData, err := results.ReadRunData(oldFiles)
+	if err != nil {
+		return err
+	}
+	newData, err := results.ReadRunData(newFiles)
+	if err != nil {
+		return err
+	}
+	return report.AddProfileShifts(cmp, old, new, oldData, newData)
 }
 
 // compareSides splits the files of the command line into old and new: at

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"html"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -92,6 +93,37 @@ func TestRunProfile(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	if err := dispatch(&stdout, &stderr, []string{"profile", "top", strings.TrimSuffix(runs[0], results.ProfileSuffix)}); err != nil || !strings.Contains(stdout.String(), hotproxy.HotFunc) {
 		t.Errorf("bench profile top: %v; want it to name %s:\n%s%s", err, hotproxy.HotFunc, stdout.String(), stderr.String())
+	}
+	// The session's page links the run's profile from its cell and draws
+	// it, a frame titled with the hot function; so does the profile's own
+	// page beside the run's files.
+	frame := "<title>" + html.EscapeString(hotproxy.HotFunc) + ": "
+	page, err := os.ReadFile(results.PagePath(ts.csvPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(page, []byte(`<a class="profile" href="#profile-`)) || !bytes.Contains(page, []byte(frame)) {
+		t.Errorf("the session's page links no profile, or its flame graph has no frame %q", frame)
+	}
+	own, err := os.ReadFile(strings.TrimSuffix(runs[0], results.ProfileSuffix) + results.FlameSuffix)
+	if err != nil || !bytes.Contains(own, []byte(frame)) {
+		t.Errorf("the profile's own page: %v; want a frame %q", err, frame)
+	}
+}
+
+// TestRunProfileDWARF profiles a real run with --call-graph dwarf: the
+// run's data says so, and the hot function is the profile's top one.
+func TestRunProfileDWARF(t *testing.T) {
+	prefix, out := sessionFixture(t, "wrk", "nginx", "perf")
+	ts := runTestSession(t, prefix, out, "dwarf", "http-ka-1k", "--columns", hotColumns(t), "--proxy", "hotloop",
+		"--reps", "1", "--duration", "3s", "--warmup", "300ms", "--profile=on", "--call-graph", "dwarf")
+	d := runData(t, ts)
+	if d.Profile == nil || d.Profile.Absent != "" || d.Profile.CallGraph != results.CallGraphDWARF || d.Profile.Samples == 0 {
+		t.Fatalf("the run's data says of its profile %+v; want samples recorded with DWARF unwinding", d.Profile)
+	}
+	var stdout, stderr bytes.Buffer
+	if err := dispatch(&stdout, &stderr, []string{"profile", "top", "-n", "1", ts.csvPath, "http-ka-1k", "hotloop"}); err != nil || !strings.Contains(stdout.String(), hotproxy.HotFunc) {
+		t.Errorf("bench profile top of the cell: %v; want it to name %s:\n%s%s", err, hotproxy.HotFunc, stdout.String(), stderr.String())
 	}
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -87,6 +88,64 @@ func TestProfileTopErrors(t *testing.T) {
 		var ue usageError
 		if err == nil || errors.As(err, &ue) != tt.usage || exitStatus(err, io.Discard) != exitUsage {
 			t.Errorf("bench profile %q = %v (exit %d); want an error, a wrong command line: %v, exit %d", tt.args, err, exitStatus(err, io.Discard), tt.usage, exitUsage)
+		}
+	}
+}
+
+// profileSession writes a session file of nginx's three runs of
+// relay-stream16, the median (rep 3, by its bytes) with the profile of
+// profileRun and the others with their data alone, and returns the
+// file's path.
+func profileSession(t *testing.T) string {
+	t.Helper()
+	run := profileRun(t)
+	dir := filepath.Dir(run)
+	csv := filepath.Join(filepath.Dir(dir), "x.csv")
+	w, err := results.Create(csv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rep, gb := range []int64{1, 3, 2} {
+		r := results.Row{Machine: "m", Session: "x", Proxy: "nginx", Kind: "nginx", Group: results.Copy, Mode: results.Relay, Load: "stream16",
+			Rep: rep + 1, Seconds: 1, Bytes: gb << 30, Status: results.OK, Bound: results.BoundProxy}
+		if err := w.Write(r); err != nil {
+			t.Fatal(err)
+		}
+		name := fmt.Sprintf("%04d-nginx-relay-stream16-%d", rep+1, rep+1)
+		d := results.RunData{RunID: r.ID()}
+		if rep == 2 {
+			name, d.Profile = filepath.Base(run), &results.ProfileNote{CallGraph: results.CallGraphFP, Samples: 1}
+		}
+		if rep == 1 {
+			d.Profile = &results.ProfileNote{Absent: "perf not found"}
+		}
+		if err := results.WriteRunData(dir, name, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return csv
+}
+
+// TestProfileTopCell: a cell, a session's scenario and proxy, prints its
+// median run's top functions, as the run's name does.
+func TestProfileTopCell(t *testing.T) {
+	csv := profileSession(t)
+	var stdout, stderr bytes.Buffer
+	if err := cmdProfile(&stdout, &stderr, []string{"top", csv, "relay-stream16", "nginx"}); err != nil {
+		t.Fatalf("bench profile top %s relay-stream16 nginx = %v; stderr: %s", csv, err, stderr.String())
+	}
+	golden.Check(t, filepath.Join("..", "..", "testdata", "profile", "top.txt"), stdout.Bytes())
+	for _, args := range [][]string{
+		{"top", csv, "relay-stream1", "nginx"},  // no such cell
+		{"top", csv, "relay-stream16", "squid"}, // nor this
+		{"top", csv, "relay-stream16"},          // a cell wants its proxy
+	} {
+		err := cmdProfile(io.Discard, io.Discard, args)
+		if err == nil || exitStatus(err, io.Discard) != exitUsage {
+			t.Errorf("bench profile %q = %v; want an error, exit %d", args, err, exitUsage)
 		}
 	}
 }

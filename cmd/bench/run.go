@@ -40,7 +40,11 @@ scenarios take stunnel's page's method (5 repetitions, 1s of warm-up).
 fewer the proxy keeps a CPU of its own and the client and the origin share
 the rest. --profile=on profiles the proxy's CPUs over each run's window
 with perf (<run>.cpu.pb.gz and .cpu.folded beside its data; bench profile
-top prints it); it is off until its cost is measured. --cgroup-parent
+top prints it); it is off until its cost is measured. --call-graph fp
+unwinds by frame pointers: cheap, and a binary built without them, as
+Debian's proxies are, shows its functions under its caller's caller;
+dwarf names them from the binaries' debug information, at more data and
+CPU; the run's data says which. --cgroup-parent
 defaults on cgroup v2 under systemd to a scope the session has systemd
 delegate, elsewhere to this process's own cgroup.
 
@@ -74,6 +78,7 @@ func cmdRun(stdout, stderr io.Writer, args []string) error {
 	fs.Float64Var(&st.ProxyCPU, "proxy-cpu", 0, "CPU quota of the proxy's cgroup in CPUs, e.g. 0.5 (default: none)")
 	profile := onOff{}
 	fs.Var(&profile, "profile", "`off|on`: a CPU profile of the proxy over each run's window, with perf")
+	fs.StringVar(&st.CallGraph, "call-graph", "", "with --profile=on, how perf unwinds the stacks: `fp` (the default) or dwarf")
 	sw := sweepFlags(fs, "search each column's sustainable rate in the mix modes selected, instead of their loads")
 	var hc host.Config
 	fs.StringVar(&hc.Prefix, "prefix", host.DefaultPrefix, "prefix of the namespaces, links and cgroups the session creates")

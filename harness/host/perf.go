@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"bench/report/results"
 )
 
 // The perf record of a role's CPUs over a measured window. perf runs in
@@ -33,10 +35,11 @@ const (
 
 // Call graphs perf records: frame pointers, cheap, where the binaries
 // keep them; DWARF unwinding from a copy of each sample's stack, where
-// they do not (Debian's proxies are built without them), at a cost.
+// they do not (Debian's proxies are built without them), at a cost. The
+// run's data names them (results.ProfileNote).
 const (
-	CallGraphFP    = "fp"
-	CallGraphDWARF = "dwarf"
+	CallGraphFP    = results.CallGraphFP
+	CallGraphDWARF = results.CallGraphDWARF
 )
 
 // perfParanoid is the kernel's rule for who may use perf: above -1 a

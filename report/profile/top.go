@@ -23,6 +23,30 @@ type Func struct {
 // first value of each sample), ties by total then name, and the samples
 // in all. A function is its name: a stripped binary's "[nginx]" is one.
 func Top(p *profile.Profile, n int) (funcs []Func, samples int64) {
+	return top(func(yield func(leafFirst []string, v int64)) {
+		for _, s := range p.Sample {
+			if len(s.Value) == 0 {
+				continue
+			}
+			var names []string
+			for _, l := range s.Location {
+				for _, line := range l.Line {
+					name := Unknown
+					if line.Function != nil {
+						name = line.Function.Name
+					}
+					names = append(names, name)
+				}
+			}
+			yield(names, s.Value[0])
+		}
+	}, n)
+}
+
+// top is the n functions of most self time of the stacks each gives,
+// their functions leaf first and their samples: a stack's leaf is its
+// self, every function in it once its total.
+func top(each func(yield func(leafFirst []string, v int64)), n int) (funcs []Func, samples int64) {
 	byName := map[string]*Func{}
 	get := func(name string) *Func {
 		f, ok := byName[name]
@@ -32,29 +56,19 @@ func Top(p *profile.Profile, n int) (funcs []Func, samples int64) {
 		}
 		return f
 	}
-	for _, s := range p.Sample {
-		if len(s.Value) == 0 {
-			continue
-		}
-		v := s.Value[0]
+	each(func(names []string, v int64) {
 		samples += v
 		seen := map[string]bool{}
-		for i, l := range s.Location {
-			for j, line := range l.Line {
-				name := Unknown
-				if line.Function != nil {
-					name = line.Function.Name
-				}
-				if i == 0 && j == 0 {
-					get(name).Self += v
-				}
-				if !seen[name] {
-					seen[name] = true
-					get(name).Total += v
-				}
+		for i, name := range names {
+			if i == 0 {
+				get(name).Self += v
+			}
+			if !seen[name] {
+				seen[name] = true
+				get(name).Total += v
 			}
 		}
-	}
+	})
 	for _, f := range byName {
 		funcs = append(funcs, *f)
 	}

@@ -135,6 +135,10 @@ type Settings struct {
 	// over the window (--profile=on; RunData.Profile says how, or why
 	// a run has none); absent, as in sessions before it, for off.
 	Profile bool `json:"profile,omitempty"`
+	// CallGraph is how perf unwinds the profiles' stacks, CallGraphFP or
+	// CallGraphDWARF (--call-graph); empty, as in sessions before it, for
+	// frame pointers.
+	CallGraph string `json:"call_graph,omitempty"`
 	// RepsAuto repeats each cell beyond Reps until no single run moves
 	// its median by more than Precision (a share, 0.05 for 5%), or it
 	// has RepsMax runs.

@@ -22,10 +22,13 @@ const RunDataSuffix = ".data.json"
 
 // The files of a run's CPU profile beside its data, where the run was
 // profiled (RunData.Profile): the pprof profile.proto, gzipped as go tool
-// pprof writes it, and the folded stacks a flame graph is drawn from.
+// pprof writes it, the folded stacks a flame graph is drawn from, and
+// the flame graph's page, a file of its own, which a session's page links
+// where the profile is too big for it to hold.
 const (
 	ProfileSuffix = ".cpu.pb.gz"
 	FoldedSuffix  = ".cpu.folded"
+	FlameSuffix   = ".cpu.html"
 )
 
 // RunsDir is where a session keeps its runs' files, beside its CSV:
@@ -92,6 +95,16 @@ type RunData struct {
 	// Profile says how the proxy's CPU was profiled in the window, or why
 	// it has no profile; nil where profiling was off.
 	Profile *ProfileNote `json:"profile,omitempty"`
+	// Files is where the run's files are, their common part: the runs
+	// directory and the run's name (<Files>RunDataSuffix); empty for data
+	// not read from a file.
+	Files string `json:"-"`
+}
+
+// Profiled reports whether the run kept a profile, in
+// <Files>FoldedSuffix and <Files>ProfileSuffix.
+func (d *RunData) Profiled() bool {
+	return d != nil && d.Files != "" && d.Profile != nil && d.Profile.Absent == ""
 }
 
 // ProfileNote is what a run's data says of its CPU profile.
@@ -100,14 +113,21 @@ type ProfileNote struct {
 	// failed); empty where it has one, in <run>ProfileSuffix and
 	// <run>FoldedSuffix.
 	Absent string `json:"absent,omitempty"`
-	// CallGraph is how perf unwound the stacks: "fp" (frame pointers)
-	// or "dwarf".
+	// CallGraph is how perf unwound the stacks: CallGraphFP or
+	// CallGraphDWARF.
 	CallGraph string `json:"call_graph,omitempty"`
 	// Samples are the proxy's samples in the profile; Others those of
 	// other processes on the proxy's CPUs, left out of it.
 	Samples int `json:"samples"`
 	Others  int `json:"others"`
 }
+
+// How perf unwinds a profile's stacks (ProfileNote.CallGraph): by frame
+// pointers, or from DWARF debug information.
+const (
+	CallGraphFP    = "fp"
+	CallGraphDWARF = "dwarf"
+)
 
 // WriteRunData writes a run's data as dir/<name>.data.json.
 func WriteRunData(dir, name string, d RunData) error {
@@ -142,6 +162,7 @@ func ReadRunData(csvPaths []string) (map[RunID]*RunData, error) {
 			if err := json.Unmarshal(b, d); err != nil {
 				return nil, &InputError{File: f, Err: err}
 			}
+			d.Files = strings.TrimSuffix(f, RunDataSuffix)
 			out[d.RunID] = d
 		}
 	}

@@ -33,6 +33,8 @@ func TestRunData(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// what was read names where the run's files are
+	d.Files = filepath.Join(RunsDir(csv), "0007-nginx-mix-http-3k-2")
 	if len(got) != 1 || !reflect.DeepEqual(got[row.ID()], &d) {
 		t.Errorf("ReadRunData = %+v; want %+v", got, d)
 	}

@@ -1,0 +1,218 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"sort"
+
+	"bench/report/profile"
+
+	"gonum.org/v1/plot/font"
+)
+
+// A run's CPU profile, drawn: a flame graph of its folded stacks, the
+// root (all the proxy's samples) at the bottom, each frame as wide as
+// its share of the samples and its callees above it, in the order of
+// their names, as Brendan Gregg's flamegraph.pl draws them. It is SVG
+// alone, no script: every frame's <title> says its function, its share
+// of the proxy's samples and its self share, and its name is written in
+// it where it fits.
+
+// The flame graph's geometry, in the SVG's units (CSS pixels at full
+// size; the page scales it to its figure).
+const (
+	flameWidth = 1200.0
+	flameRow   = 17.0 // a frame's height
+	flameFont  = 11.0 // its name's size
+	flamePad   = 3.0  // the name's margin in its frame
+	// flameMinShare is the narrowest frame drawn, a share of the
+	// samples: narrower ones (and what they call) are under a pixel
+	// wide and are left out.
+	flameMinShare = 0.001
+)
+
+// classFlame is the flame graph's figure's class: a chart of the page.
+const classFlame = "chart flame"
+
+// flameNode is a frame of the flame graph: a function under its caller,
+// the samples with it there (total) and those ending in it (self).
+type flameNode struct {
+	name        string
+	total, self int64
+	kids        map[string]*flameNode
+}
+
+// flameTree merges the stacks into one tree, its root all of them.
+func flameTree(stacks []profile.Stack) *flameNode {
+	root := &flameNode{name: "all", kids: map[string]*flameNode{}}
+	for _, s := range stacks {
+		n := root
+		n.total += s.Count
+		for _, f := range s.Frames {
+			k, ok := n.kids[f]
+			if !ok {
+				k = &flameNode{name: f, kids: map[string]*flameNode{}}
+				n.kids[f] = k
+			}
+			k.total += s.Count
+			n = k
+		}
+		n.self += s.Count
+	}
+	return root
+}
+
+// sortedKids are n's callees by name.
+func (n *flameNode) sortedKids() []*flameNode {
+	out := make([]*flameNode, 0, len(n.kids))
+	for _, k := range n.kids {
+		out = append(out, k)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	return out
+}
+
+// depth is how many rows n and its callees of at least min samples take.
+func (n *flameNode) depth(min int64) int {
+	d := 0
+	for _, k := range n.kids {
+		if k.total >= min {
+			d = max(d, k.depth(min))
+		}
+	}
+	return d + 1
+}
+
+// flameSVG draws the stacks' flame graph; label names it for a reader
+// of the SVG alone (its <title>).
+func flameSVG(stacks []profile.Stack, label string) []byte {
+	root := flameTree(stacks)
+	min := max(int64(float64(root.total)*flameMinShare), 1)
+	rows := root.depth(min)
+	height := float64(rows) * flameRow
+	var b bytes.Buffer
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %g %g" width="%g" height="%g" font-family="%s" font-size="%g">`+"\n",
+		flameWidth, height, flameWidth, height, esc(chartFontName()), flameFont)
+	fmt.Fprintf(&b, "<title>%s</title>\n", esc(label))
+	if root.total == 0 {
+		b.WriteString("</svg>")
+		return b.Bytes()
+	}
+	scale := flameWidth / float64(root.total)
+	face := plotFace(flameFont)
+	var draw func(n *flameNode, x float64, row int)
+	draw = func(n *flameNode, x float64, row int) {
+		w := float64(n.total) * scale
+		y := height - float64(row+1)*flameRow
+		fmt.Fprintf(&b, `<g class="frame"><title>%s</title><rect x="%.2f" y="%g" width="%.2f" height="%g" fill="%s" stroke="#fff" stroke-width="0.5"/>`,
+			esc(frameTitle(n, root.total)), x, y, w, flameRow, flameColor(n.name, row))
+		if name := fitName(n.name, w-2*flamePad, &face); name != "" {
+			fmt.Fprintf(&b, `<text x="%.2f" y="%g">%s</text>`, x+flamePad, y+flameRow-5, esc(name))
+		}
+		b.WriteString("</g>\n")
+		for _, k := range n.sortedKids() {
+			if k.total >= min {
+				draw(k, x, row+1)
+			}
+			x += float64(k.total) * scale
+		}
+	}
+	draw(root, 0, 0)
+	b.WriteString("</svg>")
+	return b.Bytes()
+}
+
+// frameTitle is a frame's tip: its function, its share of the proxy's
+// samples and its self share.
+func frameTitle(n *flameNode, all int64) string {
+	return fmt.Sprintf("%s: %s of the proxy's samples (%d), self %s (%d)",
+		n.name, sharePercent(profile.Share(n.total, all)), n.total, sharePercent(profile.Share(n.self, all)), n.self)
+}
+
+// fitName is name cut to fit w, ".." marking the cut; empty where not
+// even two letters fit.
+func fitName(name string, w float64, face *font.Face) string {
+	if float64(face.Width(name)) <= w {
+		return name
+	}
+	r := []rune(name)
+	for k := len(r) - 1; k >= 2; k-- {
+		if s := string(r[:k]) + ".."; float64(face.Width(s)) <= w {
+			return s
+		}
+	}
+	return ""
+}
+
+// flameColor is a frame's fill: warm hues, the same for a function
+// wherever it is, the root and the commands grey.
+func flameColor(name string, row int) string {
+	if row < 2 {
+		return "#c8c8c8"
+	}
+	h := fnv.New32a()
+	h.Write([]byte(name))
+	v := h.Sum32()
+	r := 205 + v%50
+	g := 80 + (v>>8)%150
+	bl := 30 + (v>>16)%50
+	return fmt.Sprintf("#%02x%02x%02x", r, g, bl)
+}
+
+// flameTop is the top ten of the stacks as a table: each function's self
+// and total share of the proxy's samples.
+func flameTop(b *bytes.Buffer, stacks []profile.Stack) {
+	funcs, samples := profile.TopFolded(stacks, profile.TopN)
+	fmt.Fprintf(b, "<table class=\"top\">\n<tr><th>function</th><th>self</th><th>total</th></tr>\n")
+	for _, f := range funcs {
+		fmt.Fprintf(b, "<tr><td>%s</td><td>%s</td><td>%s</td></tr>\n", esc(f.Name),
+			sharePercent(profile.Share(f.Self, samples)), sharePercent(profile.Share(f.Total, samples)))
+	}
+	b.WriteString("</table>\n")
+}
+
+// flameStyle is the style of a profile's drawing: the flame graph and
+// its top ten side by side where the window is wide enough, one under
+// the other where it is not.
+const flameStyle = `div.flame{display:flex;flex-wrap:wrap;gap:1em;align-items:flex-start}
+div.flame figure{flex:1 1 40em;min-width:0;margin:0}
+div.flame table.top td{white-space:normal}
+g.frame text{pointer-events:none}`
+
+// writeFlame writes a run's profile: its flame graph and, beside it, its
+// ten functions of most self time.
+func writeFlame(b *bytes.Buffer, stacks []profile.Stack, label, caption string) {
+	b.WriteString("<div class=\"flame\">\n")
+	figure(b, classFlame, flameSVG(stacks, label), caption)
+	flameTop(b, stacks)
+	b.WriteString("</div>\n")
+}
+
+// WriteFlamePage writes a run's profile as a page of its own, one
+// self-contained file: its flame graph and top ten, label its heading.
+func WriteFlamePage(w io.Writer, folded []byte, label string) error {
+	stacks, err := profile.ParseFolded(bytes.NewReader(folded))
+	if err != nil {
+		return err
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>%s</title>\n<style>\n%s\n%s\n%s\n</style>\n</head>\n<body>\n<h1>%s</h1>\n",
+		esc(label), pageStyle, flameStyle, chartFontCSS(), esc(label))
+	writeFlame(&b, stacks, label, flameCaption(stacks))
+	b.WriteString("</body>\n</html>\n")
+	_, err = w.Write(b.Bytes())
+	return err
+}
+
+// flameCaption says what the flame graph shows.
+func flameCaption(stacks []profile.Stack) string {
+	var n int64
+	for _, s := range stacks {
+		n += s.Count
+	}
+	return fmt.Sprintf("The proxy's %s over the window: a frame's width is its share of them, its callees above it; "+
+		"frames under %s of the samples are left out. Beside it, the ten functions of most self time (self: samples ending in the function; total: samples with it anywhere in their stack).",
+		plural(int(n), "CPU sample"), sharePercent(flameMinShare))
+}

@@ -1,0 +1,179 @@
+package report
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"bench/report/profile"
+	"bench/report/results"
+)
+
+// The page's profiles: each cell whose median run kept a CPU profile
+// links it, drawn (writeFlame) at the page's end. The page holds them
+// while their drawings take up to profileInlineBudget in all; a profile
+// beyond that is linked to its own page beside the run's files
+// (results.FlameSuffix), so that the page stays a file a browser opens at
+// once, offline.
+
+// profileInlineBudget is how many bytes of drawn profiles the page holds:
+// 4 MiB, about ten to twenty proxies' flame graphs of a few hundred
+// frames each, beside the charts' megabyte or two; a page past ten
+// megabytes of SVG is one a browser is slow to open and scroll.
+const profileInlineBudget = 4 << 20
+
+// MedianRun is the run whose figure (Figure) is the median of runs, the lower of
+// the two middle ones for an even count: a run that ran, whose profile
+// stands for the cell. Nil without runs.
+func MedianRun(runs []*results.Row) *results.RunID {
+	if len(runs) == 0 {
+		return nil
+	}
+	sorted := make([]*results.Row, len(runs))
+	copy(sorted, runs)
+	sort.SliceStable(sorted, func(i, j int) bool { return Figure(sorted[i]) < Figure(sorted[j]) })
+	id := sorted[(len(sorted)-1)/2].ID()
+	return &id
+}
+
+// pageProfile is a profile the page links: in it (anchor) or in a file
+// beside it (file).
+type pageProfile struct {
+	anchor, file string
+	title        string // the link's tip
+	drawn        []byte // the section, where the page holds it
+}
+
+// pageProfiles are the profiles of a page's cells, by run, in the order
+// the cells link them.
+type pageProfiles struct {
+	byRun map[results.RunID]*pageProfile
+	order []*pageProfile
+	size  int // bytes held
+	// budget is how many the page holds (profileInlineBudget)
+	budget int
+}
+
+// newPageProfiles reads and draws the profiles of the cells' median runs
+// among data, holding budget bytes of them. A profile the run's data names that cannot be read is an
+// error naming its file.
+func newPageProfiles(tables []Table, data map[results.RunID]*results.RunData, budget int) (*pageProfiles, error) {
+	p := &pageProfiles{byRun: map[results.RunID]*pageProfile{}, budget: budget}
+	for _, t := range tables {
+		for _, r := range t.Rows {
+			for _, c := range r.Cells {
+				if c.median == nil || p.byRun[*c.median] != nil || !data[*c.median].Profiled() {
+					continue
+				}
+				pp, err := p.draw(data[*c.median], t, len(c.ids))
+				if err != nil {
+					return nil, err
+				}
+				p.byRun[*c.median] = pp
+			}
+		}
+	}
+	return p, nil
+}
+
+// draw draws the profile of d, the median of n runs of a cell of t,
+// within the budget, or links its page beside the run's files.
+func (p *pageProfiles) draw(d *results.RunData, t Table, n int) (*pageProfile, error) {
+	name := filepath.Base(d.Files)
+	label := fmt.Sprintf("CPU profile of %s in %s, run %d, the median of %d (%s, session %s)",
+		d.Proxy, results.ScenarioName(d.Mode, d.Load), d.Rep, n, t.Machine, d.Session)
+	pp := &pageProfile{title: "the CPU profile of the median run: its flame graph and top ten functions"}
+	stacks, err := readStacks(d)
+	if err != nil {
+		return nil, err
+	}
+	var s bytes.Buffer
+	anchor := "profile-" + results.Slug(d.Session) + "-" + name
+	fmt.Fprintf(&s, "<section class=\"profile\" id=\"%s\">\n<h2>%s</h2>\n", esc(anchor), esc(label))
+	writeFlame(&s, stacks, label, profileCaption(d, stacks))
+	s.WriteString("</section>\n")
+	if p.size+s.Len() <= p.budget {
+		p.size += s.Len()
+		pp.anchor, pp.drawn = anchor, s.Bytes()
+		p.order = append(p.order, pp)
+		return pp, nil
+	}
+	// beyond the budget: its own page, beside the run's files, by its
+	// path from the page's (the page is beside the runs directory)
+	file := d.Files + results.FlameSuffix
+	if _, err := os.Stat(file); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	pp.file = filepath.ToSlash(filepath.Join(filepath.Base(filepath.Dir(d.Files)), name+results.FlameSuffix))
+	pp.title += ", in a page of its own"
+	return pp, nil
+}
+
+// readStacks reads the folded stacks of a run's profile.
+func readStacks(d *results.RunData) ([]profile.Stack, error) {
+	path := d.Files + results.FoldedSuffix
+	b, err := results.ReadInput(path)
+	if err != nil {
+		return nil, err
+	}
+	s, err := profile.ParseFolded(bytes.NewReader(b))
+	if err != nil {
+		return nil, &results.InputError{File: path, Err: err}
+	}
+	return s, nil
+}
+
+// profileCaption is the caption of a run's flame graph: what it shows and
+// how perf unwound its stacks.
+func profileCaption(d *results.RunData, stacks []profile.Stack) string {
+	s := flameCaption(stacks)
+	switch d.Profile.CallGraph {
+	case results.CallGraphFP:
+		s += " Stacks unwound by frame pointers: a function of a binary built without them shows under its caller's caller."
+	case results.CallGraphDWARF:
+		s += " Stacks unwound from DWARF debug information (perf --call-graph dwarf)."
+	}
+	if d.Profile.Others > 0 {
+		s += fmt.Sprintf(" %s of other processes on the proxy's CPUs are left out.", plural(d.Profile.Others, "sample"))
+	}
+	return s
+}
+
+// link is what the page writes after a cell's text: a link to its median
+// run's profile, where it has one.
+func (p *pageProfiles) link(c Cell) string {
+	if p == nil || c.median == nil {
+		return ""
+	}
+	pp := p.byRun[*c.median]
+	switch {
+	case pp == nil:
+		return ""
+	case pp.file != "":
+		return fmt.Sprintf(" <a class=\"profile\" href=\"%s\" title=\"%s\">profile</a>", esc(pp.file), esc(pp.title))
+	}
+	return fmt.Sprintf(" <a class=\"profile\" href=\"#%s\" title=\"%s\">profile</a>", esc(pp.anchor), esc(pp.title))
+}
+
+// write writes the profiles the page holds, under their heading.
+func (p *pageProfiles) write(b *bytes.Buffer) {
+	if p == nil || len(p.order) == 0 {
+		return
+	}
+	b.WriteString("<h1>CPU profiles</h1>\n<p class=\"caption\">The profile of each cell's median run, which the cell's link leads to: perf sampling the proxy's CPUs over the measured window, the proxy's processes kept.</p>\n")
+	for _, pp := range p.order {
+		b.Write(pp.drawn)
+	}
+}
+
+// style is what the page's style needs for its profiles: none without.
+func (p *pageProfiles) style() string {
+	if p == nil || len(p.order) == 0 {
+		return ""
+	}
+	return "\n" + flameStyle
+}

@@ -1,0 +1,187 @@
+package report
+
+import (
+	"bench/internal/chromium"
+	"bench/report/results"
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// profiledSession is pageSession with a CPU profile kept by every run of
+// its proxies (the baseline has none), in a runs directory of the test's:
+// the fixture hot.folded for nginx, hot-after.folded for the others.
+func profiledSession(t *testing.T) ([]results.Row, map[results.RunID]*results.RunData) {
+	t.Helper()
+	rows, data := pageSession(t)
+	dir := filepath.Join(t.TempDir(), "x.runs")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	hot, err := os.ReadFile(filepath.Join("testdata", "profile", "hot"+results.FoldedSuffix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := os.ReadFile(filepath.Join("testdata", "profile", "hot-after"+results.FoldedSuffix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range rows {
+		if r.Group == results.Baseline {
+			continue
+		}
+		d := data[r.ID()]
+		d.Files = filepath.Join(dir, fmt.Sprintf("%04d-%s-%s-%d", i+1, results.Slug(r.Proxy), results.ScenarioName(r.Mode, r.Load), r.Rep))
+		d.Profile = &results.ProfileNote{CallGraph: results.CallGraphFP, Samples: 100, Others: 3}
+		folded := after
+		if r.Proxy == "nginx" {
+			folded = hot
+		}
+		if err := os.WriteFile(d.Files+results.FoldedSuffix, folded, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return rows, data
+}
+
+var (
+	profileLink = regexp.MustCompile(`<a class="profile" href="([^"]*)"`)
+	profileID   = regexp.MustCompile(`<section class="profile" id="([^"]*)"`)
+)
+
+// TestPageProfiles: every cell of a proxy links the profile of its
+// median run, which the page holds, drawn with the hot function named.
+func TestPageProfiles(t *testing.T) {
+	rows, data := profiledSession(t)
+	var b bytes.Buffer
+	if err := Render(&b, rows, Options{Format: FormatHTML, Runs: data}); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	t.Logf("the page with its profiles: %d bytes", len(page))
+	ids := map[string]bool{}
+	for _, m := range profileID.FindAllStringSubmatch(page, -1) {
+		ids[m[1]] = true
+	}
+	// 3 proxies x 5 scenarios, each a median run of its own
+	if len(ids) != 15 {
+		t.Errorf("the page holds %d profiles; want 15, one a cell of a proxy", len(ids))
+	}
+	links := profileLink.FindAllStringSubmatch(page, -1)
+	if len(links) == 0 {
+		t.Fatal("no cell links a profile")
+	}
+	for _, m := range links {
+		if !strings.HasPrefix(m[1], "#") || !ids[m[1][1:]] {
+			t.Errorf("a cell links %q; want a profile the page holds", m[1])
+		}
+	}
+	if !strings.Contains(page, "<title>main.benchHotLoop: 82% of the proxy&#39;s samples (82), self 80% (80)</title>") {
+		t.Errorf("the page's flame graphs do not name the hot function with its shares")
+	}
+	if !strings.Contains(page, "Stacks unwound by frame pointers") {
+		t.Errorf("the profiles' captions do not say how the stacks were unwound")
+	}
+	// the median run: nginx's ka-1k runs are rep 1, 2, 3 slowest to fastest
+	want := "run 2, the median of 3"
+	if !strings.Contains(page, "CPU profile of nginx in http-ka-1k, "+want) {
+		t.Errorf("the page has no profile of nginx in http-ka-1k %s", want)
+	}
+}
+
+// TestPageProfilesBeyondBudget: a profile past the page's budget is
+// linked to its own page beside the run's files, and the page holds none
+// of it.
+func TestPageProfilesBeyondBudget(t *testing.T) {
+	rows, data := profiledSession(t)
+	tables, err := Tables(rows, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range data {
+		if d.Profiled() {
+			if err := os.WriteFile(d.Files+results.FlameSuffix, []byte("<!DOCTYPE html>"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	p, err := newPageProfiles(tables, data, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	p.write(&b)
+	if b.Len() != 0 {
+		t.Errorf("with no budget the page holds %d bytes of profiles; want none", b.Len())
+	}
+	n := 0
+	for _, tb := range tables {
+		for _, r := range tb.Rows {
+			for _, c := range r.Cells {
+				l := p.link(c)
+				if l == "" {
+					continue
+				}
+				n++
+				m := profileLink.FindStringSubmatch(l)
+				if m == nil || !strings.HasPrefix(m[1], "x.runs/") || !strings.HasSuffix(m[1], results.FlameSuffix) {
+					t.Errorf("link(%s) = %q; want the profile's page in x.runs/", c.Proxy, l)
+				}
+			}
+		}
+	}
+	if n == 0 {
+		t.Errorf("no cell links a profile's page")
+	}
+}
+
+// TestMedianRun: the run of the median figure, the lower middle one of an
+// even count.
+func TestMedianRun(t *testing.T) {
+	row := func(rep int, req int64) *results.Row {
+		return &results.Row{Proxy: "p", Mode: results.HTTP, Load: "ka-1k", Rep: rep, Seconds: 1, Requests: req}
+	}
+	for _, c := range []struct {
+		name string
+		runs []*results.Row
+		want int // the rep; 0: none
+	}{
+		{"none", nil, 0},
+		{"one", []*results.Row{row(1, 5)}, 1},
+		{"odd, out of order", []*results.Row{row(1, 9), row(2, 1), row(3, 5)}, 3},
+		{"even: the lower middle", []*results.Row{row(1, 4), row(2, 3), row(3, 2), row(4, 1)}, 3},
+	} {
+		got := MedianRun(c.runs)
+		switch {
+		case c.want == 0 && got != nil:
+			t.Errorf("MedianRun(%s) = rep %d; want none", c.name, got.Rep)
+		case c.want != 0 && (got == nil || got.Rep != c.want):
+			t.Errorf("MedianRun(%s) = %v; want rep %d", c.name, got, c.want)
+		}
+	}
+}
+
+// TestPageProfilesInChromium opens the page with profiles in headless
+// Chromium at a desktop's width and a phone's: it loads offline with no
+// error and fetches nothing, and its charts, the flame graphs among them,
+// keep their texts inside their frames.
+func TestPageProfilesInChromium(t *testing.T) {
+	rows, data := profiledSession(t)
+	var b bytes.Buffer
+	if err := Render(&b, rows, Options{Format: FormatHTML, Runs: data}); err != nil {
+		t.Fatal(err)
+	}
+	bars, hdrs, series := wantCharts(t, rows, data)
+	chromium.CheckPage(t, b.Bytes(), "profile-page", bars, hdrs, series)
+	tables, err := Tables(rows, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, width := range []int{1400, 420} {
+		chromium.CheckLayout(t, b.Bytes(), fmt.Sprintf("profile-page-%d", width), width, barCount(tables))
+	}
+}
