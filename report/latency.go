@@ -45,6 +45,13 @@ func (c *Cell) fromRuns(runs []*results.Row) {
 		return nil
 	}
 	c.P50, c.P99, c.P999 = med(MetricP50), med(MetricP99), med(MetricP999)
+	c.p99s = nil
+	for _, r := range runs {
+		if v := percentile(MetricP99)(r); !math.IsNaN(v) {
+			c.p99s = append(c.p99s, v)
+		}
+	}
+	c.pace = paceOf(runs)
 	c.ErrorShare, c.Closed = errorShare(runs), closedCount(runs)
 }
 
