@@ -430,15 +430,15 @@ func TestHeadlinesByLoad(t *testing.T) {
 			latency(cell("a", "mix-3k", results.Copy, 3.0, 3.0, 3.0), nil, 8, 9, 10),
 			latency(cell("b", "mix-3k", results.Copy, 2.9, 2.9, 2.9), share(0.001), 4, 4.5, 5),
 			latency(cell("c", "mix-3k", results.Copy, 2.0, 2.0, 2.0), share(0.09), 1, 1, 1),
-		}, "r, p99 at its fixed rate: b: 4.50 ms, 0.50 ± 0.07 times a's (real, range); failed more than 1% of their exchanges: c !9%"},
+		}, "r, p99 at its fixed rate: b: 4.50 ms, 0.50 ± 0.08 times a's (real, range); failed more than 1% of their exchanges: c !9%"},
 		// the closed-loop mix still ranks by its figure
 		{"closed loop", []Cell{
 			latency(cell("a", "mix", results.Copy, 10, 10.5, 11), nil, 8, 9, 10),
 			latency(cell("b", "mix", results.Copy, 20, 21, 22), nil, 1, 1, 1),
 		}, "r: b: 2.00 ± 0.13 times a (real, range)"},
-		// apart by range, but the ± (±0.26) reaches no change
+		// apart by range, but the ± (0.23) reaches no change
 		{"wide", []Cell{cell("a", "ka-1k", results.Copy, 8, 10, 10.1), cell("b", "ka-1k", results.Copy, 10.2, 12, 14)},
-			"r: b: 1.20 ± 0.26 times a (within noise: the ± reaches no change, though range tells them apart)"},
+			"r: b: 1.20 ± 0.23 times a (within noise: the ± reaches no change, though range tells them apart)"},
 		// faster than no proxy whose runs the client paced
 		{"client paced", []Cell{paced(cell("no proxy", "ka-1k", results.Baseline, 10, 10, 10), results.BoundClient), cell("a", "ka-1k", results.Copy, 12, 12, 12)},
 			"r: a: 1.20 times no proxy (faster than no proxy: the client set the pace of no proxy's runs)"},
@@ -447,7 +447,7 @@ func TestHeadlinesByLoad(t *testing.T) {
 			"r: a: 1.50 times no proxy (faster than no proxy: it keeps its connections to the origin open, where without it each exchange opens one)"},
 		// faster, within the ±
 		{"noise", []Cell{cell("no proxy", "ka-1k", results.Baseline, 9, 10, 11), cell("a", "ka-1k", results.Copy, 9.5, 10.5, 11.5)},
-			"r: a: 1.05 ± 0.14 times no proxy (faster than no proxy within the ±: no change)"},
+			"r: a: 1.05 ± 0.15 times no proxy (faster than no proxy within the ±: no change)"},
 		// faster, and nothing in the files says why
 		{"unexplained", []Cell{paced(cell("no proxy", "ka-1k", results.Baseline, 10, 10, 10), results.BoundProxy), cell("a", "ka-1k", results.Copy, 15, 15, 15)},
 			"r: a: 1.50 times no proxy (faster than no proxy beyond the ±, which neither the runs' pace nor the load explains)"},

@@ -57,3 +57,26 @@ func TestReferencePageLayout(t *testing.T) {
 		chromium.CheckLayout(t, page, fmt.Sprintf("reference-page-%d", width), width, bars)
 	}
 }
+
+// TestReferencePageOpening: the reference session's page opens with its
+// summary within the first screen of a desktop (1400 x 900), its
+// details closed, and is less than 12,000 px tall at 1400 px.
+func TestReferencePageOpening(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "data", "*.csv"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no session file in ../data: %v", err)
+	}
+	rows, err := results.ReadFiles(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "page.html")
+	if err := harness.WritePage(path, files, rows, report.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	page, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chromium.CheckOpening(t, page, "reference-page", "summary-"+rows[0].Session, chromium.PageHeight)
+}

@@ -164,6 +164,9 @@ func writeText(w io.Writer, setups []Setup, tables []Table, md bool, d *detail) 
 			if d != nil && d.summaries[t.Session] != "" {
 				buf.WriteString(mdText.Replace(d.summaries[t.Session]) + "\n\n")
 			}
+			if md {
+				writeSummary(&buf, t.Session, tables)
+			}
 			for _, s := range setups {
 				if s.Session == t.Session {
 					if err := writeSetup(&buf, s, md); err != nil {
@@ -228,6 +231,20 @@ func writeText(w io.Writer, setups []Setup, tables []Table, md bool, d *detail) 
 	}
 	_, err := w.Write(buf.Bytes())
 	return err
+}
+
+// writeSummary writes the summary of a session's tables (summaryLines)
+// in markdown.
+func writeSummary(w *bytes.Buffer, session string, tables []Table) {
+	lines := summaryLines(session, tables)
+	if len(lines) == 0 {
+		return
+	}
+	writeHeading(w, true, 2, summaryHead)
+	for _, l := range lines {
+		w.WriteString("- " + mdText.Replace(l) + "\n")
+	}
+	w.WriteString("\n" + summaryNote + "\n\n")
 }
 
 // writeSetup writes a session's Setup table with its notes, or says that
