@@ -11,16 +11,17 @@ import (
 	"time"
 )
 
-// The detail of the tables, which the page always has and the text
-// formats have with Options.Detail (the default markdown is the
-// reference results' layout, without it):
+// The detail of the tables, which the page and the markdown have:
 //   - a headline per row of each ranked table: the fastest column, its
 //     ratio to the runner-up and to no proxy, and whether the difference
 //     to the runner-up is real (decide, bench compare's rule);
 //   - each median's spread and runs: "28.0 ±3% n=3";
-//   - a line of what the session ran, its failed runs and its runs with
-//     failed exchanges, and bench's build and the command line in the
+//   - the summary of each family (summary.go) and bench's build in the
 //     Setup table.
+//
+// The page always and the markdown with Options.Detail add a line of
+// what the session ran, its failed runs and its runs with failed
+// exchanges, and the command line in the Setup table.
 //
 // Every format has the ! mark and share of a cell whose exchanges failed
 // beyond ErrorWarn; markdown and the page have the runs' notes grouped
