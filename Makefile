@@ -16,9 +16,13 @@ toolchain:
 	@: $(go)
 
 # build records the checkout's commit in the binary (a session's metadata
-# keeps it), even where GOFLAGS turns that off; outside a checkout, none.
+# keeps it), even where GOFLAGS turns that off; and links it in as well
+# (harness.linkedCommit), for a build whose VCS settings are absent (a
+# tree whose .git go build cannot read). Outside a checkout, none.
+git_commit = $(shell git rev-parse HEAD 2>/dev/null)
+git_modified = $(shell git status --porcelain 2>/dev/null | grep -q . && echo true)
 build: toolchain
-	$(go) build -buildvcs=auto -o bin/bench ./cmd/bench
+	$(go) build -buildvcs=auto -ldflags "-X bench/harness.linkedCommit=$(git_commit) -X bench/harness.linkedModified=$(git_modified)" -o bin/bench ./cmd/bench
 
 # install puts bench on the PATH.
 install: build

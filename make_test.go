@@ -86,7 +86,8 @@ func TestMakeFindsGoOutsidePath(t *testing.T) {
 		t.Fatalf("make -n build modules test: %v\n%s", err, errOut)
 	}
 	for _, want := range []string{
-		goBin + " build -buildvcs=auto -o bin/bench ./cmd/bench",
+		goBin + " build -buildvcs=auto -ldflags \"-X bench/harness.linkedCommit=",
+		"-o bin/bench ./cmd/bench",
 		goBin + " mod download",
 		goBin + " vet ./...",
 		goBin + " test ",

@@ -11,16 +11,17 @@ import (
 	"time"
 )
 
-// The detail of the tables, which the page always has and the text
-// formats have with Options.Detail (the default markdown is the
-// reference results' layout, without it):
+// The detail of the tables, which the page and the markdown have:
 //   - a headline per row of each ranked table: the fastest column, its
 //     ratio to the runner-up and to no proxy, and whether the difference
 //     to the runner-up is real (decide, bench compare's rule);
 //   - each median's spread and runs: "28.0 ±3% n=3";
-//   - a line of what the session ran, its failed runs and its runs with
-//     failed exchanges, and bench's build and the command line in the
+//   - the summary of each family (summary.go) and bench's build in the
 //     Setup table.
+//
+// The page always and the markdown with Options.Detail add a line of
+// what the session ran, its failed runs and its runs with failed
+// exchanges, and the command line in the Setup table.
 //
 // Every format has the ! mark and share of a cell whose exchanges failed
 // beyond ErrorWarn; markdown and the page have the runs' notes grouped
@@ -113,10 +114,19 @@ func threeFigures(v float64) string { return millis(v) }
 
 // Headline is the answer of a row of a ranked table: its fastest column,
 // how much faster than the runner-up and than no proxy, and whether the
-// difference to the runner-up is real.
+// difference to the runner-up is real. A row of a fixed-rate load
+// (results.FixedRate), where every healthy proxy delivers the rate
+// asked, ranks by its p99 latency instead, lowest first, among the cells
+// that failed no more than ErrorWarn of their exchanges; those that did
+// are named apart.
 type Headline struct {
 	Label   string `json:"label"`
 	Fastest string `json:"fastest"`
+	// Metric is what the row ranks by: empty for its figure (higher is
+	// better), MetricP99 at a fixed rate (lower is better); Value the
+	// fastest's p99 there, in milliseconds.
+	Metric string  `json:"metric,omitempty"`
+	Value  float64 `json:"value,omitempty"`
 	// RunnerUp is the next column by median, empty where the row has no
 	// other proxy; Ratio the fastest's median over its, Err the ratio's
 	// uncertainty from the two cells' ranges.
@@ -124,8 +134,11 @@ type Headline struct {
 	Ratio    float64 `json:"ratio,omitempty"`
 	Err      float64 `json:"err,omitempty"`
 	// Real: the two can be told apart, by Test (TestU or TestRange), as
-	// bench compare decides; P is the U test's.
+	// bench compare decides, and the ratio's interval excludes no change
+	// (Ratio ± Err does not reach 1); Wide where the test told them
+	// apart but the interval reaches 1. P is the U test's.
 	Real bool     `json:"real"`
+	Wide bool     `json:"wide,omitempty"`
 	Test string   `json:"test,omitempty"`
 	P    *float64 `json:"p,omitempty"`
 	// Baseline is no proxy's column, empty where the row has none; the
@@ -133,6 +146,12 @@ type Headline struct {
 	Baseline     string  `json:"baseline,omitempty"`
 	BaseRatio    float64 `json:"base_ratio,omitempty"`
 	BaseRatioErr float64 `json:"base_ratio_err,omitempty"`
+	// Beyond says why the fastest beat no proxy, where it did
+	// (beyondBaseline); empty where it did not.
+	Beyond string `json:"beyond_baseline,omitempty"`
+	// Failing are the cells of a fixed-rate row left out of its ranking,
+	// having failed more than ErrorWarn of their exchanges: "squid !62%".
+	Failing []string `json:"failing,omitempty"`
 }
 
 // headlined reports whether t's rows get headlines: a ranked table whose
@@ -142,81 +161,160 @@ func headlined(t Table) bool {
 	return ranked(t) && t.Family != famTunnel && t.Family != famHandshake && t.Family != famCombined
 }
 
+// rowLoad is the load of a row's runs, empty where none of its cells has
+// one.
+func rowLoad(r TableRow) string {
+	for _, c := range r.Cells {
+		if len(c.ids) > 0 {
+			return c.ids[0].Load
+		}
+	}
+	return ""
+}
+
+// rankedBy is what a headline ranks a cell by: its figure, or at a
+// fixed rate its p99 (its median and its runs'); ok false for a cell
+// that takes no part.
+func rankedBy(c Cell, fixedRate bool) (m float64, runs []float64, ok bool) {
+	if fixedRate {
+		if c.P99 == nil || len(c.p99s) == 0 {
+			return 0, nil, false
+		}
+		return *c.P99, c.p99s, true
+	}
+	if c.Median == nil || len(c.Runs) == 0 {
+		return 0, nil, false
+	}
+	return *c.Median, c.Runs, true
+}
+
 // Headlines are the headlines of t's rows that have a fastest proxy and
 // something to set it against.
 func Headlines(t Table) []Headline {
 	if !headlined(t) {
 		return nil
 	}
+	type ranking struct {
+		c    Cell
+		m    float64
+		runs []float64
+	}
 	var out []Headline
 	for _, r := range t.Rows {
-		var proxies []Cell
-		var base *Cell
-		for i, c := range r.Cells {
+		load := rowLoad(r)
+		fixedRate := results.FixedRate(load)
+		var proxies []ranking
+		var base *ranking
+		var failing []string
+		for _, c := range r.Cells {
+			m, runs, ok := rankedBy(c, fixedRate)
 			switch {
-			case c.Median == nil || len(c.Runs) == 0:
+			case fixedRate && erring(c):
+				failing = append(failing, c.Proxy+" "+failureText(c))
+			case !ok:
 			case c.Group == results.Baseline:
-				base = &r.Cells[i]
+				base = &ranking{c, m, runs}
 			default:
-				proxies = append(proxies, c)
+				proxies = append(proxies, ranking{c, m, runs})
 			}
 		}
-		slices.SortStableFunc(proxies, func(a, b Cell) int {
+		slices.SortStableFunc(proxies, func(a, b ranking) int {
+			if fixedRate {
+				a, b = b, a // the lowest latency first
+			}
 			switch {
-			case *a.Median > *b.Median:
+			case a.m > b.m:
 				return -1
-			case *a.Median < *b.Median:
+			case a.m < b.m:
 				return 1
 			}
 			return 0
 		})
-		if len(proxies) == 0 || (len(proxies) == 1 && base == nil) {
+		if len(proxies) == 0 || (len(proxies) == 1 && base == nil && len(failing) == 0) {
 			continue
 		}
-		h := Headline{Label: r.Label, Fastest: proxies[0].Proxy}
+		first := proxies[0]
+		h := Headline{Label: r.Label, Fastest: first.c.Proxy, Failing: failing}
+		if fixedRate {
+			h.Metric, h.Value = MetricP99, first.m
+		}
 		if len(proxies) > 1 {
-			h.RunnerUp = proxies[1].Proxy
-			h.Ratio, h.Err = ratio(proxies[0], proxies[1])
-			h.Real, h.Test, h.P = Decide(proxies[1].Runs, proxies[0].Runs)
+			next := proxies[1]
+			h.RunnerUp = next.c.Proxy
+			h.Ratio, h.Err = ratio(first.m, first.runs, next.m, next.runs)
+			h.Real, h.Test, h.P = Decide(next.runs, first.runs)
+			if h.Real && math.Abs(h.Ratio-1) <= h.Err {
+				h.Real, h.Wide = false, true
+			}
 		}
 		if base != nil {
-			h.Baseline = base.Proxy
-			h.BaseRatio, h.BaseRatioErr = ratio(proxies[0], *base)
+			h.Baseline = base.c.Proxy
+			h.BaseRatio, h.BaseRatioErr = ratio(first.m, first.runs, base.m, base.runs)
+			if better := h.BaseRatio > 1 != fixedRate; better && h.BaseRatio != 1 {
+				h.Beyond = beyondBaseline(load, base.c, h.BaseRatio, h.BaseRatioErr)
+			}
 		}
 		out = append(out, h)
 	}
 	return out
 }
 
-// ratio is a's median over b's, and its uncertainty as hyperfine gives
-// it, with half of each cell's range in place of the standard deviation.
-func ratio(a, b Cell) (float64, float64) {
-	ma, mb := *a.Median, *b.Median
-	if mb == 0 {
+// beyondBaseline says why a proxy beat no proxy by q ± e in a row of
+// load, where base is no proxy's cell: within the ±, no change; no
+// proxy's runs paced by the client or the origin (they share CPUs, and
+// without a proxy they had the more work); a load that opens a
+// connection for each exchange, which a proxy keeps open to the origin;
+// else what the files do not explain.
+func beyondBaseline(load string, base Cell, q, e float64) string {
+	switch {
+	case math.Abs(q-1) <= e:
+		return "faster than no proxy within the ±: no change"
+	case base.pace.Elsewhere():
+		return "faster than no proxy: the " + string(base.pace) + " set the pace of no proxy's runs"
+	case strings.HasPrefix(load, "close"):
+		return "faster than no proxy: it keeps its connections to the origin open, where without it each exchange opens one"
+	}
+	return "faster than no proxy beyond the ±, which neither the runs' pace nor the load explains"
+}
+
+// ratio is a over b, the medians of the runs ra and rb, and its
+// uncertainty as hyperfine gives it, with half of each cell's range in
+// place of the standard deviation.
+func ratio(a float64, ra []float64, b float64, rb []float64) (float64, float64) {
+	if b == 0 {
 		return math.Inf(1), 0
 	}
-	half := func(c Cell, m float64) float64 {
+	half := func(runs []float64, m float64) float64 {
 		if m == 0 {
 			return 0
 		}
-		return (slices.Max(c.Runs) - slices.Min(c.Runs)) / 2 / m
+		return (slices.Max(runs) - slices.Min(runs)) / 2 / m
 	}
-	q := ma / mb
-	return q, q * math.Hypot(half(a, ma), half(b, mb))
+	q := a / b
+	return q, q * math.Hypot(half(ra, a), half(rb, b))
 }
 
 // String is the headline as the page and the markdown print it:
 // "ka-1k, k req/s: nginx: 1.23 ± 0.05 times haproxy (real, range),
-// 0.81 ± 0.02 times no proxy".
+// 0.81 ± 0.02 times no proxy"; at a fixed rate "mix-http-3k, p99 at
+// its fixed rate: nginx: 4.10 ms, 0.52 ± 0.10 times haproxy's (real,
+// range); failed more than 1% of their exchanges: squid !62%".
 func (h Headline) String() string {
 	times := func(q, e float64, of string) string {
 		s := fixed(q, 2)
 		if e >= 0.005 {
 			s += " ± " + fixed(e, 2)
 		}
+		if h.Metric != "" {
+			of += "'s"
+		}
 		return s + " times " + of
 	}
-	var parts []string
+	label, parts := h.Label, []string(nil)
+	if h.Metric != "" {
+		label += ", " + h.Metric + " at its fixed rate"
+		parts = append(parts, millis(h.Value)+" ms")
+	}
 	if h.RunnerUp != "" {
 		v := "within noise, " + h.Test
 		switch {
@@ -224,6 +322,8 @@ func (h Headline) String() string {
 			v = "one run: no spread to tell it from noise"
 		case h.Real:
 			v = "real, " + h.Test
+		case h.Wide:
+			v = "within noise: the ± reaches no change, though " + h.Test + " tells them apart"
 		}
 		if h.P != nil {
 			v += " p=" + strconv.FormatFloat(*h.P, 'f', 3, 64)
@@ -231,15 +331,25 @@ func (h Headline) String() string {
 		parts = append(parts, times(h.Ratio, h.Err, h.RunnerUp)+" ("+v+")")
 	}
 	if h.Baseline != "" {
-		parts = append(parts, times(h.BaseRatio, h.BaseRatioErr, h.Baseline))
+		b := times(h.BaseRatio, h.BaseRatioErr, h.Baseline)
+		if h.Beyond != "" {
+			b += " (" + h.Beyond + ")"
+		}
+		parts = append(parts, b)
 	}
-	return h.Label + ": " + h.Fastest + ": " + strings.Join(parts, ", ")
+	s := label + ": " + h.Fastest + ": " + strings.Join(parts, ", ")
+	if len(h.Failing) > 0 {
+		s += "; failed more than " + sharePercent(ErrorWarn) + " of their exchanges: " + strings.Join(h.Failing, ", ")
+	}
+	return s
 }
 
 // headlineNote says how the headlines read, under them.
-const headlineNote = "Fastest of each row by median; ± from the two cells' ranges (slowest to fastest run); " +
-	"real or within noise to the runner-up as bench compare decides it (U test where there are runs enough, " +
-	"else range: real when their runs' ranges do not overlap; nothing where a cell has one run)."
+const headlineNote = "Fastest of each row by median (at a fixed rate, the lowest p99 of the cells that failed no more than 1% of their exchanges: " +
+	"every healthy proxy delivers the rate asked); ± from the two cells' ranges (slowest to fastest run); " +
+	"real to the runner-up as bench compare decides it (U test where there are runs enough, " +
+	"else range: real when their runs' ranges do not overlap; nothing where a cell has one run) and only where the ± does not reach no change, " +
+	"else within noise."
 
 // groupedNotesHead introduces the grouped notes.
 const groupedNotesHead = "Notes of the runs counted, by cell (a range where the cell's runs differ; " +

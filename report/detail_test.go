@@ -60,8 +60,8 @@ func page(t *testing.T, rows []results.Row, meta *results.Meta) string {
 // has two runs or more, a headline with a ratio and a verdict per row of
 // each ranked table, the notes once each with their cells, the ! mark
 // and share with its legend, and bench's build and command line in
-// Setup; the markdown has the same with Detail, and without it the !
-// mark and the notes but none of the rest.
+// Setup; the markdown has the same with Detail, and without it all but
+// the command line and the session's line.
 func TestPageDetail(t *testing.T) {
 	rows, _ := pageSession(t)
 	rows = noted(rows)
@@ -86,9 +86,9 @@ func TestPageDetail(t *testing.T) {
 		t.Fatalf("pageSession has %d cells of 2 runs or more and %d headlined rows; want some of each", multi, headlines)
 	}
 	spreadRE := regexp.MustCompile(`<small class="spread" title="3 runs: [^"]+">±[0-9.]+% n=3</small>`)
-	headlineRE := regexp.MustCompile(`<li>[^<]+: [^<:]+: [0-9.]+ (± [0-9.]+ )?times [^<]+ \((real|within noise), range\), [0-9.]+ (± [0-9.]+ )?times no proxy</li>`)
+	headlineRE := regexp.MustCompile(`<li>[^<]+: [^<:]+: ([0-9.]+ ms, )?[0-9.]+ (± [0-9.]+ )?times [^<]+ \((real|within noise), range\), [0-9.]+ (± [0-9.]+ )?times no proxy(&#39;s)?</li>`)
 	markdownSpread := regexp.MustCompile(`±[0-9.]+% n=3`)
-	markdownHeadline := regexp.MustCompile(`(?m)^- [^\n]+: [^\n:]+: [0-9.]+ (± [0-9.]+ )?times [^\n]+ \((real|within noise), range\)`)
+	markdownHeadline := regexp.MustCompile(`(?m)^- [^\n]+: [^\n:]+: ([0-9.]+ ms, )?[0-9.]+ (± [0-9.]+ )?times [^\n]+ \((real|within noise), range\)`)
 	html := page(t, rows, detailMeta())
 	var md, plainMD bytes.Buffer
 	files := []results.SessionFile{{Path: "s.csv", Meta: detailMeta()}}
@@ -165,10 +165,21 @@ func TestPageDetail(t *testing.T) {
 			t.Errorf("%s: no !2%% mark with its legend on nginx's ka-1k cell, 2%% of whose exchanges failed:\n%s", c.name, c.out)
 		}
 	}
-	if !strings.Contains(plainMD.String(), "!2% |") {
+	if !strings.Contains(plainMD.String(), "!2% ±") {
 		t.Errorf("markdown without Detail: no !2%% on nginx's ka-1k cell:\n%s", plainMD.String())
 	}
-	for _, absent := range []string{"n=3", "times no proxy", "v1.4.0", "command line"} {
+	// without Detail: the headlines, spreads and bench's build as well,
+	// but not the command line nor the session's line
+	if got := len(markdownHeadline.FindAllString(plainMD.String(), -1)); got != headlines {
+		t.Errorf("markdown without Detail: %d headlines; want %d", got, headlines)
+	}
+	if got := len(markdownSpread.FindAllString(plainMD.String(), -1)); got != mdMulti {
+		t.Errorf("markdown without Detail: %d cells with their spread and n=3; want %d", got, mdMulti)
+	}
+	if !strings.Contains(plainMD.String(), "v1.4.0 0123456789ab, go1.26.0") {
+		t.Errorf("markdown without Detail: no bench build in Setup")
+	}
+	for _, absent := range []string{"command line", "3 repetitions of 4s after 1s of warm-up"} {
 		if strings.Contains(plainMD.String(), absent) {
 			t.Errorf("markdown without Detail has %q", absent)
 		}
@@ -386,6 +397,69 @@ func TestReferenceNotes(t *testing.T) {
 					seen[cell] = true
 				}
 			}
+		}
+	}
+}
+
+// TestHeadlinesByLoad: a fixed-rate row ranks by p99, lowest first,
+// among the cells that failed no more than 1% of their exchanges, and
+// names those that did; "real" only where the ± does not reach no
+// change; a proxy faster than no proxy says why.
+func TestHeadlinesByLoad(t *testing.T) {
+	share := func(v float64) *float64 { return &v }
+	cell := func(proxy, load string, g results.Group, runs ...float64) Cell {
+		c := cellOf(column{proxy, g}, summaryOf(runs), "")
+		c.ids = []results.RunID{{Proxy: proxy, Load: load}}
+		return c
+	}
+	// latency: a cell whose p99 runs are p99s, and whose share failed
+	latency := func(c Cell, failed *float64, p99s ...float64) Cell {
+		s := summaryOf(p99s)
+		c.P99, c.p99s, c.ErrorShare = &s.med, p99s, failed
+		return c
+	}
+	paced := func(c Cell, b results.Bound) Cell { c.pace = b; return c }
+	for _, c := range []struct {
+		name  string
+		cells []Cell
+		want  string
+	}{
+		// at a fixed rate, by p99: b's lower latency wins though a
+		// delivers more, c's 9% of failed exchanges keep it out
+		{"fixed rate", []Cell{
+			latency(cell("a", "mix-3k", results.Copy, 3.0, 3.0, 3.0), nil, 8, 9, 10),
+			latency(cell("b", "mix-3k", results.Copy, 2.9, 2.9, 2.9), share(0.001), 4, 4.5, 5),
+			latency(cell("c", "mix-3k", results.Copy, 2.0, 2.0, 2.0), share(0.09), 1, 1, 1),
+		}, "r, p99 at its fixed rate: b: 4.50 ms, 0.50 ± 0.08 times a's (real, range); failed more than 1% of their exchanges: c !9%"},
+		// the closed-loop mix still ranks by its figure
+		{"closed loop", []Cell{
+			latency(cell("a", "mix", results.Copy, 10, 10.5, 11), nil, 8, 9, 10),
+			latency(cell("b", "mix", results.Copy, 20, 21, 22), nil, 1, 1, 1),
+		}, "r: b: 2.00 ± 0.13 times a (real, range)"},
+		// apart by range, but the ± (0.23) reaches no change
+		{"wide", []Cell{cell("a", "ka-1k", results.Copy, 8, 10, 10.1), cell("b", "ka-1k", results.Copy, 10.2, 12, 14)},
+			"r: b: 1.20 ± 0.23 times a (within noise: the ± reaches no change, though range tells them apart)"},
+		// faster than no proxy whose runs the client paced
+		{"client paced", []Cell{paced(cell("no proxy", "ka-1k", results.Baseline, 10, 10, 10), results.BoundClient), cell("a", "ka-1k", results.Copy, 12, 12, 12)},
+			"r: a: 1.20 times no proxy (faster than no proxy: the client set the pace of no proxy's runs)"},
+		// faster than no proxy on a load of a connection an exchange
+		{"close", []Cell{paced(cell("no proxy", "close-1k", results.Baseline, 10, 10, 10), results.BoundProxy), cell("a", "close-1k", results.Copy, 15, 15, 15)},
+			"r: a: 1.50 times no proxy (faster than no proxy: it keeps its connections to the origin open, where without it each exchange opens one)"},
+		// faster, within the ±
+		{"noise", []Cell{cell("no proxy", "ka-1k", results.Baseline, 9, 10, 11), cell("a", "ka-1k", results.Copy, 9.5, 10.5, 11.5)},
+			"r: a: 1.05 ± 0.15 times no proxy (faster than no proxy within the ±: no change)"},
+		// faster, and nothing in the files says why
+		{"unexplained", []Cell{paced(cell("no proxy", "ka-1k", results.Baseline, 10, 10, 10), results.BoundProxy), cell("a", "ka-1k", results.Copy, 15, 15, 15)},
+			"r: a: 1.50 times no proxy (faster than no proxy beyond the ±, which neither the runs' pace nor the load explains)"},
+		// at a fixed rate, a lower p99 than no proxy's is faster
+		{"fixed rate baseline", []Cell{
+			paced(latency(cell("no proxy", "mix-3k", results.Baseline, 3, 3, 3), nil, 10, 10, 10), results.BoundOrigin),
+			latency(cell("a", "mix-3k", results.Copy, 3, 3, 3), nil, 5, 5, 5),
+		}, "r, p99 at its fixed rate: a: 5.00 ms, 0.50 times no proxy's (faster than no proxy: the origin set the pace of no proxy's runs)"},
+	} {
+		hs := Headlines(Table{Kind: "throughput", Family: famMix, Rows: []TableRow{{Label: "r", Cells: c.cells}}})
+		if len(hs) != 1 || hs[0].String() != c.want {
+			t.Errorf("Headlines(%s) = %v; want %q", c.name, hs, c.want)
 		}
 	}
 }

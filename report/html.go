@@ -55,7 +55,14 @@ p.caption{font-size:0.9em;color:#444}
 p.summary{font-size:1.05em}
 ul.headline{font-weight:bold;margin:0.3em 0}
 small.spread{color:#666}
-span.err{color:#b00;font-weight:bold}`
+span.err{color:#b00;font-weight:bold}
+p:has(+ ul.legend){display:inline;font-size:0.9em;color:#444;margin:0}
+ul.legend{display:inline;list-style:none;padding:0;margin:0;font-size:0.9em;color:#444}
+ul.legend li{display:inline}
+ul.legend li:first-child::before{content:" "}
+ul.legend li+li::before{content:" · "}
+section.answer{border-left:4px solid #888;padding-left:0.8em}
+details{margin:0.3em 0 1em}`
 
 // writeHTML writes the page in one write, with the detail of the tables
 // (detail.go) and d's lines where d is not nil.
@@ -77,74 +84,30 @@ func writeHTML(w io.Writer, setups []Setup, tables []Table, data map[results.Run
 	title := "bench: session " + strings.Join(ids, ", ")
 	fmt.Fprintf(&b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>%s</title>\n<style>\n%s\n%s\n</style>\n</head>\n<body>\n", esc(title), pageStyle+prof.style(), chartFontCSS())
 	pal := newPalette(tables)
-	var session, family, machine string
-	for i := 0; i < len(tables); i++ {
-		t := tables[i]
-		newSession := i == 0 || t.Session != session
-		newFamily := newSession || t.Family != family
-		if newSession {
-			fmt.Fprintf(&b, "<h1>Session %s</h1>\n", esc(t.Session))
-			if sum := d.summaries[t.Session]; sum != "" {
-				fmt.Fprintf(&b, "<p class=\"summary\">%s</p>\n", esc(sum))
+	groups := byFamily(tables)
+	for i, g := range groups {
+		if i == 0 || g.session != groups[i-1].session {
+			var own []familyGroup
+			for _, o := range groups[i:] {
+				if o.session == g.session {
+					own = append(own, o)
+				}
 			}
+			htmlOpening(&b, g.session, d.summaries[g.session], own, setups)
+		}
+		if i == 0 || g.session != groups[i-1].session || g.family != groups[i-1].family {
+			fmt.Fprintf(&b, "<h2 id=\"%s\">%s</h2>\n", anchor(g.session, g.family), esc(g.family))
+		}
+		fmt.Fprintf(&b, "<h3 id=\"%s\">%s</h3>\n", anchor(g.session, g.family, g.machine), esc(g.machine))
+		if err := htmlGroup(&b, g, data, pal, d, prof); err != nil {
+			return err
+		}
+		if i+1 == len(groups) || groups[i+1].session != g.session {
 			for _, s := range setups {
-				if s.Session == t.Session {
+				if s.Session == g.session {
 					htmlSetup(&b, s)
 				}
 			}
-		}
-		if newFamily {
-			fmt.Fprintf(&b, "<h2>%s</h2>\n", esc(t.Family))
-		}
-		if newFamily || t.Machine != machine {
-			fmt.Fprintf(&b, "<h3>%s</h3>\n", esc(t.Machine))
-		}
-		session, family, machine = t.Session, t.Family, t.Machine
-		if t.Title != "" {
-			fmt.Fprintf(&b, "<h4>%s</h4>\n", esc(t.Title))
-		}
-		htmlHeadlines(&b, t)
-		htmlTable(&b, t, prof)
-		if ranked(t) {
-			svg, ok, err := barChart(t, pal)
-			if err != nil {
-				return errChart(t.Family+" on "+t.Machine, err)
-			}
-			if ok {
-				runs := "run"
-				if t.Kind == kindSweep {
-					runs = "search"
-				}
-				figure(&b, classBar, svg, "Medians of "+t.Family+" on "+t.Machine+"; whiskers from the slowest "+runs+" to the fastest.")
-			}
-		}
-		last := i+1 == len(tables) || tables[i+1].Session != t.Session || tables[i+1].Family != t.Family || tables[i+1].Machine != t.Machine
-		if !last {
-			continue
-		}
-		// The group's charts of the runs' data, from its throughput
-		// tables (ranked, the first of a triple).
-		var group []Table
-		for j := i; j >= 0 && tables[j].Session == t.Session && tables[j].Family == t.Family && tables[j].Machine == t.Machine; j-- {
-			if ranked(tables[j]) {
-				group = append([]Table{tables[j]}, group...)
-			}
-		}
-		if t.Family == famSweep {
-			// a search's steps are short windows: their latency against
-			// their rate, not their seconds
-			if err := htmlSweeps(&b, t, pal); err != nil {
-				return err
-			}
-			continue
-		}
-		if t.Family == famMix {
-			if err := htmlHDR(&b, group, data, pal, d.accounting[t.Session]); err != nil {
-				return err
-			}
-		}
-		if err := htmlSeries(&b, group, data); err != nil {
-			return err
 		}
 	}
 	prof.write(&b)
@@ -155,6 +118,107 @@ func writeHTML(w io.Writer, setups []Setup, tables []Table, data map[results.Run
 
 func esc(s string) string { return html.EscapeString(s) }
 
+// htmlOpening opens a session: its heading and line, the summary of its
+// families (summaryLines), and the contents of the page's headings.
+func htmlOpening(b *bytes.Buffer, session, line string, groups []familyGroup, setups []Setup) {
+	fmt.Fprintf(b, "<h1 id=\"%s\">Session %s</h1>\n", anchor("session", session), esc(session))
+	fmt.Fprintf(b, "<section class=\"answer\" id=\"%s\">\n", summaryID(session))
+	if line != "" {
+		fmt.Fprintf(b, "<p class=\"summary\">%s</p>\n", esc(line))
+	}
+	var tables []Table
+	for _, g := range groups {
+		tables = append(tables, g.tables...)
+	}
+	if lines := summaryLines(session, tables); len(lines) > 0 {
+		fmt.Fprintf(b, "<h2>%s</h2>\n<ul class=\"answer\">\n", summaryHead)
+		for _, l := range lines {
+			fmt.Fprintf(b, "<li>%s</li>\n", esc(l))
+		}
+		fmt.Fprintf(b, "</ul>\n<p class=\"caption\">%s</p>\n", esc(summaryNote))
+	}
+	// how the headlines above each table read, once
+	fmt.Fprintf(b, "<p class=\"caption\">Headlines: %s</p>\n", esc(headlineNote))
+	b.WriteString("</section>\n<nav class=\"contents\">\n<h2>Contents</h2>\n<ul>\n")
+	for i, g := range groups {
+		if i > 0 && g.family == groups[i-1].family {
+			continue
+		}
+		var machines []string
+		for _, o := range groups[i:] {
+			if o.family == g.family {
+				machines = append(machines, fmt.Sprintf("<a href=\"#%s\">%s</a>", anchor(session, o.family, o.machine), esc(o.machine)))
+			}
+		}
+		fmt.Fprintf(b, "<li><a href=\"#%s\">%s</a>", anchor(session, g.family), esc(g.family))
+		if len(machines) > 1 {
+			b.WriteString(": " + strings.Join(machines, ", "))
+		}
+		b.WriteString("</li>\n")
+	}
+	for _, s := range setups {
+		if s.Session == session && len(s.Rows) > 0 {
+			fmt.Fprintf(b, "<li><a href=\"#%s\">Setup</a></li>\n", anchor(session, "setup"))
+		}
+	}
+	b.WriteString("</ul>\n</nav>\n")
+	for _, s := range setups {
+		if s.Session == session && len(s.Missing) > 0 {
+			fmt.Fprintf(b, "<p class=\"absent\">No metadata beside %s.</p>\n", esc(strings.Join(s.Missing, ", ")))
+		}
+	}
+}
+
+// summaryID is the id of a session's summary on the page.
+func summaryID(session string) string { return anchor("summary", session) }
+
+// htmlGroup writes the tables of a family on a machine, each ranked one
+// with its bar chart, and after them the charts of their runs' data.
+func htmlGroup(b *bytes.Buffer, g familyGroup, data map[results.RunID]*results.RunData, pal palette, d *detail, prof *pageProfiles) error {
+	var group []Table // the throughput tables (ranked, the first of a triple)
+	for _, t := range g.tables {
+		if t.Kind == kindLatency {
+			// the latency tables closed, as the charts of the runs' data
+			fmt.Fprintf(b, "<details class=\"latency\">\n<summary>%s</summary>\n", esc(t.Title))
+			htmlTable(b, t, prof)
+			b.WriteString("</details>\n")
+			continue
+		}
+		if t.Title != "" {
+			fmt.Fprintf(b, "<h4>%s</h4>\n", esc(t.Title))
+		}
+		htmlHeadlines(b, t)
+		htmlTable(b, t, prof)
+		if !ranked(t) {
+			continue
+		}
+		group = append(group, t)
+		svg, ok, err := barChart(t, pal)
+		if err != nil {
+			return errChart(t.Family+" on "+t.Machine, err)
+		}
+		if ok {
+			runs := "run"
+			if t.Kind == kindSweep {
+				runs = "search"
+			}
+			figure(b, classBar, svg, "Medians of "+t.Family+" on "+t.Machine+"; whiskers from the slowest "+runs+" to the fastest.")
+		}
+	}
+	last := g.tables[len(g.tables)-1]
+	if g.family == famSweep {
+		// a search's steps are short windows: their latency against
+		// their rate, not their seconds
+		return htmlSweeps(b, last, pal)
+	}
+	if g.family == famMix {
+		if err := htmlHDR(b, group, data, pal, d.accounting[g.session]); err != nil {
+			return err
+		}
+	}
+	return htmlSeries(b, group, data)
+}
+
 // figure writes a chart's figure.
 func figure(b *bytes.Buffer, class string, svg []byte, caption string) {
 	fmt.Fprintf(b, "<figure class=\"%s\">\n", class)
@@ -162,15 +226,13 @@ func figure(b *bytes.Buffer, class string, svg []byte, caption string) {
 	fmt.Fprintf(b, "\n<figcaption>%s</figcaption>\n</figure>\n", esc(caption))
 }
 
-// htmlSetup writes a session's Setup table and notes.
+// htmlSetup writes a session's Setup table and notes, after its tables
+// (htmlOpening says which files had no metadata).
 func htmlSetup(b *bytes.Buffer, s Setup) {
-	if len(s.Missing) > 0 {
-		fmt.Fprintf(b, "<p class=\"absent\">No metadata beside %s.</p>\n", esc(strings.Join(s.Missing, ", ")))
-	}
 	if len(s.Rows) == 0 {
 		return
 	}
-	b.WriteString("<h2>Setup</h2>\n<table class=\"setup\">\n<tr><th></th>")
+	fmt.Fprintf(b, "<h2 id=\"%s\">Setup</h2>\n<table class=\"setup\">\n<tr><th></th>", anchor(s.Session, "setup"))
 	for _, m := range s.Machines {
 		fmt.Fprintf(b, "<th>%s</th>", esc(m))
 	}
@@ -235,8 +297,16 @@ func htmlTable(b *bytes.Buffer, t Table, prof *pageProfiles) {
 		text.WriteString(l + "\n\n")
 	}
 	writeFailed(&text, t.Failed, true)
-	writeGroupedNotes(&text, t)
 	htmlParagraphs(b, text.String())
+	if lines := groupNotes(t.runNotes); len(lines) > 0 {
+		// the notes closed, as the charts of the runs' data: the marks
+		// and the failed runs above say what the figures owe to them
+		fmt.Fprintf(b, "<details class=\"notes\">\n<summary>%s: %d</summary>\n<ul>\n", esc(groupedNotesHead), len(lines))
+		for _, l := range lines {
+			fmt.Fprintf(b, "<li>%s</li>\n", esc(l))
+		}
+		b.WriteString("</ul>\n</details>\n")
+	}
 	if t.Caption != "" {
 		fmt.Fprintf(b, "<p class=\"caption\">%s</p>\n", esc(t.Caption))
 	}
@@ -283,7 +353,8 @@ func htmlLegend(b *bytes.Buffer, t Table) {
 	b.WriteString("</ul>\n")
 }
 
-// htmlHeadlines writes the headlines of t's rows before it.
+// htmlHeadlines writes the headlines of t's rows before it (the opening
+// says how they read).
 func htmlHeadlines(b *bytes.Buffer, t Table) {
 	hs := Headlines(t)
 	if len(hs) == 0 {
@@ -293,7 +364,7 @@ func htmlHeadlines(b *bytes.Buffer, t Table) {
 	for _, h := range hs {
 		fmt.Fprintf(b, "<li>%s</li>\n", esc(h.String()))
 	}
-	fmt.Fprintf(b, "</ul>\n<p class=\"caption\">%s</p>\n", esc(headlineNote))
+	b.WriteString("</ul>\n")
 }
 
 // htmlCellDetail is what the page writes after a cell's text: its !
@@ -316,6 +387,7 @@ func htmlHDR(b *bytes.Buffer, group []Table, data map[results.RunID]*results.Run
 	if accounting == results.MixAnswered {
 		counted = "the answered exchanges only (bench mix before its fixed window)"
 	}
+	var figs bytes.Buffer
 	drawn := 0
 	for _, t := range group {
 		for _, r := range t.Rows {
@@ -336,9 +408,14 @@ func htmlHDR(b *bytes.Buffer, group []Table, data map[results.RunID]*results.Run
 			if err != nil {
 				return errChart(r.Label, err)
 			}
-			figure(b, classHDR, svg, "Latency of "+r.Label+" by percentile, "+counted+", the runs of each column merged.")
+			figure(&figs, classHDR, svg, "Latency of "+r.Label+" by percentile, "+counted+", the runs of each column merged.")
 			drawn++
 		}
+	}
+	if drawn > 0 {
+		fmt.Fprintf(b, "<details class=\"hdr\">\n<summary>Latency by percentile: %d charts, one a scenario</summary>\n", drawn)
+		b.Write(figs.Bytes())
+		b.WriteString("</details>\n")
 	}
 	if drawn == 0 {
 		b.WriteString("<p class=\"absent\">No latency histograms of these runs beside the session files (bench keeps them in &lt;csv&gt;.runs/ since its sessions write &lt;run&gt;.data.json, or its mix output there): no percentile charts.</p>\n")
@@ -408,7 +485,7 @@ func htmlSeries(b *bytes.Buffer, group []Table, data map[results.RunID]*results.
 		b.WriteString("<p class=\"absent\">No per-second series of these runs beside the session files (sessions before bench kept &lt;run&gt;.data.json in &lt;csv&gt;.runs/): no time series.</p>\n")
 		return nil
 	}
-	b.WriteString("<details open>\n<summary>Runs second by second: throughput where the load tool gives it (iperf3, bench mix; not wrk), and the busy fraction of the proxy's, client's and origin's CPUs</summary>\n<div class=\"series\">\n")
+	b.WriteString("<details>\n<summary>Runs second by second: throughput where the load tool gives it (iperf3, bench mix; not wrk), and the busy fraction of the proxy's, client's and origin's CPUs</summary>\n<div class=\"series\">\n")
 	b.Write(figs.Bytes())
 	b.WriteString("</div>\n</details>\n")
 	return nil

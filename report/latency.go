@@ -12,6 +12,9 @@ import (
 // with Options.Latency, printed in a table of their own under the
 // family's tables.
 
+// kindLatency is the Kind of a latency table.
+const kindLatency = "latency"
+
 // percentile returns a run's latency at the percentile named p
 // (MetricP50, MetricP99, MetricP999) in milliseconds, NaN where the load
 // tool gave none.
@@ -46,6 +49,13 @@ func (c *Cell) fromRuns(runs []*results.Row) {
 		return nil
 	}
 	c.P50, c.P99, c.P999 = med(MetricP50), med(MetricP99), med(MetricP999)
+	c.p99s = nil
+	for _, r := range runs {
+		if v := percentile(MetricP99)(r); !math.IsNaN(v) {
+			c.p99s = append(c.p99s, v)
+		}
+	}
+	c.pace = paceOf(runs)
 	c.ErrorShare, c.Closed = errorShare(runs), closedCount(runs)
 }
 
@@ -83,7 +93,7 @@ const (
 // (results.MixDue, results.MixAnswered), which its caption says.
 func latencyTable(t Table, accounting string) Table {
 	mix := t.Family == famMix
-	lt := Table{Family: t.Family, Kind: "latency", Machine: t.Machine, Session: t.Session,
+	lt := Table{Family: t.Family, Kind: kindLatency, Machine: t.Machine, Session: t.Session,
 		Title: "latency, ms: p50 / p99 (median of the runs)", Corner: t.Corner,
 		Columns: t.Columns, Groups: t.Groups, Caption: captionClosedLoop}
 	if mix {

@@ -20,22 +20,7 @@ import (
 // package report_test, because the runs' kept output is read by harness,
 // which imports report.
 func TestReferencePageLayout(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("..", "data", "*.csv"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no session file in ../data: %v", err)
-	}
-	rows, err := results.ReadFiles(files)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "page.html")
-	if err := harness.WritePage(path, files, rows, report.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	page, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	page, rows := referencePage(t)
 	tables, err := report.Tables(rows, report.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -56,4 +41,36 @@ func TestReferencePageLayout(t *testing.T) {
 	for _, width := range []int{1400, 420} {
 		chromium.CheckLayout(t, page, fmt.Sprintf("reference-page-%d", width), width, bars)
 	}
+}
+
+// TestReferencePageOpening: the reference session's page opens with its
+// summary within the first screen of a desktop (1400 x 900), its
+// details closed, and is less than 12,000 px tall at 1400 px.
+func TestReferencePageOpening(t *testing.T) {
+	page, rows := referencePage(t)
+	chromium.CheckOpening(t, page, "reference-page", "summary-"+rows[0].Session, chromium.PageHeight)
+}
+
+// referencePage is the reference session's page as bench report renders
+// it from ../data/*.csv, its metadata and its runs' kept output, and the
+// session's runs.
+func referencePage(t *testing.T) ([]byte, []results.Row) {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("..", "data", "*.csv"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no session file in ../data: %v", err)
+	}
+	rows, err := results.ReadFiles(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "page.html")
+	if err := harness.WritePage(path, files, rows, report.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	page, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return page, rows
 }

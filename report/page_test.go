@@ -257,3 +257,38 @@ func svgStructure(t *testing.T, svg []byte) []byte {
 	out := regexp.MustCompile(`>\n*(\s*<)`).ReplaceAllString(b.String(), ">\n$1")
 	return []byte(regexp.MustCompile(`\n+`).ReplaceAllString(out, "\n"))
 }
+
+// TestPageOpening: the fixture session's page, as the reference
+// session's (TestReferencePageOpening), opens with its summary, the
+// contents linking every family's heading and Setup after the tables.
+func TestPageOpening(t *testing.T) {
+	rows, data := pageSession(t)
+	var b bytes.Buffer
+	files := []results.SessionFile{{Path: "s.csv", Meta: detailMeta()}}
+	if err := Render(&b, rows, Options{Format: FormatHTML, Runs: data, Files: files}); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	session := rows[0].Session
+	summary := strings.Index(page, `id="`+summaryID(session)+`"`)
+	contents := strings.Index(page, `<nav class="contents">`)
+	setup := strings.Index(page, `<h2 id="`+anchor(session, "setup")+`">Setup</h2>`)
+	firstTable := strings.Index(page, `<table class="throughput">`)
+	if summary < 0 || contents < summary || firstTable < contents || setup < firstTable {
+		t.Errorf("the page's summary at %d, contents at %d, first table at %d, Setup at %d; want them in that order", summary, contents, firstTable, setup)
+	}
+	tables, err := Tables(rows, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range byFamily(tables) {
+		id := anchor(session, f.family)
+		if !strings.Contains(page, `<a href="#`+id+`">`) || !strings.Contains(page, `<h2 id="`+id+`">`) {
+			t.Errorf("no contents' link to the heading #%s", id)
+		}
+	}
+	if strings.Contains(page, "<details open") {
+		t.Errorf("a <details> of the page is open")
+	}
+	chromium.CheckOpening(t, b.Bytes(), "session-page", summaryID(session), chromium.PageHeight)
+}

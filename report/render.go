@@ -35,11 +35,10 @@ type Options struct {
 	// metadata beside them (results.ReadMetas): each session's Setup
 	// table comes from them. Without files there is no Setup table.
 	Files []results.SessionFile
-	// Detail adds to the markdown what the page always has (detail.go):
-	// a headline per row of each ranked table, each median's spread and
-	// runs, the ! mark, the runs' notes grouped by cell, a line of what
-	// the session ran, and bench's build and the command line in the
-	// Setup table (which the other formats then have too).
+	// Detail adds to the markdown what the page always has beyond the
+	// headlines and each median's spread and runs (detail.go): a line of
+	// what the session ran and the command line in the Setup table
+	// (which the other formats then have too).
 	Detail bool
 	// Runs are the data the runs kept beside the session files
 	// (results.ReadRunData), which the page's percentile charts and time
@@ -165,6 +164,9 @@ func writeText(w io.Writer, setups []Setup, tables []Table, md bool, d *detail) 
 			if d != nil && d.summaries[t.Session] != "" {
 				buf.WriteString(mdText.Replace(d.summaries[t.Session]) + "\n\n")
 			}
+			if md {
+				writeSummary(&buf, t.Session, tables)
+			}
 			for _, s := range setups {
 				if s.Session == t.Session {
 					if err := writeSetup(&buf, s, md); err != nil {
@@ -183,7 +185,7 @@ func writeText(w io.Writer, setups []Setup, tables []Table, md bool, d *detail) 
 		if t.Title != "" {
 			heading(4, t.Title)
 		}
-		if d != nil {
+		if md {
 			if hs := Headlines(t); len(hs) > 0 {
 				for _, h := range hs {
 					buf.WriteString("- " + mdText.Replace(h.String()) + "\n")
@@ -192,7 +194,7 @@ func writeText(w io.Writer, setups []Setup, tables []Table, md bool, d *detail) 
 			}
 		}
 		if md {
-			if err := writeMarkdown(&buf, t, d != nil); err != nil {
+			if err := writeMarkdown(&buf, t, true); err != nil {
 				return err
 			}
 		} else {
@@ -201,7 +203,7 @@ func writeText(w io.Writer, setups []Setup, tables []Table, md bool, d *detail) 
 		buf.WriteString("\n")
 		writeSearches(&buf, t, md)
 		if md {
-			writeLegend(&buf, t, d != nil)
+			writeLegend(&buf, t, true)
 			if l := closedLine(t); l != "" {
 				buf.WriteString(mdText.Replace(l) + "\n\n")
 			}
@@ -229,6 +231,20 @@ func writeText(w io.Writer, setups []Setup, tables []Table, md bool, d *detail) 
 	}
 	_, err := w.Write(buf.Bytes())
 	return err
+}
+
+// writeSummary writes the summary of a session's tables (summaryLines)
+// in markdown.
+func writeSummary(w *bytes.Buffer, session string, tables []Table) {
+	lines := summaryLines(session, tables)
+	if len(lines) == 0 {
+		return
+	}
+	writeHeading(w, true, 2, summaryHead)
+	for _, l := range lines {
+		w.WriteString("- " + mdText.Replace(l) + "\n")
+	}
+	w.WriteString("\n" + summaryNote + "\n\n")
 }
 
 // writeSetup writes a session's Setup table with its notes, or says that
@@ -407,15 +423,15 @@ func mdOnly(md bool, s string) string {
 	return s
 }
 
-// writeMarkdown writes t as a markdown table; with detail, each cell
-// with its spread (cellSpread).
-func writeMarkdown(w io.Writer, t Table, detail bool) error {
+// writeMarkdown writes t as a markdown table; with spreads, each cell
+// with its spread (cellSpread), as bench report writes it.
+func writeMarkdown(w io.Writer, t Table, spreads bool) error {
 	rows := make([][]string, len(t.Rows))
 	for i, r := range t.Rows {
 		cells := make([]string, len(r.Cells))
 		for j, c := range r.Cells {
 			cells[j] = markdownCell(c)
-			if detail {
+			if spreads {
 				cells[j] += detailSuffix(c)
 			}
 		}

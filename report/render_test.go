@@ -50,7 +50,7 @@ func TestRenderSessionsAndFailures(t *testing.T) {
 	if err := Render(&b, rows, Options{Format: FormatMarkdown, Session: "2026-10-11"}); err != nil {
 		t.Fatal(err)
 	}
-	if out := b.String(); strings.Contains(out, "2026-10-13") || !strings.Contains(out, "| ka-1k, k req/s | **32.0** * |") {
+	if out := b.String(); strings.Contains(out, "2026-10-13") || !strings.Contains(out, "| ka-1k, k req/s | **32.0** * ±3% n=3 |") {
 		t.Errorf("--session 2026-10-11 rendered:\n%s", out)
 	}
 

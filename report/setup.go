@@ -89,9 +89,9 @@ func Setups(runs []results.Row, files []results.SessionFile, opt Options) []Setu
 }
 
 // setupRows are the rows of the machines' metadata, nil for a machine
-// without any; provenance adds the build of bench that ran the session
-// and its command line (Options.Detail: the reference results have
-// neither).
+// without any, the build of bench that ran the session among them;
+// provenance adds its command line (Options.Detail: the reference
+// results have none).
 func setupRows(metas []*results.Meta, provenance bool) []SetupRow {
 	var rows []SetupRow
 	add := func(label string, cell func(m *results.Meta) string) {
@@ -162,13 +162,13 @@ func setupRows(metas []*results.Meta, provenance bool) []SetupRow {
 		}
 		return stamp(*m.Ended)
 	})
+	add("bench", func(m *results.Meta) string {
+		if m.Bench == nil {
+			return "not recorded (a session from before bench recorded its build)"
+		}
+		return m.Bench.String()
+	})
 	if provenance {
-		add("bench", func(m *results.Meta) string {
-			if m.Bench == nil {
-				return "not recorded (a session from before bench recorded its build)"
-			}
-			return m.Bench.String()
-		})
 		add("command line", func(m *results.Meta) string { return commandLine(m.CommandLine) })
 	}
 	for _, name := range versionedColumns(metas) {

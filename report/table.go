@@ -90,6 +90,8 @@ type Cell struct {
 	Searches []Search `json:"searches,omitempty"`
 
 	figure string          // the figure alone, for markdown's bold
+	p99s   []float64       // the ok runs' p99, where the load tool gives it, for the headlines
+	pace   results.Bound   // the role that set the pace of most runs (paceOf)
 	ids    []results.RunID // the ok runs, for the charts of their data
 	median *results.RunID  // the run of the median figure, whose profile the page links (MedianRun)
 	chart  summary         // the ok runs' figures in their scenario's unit (results.UnitOf), for the bar charts
@@ -409,6 +411,19 @@ func boundElsewhere(runs []*results.Row) bool {
 		}
 	}
 	return len(runs) > 0 && 2*n > len(runs)
+}
+
+// paceOf is the role that set the pace of most of the runs, empty where
+// none did.
+func paceOf(runs []*results.Row) results.Bound {
+	n := map[results.Bound]int{}
+	for _, r := range runs {
+		n[r.Bound]++
+		if 2*n[r.Bound] > len(runs) {
+			return r.Bound
+		}
+	}
+	return ""
 }
 
 // newSpread is what the marking rule knows of a cell of group with the

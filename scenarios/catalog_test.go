@@ -283,3 +283,16 @@ func byName(name string) (Scenario, bool) {
 	}
 	return Scenario{}, false
 }
+
+// TestFixedRateCatalog: the report's reading of a load's name as
+// fixed-rate (results.FixedRate, which the headlines rank by latency)
+// holds for every load of the catalog: those with a rate asked and no
+// sweep, and no other.
+func TestFixedRateCatalog(t *testing.T) {
+	for _, s := range Catalog() {
+		l := s.Load
+		if got, want := results.FixedRate(l.Name), l.Rate > 0 && !l.Sweep; got != want {
+			t.Errorf("results.FixedRate(%q) = %v; want %v (rate %d)", l.Name, got, want, l.Rate)
+		}
+	}
+}

@@ -189,7 +189,7 @@ func TestCmdReportReference(t *testing.T) {
 		name, out string
 		mark      *regexp.Regexp
 	}{
-		{"bench report", plain.String(), regexp.MustCompile(` ![0-9.]+% *\|`)},
+		{"bench report", plain.String(), regexp.MustCompile(` ![0-9.]+% ±`)},
 		{"bench report --detail", detail.String(), regexp.MustCompile(` ![0-9.]+% ±`)},
 		{"bench report --format html", page.String(), regexp.MustCompile(`<span class="err" title="[0-9.]+% of its exchanges failed[^"]*">![0-9.]+%</span>`)},
 	} {
@@ -197,7 +197,12 @@ func TestCmdReportReference(t *testing.T) {
 			t.Errorf("%s: %d cells marked with their share of failed exchanges; the rows have %d beyond 1%%", c.name, got, marked)
 		}
 	}
-	if strings.Contains(detail.String(), "n=1 ") || strings.Contains(detail.String(), "n=2 ") || !strings.Contains(detail.String(), "n=3") {
-		t.Error("bench report --detail: want n=3 in every cell of the reference session (504 runs, all ok)")
+	for name, out := range map[string]string{"bench report": plain.String(), "bench report --detail": detail.String()} {
+		if strings.Contains(out, "n=1 ") || strings.Contains(out, "n=2 ") || !strings.Contains(out, "n=3") {
+			t.Errorf("%s: want n=3 in every cell of the reference session (556 runs, all ok)", name)
+		}
+		if !strings.Contains(out, "- mix-http-3k, p99 at its fixed rate: ") || !strings.Contains(out, "## Summary") {
+			t.Errorf("%s: no summary, or no headline of mix-http-3k by its p99", name)
+		}
 	}
 }

@@ -113,8 +113,10 @@ type Tipped struct {
 	Title  string `json:"title"`  // its <title>, "" when none
 }
 
-// layoutProbe measures what Layout holds.
+// layoutProbe measures what Layout holds, with every <details> opened
+// first, so that the charts a page keeps closed are drawn and checked.
 const layoutProbe = `(() => {
+	for (const d of document.querySelectorAll("details")) d.open = true;
 	const out = {width: document.documentElement.scrollWidth, window: window.innerWidth, charts: []};
 	for (const svg of document.querySelectorAll("figure.chart > svg")) {
 		const s = svg.getBoundingClientRect();

@@ -222,7 +222,7 @@ func (c *conn) load(ctx context.Context, url, expr string, width int) (*Page, er
 		}
 	}
 	if err := c.call(ctx, s, "Emulation.setDeviceMetricsOverride", map[string]any{
-		"width": width, "height": 900, "deviceScaleFactor": 1, "mobile": false}, nil); err != nil {
+		"width": width, "height": ScreenHeight, "deviceScaleFactor": 1, "mobile": false}, nil); err != nil {
 		return nil, err
 	}
 	var nav struct {

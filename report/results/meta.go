@@ -305,7 +305,8 @@ func ReadMetas(paths []string) ([]SessionFile, error) {
 }
 
 // String says which bench a build is: "(devel) 1a2b3c4d5e6f, modified,
-// go1.26.0".
+// go1.26.0", "(devel), commit unknown, go1.26.0" for a build that
+// recorded none.
 func (b BuildInfo) String() string {
 	s := b.Version
 	if s == "" {
@@ -313,6 +314,8 @@ func (b BuildInfo) String() string {
 	}
 	if b.Revision != "" {
 		s += " " + b.Revision[:min(12, len(b.Revision))]
+	} else {
+		s += ", commit unknown"
 	}
 	if b.Modified {
 		s += ", modified"

@@ -79,3 +79,21 @@ func TestMixAccountingOf(t *testing.T) {
 		}
 	}
 }
+
+// TestBuildInfoString: a build names its version, its commit or that it
+// is unknown, and its Go.
+func TestBuildInfoString(t *testing.T) {
+	for _, c := range []struct {
+		b    BuildInfo
+		want string
+	}{
+		{BuildInfo{Version: "(devel)", Revision: "3933942aaaabbbbccccdddd", Modified: true, Go: "go1.26.0"}, "(devel) 3933942aaaab, modified, go1.26.0"},
+		{BuildInfo{Version: "v1.2.0", Revision: "1a2b3c4d", Go: "go1.26.0"}, "v1.2.0 1a2b3c4d, go1.26.0"},
+		{BuildInfo{Version: "(devel)", Go: "go1.26.0"}, "(devel), commit unknown, go1.26.0"},
+		{BuildInfo{Go: "go1.26.0"}, "(unknown version), commit unknown, go1.26.0"},
+	} {
+		if got := c.b.String(); got != c.want {
+			t.Errorf("BuildInfo(%+v).String() = %q; want %q", c.b, got, c.want)
+		}
+	}
+}

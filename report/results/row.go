@@ -282,6 +282,15 @@ const ClosedShare = 0.99
 // failure (Closed).
 func (r *Row) Failures() int64 { return r.Errors + r.Timeouts - r.Closed() }
 
+// FixedRate reports whether a load asks for a rate of exchanges, open
+// loop, rather than as many as the proxy answers: the mix loads named
+// for their rate ("mix-3k"), not the closed-loop mix nor a sweep's
+// steps (whose rate each step sets).
+func FixedRate(load string) bool {
+	rest, ok := strings.CutPrefix(load, "mix-")
+	return ok && rest != "" && rest[len(rest)-1] == 'k' && strings.Trim(rest[:len(rest)-1], "0123456789") == "" && len(rest) > 1
+}
+
 // IsMix reports whether a load is one of the mix loads ("mix",
 // "mix-3k"), bench mix's.
 func IsMix(load string) bool {
