@@ -162,30 +162,34 @@ type palette struct {
 	slots map[string]int
 }
 
-// newPalette gives each column of the tables its colour: the baseline
-// grey, the packaged proxies' columns their fixed slots, and the others
+// newPalette gives each column of the tables its colour (paletteOf).
+func newPalette(tables []Table) palette {
+	var names []string
+	for _, t := range tables {
+		for j, name := range t.Columns {
+			if results.Group(t.Groups[j]) != results.Baseline {
+				names = append(names, name)
+			}
+		}
+	}
+	return paletteOf(names)
+}
+
+// paletteOf gives each of the columns names (the baseline's apart) its
+// colour: the packaged proxies' columns their fixed slots, and the others
 // the slot of a hash of their name, or the next one no other column of
 // the page has while there is one. So a column has one colour on every
 // chart of the page, and on every page where the columns it meets leave
 // its hash's slot free.
-func newPalette(tables []Table) palette {
+func paletteOf(names []string) palette {
 	p := palette{slots: map[string]int{}}
 	var others []string
-	for _, t := range tables {
-		for j, name := range t.Columns {
-			switch _, known := knownColumns[name]; {
-			case results.Group(t.Groups[j]) == results.Baseline, known:
-			case !slices.Contains(others, name):
-				others = append(others, name)
-			}
-		}
-	}
 	used := map[int]bool{}
-	for _, t := range tables {
-		for _, name := range t.Columns {
-			if s, ok := knownColumns[name]; ok {
-				p.slots[name], used[s] = s, true
-			}
+	for _, name := range names {
+		if s, ok := knownColumns[name]; ok {
+			p.slots[name], used[s] = s, true
+		} else if !slices.Contains(others, name) {
+			others = append(others, name)
 		}
 	}
 	slices.Sort(others)
@@ -454,12 +458,16 @@ func (b *barSet) failedAt(i int) float64 {
 	return b.failed[i]
 }
 
-// DataRange spans the bars and their whiskers' tops.
+// DataRange spans the bars and their whiskers, from zero or below it
+// (compareChart's changes for the worse).
 func (b *barSet) DataRange() (xmin, xmax, ymin, ymax float64) {
 	xmax = float64(len(b.median) - 1)
 	for i, m := range b.median {
 		if !math.IsNaN(m) {
-			ymax = max(ymax, m)
+			ymin, ymax = min(ymin, m), max(ymax, m)
+		}
+		if !math.IsNaN(b.low[i]) {
+			ymin = min(ymin, b.low[i])
 		}
 		if f := b.failedAt(i); !math.IsNaN(m) && !math.IsNaN(f) {
 			ymax = max(ymax, m+f)

@@ -17,8 +17,9 @@ const compareSynopsis = "[--format md|tsv|json|html] [--metric throughput|p50|p9
 
 func cmdCompare(stdout, stderr io.Writer, args []string) error {
 	fs := newFlagSet("compare", stderr, compareSynopsis)
-	format := fs.String("format", report.FormatMarkdown, "output `format`: md (GitHub markdown), tsv (tab-separated), json, or html (one self-contained page, a bar chart of old against new under each table). "+
+	format := fs.String("format", report.FormatMarkdown, "output `format`: md (GitHub markdown), tsv (tab-separated), json, or html (one self-contained page, a chart of the changes with their intervals under each table). "+
 		"The text begins with a line counting the real regressions and improvements, each with its largest, and the cells within noise; "+
+		"then the real changes, largest first; the columns (proxies), each with the geomean of its changes and its real changes; "+
 		"then a table per family and machine: per cell the old and new medians, the change with its ± (half the range of new over old from the runs' extremes) where it is real "+
 		"and ~ where it is not, the test that decided (p, the U test's p-value; or the ranges of the runs, apart or overlapping) with the runs of each side, and a geomean row of the changes")
 	var gate percent
@@ -52,6 +53,7 @@ func cmdCompare(stdout, stderr io.Writer, args []string) error {
 	if err != nil {
 		return err
 	}
+	cmp.SetFiles(oldFiles, newFiles)
 	if err := report.WriteComparison(stdout, cmp, *format); err != nil {
 		return err
 	}
