@@ -738,11 +738,10 @@ var columnsHeader = []string{"proxy", "geomean", "real changes", "largest"}
 
 // textRow is a column's roll-up as a row of text.
 func (cc *ColumnChange) textRow() []string {
-	g := "–"
+	g := "no cell on both sides"
 	if cc.Geomean != nil {
-		g = fmt.Sprintf("%+.1f%%", *cc.Geomean)
+		g = fmt.Sprintf("%+.1f%% of %s", *cc.Geomean, plural(cc.GeomeanOf, "cell"))
 	}
-	g += " of " + plural(cc.GeomeanOf, "cell")
 	real := "none"
 	if cc.Worse+cc.Better > 0 {
 		real = fmt.Sprintf("%d worse, %d better", cc.Worse, cc.Better)
