@@ -166,9 +166,19 @@ type palette struct {
 func newPalette(tables []Table) palette {
 	var names []string
 	for _, t := range tables {
-		for j, name := range t.Columns {
-			if results.Group(t.Groups[j]) != results.Baseline {
-				names = append(names, name)
+		switch t.Family {
+		case famTunnel: // its columns are directions (directionColors)
+		case famHandshake: // its one column holds every proxy's rows
+			for _, r := range t.Rows {
+				for _, c := range r.Cells {
+					names = append(names, c.Proxy)
+				}
+			}
+		default:
+			for j, name := range t.Columns {
+				if results.Group(t.Groups[j]) != results.Baseline {
+					names = append(names, name)
+				}
 			}
 		}
 	}
@@ -205,10 +215,14 @@ func paletteOf(names []string) palette {
 	return p
 }
 
-// color is column's colour in every chart; the baseline's is grey.
+// color is column's colour in every chart; the baseline's is grey, and a
+// tunnel's directions have theirs, of the other palette.
 func (p palette) color(column string, g results.Group) color.Color {
 	if g == results.Baseline {
 		return baselineColor
+	}
+	if i := slices.Index(directions, column); i >= 0 {
+		return directionColors[i]
 	}
 	s, ok := p.slots[column]
 	if !ok {
@@ -595,9 +609,10 @@ func barChart(t Table, pal palette) ([]byte, bool, error) {
 		dataWidth = max(dataWidth, vg.Length(len(pn.rows))*slotWidth(names[pi], ncols, tickFace, most))
 	}
 	width := dataWidth + barYAxisRoom
+	series := chartSeries(t, pal)
 	var legend []legendEntry
-	for j, name := range t.Columns {
-		legend = append(legend, legendEntry{name, swatch{pal.color(name, results.Group(t.Groups[j]))}})
+	for _, se := range series {
+		legend = append(legend, legendEntry{se.name, swatch{se.color}})
 	}
 	tp := &tips{}
 	bound, noSplice, failed := false, false, false
@@ -619,17 +634,17 @@ func barChart(t Table, pal palette) ([]byte, bool, error) {
 		// Each group in a slot of its own, its label centred in it.
 		p.X.Min, p.X.Max = -0.5, float64(len(pn.rows))-0.5
 		p.Y.Padding = 0
-		for j := 0; j < ncols; j++ {
-			col := t.Columns[j]
+		for _, se := range series {
+			j, col := se.col, se.name
 			n := len(pn.rows)
 			bs := &barSet{column: col, median: make([]float64, n), low: make([]float64, n), high: make([]float64, n),
 				failed: make([]float64, n), titles: make([]string, n), offset: barWidth * (vg.Length(j) - vg.Length(ncols-1)/2),
-				color: pal.color(col, results.Group(t.Groups[j])), tips: tp}
+				color: se.color, tips: tp}
 			var marks plotter.XYLabels
 			for i, r := range pn.rows {
 				c := r.Cells[j]
 				bs.median[i], bs.low[i], bs.high[i], bs.failed[i] = math.NaN(), math.NaN(), math.NaN(), math.NaN()
-				if !c.chart.ok {
+				if !c.chart.ok || (se.proxy != "" && c.Proxy != se.proxy) {
 					continue
 				}
 				s := c.chart
@@ -678,6 +693,36 @@ func barChart(t Table, pal palette) ([]byte, bool, error) {
 	}
 	svg, err := svgOf(plots, legend, tp, width, vg.Length(len(plots))*barPanelHeight)
 	return svg, true, err
+}
+
+// barSeries is a set of a bar chart's bars, of one colour: a column's
+// cells, or, in the handshakes' table, whose one column holds every
+// proxy's rows, a proxy's cells of it.
+type barSeries struct {
+	col   int    // the table's column
+	name  string // the column's name, or the proxy's
+	proxy string // the proxy of the cells, "" for every cell of the column
+	color color.Color
+}
+
+// chartSeries are the bar sets of t's chart: a column each, but for the
+// handshakes' table, a proxy each in its own column's colour.
+func chartSeries(t Table, pal palette) []barSeries {
+	var out []barSeries
+	if t.Family != famHandshake {
+		for j, name := range t.Columns {
+			out = append(out, barSeries{col: j, name: name, color: pal.color(name, results.Group(t.Groups[j]))})
+		}
+		return out
+	}
+	for _, r := range t.Rows {
+		for j, c := range r.Cells {
+			if !slices.ContainsFunc(out, func(se barSeries) bool { return se.proxy == c.Proxy }) {
+				out = append(out, barSeries{col: j, name: c.Proxy, proxy: c.Proxy, color: pal.color(c.Proxy, c.Group)})
+			}
+		}
+	}
+	return out
 }
 
 // percentiles of the HDR charts' X axis, from the median to the
@@ -819,17 +864,26 @@ func (ticks125) Ticks(min, max float64) []plot.Tick {
 	return ticks
 }
 
-// The roles' colors and names in the CPU panels: Tol's bright red, blue
-// and green, apart from the columns' colours, which these charts do not
-// use.
+// meaningColors are the colours of what is not a column: the roles whose
+// CPU the series charts draw, a tunnel's directions, a trend's changes.
+// Okabe and Ito's vermillion, a near black and a brown: hues the columns'
+// palette (paletteColors, baselineColor) has none near, so that no colour
+// on a page says both a proxy and a role.
+var meaningColors = []color.Color{rgb(0xd55e00), rgb(0x222222), rgb(0x663300)}
+
+// The roles' colors and names in the CPU panels.
 var roleLines = []struct {
 	role  string
 	color color.Color
 }{
-	{"proxy", rgb(0xee6677)},
-	{"client", rgb(0x4477aa)},
-	{"origin", rgb(0x228833)},
+	{"proxy", meaningColors[0]},
+	{"client", meaningColors[1]},
+	{"origin", meaningColors[2]},
 }
+
+// directionColors are the colours of a tunnel's directions, in the order
+// of directions.
+var directionColors = meaningColors[:2]
 
 // repStyle is how the i-th run's lines are told apart in the time series:
 // a dash, a glyph at each second and a shade, so that no run is known by
