@@ -162,7 +162,8 @@ func mdTables(text string) map[string][][][]string {
 // other column has no real change. The json says the same. The page of
 // the same comparison holds the same tables, and opens in Chromium laid
 // out as the session's page is (chromium.CheckLayout) at 1400 and 420
-// px: a bar with its title for each cell compared.
+// px: a bar with its title for each cell compared; its tables fit as
+// the session's page's do (chromium.CheckTables).
 func TestCompareReferenceLowered(t *testing.T) {
 	ref := []string{filepath.Join("..", "..", "data", "epyc-2-cpus-2026-12-02.csv")}
 	low := lowered(t, ref, 0.85)
@@ -265,5 +266,6 @@ func TestCompareReferenceLowered(t *testing.T) {
 	chromium.CheckPage(t, page, "compare-page", families, 0, 0)
 	for _, width := range []int{1400, 420} {
 		chromium.CheckLayout(t, page, fmt.Sprintf("compare-page-%d", width), width, compared)
+		chromium.CheckTables(t, page, fmt.Sprintf("compare-page-tables-%d", width), width)
 	}
 }
