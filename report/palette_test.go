@@ -3,41 +3,8 @@ package report
 import (
 	"bench/report/results"
 	"image/color"
-	"math"
 	"testing"
 )
-
-// lab is c in CIE L*a*b* (D65), where the distance of two colours
-// follows how far apart they look.
-func lab(c color.Color) [3]float64 {
-	r, g, b, _ := c.RGBA()
-	lin := func(v uint32) float64 {
-		s := float64(v) / 0xffff
-		if s <= 0.04045 {
-			return s / 12.92
-		}
-		return math.Pow((s+0.055)/1.055, 2.4)
-	}
-	R, G, B := lin(r), lin(g), lin(b)
-	x := (0.4124*R + 0.3576*G + 0.1805*B) / 0.95047
-	y := 0.2126*R + 0.7152*G + 0.0722*B
-	z := (0.0193*R + 0.1192*G + 0.9505*B) / 1.08883
-	f := func(t float64) float64 {
-		if t > 0.008856 {
-			return math.Cbrt(t)
-		}
-		return 7.787*t + 16.0/116
-	}
-	return [3]float64{116*f(y) - 16, 500 * (f(x) - f(y)), 200 * (f(y) - f(z))}
-}
-
-// deltaE is CIE76's distance of two colours: about 2.3 is the least a
-// reader tells apart side by side; 25 and more, two colours no reader
-// takes for one across a page.
-func deltaE(a, b color.Color) float64 {
-	la, lb := lab(a), lab(b)
-	return math.Hypot(math.Hypot(la[0]-lb[0], la[1]-lb[1]), la[2]-lb[2])
-}
 
 // TestPalettesApart: the colours of what is not a column (roles,
 // directions, a trend's changes) are none of the columns' colours, nor
@@ -96,6 +63,11 @@ func TestPaletteColors(t *testing.T) {
 		if got := pal.color(c.column, g); got != c.want {
 			t.Errorf("color(%q) = %v; want %v", c.column, got, c.want)
 		}
+	}
+	// devel's hash falls on no slot of another column, but on bright
+	// green (228833), nginx's muted green's twin: it takes another
+	if d := deltaE(pal.color("devel", results.Copy), pal.color("nginx", results.Copy)); d < columnsApart {
+		t.Errorf("devel's colour %v is %.1f from nginx's; want %v apart", pal.color("devel", results.Copy), d, columnsApart)
 	}
 	series := chartSeries(tables[2], pal)
 	if len(series) != 2 || series[0].name != "stunnel" || series[1].name != "nginx" || series[0].color == series[1].color {
