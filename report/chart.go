@@ -271,7 +271,6 @@ func deltaE(a, b color.Color) float64 {
 	return math.Hypot(math.Hypot(la[0]-lb[0], la[1]-lb[1]), la[2]-lb[2])
 }
 
-
 // color is column's colour in every chart; the baseline's is grey, and a
 // tunnel's directions have theirs, of the other palette.
 func (p palette) color(column string, g results.Group) color.Color {
