@@ -167,49 +167,123 @@ type palette struct {
 	slots map[string]int
 }
 
-// newPalette gives each column of the tables its colour: the baseline
-// grey, the packaged proxies' columns their fixed slots, and the others
-// the slot of a hash of their name, or the next one no other column of
-// the page has while there is one. So a column has one colour on every
-// chart of the page, and on every page where the columns it meets leave
-// its hash's slot free.
+// newPalette gives each column of the tables its colour (paletteOf).
 func newPalette(tables []Table) palette {
-	p := palette{slots: map[string]int{}}
-	var others []string
+	var names []string
 	for _, t := range tables {
-		for j, name := range t.Columns {
-			switch _, known := knownColumns[name]; {
-			case results.Group(t.Groups[j]) == results.Baseline, known:
-			case !slices.Contains(others, name):
-				others = append(others, name)
+		switch t.Family {
+		case famTunnel: // its columns are directions (directionColors)
+		case famHandshake: // its one column holds every proxy's rows
+			for _, r := range t.Rows {
+				for _, c := range r.Cells {
+					names = append(names, c.Proxy)
+				}
+			}
+		default:
+			for j, name := range t.Columns {
+				if results.Group(t.Groups[j]) != results.Baseline {
+					names = append(names, name)
+				}
 			}
 		}
 	}
+	return paletteOf(names)
+}
+
+// paletteOf gives each of the columns names (the baseline's apart) its
+// colour: the packaged proxies' columns their fixed slots, and the others
+// the slot of a hash of their name, or the next one no other column of
+// the page has and whose colour is columnsApart from theirs, while there
+// is one, else the next one no other column has. So a column has one colour on every
+// chart of the page, and on every page where the columns it meets leave
+// its hash's slot free.
+func paletteOf(names []string) palette {
+	p := palette{slots: map[string]int{}}
+	var others []string
 	used := map[int]bool{}
-	for _, t := range tables {
-		for _, name := range t.Columns {
-			if s, ok := knownColumns[name]; ok {
-				p.slots[name], used[s] = s, true
-			}
+	for _, name := range names {
+		if s, ok := knownColumns[name]; ok {
+			p.slots[name], used[s] = s, true
+		} else if !slices.Contains(others, name) {
+			others = append(others, name)
 		}
 	}
 	slices.Sort(others)
+	near := func(s int) bool {
+		for u := range used {
+			if deltaE(paletteColors[s], paletteColors[u]) < columnsApart {
+				return true
+			}
+		}
+		return false
+	}
 	for _, name := range others {
 		h := fnv.New32a()
 		h.Write([]byte(name))
-		s := int(h.Sum32() % uint32(len(paletteColors)))
-		for k := 0; k < len(paletteColors) && used[s]; k++ {
-			s = (s + 1) % len(paletteColors)
+		first := int(h.Sum32() % uint32(len(paletteColors)))
+		next := func(taken func(int) bool) int {
+			s := first
+			for k := 0; k < len(paletteColors) && taken(s); k++ {
+				s = (s + 1) % len(paletteColors)
+			}
+			return s
+		}
+		s := next(func(s int) bool { return used[s] || near(s) })
+		if used[s] || near(s) {
+			s = next(func(s int) bool { return used[s] })
 		}
 		p.slots[name], used[s] = s, true
 	}
 	return p
 }
 
-// color is column's colour in every chart; the baseline's is grey.
+// columnsApart is the least CIE76 distance (deltaE) of a column's colour
+// from those of the other columns of a page, while the palette has one
+// so far from them: the muted scheme's colours are 22.8 or more apart,
+// the bright scheme's twins of theirs (Tol's green 228833 of 117733, red
+// ee6677 of rose cc6677) 8 to 17.
+const columnsApart = 20
+
+// lab is c in CIE L*a*b* (D65), where the distance of two colours
+// follows how far apart they look.
+func lab(c color.Color) [3]float64 {
+	r, g, b, _ := c.RGBA()
+	lin := func(v uint32) float64 {
+		s := float64(v) / 0xffff
+		if s <= 0.04045 {
+			return s / 12.92
+		}
+		return math.Pow((s+0.055)/1.055, 2.4)
+	}
+	R, G, B := lin(r), lin(g), lin(b)
+	x := (0.4124*R + 0.3576*G + 0.1805*B) / 0.95047
+	y := 0.2126*R + 0.7152*G + 0.0722*B
+	z := (0.0193*R + 0.1192*G + 0.9505*B) / 1.08883
+	f := func(t float64) float64 {
+		if t > 0.008856 {
+			return math.Cbrt(t)
+		}
+		return 7.787*t + 16.0/116
+	}
+	return [3]float64{116*f(y) - 16, 500 * (f(x) - f(y)), 200 * (f(y) - f(z))}
+}
+
+// deltaE is CIE76's distance of two colours: about 2.3 is the least a
+// reader tells apart side by side; 25 and more, two colours no reader
+// takes for one across a page.
+func deltaE(a, b color.Color) float64 {
+	la, lb := lab(a), lab(b)
+	return math.Hypot(math.Hypot(la[0]-lb[0], la[1]-lb[1]), la[2]-lb[2])
+}
+
+// color is column's colour in every chart; the baseline's is grey, and a
+// tunnel's directions have theirs, of the other palette.
 func (p palette) color(column string, g results.Group) color.Color {
 	if g == results.Baseline {
 		return baselineColor
+	}
+	if i := slices.Index(directions, column); i >= 0 {
+		return directionColors[i]
 	}
 	s, ok := p.slots[column]
 	if !ok {
@@ -459,12 +533,16 @@ func (b *barSet) failedAt(i int) float64 {
 	return b.failed[i]
 }
 
-// DataRange spans the bars and their whiskers' tops.
+// DataRange spans the bars and their whiskers, from zero or below it
+// (compareChart's changes for the worse).
 func (b *barSet) DataRange() (xmin, xmax, ymin, ymax float64) {
 	xmax = float64(len(b.median) - 1)
 	for i, m := range b.median {
 		if !math.IsNaN(m) {
-			ymax = max(ymax, m)
+			ymin, ymax = min(ymin, m), max(ymax, m)
+		}
+		if !math.IsNaN(b.low[i]) {
+			ymin = min(ymin, b.low[i])
 		}
 		if f := b.failedAt(i); !math.IsNaN(m) && !math.IsNaN(f) {
 			ymax = max(ymax, m+f)
@@ -592,9 +670,10 @@ func barChart(t Table, pal palette) ([]byte, bool, error) {
 		dataWidth = max(dataWidth, vg.Length(len(pn.rows))*slotWidth(names[pi], ncols, tickFace, most))
 	}
 	width := dataWidth + barYAxisRoom
+	series := chartSeries(t, pal)
 	var legend []legendEntry
-	for j, name := range t.Columns {
-		legend = append(legend, legendEntry{name, swatch{pal.color(name, results.Group(t.Groups[j]))}})
+	for _, se := range series {
+		legend = append(legend, legendEntry{se.name, swatch{se.color}})
 	}
 	tp := &tips{}
 	bound, noSplice, failed := false, false, false
@@ -616,17 +695,17 @@ func barChart(t Table, pal palette) ([]byte, bool, error) {
 		// Each group in a slot of its own, its label centred in it.
 		p.X.Min, p.X.Max = -0.5, float64(len(pn.rows))-0.5
 		p.Y.Padding = 0
-		for j := 0; j < ncols; j++ {
-			col := t.Columns[j]
+		for _, se := range series {
+			j, col := se.col, se.name
 			n := len(pn.rows)
 			bs := &barSet{column: col, median: make([]float64, n), low: make([]float64, n), high: make([]float64, n),
 				failed: make([]float64, n), titles: make([]string, n), offset: barWidth * (vg.Length(j) - vg.Length(ncols-1)/2),
-				color: pal.color(col, results.Group(t.Groups[j])), tips: tp}
+				color: se.color, tips: tp}
 			var marks plotter.XYLabels
 			for i, r := range pn.rows {
 				c := r.Cells[j]
 				bs.median[i], bs.low[i], bs.high[i], bs.failed[i] = math.NaN(), math.NaN(), math.NaN(), math.NaN()
-				if !c.chart.ok {
+				if !c.chart.ok || (se.proxy != "" && c.Proxy != se.proxy) {
 					continue
 				}
 				s := c.chart
@@ -675,6 +754,36 @@ func barChart(t Table, pal palette) ([]byte, bool, error) {
 	}
 	svg, err := svgOf(plots, legend, tp, width, vg.Length(len(plots))*barPanelHeight)
 	return svg, true, err
+}
+
+// barSeries is a set of a bar chart's bars, of one colour: a column's
+// cells, or, in the handshakes' table, whose one column holds every
+// proxy's rows, a proxy's cells of it.
+type barSeries struct {
+	col   int    // the table's column
+	name  string // the column's name, or the proxy's
+	proxy string // the proxy of the cells, "" for every cell of the column
+	color color.Color
+}
+
+// chartSeries are the bar sets of t's chart: a column each, but for the
+// handshakes' table, a proxy each in its own column's colour.
+func chartSeries(t Table, pal palette) []barSeries {
+	var out []barSeries
+	if t.Family != famHandshake {
+		for j, name := range t.Columns {
+			out = append(out, barSeries{col: j, name: name, color: pal.color(name, results.Group(t.Groups[j]))})
+		}
+		return out
+	}
+	for _, r := range t.Rows {
+		for j, c := range r.Cells {
+			if !slices.ContainsFunc(out, func(se barSeries) bool { return se.proxy == c.Proxy }) {
+				out = append(out, barSeries{col: j, name: c.Proxy, proxy: c.Proxy, color: pal.color(c.Proxy, c.Group)})
+			}
+		}
+	}
+	return out
 }
 
 // percentiles of the HDR charts' X axis, from the median to the
@@ -816,17 +925,26 @@ func (ticks125) Ticks(min, max float64) []plot.Tick {
 	return ticks
 }
 
-// The roles' colors and names in the CPU panels: Tol's bright red, blue
-// and green, apart from the columns' colours, which these charts do not
-// use.
+// meaningColors are the colours of what is not a column: the roles whose
+// CPU the series charts draw, a tunnel's directions, a trend's changes.
+// Okabe and Ito's vermillion, a near black and a brown: hues the columns'
+// palette (paletteColors, baselineColor) has none near, so that no colour
+// on a page says both a proxy and a role.
+var meaningColors = []color.Color{rgb(0xd55e00), rgb(0x222222), rgb(0x663300)}
+
+// The roles' colors and names in the CPU panels.
 var roleLines = []struct {
 	role  string
 	color color.Color
 }{
-	{"proxy", rgb(0xee6677)},
-	{"client", rgb(0x4477aa)},
-	{"origin", rgb(0x228833)},
+	{"proxy", meaningColors[0]},
+	{"client", meaningColors[1]},
+	{"origin", meaningColors[2]},
 }
+
+// directionColors are the colours of a tunnel's directions, in the order
+// of directions.
+var directionColors = meaningColors[:2]
 
 // repStyle is how the i-th run's lines are told apart in the time series:
 // a dash, a glyph at each second and a shade, so that no run is known by

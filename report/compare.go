@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"golang.org/x/perf/benchmath"
 )
@@ -92,10 +94,44 @@ type Comparison struct {
 	Profiles []ProfileShifts `json:"profiles,omitempty"`
 }
 
-// Side is what one side's runs came from.
+// Side is what one side's runs came from: their sessions, machines and
+// the days they ran (the first and the last, or one), and the files they
+// were read from where the caller names them (SetFiles).
 type Side struct {
 	Sessions []string `json:"sessions"`
 	Machines []string `json:"machines"`
+	Dates    []string `json:"dates,omitempty"`
+	Files    []string `json:"files,omitempty"`
+}
+
+// dateLayout is how a side's days are written.
+const dateLayout = "2006-01-02"
+
+// name names the side in a line: "session 2026-12-02 (epyc.csv) on EPYC
+// (2 CPUs), 2026-12-02", its days as "2026-12-01 to 2026-12-02".
+func (s Side) name() string {
+	n := "session " + strings.Join(s.Sessions, ", ")
+	if len(s.Files) > 0 {
+		n += " (" + strings.Join(s.Files, ", ") + ")"
+	}
+	n += " on " + strings.Join(s.Machines, ", ")
+	if len(s.Dates) > 0 {
+		n += ", " + strings.Join(s.Dates, " to ")
+	}
+	return n
+}
+
+// SetFiles names the files of each side, by their base names, so that the
+// title tells apart two sides of the same session and day.
+func (c *Comparison) SetFiles(old, new []string) {
+	base := func(paths []string) []string {
+		out := make([]string, len(paths))
+		for i, p := range paths {
+			out[i] = filepath.Base(p)
+		}
+		return out
+	}
+	c.Old.Files, c.New.Files = base(old), base(new)
 }
 
 // Change is one cell, a column under a scenario on a machine, compared.
@@ -269,12 +305,27 @@ func (c *Comparison) Regressions() []Change {
 // sideOf lists the sessions and machines of rows as they come.
 func sideOf(rows []results.Row) Side {
 	var s Side
+	var first, last time.Time
 	for i := range rows {
+		if t := rows[i].Started; !t.IsZero() {
+			if first.IsZero() || t.Before(first) {
+				first = t
+			}
+			if t.After(last) {
+				last = t
+			}
+		}
 		if !slices.Contains(s.Sessions, rows[i].Session) {
 			s.Sessions = append(s.Sessions, rows[i].Session)
 		}
 		if !slices.Contains(s.Machines, rows[i].Machine) {
 			s.Machines = append(s.Machines, rows[i].Machine)
+		}
+	}
+	if !first.IsZero() {
+		s.Dates = []string{first.UTC().Format(dateLayout)}
+		if d := last.UTC().Format(dateLayout); d != s.Dates[0] {
+			s.Dates = append(s.Dates, d)
 		}
 	}
 	return s
@@ -599,14 +650,150 @@ func (t *CompareTable) rows() [][]string {
 	return append(rows, t.geomeanRow())
 }
 
-// title is the comparison's heading.
+// title is the comparison's heading, each side named by its sessions,
+// machines and days (Side.name).
 func (c *Comparison) title() string {
-	title := "Comparison: old " + strings.Join(c.Old.Sessions, ", ") + ", new " + strings.Join(c.New.Sessions, ", ")
+	title := "Comparison: old " + c.Old.name() + "; new " + c.New.name()
 	if c.Metric != "" {
-		title += ", latency " + c.Metric + " (lower is better)"
+		title += "; latency " + c.Metric + " (lower is better)"
 	}
 	return title
 }
+
+// Changes are the cells whose change is real, the largest first (by its
+// size, either way), as the tables order them among equals.
+func (c *Comparison) Changes() []Change {
+	var out []Change
+	for _, ch := range c.Cells {
+		if ch.Real && ch.compared() {
+			out = append(out, ch)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Change) int { return cmpAbs(*b.Change, *a.Change) })
+	return out
+}
+
+// ColumnChange is a column (proxy) across the comparison's tables: the
+// geometric mean of its cells' changes and its real changes each way.
+type ColumnChange struct {
+	Proxy string `json:"proxy"`
+	// Geomean is as CompareTable's, of the column's cells on every table;
+	// null without a cell on both sides. GeomeanOf is how many it is of.
+	Geomean   *float64 `json:"geomean_pct"`
+	GeomeanOf int      `json:"geomean_of"`
+	Worse     int      `json:"worse"`  // real changes for the worse
+	Better    int      `json:"better"` // real changes for the better
+	// Largest is the column's largest real change, in percent; null
+	// without one.
+	Largest *float64 `json:"largest_pct"`
+}
+
+// Columns rolls the comparison up by column: those with real changes
+// first, the most first, then by the size of their geomean.
+func (c *Comparison) Columns() []ColumnChange {
+	var names []string
+	byName := map[string][]Change{}
+	for _, ch := range c.Cells {
+		if _, ok := byName[ch.Proxy]; !ok {
+			names = append(names, ch.Proxy)
+		}
+		byName[ch.Proxy] = append(byName[ch.Proxy], ch)
+	}
+	out := make([]ColumnChange, 0, len(names))
+	for _, name := range names {
+		cells := byName[name]
+		cc := ColumnChange{Proxy: name}
+		cc.Geomean, cc.GeomeanOf = geomean(cells)
+		for i := range cells {
+			ch := &cells[i]
+			switch {
+			case ch.Worse(c):
+				cc.Worse++
+			case ch.Better(c):
+				cc.Better++
+			default:
+				continue
+			}
+			if cc.Largest == nil || cmpAbs(*ch.Change, *cc.Largest) > 0 {
+				v := *ch.Change
+				cc.Largest = &v
+			}
+		}
+		out = append(out, cc)
+	}
+	size := func(g *float64) float64 {
+		if g == nil {
+			return -1
+		}
+		return math.Abs(*g)
+	}
+	slices.SortStableFunc(out, func(a, b ColumnChange) int {
+		if d := (b.Worse + b.Better) - (a.Worse + a.Better); d != 0 {
+			return d
+		}
+		return cmpAbs(size(b.Geomean), size(a.Geomean))
+	})
+	return out
+}
+
+// columnsHeader is the header of the roll-up by column.
+var columnsHeader = []string{"proxy", "geomean", "real changes", "largest"}
+
+// textRow is a column's roll-up as a row of text.
+func (cc *ColumnChange) textRow() []string {
+	g := "no cell on both sides"
+	if cc.Geomean != nil {
+		g = fmt.Sprintf("%+.1f%% of %s", *cc.Geomean, plural(cc.GeomeanOf, "cell"))
+	}
+	real := "none"
+	if cc.Worse+cc.Better > 0 {
+		real = fmt.Sprintf("%d worse, %d better", cc.Worse, cc.Better)
+	}
+	largest := "–"
+	if cc.Largest != nil {
+		largest = fmt.Sprintf("%+.1f%%", *cc.Largest)
+	}
+	return []string{cc.Proxy, g, real, largest}
+}
+
+// changesHeader is the header of the table of real changes.
+var changesHeader = []string{"table", "scenario", "proxy", "old", "new", "change", "test"}
+
+// changeRow is a real change as a row of the table of changes: its
+// table (family, and machine where there are more than one) before the
+// cell's row.
+func (ch *Change) changeRow(c *Comparison) []string {
+	table := ch.Family
+	if len(c.Old.Machines) > 1 || len(c.New.Machines) > 1 || c.Old.Machines[0] != c.New.Machines[0] {
+		table += " on " + ch.Machine
+	}
+	return append([]string{table}, ch.textRow()...)
+}
+
+// changeRows are the rows of the table of real changes.
+func (c *Comparison) changeRows() [][]string {
+	var rows [][]string
+	for _, ch := range c.Changes() {
+		rows = append(rows, ch.changeRow(c))
+	}
+	return rows
+}
+
+// columnRows are the rows of the roll-up by column.
+func (c *Comparison) columnRows() [][]string {
+	var rows [][]string
+	for _, cc := range c.Columns() {
+		rows = append(rows, cc.textRow())
+	}
+	return rows
+}
+
+// The headings of a comparison's first two sections.
+const (
+	headChanges = "Real changes, largest first"
+	headColumns = "By column"
+	noChange    = "No real change."
+)
 
 // legend says what the columns of a comparison's tables mean.
 func (c *Comparison) legend() string {
@@ -615,13 +802,15 @@ func (c *Comparison) legend() string {
 		"~: the runs of the two sides cannot be told apart. Test: what decided, with the runs of each side (n=old+new); "+
 		"p: the Mann-Whitney U test, real at p <= %g, where both sides have runs enough for it; "+
 		"ranges: the tables' rule where they have not, real when the ranges of the runs (slowest to fastest) are apart, not when they overlap. "+
-		"Geomean: the geometric mean of new over old of the table's cells with both.", c.Alpha)
+		"Geomean: the geometric mean of new over old of the table's cells with both (by column: of the column's cells on every table); "+
+		"real changes: how many of the column's cells changed for real, for the worse and for the better; largest: the largest of them.", c.Alpha)
 }
 
 // WriteComparison writes c to w in format (md, tsv, json or html), in
-// one write: its summary line (Summary), then a table per family and
+// one write: its summary line (Summary), the real changes, largest first
+// (Changes), the roll-up by column (Columns), then a table per family and
 // machine, as the report's, each with its geomean row; in html, with a
-// chart of the old and new medians under each table.
+// chart of the changes with their intervals under each table.
 func WriteComparison(w io.Writer, c *Comparison, format string) error {
 	if format == FormatHTML {
 		return writeComparisonHTML(w, c)
@@ -636,29 +825,55 @@ func WriteComparison(w io.Writer, c *Comparison, format string) error {
 		if tables == nil {
 			tables = []CompareTable{}
 		}
+		changes := c.Changes()
+		if changes == nil {
+			changes = []Change{}
+		}
 		return enc.Encode(struct {
 			*Comparison
 			Summary string         `json:"summary"`
+			Changes []Change       `json:"changes"`
+			Columns []ColumnChange `json:"columns"`
 			Tables  []CompareTable `json:"tables"`
-		}{c, c.Summary(), tables})
+		}{c, c.Summary(), changes, c.Columns(), tables})
 	}
 	md := format != FormatTSV
 	var buf bytes.Buffer
 	buf.WriteString(mdOnly(md, c.Summary()) + "\n\n")
 	writeHeading(&buf, md, 1, c.title())
+	grid := func(header []string, rows [][]string, what string) error {
+		if md {
+			if err := markdownGrid(&buf, slices.Clone(header), rows); err != nil {
+				return fmt.Errorf("render the comparison's %s: %w", what, err)
+			}
+		} else {
+			tsvGrid(&buf, header, rows)
+		}
+		buf.WriteString("\n")
+		return nil
+	}
+	if len(c.Cells) > 0 {
+		writeHeading(&buf, md, 2, headChanges)
+		if rows := c.changeRows(); len(rows) > 0 {
+			if err := grid(changesHeader, rows, "changes"); err != nil {
+				return err
+			}
+		} else {
+			buf.WriteString(noChange + "\n\n")
+		}
+		writeHeading(&buf, md, 2, headColumns)
+		if err := grid(columnsHeader, c.columnRows(), "columns"); err != nil {
+			return err
+		}
+	}
 	for i, t := range tables {
 		if i == 0 || t.Family != tables[i-1].Family {
 			writeHeading(&buf, md, 2, t.Family)
 		}
 		writeHeading(&buf, md, 3, t.Machine)
-		if md {
-			if err := markdownGrid(&buf, slices.Clone(compareHeader), t.rows()); err != nil {
-				return fmt.Errorf("render the comparison of %q on %s: %w", t.Family, t.Machine, err)
-			}
-		} else {
-			tsvGrid(&buf, compareHeader, t.rows())
+		if err := grid(compareHeader, t.rows(), fmt.Sprintf("table of %q on %s", t.Family, t.Machine)); err != nil {
+			return err
 		}
-		buf.WriteString("\n")
 	}
 	if md && len(c.Cells) > 0 {
 		buf.WriteString(c.legend() + "\n")

@@ -1,11 +1,13 @@
 package report
 
 import (
+	"bench/report/results"
 	"bytes"
 	"fmt"
 	"image/color"
 	"io"
 	"math"
+	"slices"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -15,32 +17,28 @@ import (
 )
 
 // The comparison's page: one file as the report's (html.go), its style
-// the report's, with the summary line, and each table of the text
-// followed by its chart of the old and new medians (compareChart).
+// the report's: the summary line, the real changes largest first, the
+// roll-up by column, then each table of the text followed by its chart
+// of the changes with their intervals (compareChart). Each part is a
+// section of its own (comparisonSections), in the text's order.
 
-// classCompare is the class of the comparison's tables on the page.
-const classCompare = "compare"
+// The classes of the comparison's tables on the page.
+const (
+	classCompare = "compare"
+	classChanges = "changes"
+	classColumns = "columns"
+)
 
 // writeComparisonHTML writes the comparison's page in one write.
 func writeComparisonHTML(w io.Writer, c *Comparison) error {
 	var b bytes.Buffer
 	title := "bench: " + c.title()
-	fmt.Fprintf(&b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>%s</title>\n<style>\n%s\ntr.geomean th,tr.geomean td{border-top:2px solid #888}\n</style>\n</head>\n<body>\n",
-		esc(title), pageStyle)
+	fmt.Fprintf(&b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>%s</title>\n<style>\n%s\ntr.geomean th,tr.geomean td{border-top:2px solid #888}\n%s\n</style>\n</head>\n<body>\n",
+		esc(title), pageStyle, chartFontCSS())
 	fmt.Fprintf(&b, "<h1>%s</h1>\n<p class=\"summary\"><strong>%s</strong></p>\n", esc(c.title()), esc(c.Summary()))
-	tables := c.Tables()
-	for i, t := range tables {
-		if i == 0 || t.Family != tables[i-1].Family {
-			fmt.Fprintf(&b, "<h2>%s</h2>\n", esc(t.Family))
-		}
-		fmt.Fprintf(&b, "<h3>%s</h3>\n", esc(t.Machine))
-		htmlCompareTable(&b, t)
-		svg, ok, err := compareChart(t)
-		if err != nil {
-			return errChart(t.Family+" on "+t.Machine, err)
-		}
-		if ok {
-			figure(&b, classBar, svg, "Medians of "+t.Family+" on "+t.Machine+", old against new; whiskers from the slowest run to the fastest; the real changes above their bars.")
+	for _, section := range comparisonSections {
+		if err := section(&b, c); err != nil {
+			return err
 		}
 	}
 	if len(c.Cells) > 0 {
@@ -52,18 +50,74 @@ func writeComparisonHTML(w io.Writer, c *Comparison) error {
 	return err
 }
 
-// htmlCompareTable writes a table of the comparison as the text has it,
-// its geomean row last.
-func htmlCompareTable(b *bytes.Buffer, t CompareTable) {
-	fmt.Fprintf(b, "<table class=\"%s\">\n<tr>", classCompare)
-	for _, h := range compareHeader {
+// comparisonSections write the parts of the comparison's page, in order.
+var comparisonSections = []func(*bytes.Buffer, *Comparison) error{htmlChanges, htmlColumns, htmlCompareTables}
+
+// htmlChanges writes the real changes, largest first.
+func htmlChanges(b *bytes.Buffer, c *Comparison) error {
+	if len(c.Cells) == 0 {
+		return nil
+	}
+	fmt.Fprintf(b, "<h2 id=\"changes\">%s</h2>\n", esc(headChanges))
+	if rows := c.changeRows(); len(rows) > 0 {
+		htmlGrid(b, classChanges, changesHeader, rows, "")
+	} else {
+		fmt.Fprintf(b, "<p>%s</p>\n", esc(noChange))
+	}
+	return nil
+}
+
+// htmlColumns writes the roll-up by column.
+func htmlColumns(b *bytes.Buffer, c *Comparison) error {
+	if len(c.Cells) == 0 {
+		return nil
+	}
+	fmt.Fprintf(b, "<h2 id=\"columns\">%s</h2>\n", esc(headColumns))
+	htmlGrid(b, classColumns, columnsHeader, c.columnRows(), "")
+	return nil
+}
+
+// htmlCompareTables writes a table per family and machine, each with
+// its chart.
+func htmlCompareTables(b *bytes.Buffer, c *Comparison) error {
+	var names []string
+	for _, ch := range c.Cells {
+		if ch.Group != results.Baseline {
+			names = append(names, ch.Proxy)
+		}
+	}
+	pal := paletteOf(names)
+	tables := c.Tables()
+	for i, t := range tables {
+		if i == 0 || t.Family != tables[i-1].Family {
+			fmt.Fprintf(b, "<h2>%s</h2>\n", esc(t.Family))
+		}
+		fmt.Fprintf(b, "<h3>%s</h3>\n", esc(t.Machine))
+		htmlGrid(b, classCompare, compareHeader, t.rows(), "geomean")
+		svg, ok, err := compareChart(t, pal)
+		if err != nil {
+			return errChart(t.Family+" on "+t.Machine, err)
+		}
+		if ok {
+			figure(b, classBar, svg, "Changes of "+t.Family+" on "+t.Machine+": new's median over old's, less one; "+
+				"whiskers from new's slowest over old's fastest to new's fastest over old's slowest; the real changes written over their bars.")
+		}
+	}
+	return nil
+}
+
+// htmlGrid writes a table of the comparison as the text has it, the
+// first cell of each row its header, the last row of class last where
+// last is not empty.
+func htmlGrid(b *bytes.Buffer, class string, header []string, rows [][]string, last string) {
+	fmt.Fprintf(b, "<table class=\"%s\">\n<tr>", class)
+	for _, h := range header {
 		fmt.Fprintf(b, "<th>%s</th>", esc(h))
 	}
 	b.WriteString("</tr>\n")
-	rows := t.rows()
 	for i, r := range rows {
-		if i == len(rows)-1 {
-			b.WriteString("<tr class=\"geomean\">")
+		if last != "" && i == len(rows)-1 {
+			fmt.Fprintf(b, "<tr class=\"%s\">", last)
 		} else {
 			b.WriteString("<tr>")
 		}
@@ -76,102 +130,108 @@ func htmlCompareTable(b *bytes.Buffer, t CompareTable) {
 	b.WriteString("</table>\n")
 }
 
-// compareChart is the bar chart of a table of the comparison: a group
-// per cell, its old median and its new side by side, whiskers from the
-// slowest run to the fastest of each, and the change above the pair
-// where it is real. Cells of another unit get a panel each, as in
-// barChart. False when no cell has a median.
-func compareChart(t CompareTable) ([]byte, bool, error) {
-	var units []string
-	byUnit := map[string][]Change{}
+// compareChart is the chart of a table of the comparison: a bar per cell
+// compared, its change (new's median over old's, less one, in percent)
+// in its column's colour, a whisker over its interval (new's slowest
+// over old's fastest to new's fastest over old's slowest, the ± of the
+// text), and the change written over the bar where it is real. The
+// changes have one unit, so one panel holds them all. False when no cell
+// was compared.
+func compareChart(t CompareTable, pal palette) ([]byte, bool, error) {
+	var cells []Change
 	for _, ch := range t.Cells {
-		if _, ok := byUnit[ch.Unit]; !ok {
-			units = append(units, ch.Unit)
+		if ch.compared() {
+			cells = append(cells, ch)
 		}
-		byUnit[ch.Unit] = append(byUnit[ch.Unit], ch)
 	}
-	// old in the baseline's grey, new in a colour no column has
-	sides := []struct {
-		name  string
-		color color.Color
-		of    func(Change) *Runs
-	}{
-		{"old", baselineColor, func(ch Change) *Runs { return ch.Old }},
-		{"new", paletteColors[len(knownColumns)+1], func(ch Change) *Runs { return ch.New }},
-	}
-	var legend []legendEntry
-	for _, side := range sides {
-		legend = append(legend, legendEntry{side.name, swatch{side.color}})
-	}
-	tickFace := plotFace(10)
-	names := make([][]string, len(units))
-	dataWidth := barWidthMin - barYAxisRoom
-	for ui, unit := range units {
-		cells := byUnit[unit]
-		for _, ch := range cells {
-			names[ui] = append(names[ui], ch.Scenario+" "+ch.Proxy)
-		}
-		most := (barWidthMax - barYAxisRoom) / vg.Length(len(cells))
-		dataWidth = max(dataWidth, vg.Length(len(cells))*slotWidth(names[ui], len(sides), tickFace, most))
-	}
-	width := dataWidth + barYAxisRoom
-	tp := &tips{}
-	any := false
-	var plots []*plot.Plot
-	for ui, unit := range units {
-		cells := byUnit[unit]
-		p := newPlot()
-		if ui == 0 {
-			p.Title.Text = fitTitle(t.Family+", "+t.Machine+": old against new", width-barYAxisRoom)
-		}
-		p.Y.Label.Text = unit
-		p.Y.Min = 0
-		p.Y.Tick.Marker = linearTicks{most: 6}
-		slot := dataWidth / vg.Length(len(cells))
-		wrapped := make([]string, len(cells))
-		for i, n := range names[ui] {
-			wrapped[i] = strings.Join(wrapLabel(n, tickFace, slot-0.3*vg.Centimeter), "\n")
-		}
-		p.NominalX(wrapped...)
-		p.X.Min, p.X.Max = -0.5, float64(len(cells))-0.5
-		p.Y.Padding = 0
-		var marks plotter.XYLabels
-		for j, side := range sides {
-			n := len(cells)
-			bs := &barSet{column: side.name, median: make([]float64, n), low: make([]float64, n), high: make([]float64, n),
-				titles: make([]string, n), offset: barWidth * (vg.Length(j) - 0.5), color: side.color, tips: tp}
-			for i, ch := range cells {
-				bs.median[i], bs.low[i], bs.high[i] = math.NaN(), math.NaN(), math.NaN()
-				r := side.of(ch)
-				if r == nil || r.Median == nil {
-					continue
-				}
-				any = true
-				bs.median[i], bs.low[i], bs.high[i] = *r.Median, *r.Slowest, *r.Fastest
-				bs.titles[i] = fmt.Sprintf("%s, %s: %.4g %s, the median of %d runs, %.4g..%.4g",
-					side.name, names[ui][i], *r.Median, unit, len(r.Runs), *r.Slowest, *r.Fastest)
-				if j == 1 && ch.Real && ch.compared() {
-					top := max(*ch.Old.Fastest, *ch.New.Fastest)
-					marks.XYs = append(marks.XYs, plotter.XY{X: float64(i), Y: top})
-					marks.Labels = append(marks.Labels, fmt.Sprintf("%+.0f%%", *ch.Change))
-				}
-			}
-			p.Add(bs)
-		}
-		if len(marks.XYs) > 0 {
-			lbl, err := labelsAbove(marks, 8, vg.Point{Y: 2})
-			if err != nil {
-				return nil, false, err
-			}
-			p.Add(lbl)
-		}
-		plots = append(plots, p)
-	}
-	if !any {
+	if len(cells) == 0 {
 		return nil, false, nil
 	}
-	svg, err := svgOf(plots, legend, tp, width, vg.Length(len(plots))*barPanelHeight)
+	tickFace := plotFace(10)
+	names := make([]string, len(cells))
+	var columns []string
+	for i, ch := range cells {
+		names[i] = ch.Scenario + " " + ch.Proxy
+		if !slices.Contains(columns, ch.Proxy) {
+			columns = append(columns, ch.Proxy)
+		}
+	}
+	var legend []legendEntry
+	colorOf := map[string]color.Color{}
+	for _, ch := range cells {
+		if _, ok := colorOf[ch.Proxy]; !ok {
+			colorOf[ch.Proxy] = pal.color(ch.Proxy, ch.Group)
+			legend = append(legend, legendEntry{ch.Proxy, swatch{colorOf[ch.Proxy]}})
+		}
+	}
+	most := (barWidthMax - barYAxisRoom) / vg.Length(len(cells))
+	dataWidth := max(barWidthMin-barYAxisRoom, vg.Length(len(cells))*slotWidth(names, 1, tickFace, most))
+	width := dataWidth + barYAxisRoom
+	tp := &tips{}
+	p := newPlot()
+	p.Title.Text = fitTitle(t.Family+", "+t.Machine+": change, new over old", width-barYAxisRoom)
+	p.Y.Label.Text = "%"
+	p.Y.Min, p.Y.Max = 0, 0
+	p.Y.Tick.Marker = linearTicks{most: 6}
+	slot := dataWidth / vg.Length(len(cells))
+	wrapped := make([]string, len(cells))
+	for i, n := range names {
+		wrapped[i] = strings.Join(wrapLabel(n, tickFace, slot-0.3*vg.Centimeter), "\n")
+	}
+	p.NominalX(wrapped...)
+	p.X.Min, p.X.Max = -0.5, float64(len(cells))-0.5
+	p.Y.Padding = 0
+	zero := plotter.NewFunction(func(float64) float64 { return 0 })
+	zero.LineStyle = draw.LineStyle{Color: color.Black, Width: vg.Points(0.5)}
+	p.Add(zero)
+	var marks plotter.XYLabels
+	for _, col := range columns {
+		n := len(cells)
+		bs := &barSet{column: col, median: make([]float64, n), low: make([]float64, n), high: make([]float64, n),
+			titles: make([]string, n), color: colorOf[col], tips: tp}
+		for i, ch := range cells {
+			bs.median[i], bs.low[i], bs.high[i] = math.NaN(), math.NaN(), math.NaN()
+			if ch.Proxy != col {
+				continue
+			}
+			low, high := changeInterval(ch)
+			bs.median[i], bs.low[i], bs.high[i] = *ch.Change, low, high
+			verdict := "within noise"
+			if ch.Real {
+				verdict = "real"
+			}
+			bs.titles[i] = fmt.Sprintf("%s: %s (%s), %s → %s %s, %s", names[i], ch.changeText(), verdict,
+				fixed(*ch.Old.Median, 1), fixed(*ch.New.Median, 1), ch.Unit, ch.reason())
+			if ch.Real {
+				marks.XYs = append(marks.XYs, plotter.XY{X: float64(i), Y: math.Max(high, 0)})
+				marks.Labels = append(marks.Labels, fmt.Sprintf("%+.0f%%", *ch.Change))
+			}
+		}
+		p.Add(bs)
+	}
+	if len(marks.XYs) > 0 {
+		lbl, err := labelsAbove(marks, 8, vg.Point{Y: 2})
+		if err != nil {
+			return nil, false, err
+		}
+		p.Add(lbl)
+	}
+	// room above the highest whisker for its label
+	p.Y.Max += (p.Y.Max - p.Y.Min) * 0.08
+	svg, err := svgOf([]*plot.Plot{p}, legend, tp, width, barPanelHeight)
 	return svg, true, err
+}
+
+// changeInterval is the range of a compared cell's change, in percent:
+// new's slowest over old's fastest to new's fastest over old's slowest,
+// less one (Change.PlusMinus is half its width); the change itself where
+// a side has no range above zero.
+func changeInterval(ch Change) (low, high float64) {
+	o, n := ch.Old, ch.New
+	if *o.Slowest <= 0 || *o.Fastest <= 0 {
+		return *ch.Change, *ch.Change
+	}
+	return (*n.Slowest / *o.Fastest - 1) * 100, (*n.Fastest / *o.Slowest - 1) * 100
 }
 
 // labelsAbove are texts centered above their points, in the charts'

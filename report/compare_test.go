@@ -232,7 +232,7 @@ func TestCompareChartSVG(t *testing.T) {
 		t.Fatal(err)
 	}
 	tables := cmp.Tables()
-	svg, ok, err := compareChart(tables[0])
+	svg, ok, err := compareChart(tables[0], paletteOf([]string{"nginx", "squid"}))
 	if err != nil || !ok {
 		t.Fatalf("compareChart(%s) = %v, %v", tables[0].Family, ok, err)
 	}

@@ -38,12 +38,21 @@ const (
 )
 
 // pageStyle is the page's style: at any width the page is no wider than
-// its window, a wide table scrolling in its own box and a chart scaled
-// down to the width of its figure.
-const pageStyle = `body{font-family:sans-serif;margin:1.5em;max-width:80em;color:#222;overflow-wrap:anywhere}
-table{border-collapse:collapse;margin:0.5em 0 1em;display:block;max-width:100%;overflow-x:auto}
-th,td{border:1px solid #bbb;padding:0.2em 0.6em;text-align:left;white-space:nowrap}
+// its window, its text no wider than a reader's line (80em) and its
+// tables as wide as the window lets them be; a table wider than its
+// window scrolls in its own box, its first column (the rows' labels)
+// staying in place, its cells breaking between figure, marks and
+// spread before it does; on a phone the labels break too, so that
+// a column of figures shows beside them; a chart is scaled down to the
+// width of its figure.
+const pageStyle = `body{font-family:sans-serif;margin:1.5em;color:#222;overflow-wrap:anywhere}
+p,ul,h1,h2,h3,h4,figure,details>summary{max-width:80em}
+table{border-collapse:collapse;margin:0.5em 0 1em;display:block;max-width:100%;overflow-x:auto;overflow-wrap:normal}
+th,td{border:1px solid #bbb;padding:0.2em 0.6em;text-align:left}
+th,td>small,td>span{white-space:nowrap}
 th{background:#eee}
+tr>:first-child{position:sticky;left:0;z-index:1;background:#eee}
+@media (max-width:40em){th{white-space:normal}tr>:first-child{overflow-wrap:anywhere;min-width:4em}}
 td.bar{border:none;padding:0 0.2em;color:#888}
 figure{margin:0.5em 0 1.5em}
 figure svg{display:block;width:100%;height:auto}

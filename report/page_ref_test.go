@@ -14,7 +14,10 @@ import (
 // TestReferencePageLayout renders the reference session's page from
 // data/*.csv, its metadata and its runs' kept output, as bench report
 // does, and checks how its charts are drawn in Chromium as wide as a
-// desktop's window and as a phone's (chromium.CheckLayout): its labels
+// desktop's window and as a phone's (chromium.CheckLayout), and how its
+// tables fit (chromium.CheckTables: none cut at 1400 px, a column of
+// figures beside the labels at 420 px, the labels staying as a table
+// scrolls): its labels
 // are those that were cut or drawn over each other, its HTTPS and mix
 // tables those with two units. It lives apart from page_test.go, in
 // package report_test, because the runs' kept output is read by harness,
@@ -40,6 +43,7 @@ func TestReferencePageLayout(t *testing.T) {
 	}
 	for _, width := range []int{1400, 420} {
 		chromium.CheckLayout(t, page, fmt.Sprintf("reference-page-%d", width), width, bars)
+		chromium.CheckTables(t, page, fmt.Sprintf("reference-page-tables-%d", width), width)
 	}
 }
 

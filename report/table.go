@@ -658,6 +658,10 @@ func proxyLabels(g *grid, label func(string) string) []string {
 	return out
 }
 
+// directions are the columns of a tunnel's table, loads "<suite>-up" and
+// "<suite>-down".
+var directions = []string{"Client to server", "Server to client"}
+
 // tunnelTable is stunnel's throughput table: Gbit/s per cipher suite,
 // client to server (load "<suite>-up") and server to client ("-down").
 func tunnelTable(machine string, rows []*results.Row) Table {
@@ -666,7 +670,7 @@ func tunnelTable(machine string, rows []*results.Row) Table {
 		return r.Proxy + "\x00" + suite, suite
 	}, func(r *results.Row) string { return r.Load })
 	t := Table{Family: famTunnel, Kind: "throughput", Machine: machine, Session: rows[0].Session,
-		Corner: "Ciphersuite", Columns: []string{"Client to server", "Server to client"},
+		Corner: "Ciphersuite", Columns: slices.Clone(directions),
 		Groups: []string{"", ""}, Failed: g.failed, Notes: g.notes, runNotes: g.runs1}
 	labels := proxyLabels(g, func(s string) string { return s })
 	for i, k := range g.keys {

@@ -254,12 +254,13 @@ func (tr *Trends) palette() palette {
 	return newPalette([]Table{t})
 }
 
-// The marks of a trend chart: Tol's bright red for a change for the
-// worse, blue for one for the better, grey for a new version.
+// The marks of a trend chart, of the colours of what is not a column:
+// vermillion for a change for the worse, near black for one for the
+// better, brown for a new version.
 var (
-	worseColor   = rgb(0xee6677)
-	betterColor  = rgb(0x4477aa)
-	versionColor = rgb(0x999999)
+	worseColor   = meaningColors[0]
+	betterColor  = meaningColors[1]
+	versionColor = meaningColors[2]
 )
 
 // trendChart is the chart of a series over the history: each session's

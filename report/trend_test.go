@@ -93,7 +93,8 @@ func TestTrendFindsShifts(t *testing.T) {
 // of each series with a change point, and draws no text of a chart
 // outside it nor over another, at a desktop's width and a phone's
 // (chromium.CheckPage and CheckLayout, as the session's page is
-// checked).
+// checked); its tables fit as the session's page's do
+// (chromium.CheckTables).
 func TestTrendPage(t *testing.T) {
 	sessions, err := ReadTrendHistory(generatedHistory(t, 120))
 	if err != nil {
@@ -119,6 +120,7 @@ func TestTrendPage(t *testing.T) {
 	chromium.CheckPage(t, b.Bytes(), "trend-page", 0, 0, charts)
 	for _, width := range []int{1400, 420} {
 		chromium.CheckLayout(t, b.Bytes(), fmt.Sprintf("trend-page-%d", width), width, 0)
+		chromium.CheckTables(t, b.Bytes(), fmt.Sprintf("trend-page-tables-%d", width), width)
 	}
 }
 

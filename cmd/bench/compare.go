@@ -18,13 +18,15 @@ const compareSynopsis = `[--format md|tsv|json|html] [--metric throughput|p50|p9
 
 Compares the runs of the old files with those of the new, cell by cell.
 The text begins with a line counting the real regressions and
-improvements, each with its largest, and the cells within noise; then a
-table per family and machine: per cell the old and new medians, the change
+improvements, each with its largest, and the cells within noise; then the
+real changes, largest first; the columns (proxies), each with the geomean
+of its changes and its real changes; then a table per family and machine: per cell the old and new medians, the change
 with its ± (half the range of new over old from the runs' extremes) where
 it is real and ~ where it is not, the test that decided (p, the U test's
 p-value; or the ranges of the runs, apart or overlapping) with the runs of
 each side, and a geomean row of the changes. --format html is one
-self-contained page, a bar chart of old against new under each table.
+self-contained page, a chart of the changes with their intervals under
+each table.
 
 --metric throughput compares the tables' figure, higher being better (a
 sweep's: the sustainable rate each of its searches found); p50, p99 and
@@ -67,6 +69,7 @@ func cmdCompare(stdout, stderr io.Writer, args []string) error {
 	if err != nil {
 		return err
 	}
+	cmp.SetFiles(oldFiles, newFiles)
 	if err := addProfileShifts(cmp, oldFiles, newFiles, old, new); err != nil {
 		return err
 	}

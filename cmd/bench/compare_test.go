@@ -7,12 +7,14 @@ import (
 	"bench/report/results"
 	"bytes"
 	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"html"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -90,10 +92,9 @@ func TestCmdCompareBadGate(t *testing.T) {
 }
 
 // lowered writes to a temporary directory a copy of the session files
-// with the runs of nginx's HTTP cells (proxy nginx, mode http) lowered:
-// their requests and bytes scaled by factor. It returns the copy's path
-// and how many such cells it lowered (machine and load).
-func lowered(t *testing.T, files []string, factor float64) (string, map[string]bool) {
+// with the runs of nginx's cells lowered: their requests and bytes scaled
+// by factor. It returns the copy's path.
+func lowered(t *testing.T, files []string, factor float64) string {
 	t.Helper()
 	rows, err := results.ReadFiles(files)
 	if err != nil {
@@ -107,14 +108,8 @@ func lowered(t *testing.T, files []string, factor float64) (string, map[string]b
 	defer f.Close()
 	w := csv.NewWriter(f)
 	w.Write(results.Header)
-	lows, highs := map[string]float64{}, map[string]float64{}
 	for _, r := range rows {
-		if r.Proxy == "nginx" && r.Mode == results.HTTP {
-			v := report.Figure(&r)
-			if low, ok := lows[r.Load]; !ok || v < low {
-				lows[r.Load] = v
-			}
-			highs[r.Load] = max(highs[r.Load], v)
+		if r.Proxy == "nginx" {
 			r.Requests = int64(math.Round(float64(r.Requests) * factor))
 			r.Bytes = int64(math.Round(float64(r.Bytes) * factor))
 		}
@@ -124,105 +119,127 @@ func lowered(t *testing.T, files []string, factor float64) (string, map[string]b
 	if err := w.Error(); err != nil {
 		t.Fatal(err)
 	}
-	// lowered, a cell's fastest run is slower than its slowest was, or its
-	// runs spread wider than the change
-	apart := map[string]bool{}
-	for load, low := range lows {
-		apart[load] = highs[load]*factor < low
-	}
-	return path, apart
+	return path
 }
 
-// TestCompareReferenceLowered compares the reference session with a copy
-// of it whose nginx HTTP cells ran 20% slower: its first line counts
-// them, and them only, as real regressions, but for a cell whose runs
-// spread wider than that, which it says is within noise; every other cell is within
-// noise ("~"); each table has its geomean row. The page of the same
-// comparison opens in Chromium with its tables and a chart under each,
-// laid out as the session's page is (chromium.CheckLayout) at 1400 and
-// 420 px: a bar with its title for each side of each cell.
-func TestCompareReferenceLowered(t *testing.T) {
-	ref, err := filepath.Glob(filepath.Join("..", "..", "data", "*.csv"))
-	if err != nil || len(ref) == 0 {
-		t.Fatalf("the reference session's files: %v, %v", ref, err)
-	}
-	low, apart := lowered(t, ref, 0.8)
-	nginx := 0
-	for _, a := range apart {
-		if a {
-			nginx++
+// mdTables are the markdown tables of a text under its "## " headings,
+// each a list of rows of trimmed cells, its header and rule left out.
+func mdTables(text string) map[string][][][]string {
+	out := map[string][][][]string{}
+	var heading string
+	inTable := false
+	for _, l := range strings.Split(text, "\n") {
+		if h, ok := strings.CutPrefix(l, "## "); ok {
+			heading = h
 		}
-	}
-	if nginx == 0 {
-		t.Fatalf("the reference session has no nginx HTTP cell whose runs spread less than 20%%: %v", apart)
-	}
-	args := append(append(slices.Clone(ref), "--"), low)
-	var stdout, stderr bytes.Buffer
-	if err := cmdCompare(&stdout, &stderr, args); err != nil {
-		t.Fatalf("bench compare %s: %v", strings.Join(args, " "), err)
-	}
-	lines := strings.Split(stdout.String(), "\n")
-
-	var family string
-	tables, geomeans, others, bars := 0, 0, 0, 0
-	var regressed []string
-	for _, l := range lines {
-		if f, ok := strings.CutPrefix(l, "## "); ok {
-			family = f
+		if strings.HasPrefix(l, "|:") {
+			continue // the rule under the header
 		}
-		if strings.HasPrefix(l, "### ") {
-			tables++
-		}
-		if !strings.HasPrefix(l, "| ") || strings.HasPrefix(l, "| scenario ") {
+		if !strings.HasPrefix(l, "| ") {
+			inTable = false
 			continue
+		}
+		if !inTable {
+			inTable = true
+			out[heading] = append(out[heading], nil)
+			continue // the header
 		}
 		cols := strings.Split(strings.Trim(l, "|"), "|")
 		for i := range cols {
 			cols[i] = strings.TrimSpace(cols[i])
 		}
-		scenario, proxy, change, test := cols[0], cols[1], cols[4], cols[5]
-		if scenario != "geomean" {
-			// a bar for each side's median
-			for _, median := range cols[2:4] {
-				if median != "" && median != "-" {
-					bars++
+		ts := out[heading]
+		ts[len(ts)-1] = append(ts[len(ts)-1], cols)
+	}
+	return out
+}
+
+// TestCompareReferenceLowered compares the reference session with a copy
+// of it whose nginx cells all ran 15% slower: the first table lists the
+// real changes, its first row the largest of them, every one nginx's;
+// the roll-up by column names nginx first, with as many real changes for
+// the worse and none for the better, and its geomean the 15%; every
+// other column has no real change. The json says the same. The page of
+// the same comparison holds the same tables, and opens in Chromium laid
+// out as the session's page is (chromium.CheckLayout) at 1400 and 420
+// px: a bar with its title for each cell compared; its tables fit as
+// the session's page's do (chromium.CheckTables).
+func TestCompareReferenceLowered(t *testing.T) {
+	ref := []string{filepath.Join("..", "..", "data", "epyc-2-cpus-2026-12-02.csv")}
+	low := lowered(t, ref, 0.85)
+	args := append(append(slices.Clone(ref), "--"), low)
+	var stdout, stderr bytes.Buffer
+	if err := cmdCompare(&stdout, &stderr, args); err != nil {
+		t.Fatalf("bench compare %s: %v", strings.Join(args, " "), err)
+	}
+	text := stdout.String()
+	tables := mdTables(text)
+	changes, columns := tables["Real changes, largest first"], tables["By column"]
+	if len(changes) != 1 || len(changes[0]) == 0 || len(columns) != 1 {
+		t.Fatalf("%d tables of changes (%v), %d of columns; want one each, with rows", len(changes), changes, len(columns))
+	}
+	// every table's real changes, from the tables of the families
+	largest, real, compared := 0.0, 0, 0
+	for heading, ts := range tables {
+		if heading == "Real changes, largest first" || heading == "By column" {
+			continue
+		}
+		for _, rows := range ts {
+			for _, r := range rows {
+				scenario, proxy, change := r[0], r[1], r[4]
+				if scenario == "geomean" {
+					continue
 				}
+				if change != "–" {
+					compared++
+				}
+				if change == "~" || change == "–" {
+					continue
+				}
+				real++
+				if proxy != "nginx" {
+					t.Errorf("%s, %s %s: change %q; want ~ (left alone)", heading, scenario, proxy, change)
+				}
+				pct, _, _ := strings.Cut(change, "%")
+				v, err := strconv.ParseFloat(pct, 64)
+				if err != nil {
+					t.Fatalf("%s, %s %s: change %q: %v", heading, scenario, proxy, change, err)
+				}
+				largest = math.Max(largest, math.Abs(v))
 			}
 		}
-		switch {
-		case scenario == "geomean":
-			geomeans++
-		case family == "HTTP proxy" && proxy == "nginx":
-			load, _, _ := strings.Cut(scenario, ",")
-			if !apart[load] {
-				// its runs spread wider than the change: within noise
-				if change != "~" || !strings.HasPrefix(test, "ranges overlap") {
-					t.Errorf("nginx %s, its runs spread over 20%%: change %q, test %q; want ~ and ranges overlap", scenario, change, test)
-				}
-				others++
-				continue
-			}
-			if !strings.HasPrefix(change, "-20.0% ±") || !strings.HasPrefix(test, "ranges apart") {
-				t.Errorf("nginx %s: change %q, test %q; want -20.0%% ±... and ranges apart", scenario, change, test)
-			}
-			regressed = append(regressed, scenario)
-		default:
-			others++
-			if change != "~" {
-				t.Errorf("%s, %s %s: change %q; want ~ (left alone)", family, scenario, proxy, change)
-			}
+	}
+	first := changes[0][0]
+	if got, want := first[5], fmt.Sprintf("%+.1f%%", -largest); !strings.HasPrefix(got, want) || first[2] != "nginx" {
+		t.Errorf("first row of the changes %q: change %q of %s; want nginx's %s..., the largest", first, got, first[2], want)
+	}
+	if len(changes[0]) != real {
+		t.Errorf("%d rows of changes; want %d, the tables' real changes", len(changes[0]), real)
+	}
+	top := columns[0][0]
+	if want := fmt.Sprintf("%d worse, 0 better", real); top[0] != "nginx" || top[2] != want || !strings.HasPrefix(top[1], "-15.0% of ") {
+		t.Errorf("first row of the columns %q; want nginx, -15.0%% of ..., %q", top, want)
+	}
+	for _, r := range columns[0][1:] {
+		if r[2] != "none" {
+			t.Errorf("column %q: %q; want no real change", r[0], r[2])
 		}
 	}
-	if len(regressed) != nginx {
-		t.Errorf("nginx HTTP rows %q; want %d", regressed, nginx)
+
+	stdout.Reset()
+	if err := cmdCompare(&stdout, &stderr, append([]string{"--format", "json"}, args...)); err != nil {
+		t.Fatalf("bench compare --format json: %v", err)
 	}
-	want := fmt.Sprintf("%d real regressions (largest: nginx http-", nginx)
-	tail := fmt.Sprintf("no real improvement, %d cells within noise", others)
-	if !strings.HasPrefix(lines[0], want) || !strings.Contains(lines[0], "-20.0% ±") || !strings.HasSuffix(lines[0], tail) {
-		t.Errorf("first line %q; want %q..., -20.0%% ±..., ...%q", lines[0], want, tail)
+	var js struct {
+		Changes []report.Change       `json:"changes"`
+		Columns []report.ColumnChange `json:"columns"`
 	}
-	if tables == 0 || geomeans != tables {
-		t.Errorf("%d tables, %d geomean rows; want one per table", tables, geomeans)
+	if err := json.Unmarshal(stdout.Bytes(), &js); err != nil {
+		t.Fatal(err)
+	}
+	if len(js.Changes) != real || js.Changes[0].Proxy != "nginx" || math.Abs(*js.Changes[0].Change+largest) > 0.05 ||
+		js.Columns[0].Proxy != "nginx" || js.Columns[0].Worse != real {
+		t.Errorf("json: %d changes, the first %+v, the first column %+v; want %d, nginx's %.1f%% first, nginx with %d worse", len(js.Changes), js.Changes[0], js.Columns[0], real, -largest, real)
 	}
 
 	stdout.Reset()
@@ -230,15 +247,25 @@ func TestCompareReferenceLowered(t *testing.T) {
 		t.Fatalf("bench compare --format html: %v", err)
 	}
 	page := stdout.Bytes()
-	for what, n := range map[string]int{`<table class="compare">`: tables, `<tr class="geomean">`: tables, `<p class="summary"><strong>` + html.EscapeString(lines[0]) + `</strong>`: 1} {
+	lines := strings.SplitN(text, "\n", 2)
+	families := strings.Count(text, "\n### ")
+	for what, n := range map[string]int{`<table class="compare">`: families, `<tr class="geomean">`: families,
+		`<table class="changes">`: 1, `<table class="columns">`: 1, `<p class="summary"><strong>` + html.EscapeString(lines[0]) + `</strong>`: 1} {
 		if got := bytes.Count(page, []byte(what)); got != n {
 			t.Errorf("the page has %d of %s; want %d", got, what, n)
 		}
 	}
-	// a bar chart of old against new under each table, no other chart,
-	// drawn to fit a desktop's window and a phone's
-	chromium.CheckPage(t, page, "compare-page", tables, 0, 0)
+	// its first row of data is the text's
+	_, after, _ := bytes.Cut(page, []byte(`<table class="changes">`))
+	row := fmt.Sprintf("<tr><th>%s</th><td>%s</td>", html.EscapeString(first[0]), html.EscapeString(first[1]))
+	if !bytes.Contains(after[:min(len(after), 2000)], []byte(row)) {
+		t.Errorf("the page's table of changes does not begin with %q", row)
+	}
+	// a chart of the changes under each table, no other chart, drawn to
+	// fit a desktop's window and a phone's
+	chromium.CheckPage(t, page, "compare-page", families, 0, 0)
 	for _, width := range []int{1400, 420} {
-		chromium.CheckLayout(t, page, fmt.Sprintf("compare-page-%d", width), width, bars)
+		chromium.CheckLayout(t, page, fmt.Sprintf("compare-page-%d", width), width, compared)
+		chromium.CheckTables(t, page, fmt.Sprintf("compare-page-tables-%d", width), width)
 	}
 }

@@ -1,0 +1,76 @@
+package report
+
+import (
+	"bench/report/results"
+	"image/color"
+	"testing"
+)
+
+// TestPalettesApart: the colours of what is not a column (roles,
+// directions, a trend's changes) are none of the columns' colours, nor
+// near one; each of the two palettes tells its own colours apart.
+func TestPalettesApart(t *testing.T) {
+	const apart = 25
+	columns := append([]color.Color{baselineColor}, paletteColors...)
+	for _, m := range meaningColors {
+		for _, c := range columns {
+			if d := deltaE(m, c); d < apart {
+				t.Errorf("deltaE(%v, %v) = %.1f; want a role's colour %v apart from every column's", m, c, d, apart)
+			}
+		}
+	}
+	for i, a := range meaningColors {
+		for _, b := range meaningColors[i+1:] {
+			if d := deltaE(a, b); d < apart {
+				t.Errorf("deltaE(%v, %v) = %.1f; want the roles' colours %v apart", a, b, d, apart)
+			}
+		}
+	}
+	for i, a := range columns {
+		for _, b := range columns[i+1:] {
+			if a == b {
+				t.Errorf("the columns' palette has %v twice", a)
+			}
+		}
+	}
+}
+
+// TestPaletteColors: the columns of a page have the columns' colours,
+// a tunnel's directions theirs, and the handshakes' proxies their own
+// columns' colours.
+func TestPaletteColors(t *testing.T) {
+	tables := []Table{
+		{Family: famHTTP, Columns: []string{"no proxy", "nginx", "devel"}, Groups: []string{"baseline", "copy", "copy"}},
+		{Family: famTunnel, Columns: directions, Groups: []string{"", ""}},
+		{Family: famHandshake, Columns: []string{"Connections/s"}, Groups: []string{""},
+			Rows: []TableRow{{Cells: []Cell{{Proxy: "stunnel"}}}, {Cells: []Cell{{Proxy: "nginx"}}}}},
+	}
+	pal := newPalette(tables)
+	for _, c := range []struct {
+		column string
+		want   color.Color
+	}{
+		{"no proxy", baselineColor},
+		{"nginx", paletteColors[knownColumns["nginx"]]},
+		{"stunnel", paletteColors[knownColumns["stunnel"]]},
+		{directions[0], directionColors[0]},
+		{directions[1], directionColors[1]},
+	} {
+		g := results.Copy
+		if c.column == "no proxy" {
+			g = results.Baseline
+		}
+		if got := pal.color(c.column, g); got != c.want {
+			t.Errorf("color(%q) = %v; want %v", c.column, got, c.want)
+		}
+	}
+	// devel's hash falls on no slot of another column, but on bright
+	// green (228833), nginx's muted green's twin: it takes another
+	if d := deltaE(pal.color("devel", results.Copy), pal.color("nginx", results.Copy)); d < columnsApart {
+		t.Errorf("devel's colour %v is %.1f from nginx's; want %v apart", pal.color("devel", results.Copy), d, columnsApart)
+	}
+	series := chartSeries(tables[2], pal)
+	if len(series) != 2 || series[0].name != "stunnel" || series[1].name != "nginx" || series[0].color == series[1].color {
+		t.Errorf("chartSeries(handshakes) = %+v; want stunnel and nginx, each its column's colour", series)
+	}
+}
