@@ -1,13 +1,10 @@
 package harness
 
 import (
-	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
-	"bench/report"
 	"bench/report/results"
 	"bench/scenarios"
 )
@@ -86,26 +83,4 @@ func ReadRunData(csvPaths []string, rows []results.Row) (map[results.RunID]*resu
 		}
 	}
 	return data, nil
-}
-
-// WritePage renders the page of the session files at csvPaths (their
-// rows, metadata and kept run data; opt says which session and how) into
-// path.
-func WritePage(path string, csvPaths []string, rows []results.Row, opt report.Options) error {
-	var err error
-	if opt.Files, err = results.ReadMetas(csvPaths); err != nil {
-		return err
-	}
-	if opt.Runs, err = ReadRunData(csvPaths, rows); err != nil {
-		return err
-	}
-	opt.Format = report.FormatHTML
-	var b bytes.Buffer
-	if err := report.Render(&b, rows, opt); err != nil {
-		return err
-	}
-	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("write the page: %w", err)
-	}
-	return nil
 }

@@ -14,7 +14,6 @@ import (
 	"bench/harness/host"
 	"bench/harness/sweep"
 	"bench/proxies"
-	"bench/report"
 	"bench/report/results"
 	"bench/scenarios"
 )
@@ -157,7 +156,7 @@ func (s *Schedule) Extend(rows []results.Row) []RunSpec {
 		c := r.Cell()
 		runs[c]++
 		if r.Status == results.OK {
-			figures[c] = append(figures[c], report.Figure(r))
+			figures[c] = append(figures[c], r.Figure())
 		}
 	}
 	var added []RunSpec
@@ -177,7 +176,7 @@ func (s *Schedule) Extend(rows []results.Row) []RunSpec {
 
 // settled reports whether a cell of a session with automatic repetitions
 // needs no more runs: it has AutoMinReps ok runs or more and no single
-// one moves their median by more than precision (report.MedianShift), or
+// one moves their median by more than precision (results.MedianShift), or
 // every run it had failed (more would fail too). A cell with some failed
 // runs goes on until it has AutoMinReps ok ones; the cap on repetitions
 // ends every cell.
@@ -188,7 +187,7 @@ func settled(figures []float64, runs int, precision float64) bool {
 	case len(figures) < AutoMinReps:
 		return false
 	}
-	return report.MedianShift(figures) <= precision
+	return results.MedianShift(figures) <= precision
 }
 
 // todo is the number of runs still to do.

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"bench/harness/host"
-	"bench/harness/mix"
 	"bench/harness/sweep"
 	"bench/report/results"
 	"bench/scenarios"
@@ -140,7 +139,7 @@ func (s *Session) measureStep(ctx context.Context, r RunSpec, st *started, steps
 	if err != nil {
 		return x, "", f, err
 	}
-	line, err = steps.step(ctx, mix.Window{Rate: w.Rate, Warmup: w.Warmup, Duration: w.Length}, steps.opening)
+	line, err = steps.step(ctx, scenarios.MixWindow{Rate: w.Rate, Warmup: w.Warmup, Duration: w.Length}, steps.opening)
 	if err == nil {
 		if o, ok := scenarios.ParseMixOpened([]byte(line)); ok {
 			sampler.Begin(o.Start)
@@ -276,8 +275,8 @@ func (st *stepper) tail() string {
 
 // step asks for window w and waits at most wait for its first line,
 // when its warm-up begins (scenarios.MixOpened); its result follows.
-func (st *stepper) step(ctx context.Context, w mix.Window, wait time.Duration) (string, error) {
-	if _, err := fmt.Fprintln(st.in, mix.FormatStep(w, time.Time{})); err != nil {
+func (st *stepper) step(ctx context.Context, w scenarios.MixWindow, wait time.Duration) (string, error) {
+	if _, err := fmt.Fprintln(st.in, scenarios.FormatMixStep(w, time.Time{})); err != nil {
 		return "", fmt.Errorf("ask bench mix for a step: %w; log: %s", err, st.tail())
 	}
 	return st.next(ctx, wait)

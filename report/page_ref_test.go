@@ -5,8 +5,8 @@ import (
 	"bench/internal/chromium"
 	"bench/report"
 	"bench/report/results"
+	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 )
@@ -28,14 +28,7 @@ func TestReferencePageLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "page.html")
-	if err := harness.WritePage(path, files, rows, report.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	page, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	page := renderPage(t, files, rows)
 	tables, err := report.Tables(rows, report.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -56,4 +49,23 @@ func TestReferencePageLayout(t *testing.T) {
 	for _, width := range []int{1400, 420} {
 		chromium.CheckLayout(t, page, fmt.Sprintf("reference-page-%d", width), width, bars)
 	}
+}
+
+// renderPage renders the page of the session files as bench report
+// --format html does.
+func renderPage(t *testing.T, files []string, rows []results.Row) []byte {
+	t.Helper()
+	opt := report.Options{Format: report.FormatHTML}
+	var err error
+	if opt.Files, err = results.ReadMetas(files); err != nil {
+		t.Fatal(err)
+	}
+	if opt.Runs, err = harness.ReadRunData(files, rows); err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := report.Render(&b, rows, opt); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
 }

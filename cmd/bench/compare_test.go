@@ -3,7 +3,6 @@ package main
 import (
 	"bench/internal/chromium"
 	"bench/internal/golden"
-	"bench/report"
 	"bench/report/results"
 	"bytes"
 	"encoding/csv"
@@ -110,7 +109,7 @@ func lowered(t *testing.T, files []string, factor float64) (string, map[string]b
 	lows, highs := map[string]float64{}, map[string]float64{}
 	for _, r := range rows {
 		if r.Proxy == "nginx" && r.Mode == results.HTTP {
-			v := report.Figure(&r)
+			v := r.Figure()
 			if low, ok := lows[r.Load]; !ok || v < low {
 				lows[r.Load] = v
 			}

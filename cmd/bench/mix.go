@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"bench/harness/host"
 	"bench/harness/mix"
 	"bench/harness/sweep"
 	"bench/harness/tlswrap"
@@ -121,7 +122,7 @@ func cmdMix(stdout, stderr io.Writer, args []string) error {
 	}
 	n := *procs
 	if n == 0 {
-		n = mix.DefaultProcs(c)
+		n = mix.DefaultProcs(c, connsPerProc())
 	}
 	if err := mix.CheckSplit(c, n); err != nil {
 		if *procs == 0 {
@@ -159,6 +160,16 @@ func cmdMix(stdout, stderr io.Writer, args []string) error {
 		return err
 	}
 	return mix.WriteResult(stdout, r)
+}
+
+// connsPerProc is how many connections a process of bench mix holds
+// under this process's descriptor limit, 0 where it is not known.
+func connsPerProc() int {
+	limit, err := host.NofileLimit()
+	if err != nil {
+		return 0
+	}
+	return host.ClientConns(limit)
 }
 
 // stepFlag names the flag that made a mix step.
@@ -201,7 +212,7 @@ func runSweep(ctx context.Context, st mix.Stepper, cfg results.Sweep, c mix.Conf
 	var last scenarios.MixResult
 	err := s.Run(c.Duration, c.Warmup, func(w sweep.Window) (sweep.Figures, error) {
 		var err error
-		last, err = st.Step(ctx, time.Time{}, mix.Window{Rate: w.Rate, Warmup: w.Warmup, Duration: w.Length})
+		last, err = st.Step(ctx, time.Time{}, scenarios.MixWindow{Rate: w.Rate, Warmup: w.Warmup, Duration: w.Length})
 		return sweep.FiguresOf(last), err
 	}, func(_ sweep.Window, step results.Step) error {
 		b, err := json.Marshal(mixStep{Step: step.String(), MixResult: last})

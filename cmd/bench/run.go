@@ -162,7 +162,7 @@ func cmdRun(stdout, stderr io.Writer, args []string) error {
 	}
 	report.WriteNoisy(stderr, tables)
 	page := results.PagePath(s.CSVPath)
-	if err := harness.WritePage(page, []string{s.CSVPath}, rows, report.Options{Session: cfg.Session}); err != nil {
+	if err := writePage(page, []string{s.CSVPath}, rows, report.Options{Session: cfg.Session}); err != nil {
 		return err
 	}
 	fmt.Fprintf(stderr, "page written to %s\n", page)

@@ -27,7 +27,8 @@ type CheckItem struct {
 
 // FDReserve is what a process keeps for itself beyond its connections:
 // listeners, logs, the event loop, libraries, a runtime's poller. The
-// checks, the plan's scaling and bench mix's split over processes count it.
+// checks, the plan's scaling and bench mix's split over processes
+// (ClientConns) count it.
 const FDReserve = 100
 
 // Descriptors per connection: a proxy holds the client's and the origin's
@@ -229,6 +230,11 @@ func ProxyConns(limit uint64, splice bool) int {
 	}
 	return int(fdAllows(limit, fdsCopy))
 }
+
+// ClientConns is how many connections a load tool's process can hold
+// under a descriptor limit (the hard one, which the Go runtime raises the
+// soft one to): bench mix splits its connections over processes by it.
+func ClientConns(limit uint64) int { return int(fdAllows(limit, fdsClient)) }
 
 // fdAllows is how many connections a limit allows at per descriptors each.
 func fdAllows(limit uint64, per float64) int64 {
