@@ -225,8 +225,11 @@ func (s *Sampler) readKnown() {
 		if t.fd < 0 {
 			continue
 		}
-		o, sure, ok := s.readRuntime(t.fd)
-		s.observe(t, o, sure, ok)
+		if o, span, ok := s.readRuntime(t.fd); ok {
+			s.observe(t, o, span)
+		} else {
+			s.end(t)
+		}
 		s.breath.step(breathReads)
 	}
 }
@@ -251,18 +254,18 @@ func (s *Sampler) readKnownTaskstats() {
 		for k, r := range answers {
 			switch t := s.batch[from+k]; {
 			case r.err == unix.ESRCH:
-				s.observe(t, threadObs{}, false, false)
+				s.end(t)
 			case r.err != nil:
 				s.leftOut(t.tid) // not answered: no reading
 			case !sameThread(t, r, stamp, span):
-				s.observe(t, threadObs{}, false, false) // its TID is another's now
+				s.end(t) // its TID is another's now
 			case len(t.obs) > 0 && r.ns < t.obs[len(t.obs)-1].ns:
 				// Below the last reading: not a time on a CPU (a kernel
 				// whose taskstats counts it only with delay accounting
 				// on, turned off since): no reading.
 				s.leftOut(t.tid)
 			default:
-				s.observe(t, threadObs{stamp, r.ns}, span <= maxReadSpan, true)
+				s.observe(t, threadObs{stamp, r.ns}, span)
 			}
 		}
 	})
@@ -321,17 +324,22 @@ func sameThread(t *threadRec, r taskReading, stamp time.Time, span time.Duration
 	return max(d, -d) <= maxReadSpan/2+span/2+2*time.Microsecond
 }
 
-// observe records reading o of known thread t, when sure, or ends t
-// when it could not be read (ok false) or is a zombie.
-func (s *Sampler) observe(t *threadRec, o threadObs, sure, ok bool) {
-	if ok && !s.zombie(t, o) {
-		if sure {
-			t.obs = append(t.obs, o)
-		} else {
-			s.leftOut(t.tid)
-		}
-		return
+// observe records reading o of known thread t, which took span to read:
+// it is left out when it took longer than maxReadSpan, and t ends when it
+// is a zombie.
+func (s *Sampler) observe(t *threadRec, o threadObs, span time.Duration) {
+	switch {
+	case s.zombie(t, o):
+		s.end(t)
+	case span > maxReadSpan:
+		s.leftOut(t.tid)
+	default:
+		t.obs = append(t.obs, o)
 	}
+}
+
+// end stops following known thread t: it ended, or could not be read.
+func (s *Sampler) end(t *threadRec) {
 	if t.fd >= 0 {
 		unix.Close(t.fd)
 		t.fd = -1
@@ -434,11 +442,11 @@ func (s *Sampler) addThread(f freshThread, dir int, name []byte) *threadRec {
 	if err != nil {
 		return nil
 	}
-	o, sure, ok := s.readRuntime(fd)
-	if ok && !sure {
+	o, span, ok := s.readRuntime(fd)
+	if ok && span > maxReadSpan {
 		s.leftOut(f.tid)
 	}
-	if !ok || !sure {
+	if !ok || span > maxReadSpan {
 		unix.Close(fd)
 		return nil
 	}
@@ -490,8 +498,8 @@ func (s *Sampler) reread(t *threadRec, dir int, name []byte) {
 		return
 	}
 	defer unix.Close(fd)
-	switch o, sure, ok := s.readRuntime(fd); {
-	case ok && sure:
+	switch o, span, ok := s.readRuntime(fd); {
+	case ok && span <= maxReadSpan:
 		t.obs = append(t.obs, o)
 	case ok:
 		s.leftOut(t.tid)
@@ -511,19 +519,19 @@ func (s *Sampler) leftOut(tid int) {
 
 // readRuntime reads the schedstat file open as fd: the thread's time on
 // a CPU in nanoseconds, stamped with when it was read. ok is false when
-// the file could not be read (the thread ended); sure is false when the
-// read took longer than maxReadSpan, so that the stamp may be that far
-// from the reading.
-func (s *Sampler) readRuntime(fd int) (o threadObs, sure, ok bool) {
+// the file could not be read (the thread ended); span is how long the
+// read took: one over maxReadSpan may have its stamp that far from the
+// reading.
+func (s *Sampler) readRuntime(fd int) (o threadObs, span time.Duration, ok bool) {
 	t0 := time.Now()
 	n, err := unix.Pread(fd, s.buf, 0)
 	t1 := time.Now()
 	if n <= 0 || err != nil {
-		return o, false, false
+		return o, 0, false
 	}
 	o.ns, ok = parseSchedstat(s.buf[:n])
 	o.t = t0.Add(t1.Sub(t0) / 2)
-	return o, t1.Sub(t0) <= maxReadSpan, ok
+	return o, t1.Sub(t0), ok
 }
 
 // zombie says whether thread t, read as o, has ended and waits to be
