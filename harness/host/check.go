@@ -104,7 +104,7 @@ func (t *cgroupTree) check() CheckItem {
 	case 1:
 		it.Status = "v1 (controllers in the v1 hierarchies)"
 		var missing []string
-		for _, c := range []string{"cpuset", "cpu", "memory"} {
+		for _, c := range sessionControllers {
 			if _, err := t.v1Mount(c); err != nil {
 				missing = append(missing, c)
 			}
@@ -122,13 +122,13 @@ func (t *cgroupTree) check() CheckItem {
 		if t.systemd != nil {
 			it.Status, dir = "v2, delegated by systemd", t.root
 		}
-		b, err := os.ReadFile(filepath.Join(dir, "cgroup.controllers"))
+		b, err := os.ReadFile(filepath.Join(dir, controllersFile))
 		if err != nil {
 			it.Detail = err.Error()
 			return it
 		}
 		var missing []string
-		for _, c := range v2Controllers {
+		for _, c := range sessionControllers {
 			if !slices.Contains(strings.Fields(string(b)), c) {
 				missing = append(missing, c)
 			}
@@ -148,7 +148,7 @@ func (t *cgroupTree) check() CheckItem {
 			}
 			it.Detail = "cpuset, cpu and memory in a scope systemd delegates to each session (" + where + ")"
 		default:
-			procs, _ := readPIDs(filepath.Join(dir, "cgroup.procs"))
+			procs, _ := procsOf(dir)
 			if len(procs) > 1 && !isRootCgroup(dir) {
 				it.Detail = fmt.Sprintf("cgroup %s holds other processes %v: start bench in a cgroup of its own or pass --cgroup-parent an empty one", dir, procs)
 				return it

@@ -132,7 +132,7 @@ func clean(prefix string) ([]string, error) {
 		pids = append(pids, namespacePIDs(ns)...)
 	}
 	for _, d := range cgroupDirs {
-		p, _ := readPIDs(filepath.Join(d, "cgroup.procs"))
+		p, _ := procsOf(d)
 		pids = append(pids, p...)
 	}
 	pids = unique(pids, anyValue[int])
@@ -201,7 +201,7 @@ func (t *cgroupTree) leftovers(prefix string, recorded []string) []string {
 	var parents []string
 	switch t.version {
 	case 1:
-		for _, c := range []string{"cpuset", "cpu", "memory"} {
+		for _, c := range sessionControllers {
 			if mount, err := t.v1Mount(c); err == nil {
 				parents = append(parents, filepath.Join(mount, t.own[c]))
 			}
