@@ -38,7 +38,7 @@ type profiler struct {
 // the session profiles and the run has a proxy; nil otherwise. A perf
 // missing, refused or failed leaves the run without a profile, and says
 // why.
-func (s *Session) startProfile(st *started, dir string) *profiler {
+func (s *runner) startProfile(st *started, dir string) *profiler {
 	if !s.cfg.Profile || st.proxy == nil {
 		return nil
 	}
@@ -99,7 +99,7 @@ func (p *profiler) close() {
 // keepProfile resolves the recording's symbols and writes the proxy's
 // samples beside the runs' output as <name>.cpu.pb.gz and
 // <name>.cpu.folded; it returns what the run's data says of the profile.
-func (s *Session) keepProfile(ctx context.Context, p *profiler, name string) *results.ProfileNote {
+func (s *runner) keepProfile(ctx context.Context, p *profiler, name string) *results.ProfileNote {
 	if p == nil {
 		return nil
 	}

@@ -15,7 +15,7 @@ import (
 // second of the window, and how its proxy was profiled (prof, nil where
 // it was not). It is kept as the tools' output is: a run whose
 // data cannot be written still counts.
-func (s *Session) keepData(name string, row *results.Row, m scenarios.Measurement, sample figures, prof *results.ProfileNote) {
+func (s *runner) keepData(name string, row *results.Row, m scenarios.Measurement, sample figures, prof *results.ProfileNote) {
 	d := results.RunData{RunID: row.ID(), Started: row.Started, Intervals: m.Intervals, Histogram: m.Histogram,
 		CPU: map[string][]float64{}, Profile: prof}
 	for r, v := range sample.perSecond {

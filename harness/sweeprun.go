@@ -131,7 +131,7 @@ func (s *Session) sweepIn(ctx context.Context, r RunSpec, search *sweep.Search, 
 // measureStep runs window w of a search on the stepping bench mix, with
 // the sampler on over that window alone, and returns what it measured,
 // the line bench mix printed and the figures the search judges.
-func (s *Session) measureStep(ctx context.Context, r RunSpec, st *started, steps *stepper, w sweep.Window) (x measured, line string, f sweep.Figures, err error) {
+func (s *runner) measureStep(ctx context.Context, r RunSpec, st *started, steps *stepper, w sweep.Window) (x measured, line string, f sweep.Figures, err error) {
 	// Before its warm-up a step may wait for the connections closed at
 	// the last one's end to open again (the opening's grace), then says
 	// when its warm-up begins: the sampler plans the window from then.
@@ -186,7 +186,7 @@ const stepperLines = 2*sweep.MaxWindows + 1
 // startSteps starts bench mix stepping for run r against target, its
 // confirming window window, with its files in dir, and waits for it to
 // have opened its connections (its opening's grace).
-func (s *Session) startSteps(ctx context.Context, r RunSpec, target scenarios.Target, window time.Duration, dir string) (*stepper, error) {
+func (s *runner) startSteps(ctx context.Context, r RunSpec, target scenarios.Target, window time.Duration, dir string) (*stepper, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
