@@ -162,6 +162,19 @@ func clean(prefix string) ([]string, error) {
 	if err != nil {
 		errs = append(errs, err)
 	}
+	r, err := removeRunDirs(prefix, st)
+	removed = append(removed, r...)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	return removed, errors.Join(errs...)
+}
+
+// removeRunDirs removes a prefix's run directories, the killed session's
+// among them, once the origin's tmpfs beneath each is unmounted.
+func removeRunDirs(prefix string, st lockState) ([]string, error) {
+	var removed []string
+	var errs []error
 	runDirs, _ := filepath.Glob(filepath.Join(runBase, prefix+"run-*"))
 	if st.RunDir != "" && st.OwnRun {
 		runDirs = append(runDirs, st.RunDir)
