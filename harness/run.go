@@ -519,6 +519,8 @@ func errorNote(m scenarios.Measurement, load string) string {
 	return note
 }
 
+// oneLine is s on one line and at most 400 bytes, cut at a character:
+// an error's text as a failed run's note.
 func oneLine(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
 	const most = 400 // bytes
