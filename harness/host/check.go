@@ -25,11 +25,11 @@ type CheckItem struct {
 	OK, Required bool
 }
 
-// FDReserve is what a process keeps for itself beyond its connections:
+// fdReserve is what a process keeps for itself beyond its connections:
 // listeners, logs, the event loop, libraries, a runtime's poller. The
 // checks, the plan's scaling and bench mix's split over processes
 // (ClientConns) count it.
-const FDReserve = 100
+const fdReserve = 100
 
 // Descriptors per connection: a proxy holds the client's and the origin's
 // sockets; a splicing one (haproxy) also a pipe pair for some of them,
@@ -206,7 +206,7 @@ func NofileLimit() (uint64, error) {
 // fdNeed is the descriptors a process needs for conns connections at per
 // descriptors each.
 func fdNeed(conns int, per float64) int64 {
-	return int64(math.Ceil(float64(conns)*per)) + FDReserve
+	return int64(math.Ceil(float64(conns)*per)) + fdReserve
 }
 
 // ProxyDescriptors is what a proxy needs for conns connections, splicing
@@ -238,7 +238,7 @@ func ClientConns(limit uint64) int { return int(fdAllows(limit, fdsClient)) }
 
 // fdAllows is how many connections a limit allows at per descriptors each.
 func fdAllows(limit uint64, per float64) int64 {
-	return max(int64(float64(int64(limit)-FDReserve)/per), 0)
+	return max(int64(float64(int64(limit)-fdReserve)/per), 0)
 }
 
 // descriptorItem says whether the largest of loads (the catalog's) fits a
