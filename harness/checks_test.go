@@ -32,7 +32,7 @@ func TestMixSplitFitsTheCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fit := int(limit) - host.FDReserve // a process's connections
+	fit := host.ClientConns(limit) // a process's connections
 	conns := []int{1, fit, fit + 1, 20000}
 	// more processes than CPUs, each share just over what fits
 	for k := runtime.NumCPU() + 1; k <= runtime.NumCPU()+2; k++ {
@@ -42,7 +42,7 @@ func TestMixSplitFitsTheCheck(t *testing.T) {
 		if conns < 1 {
 			continue
 		}
-		n := mix.DefaultProcs(mix.Config{Conns: conns, Rate: 3000})
+		n := mix.DefaultProcs(mix.Config{Conns: conns, Rate: 3000}, fit)
 		share := (conns + n - 1) / n
 		if need := host.ClientDescriptors(share); uint64(need) > limit {
 			t.Errorf("%d connections over %d processes: %d a process need %d descriptors; the limit is %d", conns, n, share, need, limit)

@@ -27,7 +27,7 @@ const profileFreq = 99
 const profileCallGraph = host.CallGraphFP
 
 // callGraph is how the session's perf unwinds the stacks.
-func (s *Session) callGraph() string {
+func (s *runner) callGraph() string {
 	if s.cfg.CallGraph != "" {
 		return s.cfg.CallGraph
 	}
@@ -48,7 +48,7 @@ type profiler struct {
 // the session profiles and the run has a proxy; nil otherwise. A perf
 // missing, refused or failed leaves the run without a profile, and says
 // why.
-func (s *Session) startProfile(st *started, dir string) *profiler {
+func (s *runner) startProfile(st *started, dir string) *profiler {
 	if !s.cfg.Profile || st.proxy == nil {
 		return nil
 	}
@@ -109,7 +109,7 @@ func (p *profiler) close() {
 // keepProfile resolves the recording's symbols and writes the proxy's
 // samples beside the runs' output as <name>.cpu.pb.gz and
 // <name>.cpu.folded; it returns what the run's data says of the profile.
-func (s *Session) keepProfile(ctx context.Context, p *profiler, name string) *results.ProfileNote {
+func (s *runner) keepProfile(ctx context.Context, p *profiler, name string) *results.ProfileNote {
 	if p == nil {
 		return nil
 	}

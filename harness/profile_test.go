@@ -51,7 +51,7 @@ func TestProfileProxyCPUs(t *testing.T) {
 	if p.absent != "" {
 		t.Fatalf("profile absent: %s", p.absent)
 	}
-	s := &Session{OutputDir: t.TempDir()}
+	s := &runner{OutputDir: t.TempDir()}
 	note := s.keepProfile(context.Background(), p, "0001-hotloop-relay-stream16-1")
 	if note == nil || note.Absent != "" || note.Samples == 0 || note.CallGraph != host.CallGraphFP {
 		t.Fatalf("keepProfile = %+v; want the proxy's samples with frame pointers", note)

@@ -1,13 +1,10 @@
 package harness
 
 import (
-	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
-	"bench/report"
 	"bench/report/results"
 	"bench/scenarios"
 )
@@ -18,7 +15,7 @@ import (
 // second of the window, and how its proxy was profiled (prof, nil where
 // it was not). It is kept as the tools' output is: a run whose
 // data cannot be written still counts.
-func (s *Session) keepData(name string, row *results.Row, m scenarios.Measurement, sample figures, prof *results.ProfileNote) {
+func (s *runner) keepData(name string, row *results.Row, m scenarios.Measurement, sample figures, prof *results.ProfileNote) {
 	d := results.RunData{RunID: row.ID(), Started: row.Started, Intervals: m.Intervals, Histogram: m.Histogram,
 		CPU: map[string][]float64{}, Profile: prof}
 	for r, v := range sample.perSecond {
@@ -86,26 +83,4 @@ func ReadRunData(csvPaths []string, rows []results.Row) (map[results.RunID]*resu
 		}
 	}
 	return data, nil
-}
-
-// WritePage renders the page of the session files at csvPaths (their
-// rows, metadata and kept run data; opt says which session and how) into
-// path.
-func WritePage(path string, csvPaths []string, rows []results.Row, opt report.Options) error {
-	var err error
-	if opt.Files, err = results.ReadMetas(csvPaths); err != nil {
-		return err
-	}
-	if opt.Runs, err = ReadRunData(csvPaths, rows); err != nil {
-		return err
-	}
-	opt.Format = report.FormatHTML
-	var b bytes.Buffer
-	if err := report.Render(&b, rows, opt); err != nil {
-		return err
-	}
-	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("write the page: %w", err)
-	}
-	return nil
 }

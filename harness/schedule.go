@@ -14,7 +14,6 @@ import (
 	"bench/harness/host"
 	"bench/harness/sweep"
 	"bench/proxies"
-	"bench/report"
 	"bench/report/results"
 	"bench/scenarios"
 )
@@ -157,7 +156,7 @@ func (s *Schedule) Extend(rows []results.Row) []RunSpec {
 		c := r.Cell()
 		runs[c]++
 		if r.Status == results.OK {
-			figures[c] = append(figures[c], report.Figure(r))
+			figures[c] = append(figures[c], r.Figure())
 		}
 	}
 	var added []RunSpec
@@ -177,7 +176,7 @@ func (s *Schedule) Extend(rows []results.Row) []RunSpec {
 
 // settled reports whether a cell of a session with automatic repetitions
 // needs no more runs: it has AutoMinReps ok runs or more and no single
-// one moves their median by more than precision (report.MedianShift), or
+// one moves their median by more than precision (results.MedianShift), or
 // every run it had failed (more would fail too). A cell with some failed
 // runs goes on until it has AutoMinReps ok ones; the cap on repetitions
 // ends every cell.
@@ -188,7 +187,7 @@ func settled(figures []float64, runs int, precision float64) bool {
 	case len(figures) < AutoMinReps:
 		return false
 	}
-	return report.MedianShift(figures) <= precision
+	return results.MedianShift(figures) <= precision
 }
 
 // todo is the number of runs still to do.
@@ -207,33 +206,8 @@ func (s *Schedule) todo() int {
 func (s *Schedule) Print(w io.Writer, dryRun bool) {
 	cfg := s.cfg
 	todo := s.todo()
-	used := map[string]bool{}
-	for _, r := range s.Runs {
-		used[r.Column.Name] = true
-	}
-	var names, idle []string
-	for _, c := range cfg.Columns {
-		if used[c.Name] {
-			names = append(names, c.Name)
-		} else {
-			idle = append(idle, c.Name)
-		}
-	}
-	reps, runs := plural(cfg.Reps, "rep"), plural(len(s.Runs), "run")
-	var own []string
-	for _, m := range slices.Sorted(maps.Keys(cfg.Methods)) {
-		if n := cfg.Methods[m].Reps; n != cfg.Reps {
-			own = append(own, fmt.Sprintf("%s: %d", m, n))
-		}
-	}
-	if len(own) > 0 {
-		reps += " (" + strings.Join(own, ", ") + ")"
-	}
-	if cfg.RepsAuto {
-		most := len(s.Runs) / cfg.Reps * cfg.RepsMax
-		reps = fmt.Sprintf("%d..%d reps (until no run moves a median by more than %g%%)", cfg.Reps, cfg.RepsMax, cfg.Precision*100)
-		runs = fmt.Sprintf("%d..%d runs", len(s.Runs), most)
-	}
+	names, idle := s.columns()
+	reps, runs := s.repsText()
 	fmt.Fprintf(w, "session %s on %q: %s x %s x %s = %s",
 		cfg.Session, cfg.Machine, plural(len(cfg.Scenarios), "scenario"), plural(len(names), "column"), reps, runs)
 	if s.Skipped > 0 {
@@ -274,23 +248,7 @@ func (s *Schedule) Print(w io.Writer, dryRun bool) {
 	for _, n := range s.Notes() {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
-	var left time.Duration
-	for _, r := range s.Runs {
-		if !s.Done[r.Key()] {
-			left += cfg.runTime(r.Scenario)
-		}
-	}
-	est := formatDuration(left)
-	if cfg.RepsAuto {
-		// At most every cell to the cap, less the runs the file has.
-		most := left
-		for _, r := range s.Runs {
-			if r.Rep == 1 {
-				most += time.Duration(cfg.RepsMax-cfg.Reps) * cfg.runTime(r.Scenario)
-			}
-		}
-		est += " to " + formatDuration(most)
-	}
+	est := s.estimate()
 	fmt.Fprintf(w, "each run: %s warm-up + %s window", time.Duration(cfg.Warmup), time.Duration(cfg.Window))
 	for _, m := range slices.Sorted(maps.Keys(cfg.Methods)) {
 		own := cfg.Methods[m]
@@ -310,6 +268,69 @@ func (s *Schedule) Print(w io.Writer, dryRun bool) {
 		return
 	}
 	fmt.Fprintf(w, "writing %s\n\n", csvPath)
+}
+
+// columns are the names of the session's columns that run, and of those
+// that do not (no scenario in their modes).
+func (s *Schedule) columns() (names, idle []string) {
+	used := map[string]bool{}
+	for _, r := range s.Runs {
+		used[r.Column.Name] = true
+	}
+	for _, c := range s.cfg.Columns {
+		if used[c.Name] {
+			names = append(names, c.Name)
+		} else {
+			idle = append(idle, c.Name)
+		}
+	}
+	return names, idle
+}
+
+// repsText is the plan's repetitions and runs: "3 reps", "30 runs", each
+// method's own, and with automatic repetitions their ranges.
+func (s *Schedule) repsText() (reps, runs string) {
+	cfg := s.cfg
+	reps, runs = plural(cfg.Reps, "rep"), plural(len(s.Runs), "run")
+	var own []string
+	for _, m := range slices.Sorted(maps.Keys(cfg.Methods)) {
+		if n := cfg.Methods[m].Reps; n != cfg.Reps {
+			own = append(own, fmt.Sprintf("%s: %d", m, n))
+		}
+	}
+	if len(own) > 0 {
+		reps += " (" + strings.Join(own, ", ") + ")"
+	}
+	if cfg.RepsAuto {
+		most := len(s.Runs) / cfg.Reps * cfg.RepsMax
+		reps = fmt.Sprintf("%d..%d reps (until no run moves a median by more than %g%%)", cfg.Reps, cfg.RepsMax, cfg.Precision*100)
+		runs = fmt.Sprintf("%d..%d runs", len(s.Runs), most)
+	}
+	return reps, runs
+}
+
+// estimate is the time the runs left take, "12m30s", and with automatic
+// repetitions the most they take: "12m30s to 40m".
+func (s *Schedule) estimate() string {
+	cfg := s.cfg
+	var left time.Duration
+	for _, r := range s.Runs {
+		if !s.Done[r.Key()] {
+			left += cfg.runTime(r.Scenario)
+		}
+	}
+	est := formatDuration(left)
+	if cfg.RepsAuto {
+		// At most every cell to the cap, less the runs the file has.
+		most := left
+		for _, r := range s.Runs {
+			if r.Rep == 1 {
+				most += time.Duration(cfg.RepsMax-cfg.Reps) * cfg.runTime(r.Scenario)
+			}
+		}
+		est += " to " + formatDuration(most)
+	}
+	return est
 }
 
 // sweeps says whether the session runs a sweep.

@@ -29,7 +29,7 @@ func TestOneLineCutsOnARune(t *testing.T) {
 // output, the proxy's and a tunnel's client end's, as the adapter
 // rendered them.
 func TestKeepConfig(t *testing.T) {
-	s := &Session{OutputDir: t.TempDir()}
+	s := &runner{OutputDir: t.TempDir()}
 	a, _ := proxies.Lookup("stunnel")
 	col := proxies.Column{Name: "stunnel", Kind: "stunnel", Group: results.Copy}
 	site := proxies.Site{Dir: t.TempDir(), ClientSide: host.ProxyClientAddr, OriginSide: host.ProxyOriginAddr, Origin: host.OriginAddr,

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"bench/harness/host"
-	"bench/harness/mix"
 	"bench/harness/sweep"
 	"bench/report/results"
 	"bench/scenarios"
@@ -132,7 +131,7 @@ func (s *Session) sweepIn(ctx context.Context, r RunSpec, search *sweep.Search, 
 // measureStep runs window w of a search on the stepping bench mix, with
 // the sampler on over that window alone, and returns what it measured,
 // the line bench mix printed and the figures the search judges.
-func (s *Session) measureStep(ctx context.Context, r RunSpec, st *started, steps *stepper, w sweep.Window) (x measured, line string, f sweep.Figures, err error) {
+func (s *runner) measureStep(ctx context.Context, r RunSpec, st *started, steps *stepper, w sweep.Window) (x measured, line string, f sweep.Figures, err error) {
 	// Before its warm-up a step may wait for the connections closed at
 	// the last one's end to open again (the opening's grace), then says
 	// when its warm-up begins: the sampler plans the window from then.
@@ -140,7 +139,7 @@ func (s *Session) measureStep(ctx context.Context, r RunSpec, st *started, steps
 	if err != nil {
 		return x, "", f, err
 	}
-	line, err = steps.step(ctx, mix.Window{Rate: w.Rate, Warmup: w.Warmup, Duration: w.Length}, steps.opening)
+	line, err = steps.step(ctx, scenarios.MixWindow{Rate: w.Rate, Warmup: w.Warmup, Duration: w.Length}, steps.opening)
 	if err == nil {
 		if o, ok := scenarios.ParseMixOpened([]byte(line)); ok {
 			sampler.Begin(o.Start)
@@ -187,7 +186,7 @@ const stepperLines = 2*sweep.MaxWindows + 1
 // startSteps starts bench mix stepping for run r against target, its
 // confirming window window, with its files in dir, and waits for it to
 // have opened its connections (its opening's grace).
-func (s *Session) startSteps(ctx context.Context, r RunSpec, target scenarios.Target, window time.Duration, dir string) (*stepper, error) {
+func (s *runner) startSteps(ctx context.Context, r RunSpec, target scenarios.Target, window time.Duration, dir string) (*stepper, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -276,8 +275,8 @@ func (st *stepper) tail() string {
 
 // step asks for window w and waits at most wait for its first line,
 // when its warm-up begins (scenarios.MixOpened); its result follows.
-func (st *stepper) step(ctx context.Context, w mix.Window, wait time.Duration) (string, error) {
-	if _, err := fmt.Fprintln(st.in, mix.FormatStep(w, time.Time{})); err != nil {
+func (st *stepper) step(ctx context.Context, w scenarios.MixWindow, wait time.Duration) (string, error) {
+	if _, err := fmt.Fprintln(st.in, scenarios.FormatMixStep(w, time.Time{})); err != nil {
 		return "", fmt.Errorf("ask bench mix for a step: %w; log: %s", err, st.tail())
 	}
 	return st.next(ctx, wait)

@@ -49,7 +49,7 @@ func pinned(argv []string, cpus []int) []string {
 // s_client from the client's namespace, offering everything TLS 1.3 has,
 // and checks that what it negotiated is what the run asks for. It
 // returns what was negotiated, for the run's note.
-func (s *Session) probe(ctx context.Context, r RunSpec, t scenarios.Target, want scenarios.TLSParams, dir string) (string, error) {
+func (s *runner) probe(ctx context.Context, r RunSpec, t scenarios.Target, want scenarios.TLSParams, dir string) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}

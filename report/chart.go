@@ -966,7 +966,7 @@ func seriesTitle(what string, vals []float64, format func(float64) string) strin
 	s := summary{runs: vals}
 	sorted := slices.Clone(vals)
 	slices.Sort(sorted)
-	s.low, s.high, s.med = sorted[0], sorted[len(sorted)-1], median(sorted)
+	s.low, s.high, s.med = sorted[0], sorted[len(sorted)-1], results.Median(sorted)
 	return fmt.Sprintf("%s: %s, the median of %s, %s..%s", what, format(s.med), pluralN(len(vals), "second"), format(s.low), format(s.high))
 }
 

@@ -72,7 +72,7 @@ type metric struct {
 func metricOf(name string) (metric, error) {
 	switch name {
 	case "", MetricThroughput:
-		return metric{of: Figure, unit: func(c results.Cell) string { return string(c.Unit()) }}, nil
+		return metric{of: (*results.Row).Figure, unit: func(c results.Cell) string { return string(c.Unit()) }}, nil
 	case MetricP50, MetricP99, MetricP999:
 		return metric{of: percentile(name), unit: func(results.Cell) string { return "ms" }, lower: true}, nil
 	}
@@ -181,7 +181,7 @@ var ErrAcrossMachines = errors.New("different machines")
 
 // Compare compares the runs of old with those of new, cell by cell: a
 // cell is a column (proxy) under a scenario (mode and load) on a machine,
-// and its figure that of the tables' throughput (Figure); only ok runs
+// and its figure that of the tables' throughput (results.Row.Figure); only ok runs
 // count. A sweep's runs are its searches, each the rate it found, one
 // that found none a failed run (searchResults); a latency metric leaves
 // them out, the search having held their latency to its bounds. Cells of

@@ -9,16 +9,6 @@ import (
 
 // Per-run figures, derived as DESIGN.md states them.
 
-// Figure is the figure the tables rank a run by, in its cell's unit
-// (results.UnitOf); a sweep's step's is the rate it offered, so that a
-// search's result (searchResults) has the rate the search found.
-func Figure(r *results.Row) float64 {
-	if r.Load == results.LoadSweep {
-		return rateFigure(r.OfferedRate)
-	}
-	return r.Cell().Unit().Of(r)
-}
-
 func gbits(r *results.Row) float64 { return r.Gbps() }
 
 func kreqs(r *results.Row) float64 { return r.PerSecond() / 1e3 }

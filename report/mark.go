@@ -3,49 +3,7 @@ package report
 import (
 	"bench/report/results"
 	"math"
-	"sort"
-
-	"gonum.org/v1/gonum/stat"
 )
-
-// median returns the median of x, sorting x in place; NaN-free input is
-// assumed. With an even number of values it is the mean of the middle two.
-func median(x []float64) float64 {
-	sort.Float64s(x)
-	n := len(x)
-	switch {
-	case n == 0:
-		return 0
-	case n%2 == 1:
-		return stat.Quantile(0.5, stat.Empirical, x, nil)
-	default:
-		return stat.Mean(x[n/2-1:n/2+1], nil)
-	}
-}
-
-// MedianShift is how far a single run moves the median of figures: the
-// largest change of the median when any one of them is left out,
-// relative to the median. Unlike the spread of the runs, which only grows
-// as runs are added, it shrinks as the runs close in around the median,
-// and one outlier among them hardly moves it. With fewer than two figures
-// (or a median of 0) it is +Inf: nothing is known.
-func MedianShift(figures []float64) float64 {
-	if len(figures) < 2 {
-		return math.Inf(1)
-	}
-	x := append([]float64(nil), figures...)
-	m := median(x) // sorts x
-	if m == 0 {
-		return math.Inf(1)
-	}
-	shift := 0.0
-	rest := make([]float64, 0, len(x)-1)
-	for i := range x {
-		rest = append(append(rest[:0], x[:i]...), x[i+1:]...)
-		shift = max(shift, math.Abs(median(rest)-m))
-	}
-	return shift / math.Abs(m)
-}
 
 // spread is what the marking rule knows of a cell: its median and the
 // range of its runs (for the combined layout, the averages over machines).

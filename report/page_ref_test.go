@@ -5,8 +5,8 @@ import (
 	"bench/internal/chromium"
 	"bench/report"
 	"bench/report/results"
+	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 )
@@ -68,13 +68,24 @@ func referencePage(t *testing.T) ([]byte, []results.Row) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "page.html")
-	if err := harness.WritePage(path, files, rows, report.Options{}); err != nil {
+	return renderPage(t, files, rows), rows
+}
+
+// renderPage renders the page of the session files as bench report
+// --format html does.
+func renderPage(t *testing.T, files []string, rows []results.Row) []byte {
+	t.Helper()
+	opt := report.Options{Format: report.FormatHTML}
+	var err error
+	if opt.Files, err = results.ReadMetas(files); err != nil {
 		t.Fatal(err)
 	}
-	page, err := os.ReadFile(path)
-	if err != nil {
+	if opt.Runs, err = harness.ReadRunData(files, rows); err != nil {
 		t.Fatal(err)
 	}
-	return page, rows
+	var b bytes.Buffer
+	if err := report.Render(&b, rows, opt); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
 }

@@ -35,7 +35,7 @@ func MedianRun(runs []*results.Row) *results.RunID {
 	}
 	sorted := make([]*results.Row, len(runs))
 	copy(sorted, runs)
-	sort.SliceStable(sorted, func(i, j int) bool { return Figure(sorted[i]) < Figure(sorted[j]) })
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Figure() < sorted[j].Figure() })
 	id := sorted[(len(sorted)-1)/2].ID()
 	return &id
 }

@@ -149,14 +149,9 @@ func searchKey(r *results.Row) results.RunID {
 	return id
 }
 
-// rateFigure is a rate, in exchanges a second, in the unit of a sweep's
-// cell (results.UnitOf: k req/s), as the tables, compare and the trends
-// give it.
-func rateFigure(perSecond float64) float64 { return perSecond / 1e3 }
-
 // rateText is a rate, in exchanges a second, as the notes and the charts
 // print it: "4.38k/s".
-func rateText(perSecond float64) string { return threeFigures(rateFigure(perSecond)) + "k/s" }
+func rateText(perSecond float64) string { return threeFigures(results.RateFigure(perSecond)) + "k/s" }
 
 // hasSweep reports whether any of rows is a sweep's step.
 func hasSweep(rows []results.Row) bool {
@@ -170,7 +165,7 @@ func hasSweep(rows []results.Row) bool {
 
 // searchResults are rows with each search's steps replaced by the row of
 // its result, in the place of its first step: its confirming window that
-// passed (whose figure, Figure, is the rate found), or the step of a rate
+// passed (whose figure, results.Row.Figure, is the rate found), or the step of a rate
 // not confirmed noting so, or where it found none, its last step as a
 // failed run noting why. It is what compare and
 // the trends take for a sweep's runs. Rows without a sweep are rows
@@ -297,7 +292,7 @@ func sweepTable(machine string, rows []*results.Row) Table {
 				s := searchOf(rep, reps[rep])
 				searches = append(searches, s)
 				if s.Rate != nil {
-					rates = append(rates, rateFigure(*s.Rate))
+					rates = append(rates, results.RateFigure(*s.Rate))
 				}
 				if s.Unconfirmed {
 					unconfirmed++

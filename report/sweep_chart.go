@@ -132,7 +132,7 @@ func sweepChart(t Table, row TableRow, sw *results.Sweep, pal palette) ([]byte, 
 				for _, st := range s.Steps {
 					if v := pc.of(st); v != nil {
 						y := max(*v, 0.001) // a log axis has no 0
-						pts = append(pts, sweepPoint{x: rateFigure(st.Offered), y: y, title: stepTitle(col, s.Rep, st, pc.name, *v)})
+						pts = append(pts, sweepPoint{x: results.RateFigure(st.Offered), y: y, title: stepTitle(col, s.Rep, st, pc.name, *v)})
 					}
 				}
 			}

@@ -397,7 +397,7 @@ func summaryOf(vals []float64) summary {
 	}
 	out := slices.Clone(vals)
 	sorted := slices.Clone(vals)
-	m := median(sorted) // sorts it
+	m := results.Median(sorted) // sorts it
 	return summary{ok: true, med: m, low: sorted[0], high: sorted[len(sorted)-1], runs: out}
 }
 

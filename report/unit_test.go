@@ -52,10 +52,10 @@ func TestCatalogUnitsAgree(t *testing.T) {
 		ch := cmp.Cells[0]
 		figure := unit.Of(&row) // a sweep's: the rate its search found
 		if sc.Load.Name == results.LoadSweep {
-			figure = rateFigure(row.OfferedRate)
+			figure = results.RateFigure(row.OfferedRate)
 		}
-		if ch.Unit != string(unit) || *ch.New.Median != Figure(&row) || Figure(&row) != figure {
-			t.Errorf("%s: compare gives %g %s; the run's figure is %g %s", sc.Name, *ch.New.Median, ch.Unit, Figure(&row), unit)
+		if ch.Unit != string(unit) || *ch.New.Median != row.Figure() || row.Figure() != figure {
+			t.Errorf("%s: compare gives %g %s; the run's figure is %g %s", sc.Name, *ch.New.Median, ch.Unit, row.Figure(), unit)
 		}
 		tables, err := Tables([]results.Row{row}, Options{})
 		if err != nil || len(tables) == 0 || len(tables[0].Rows) != 1 {

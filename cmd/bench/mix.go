@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"bench/harness/host"
 	"bench/harness/mix"
 	"bench/harness/sweep"
 	"bench/harness/tlswrap"
@@ -113,35 +114,51 @@ func cmdMix(stdout, stderr io.Writer, args []string) error {
 	if err := c.Check(); err != nil {
 		return usageError{fmt.Errorf("mix: %w", err)}
 	}
+	return mixWith(c, mixRun{worker: *worker, procs: *procs, steps: *steps, sweeping: *sw.on, search: search, args: args}, stdout, stderr)
+}
+
+// mixRun is how bench mix runs a checked configuration, as its flags say.
+type mixRun struct {
+	worker          string // --worker: i/n of a split mix
+	procs           int    // --procs: 0 for the default
+	steps, sweeping bool   // --steps, --sweep
+	search          results.Sweep
+	args            []string // the command line, for the workers
+}
+
+// mixWith runs the mix c as o says: as a worker of a split mix, as steps
+// or a sweep over the same connections, or one window; in this process or
+// over processes of bench mix itself.
+func mixWith(c mix.Config, o mixRun, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	if *worker != "" {
-		i, n, err := mix.ParseWorker(*worker)
+	if o.worker != "" {
+		i, n, err := mix.ParseWorker(o.worker)
 		if err != nil {
 			return usageError{err}
 		}
 		return mix.Worker(ctx, mix.Share(c, i, n), os.Stdin, stdout)
 	}
-	n := *procs
+	n := o.procs
 	if n == 0 {
-		n = mix.DefaultProcs(c)
+		n = mix.DefaultProcs(c, connsPerProc())
 	}
 	if err := mix.CheckSplit(c, n); err != nil {
-		if *procs == 0 {
+		if o.procs == 0 {
 			err = fmt.Errorf("%w: the descriptor limit (ulimit -Hn) needs %d processes for %d connections", err, n, c.Conns)
 		}
 		return usageError{fmt.Errorf("mix: %w", err)}
 	}
-	if stepped {
-		st, err := openStepper(ctx, c, n, args, stderr)
+	if o.steps || o.sweeping {
+		st, err := openStepper(ctx, c, n, o.args, stderr)
 		if err != nil {
 			return err
 		}
-		if *steps {
+		if o.steps {
 			err = mix.Steps(ctx, st, os.Stdin, stdout)
 		} else {
-			err = runSweep(ctx, st, search, c, stdout, stderr)
+			err = runSweep(ctx, st, o.search, c, stdout, stderr)
 		}
 		return errors.Join(err, st.Close())
 	}
@@ -158,11 +175,21 @@ func cmdMix(stdout, stderr io.Writer, args []string) error {
 	if err != nil {
 		return err
 	}
-	r, err := mix.RunProcs(ctx, exe, append([]string{"mix"}, args...), n, stderr, opened)
+	r, err := mix.RunProcs(ctx, exe, append([]string{"mix"}, o.args...), n, stderr, opened)
 	if err != nil {
 		return err
 	}
 	return mix.WriteResult(stdout, r)
+}
+
+// connsPerProc is how many connections a process of bench mix holds
+// under this process's descriptor limit, 0 where it is not known.
+func connsPerProc() int {
+	limit, err := host.NofileLimit()
+	if err != nil {
+		return 0
+	}
+	return host.ClientConns(limit)
 }
 
 // stepFlag names the flag that made a mix step.
@@ -205,7 +232,7 @@ func runSweep(ctx context.Context, st mix.Stepper, cfg results.Sweep, c mix.Conf
 	var last scenarios.MixResult
 	err := s.Run(c.Duration, c.Warmup, func(w sweep.Window) (sweep.Figures, error) {
 		var err error
-		last, err = st.Step(ctx, time.Time{}, mix.Window{Rate: w.Rate, Warmup: w.Warmup, Duration: w.Length})
+		last, err = st.Step(ctx, time.Time{}, scenarios.MixWindow{Rate: w.Rate, Warmup: w.Warmup, Duration: w.Length})
 		return sweep.FiguresOf(last), err
 	}, func(_ sweep.Window, step results.Step) error {
 		b, err := json.Marshal(mixStep{Step: step.String(), MixResult: last})

@@ -183,7 +183,7 @@ func BenchmarkProfileCost(b *testing.B) {
 						b.Fatalf("%s %s-%s: %s", r.Proxy, r.Mode, r.Load, r.Status)
 					}
 					k := key{fmt.Sprintf("%s-%s-%s", r.Proxy, r.Mode, r.Load), p}
-					figs[k] = append(figs[k], report.Figure(r))
+					figs[k] = append(figs[k], r.Figure())
 					cpus[k] = append(cpus[k], r.CPUProxy/r.Seconds)
 				}
 			}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"io"
 
-	"bench/harness"
 	"bench/report"
 	"bench/report/results"
 )
@@ -40,13 +39,11 @@ func cmdReport(stdout, stderr io.Writer, args []string) error {
 	if err != nil {
 		return err
 	}
+	if opt.Format == report.FormatHTML {
+		return renderPage(stdout, fs.Args(), rows, opt)
+	}
 	if opt.Files, err = results.ReadMetas(fs.Args()); err != nil {
 		return err
-	}
-	if opt.Format == report.FormatHTML {
-		if opt.Runs, err = harness.ReadRunData(fs.Args(), rows); err != nil {
-			return err
-		}
 	}
 	return report.Render(stdout, rows, opt)
 }

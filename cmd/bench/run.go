@@ -56,6 +56,43 @@ then a confirming window of --duration (docs/sweep.md). A step must also
 achieve 99% of its rate.`
 
 func cmdRun(stdout, stderr io.Writer, args []string) error {
+	cfg, dryRun, err := runConfig(stderr, args)
+	if err != nil {
+		return err
+	}
+	cfg.CommandLine = append([]string{"bench", "run"}, args...)
+	cfg.Progress, cfg.Live = stderr, isTerminal(stderr)
+	sched, err := harness.NewSchedule(cfg)
+	if err != nil {
+		return err
+	}
+	if len(sched.Runs) == 0 {
+		return usageError{errors.New("no runs: none of the columns serves the modes of the scenarios chosen (bench list shows which column serves which mode)")}
+	}
+	sched.Print(stderr, dryRun)
+	if err := sched.Fit(); err != nil {
+		return err
+	}
+	if dryRun {
+		return nil
+	}
+	if os.Geteuid() != 0 {
+		return errors.New("run needs root (namespaces, cgroups): sudo bench run ...")
+	}
+	if err := sched.Tools(); err != nil {
+		return withAdvice(err)
+	}
+
+	csvPath, err := execute(cfg, sched, stderr)
+	if err != nil {
+		return err
+	}
+	return summarize(stdout, stderr, csvPath, cfg.Session)
+}
+
+// runConfig parses bench run's flags and resolves the session's settings
+// on this machine (harness.Configure); dryRun is --dry-run.
+func runConfig(stderr io.Writer, args []string) (cfg harness.SessionConfig, dryRun bool, err error) {
 	fs := newFlagSet("run", stderr, runSynopsis)
 	var st results.Settings
 	fs.StringVar(&st.Scenario, "scenario", "all", "scenarios: all, a name, a comma list or globs (socks-*); see bench list")
@@ -72,7 +109,7 @@ func cmdRun(stdout, stderr io.Writer, args []string) error {
 	out := fs.String("out", "data", "directory of the session files")
 	fs.StringVar(&st.Session, "session", "", "session id (default: the minute it starts, e.g. 2026-10-13-1930, -2 if taken)")
 	resume := fs.Bool("resume", false, "continue a killed session (--session's, else the newest unfinished one in --out)")
-	dryRun := fs.Bool("dry-run", false, "print the plan and stop")
+	fs.BoolVar(&dryRun, "dry-run", false, "print the plan and stop")
 	fs.IntVar(&st.MixConns, "mix-conns", 0, "connections the mix scenarios hold open (default: 20000, or what the descriptors allow)")
 	fs.StringVar(&st.CPUs, "cpus", "", "CPU layout, e.g. client=0-3,proxy=4,origin=5-7 (default: by the CPUs there are)")
 	fs.Float64Var(&st.ProxyCPU, "proxy-cpu", 0, "CPU quota of the proxy's cgroup in CPUs, e.g. 0.5 (default: none)")
@@ -84,10 +121,10 @@ func cmdRun(stdout, stderr io.Writer, args []string) error {
 	fs.StringVar(&hc.Prefix, "prefix", host.DefaultPrefix, "prefix of the namespaces, links and cgroups the session creates")
 	fs.StringVar(&hc.CgroupParent, "cgroup-parent", "", "cgroup beneath which the session's cgroups are created (default: see above)")
 	if err := parseFlags(fs, args); err != nil {
-		return err
+		return harness.SessionConfig{}, false, err
 	}
 	if fs.NArg() > 0 {
-		return usageError{fmt.Errorf("run: unexpected argument %q", fs.Arg(0))}
+		return harness.SessionConfig{}, false, usageError{fmt.Errorf("run: unexpected argument %q", fs.Arg(0))}
 	}
 	st.Window, st.Warmup = results.Span(*window), results.Span(*warmup)
 	st.Profile = profile.on
@@ -95,58 +132,41 @@ func cmdRun(stdout, stderr io.Writer, args []string) error {
 	if st.RepsAuto {
 		st.RepsMax, st.Precision = *repsMax, precision.value/100
 	} else if visited(fs, "reps-max", "precision") {
-		return usageError{errors.New("run: --reps-max and --precision go with --reps auto")}
+		return harness.SessionConfig{}, false, usageError{errors.New("run: --reps-max and --precision go with --reps auto")}
 	}
 	given := harness.Given{Reps: visited(fs, "reps"), Window: visited(fs, "duration"), Warmup: visited(fs, "warmup")}
 	search, err := sw.settings()
 	if err != nil {
-		return usageError{fmt.Errorf("run: %w", err)}
+		return harness.SessionConfig{}, false, usageError{fmt.Errorf("run: %w", err)}
 	}
 	if st, err = harness.Sweeping(st, *sw.on, visited(fs, "sweep-from", "sweep-precision", "slo"), search); err != nil {
-		return withAdvice(err)
+		return harness.SessionConfig{}, false, withAdvice(err)
 	}
 	if st.Methods, err = harness.OwnMethods(st, given); err != nil {
-		return withAdvice(err)
+		return harness.SessionConfig{}, false, withAdvice(err)
 	}
 	if *resume {
 		if st, err = resumable(fs, *out, st.Session); err != nil {
-			return err
+			return harness.SessionConfig{}, false, err
 		}
 		fmt.Fprintf(stderr, "resuming session %s\n", st.Session)
 	}
 
-	cfg, err := harness.Configure(st, *out, *resume, hc)
-	if err != nil {
-		return withAdvice(err)
+	if cfg, err = harness.Configure(st, *out, *resume, hc); err != nil {
+		return cfg, false, withAdvice(err)
 	}
-	cfg.CommandLine = append([]string{"bench", "run"}, args...)
-	cfg.Progress, cfg.Live = stderr, isTerminal(stderr)
-	sched, err := harness.NewSchedule(cfg)
-	if err != nil {
-		return err
-	}
-	if len(sched.Runs) == 0 {
-		return usageError{errors.New("no runs: none of the columns serves the modes of the scenarios chosen (bench list shows which column serves which mode)")}
-	}
-	sched.Print(stderr, *dryRun)
-	if err := sched.Fit(); err != nil {
-		return err
-	}
-	if *dryRun {
-		return nil
-	}
-	if os.Geteuid() != 0 {
-		return errors.New("run needs root (namespaces, cgroups): sudo bench run ...")
-	}
-	if err := sched.Tools(); err != nil {
-		return withAdvice(err)
-	}
+	return cfg, dryRun, nil
+}
 
+// execute runs the session of cfg's schedule, sched, and returns the path
+// of its file; an interrupted session says how to continue it.
+func execute(cfg harness.SessionConfig, sched *harness.Schedule, stderr io.Writer) (string, error) {
+	hc := cfg.Host
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	s, err := harness.NewSession(ctx, sched)
 	if err != nil {
-		return withAdvice(err)
+		return "", withAdvice(err)
 	}
 	execErr := s.Execute(ctx)
 	closeErr := s.Close()
@@ -160,23 +180,26 @@ func cmdRun(stdout, stderr io.Writer, args []string) error {
 				again += " --cgroup-parent " + hc.CgroupParent
 			}
 			fmt.Fprintf(stderr, "\ninterrupted: the runs done are in %s; continue with: %s\n", s.CSVPath, again)
-			return errors.Join(errors.New("interrupted"), closeErr)
+			return "", errors.Join(errors.New("interrupted"), closeErr)
 		}
-		return errors.Join(execErr, closeErr)
+		return "", errors.Join(execErr, closeErr)
 	}
-	if closeErr != nil {
-		return closeErr
-	}
-	fmt.Fprintf(stderr, "session written to %s\n\n", s.CSVPath)
-	rows, err := results.ReadFiles([]string{s.CSVPath})
+	return s.CSVPath, closeErr
+}
+
+// summarize prints the tables of the session file at csvPath, writes its
+// page beside it, and fails when any of its runs failed.
+func summarize(stdout, stderr io.Writer, csvPath, session string) error {
+	fmt.Fprintf(stderr, "session written to %s\n\n", csvPath)
+	rows, err := results.ReadFiles([]string{csvPath})
 	if err != nil {
 		return err
 	}
-	files, err := results.ReadMetas([]string{s.CSVPath})
+	files, err := results.ReadMetas([]string{csvPath})
 	if err != nil {
 		return err
 	}
-	opt := report.Options{Session: cfg.Session, Files: files}
+	opt := report.Options{Session: session, Files: files}
 	tables, err := report.Tables(rows, opt)
 	if err != nil {
 		return err
@@ -185,8 +208,8 @@ func cmdRun(stdout, stderr io.Writer, args []string) error {
 		return err
 	}
 	report.WriteNoisy(stderr, tables)
-	page := results.PagePath(s.CSVPath)
-	if err := harness.WritePage(page, []string{s.CSVPath}, rows, report.Options{Session: cfg.Session}); err != nil {
+	page := results.PagePath(csvPath)
+	if err := writePage(page, []string{csvPath}, rows, report.Options{Session: session}); err != nil {
 		return err
 	}
 	fmt.Fprintf(stderr, "page written to %s\n", page)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -92,6 +91,49 @@ func cgroupVersion() int {
 	return 0
 }
 
+// The control files of a cgroup that both versions have.
+const (
+	procsFile   = "cgroup.procs" // the processes in it, one PID a line
+	cpusFile    = "cpuset.cpus"  // the CPUs a cpuset asks for
+	memsFile    = "cpuset.mems"  // the memory nodes a cpuset asks for
+	cpuStatFile = "cpu.stat"     // the CPU controller's counts, the throttling among them
+)
+
+// sessionControllers are what a session's cgroups need: a cpuset per
+// role, memory accounting and an optional CPU quota for the proxy.
+var sessionControllers = []string{"cpuset", "cpu", "memory"}
+
+// cgroupDriver is what cgroup v1 (cgroup1.go) and v2 (cgroup2.go) do
+// apart; a cgroupSet does the rest the same on both through it.
+type cgroupDriver interface {
+	// make makes the roles' cgroups of cs beneath parent (this process's
+	// own cgroup when empty), recording what it made in cs.
+	make(cs *cgroupSet, prefix, parent string, layout Layout, quota float64) error
+	// effectiveCPUs is the control file of a cpuset that gives the CPUs
+	// its processes run on: those it asked for in cpuset.cpus, as far as
+	// the cgroups above it allow.
+	effectiveCPUs() string
+	// kill ends every process of cgroup dir at once, and reports
+	// whether it could.
+	kill(t *cgroupTree, dir string) bool
+	// resetPeak starts the peak memory of cgroup dir afresh.
+	resetPeak(cs *cgroupSet, dir string) error
+	// peakControl is the control file of a cgroup's peak memory.
+	peakControl() string
+}
+
+// driverOf is the driver of a cgroup version (cgroupTree.version), nil
+// for none.
+func driverOf(version int) cgroupDriver {
+	switch version {
+	case 1:
+		return cgroupV1{}
+	case 2:
+		return cgroupV2{}
+	}
+	return nil
+}
+
 // roleGroups are the cgroups of one role: one directory per v1 hierarchy
 // it uses, or one v2 directory.
 type roleGroups struct {
@@ -104,7 +146,7 @@ type roleGroups struct {
 func (g roleGroups) procsFiles() []string {
 	files := make([]string, len(g.dirs))
 	for i, d := range g.dirs {
-		files[i] = filepath.Join(d, "cgroup.procs")
+		files[i] = filepath.Join(d, procsFile)
 	}
 	return files
 }
@@ -112,10 +154,10 @@ func (g roleGroups) procsFiles() []string {
 // cgroupSet is the cgroups of a session: a cpuset per role, memory
 // accounting and an optional CPU quota for the proxy.
 type cgroupSet struct {
-	t       *cgroupTree
-	version int
-	roles   map[Role]roleGroups
-	made    []string // directories made, in the order made
+	t     *cgroupTree
+	drv   cgroupDriver
+	roles map[Role]roleGroups
+	made  []string // directories made, in the order made
 	// v2 only: the leaf this process moved into, and the controllers it
 	// enabled on the parent, to undo on close.
 	v2Parent  string
@@ -158,36 +200,22 @@ func ownCgroups() (map[string]string, error) {
 	return paths, sc.Err()
 }
 
-// v1Mount returns the mount point of a v1 controller's hierarchy.
-func (t *cgroupTree) v1Mount(controller string) (string, error) {
-	p := filepath.Join(t.root, controller)
-	if _, err := os.Stat(filepath.Join(p, "cgroup.procs")); err != nil {
-		return "", fmt.Errorf("cgroup v1 controller %s is not mounted at %s: %w", controller, p, err)
-	}
-	return p, nil
-}
-
 // newCgroupSet makes the cgroups of a session in t beneath parent: the
 // given path in each hierarchy, or by default, on v2 under systemd, a
 // scope systemd delegates to the session, and elsewhere this process's
 // own cgroup. On error it removes what it made.
 func newCgroupSet(t *cgroupTree, prefix, parent string, layout Layout, quota float64) (cs *cgroupSet, err error) {
-	cs = &cgroupSet{t: t, version: t.version, roles: map[Role]roleGroups{}, quota: quota}
+	cs = &cgroupSet{t: t, drv: driverOf(t.version), roles: map[Role]roleGroups{}, quota: quota}
+	if cs.drv == nil {
+		return nil, fmt.Errorf("no cgroup file system at %s: mount cgroup v1 or v2", t.root)
+	}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, cs.close())
 			cs = nil
 		}
 	}()
-	switch cs.version {
-	case 1:
-		err = cs.makeV1(prefix, parent, layout, quota)
-	case 2:
-		err = cs.makeV2(prefix, parent, layout, quota)
-	default:
-		err = fmt.Errorf("no cgroup file system at %s: mount cgroup v1 or v2", t.root)
-	}
-	return cs, err
+	return cs, cs.drv.make(cs, prefix, parent, layout, quota)
 }
 
 // parentPath returns the parent within a hierarchy: the given one, or
@@ -199,92 +227,6 @@ func parentPath(parent, own string) string {
 	return own
 }
 
-func (cs *cgroupSet) makeV1(prefix, parent string, layout Layout, quota float64) error {
-	for _, r := range roles {
-		var g roleGroups
-		controllers := []string{"cpuset"}
-		if r == RoleProxy {
-			controllers = append(controllers, "memory")
-			if quota > 0 {
-				controllers = append(controllers, "cpu")
-			}
-		}
-		for _, c := range controllers {
-			mount, err := cs.t.v1Mount(c)
-			if err != nil {
-				return err
-			}
-			dir := filepath.Join(mount, parentPath(parent, cs.t.own[c]), prefix+string(r))
-			if err := cs.mkdirAll(mount, dir, c == "cpuset"); err != nil {
-				return err
-			}
-			g.dirs = append(g.dirs, dir)
-			switch c {
-			case "cpuset":
-				if err := cs.pin(dir, r, layout.cpus(r)); err != nil {
-					return err
-				}
-			case "memory":
-				g.mem = dir
-			case "cpu":
-				if err := cs.t.write(dir, "cpu.cfs_period_us", strconv.Itoa(cfsPeriod)); err != nil {
-					return err
-				}
-				if err := cs.t.write(dir, "cpu.cfs_quota_us", strconv.Itoa(int(quota*cfsPeriod))); err != nil {
-					return err
-				}
-				cs.cpuStat = filepath.Join(dir, "cpu.stat")
-			}
-		}
-		cs.roles[r] = g
-	}
-	return nil
-}
-
-// mkdirAll makes dir and any missing parent below mount; in the cpuset
-// hierarchy each new directory gets its parent's CPUs and memory nodes
-// first, as the kernel refuses processes in a cpuset without them.
-func (cs *cgroupSet) mkdirAll(mount, dir string, cpuset bool) error {
-	rel, err := filepath.Rel(mount, dir)
-	if err != nil || strings.HasPrefix(rel, "..") {
-		return fmt.Errorf("cgroup %s is outside %s", dir, mount)
-	}
-	cur := mount
-	for _, part := range strings.Split(rel, "/") {
-		up := cur
-		cur = filepath.Join(cur, part)
-		if _, err := os.Stat(cur); err == nil {
-			continue
-		}
-		if err := cs.t.mkdir(cur); err != nil {
-			return err
-		}
-		cs.made = append(cs.made, cur)
-		if cpuset {
-			for _, f := range []string{"cpuset.cpus", "cpuset.mems"} {
-				b, err := os.ReadFile(filepath.Join(up, f))
-				if err != nil {
-					return fmt.Errorf("read %s of cgroup %s: %w", f, up, err)
-				}
-				if err := cs.t.write(cur, f, strings.TrimSpace(string(b))); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	return nil
-}
-
-// effectiveCPUsFile is the control file of a cpuset that gives the CPUs
-// its processes run on: those it asked for in cpuset.cpus, as far as the
-// cgroups above it allow.
-func effectiveCPUsFile(version int) string {
-	if version == 1 {
-		return "cpuset.effective_cpus"
-	}
-	return "cpuset.cpus.effective"
-}
-
 // pin gives role r's cpuset dir the CPUs of the layout, and refuses when
 // its processes would run on others: a cgroup above it may allow fewer (a
 // systemd slice's AllowedCPUs=, a cpuset made by hand), and then v2 runs
@@ -293,11 +235,11 @@ func effectiveCPUsFile(version int) string {
 // parent's). Each role would then be measured on CPUs it did not run on.
 func (cs *cgroupSet) pin(dir string, r Role, cpus []int) error {
 	want := CPUList(cpus)
-	err := cs.t.write(dir, "cpuset.cpus", want)
+	err := cs.t.write(dir, cpusFile, want)
 	if err != nil && !errors.Is(err, syscall.EACCES) && !errors.Is(err, syscall.EINVAL) {
 		return err
 	}
-	file := effectiveCPUsFile(cs.version)
+	file := cs.drv.effectiveCPUs()
 	got, rerr := readCPUs(filepath.Join(dir, file))
 	if rerr != nil {
 		return errors.Join(err, rerr)
@@ -325,120 +267,9 @@ func readCPUs(file string) (string, error) {
 	return CPUList(cpus), nil
 }
 
-// v2Controllers are what a session's cgroups need on cgroup v2.
-var v2Controllers = []string{"cpuset", "cpu", "memory"}
-
-func (cs *cgroupSet) makeV2(prefix, parent string, layout Layout, quota float64) error {
-	t := cs.t
-	if parent == "" {
-		parent = t.own[""]
-		if t.systemd != nil {
-			req := newScopeRequest(scopeUnit(prefix), t.pid, t.own[""])
-			p, started, err := t.systemd.delegate(req)
-			if started {
-				// Recorded before anything else can fail: bench may be
-				// in the scope, and close moves it back and stops it.
-				cs.unit, cs.home = req.unit, t.own[""]
-			}
-			if err != nil {
-				return fmt.Errorf("%w: bench needs a cgroup of its own with cpuset, cpu and memory; "+
-					"pass --cgroup-parent an empty one (made beneath a delegated unit, e.g. of systemd-run -p Delegate=yes)", err)
-			}
-			parent = p
-		}
-	}
-	pdir := filepath.Join(t.root, parent)
-	avail, err := os.ReadFile(filepath.Join(pdir, "cgroup.controllers"))
-	if err != nil {
-		return fmt.Errorf("read controllers of cgroup %s: %w", pdir, err)
-	}
-	for _, c := range v2Controllers {
-		if !slices.Contains(strings.Fields(string(avail)), c) {
-			return fmt.Errorf("cgroup %s lacks the %s controller: enable it in its parent's cgroup.subtree_control or pass a cgroup parent that has it", pdir, c)
-		}
-	}
-	enabled, _ := os.ReadFile(filepath.Join(pdir, "cgroup.subtree_control"))
-	var missing []string
-	for _, c := range v2Controllers {
-		if !slices.Contains(strings.Fields(string(enabled)), c) {
-			missing = append(missing, c)
-		}
-	}
-	if len(missing) > 0 {
-		if err := cs.enableV2(prefix, pdir, missing); err != nil {
-			return err
-		}
-	}
-	for _, r := range roles {
-		dir := filepath.Join(pdir, prefix+string(r))
-		if err := t.mkdir(dir); err != nil {
-			return err
-		}
-		cs.made = append(cs.made, dir)
-		if err := cs.pin(dir, r, layout.cpus(r)); err != nil {
-			return err
-		}
-		g := roleGroups{dirs: []string{dir}}
-		if r == RoleProxy {
-			g.mem = dir
-			if quota > 0 {
-				if err := t.write(dir, "cpu.max", fmt.Sprintf("%d %d", int(quota*cfsPeriod), cfsPeriod)); err != nil {
-					return err
-				}
-				cs.cpuStat = filepath.Join(dir, "cpu.stat")
-			}
-		}
-		cs.roles[r] = g
-	}
-	return nil
-}
-
-// enableV2 hands controllers to the children of pdir. A v2 cgroup that
-// does so may hold no processes, the root cgroup apart; when the only one
-// in it is this process, it moves into a leaf of its own first.
-func (cs *cgroupSet) enableV2(prefix, pdir string, controllers []string) error {
-	t := cs.t
-	procs, err := readPIDs(filepath.Join(pdir, "cgroup.procs"))
-	if err != nil {
-		return err
-	}
-	if len(procs) > 0 && !isRootCgroup(pdir) {
-		if len(procs) != 1 || procs[0] != t.pid {
-			return fmt.Errorf("cgroup %s holds other processes (%v), so it cannot hand cpuset, cpu and memory to a session's cgroups: "+
-				"start bench in a cgroup of its own (systemd-run --scope -p Delegate=yes) or pass an empty cgroup parent", pdir, procs)
-		}
-		leaf := filepath.Join(pdir, prefix+"harness")
-		if err := t.mkdir(leaf); err != nil && !errors.Is(err, os.ErrExist) {
-			return err
-		}
-		cs.made = append(cs.made, leaf)
-		if err := t.write(leaf, "cgroup.procs", strconv.Itoa(t.pid)); err != nil {
-			return err
-		}
-		cs.v2Parent, cs.v2Leaf = pdir, leaf
-	}
-	var toggle []string
-	for _, c := range controllers {
-		toggle = append(toggle, "+"+c)
-	}
-	if err := t.write(pdir, "cgroup.subtree_control", strings.Join(toggle, " ")); err != nil {
-		return err
-	}
-	cs.v2Parent, cs.v2Enabled = pdir, controllers
-	return nil
-}
-
-// isRootCgroup says whether a v2 directory is the hierarchy's root, the
-// one cgroup without a cgroup.type, which may hand controllers to its
-// children while it holds processes.
-func isRootCgroup(dir string) bool {
-	_, err := os.Stat(filepath.Join(dir, "cgroup.type"))
-	return errors.Is(err, os.ErrNotExist)
-}
-
 // close removes the cgroups, deepest first, once their processes are gone
 // (it waits up to a second for the kernel to let go of exiting ones),
-// undoes what makeV2 did to this process's own cgroup, and under systemd
+// undoes what v2 did (leaveV2) to this process's own cgroup, and under systemd
 // moves this process back to where it came from and stops the scope,
 // unless systemd is stopping it already.
 func (cs *cgroupSet) close() error {
@@ -457,86 +288,9 @@ func (cs *cgroupSet) close() error {
 			errs = append(errs, err)
 		}
 	}
-	if len(cs.v2Enabled) > 0 {
-		if _, err := t.disableV2(cs.v2Parent, cs.v2Enabled, cs.v2Leaf); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	// out: this process is out of the cgroups made for the session.
-	out := cs.v2Leaf == "" && cs.unit == ""
-	// A scope systemd is stopping (the unit bench was started in was
-	// stopped, see scopeProperties) goes once bench has exited: bench
-	// stays in it, as leaving it would end the stop, and with it the
-	// caller's, while bench still tears down and holds the lock.
-	stay := cs.unit != "" && cs.scopeStopping()
-	if !out && !stay {
-		back := []string{cs.v2Parent}
-		if cs.unit != "" {
-			// Where it came from, or the root cgroup when that went: a
-			// scope of systemd-run that held bench alone went when bench
-			// left it.
-			back = []string{filepath.Join(t.root, cs.home), t.root}
-		}
-		var err error
-		for _, dir := range back {
-			if err = t.write(dir, "cgroup.procs", strconv.Itoa(t.pid)); err == nil {
-				out = true
-				break
-			}
-		}
-		if !out {
-			errs = append(errs, err)
-		}
-	}
-	if out && cs.v2Leaf != "" {
-		if err := t.remove(cs.v2Leaf); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	// Stopping the scope ends what is in it: not while bench still is;
-	// systemd collects it once bench has exited.
-	if cs.unit != "" && out {
-		if _, err := t.systemd.stop(cs.unit); err != nil {
-			errs = append(errs, err)
-		}
-	}
+	errs = append(errs, cs.leaveV2()...)
 	cs.made, cs.v2Enabled, cs.v2Leaf, cs.unit = nil, nil, "", ""
 	return errors.Join(errs...)
-}
-
-// scopeStopping says whether systemd is stopping the session's scope; a
-// scope whose state is unknown is not.
-func (cs *cgroupSet) scopeStopping() bool {
-	stopping, err := cs.t.systemd.stopping(cs.unit)
-	return err == nil && stopping
-}
-
-// disableV2 takes back controllers this harness handed to the children of
-// parent, unless parent has children other than ours (the harness's own
-// leaf, if any): another session, started while they were on, may rely
-// on them, and the kernel would take them from its cgroups too. It
-// reports whether it took them back.
-func (t *cgroupTree) disableV2(parent string, controllers []string, ours ...string) (bool, error) {
-	entries, err := os.ReadDir(parent)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return false, nil
-		}
-		return false, fmt.Errorf("list cgroup %s: %w", parent, err)
-	}
-	for _, e := range entries {
-		if e.IsDir() && !slices.Contains(ours, filepath.Join(parent, e.Name())) {
-			return false, nil
-		}
-	}
-	var toggle []string
-	for _, c := range controllers {
-		toggle = append(toggle, "-"+c)
-	}
-	if err := t.write(parent, "cgroup.subtree_control", strings.Join(toggle, " ")); err != nil {
-		return false, err
-	}
-	return true, nil
 }
 
 // mkdir makes a cgroup directory.
@@ -555,6 +309,9 @@ func (t *cgroupTree) write(dir, file, value string) error {
 	return nil
 }
 
+// moveHere moves this process into cgroup dir.
+func (t *cgroupTree) moveHere(dir string) error { return t.write(dir, procsFile, strconv.Itoa(t.pid)) }
+
 // remove removes an empty cgroup directory; one already gone is not an
 // error. The kernel refuses (EBUSY) while exiting processes are still
 // charged to it, so it retries for a second.
@@ -567,7 +324,7 @@ func (t *cgroupTree) remove(dir string) error {
 		}
 		time.Sleep(delay)
 	}
-	pids, _ := readPIDs(filepath.Join(dir, "cgroup.procs"))
+	pids, _ := procsOf(dir)
 	return fmt.Errorf("remove cgroup %s (processes %v): %w", dir, pids, err)
 }
 
@@ -577,7 +334,7 @@ func (cs *cgroupSet) pids(r Role) ([]int, error) {
 	if !ok || len(g.dirs) == 0 {
 		return nil, nil
 	}
-	return readPIDs(filepath.Join(g.dirs[0], "cgroup.procs"))
+	return procsOf(g.dirs[0])
 }
 
 // killProcs ends every process left in the roles' cgroups and waits up to
@@ -595,10 +352,8 @@ func (cs *cgroupSet) killProcs(deadline time.Duration) {
 		if len(p) == 0 {
 			continue
 		}
-		if cs.version == 2 {
-			if err := cs.t.write(cs.roles[r].dirs[0], "cgroup.kill", "1"); err == nil {
-				p = nil
-			}
+		if cs.drv.kill(cs.t, cs.roles[r].dirs[0]) {
+			p = nil
 		}
 		pids = append(pids, p...)
 	}
@@ -617,56 +372,7 @@ func (cs *cgroupSet) killProcs(deadline time.Duration) {
 // resetPeak starts the proxy's peak memory afresh. A session calls it
 // before it starts the proxy of a run, right after the last run's proxy
 // stopped.
-func (cs *cgroupSet) resetPeak() error {
-	g := cs.roles[RoleProxy]
-	if cs.version == 1 {
-		// Pages charged to the cgroup earlier (the proxy binary's and
-		// libraries' page cache, read first by a config check or an
-		// earlier run) would count in every later peak; with no process
-		// left in it the kernel can move them out, so that each run's
-		// peak is what its proxy used, as a fresh cgroup gives on v2.
-		if pids, err := readPIDs(filepath.Join(g.mem, "cgroup.procs")); err == nil && len(pids) == 0 {
-			_ = cs.t.write(g.mem, "memory.force_empty", "0")
-		}
-		return cs.t.write(g.mem, "memory.max_usage_in_bytes", "0")
-	}
-	// Linux 6.12 on: a write to memory.peak starts the peak afresh for
-	// what is read through the same descriptor, whatever runs in the
-	// cgroup.
-	if f, err := os.OpenFile(filepath.Join(g.mem, "memory.peak"), os.O_RDWR, 0); err == nil {
-		if _, err := f.WriteString("reset\n"); err == nil {
-			cs.closePeak()
-			cs.peakFile = f
-			return nil
-		}
-		f.Close()
-	}
-	// Before, the peak is reset by a fresh cgroup, which needs the
-	// proxy's empty: the last proxy's workers, killed with it, may still
-	// be on their way out.
-	cs.closePeak()
-	if err := waitCgroupEmpty(g.mem, 2*time.Second); err != nil {
-		return fmt.Errorf("reset peak memory: %w", err)
-	}
-	cpus, err := os.ReadFile(filepath.Join(g.mem, "cpuset.cpus"))
-	if err != nil {
-		return fmt.Errorf("read cpuset of cgroup %s: %w", g.mem, err)
-	}
-	quota, _ := os.ReadFile(filepath.Join(g.mem, "cpu.max"))
-	if err := cs.t.remove(g.mem); err != nil {
-		return err
-	}
-	if err := cs.t.mkdir(g.mem); err != nil {
-		return err
-	}
-	if err := cs.t.write(g.mem, "cpuset.cpus", strings.TrimSpace(string(cpus))); err != nil {
-		return err
-	}
-	if q := strings.TrimSpace(string(quota)); q != "" && !strings.HasPrefix(q, "max") {
-		return cs.t.write(g.mem, "cpu.max", q)
-	}
-	return nil
-}
+func (cs *cgroupSet) resetPeak() error { return cs.drv.resetPeak(cs, cs.roles[RoleProxy].mem) }
 
 // closePeak closes the descriptor the peak was reset through.
 func (cs *cgroupSet) closePeak() {
@@ -681,7 +387,7 @@ func (cs *cgroupSet) closePeak() {
 func waitCgroupEmpty(dir string, deadline time.Duration) error {
 	end := time.Now().Add(deadline)
 	for {
-		pids, err := readPIDs(filepath.Join(dir, "cgroup.procs"))
+		pids, err := procsOf(dir)
 		if err != nil {
 			return err
 		}
@@ -698,10 +404,7 @@ func waitCgroupEmpty(dir string, deadline time.Duration) error {
 // peak returns the proxy's peak memory since the reset, in bytes.
 func (cs *cgroupSet) peak() (int64, error) {
 	g := cs.roles[RoleProxy]
-	file := "memory.peak"
-	if cs.version == 1 {
-		file = "memory.max_usage_in_bytes"
-	}
+	file := cs.drv.peakControl()
 	var b []byte
 	var err error
 	if cs.peakFile != nil {
@@ -741,3 +444,6 @@ func readPIDs(file string) ([]int, error) {
 	}
 	return pids, nil
 }
+
+// procsOf reads the processes of cgroup dir: none when it is gone.
+func procsOf(dir string) ([]int, error) { return readPIDs(filepath.Join(dir, procsFile)) }

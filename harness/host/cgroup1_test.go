@@ -127,7 +127,7 @@ func TestV1PinByKernel(t *testing.T) {
 	// A cpuset beneath this process's own, of the proxy's CPUs only,
 	// and one beneath it for the client.
 	parent := filepath.Join(mount, tree.own["cpuset"], testPrefix(t)+"parent")
-	cs := &cgroupSet{t: tree, version: 1}
+	cs := &cgroupSet{t: tree, drv: cgroupV1{}}
 	t.Cleanup(func() {
 		if err := cs.close(); err != nil {
 			t.Error(err)

@@ -64,8 +64,8 @@ func checkSession(t *testing.T, k *fakeKernel, cs *cgroupSet, parent string) {
 	if cs.cpuStat != filepath.Join(proxy, "cpu.stat") || cs.roles[RoleProxy].mem != proxy {
 		t.Errorf("throttling read from %q, memory from %q; want the proxy's cgroup %s", cs.cpuStat, cs.roles[RoleProxy].mem, proxy)
 	}
-	if got := k.get(filepath.Join(k.root, parent), "cgroup.subtree_control"); !hasAll(got, v2Controllers) {
-		t.Errorf("%s hands on %q; want %v", parent, got, v2Controllers)
+	if got := k.get(filepath.Join(k.root, parent), "cgroup.subtree_control"); !hasAll(got, sessionControllers) {
+		t.Errorf("%s hands on %q; want %v", parent, got, sessionControllers)
 	}
 }
 

@@ -25,10 +25,11 @@ type CheckItem struct {
 	OK, Required bool
 }
 
-// FDReserve is what a process keeps for itself beyond its connections:
+// fdReserve is what a process keeps for itself beyond its connections:
 // listeners, logs, the event loop, libraries, a runtime's poller. The
-// checks, the plan's scaling and bench mix's split over processes count it.
-const FDReserve = 100
+// checks, the plan's scaling and bench mix's split over processes
+// (ClientConns) count it.
+const fdReserve = 100
 
 // Descriptors per connection: a proxy holds the client's and the origin's
 // sockets; a splicing one (haproxy) also a pipe pair for some of them,
@@ -103,7 +104,7 @@ func (t *cgroupTree) check() CheckItem {
 	case 1:
 		it.Status = "v1 (controllers in the v1 hierarchies)"
 		var missing []string
-		for _, c := range []string{"cpuset", "cpu", "memory"} {
+		for _, c := range sessionControllers {
 			if _, err := t.v1Mount(c); err != nil {
 				missing = append(missing, c)
 			}
@@ -121,13 +122,13 @@ func (t *cgroupTree) check() CheckItem {
 		if t.systemd != nil {
 			it.Status, dir = "v2, delegated by systemd", t.root
 		}
-		b, err := os.ReadFile(filepath.Join(dir, "cgroup.controllers"))
+		b, err := os.ReadFile(filepath.Join(dir, controllersFile))
 		if err != nil {
 			it.Detail = err.Error()
 			return it
 		}
 		var missing []string
-		for _, c := range v2Controllers {
+		for _, c := range sessionControllers {
 			if !slices.Contains(strings.Fields(string(b)), c) {
 				missing = append(missing, c)
 			}
@@ -147,7 +148,7 @@ func (t *cgroupTree) check() CheckItem {
 			}
 			it.Detail = "cpuset, cpu and memory in a scope systemd delegates to each session (" + where + ")"
 		default:
-			procs, _ := readPIDs(filepath.Join(dir, "cgroup.procs"))
+			procs, _ := procsOf(dir)
 			if len(procs) > 1 && !isRootCgroup(dir) {
 				it.Detail = fmt.Sprintf("cgroup %s holds other processes %v: start bench in a cgroup of its own or pass --cgroup-parent an empty one", dir, procs)
 				return it
@@ -205,7 +206,7 @@ func NofileLimit() (uint64, error) {
 // fdNeed is the descriptors a process needs for conns connections at per
 // descriptors each.
 func fdNeed(conns int, per float64) int64 {
-	return int64(math.Ceil(float64(conns)*per)) + FDReserve
+	return int64(math.Ceil(float64(conns)*per)) + fdReserve
 }
 
 // ProxyDescriptors is what a proxy needs for conns connections, splicing
@@ -230,9 +231,14 @@ func ProxyConns(limit uint64, splice bool) int {
 	return int(fdAllows(limit, fdsCopy))
 }
 
+// ClientConns is how many connections a load tool's process can hold
+// under a descriptor limit (the hard one, which the Go runtime raises the
+// soft one to): bench mix splits its connections over processes by it.
+func ClientConns(limit uint64) int { return int(fdAllows(limit, fdsClient)) }
+
 // fdAllows is how many connections a limit allows at per descriptors each.
 func fdAllows(limit uint64, per float64) int64 {
-	return max(int64(float64(int64(limit)-FDReserve)/per), 0)
+	return max(int64(float64(int64(limit)-fdReserve)/per), 0)
 }
 
 // descriptorItem says whether the largest of loads (the catalog's) fits a

@@ -132,7 +132,7 @@ func clean(prefix string) ([]string, error) {
 		pids = append(pids, namespacePIDs(ns)...)
 	}
 	for _, d := range cgroupDirs {
-		p, _ := readPIDs(filepath.Join(d, "cgroup.procs"))
+		p, _ := procsOf(d)
 		pids = append(pids, p...)
 	}
 	pids = unique(pids, anyValue[int])
@@ -162,6 +162,19 @@ func clean(prefix string) ([]string, error) {
 	if err != nil {
 		errs = append(errs, err)
 	}
+	r, err := removeRunDirs(prefix, st)
+	removed = append(removed, r...)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	return removed, errors.Join(errs...)
+}
+
+// removeRunDirs removes a prefix's run directories, the killed session's
+// among them, once the origin's tmpfs beneath each is unmounted.
+func removeRunDirs(prefix string, st lockState) ([]string, error) {
+	var removed []string
+	var errs []error
 	runDirs, _ := filepath.Glob(filepath.Join(runBase, prefix+"run-*"))
 	if st.RunDir != "" && st.OwnRun {
 		runDirs = append(runDirs, st.RunDir)
@@ -201,7 +214,7 @@ func (t *cgroupTree) leftovers(prefix string, recorded []string) []string {
 	var parents []string
 	switch t.version {
 	case 1:
-		for _, c := range []string{"cpuset", "cpu", "memory"} {
+		for _, c := range sessionControllers {
 			if mount, err := t.v1Mount(c); err == nil {
 				parents = append(parents, filepath.Join(mount, t.own[c]))
 			}

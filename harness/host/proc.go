@@ -189,19 +189,9 @@ func (h *Host) Start(r Role, spec ProcSpec) (*Proc, error) {
 	}
 	home := "/root"
 	if spec.User != "" {
-		u, err := user.Lookup(spec.User)
-		if err != nil {
+		if home, err = pl.asUser(spec.User); err != nil {
 			return nil, fmt.Errorf("start %s as %s: %w", spec.Argv[0], spec.User, err)
 		}
-		pl.UID, _ = strconv.Atoi(u.Uid)
-		pl.GID, _ = strconv.Atoi(u.Gid)
-		gids, _ := u.GroupIds()
-		for _, g := range gids {
-			if n, err := strconv.Atoi(g); err == nil {
-				pl.Groups = append(pl.Groups, n)
-			}
-		}
-		home = u.HomeDir
 	}
 	enc, err := json.Marshal(pl)
 	if err != nil {
@@ -215,21 +205,10 @@ func (h *Host) Start(r Role, spec ProcSpec) (*Proc, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open log of %s: %w", spec.Argv[0], err)
 	}
-	self, err := os.Executable()
+	cmd, err := h.command(spec, enc, home, log)
 	if err != nil {
-		return nil, fmt.Errorf("find own executable: %w", err)
-	}
-	cmd := exec.Command(self)
-	cmd.Args = spec.Argv
-	cmd.Env = append(append(append([]string{}, minimalEnv...), "HOME="+home), spec.Env...)
-	cmd.Env = append(cmd.Env, execEnv+"="+string(enc))
-	cmd.Dir = spec.Dir
-	if cmd.Dir == "" {
-		cmd.Dir = h.runDir
-	}
-	cmd.Stdout, cmd.Stderr, cmd.Stdin = log, log, spec.Stdin
-	if spec.Stdout != nil {
-		cmd.Stdout = io.MultiWriter(log, spec.Stdout)
+		log.Close()
+		return nil, err
 	}
 	statusR, statusW, err := os.Pipe()
 	if err != nil {
@@ -254,26 +233,69 @@ func (h *Host) Start(r Role, spec ProcSpec) (*Proc, error) {
 	h.procsMu.Lock()
 	h.procs[p] = struct{}{}
 	h.procsMu.Unlock()
-	go func() {
-		// Wait for the exit without reaping, so that Stop never signals
-		// a group whose ID may have been given to another process.
-		waitExit(cmd.Process.Pid)
-		p.mu.Lock()
-		p.reaped = true
-		p.mu.Unlock()
-		// The log stays open while stdout is copied into it.
-		p.err = cmd.Wait()
-		log.Close()
-		h.procsMu.Lock()
-		delete(h.procs, p)
-		h.procsMu.Unlock()
-		close(p.done)
-	}()
+	go p.reap(log)
 	if len(msg) > 0 {
 		<-p.done
 		return nil, fmt.Errorf("start %s in %s: %s", spec.Argv[0], r, msg)
 	}
 	return p, nil
+}
+
+// command is the command that starts spec: this executable, which
+// places itself as placement enc says and then executes spec, with the
+// minimal environment, spec's and home, its output in log.
+func (h *Host) command(spec ProcSpec, enc []byte, home string, log *os.File) (*exec.Cmd, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("find own executable: %w", err)
+	}
+	cmd := exec.Command(self)
+	cmd.Args = spec.Argv
+	cmd.Env = append(append(append([]string{}, minimalEnv...), "HOME="+home), spec.Env...)
+	cmd.Env = append(cmd.Env, execEnv+"="+string(enc))
+	cmd.Dir = spec.Dir
+	if cmd.Dir == "" {
+		cmd.Dir = h.runDir
+	}
+	cmd.Stdout, cmd.Stderr, cmd.Stdin = log, log, spec.Stdin
+	if spec.Stdout != nil {
+		cmd.Stdout = io.MultiWriter(log, spec.Stdout)
+	}
+	return cmd, nil
+}
+
+// asUser makes pl run as the user name, with its groups, and returns its
+// home directory.
+func (pl *placement) asUser(name string) (home string, err error) {
+	u, err := user.Lookup(name)
+	if err != nil {
+		return "", err
+	}
+	pl.UID, _ = strconv.Atoi(u.Uid)
+	pl.GID, _ = strconv.Atoi(u.Gid)
+	gids, _ := u.GroupIds()
+	for _, g := range gids {
+		if n, err := strconv.Atoi(g); err == nil {
+			pl.Groups = append(pl.Groups, n)
+		}
+	}
+	return u.HomeDir, nil
+}
+
+// reap waits for p's exit without reaping it, so that Stop never signals
+// a group whose ID may have been given to another process, then reaps it,
+// closes its log once its output is copied into it, and forgets it.
+func (p *Proc) reap(log *os.File) {
+	waitExit(p.cmd.Process.Pid)
+	p.mu.Lock()
+	p.reaped = true
+	p.mu.Unlock()
+	p.err = p.cmd.Wait()
+	log.Close()
+	p.h.procsMu.Lock()
+	delete(p.h.procs, p)
+	p.h.procsMu.Unlock()
+	close(p.done)
 }
 
 // waitExit waits until a child has exited, leaving it to be reaped.

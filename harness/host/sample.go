@@ -86,50 +86,6 @@ func (p Plan) edge() time.Duration {
 	return min(max(p.Length/10, statPeriod), 5*statPeriod)
 }
 
-// Window is what the sampler observed over a measured window, as it saw
-// it (DESIGN.md, "Roles, CPU time and the pace-setter"; report/pace reads
-// it as figures).
-type Window struct {
-	// From and To bound the window.
-	From, To time.Time
-	// Planned is where the plan put the window's start: when the
-	// sampler's loop was running, StartSampling returned and the tool
-	// started, plus the plan's warm-up; zero without a plan.
-	Planned time.Time
-	// Times are the /proc/stat readings at or inside the window's bounds,
-	// in time order, from the one nearest its start to the one nearest
-	// its end (at most statPeriod from each); Ticks has, for each role,
-	// the busy ticks (user+nice+system+irq+softirq+steal) of its CPUs
-	// summed, at each reading.
-	Times []time.Time
-	Ticks map[Role][]uint64
-	// CPUs is each role's number of CPUs.
-	CPUs map[Role]int
-	// Threads are the threads of the roles' processes observed inside the
-	// window, with their observations inside it.
-	Threads []Thread
-	// Polls are when the threads were polled inside the window.
-	Polls []time.Time
-	// Pipes is how many pipes the proxy's processes held beyond those
-	// they held when it became ready (Host.ProxyReady), at the count made
-	// at the window's last poll; PipesCounted says whether that count fell
-	// inside the window.
-	Pipes        int
-	PipesCounted bool
-	// Quota is the proxy's CPU quota in CPUs, 0 for none. With one,
-	// ThrottledPeriods counts the CFS periods between the first and last
-	// readings in which the kernel held the proxy's cgroup at its quota,
-	// and Throttled is how long it held it (cpu.stat's nr_throttled and
-	// throttled_time on v1, throttled_usec on v2).
-	Quota            float64
-	ThrottledPeriods int64
-	Throttled        time.Duration
-	// Cost is the CPU time the sampler used over the whole sampling: its
-	// loop's thread, and its first and last polls where the caller made
-	// them.
-	Cost time.Duration
-}
-
 // Thread is one thread's time on a CPU, as the polls read it: NS[i]
 // nanoseconds at T[i], in time order. A thread born after the window's
 // first poll has its birth as its first observation, with 0.
@@ -371,25 +327,34 @@ func (s *Sampler) loop(ready chan<- struct{}) {
 			kind, due, madeLast = lastPoll, true, true
 		}
 		if due {
-			r := pollRecord{kind: kind, due: next, at: now}
+			at := next
 			switch kind {
 			case firstPoll:
-				r.due = firstAt
+				at = firstAt
 			case lastPoll:
-				r.due = lastAt
+				at = lastAt
 			}
-			c := threadCPU()
-			s.poll(kind)
-			r.cost = threadCPU() - c
-			next = now.Add(min(max(threadPeriod, time.Duration(float64(r.cost)/pollBudget)), maxGap))
-			r.next = next
-			s.sched = append(s.sched, r)
+			next = s.pollAt(kind, at, now, maxGap)
 		}
 		c1 := threadCPU()
 		s.cost += c1 - c0
 		c0 = c1
 		s.mu.Unlock()
 	}
+}
+
+// pollAt polls the threads now, as kind, due at due, records how it was
+// scheduled and returns when the next poll between the edges is due: a
+// threadPeriod on, put off where the poll cost more than pollBudget, but
+// never by more than maxGap. The caller holds mu.
+func (s *Sampler) pollAt(kind pollKind, due, now time.Time, maxGap time.Duration) time.Time {
+	r := pollRecord{kind: kind, due: due, at: now}
+	c := threadCPU()
+	s.poll(kind)
+	r.cost = threadCPU() - c
+	r.next = now.Add(min(max(threadPeriod, time.Duration(float64(r.cost)/pollBudget)), maxGap))
+	s.sched = append(s.sched, r)
+	return r.next
 }
 
 // pollRecord is how the loop scheduled one of its polls, for the tests:
@@ -555,78 +520,4 @@ func (s *Sampler) closeFiles() {
 		}
 	}
 	s.open = 0
-}
-
-// window gathers what the sampler observed inside [lo, hi].
-func (s *Sampler) window(snaps []cpuSnap, lo, hi time.Time) Window {
-	w := Window{From: lo, To: hi, Planned: s.planned, Ticks: map[Role][]uint64{}, CPUs: map[Role]int{}, Cost: s.cost}
-	var in []cpuSnap
-	for _, sn := range snaps {
-		if !sn.t.Before(lo) && !sn.t.After(hi) {
-			in = append(in, sn)
-		}
-	}
-	for _, r := range roles {
-		cpus := s.h.layout.cpus(r)
-		w.CPUs[r] = len(cpus)
-		for _, sn := range in {
-			var sum uint64
-			for _, c := range cpus {
-				sum += sn.busy[s.cpuIndex[c]]
-			}
-			w.Ticks[r] = append(w.Ticks[r], sum)
-		}
-	}
-	for _, sn := range in {
-		w.Times = append(w.Times, sn.t)
-	}
-	inside := func(t time.Time) bool { return !t.Before(lo) && !t.After(hi) }
-	for _, p := range s.polls {
-		if inside(p) {
-			w.Polls = append(w.Polls, p)
-		}
-	}
-	for _, t := range s.order {
-		th := Thread{Role: t.role}
-		for _, o := range t.obs {
-			if inside(o.t) {
-				th.T, th.NS = append(th.T, o.t), append(th.NS, o.ns)
-			}
-		}
-		if len(th.T) > 0 {
-			w.Threads = append(w.Threads, th)
-		}
-	}
-	for _, p := range s.pipes {
-		if inside(p.t) {
-			w.Pipes, w.PipesCounted = max(w.Pipes, p.n), true
-		}
-	}
-	if s.cpuStat != nil && len(in) >= 2 {
-		a, b := in[0].thr, in[len(in)-1].thr
-		w.Quota = s.h.cgroups.quota
-		if b.throttled > a.throttled {
-			w.ThrottledPeriods = int64(b.throttled - a.throttled)
-		}
-		if b.ns > a.ns {
-			w.Throttled = time.Duration(b.ns - a.ns)
-		}
-	}
-	return w
-}
-
-// maxTime returns the later of two times.
-func maxTime(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
-}
-
-// minTime returns the earlier of two times.
-func minTime(a, b time.Time) time.Time {
-	if a.Before(b) {
-		return a
-	}
-	return b
 }

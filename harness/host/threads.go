@@ -1,7 +1,6 @@
 package host
 
 import (
-	"bytes"
 	"strconv"
 	"time"
 
@@ -225,8 +224,11 @@ func (s *Sampler) readKnown() {
 		if t.fd < 0 {
 			continue
 		}
-		o, sure, ok := s.readRuntime(t.fd)
-		s.observe(t, o, sure, ok)
+		if o, span, ok := s.readRuntime(t.fd); ok {
+			s.observe(t, o, span)
+		} else {
+			s.end(t)
+		}
 		s.breath.step(breathReads)
 	}
 }
@@ -251,18 +253,18 @@ func (s *Sampler) readKnownTaskstats() {
 		for k, r := range answers {
 			switch t := s.batch[from+k]; {
 			case r.err == unix.ESRCH:
-				s.observe(t, threadObs{}, false, false)
+				s.end(t)
 			case r.err != nil:
 				s.leftOut(t.tid) // not answered: no reading
 			case !sameThread(t, r, stamp, span):
-				s.observe(t, threadObs{}, false, false) // its TID is another's now
+				s.end(t) // its TID is another's now
 			case len(t.obs) > 0 && r.ns < t.obs[len(t.obs)-1].ns:
 				// Below the last reading: not a time on a CPU (a kernel
 				// whose taskstats counts it only with delay accounting
 				// on, turned off since): no reading.
 				s.leftOut(t.tid)
 			default:
-				s.observe(t, threadObs{stamp, r.ns}, span <= maxReadSpan, true)
+				s.observe(t, threadObs{stamp, r.ns}, span)
 			}
 		}
 	})
@@ -321,17 +323,22 @@ func sameThread(t *threadRec, r taskReading, stamp time.Time, span time.Duration
 	return max(d, -d) <= maxReadSpan/2+span/2+2*time.Microsecond
 }
 
-// observe records reading o of known thread t, when sure, or ends t
-// when it could not be read (ok false) or is a zombie.
-func (s *Sampler) observe(t *threadRec, o threadObs, sure, ok bool) {
-	if ok && !s.zombie(t, o) {
-		if sure {
-			t.obs = append(t.obs, o)
-		} else {
-			s.leftOut(t.tid)
-		}
-		return
+// observe records reading o of known thread t, which took span to read:
+// it is left out when it took longer than maxReadSpan, and t ends when it
+// is a zombie.
+func (s *Sampler) observe(t *threadRec, o threadObs, span time.Duration) {
+	switch {
+	case s.zombie(t, o):
+		s.end(t)
+	case span > maxReadSpan:
+		s.leftOut(t.tid)
+	default:
+		t.obs = append(t.obs, o)
 	}
+}
+
+// end stops following known thread t: it ended, or could not be read.
+func (s *Sampler) end(t *threadRec) {
 	if t.fd >= 0 {
 		unix.Close(t.fd)
 		t.fd = -1
@@ -434,11 +441,11 @@ func (s *Sampler) addThread(f freshThread, dir int, name []byte) *threadRec {
 	if err != nil {
 		return nil
 	}
-	o, sure, ok := s.readRuntime(fd)
-	if ok && !sure {
+	o, span, ok := s.readRuntime(fd)
+	if ok && span > maxReadSpan {
 		s.leftOut(f.tid)
 	}
-	if !ok || !sure {
+	if !ok || span > maxReadSpan {
 		unix.Close(fd)
 		return nil
 	}
@@ -490,8 +497,8 @@ func (s *Sampler) reread(t *threadRec, dir int, name []byte) {
 		return
 	}
 	defer unix.Close(fd)
-	switch o, sure, ok := s.readRuntime(fd); {
-	case ok && sure:
+	switch o, span, ok := s.readRuntime(fd); {
+	case ok && span <= maxReadSpan:
 		t.obs = append(t.obs, o)
 	case ok:
 		s.leftOut(t.tid)
@@ -511,19 +518,19 @@ func (s *Sampler) leftOut(tid int) {
 
 // readRuntime reads the schedstat file open as fd: the thread's time on
 // a CPU in nanoseconds, stamped with when it was read. ok is false when
-// the file could not be read (the thread ended); sure is false when the
-// read took longer than maxReadSpan, so that the stamp may be that far
-// from the reading.
-func (s *Sampler) readRuntime(fd int) (o threadObs, sure, ok bool) {
+// the file could not be read (the thread ended); span is how long the
+// read took: one over maxReadSpan may have its stamp that far from the
+// reading.
+func (s *Sampler) readRuntime(fd int) (o threadObs, span time.Duration, ok bool) {
 	t0 := time.Now()
 	n, err := unix.Pread(fd, s.buf, 0)
 	t1 := time.Now()
 	if n <= 0 || err != nil {
-		return o, false, false
+		return o, 0, false
 	}
 	o.ns, ok = parseSchedstat(s.buf[:n])
 	o.t = t0.Add(t1.Sub(t0) / 2)
-	return o, t1.Sub(t0) <= maxReadSpan, ok
+	return o, t1.Sub(t0), ok
 }
 
 // zombie says whether thread t, read as o, has ended and waits to be
@@ -567,56 +574,4 @@ func (s *Sampler) threadStart(dir int, name []byte) (uint64, error) {
 		return 0, err
 	}
 	return parseStartTime(s.line[:max(n, 0)])
-}
-
-// ProxyReady notes the pipes the proxy's processes hold now, once it is
-// ready and before any load: they are its own (wake-ups, logs), and the
-// sampler counts only the others as the splicing's (Window.Pipes). Call
-// it for each run's proxy, once WaitAccepted has seen it take the
-// readiness probes' connections: before, it may not have made them yet.
-func (h *Host) ProxyReady() {
-	own := h.proxyPipes(h.PIDs(RoleProxy), false, make([]byte, dirBufSize), nil)
-	h.pipesMu.Lock()
-	h.ownPipes = own
-	h.pipesMu.Unlock()
-}
-
-// proxyPipes returns the distinct pipes (by inode) that pids hold, less
-// those noted by ProxyReady when notNoted is set; dents is the buffer of
-// the descriptors' listing (dirBufSize). step, when not nil, is called
-// before each descriptor's link is looked at (the sampler's breather).
-func (h *Host) proxyPipes(pids []int, notNoted bool, dents []byte, step func()) map[uint64]bool {
-	h.pipesMu.Lock()
-	own := h.ownPipes
-	h.pipesMu.Unlock()
-	found := map[uint64]bool{}
-	var buf [64]byte
-	for _, pid := range pids {
-		dir, err := openProcDir(pid, "fd")
-		if err != nil {
-			continue // gone meanwhile
-		}
-		_ = eachLink(dir, buf[:], dents, func(link []byte) {
-			if step != nil {
-				step()
-			}
-			ino, ok := pipeInode(link)
-			if ok && !(notNoted && own[ino]) {
-				found[ino] = true
-			}
-		})
-		unix.Close(dir)
-	}
-	return found
-}
-
-// pipeInode returns the inode of a descriptor's link when it is a pipe:
-// "pipe:[123456]".
-func pipeInode(link []byte) (uint64, bool) {
-	rest, ok := bytes.CutPrefix(link, []byte("pipe:["))
-	if !ok || len(rest) < 2 || rest[len(rest)-1] != ']' {
-		return 0, false
-	}
-	v, err := strconv.ParseUint(string(rest[:len(rest)-1]), 10, 64)
-	return v, err == nil
 }

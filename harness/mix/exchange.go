@@ -84,7 +84,7 @@ func (m *Mix) count(s *slot, a *answer, e outcome) {
 	case m.cfg.Rate == 0 && e.done.After(m.end):
 		// Still running at the window's end: in the latency alone.
 		m.unfinished.Add(1)
-		m.recordOn(s, latency, false)
+		m.recordOn(s, latency, noAnswer)
 		return
 	}
 	if e.retried {
@@ -95,7 +95,7 @@ func (m *Mix) count(s *slot, a *answer, e outcome) {
 		if e.half {
 			m.halfCloseFailed.Add(1)
 		}
-		m.recordOn(s, latency, false)
+		m.recordOn(s, latency, noAnswer)
 		return
 	}
 	m.bytes.Add(int64(len(a.body)))
@@ -103,7 +103,7 @@ func (m *Mix) count(s *slot, a *answer, e outcome) {
 	sec.bytes.Add(int64(len(a.body)))
 	if e.start.Sub(e.sched) > m.cfg.Timeout {
 		m.late.Add(1)
-		m.recordOn(s, latency, false)
+		m.recordOn(s, latency, noAnswer)
 		return
 	}
 	m.exchanges.Add(1)
@@ -111,7 +111,7 @@ func (m *Mix) count(s *slot, a *answer, e outcome) {
 	if e.half {
 		m.halfClosed.Add(1)
 	}
-	m.recordOn(s, latency, true)
+	m.recordOn(s, latency, gotAnswer)
 }
 
 // second is the second of the window an exchange of the window counts
@@ -211,11 +211,11 @@ func (m *Mix) tryOn(s *slot, a *answer, half bool, buf []byte, start time.Time) 
 		req = a.reqClose
 	}
 	if _, err := c.Write(req); err != nil {
-		return ioKind(err, false), false, false
+		return ioKind(err), false, false
 	}
 	if half {
 		if err := tlswrap.CloseWrite(c); err != nil {
-			return ioKind(err, false), false, false
+			return ioKind(err), false, false
 		}
 	}
 	k, closing, read := readAnswer(c, a.body, buf, m.work)
@@ -267,7 +267,7 @@ func handshakeKind(err error) kind {
 	if errors.As(err, &alert) || errors.As(err, &verify) {
 		return wrong
 	}
-	if k := ioKind(err, false); k == timedOut {
+	if k := ioKind(err); k == timedOut {
 		return k
 	}
 	return reset
@@ -282,7 +282,7 @@ func isTimeout(err error) bool {
 // opens it, another status is a refusal.
 func (m *Mix) handshakeConnect(c net.Conn, buf []byte) kind {
 	if _, err := c.Write(m.connect); err != nil {
-		return ioKind(err, false)
+		return ioKind(err)
 	}
 	head, rest, _, k := readHead(c, buf)
 	switch {
@@ -326,19 +326,19 @@ func socksRequest(addr string) ([]byte, error) {
 // authentication.
 func (m *Mix) handshakeSocks(c net.Conn, buf []byte) kind {
 	if _, err := c.Write([]byte{5, 1, 0}); err != nil {
-		return ioKind(err, false)
+		return ioKind(err)
 	}
 	if _, err := io.ReadFull(c, buf[:2]); err != nil {
-		return ioKind(err, false)
+		return ioKind(err)
 	}
 	if buf[0] != 5 || buf[1] != 0 {
 		return refused // no method without authentication
 	}
 	if _, err := c.Write(m.socks); err != nil {
-		return ioKind(err, false)
+		return ioKind(err)
 	}
 	if _, err := io.ReadFull(c, buf[:5]); err != nil {
-		return ioKind(err, false)
+		return ioKind(err)
 	}
 	if buf[0] != 5 || buf[1] != 0 {
 		return refused
@@ -357,7 +357,7 @@ func (m *Mix) handshakeSocks(c net.Conn, buf []byte) kind {
 		return wrong
 	}
 	if _, err := io.ReadFull(c, buf[:left]); err != nil {
-		return ioKind(err, true)
+		return answerKind(err)
 	}
 	return ok
 }
@@ -381,7 +381,10 @@ func readHead(c io.Reader, buf []byte) (head, rest []byte, got int, k kind) {
 			}
 		}
 		if err != nil {
-			return nil, nil, got, ioKind(err, got > 0)
+			if got > 0 {
+				return nil, nil, got, answerKind(err)
+			}
+			return nil, nil, got, ioKind(err)
 		}
 	}
 }
@@ -408,7 +411,7 @@ func readAnswer(c io.Reader, want, buf []byte, w work) (k kind, closing, read bo
 		}
 		off += n
 		if err != nil && off < len(want) {
-			if k := ioKind(err, true); k != reset {
+			if k := answerKind(err); k != reset {
 				return k, closing, true
 			}
 			return short, closing, true
@@ -463,17 +466,25 @@ func parseLength(v []byte) (n int, good bool) {
 	return n, true
 }
 
-// ioKind says what a read or write error means: a missed deadline is a
-// timeout, an end of the stream after some of the answer a short answer,
-// anything else (an end before any answer, a reset) a lost connection.
-func ioKind(err error, answered bool) kind {
+// ioKind says what a read or write error before any of the answer
+// came means: a missed deadline is a timeout, a refused connection
+// refused, anything else (an end of the stream, a reset) a lost
+// connection.
+func ioKind(err error) kind {
 	switch {
 	case errors.Is(err, os.ErrDeadlineExceeded) || isTimeout(err):
 		return timedOut
-	case (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)) && answered:
-		return short
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return refused
 	}
 	return reset
+}
+
+// answerKind says what a read error after some of the answer came
+// means: an end of the stream is a short answer, the others as ioKind.
+func answerKind(err error) kind {
+	if k := ioKind(err); k != reset || !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return k
+	}
+	return short
 }

@@ -405,7 +405,7 @@ loop:
 	for ; due(k).Before(m.end); k++ {
 		if t := due(k); !t.Before(m.window) {
 			m.dropped.Add(1)
-			m.record(m.unanswered(t, m.end), false)
+			m.record(m.unanswered(t, m.end), noAnswer)
 		}
 	}
 }

@@ -381,8 +381,8 @@ func TestSplit(t *testing.T) {
 
 // TestDefaultProcs: the default process count is one per CPU, but no
 // more than a closed loop's exchanges at a time nor than the connections,
-// and CheckSplit takes it (the descriptor limit, far above these
-// connections, adds none).
+// and CheckSplit takes it (with no descriptor limit given, which adds
+// none).
 func TestDefaultProcs(t *testing.T) {
 	cpus := runtime.NumCPU()
 	cases := []struct {
@@ -402,9 +402,9 @@ func TestDefaultProcs(t *testing.T) {
 		{"one connection", Config{Conns: 1, Active: 5}, 1},
 	}
 	for _, tc := range cases {
-		got := DefaultProcs(tc.c)
+		got := DefaultProcs(tc.c, 0)
 		if got != tc.want {
-			t.Errorf("%s: DefaultProcs(%+v) = %d; want %d", tc.name, tc.c, got, tc.want)
+			t.Errorf("%s: DefaultProcs(%+v, 0) = %d; want %d", tc.name, tc.c, got, tc.want)
 		}
 		if err := CheckSplit(tc.c, got); err != nil {
 			t.Errorf("%s: CheckSplit(%+v, %d) = %v; want nil", tc.name, tc.c, got, err)

@@ -11,33 +11,25 @@ import (
 	"runtime"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
-	"bench/harness/host"
 	"bench/scenarios"
 )
-
-// fdReserve is what a process keeps beside its connections' descriptors.
-const fdReserve = host.FDReserve
 
 // DefaultProcs is how many processes the mix c runs in by default: one
 // per CPU this process may run on (its affinity, which a cpuset also
 // sets), but in a closed loop no more than its exchanges at a time, since
 // each process runs one at least; more when a share of the connections
-// would not fit under the per-process descriptor limit; and no more than
-// one per connection. Only the descriptor limit makes it more than
-// CheckSplit allows.
-func DefaultProcs(c Config) int {
+// would not fit in perProc, the connections a process holds under its
+// descriptor limit (0: no limit); and no more than one per connection.
+// Only the descriptor limit makes it more than CheckSplit allows.
+func DefaultProcs(c Config, perProc int) int {
 	n := runtime.NumCPU()
 	if c.Active > 0 {
 		n = min(n, c.Active)
 	}
-	var lim syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err == nil && lim.Max > fdReserve {
-		// The Go runtime raises the soft limit to the hard one.
-		per := int(min(lim.Max-fdReserve, 1<<30))
-		n = max(n, (c.Conns+per-1)/per)
+	if perProc > 0 {
+		n = max(n, (c.Conns+perProc-1)/perProc)
 	}
 	return max(1, min(n, c.Conns))
 }
@@ -120,7 +112,7 @@ func WriteOpened(w io.Writer, o scenarios.MixOpened) error { return writeLine(w,
 // and ends; workerRefill, which opens again the connections closed since
 // the last step and answers workerReady as a JSON string, so that the
 // start of the next step is chosen once every worker's connections are
-// open; or a step (FormatStep, with the shared start and its offset),
+// open; or a step (scenarios.FormatMixStep, with the shared start and its offset),
 // which it runs on the connections it keeps open, printing its result,
 // and reads the next line, until its input ends.
 const (
@@ -146,7 +138,7 @@ type Stepper interface {
 	Ready(ctx context.Context) error
 	// Step runs window w from start (zero: as soon as it can, once
 	// Ready) and returns the window's figures.
-	Step(ctx context.Context, start time.Time, w Window) (scenarios.MixResult, error)
+	Step(ctx context.Context, start time.Time, w scenarios.MixWindow) (scenarios.MixResult, error)
 	// Close closes the connections, and ends the processes it ran.
 	Close() error
 }
@@ -170,7 +162,7 @@ func writeLine(w io.Writer, v any) error {
 }
 
 // Steps says on out that st is ready, then runs the steps asked for on
-// in, a line each (FormatStep), writing on out for each the time its
+// in, a line each (scenarios.FormatMixStep), writing on out for each the time its
 // warm-up begins (WriteOpened), once its connections are open again,
 // and its result (WriteResult), until in ends.
 func Steps(ctx context.Context, st Stepper, in io.Reader, out io.Writer) error {
@@ -193,7 +185,7 @@ func serveSteps(ctx context.Context, st Stepper, in io.Reader, out io.Writer, ot
 		if err != nil && !errors.Is(err, io.EOF) {
 			return fmt.Errorf("waiting for a step: %w", err)
 		}
-		w, start, ok, perr := ParseStep(line)
+		w, start, ok, perr := scenarios.ParseMixStep(line)
 		switch {
 		case perr != nil:
 			return perr
@@ -357,7 +349,7 @@ func (p *Procs) Ready(ctx context.Context) error {
 // Step runs window w over every process from one start (zero: startDelay
 // from when every process has its connections open again, Ready), each
 // its share of the rate offset by its turn (Share).
-func (p *Procs) Step(ctx context.Context, start time.Time, w Window) (scenarios.MixResult, error) {
+func (p *Procs) Step(ctx context.Context, start time.Time, w scenarios.MixWindow) (scenarios.MixResult, error) {
 	if err := w.Check(); err != nil {
 		return scenarios.MixResult{}, err
 	}
@@ -373,7 +365,7 @@ func (p *Procs) Step(ctx context.Context, start time.Time, w Window) (scenarios.
 		var off time.Duration
 		share.Rate, off = shareRate(w.Rate, i, n)
 		share.Offset += off
-		return FormatStep(share, start)
+		return scenarios.FormatMixStep(share, start)
 	})
 	if err != nil {
 		return r, p.failed(err)

@@ -23,10 +23,21 @@ type latencies struct {
 	v [latBatch]int64
 }
 
+// reply is whether an exchange was answered: every due exchange's
+// latency is in the histogram of the due ones, an answered one's also in
+// that of the answered.
+type reply bool
+
+// The replies of an exchange.
+const (
+	noAnswer  reply = false
+	gotAnswer reply = true
+)
+
 // add adds a latency to l.
-func (l *latencies) add(d time.Duration, answered bool) {
+func (l *latencies) add(d time.Duration, r reply) {
 	v := max(1, d.Microseconds()) << 1
-	if answered {
+	if r == gotAnswer {
 		v |= 1
 	}
 	l.v[l.n] = v
@@ -35,16 +46,16 @@ func (l *latencies) add(d time.Duration, answered bool) {
 
 // recordOn adds the latency of an exchange on s to s's latencies, and
 // them to the histograms once they are latBatch.
-func (m *Mix) recordOn(s *slot, d time.Duration, answered bool) {
-	if s.lat.add(d, answered); s.lat.n == latBatch {
+func (m *Mix) recordOn(s *slot, d time.Duration, r reply) {
+	if s.lat.add(d, r); s.lat.n == latBatch {
 		m.flush(&s.lat)
 	}
 }
 
 // record adds a latency to the histograms at once.
-func (m *Mix) record(d time.Duration, answered bool) {
+func (m *Mix) record(d time.Duration, r reply) {
 	var l latencies
-	l.add(d, answered)
+	l.add(d, r)
 	m.flush(&l)
 }
 

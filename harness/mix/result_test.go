@@ -20,8 +20,8 @@ func TestLatencies(t *testing.T) {
 	const first, n = 2*latBatch + 1, 2*latBatch + 6
 	var answered int64
 	for i := range n {
-		whole := i%4 != 0
-		if whole {
+		whole := reply(i%4 != 0)
+		if whole == gotAnswer {
 			answered++
 		}
 		s := &m.slots[0]
@@ -30,7 +30,7 @@ func TestLatencies(t *testing.T) {
 		}
 		m.recordOn(s, time.Duration(i+1)*time.Millisecond, whole)
 	}
-	m.record(5*time.Second, false)
+	m.record(5*time.Second, noAnswer)
 	r := m.result()
 	if r.Due != n+1 || m.okHist.TotalCount() != answered {
 		t.Errorf("%d due, %d answered; want %d and %d", r.Due, m.okHist.TotalCount(), n+1, answered)

@@ -15,46 +15,6 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 )
 
-func TestFormatStep(t *testing.T) {
-	start := time.Unix(1700000000, 123456789)
-	cases := []struct {
-		w     Window
-		start time.Time
-		line  string
-	}{
-		// as the session asks for a step: now
-		{Window{Rate: 4000, Warmup: 2 * time.Second, Duration: 5 * time.Second}, time.Time{}, "step 4000 2s 5s"},
-		// as a split mix's parent asks its workers: a start and an offset
-		{Window{Rate: 1333.5, Offset: 250 * time.Microsecond, Warmup: 0, Duration: time.Second}, start, "step 1333.5 0s 1s 1700000000123456789 250µs"},
-	}
-	for _, c := range cases {
-		line := FormatStep(c.w, c.start)
-		if line != c.line {
-			t.Errorf("FormatStep(%+v, %v) = %q; want %q", c.w, c.start, line, c.line)
-		}
-		w, st, ok, err := ParseStep(line + "\n")
-		if err != nil || !ok || w != c.w || !st.Equal(c.start) {
-			t.Errorf("ParseStep(%q) = %+v, %v, %v, %v; want %+v, %v", line, w, st, ok, err, c.w, c.start)
-		}
-	}
-	for _, bad := range []string{
-		"step",                  // no figures
-		"step fast 2s 5s",       // a rate that is not a number
-		"step 4000 2 5s",        // a warm-up without its unit
-		"step 4000 2s 5s 12",    // a start without its offset
-		"step 0 2s 5s",          // no rate
-		"step 4000 2s 0s",       // no window
-		"step 4000 2s 5s x 1ms", // a start that is not a number
-	} {
-		if _, _, ok, err := ParseStep(bad); !ok || err == nil {
-			t.Errorf("ParseStep(%q) = ok %v, %v; want an error", bad, ok, err)
-		}
-	}
-	if _, _, ok, err := ParseStep("go 123"); ok || err != nil {
-		t.Errorf("ParseStep(%q) = ok %v, %v; want no step and no error", "go 123", ok, err)
-	}
-}
-
 // stepMix opens a fixed-rate mix of conns connections through proxy to
 // origin, for stepping, closed at the test's end.
 func stepMix(t *testing.T, proxy, origin string, conns int) *Mix {
@@ -82,7 +42,7 @@ func TestStep(t *testing.T) {
 	var last time.Time
 	for _, rate := range []float64{200, 500} {
 		before := time.Now()
-		r, err := m.Step(context.Background(), time.Time{}, Window{Rate: rate, Warmup: 200 * time.Millisecond, Duration: time.Second})
+		r, err := m.Step(context.Background(), time.Time{}, scenarios.MixWindow{Rate: rate, Warmup: 200 * time.Millisecond, Duration: time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -112,7 +72,7 @@ func TestStep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cm.Step(context.Background(), time.Time{}, Window{Rate: 100, Duration: time.Second}); err != ErrClosedLoop {
+	if _, err := cm.Step(context.Background(), time.Time{}, scenarios.MixWindow{Rate: 100, Duration: time.Second}); err != ErrClosedLoop {
 		t.Errorf("a step of a closed loop = %v; want ErrClosedLoop", err)
 	}
 }
@@ -137,7 +97,7 @@ func search(t *testing.T, m *Mix, slo results.SLO, window, warmup time.Duration)
 	cfg.SLO = slo
 	s := sweep.New(cfg)
 	err := s.Run(window, warmup, func(w sweep.Window) (sweep.Figures, error) {
-		r, err := m.Step(context.Background(), time.Time{}, Window{Rate: w.Rate, Warmup: w.Warmup, Duration: w.Length})
+		r, err := m.Step(context.Background(), time.Time{}, scenarios.MixWindow{Rate: w.Rate, Warmup: w.Warmup, Duration: w.Length})
 		if err == nil {
 			t.Logf("%g/s (%v): %d of %d due answered, errors %+v, p99 %.1f ms", w.Rate, w.Length, r.Exchanges, r.Due, r.Errors, r.P99Ms)
 		}
@@ -279,29 +239,5 @@ func TestSweepHoldShare(t *testing.T) {
 	}
 	if over && p.HeldOver.Load() == 0 {
 		t.Error("the proxy held nothing; want the steps above its capacity and burst held")
-	}
-}
-
-// TestWindowCheck: a step's rate is refused at 0, below it, infinite, not
-// a number, or beyond what a schedule of time.Duration holds; its window
-// must be positive.
-func TestWindowCheck(t *testing.T) {
-	for _, c := range []struct {
-		w  Window
-		ok bool
-	}{
-		{Window{Rate: 500, Duration: time.Second}, true},
-		{Window{Rate: 0.001, Duration: time.Second}, true},
-		{Window{Rate: 0, Duration: time.Second}, false},
-		{Window{Rate: -5, Duration: time.Second}, false},
-		{Window{Rate: math.Inf(1), Duration: time.Second}, false},
-		{Window{Rate: math.NaN(), Duration: time.Second}, false},
-		{Window{Rate: 1e-300, Duration: time.Second}, false},
-		{Window{Rate: 500}, false},
-		{Window{Rate: 500, Duration: time.Second, Warmup: -time.Second}, false},
-	} {
-		if err := c.w.Check(); (err == nil) != c.ok {
-			t.Errorf("%+v: Check() = %v; want ok %v", c.w, err, c.ok)
-		}
 	}
 }

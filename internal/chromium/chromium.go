@@ -201,28 +201,64 @@ func (c *conn) call(ctx context.Context, sessionID, method string, params any, r
 	}
 }
 
-// load opens url in a new page and collects what Page holds.
-func (c *conn) load(ctx context.Context, url, expr string, width int) (*Page, error) {
+// newPage opens a blank page as wide as width and returns its session.
+func (c *conn) newPage(ctx context.Context, width int) (string, error) {
 	var target struct {
 		TargetID string `json:"targetId"`
 	}
 	if err := c.call(ctx, "", "Target.createTarget", map[string]any{"url": "about:blank"}, &target); err != nil {
-		return nil, err
+		return "", err
 	}
 	var attached struct {
 		SessionID string `json:"sessionId"`
 	}
 	if err := c.call(ctx, "", "Target.attachToTarget", map[string]any{"targetId": target.TargetID, "flatten": true}, &attached); err != nil {
-		return nil, err
+		return "", err
 	}
 	s := attached.SessionID
 	for _, m := range []string{"Page.enable", "Runtime.enable", "Log.enable", "Network.enable"} {
 		if err := c.call(ctx, s, m, map[string]any{}, nil); err != nil {
-			return nil, err
+			return "", err
 		}
 	}
 	if err := c.call(ctx, s, "Emulation.setDeviceMetricsOverride", map[string]any{
 		"width": width, "height": ScreenHeight, "deviceScaleFactor": 1, "mobile": false}, nil); err != nil {
+		return "", err
+	}
+	return s, nil
+}
+
+// screenshot is a PNG of the whole of session s's page, at least width
+// wide.
+func (c *conn) screenshot(ctx context.Context, s string, width int) ([]byte, error) {
+	var metrics struct {
+		Content struct {
+			Width, Height float64
+		} `json:"cssContentSize"`
+	}
+	if err := c.call(ctx, s, "Page.getLayoutMetrics", map[string]any{}, &metrics); err != nil {
+		return nil, err
+	}
+	var shot struct {
+		Data string `json:"data"`
+	}
+	if err := c.call(ctx, s, "Page.captureScreenshot", map[string]any{
+		"format": "png", "captureBeyondViewport": true,
+		"clip": map[string]any{"x": 0, "y": 0, "width": max(metrics.Content.Width, float64(width)), "height": metrics.Content.Height, "scale": 1},
+	}, &shot); err != nil {
+		return nil, err
+	}
+	png, err := base64.StdEncoding.DecodeString(shot.Data)
+	if err != nil {
+		return nil, fmt.Errorf("screenshot: %w", err)
+	}
+	return png, nil
+}
+
+// load opens url in a new page and collects what Page holds.
+func (c *conn) load(ctx context.Context, url, expr string, width int) (*Page, error) {
+	s, err := c.newPage(ctx, width)
+	if err != nil {
 		return nil, err
 	}
 	var nav struct {
@@ -262,26 +298,8 @@ func (c *conn) load(ctx context.Context, url, expr string, width int) (*Page, er
 		return nil, fmt.Errorf("evaluate %q: %s", expr, eval.ExceptionDetails.Text)
 	}
 	p.Value = eval.Result.Value
-	var metrics struct {
-		Content struct {
-			Width, Height float64
-		} `json:"cssContentSize"`
-	}
-	if err := c.call(ctx, s, "Page.getLayoutMetrics", map[string]any{}, &metrics); err != nil {
+	if p.PNG, err = c.screenshot(ctx, s, width); err != nil {
 		return nil, err
-	}
-	var shot struct {
-		Data string `json:"data"`
-	}
-	if err := c.call(ctx, s, "Page.captureScreenshot", map[string]any{
-		"format": "png", "captureBeyondViewport": true,
-		"clip": map[string]any{"x": 0, "y": 0, "width": max(metrics.Content.Width, float64(width)), "height": metrics.Content.Height, "scale": 1},
-	}, &shot); err != nil {
-		return nil, err
-	}
-	var err error
-	if p.PNG, err = base64.StdEncoding.DecodeString(shot.Data); err != nil {
-		return nil, fmt.Errorf("screenshot: %w", err)
 	}
 	// What came after the load event too.
 	for {

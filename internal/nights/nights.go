@@ -76,31 +76,7 @@ type cell struct {
 // Write writes the history under dir as results.HistoryDir lays it out
 // and returns the session files' paths.
 func Write(dir string, h History) ([]string, error) {
-	var order []results.Cell
-	cells := map[results.Cell]*cell{}
-	for _, r := range h.Reference {
-		if r.Status != results.OK {
-			continue
-		}
-		c := r.Cell()
-		if cells[c] == nil {
-			cells[c] = &cell{}
-			order = append(order, c)
-		}
-		cells[c].runs = append(cells[c].runs, r)
-	}
-	for _, c := range cells {
-		var figs, p99s []float64
-		for i := range c.runs {
-			figs = append(figs, c.runs[i].Cell().Unit().Of(&c.runs[i]))
-			if c.runs[i].HasLatency {
-				p99s = append(p99s, c.runs[i].P99Ms)
-			}
-		}
-		c.fig, c.figLo, c.figHi = spread(figs)
-		c.p99, c.p99Lo, c.p99Hi = spread(p99s)
-		c.hasP99 = len(p99s) == len(c.runs)
-	}
+	order, cells := referenceCells(h.Reference)
 	machines := h.Machines
 	if len(machines) == 0 {
 		machines = []string{h.Reference[0].Machine}
@@ -162,6 +138,38 @@ func Write(dir string, h History) ([]string, error) {
 		}
 	}
 	return paths, nil
+}
+
+// referenceCells are the ok runs of the reference session by their
+// cell, each with its figure's and p99's median and spread, and the cells
+// in the order they come in.
+func referenceCells(reference []results.Row) ([]results.Cell, map[results.Cell]*cell) {
+	var order []results.Cell
+	cells := map[results.Cell]*cell{}
+	for _, r := range reference {
+		if r.Status != results.OK {
+			continue
+		}
+		c := r.Cell()
+		if cells[c] == nil {
+			cells[c] = &cell{}
+			order = append(order, c)
+		}
+		cells[c].runs = append(cells[c].runs, r)
+	}
+	for _, c := range cells {
+		var figs, p99s []float64
+		for i := range c.runs {
+			figs = append(figs, c.runs[i].Cell().Unit().Of(&c.runs[i]))
+			if c.runs[i].HasLatency {
+				p99s = append(p99s, c.runs[i].P99Ms)
+			}
+		}
+		c.fig, c.figLo, c.figHi = spread(figs)
+		c.p99, c.p99Lo, c.p99Hi = spread(p99s)
+		c.hasP99 = len(p99s) == len(c.runs)
+	}
+	return order, cells
 }
 
 // spread is the median of v and its range relative to it.

@@ -1,4 +1,4 @@
-package harness
+package main
 
 import (
 	"os"
@@ -13,11 +13,11 @@ import (
 
 // TestPublishedPages: the pages published beside the sessions under
 // data (data/*.html, data/sweeps/*.html) are what a session's end writes
-// of their files today (WritePage; -update writes them again).
+// of their files today (writePage; -update writes them again).
 func TestPublishedPages(t *testing.T) {
 	var pages []string
 	for _, dir := range []string{"data", filepath.Join("data", "sweeps")} {
-		found, err := filepath.Glob(filepath.Join("..", dir, "*.html"))
+		found, err := filepath.Glob(filepath.Join("..", "..", dir, "*.html"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -33,7 +33,7 @@ func TestPublishedPages(t *testing.T) {
 			t.Fatal(err)
 		}
 		out := filepath.Join(t.TempDir(), "page.html")
-		if err := WritePage(out, []string{csv}, rows, report.Options{}); err != nil {
+		if err := writePage(out, []string{csv}, rows, report.Options{}); err != nil {
 			t.Fatal(err)
 		}
 		got, err := os.ReadFile(out)
