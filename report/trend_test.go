@@ -181,7 +181,7 @@ func BenchmarkTrendPower(b *testing.B) {
 }
 
 // trendOf writes the history h and returns its trends.
-func trendOf(b *testing.B, h nights.History) *Trends {
+func trendOf(b testing.TB, h nights.History) *Trends {
 	b.Helper()
 	dir := b.TempDir()
 	if _, err := nights.Write(dir, h); err != nil {
@@ -212,19 +212,7 @@ func eventHistory(t *testing.T) *Trends {
 		}
 		h.Shifts = append(h.Shifts, nights.Shift{Cell: c, From: dipNight, Step: -0.15, For: 1})
 	}
-	dir := t.TempDir()
-	if _, err := nights.Write(dir, h); err != nil {
-		t.Fatal(err)
-	}
-	sessions, err := ReadTrendHistory(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := Trend(sessions, TrendOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tr
+	return trendOf(t, h)
 }
 
 // The nights of eventHistory's step and dip.

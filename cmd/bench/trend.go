@@ -14,10 +14,10 @@ const trendSynopsis = "[--format md|html] [--since YYYY-MM-DD] [--machine GLOBS]
 
 func cmdTrend(stdout, stderr io.Writer, args []string) error {
 	fs := newFlagSet("trend", stderr, trendSynopsis)
-	format := fs.String("format", report.FormatMarkdown, "output `format`: md (GitHub markdown) or html (one self-contained page, with a chart of each series with a change point: its runs session by session, its median, the change points and the sessions that ran a new bench or a new version of the column). "+
+	format := fs.String("format", report.FormatMarkdown, "output `format`: md (GitHub markdown) or html (one self-contained page, with a chart of each series with a change point: its runs session by session, its median, its levels before and after each change point, the change points and the sessions that ran a new bench or a new version of the column). "+
 		"DIR is a history (bench history add): DIR/<machine>/<date>-<session>/<csv>. Each cell of each machine, by its throughput and by its p99 where the runs have one, is a series of its sessions' medians; "+
 		"its change points are found by E-Divisive means (two sessions a side at the least, p ≤ 0.001 over 1000 permutations of fixed draws) and kept where the step's whole 95% interval, from the sessions and runs on either side, lies beyond --min-step; a session that stands out alone is listed as an outlier, never a change. "+
-		"The text lists them newest first, the largest first within a session: the step with its interval, the levels before and after, the noise, whether it is still in force, and what versions changed")
+		"The text lists them newest first by the session where the new level begins, a column's changes from one night (a session either side) as one event with its series, the event of most series first: each step with its interval, the levels before and after, the noise, whether it is still in force, and what versions changed; then the outliers, by night")
 	since := fs.String("since", "", "only the sessions started on or after this `date` (YYYY-MM-DD, UTC)")
 	machine := fs.String("machine", "", "only the machines whose label or folder matches one of these comma-separated `globs`")
 	scenario := fs.String("scenario", "", "only the scenarios matching one of these comma-separated `globs`, e.g. 'http-*,relay-stream1'")
