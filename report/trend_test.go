@@ -304,3 +304,31 @@ func TestTrendLevels(t *testing.T) {
 		}
 	}
 }
+
+// TestTrendEventsPage: the page of the history of a column's step and a
+// night's dip, its event's tables, its outliers and a chart of each
+// series with a change point, opens in Chromium and draws no text of a
+// chart outside it nor over another, at a desktop's width and a
+// phone's.
+func TestTrendEventsPage(t *testing.T) {
+	tr := eventHistory(t)
+	var b bytes.Buffer
+	if err := WriteTrends(&b, tr, FormatHTML); err != nil {
+		t.Fatal(err)
+	}
+	charts := 0
+	for _, s := range tr.Series {
+		if len(s.Points) > 0 {
+			charts++
+		}
+	}
+	for _, want := range []string{"<h3>nginx, ", "<h2>" + outliersTitle + "</h2>"} {
+		if !bytes.Contains(b.Bytes(), []byte(want)) {
+			t.Errorf("the page has no %q", want)
+		}
+	}
+	chromium.CheckPage(t, b.Bytes(), "trend-events-page", 0, 0, charts)
+	for _, width := range []int{1400, 420} {
+		chromium.CheckLayout(t, b.Bytes(), fmt.Sprintf("trend-events-page-%d", width), width, 0)
+	}
+}
