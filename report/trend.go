@@ -587,11 +587,16 @@ func (tr *Trends) seriesOf(ev TrendEvent) int {
 
 // Step is the median of the event's steps, in percent.
 func (e TrendEvent) Step() float64 {
-	steps := make([]float64, len(e.Changes))
-	for i, c := range e.Changes {
-		steps[i] = c.Step
+	return medianBy(e.Changes, func(c TrendChange) float64 { return c.Step })
+}
+
+// medianBy is the median of f over xs.
+func medianBy[T any](xs []T, f func(T) float64) float64 {
+	v := make([]float64, len(xs))
+	for i, x := range xs {
+		v[i] = f(x)
 	}
-	return changepoint.Median(steps)
+	return changepoint.Median(v)
 }
 
 // Worse is how many of the event's changes are for the worse.
@@ -621,11 +626,7 @@ type TrendOutlierOf struct {
 // Off is the median of the night's outliers' distances from their
 // levels, in percent.
 func (n TrendOutlierNight) Off() float64 {
-	offs := make([]float64, len(n.Series))
-	for i, o := range n.Series {
-		offs[i] = o.Off
-	}
-	return changepoint.Median(offs)
+	return medianBy(n.Series, func(o TrendOutlierOf) float64 { return o.Off })
 }
 
 // OutlierNights are the outliers of every series grouped by their

@@ -104,23 +104,38 @@ func TestTrendPage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if charts := trendCharts(tr); charts != 4 {
+		t.Fatalf("Trend: %d series with a change point; want the 4 shifted", charts)
+	}
+	checkTrendPage(t, tr, "trend-page")
+}
+
+// trendCharts is how many series of tr have a change point: the page's
+// charts.
+func trendCharts(tr *Trends) int {
+	n := 0
+	for _, s := range tr.Series {
+		if len(s.Points) > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// checkTrendPage checks the page of tr in Chromium (CheckPage, with a
+// chart of each series with a change point, and CheckLayout at a
+// desktop's width and a phone's) and returns it.
+func checkTrendPage(t *testing.T, tr *Trends, name string) []byte {
+	t.Helper()
 	var b bytes.Buffer
 	if err := WriteTrends(&b, tr, FormatHTML); err != nil {
 		t.Fatal(err)
 	}
-	charts := 0
-	for _, s := range tr.Series {
-		if len(s.Points) > 0 {
-			charts++
-		}
-	}
-	if charts != 4 {
-		t.Fatalf("Trend: %d series with a change point; want the 4 shifted", charts)
-	}
-	chromium.CheckPage(t, b.Bytes(), "trend-page", 0, 0, charts)
+	chromium.CheckPage(t, b.Bytes(), name, 0, 0, trendCharts(tr))
 	for _, width := range []int{1400, 420} {
-		chromium.CheckLayout(t, b.Bytes(), fmt.Sprintf("trend-page-%d", width), width, 0)
+		chromium.CheckLayout(t, b.Bytes(), fmt.Sprintf("%s-%d", name, width), width, 0)
 	}
+	return b.Bytes()
 }
 
 // BenchmarkTrendPower measures, on generated histories whose every cell's
@@ -311,24 +326,10 @@ func TestTrendLevels(t *testing.T) {
 // chart outside it nor over another, at a desktop's width and a
 // phone's.
 func TestTrendEventsPage(t *testing.T) {
-	tr := eventHistory(t)
-	var b bytes.Buffer
-	if err := WriteTrends(&b, tr, FormatHTML); err != nil {
-		t.Fatal(err)
-	}
-	charts := 0
-	for _, s := range tr.Series {
-		if len(s.Points) > 0 {
-			charts++
-		}
-	}
+	page := checkTrendPage(t, eventHistory(t), "trend-events-page")
 	for _, want := range []string{"<h3>nginx, ", "<h2>" + outliersTitle + "</h2>"} {
-		if !bytes.Contains(b.Bytes(), []byte(want)) {
+		if !bytes.Contains(page, []byte(want)) {
 			t.Errorf("the page has no %q", want)
 		}
-	}
-	chromium.CheckPage(t, b.Bytes(), "trend-events-page", 0, 0, charts)
-	for _, width := range []int{1400, 420} {
-		chromium.CheckLayout(t, b.Bytes(), fmt.Sprintf("trend-events-page-%d", width), width, 0)
 	}
 }
