@@ -69,6 +69,9 @@ func legendOf(t Table, detail bool) []legendItem {
 		}
 		out = append(out, legendItem{noValue, text})
 	}
+	if t.Kind == kindSweep {
+		out = append(out, sweepLegend(t)...)
+	}
 	return out
 }
 

@@ -22,6 +22,14 @@ import (
 // kindSweep is the kind of the Sustainable rate table.
 const kindSweep = "sustainable"
 
+// noRate is the cell of a column none of whose searches found a rate.
+const noRate = "none"
+
+// minSearches is the fewest searches a cell needs for the marking rule
+// to tell it apart from another: one search's rate has no spread, and
+// 1.97 against 1.96 says nothing.
+const minSearches = 2
+
 // toolBound is the share of no proxy's rate from which a proxy's is held
 // to be the load tool's limit rather than its own (‡): within 10% of it.
 const toolBound = 0.9
@@ -307,7 +315,7 @@ func sweepTable(machine string, rows []*results.Row) Table {
 			case s.ok:
 				fig = threeFigures(s.med)
 			case len(searches) > 0:
-				fig = "none"
+				fig = noRate
 			}
 			if unconfirmed > 0 {
 				fig += fmt.Sprintf(" (%d not confirmed)", unconfirmed)
@@ -324,10 +332,44 @@ func sweepTable(machine string, rows []*results.Row) Table {
 			c := &cells[i]
 			c.Bound = base != nil && c.Group != results.Baseline && c.Median != nil && *c.Median >= toolBound*base.med
 		}
+		if tooFewSearches(cells) {
+			for _, sp := range spreads {
+				sp.eligible = false // no bold, no *
+			}
+		}
 		markCells(cells, spreads, false)
 		t.Rows = append(t.Rows, TableRow{Label: unitLabel(k, unit), Cells: cells, unit: unit})
 	}
 	return t
+}
+
+// tooFewSearches reports whether a proxy's cell of a row found a rate in
+// fewer than minSearches searches: the row cannot be marked.
+func tooFewSearches(cells []Cell) bool {
+	return slices.ContainsFunc(cells, func(c Cell) bool {
+		return c.Group != results.Baseline && c.Median != nil && len(c.Runs) < minSearches
+	})
+}
+
+// sweepLegend are the marks of a Sustainable rate table of its own:
+// "none", and a row left unmarked for too few searches.
+func sweepLegend(t Table) []legendItem {
+	var none, unmarked bool
+	for _, r := range t.Rows {
+		unmarked = unmarked || tooFewSearches(r.Cells)
+		for _, c := range r.Cells {
+			none = none || (c.Median == nil && strings.HasPrefix(c.Text, noRate))
+		}
+	}
+	var out []legendItem
+	if none {
+		out = append(out, legendItem{noRate, "no search of the column found a sustainable rate: where each stopped, and why, is under the table and on the chart"})
+	}
+	if unmarked {
+		out = append(out, legendItem{"no bold, no *", fmt.Sprintf("a row where a proxy's cell has fewer than %d searches: "+
+			"one search's rate has no spread to tell two cells apart (--reps %d or more gives one)", minSearches, minSearches)})
+	}
+	return out
 }
 
 // sweepCaption says how the Sustainable rate table was found, with the
@@ -341,8 +383,8 @@ func sweepCaption(sw *results.Sweep) string {
 		" (failures: errors, timeouts, dropped and late exchanges, of those due) and achieved " +
 		strconv.FormatFloat(results.AchievedShare*100, 'f', -1, 64) + "% of the rate, " +
 		"found by a search of such windows and confirmed over a whole one; the median of the repetitions " +
-		"(none: no search found one; \"(2 of 3 found)\": the median of those that found one; " +
-		"\"(1 not confirmed)\": of those, searches whose confirms all failed, their rate the highest a step passed below every rate that failed). Bold and * as in the other tables. " +
+		"(\"(2 of 3 found)\": the median of those that found one; " +
+		"\"(1 not confirmed)\": of those, searches whose confirms all failed, their rate the highest a step passed below every rate that failed). " +
 		"‡ at least 90% of no proxy's rate: within 10% of it, the load tool, not the proxy, set the limit."
 }
 

@@ -25,8 +25,12 @@ import (
 // classSweep is the class of the sweeps' charts, a figure each.
 const classSweep = "chart sweep"
 
-// tipPoint is the class of a tipped point: a step of a search.
-const tipPoint = "point"
+// tipPoint is the class of a tipped point: a step of a search; tipStop
+// of the mark on the step where a search stopped.
+const (
+	tipPoint = "point"
+	tipStop  = "stop"
+)
 
 // sweepPercentiles are the lines of each column, their glyphs and
 // dashes: p99 solid with rings, p50 dashed with squares.
@@ -57,13 +61,15 @@ type tippedPoints struct {
 	style  draw.GlyphStyle
 	column string
 	tips   *tips
+	class  string // tipPoint where empty
 }
 
 // Plot draws the glyphs.
 func (p *tippedPoints) Plot(c draw.Canvas, plt *plot.Plot) {
 	trX, trY := plt.Transforms(&c)
+	class := cmp.Or(p.class, tipPoint)
 	for _, pt := range p.points {
-		p.tips.begin(c, tipPoint, p.column, pt.title)
+		p.tips.begin(c, class, p.column, pt.title)
 		c.DrawGlyph(p.style, vg.Point{X: trX(pt.x), Y: trY(pt.y)})
 		p.tips.end(c)
 	}
@@ -117,9 +123,10 @@ func sweepChart(t Table, row TableRow, sw *results.Sweep, pal palette) ([]byte, 
 	p.X.Label.Text = "offered, " + string(row.unit)
 	p.Y.Label.Text = "latency, ms"
 	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
-	p.X.Tick.Marker, p.Y.Tick.Marker = ticks125{}, ticks125{}
+	p.X.Tick.Marker, p.Y.Tick.Marker = sweepTicks{}, sweepTicks{}
 	tp := &tips{}
 	var legend []legendEntry
+	stopped := false
 	xmin, xmax := math.Inf(1), math.Inf(-1)
 	ymin, ymax := math.Inf(1), math.Inf(-1)
 	for j, c := range row.Cells {
@@ -159,9 +166,22 @@ func sweepChart(t Table, row TableRow, sw *results.Sweep, pal palette) ([]byte, 
 			p.Add(&tippedPoints{points: pts, column: col, tips: tp,
 				style: draw.GlyphStyle{Color: colour, Radius: vg.Points(2), Shape: pc.glyph}})
 		}
-		if drawn {
-			legend = append(legend, legendEntry{col, swatch{colour}})
+		if !drawn {
+			continue
 		}
+		var stops []sweepPoint
+		for _, s := range c.Searches {
+			if pt, ok := stopPoint(col, s); ok {
+				stops = append(stops, pt)
+				xmin, xmax = min(xmin, pt.x), max(xmax, pt.x)
+				ymin, ymax = min(ymin, pt.y), max(ymax, pt.y)
+			}
+		}
+		if len(stops) > 0 {
+			p.Add(&tippedPoints{points: stops, column: col, tips: tp, style: stopStyle(colour), class: tipStop})
+			stopped = true
+		}
+		legend = append(legend, legendEntry{col + stoppedText(c.Searches), swatch{colour}})
 	}
 	if len(legend) == 0 {
 		return nil, false, nil
@@ -171,10 +191,22 @@ func sweepChart(t Table, row TableRow, sw *results.Sweep, pal palette) ([]byte, 
 			Line:   &plotter.Line{LineStyle: draw.LineStyle{Color: color.Black, Width: vg.Points(1), Dashes: pc.dashes}},
 			points: &plotter.Scatter{GlyphStyle: draw.GlyphStyle{Color: color.Black, Radius: vg.Points(2), Shape: pc.glyph}}}})
 	}
+	if stopped {
+		legend = append(legend, legendEntry{"where the search stopped", &plotter.Scatter{GlyphStyle: stopStyle(color.Black)}})
+	}
+	// Axes from the 1-2-5 value below every point to the one above, each
+	// labelled, so that no line runs off the plot; the bound's line
+	// within them.
+	if sw != nil {
+		bound := float64(time.Duration(sw.SLO.P99)) / float64(time.Millisecond)
+		ymin, ymax = min(ymin, bound), max(ymax, bound)
+	}
+	p.X.Min, p.X.Max = below125(xmin), above125(xmax)
+	p.Y.Min, p.Y.Max = below125(ymin), above125(ymax)
 	if sw != nil {
 		bound := float64(time.Duration(sw.SLO.P99)) / float64(time.Millisecond)
 		name := "p99 bound, " + millisSpan(sw.SLO.P99)
-		line, err := plotter.NewLine(plotter.XYs{{X: xmin, Y: bound}, {X: xmax, Y: bound}})
+		line, err := plotter.NewLine(plotter.XYs{{X: p.X.Min, Y: bound}, {X: p.X.Max, Y: bound}})
 		if err != nil {
 			return nil, false, err
 		}
@@ -185,18 +217,140 @@ func sweepChart(t Table, row TableRow, sw *results.Sweep, pal palette) ([]byte, 
 		p.Add(sloLine)
 		legend = append(legend, legendEntry{name, sloLine})
 	}
-	// One rate (a search that ended at its first step), or one latency:
-	// the plot would widen the range by 1 on each side, below 0 on a log
-	// axis; a factor of 2 each side instead.
-	if xmin == xmax {
-		p.X.Min, p.X.Max = xmin/2, xmax*2
-	}
-	if ymin == ymax && sw == nil {
-		p.Y.Min, p.Y.Max = ymin/2, ymax*2
-	}
 	p.Add(plotter.NewGrid())
 	svg, err := svgOf([]*plot.Plot{p}, legend, tp, hdrWidth, hdrHeight)
 	return svg, true, err
+}
+
+// below125 is the greatest 1-2-5 value (ticks125) under v, above125 the
+// least over it: an axis' ends with a tick's label at each and room for
+// the glyphs of the points at them.
+func below125(v float64) float64 {
+	e := math.Pow(10, math.Floor(math.Log10(v)))
+	for _, m := range []float64{5, 2, 1} {
+		if m*e < v*0.95 {
+			return m * e
+		}
+	}
+	return 0.5 * e
+}
+
+func above125(v float64) float64 {
+	e := math.Pow(10, math.Floor(math.Log10(v)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if m*e > v*1.05 {
+			return m * e
+		}
+	}
+	return 20 * e
+}
+
+// stopStyle is the glyph of the step where a search stopped: a cross.
+func stopStyle(c color.Color) draw.GlyphStyle {
+	return draw.GlyphStyle{Color: c, Radius: vg.Points(4), Shape: draw.CrossGlyph{}}
+}
+
+// stopPoint is the point of the step where search s stopped, at its p99
+// (its p50 where it has none); false where no step failed or it has no
+// latency.
+func stopPoint(column string, s Search) (sweepPoint, bool) {
+	if s.Stop == nil {
+		return sweepPoint{}, false
+	}
+	for _, pc := range sweepPercentiles {
+		if v := pc.of(*s.Stop); v != nil {
+			return sweepPoint{x: rateFigure(s.Stop.Offered), y: max(*v, 0.001), title: column + ", rep " + strconv.Itoa(s.Rep) + ": stopped, " + s.stopText()}, true
+		}
+	}
+	return sweepPoint{}, false
+}
+
+// stoppedText is why a column's searches stopped, for its legend entry:
+// one search's step and bounds missed, ": stopped at 2.00k/s on failures
+// 0.13% over 0.1%"; several searches' bounds missed, how many on each,
+// ": 3 stopped on p99 over 50 ms".
+func stoppedText(searches []Search) string {
+	var stops []*SearchStep
+	for _, s := range searches {
+		if s.Stop != nil {
+			stops = append(stops, s.Stop)
+		}
+	}
+	switch len(stops) {
+	case 0:
+		return ""
+	case 1:
+		return ": stopped at " + rateText(stops[0].Offered) + " on " + unbracketed(stops[0].Why)
+	}
+	var kinds []string
+	count := map[string]int{}
+	for _, st := range stops {
+		k := missedKind(st.Why)
+		if count[k] == 0 {
+			kinds = append(kinds, k)
+		}
+		count[k]++
+	}
+	parts := make([]string, len(kinds))
+	for i, k := range kinds {
+		parts[i] = fmt.Sprintf("%d on %s", count[k], k)
+	}
+	return ": stopped " + strings.Join(parts, ", ")
+}
+
+// missedKind is the bounds a step missed without its figures: "p99 63.2
+// ms over 50 ms" is "p99 over 50 ms"; "failures 0.13% over 0.1%,
+// achieved ..." is "failures over 0.1%, rate short".
+func missedKind(why string) string {
+	var kinds []string
+	for _, clause := range strings.Split(unbracketed(why), ", ") {
+		name, _, _ := strings.Cut(clause, " ")
+		switch _, bound, over := strings.Cut(clause, " over "); {
+		case over:
+			kinds = append(kinds, name+" over "+bound)
+		case name == "achieved":
+			kinds = append(kinds, "rate short")
+		default:
+			kinds = append(kinds, name)
+		}
+	}
+	return strings.Join(kinds, ", ")
+}
+
+// unbracketed is s without what it says in brackets: "failures 0.13%
+// over 0.1% (13 of 10000 due)" is "failures 0.13% over 0.1%".
+func unbracketed(s string) string {
+	var b strings.Builder
+	depth := 0
+	for _, r := range s {
+		switch {
+		case r == '(':
+			depth++
+		case r == ')' && depth > 0:
+			depth--
+		case depth == 0:
+			b.WriteRune(r)
+		}
+	}
+	return strings.ReplaceAll(strings.Join(strings.Fields(b.String()), " "), " ,", ",")
+}
+
+// sweepTicks are ticks125's, labelled at the powers of ten alone where
+// the axis spans more than two of them: the labels of 1, 2 and 5 of
+// every power would run into each other.
+type sweepTicks struct{}
+
+func (sweepTicks) Ticks(min, max float64) []plot.Tick {
+	ticks := ticks125{}.Ticks(min, max)
+	if max/min <= 100 {
+		return ticks
+	}
+	for i, t := range ticks {
+		if m := t.Value / math.Pow(10, math.Floor(math.Log10(t.Value)+1e-9)); math.Abs(m-1) > 1e-6 {
+			ticks[i].Label = ""
+		}
+	}
+	return ticks
 }
 
 // percentileTitle is the title of a column's line: its steps' range of

@@ -166,6 +166,76 @@ func confirmed(proxy string, group results.Group, rates ...float64) []results.Ro
 	return out
 }
 
+// TestSweepMarks: bold and * only in a row whose proxies' cells each
+// have searches enough to tell them apart (minSearches), the legend
+// saying so where a row has too few; "none" in the legend where a cell
+// reads none, and the caption names no other tables' rule.
+func TestSweepMarks(t *testing.T) {
+	none := stepRow(1, fail(1, "errors 2.1% over 0.1%"), 500)
+	none.Proxy = "tinyproxy"
+	for _, c := range []struct {
+		name     string
+		haproxy  []float64
+		bold     bool // nginx's
+		unmarked bool // the legend's "no bold, no *"
+	}{
+		// three searches each, nginx's slowest above haproxy's fastest
+		{"three each", []float64{8000, 8100, 7900}, true, false},
+		// haproxy's one search: 1.97 against 1.96 says nothing
+		{"one of haproxy", []float64{8000}, false, true},
+	} {
+		var rows []results.Row
+		rows = append(rows, confirmed("nginx", results.Copy, 9100, 9200, 9000)...)
+		rows = append(rows, confirmed("haproxy", results.Copy, c.haproxy...)...)
+		rows = append(rows, none)
+		tables, err := Tables(rows, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tb := tables[0]
+		nginx := tb.Rows[0].Cells[0]
+		if nginx.Proxy != "nginx" || nginx.Bold != c.bold || nginx.Star != c.bold {
+			t.Errorf("%s: the cell of %s is bold %v, * %v; want %v", c.name, nginx.Proxy, nginx.Bold, nginx.Star, c.bold)
+		}
+		marks := map[string]string{}
+		for _, it := range legendOf(tb, false) {
+			marks[it.mark] = it.text
+		}
+		if _, ok := marks["no bold, no *"]; ok != c.unmarked {
+			t.Errorf("%s: legend %q; want \"no bold, no *\" %v", c.name, marks, c.unmarked)
+		}
+		if _, ok := marks[noRate]; !ok {
+			t.Errorf("%s: legend %q; want %q, tinyproxy's cell", c.name, marks, noRate)
+		}
+		if strings.Contains(tb.Caption, "other tables") {
+			t.Errorf("%s: caption %q names the other tables", c.name, tb.Caption)
+		}
+	}
+}
+
+// TestStoppedText: a column's legend entry says where and why its search
+// stopped, or how many of its searches stopped on which bound.
+func TestStoppedText(t *testing.T) {
+	stop := func(offered float64, why string) Search {
+		return Search{Stop: &SearchStep{Offered: offered, Why: why}}
+	}
+	for _, c := range []struct {
+		searches []Search
+		want     string
+	}{
+		{[]Search{stop(2000, "failures 0.13% over 0.1% (13 of 10000 due)")}, ": stopped at 2.00k/s on failures 0.13% over 0.1%"},
+		{[]Search{stop(1, "failures 20.00% over 0.1% (1 of 5 due), achieved 1/s of 1/s (80.0%, under 99%)")},
+			": stopped at 0.001k/s on failures 20.00% over 0.1%, achieved 1/s of 1/s"},
+		{[]Search{stop(8120, "p99 57.7 ms over 50 ms"), stop(8380, "p99 57.6 ms over 50 ms"), stop(500, "failures 2.1% over 0.1%")},
+			": stopped 2 on p99 over 50 ms, 1 on failures over 0.1%"},
+		{[]Search{{}}, ""},
+	} {
+		if got := stoppedText(c.searches); got != c.want {
+			t.Errorf("stoppedText(%+v) = %q; want %q", c.searches, got, c.want)
+		}
+	}
+}
+
 // TestSweepCells: a cell is the median of its repetitions' rates, the
 // best bold, ‡ from 90% of no proxy's rate up, "none" where no search
 // found a rate, and no step in any other table.
@@ -202,7 +272,7 @@ func TestSweepCells(t *testing.T) {
 		bold        bool
 	}{
 		{"no proxy", "10.0", false},                  // the median of three; the baseline is never marked
-		{"nginx", "9.10 ‡ *", true},                  // 91% of no proxy's: the tool's limit
+		{"nginx", "9.10 ‡", false},                   // 91% of no proxy's: the tool's limit; one search, no mark
 		{"haproxy", "8.90", false},                   // 89%: the proxy's
 		{"squid", "4.70", false},                     // the median of four: the mean of the middle two
 		{"tinyproxy", "none", false},                 // no rate found
@@ -738,5 +808,27 @@ func TestSearchResultsUnconfirmed(t *testing.T) {
 	want := "not confirmed: the confirming window at 0.735k/s failed: p99 63.2 ms over 50 ms (bound: proxy)"
 	if len(got) != 1 || got[0].Status != results.OK || got[0].OfferedRate != 500 || got[0].Note != want {
 		t.Errorf("searchResults(%d rows) = %+v; want the step at 500/s, ok, noting %q", len(rows), got, want)
+	}
+}
+
+// TestAxisEnds: a sweep chart's axis runs from a 1-2-5 value below its
+// least point to one above its greatest, a tick's label at each end and
+// no line running off it (the no proxy line of the published page
+// reaches 5.75k/s and 4.5 s).
+func TestAxisEnds(t *testing.T) {
+	for _, c := range []struct{ v, below, above float64 }{
+		{0.001, 0.0005, 0.002},
+		{5.75, 5, 10},
+		{4500, 2000, 5000},
+		{5000, 2000, 10000},
+		{2, 1, 5},
+		{0.3, 0.2, 0.5},
+	} {
+		if got := below125(c.v); math.Abs(got-c.below) > 1e-9*c.below {
+			t.Errorf("below125(%v) = %v; want %v", c.v, got, c.below)
+		}
+		if got := above125(c.v); math.Abs(got-c.above) > 1e-9*c.above {
+			t.Errorf("above125(%v) = %v; want %v", c.v, got, c.above)
+		}
 	}
 }

@@ -489,3 +489,163 @@ func signedPct(v float64) string { return fmt.Sprintf("%+.1f%%", v) }
 
 // pctRange is an interval in percent: "-7.9..-4.2%".
 func pctRange(lo, hi float64) string { return fmt.Sprintf("%+.1f..%+.1f%%", lo, hi) }
+
+// TrendEvent is the changes of one column of a machine that began on
+// one night: a step of the column itself (a new build, a new version)
+// moves many of its series at once, and reads as one. A change whose
+// new level begins a session either side of the night most of them
+// begin on is the same event: the runs' noise moves where a series'
+// point falls by one.
+type TrendEvent struct {
+	Machine, Proxy string
+	// After is the index in Trends.Sessions of the session where the
+	// new level of most of its changes begins.
+	After   int
+	Changes []TrendChange // the largest step first
+	// Of is how many series the column has on the machine by the
+	// metrics of its changes.
+	Of int
+}
+
+// eventReach is how many sessions of its machine apart a change's new
+// level may begin from its event's and still be of it.
+const eventReach = 1
+
+// Events are the changes grouped into events, the newest first (by the
+// session where the new level begins), then the one of the most series
+// first, then the largest step.
+func (tr *Trends) Events() []TrendEvent {
+	// ord is each session's place among its machine's
+	ord := make([]int, len(tr.Sessions))
+	seen := map[string]int{}
+	for i, s := range tr.Sessions {
+		ord[i] = seen[s.Machine]
+		seen[s.Machine]++
+	}
+	type key struct{ machine, proxy string }
+	byColumn := map[key][]TrendChange{}
+	var keys []key
+	for _, c := range tr.Changes() {
+		k := key{c.Series.Machine, c.Series.Proxy}
+		if byColumn[k] == nil {
+			keys = append(keys, k)
+		}
+		byColumn[k] = append(byColumn[k], c)
+	}
+	var out []TrendEvent
+	for _, k := range keys {
+		changes := byColumn[k] // the newest first
+		for len(changes) > 0 {
+			// the night most begin on, among those within reach of the
+			// newest left
+			count := map[int]int{}
+			for _, c := range changes {
+				if ord[changes[0].After]-ord[c.After] <= 2*eventReach {
+					count[c.After]++
+				}
+			}
+			at := changes[0].After
+			for si, n := range count {
+				if n > count[at] || (n == count[at] && si > at) {
+					at = si
+				}
+			}
+			ev := TrendEvent{Machine: k.machine, Proxy: k.proxy, After: at}
+			var rest []TrendChange
+			for _, c := range changes {
+				if d := ord[c.After] - ord[at]; d >= -eventReach && d <= eventReach {
+					ev.Changes = append(ev.Changes, c)
+				} else {
+					rest = append(rest, c)
+				}
+			}
+			slices.SortStableFunc(ev.Changes, func(a, b TrendChange) int { return cmpAbs(b.Step, a.Step) })
+			ev.Of = tr.seriesOf(ev)
+			out = append(out, ev)
+			changes = rest
+		}
+	}
+	slices.SortStableFunc(out, func(a, b TrendEvent) int {
+		return cmp.Or(b.After-a.After, len(b.Changes)-len(a.Changes), cmpAbs(b.Changes[0].Step, a.Changes[0].Step))
+	})
+	return out
+}
+
+// seriesOf is how many series ev's column has on its machine by the
+// metrics of its changes.
+func (tr *Trends) seriesOf(ev TrendEvent) int {
+	n := 0
+	for i := range tr.Series {
+		s := &tr.Series[i]
+		if s.Machine == ev.Machine && s.Proxy == ev.Proxy &&
+			slices.ContainsFunc(ev.Changes, func(c TrendChange) bool { return c.Series.Metric == s.Metric }) {
+			n++
+		}
+	}
+	return n
+}
+
+// Step is the median of the event's steps, in percent.
+func (e TrendEvent) Step() float64 {
+	return medianBy(e.Changes, func(c TrendChange) float64 { return c.Step })
+}
+
+// medianBy is the median of f over xs.
+func medianBy[T any](xs []T, f func(T) float64) float64 {
+	v := make([]float64, len(xs))
+	for i, x := range xs {
+		v[i] = f(x)
+	}
+	return changepoint.Median(v)
+}
+
+// Worse is how many of the event's changes are for the worse.
+func (e TrendEvent) Worse() int {
+	n := 0
+	for _, c := range e.Changes {
+		if c.Worse {
+			n++
+		}
+	}
+	return n
+}
+
+// TrendOutlierNight is the series of a machine that stood out alone on
+// one session: a bad night of the machine when it is many of them.
+type TrendOutlierNight struct {
+	Session int // its index in Trends.Sessions
+	Series  []TrendOutlierOf
+}
+
+// TrendOutlierOf is an outlier with its series.
+type TrendOutlierOf struct {
+	Series *TrendSeries
+	Off    float64
+}
+
+// Off is the median of the night's outliers' distances from their
+// levels, in percent.
+func (n TrendOutlierNight) Off() float64 {
+	return medianBy(n.Series, func(o TrendOutlierOf) float64 { return o.Off })
+}
+
+// OutlierNights are the outliers of every series grouped by their
+// session, the newest first, each in the series' order.
+func (tr *Trends) OutlierNights() []TrendOutlierNight {
+	at := map[int]int{}
+	var out []TrendOutlierNight
+	for i := range tr.Series {
+		s := &tr.Series[i]
+		for _, o := range s.Outliers {
+			j, ok := at[o.Session]
+			if !ok {
+				j = len(out)
+				at[o.Session] = j
+				out = append(out, TrendOutlierNight{Session: o.Session})
+			}
+			out[j].Series = append(out[j].Series, TrendOutlierOf{s, o.Off})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b TrendOutlierNight) int { return b.Session - a.Session })
+	return out
+}

@@ -40,19 +40,25 @@ func WriteTrends(w io.Writer, tr *Trends, format string) error {
 	var b bytes.Buffer
 	writeHeading(&b, true, 1, tr.title())
 	b.WriteString(mdOnly(true, tr.Summary()) + "\n\n")
-	for _, g := range tr.groups() {
-		writeHeading(&b, true, 2, tr.groupTitle(g))
-		if err := markdownGrid(&b, slices.Clone(trendHeader), tr.rows(g)); err != nil {
-			return fmt.Errorf("render the changes of %s: %w", tr.Sessions[g[0].After].ID, err)
+	for _, g := range tr.nights() {
+		writeHeading(&b, true, 2, tr.nightTitle(g[0].After))
+		for _, ev := range g {
+			writeHeading(&b, true, 3, tr.eventTitle(ev))
+			if err := markdownGrid(&b, slices.Clone(trendHeader), tr.rows(ev)); err != nil {
+				return fmt.Errorf("render the changes of %s: %w", tr.Sessions[ev.After].ID, err)
+			}
+			b.WriteString("\n")
 		}
-		b.WriteString("\n")
 	}
-	if lines := tr.outlierLines(); len(lines) > 0 {
+	if nights := tr.OutlierNights(); len(nights) > 0 {
 		writeHeading(&b, true, 2, outliersTitle)
-		for _, l := range lines {
-			b.WriteString("- " + mdOnly(true, l) + "\n")
+		for _, n := range nights {
+			b.WriteString(mdOnly(true, tr.outlierNightTitle(n)) + ":\n\n")
+			for _, l := range outlierLines(n) {
+				b.WriteString("- " + mdOnly(true, l) + "\n")
+			}
+			b.WriteString("\n")
 		}
-		b.WriteString("\n")
 	}
 	if len(tr.Series) > 0 {
 		b.WriteString(mdOnly(true, tr.legend()) + "\n")
@@ -84,34 +90,37 @@ func (tr *Trends) Summary() string {
 			}
 		}
 	}
-	return fmt.Sprintf("%s of %s, %s to %s; %s (a cell of a machine by its throughput or its p99) searched: %s, %d for the worse, %d of those still in force.",
+	return fmt.Sprintf("%s of %s, %s to %s; %s (a cell of a machine by its throughput or its p99) searched: %s in %s (a column's changes from one night), %d for the worse, %d of those still in force; %s.",
 		plural(len(tr.Sessions), "session"), plural(len(machines), "machine"), tr.Sessions[0].Date(), tr.Sessions[len(tr.Sessions)-1].Date(),
-		strconv.Itoa(len(tr.Series))+" series", plural(len(changes), "change point"), worse, inForce)
+		strconv.Itoa(len(tr.Series))+" series", plural(len(changes), "change point"), plural(len(tr.Events()), "event"), worse, inForce,
+		plural(len(tr.OutlierNights()), "night")+" with outliers")
 }
 
 // outliersTitle heads the list of outliers.
-const outliersTitle = "Outliers: sessions that stand out alone, not changes"
+const outliersTitle = "Single-night outliers: sessions that stand out alone, not changes"
 
-// outlierLines are the outliers of every series, a line each, newest
-// first: "Xeon, 2 CPUs, http-ka-1k, nginx, throughput: session
-// 2026-03-22-nightly, -20.3% from its level".
-func (tr *Trends) outlierLines() []string {
-	type line struct {
-		session int
-		text    string
+// outlierNightTitle is a night of outliers in a line: "2026-07-01 on
+// EPYC, 2 CPUs, session 2026-07-01-nightly: 52 series, -15.0% from
+// their levels (the median; -22.9..-12.2%)".
+func (tr *Trends) outlierNightTitle(n TrendOutlierNight) string {
+	s := &tr.Sessions[n.Session]
+	head := fmt.Sprintf("%s on %s, session %s: %d series", s.Date(), s.Machine, s.ID, len(n.Series))
+	if len(n.Series) == 1 {
+		return head + ", " + signedPct(n.Off()) + " from its level"
 	}
-	var all []line
-	for i := range tr.Series {
-		s := &tr.Series[i]
-		for _, o := range s.Outliers {
-			all = append(all, line{o.Session, fmt.Sprintf("%s, %s, %s, %s: session %s, %s from its level", s.Machine, s.Scenario, s.Proxy, s.Metric,
-				tr.Sessions[o.Session].ID, signedPct(o.Off))})
-		}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, o := range n.Series {
+		lo, hi = min(lo, o.Off), max(hi, o.Off)
 	}
-	slices.SortStableFunc(all, func(a, b line) int { return b.session - a.session })
-	out := make([]string, len(all))
-	for i, l := range all {
-		out[i] = l.text
+	return head + ", " + signedPct(n.Off()) + " from their levels (the median; " + pctRange(lo, hi) + ")"
+}
+
+// outlierLines are a night's outliers, a line each: "http-ka-1k, nginx,
+// throughput: -20.3%".
+func outlierLines(n TrendOutlierNight) []string {
+	out := make([]string, len(n.Series))
+	for i, o := range n.Series {
+		out[i] = o.Series.name() + ": " + signedPct(o.Off)
 	}
 	return out
 }
@@ -128,31 +137,47 @@ func (tr *Trends) legend() string {
 		tr.Options.PValue, tr.Options.Permutations, tr.Options.Confidence*100, fixed(tr.Options.MinStep, 1), changepoint.OutlierSpread)
 }
 
-// groups are the changes grouped by the session after them, newest
-// first.
-func (tr *Trends) groups() [][]TrendChange {
-	var out [][]TrendChange
-	for _, c := range tr.Changes() {
-		if n := len(out); n > 0 && out[n-1][0].After == c.After {
-			out[n-1] = append(out[n-1], c)
+// nights are the events grouped by the session where their new levels
+// begin, newest first.
+func (tr *Trends) nights() [][]TrendEvent {
+	var out [][]TrendEvent
+	for _, ev := range tr.Events() {
+		if n := len(out); n > 0 && out[n-1][0].After == ev.After {
+			out[n-1] = append(out[n-1], ev)
 			continue
 		}
-		out = append(out, []TrendChange{c})
+		out = append(out, []TrendEvent{ev})
 	}
 	return out
 }
 
-// groupTitle names a group's session: "2026-03-22 on Xeon, 2 CPUs:
-// session 2026-03-22-nightly".
-func (tr *Trends) groupTitle(g []TrendChange) string {
-	s := &tr.Sessions[g[0].After]
+// nightTitle names the session where new levels begin: "2026-03-22 on
+// Xeon, 2 CPUs: session 2026-03-22-nightly".
+func (tr *Trends) nightTitle(si int) string {
+	s := &tr.Sessions[si]
 	return fmt.Sprintf("%s on %s: session %s", s.Date(), s.Machine, s.ID)
 }
 
-// rows are a group's table rows.
-func (tr *Trends) rows(g []TrendChange) [][]string {
-	out := make([][]string, len(g))
-	for i, c := range g {
+// eventTitle is an event in a line: "nginx, 26 of its 29 series, from
+// 2026-06-19: -10.0% (the median; -10.3..-7.4%), 26 worse".
+func (tr *Trends) eventTitle(ev TrendEvent) string {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, c := range ev.Changes {
+		lo, hi = min(lo, c.Step), max(hi, c.Step)
+	}
+	series := fmt.Sprintf("%d of its %d series", len(ev.Changes), ev.Of)
+	step := signedPct(ev.Step())
+	if len(ev.Changes) > 1 {
+		step += " (the median; " + pctRange(lo, hi) + ")"
+	}
+	return fmt.Sprintf("%s, %s, from %s: %s, %d worse", ev.Proxy, series, tr.Sessions[ev.After].Date(), step, ev.Worse())
+}
+
+// rows are an event's table rows; a change whose new level begins on
+// another session than the event's says where.
+func (tr *Trends) rows(ev TrendEvent) [][]string {
+	out := make([][]string, len(ev.Changes))
+	for i, c := range ev.Changes {
 		verdict := "better"
 		if c.Worse {
 			verdict = "worse"
@@ -165,9 +190,12 @@ func (tr *Trends) rows(g []TrendChange) [][]string {
 			inForce = "yes"
 		}
 		s := c.Series
+		levels := s.format(c.From) + " → " + s.format(c.To)
+		if c.After != ev.After {
+			levels += " (from " + tr.Sessions[c.After].Date() + ")"
+		}
 		out[i] = []string{s.Scenario, s.Proxy, s.Metric, signedPct(c.Step) + " " + verdict, pctRange(c.Lo, c.Hi),
-			s.format(c.From) + " → " + s.format(c.To) + " (from " + tr.Sessions[c.Before].ID + ")",
-			"±" + fixed(c.Noise, 1) + "%", inForce, strings.Join(c.Versions, "; ")}
+			levels, "±" + fixed(c.Noise, 1) + "%", inForce, strings.Join(c.Versions, "; ")}
 	}
 	return out
 }
@@ -188,27 +216,33 @@ func writeTrendsHTML(w io.Writer, tr *Trends) error {
 	fmt.Fprintf(&b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>%s</title>\n<style>\n%s\n%s\n</style>\n</head>\n<body>\n",
 		esc(title), pageStyle, chartFontCSS())
 	fmt.Fprintf(&b, "<h1>%s</h1>\n<p class=\"summary\"><strong>%s</strong></p>\n", esc(tr.title()), esc(tr.Summary()))
-	for _, g := range tr.groups() {
-		fmt.Fprintf(&b, "<h2>%s</h2>\n<table>\n<tr>", esc(tr.groupTitle(g)))
-		for _, h := range trendHeader {
-			fmt.Fprintf(&b, "<th>%s</th>", esc(h))
-		}
-		b.WriteString("</tr>\n")
-		for _, r := range tr.rows(g) {
-			fmt.Fprintf(&b, "<tr><th>%s</th>", esc(r[0]))
-			for _, c := range r[1:] {
-				fmt.Fprintf(&b, "<td>%s</td>", esc(c))
+	for _, g := range tr.nights() {
+		fmt.Fprintf(&b, "<h2>%s</h2>\n", esc(tr.nightTitle(g[0].After)))
+		for _, ev := range g {
+			fmt.Fprintf(&b, "<h3>%s</h3>\n<table>\n<tr>", esc(tr.eventTitle(ev)))
+			for _, h := range trendHeader {
+				fmt.Fprintf(&b, "<th>%s</th>", esc(h))
 			}
 			b.WriteString("</tr>\n")
+			for _, r := range tr.rows(ev) {
+				fmt.Fprintf(&b, "<tr><th>%s</th>", esc(r[0]))
+				for _, c := range r[1:] {
+					fmt.Fprintf(&b, "<td>%s</td>", esc(c))
+				}
+				b.WriteString("</tr>\n")
+			}
+			b.WriteString("</table>\n")
 		}
-		b.WriteString("</table>\n")
 	}
-	if lines := tr.outlierLines(); len(lines) > 0 {
-		fmt.Fprintf(&b, "<h2>%s</h2>\n<ul>\n", esc(outliersTitle))
-		for _, l := range lines {
-			fmt.Fprintf(&b, "<li>%s</li>\n", esc(l))
+	if nights := tr.OutlierNights(); len(nights) > 0 {
+		fmt.Fprintf(&b, "<h2>%s</h2>\n", esc(outliersTitle))
+		for _, n := range nights {
+			fmt.Fprintf(&b, "<p>%s:</p>\n<ul>\n", esc(tr.outlierNightTitle(n)))
+			for _, l := range outlierLines(n) {
+				fmt.Fprintf(&b, "<li>%s</li>\n", esc(l))
+			}
+			b.WriteString("</ul>\n")
 		}
-		b.WriteString("</ul>\n")
 	}
 	if len(tr.Series) > 0 {
 		fmt.Fprintf(&b, "<p class=\"caption\">%s</p>\n", esc(tr.legend()))
@@ -225,7 +259,7 @@ func writeTrendsHTML(w io.Writer, tr *Trends) error {
 		if err != nil {
 			return errChart(s.name(), err)
 		}
-		figure(&figs, classSeries, svg, s.Machine+", "+s.name()+": each session's runs (points) and median (line), the change points and the new versions marked.")
+		figure(&figs, classSeries, svg, s.Machine+", "+s.name()+": each session's runs (points) and median (thin line), the levels before and after each change point (thick black lines), the change points and the new versions marked.")
 		drawn++
 	}
 	if drawn > 0 {
@@ -301,6 +335,17 @@ func trendChart(tr *Trends, s *TrendSeries, pal palette) ([]byte, error) {
 	p.Add(runsMark, medianLine)
 	legend := []legendEntry{{"runs", &plotter.Scatter{GlyphStyle: draw.GlyphStyle{Color: col, Radius: vg.Points(2), Shape: draw.CircleGlyph{}}}},
 		{"median", &plotter.Line{LineStyle: line.LineStyle}}}
+	for _, lv := range s.levels() {
+		xy := plotter.XYs{{X: day(s.Sessions[lv.start]), Y: lv.value}, {X: day(s.Sessions[lv.end-1]), Y: lv.value}}
+		seg, err := plotter.NewLine(xy)
+		if err != nil {
+			return nil, err
+		}
+		seg.LineStyle = levelStyle
+		p.Add(&tippedLine{Line: seg, title: fmt.Sprintf("%s: level %s, %s to %s (%s)", s.name(), s.format(lv.value),
+			tr.Sessions[s.Sessions[lv.start]].Date(), tr.Sessions[s.Sessions[lv.end-1]].Date(), plural(lv.end-lv.start, "session")), tips: tp})
+	}
+	legend = append(legend, legendEntry{"level", &plotter.Line{LineStyle: levelStyle}})
 	marks := map[string]bool{}
 	for _, cp := range s.Points {
 		c, what := betterColor, "better"
@@ -329,6 +374,41 @@ func trendChart(tr *Trends, s *TrendSeries, pal palette) ([]byte, error) {
 	p.X.Max = p.X.Min + (p.X.Max-p.X.Min)*1.08
 	h := seriesHeight*0.7 + vg.Length(strings.Count(p.Title.Text, "\n"))*0.5*vg.Centimeter
 	return svgOf([]*plot.Plot{p}, legend, tp, seriesWidth, h)
+}
+
+// levelStyle is the line of a series' level between its change points.
+var levelStyle = draw.LineStyle{Color: color.Black, Width: vg.Points(2)}
+
+// trendLevel is a level of a series: its sessions from start to end
+// (indexes in its Sessions, end excluded) and the median of their
+// medians, its outliers left out.
+type trendLevel struct {
+	start, end int
+	value      float64
+}
+
+// levels are the series' levels, from one change point to the next: the
+// level before and after each step, as its From and To give them.
+func (s *TrendSeries) levels() []trendLevel {
+	var out []trendLevel
+	ends := make([]int, 0, len(s.Points)+1)
+	for _, p := range s.Points {
+		ends = append(ends, p.At)
+	}
+	start := 0
+	for _, end := range append(ends, len(s.Medians)) {
+		if end > start {
+			var kept []float64 // the outliers left out, as the steps leave them
+			for i := start; i < end; i++ {
+				if !slices.ContainsFunc(s.Outliers, func(o TrendOutlier) bool { return o.Session == s.Sessions[i] }) {
+					kept = append(kept, s.Medians[i])
+				}
+			}
+			out = append(out, trendLevel{start, end, changepoint.Median(kept)})
+		}
+		start = end
+	}
+	return out
 }
 
 // tippedScatter is points under a title.

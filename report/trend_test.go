@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -104,24 +105,39 @@ func TestTrendPage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if charts := trendCharts(tr); charts != 4 {
+		t.Fatalf("Trend: %d series with a change point; want the 4 shifted", charts)
+	}
+	checkTrendPage(t, tr, "trend-page")
+}
+
+// trendCharts is how many series of tr have a change point: the page's
+// charts.
+func trendCharts(tr *Trends) int {
+	n := 0
+	for _, s := range tr.Series {
+		if len(s.Points) > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// checkTrendPage checks the page of tr in Chromium (CheckPage, with a
+// chart of each series with a change point, and CheckLayout at a
+// desktop's width and a phone's) and returns it.
+func checkTrendPage(t *testing.T, tr *Trends, name string) []byte {
+	t.Helper()
 	var b bytes.Buffer
 	if err := WriteTrends(&b, tr, FormatHTML); err != nil {
 		t.Fatal(err)
 	}
-	charts := 0
-	for _, s := range tr.Series {
-		if len(s.Points) > 0 {
-			charts++
-		}
-	}
-	if charts != 4 {
-		t.Fatalf("Trend: %d series with a change point; want the 4 shifted", charts)
-	}
-	chromium.CheckPage(t, b.Bytes(), "trend-page", 0, 0, charts)
+	chromium.CheckPage(t, b.Bytes(), name, 0, 0, trendCharts(tr))
 	for _, width := range []int{1400, 420} {
-		chromium.CheckLayout(t, b.Bytes(), fmt.Sprintf("trend-page-%d", width), width, 0)
-		chromium.CheckTables(t, b.Bytes(), fmt.Sprintf("trend-page-tables-%d", width), width)
+		chromium.CheckLayout(t, b.Bytes(), fmt.Sprintf("%s-%d", name, width), width, 0)
+		chromium.CheckTables(t, b.Bytes(), fmt.Sprintf("%s-tables-%d", name, width), width)
 	}
+	return b.Bytes()
 }
 
 // BenchmarkTrendPower measures, on generated histories whose every cell's
@@ -182,7 +198,7 @@ func BenchmarkTrendPower(b *testing.B) {
 }
 
 // trendOf writes the history h and returns its trends.
-func trendOf(b *testing.B, h nights.History) *Trends {
+func trendOf(b testing.TB, h nights.History) *Trends {
 	b.Helper()
 	dir := b.TempDir()
 	if _, err := nights.Write(dir, h); err != nil {
@@ -197,4 +213,125 @@ func trendOf(b *testing.B, h nights.History) *Trends {
 		b.Fatal(err)
 	}
 	return tr
+}
+
+// eventHistory is 40 generated nights of the reference session's cells
+// from June 1st 2026, every nginx cell 10% slower from night
+// eventNight on and every cell 15% slower on night dipNight alone.
+func eventHistory(t *testing.T) *Trends {
+	t.Helper()
+	rows, meta := referenceSession(t)
+	cells, _ := nights.Cells(rows)
+	h := nights.History{Reference: rows, Meta: meta, Nights: 40, Start: time.Date(2026, 6, 1, 1, 17, 0, 0, time.UTC), Draws: 42}
+	for _, c := range cells {
+		if c.Proxy == "nginx" {
+			h.Shifts = append(h.Shifts, nights.Shift{Cell: c, From: eventNight, Step: -0.10})
+		}
+		h.Shifts = append(h.Shifts, nights.Shift{Cell: c, From: dipNight, Step: -0.15, For: 1})
+	}
+	return trendOf(t, h)
+}
+
+// The nights of eventHistory's step and dip.
+const (
+	eventNight = 18 // 2026-06-19
+	dipNight   = 30 // 2026-07-01
+)
+
+// TestTrendEvents: the planted step of every nginx cell is one event of
+// many series named by the night its new level begins, and no row under
+// it names another session as if the step began there; the night every
+// cell dipped is no change but one night of outliers, every series of
+// it listed under it.
+func TestTrendEvents(t *testing.T) {
+	tr := eventHistory(t)
+	events := tr.Events()
+	var step *TrendEvent
+	for i, ev := range events {
+		if ev.Proxy != "nginx" {
+			t.Errorf("Events: an event of %s at %s; want nginx's alone", ev.Proxy, tr.Sessions[ev.After].ID)
+		}
+		if len(ev.Changes) > 1 {
+			if step != nil {
+				t.Errorf("Events: two events of many series, at %s and %s; want one", tr.Sessions[step.After].ID, tr.Sessions[ev.After].ID)
+			}
+			step = &events[i]
+		}
+	}
+	if step == nil {
+		t.Fatalf("Events = %d events, none of many series; want the step of nginx's cells as one", len(events))
+	}
+	if got, want := tr.Sessions[step.After].Date(), "2026-06-19"; got != want {
+		t.Errorf("Events: nginx's step from %s; want %s, the night its new level begins", got, want)
+	}
+	if len(step.Changes) < 20 || step.Worse() != len(step.Changes) || step.Step() > -8 || step.Step() < -12 {
+		t.Errorf("Events: nginx's step is %d series, %d worse, %+.1f%%; want at least 20, all worse, about -10%%", len(step.Changes), step.Worse(), step.Step())
+	}
+	for _, c := range tr.Changes() {
+		if c.At == dipNight || c.At == dipNight+1 {
+			t.Errorf("%s: a change point at the dip, %+.1f%%; want none", c.Describe(tr), c.Step)
+		}
+	}
+	var md bytes.Buffer
+	if err := WriteTrends(&md, tr, FormatMarkdown); err != nil {
+		t.Fatal(err)
+	}
+	text := md.String()
+	head := fmt.Sprintf("### nginx, %d of its %d series, from 2026-06-19: ", len(step.Changes), step.Of)
+	if !strings.Contains(text, head) {
+		t.Errorf("WriteTrends: no heading %q:\n%s", head, text)
+	}
+	if strings.Contains(text, "(from 2026-06-18-nightly)") {
+		t.Errorf("WriteTrends names the session before the step as where it is from:\n%s", text)
+	}
+	nightsOut := tr.OutlierNights()
+	if len(nightsOut) == 0 || tr.Sessions[nightsOut[0].Session].Date() != "2026-07-01" {
+		t.Fatalf("OutlierNights = %d nights; want the dip's, 2026-07-01, the newest", len(nightsOut))
+	}
+	dip := nightsOut[0]
+	if len(dip.Series) < 40 || dip.Off() > -12 || dip.Off() < -18 {
+		t.Errorf("OutlierNights: the dip is %d series, %+.1f%%; want at least 40, about -15%%", len(dip.Series), dip.Off())
+	}
+	section := text[strings.Index(text, "## "+outliersTitle):]
+	if !strings.Contains(section, tr.outlierNightTitle(dip)+":") {
+		t.Errorf("WriteTrends: no line %q in its outliers:\n%s", tr.outlierNightTitle(dip), section)
+	}
+	for _, l := range outlierLines(dip) {
+		if !strings.Contains(section, "- "+l+"\n") {
+			t.Errorf("WriteTrends: the dip's outlier %q not listed in its outliers", l)
+		}
+	}
+}
+
+// TestTrendLevels: a series' levels are its sessions from one change
+// point to the next, each at the From and To of the steps either side.
+func TestTrendLevels(t *testing.T) {
+	tr := eventHistory(t)
+	for _, ev := range tr.Events() {
+		for _, c := range ev.Changes {
+			lv := c.Series.levels()
+			if len(lv) != len(c.Series.Points)+1 || lv[0].start != 0 || lv[len(lv)-1].end != len(c.Series.Medians) {
+				t.Fatalf("%s: levels %v; want one more than its %d points, over all its sessions", c.Series.name(), lv, len(c.Series.Points))
+			}
+			for i, p := range c.Series.Points {
+				if lv[i].end != p.At || lv[i+1].start != p.At || lv[i].value != p.From || lv[i+1].value != p.To {
+					t.Errorf("%s: levels %v about the point at %d (%v → %v); want it between them, at its levels", c.Series.name(), lv[i:i+2], p.At, p.From, p.To)
+				}
+			}
+		}
+	}
+}
+
+// TestTrendEventsPage: the page of the history of a column's step and a
+// night's dip, its event's tables, its outliers and a chart of each
+// series with a change point, opens in Chromium and draws no text of a
+// chart outside it nor over another, at a desktop's width and a
+// phone's.
+func TestTrendEventsPage(t *testing.T) {
+	page := checkTrendPage(t, eventHistory(t), "trend-events-page")
+	for _, want := range []string{"<h3>nginx, ", "<h2>" + outliersTitle + "</h2>"} {
+		if !bytes.Contains(page, []byte(want)) {
+			t.Errorf("the page has no %q", want)
+		}
+	}
 }

@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"bench/internal/hotproxy"
-	"bench/report"
+
 	"bench/report/profile"
 	"bench/report/results"
 

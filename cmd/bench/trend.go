@@ -20,12 +20,15 @@ found by E-Divisive means (two sessions a side at the least, p ≤ 0.001 over
 interval, from the sessions and runs on either side, lies beyond
 --min-step (the default is the spread of the reference session's quietest
 cells); a session that stands out alone is listed as an outlier, never a
-change. The text lists them newest first, the largest first within a
-session: the step with its interval, the levels before and after, the
-noise, whether it is still in force, and what versions changed. --format
+change. The text lists them newest first by the session where the new
+level begins, a column's changes from one night (a session either side) as
+one event with its series, the event of most series first: each step with
+its interval, the levels before and after, the noise, whether it is still
+in force, and what versions changed; then the outliers, by night. --format
 html is one self-contained page with a chart of each series with a change
-point: its runs session by session, its median, the change points and the
-sessions that ran a new bench or a new version of the column.
+point: its runs session by session, its median, its levels before and
+after each change point, the change points and the sessions that ran a new
+bench or a new version of the column.
 
 --fail-new fails when a change for the worse past it fires on the newest
 session of a machine: once a change, on the first night its step is past

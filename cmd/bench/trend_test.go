@@ -317,7 +317,7 @@ func TestTrendNewestAlone(t *testing.T) {
 		if err := cmdTrend(&out, io.Discard, []string{"--fail-new", "10%", dir}); err != nil {
 			t.Errorf("history %d: bench trend --fail-new 10%% = %v; want no failure", draws, err)
 		}
-		if !strings.Contains(out.String(), "Outliers: sessions that stand out alone") || !strings.Contains(out.String(), "session 2026-03-01-nightly, -") {
+		if !strings.Contains(out.String(), "## Single-night outliers: sessions that stand out alone") || !strings.Contains(out.String(), "session 2026-03-01-nightly: ") {
 			t.Errorf("history %d: bench trend lists no outlier of the newest night:\n%s", draws, out.String())
 		}
 	}
