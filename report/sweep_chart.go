@@ -259,7 +259,7 @@ func stopPoint(column string, s Search) (sweepPoint, bool) {
 	}
 	for _, pc := range sweepPercentiles {
 		if v := pc.of(*s.Stop); v != nil {
-			return sweepPoint{x: rateFigure(s.Stop.Offered), y: max(*v, 0.001), title: column + ", rep " + strconv.Itoa(s.Rep) + ": stopped, " + s.stopText()}, true
+			return sweepPoint{x: results.RateFigure(s.Stop.Offered), y: max(*v, 0.001), title: column + ", rep " + strconv.Itoa(s.Rep) + ": stopped, " + s.stopText()}, true
 		}
 	}
 	return sweepPoint{}, false
