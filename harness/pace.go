@@ -2,12 +2,12 @@ package harness
 
 import (
 	"bench/harness/host"
-	"bench/report/pace"
+	"bench/harness/pace"
 	"bench/report/results"
 )
 
 // figures are a run's CPU figures: what the sampler observed over the
-// load tool's window (host.Window), as report/pace reads it.
+// load tool's window (host.Window), as harness/pace reads it.
 type figures struct {
 	seconds float64
 	// cpu, busy and thread are each role's CPU seconds, the busy fraction

@@ -10,8 +10,7 @@ import (
 	"time"
 
 	"bench/harness/host"
-	"bench/report"
-	"bench/report/profile"
+	"bench/harness/profile"
 	"bench/report/results"
 )
 
@@ -136,22 +135,14 @@ func (s *runner) keepProfile(ctx context.Context, p *profiler, name string) *res
 	return note
 }
 
-// writeProfile writes samples as base+ProfileSuffix and base+FoldedSuffix,
-// and their flame graph's page as base+FlameSuffix, which the session's
-// page links where it cannot hold the profile.
+// writeProfile writes samples as base+ProfileSuffix (pprof) and
+// base+FoldedSuffix, from which the session's page draws the flame graph.
 func writeProfile(base string, samples []profile.Sample) error {
 	var folded bytes.Buffer
 	if err := profile.Folded(&folded, samples); err != nil {
 		return err
 	}
 	if err := os.WriteFile(base+results.FoldedSuffix, folded.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("write profile: %w", err)
-	}
-	var page bytes.Buffer
-	if err := report.WriteFlamePage(&page, folded.Bytes(), "CPU profile of run "+filepath.Base(base)); err != nil {
-		return fmt.Errorf("draw profile %q: %w", base+results.FoldedSuffix, err)
-	}
-	if err := os.WriteFile(base+results.FlameSuffix, page.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("write profile: %w", err)
 	}
 	f, err := os.Create(base + results.ProfileSuffix)

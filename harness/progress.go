@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"bench/harness/pace"
 	"bench/harness/sweep"
-	"bench/report/pace"
 	"bench/report/results"
 	"bench/scenarios"
 )

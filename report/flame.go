@@ -7,7 +7,7 @@ import (
 	"io"
 	"sort"
 
-	"bench/report/profile"
+	"bench/harness/profile"
 
 	"gonum.org/v1/plot/font"
 )

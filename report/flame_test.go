@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"bench/harness/profile"
 	"bench/internal/golden"
-	"bench/report/profile"
 	"bench/report/results"
 )
 

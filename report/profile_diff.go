@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"bench/report/profile"
+	"bench/harness/profile"
 	"bench/report/results"
 )
 

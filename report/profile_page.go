@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 
-	"bench/report/profile"
+	"bench/harness/profile"
 	"bench/report/results"
 )
 

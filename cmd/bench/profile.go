@@ -6,8 +6,8 @@ import (
 	"os"
 	"strings"
 
+	"bench/harness/profile"
 	"bench/report"
-	"bench/report/profile"
 	"bench/report/results"
 
 	pprof "github.com/google/pprof/profile"

@@ -14,7 +14,7 @@ import (
 
 	"bench/internal/hotproxy"
 
-	"bench/report/profile"
+	"bench/harness/profile"
 	"bench/report/results"
 
 	pprof "github.com/google/pprof/profile"

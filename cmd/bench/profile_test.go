@@ -9,17 +9,17 @@ import (
 	"path/filepath"
 	"testing"
 
+	"bench/harness/profile"
 	"bench/internal/golden"
-	"bench/report/profile"
 	"bench/report/results"
 )
 
-// profileRun writes the profile of a capture of perf's (report/profile's
+// profileRun writes the profile of a capture of perf's (harness/profile's
 // test data) as a run's, in a runs folder, and returns the run's path
 // without the suffix.
 func profileRun(t *testing.T) string {
 	t.Helper()
-	f, err := os.Open("../../report/profile/testdata/captured/perf-fp-gzip.txt")
+	f, err := os.Open("../../harness/profile/testdata/captured/perf-fp-gzip.txt")
 	if err != nil {
 		t.Fatal(err)
 	}

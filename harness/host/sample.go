@@ -18,7 +18,7 @@ import (
 // /proc/stat every statPeriod (procstat.go), the proxy's cpu.stat with
 // them when it has a quota (cpustat.go), and polls the roles' threads and
 // the proxy's pipes (threads.go). It interprets nothing: Window is what
-// it saw, and report/pace reads it as a run's figures.
+// it saw, and harness/pace reads it as a run's figures.
 //
 // The polls of the threads follow one schedule, in loop: the window's
 // first poll at its start and its last just before its end, as the caller

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"bench/report/pace"
+	"bench/harness/pace"
 	"bench/report/results"
 
 	"github.com/prometheus/procfs"
@@ -1221,7 +1221,7 @@ func runNS(pid, tid int) (uint64, bool) {
 // against the scheduler's count at the same polls: each lies in its
 // poll's bracket (or its birth's), the thread was read at every poll
 // inside the window it lived through but for the readings left out (see
-// leftOut), and the share report/pace reads of them lies
+// leftOut), and the share harness/pace reads of them lies
 // between the least and the most the brackets of its first and last
 // readings allow. It returns that share, and known false where the
 // thread was read fewer than twice inside the window: then its share is

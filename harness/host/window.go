@@ -5,7 +5,7 @@ import (
 )
 
 // Window is what the sampler observed over a measured window, as it saw
-// it (DESIGN.md, "Roles, CPU time and the pace-setter"; report/pace reads
+// it (DESIGN.md, "Roles, CPU time and the pace-setter"; harness/pace reads
 // it as figures).
 type Window struct {
 	// From and To bound the window.

@@ -1,12 +1,12 @@
 package host
 
 import (
-	"bench/report/pace"
+	"bench/harness/pace"
 	"bench/report/results"
 )
 
 // figures are what a test reads of a window: its figures by
-// report/pace's rules, as the session reads them.
+// harness/pace's rules, as the session reads them.
 type figures struct {
 	Seconds          float64
 	CPU, Busy        map[Role]float64
