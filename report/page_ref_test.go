@@ -47,6 +47,30 @@ func TestReferencePageLayout(t *testing.T) {
 	}
 }
 
+// TestPublishedSweepPageTables renders the page of the sweep session
+// published under data/sweeps (a real search of mix-http's sustainable
+// rate through no proxy, nginx, haproxy and squid) from its file, its
+// metadata and its runs' kept output, as bench run writes it at the
+// session's end, and checks how its tables fit in Chromium as wide as a
+// desktop's window (1400 px) and as a phone's (420 px)
+// (chromium.CheckTables): at 1400 px none cut, at both widths every
+// table with figures showing a column of them whole beside its labels,
+// and the labels staying in place as the table scrolls to its right end.
+func TestPublishedSweepPageTables(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "data", "sweeps", "*.csv"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no session file in ../data/sweeps: %v", err)
+	}
+	rows, err := results.ReadFiles(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := renderPage(t, files, rows)
+	for _, width := range []int{1400, 420} {
+		chromium.CheckTables(t, page, fmt.Sprintf("published-sweep-page-tables-%d", width), width)
+	}
+}
+
 // TestReferencePageOpening: the reference session's page opens with its
 // summary within the first screen of a desktop (1400 x 900), its
 // details closed, and is less than 12,000 px tall at 1400 px.

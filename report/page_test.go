@@ -169,6 +169,24 @@ func TestPageLayout(t *testing.T) {
 	}
 }
 
+// TestPageTables opens the page of the fixture session, rendered with
+// its runs' data as bench run writes a session's page, in Chromium as
+// wide as a desktop's window (1400 px) and as a phone's (420 px), and
+// checks how its tables fit (chromium.CheckTables): at 1400 px none cut,
+// at both widths every table with figures showing a column of them
+// whole beside its labels, and the labels staying in place as the table
+// scrolls to its right end.
+func TestPageTables(t *testing.T) {
+	rows, data := pageSession(t)
+	var b bytes.Buffer
+	if err := Render(&b, rows, Options{Format: FormatHTML, Runs: data}); err != nil {
+		t.Fatal(err)
+	}
+	for _, width := range []int{1400, 420} {
+		chromium.CheckTables(t, b.Bytes(), fmt.Sprintf("session-page-tables-%d", width), width)
+	}
+}
+
 // barCount is the number of bars of the tables' charts: a bar per cell
 // of a throughput table with an ok run.
 func barCount(tables []Table) int {
