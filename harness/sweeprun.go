@@ -106,7 +106,7 @@ func (s *Session) sweepIn(ctx context.Context, r RunSpec, search *sweep.Search, 
 	n := search.Windows()
 	return search.Run(time.Duration(method.Window), time.Duration(method.Warmup), func(w sweep.Window) (f sweep.Figures, err error) {
 		began = time.Now()
-		x, line, f, err = s.measureStep(ctx, r, st, steps, w)
+		x, line, f, err = s.measureStep(ctx, r, st, steps, w, stepName(r, n+1), dir)
 		if err != nil {
 			return f, stepError{err, true}
 		}
@@ -120,21 +120,31 @@ func (s *Session) sweepIn(ctx context.Context, r RunSpec, search *sweep.Search, 
 		if err := s.csv.Write(row); err != nil {
 			return err
 		}
-		stepName := fmt.Sprintf("%s-w%02d", runName(r), n)
-		_ = os.WriteFile(filepath.Join(s.OutputDir, stepName+".load."+scenarios.ToolBench+".out"), []byte(line), 0o644)
-		s.keepData(stepName, &row, x.m, x.sample, nil)
+		name := stepName(r, n)
+		_ = os.WriteFile(filepath.Join(s.OutputDir, name+".load."+scenarios.ToolBench+".out"), []byte(line), 0o644)
+		s.keepData(name, &row, x.m, x.sample, x.profile)
 		p.step(w, row, time.Since(began))
 		return nil
 	})
 }
 
+// stepName is the name of the files of the nth window of run r's search
+// (from 1): the run's, and the window's.
+func stepName(r RunSpec, n int) string {
+	return fmt.Sprintf("%s-w%02d", runName(r), n)
+}
+
 // measureStep runs window w of a search on the stepping bench mix, with
-// the sampler on over that window alone, and returns what it measured,
-// the line bench mix printed and the figures the search judges.
-func (s *runner) measureStep(ctx context.Context, r RunSpec, st *started, steps *stepper, w sweep.Window) (x measured, line string, f sweep.Figures, err error) {
+// the sampler on over that window alone, and where the session profiles,
+// perf over the same window (its files named name, its recording in
+// dir); it returns what it measured, the line bench mix printed and the
+// figures the search judges.
+func (s *runner) measureStep(ctx context.Context, r RunSpec, st *started, steps *stepper, w sweep.Window, name, dir string) (x measured, line string, f sweep.Figures, err error) {
 	// Before its warm-up a step may wait for the connections closed at
 	// the last one's end to open again (the opening's grace), then says
 	// when its warm-up begins: the sampler plans the window from then.
+	prof := s.startProfile(st, filepath.Join(dir, "perf-"+strings.TrimPrefix(name, runName(r)+"-")))
+	defer prof.close()
 	sampler, err := s.host.StartSampling(host.Plan{Warmup: w.Warmup, Length: w.Length, Deferred: true})
 	if err != nil {
 		return x, "", f, err
@@ -143,12 +153,14 @@ func (s *runner) measureStep(ctx context.Context, r RunSpec, st *started, steps 
 	if err == nil {
 		if o, ok := scenarios.ParseMixOpened([]byte(line)); ok {
 			sampler.Begin(o.Start)
+			prof.begin(o.Start.Add(w.Warmup))
 			line, err = steps.next(ctx, time.Until(o.Start)+w.Warmup+w.Length+scenarios.StepGrace(r.Scenario.Load))
 		} else {
 			err = fmt.Errorf("bench mix's step began with %q, not with when its warm-up begins", strings.TrimSpace(line))
 		}
 	}
 	ended := time.Now()
+	prof.end(s.host)
 	if err != nil {
 		sampler.Stop()
 		return x, line, f, err
@@ -164,6 +176,7 @@ func (s *runner) measureStep(ctx context.Context, r RunSpec, st *started, steps 
 		return x, line, f, err
 	}
 	x, err = s.closeWindow(r, st, sampler, m, ended)
+	x.profile = s.keepProfile(ctx, prof, name)
 	return x, line, sweep.FiguresOf(res), err
 }
 

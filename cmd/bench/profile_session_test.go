@@ -22,11 +22,15 @@ import (
 )
 
 // hotColumns writes a columns file of one column, "hotloop": the stand-in
-// proxy as tinyproxy's kind, and returns its path.
-func hotColumns(t *testing.T) string {
+// proxy as tinyproxy's kind, serving modes (http where none is given),
+// and returns its path.
+func hotColumns(t *testing.T, modes ...string) string {
 	t.Helper()
+	if len(modes) == 0 {
+		modes = []string{"http"}
+	}
 	cols := filepath.Join(t.TempDir(), "columns.conf")
-	if err := os.WriteFile(cols, []byte(fmt.Sprintf("hotloop tinyproxy binary=%s modes=http\n", hotproxy.Build(t))), 0o644); err != nil {
+	if err := os.WriteFile(cols, []byte(fmt.Sprintf("hotloop tinyproxy binary=%s modes=%s\n", hotproxy.Build(t), strings.Join(modes, ","))), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return cols
@@ -204,4 +208,66 @@ func medianOf(x []float64) float64 {
 	s := slices.Clone(x)
 	slices.Sort(s)
 	return stat.Quantile(0.5, stat.LinInterp, s, nil)
+}
+
+// TestRunSweepProfile sweeps mix-http through the stand-in proxy with
+// --profile=on: every step of the search keeps a profile of its own
+// window (its data says perf recorded the proxy's CPUs, its files are
+// named by the step), and the step of most samples of the proxy's has
+// the hot function on top: which steps ran and how busy each was is the
+// machine's to say, not this test's.
+func TestRunSweepProfile(t *testing.T) {
+	prefix, out := sessionFixture(t, "nginx", "perf")
+	ts := runTestSession(t, prefix, out, "sweep-profile", "mix-http", "--sweep", "--columns", hotColumns(t, "mix-http"), "--proxy", "hotloop",
+		"--mix-conns", "50", "--reps", "1", "--duration", "1s", "--warmup", "300ms", "--profile=on")
+	data, err := results.ReadRunData([]string{ts.csvPath})
+	if err != nil {
+		t.Fatal(err)
+	}
+	busiest := ""
+	most := 0
+	for i := range ts.rows {
+		r := &ts.rows[i]
+		if r.Status != results.OK {
+			continue
+		}
+		d := data[r.ID()]
+		// perf recorded the CPUs of the proxy over the window; how many of
+		// the samples were the proxy's, at a step's rate, is the machine's.
+		if d == nil || d.Profile == nil || d.Profile.Absent != "" || d.Profile.Samples+d.Profile.Others == 0 {
+			t.Errorf("step at %g/s (%q): its profile %+v; want its window recorded", r.OfferedRate, r.Note, profileOf(d))
+			continue
+		}
+		if _, err := os.Stat(d.Files + results.ProfileSuffix); err != nil {
+			t.Errorf("step at %g/s: %v", r.OfferedRate, err)
+		}
+		if d.Profile.Samples > most {
+			busiest, most = d.Files, d.Profile.Samples
+		}
+	}
+	if busiest == "" {
+		t.Fatalf("no step of the search kept a profile: %d rows", len(ts.rows))
+	}
+	f, err := os.Open(busiest + results.ProfileSuffix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := pprof.Parse(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	funcs, samples := profile.Top(p, 1)
+	t.Logf("%d steps; the busiest, %s: %s on the stack of %d of %d samples", len(ts.rows), filepath.Base(busiest), funcs[0].Name, funcs[0].Total, samples)
+	if funcs[0].Name != hotproxy.HotFunc {
+		t.Errorf("the busiest step's top function %+v; want %s", funcs[0], hotproxy.HotFunc)
+	}
+}
+
+// profileOf is what d says of its profile, nil where d is.
+func profileOf(d *results.RunData) *results.ProfileNote {
+	if d == nil {
+		return nil
+	}
+	return d.Profile
 }
