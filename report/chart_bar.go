@@ -145,39 +145,13 @@ func slotWidth(labels []string, ncols int, face font.Face, most vg.Length) vg.Le
 // own, so that no figure is drawn on another unit's axis. False when no
 // cell has a median.
 func barChart(t Table, pal palette) ([]byte, bool, error) {
-	type panel struct {
-		unit results.Unit
-		rows []TableRow
-	}
-	var panels []*panel
-	byUnit := map[results.Unit]*panel{}
-	for _, r := range t.Rows {
-		if !slices.ContainsFunc(r.Cells, func(c Cell) bool { return c.chart.ok }) {
-			continue
-		}
-		p := byUnit[r.unit]
-		if p == nil {
-			p = &panel{unit: r.unit}
-			byUnit[r.unit] = p
-			panels = append(panels, p)
-		}
-		p.rows = append(p.rows, r)
-	}
+	panels := barPanels(t)
 	if len(panels) == 0 {
 		return nil, false, nil
 	}
 	ncols := len(t.Columns)
 	tickFace := plotFace(10) // plot.New's tick labels' size
-	names := make([][]string, len(panels))
-	dataWidth := barWidthMin - barYAxisRoom
-	for pi, pn := range panels {
-		names[pi] = make([]string, len(pn.rows))
-		for i, r := range pn.rows {
-			names[pi][i], _, _ = strings.Cut(r.Label, ", ")
-		}
-		most := (barWidthMax - barYAxisRoom) / vg.Length(len(pn.rows))
-		dataWidth = max(dataWidth, vg.Length(len(pn.rows))*slotWidth(names[pi], ncols, tickFace, most))
-	}
+	dataWidth := barDataWidth(panels, ncols, tickFace)
 	width := dataWidth + barYAxisRoom
 	series := chartSeries(t, pal)
 	var legend []legendEntry
@@ -185,84 +159,160 @@ func barChart(t Table, pal palette) ([]byte, bool, error) {
 		legend = append(legend, legendEntry{se.name, swatch{se.color}})
 	}
 	tp := &tips{}
-	bound, noSplice, failed := false, false, false
+	var marked barMarks
 	var plots []*plot.Plot
 	for pi, pn := range panels {
-		p := newPlot()
+		title := ""
 		if pi == 0 {
-			p.Title.Text = fitTitle(t.Family+", "+t.Machine, width-barYAxisRoom)
+			title = fitTitle(t.Family+", "+t.Machine, width-barYAxisRoom)
 		}
-		p.Y.Label.Text = string(pn.unit)
-		p.Y.Min = 0
-		p.Y.Tick.Marker = linearTicks{most: 6}
-		slot := dataWidth / vg.Length(len(pn.rows))
-		wrapped := make([]string, len(pn.rows))
-		for i, n := range names[pi] {
-			wrapped[i] = strings.Join(wrapLabel(n, tickFace, slot-0.3*vg.Centimeter), "\n")
-		}
-		p.NominalX(wrapped...)
-		// Each group in a slot of its own, its label centred in it.
-		p.X.Min, p.X.Max = -0.5, float64(len(pn.rows))-0.5
-		p.Y.Padding = 0
-		for _, se := range series {
-			j, col := se.col, se.name
-			n := len(pn.rows)
-			bs := &barSet{column: col, median: make([]float64, n), low: make([]float64, n), high: make([]float64, n),
-				failed: make([]float64, n), titles: make([]string, n), offset: barWidth * (vg.Length(j) - vg.Length(ncols-1)/2),
-				color: se.color, tips: tp}
-			var marks plotter.XYLabels
-			for i, r := range pn.rows {
-				c := r.Cells[j]
-				bs.median[i], bs.low[i], bs.high[i], bs.failed[i] = math.NaN(), math.NaN(), math.NaN(), math.NaN()
-				if !c.chart.ok || (se.proxy != "" && c.Proxy != se.proxy) {
-					continue
-				}
-				s := c.chart
-				bs.median[i], bs.low[i], bs.high[i] = s.med, s.low, s.high
-				bs.failed[i] = failedPart(c, s.med)
-				bs.titles[i] = barTitle(col, names[pi][i], pn.unit, s)
-				var m []string
-				top := s.high
-				if erring(c) {
-					m, failed = append(m, errorMark), true
-					bs.titles[i] += "; " + sharePercent(*c.ErrorShare) + " of its exchanges failed"
-					if !math.IsNaN(bs.failed[i]) {
-						top = max(top, s.med+bs.failed[i])
-					}
-				}
-				if c.Bound {
-					m, bound = append(m, "‡"), true
-				}
-				if c.NoSplice {
-					m, noSplice = append(m, "†"), true
-				}
-				if len(m) > 0 {
-					marks.XYs = append(marks.XYs, plotter.XY{X: float64(i), Y: top})
-					marks.Labels = append(marks.Labels, strings.Join(m, ""))
-				}
-			}
-			p.Add(bs)
-			if len(marks.XYs) > 0 {
-				lbl, err := labelsAbove(marks, 9, vg.Point{X: bs.offset, Y: 2})
-				if err != nil {
-					return nil, false, err
-				}
-				p.Add(lbl)
-			}
+		p, err := barPanelPlot(pn, title, series, ncols, dataWidth, tickFace, tp, &marked)
+		if err != nil {
+			return nil, false, err
 		}
 		plots = append(plots, p)
 	}
-	if bound {
+	if marked.bound {
 		legend = append(legend, legendEntry{boundLegend(t), markThumb{"‡"}})
 	}
-	if noSplice {
+	if marked.noSplice {
 		legend = append(legend, legendEntry{legendNoSplice, markThumb{"†"}})
 	}
-	if failed {
+	if marked.failed {
 		legend = append(legend, legendEntry{legendFailed, markThumb{errorMark}})
 	}
 	svg, err := svgOf(plots, legend, tp, width, vg.Length(len(plots))*barPanelHeight)
 	return svg, true, err
+}
+
+// barPanel is a panel of a bar chart: the rows of one unit, and the
+// names of their groups (their labels up to the first ", ").
+type barPanel struct {
+	unit  results.Unit
+	rows  []TableRow
+	names []string
+}
+
+// barPanels are the panels of t's bar chart: a panel per unit of the
+// rows that have a cell with a median, in the order of each unit's first
+// row.
+func barPanels(t Table) []*barPanel {
+	var panels []*barPanel
+	byUnit := map[results.Unit]*barPanel{}
+	for _, r := range t.Rows {
+		if !slices.ContainsFunc(r.Cells, func(c Cell) bool { return c.chart.ok }) {
+			continue
+		}
+		p := byUnit[r.unit]
+		if p == nil {
+			p = &barPanel{unit: r.unit}
+			byUnit[r.unit] = p
+			panels = append(panels, p)
+		}
+		p.rows = append(p.rows, r)
+	}
+	for _, pn := range panels {
+		pn.names = make([]string, len(pn.rows))
+		for i, r := range pn.rows {
+			pn.names[i], _, _ = strings.Cut(r.Label, ", ")
+		}
+	}
+	return panels
+}
+
+// barDataWidth is the width of a bar chart's data area: the least chart's
+// less its Y axis, or as wide as the widest panel's groups need
+// (slotWidth), short of barWidthMax.
+func barDataWidth(panels []*barPanel, ncols int, tickFace font.Face) vg.Length {
+	dataWidth := barWidthMin - barYAxisRoom
+	for _, pn := range panels {
+		most := (barWidthMax - barYAxisRoom) / vg.Length(len(pn.rows))
+		dataWidth = max(dataWidth, vg.Length(len(pn.rows))*slotWidth(pn.names, ncols, tickFace, most))
+	}
+	return dataWidth
+}
+
+// barMarks are the marks a bar chart has drawn over its bars, for its
+// legend to explain.
+type barMarks struct {
+	bound, noSplice, failed bool
+}
+
+// barPanelPlot is the plot of a bar chart's panel, under title (none but
+// the first panel's has one): its groups' labels wrapped to their slots
+// of dataWidth, and each series' bars and marks. The marks it draws are
+// noted in marked.
+func barPanelPlot(pn *barPanel, title string, series []barSeries, ncols int, dataWidth vg.Length, tickFace font.Face, tp *tips, marked *barMarks) (*plot.Plot, error) {
+	p := newPlot()
+	p.Title.Text = title
+	p.Y.Label.Text = string(pn.unit)
+	p.Y.Min = 0
+	p.Y.Tick.Marker = linearTicks{most: 6}
+	slot := dataWidth / vg.Length(len(pn.rows))
+	wrapped := make([]string, len(pn.rows))
+	for i, n := range pn.names {
+		wrapped[i] = strings.Join(wrapLabel(n, tickFace, slot-0.3*vg.Centimeter), "\n")
+	}
+	p.NominalX(wrapped...)
+	// Each group in a slot of its own, its label centred in it.
+	p.X.Min, p.X.Max = -0.5, float64(len(pn.rows))-0.5
+	p.Y.Padding = 0
+	for _, se := range series {
+		bs, marks := seriesBars(pn, se, ncols, tp, marked)
+		p.Add(bs)
+		if len(marks.XYs) > 0 {
+			lbl, err := labelsAbove(marks, 9, vg.Point{X: bs.offset, Y: 2})
+			if err != nil {
+				return nil, err
+			}
+			p.Add(lbl)
+		}
+	}
+	return p, nil
+}
+
+// seriesBars are the bars of series se in panel pn, beside the other
+// series' in each group, and the marks over them: ‡, † and the error
+// mark of their cells, above the bar's whisker or its failed part. The
+// marks it finds are noted in marked.
+func seriesBars(pn *barPanel, se barSeries, ncols int, tp *tips, marked *barMarks) (*barSet, plotter.XYLabels) {
+	j, col := se.col, se.name
+	n := len(pn.rows)
+	bs := &barSet{column: col, median: make([]float64, n), low: make([]float64, n), high: make([]float64, n),
+		failed: make([]float64, n), titles: make([]string, n), offset: barWidth * (vg.Length(j) - vg.Length(ncols-1)/2),
+		color: se.color, tips: tp}
+	var marks plotter.XYLabels
+	for i, r := range pn.rows {
+		c := r.Cells[j]
+		bs.median[i], bs.low[i], bs.high[i], bs.failed[i] = math.NaN(), math.NaN(), math.NaN(), math.NaN()
+		if !c.chart.ok || (se.proxy != "" && c.Proxy != se.proxy) {
+			continue
+		}
+		s := c.chart
+		bs.median[i], bs.low[i], bs.high[i] = s.med, s.low, s.high
+		bs.failed[i] = failedPart(c, s.med)
+		bs.titles[i] = barTitle(col, pn.names[i], pn.unit, s)
+		var m []string
+		top := s.high
+		if erring(c) {
+			m, marked.failed = append(m, errorMark), true
+			bs.titles[i] += "; " + sharePercent(*c.ErrorShare) + " of its exchanges failed"
+			if !math.IsNaN(bs.failed[i]) {
+				top = max(top, s.med+bs.failed[i])
+			}
+		}
+		if c.Bound {
+			m, marked.bound = append(m, "‡"), true
+		}
+		if c.NoSplice {
+			m, marked.noSplice = append(m, "†"), true
+		}
+		if len(m) > 0 {
+			marks.XYs = append(marks.XYs, plotter.XY{X: float64(i), Y: top})
+			marks.Labels = append(marks.Labels, strings.Join(m, ""))
+		}
+	}
+	return bs, marks
 }
 
 // barSeries is a set of a bar chart's bars, of one colour: a column's

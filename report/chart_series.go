@@ -55,18 +55,6 @@ func seriesChart(title string, unit results.Unit, runs []*results.RunData) ([]by
 	tp := &tips{}
 	var legend []legendEntry
 	title = fitTitle(title, seriesWidth-2*legendInset)
-	newLine := func(pts plotter.XYs, i int, c color.Color, what string, vals []float64, format func(float64) string) (*tippedLine, error) {
-		line, err := plotter.NewLine(pts)
-		if err != nil {
-			return nil, err
-		}
-		dots, err := plotter.NewScatter(pts)
-		if err != nil {
-			return nil, err
-		}
-		line.LineStyle, dots.GlyphStyle = repStyle(i, c)
-		return &tippedLine{Line: line, points: dots, title: seriesTitle(what, vals, format), tips: tp}, nil
-	}
 	// The runs' entries: black lines of their dash and glyph.
 	for i, d := range runs {
 		ls, gs := repStyle(i, color.Black)
@@ -74,63 +62,23 @@ func seriesChart(title string, unit results.Unit, runs []*results.RunData) ([]by
 			Line: &plotter.Line{LineStyle: ls}, points: &plotter.Scatter{GlyphStyle: gs}}})
 	}
 	if hasLoad {
-		p := newPlot()
-		p.Title.Text = title
-		p.Y.Label.Text = string(unit)
-		p.Y.Min = 0
-		p.Y.Tick.Marker = linearTicks{most: 3}
-		if !hasCPU {
-			p.X.Label.Text = "s"
-		}
-		for i, d := range runs {
-			if len(d.Intervals) == 0 {
-				continue
-			}
-			pts := make(plotter.XYs, len(d.Intervals))
-			vals := make([]float64, len(d.Intervals))
-			at := 0.0
-			for k, iv := range d.Intervals {
-				at += iv.Seconds
-				pts[k] = plotter.XY{X: at, Y: iv.Of(unit)}
-				vals[k] = pts[k].Y
-			}
-			l, err := newLine(pts, i, color.Black, "rep "+strconv.Itoa(d.Rep), vals, unit.Format)
-			if err != nil {
-				return nil, err
-			}
-			p.Add(l)
+		p, err := loadPlot(title, unit, runs, !hasCPU, tp)
+		if err != nil {
+			return nil, err
 		}
 		plots = append(plots, p)
 	}
 	if hasCPU {
-		c := newPlot()
+		cpuTitle := ""
 		if !hasLoad {
-			c.Title.Text = title
+			cpuTitle = title
 		}
-		c.Y.Label.Text = "CPU busy"
-		c.X.Label.Text = "s"
-		c.Y.Min, c.Y.Max = 0, 1.05
-		c.Y.Tick.Marker = plot.ConstantTicks{{Value: 0, Label: "0"}, {Value: 0.5, Label: "0.5"}, {Value: 1, Label: "1"}}
 		for _, rl := range roleLines {
 			legend = append(legend, legendEntry{rl.role, swatch{rl.color}})
 		}
-		busy := func(v float64) string { return fixed(100*v, 0) + "% busy" }
-		for i, d := range runs {
-			for _, rl := range roleLines {
-				v := d.CPU[rl.role]
-				if len(v) == 0 {
-					continue
-				}
-				pts := make(plotter.XYs, len(v))
-				for k, f := range v {
-					pts[k] = plotter.XY{X: float64(k + 1), Y: f}
-				}
-				l, err := newLine(pts, i, rl.color, "rep "+strconv.Itoa(d.Rep)+", the "+rl.role+"'s CPU", v, busy)
-				if err != nil {
-					return nil, err
-				}
-				c.Add(l)
-			}
+		c, err := cpuPlot(cpuTitle, runs, tp)
+		if err != nil {
+			return nil, err
 		}
 		plots = append(plots, c)
 	}
@@ -145,4 +93,84 @@ func seriesChart(title string, unit results.Unit, runs []*results.RunData) ([]by
 		p.X.Max = math.Max(p.X.Max, 1) * 1.06
 	}
 	return svgOf(plots, legend, tp, seriesWidth, h)
+}
+
+// loadPlot is a series chart's panel of the load tool's figures, in
+// unit, second by second: a line per run that has them, under title. With
+// bottom, the panel is the chart's last and its X axis is labelled.
+func loadPlot(title string, unit results.Unit, runs []*results.RunData, bottom bool, tp *tips) (*plot.Plot, error) {
+	p := newPlot()
+	p.Title.Text = title
+	p.Y.Label.Text = string(unit)
+	p.Y.Min = 0
+	p.Y.Tick.Marker = linearTicks{most: 3}
+	if bottom {
+		p.X.Label.Text = "s"
+	}
+	for i, d := range runs {
+		if len(d.Intervals) == 0 {
+			continue
+		}
+		pts := make(plotter.XYs, len(d.Intervals))
+		vals := make([]float64, len(d.Intervals))
+		at := 0.0
+		for k, iv := range d.Intervals {
+			at += iv.Seconds
+			pts[k] = plotter.XY{X: at, Y: iv.Of(unit)}
+			vals[k] = pts[k].Y
+		}
+		l, err := runLine(pts, i, color.Black, "rep "+strconv.Itoa(d.Rep), vals, unit.Format, tp)
+		if err != nil {
+			return nil, err
+		}
+		p.Add(l)
+	}
+	return p, nil
+}
+
+// cpuPlot is a series chart's panel of the roles' CPU busy fraction,
+// second by second: a line per run and role, in the role's colour, under
+// title ("" for none).
+func cpuPlot(title string, runs []*results.RunData, tp *tips) (*plot.Plot, error) {
+	c := newPlot()
+	c.Title.Text = title
+	c.Y.Label.Text = "CPU busy"
+	c.X.Label.Text = "s"
+	c.Y.Min, c.Y.Max = 0, 1.05
+	c.Y.Tick.Marker = plot.ConstantTicks{{Value: 0, Label: "0"}, {Value: 0.5, Label: "0.5"}, {Value: 1, Label: "1"}}
+	busy := func(v float64) string { return fixed(100*v, 0) + "% busy" }
+	for i, d := range runs {
+		for _, rl := range roleLines {
+			v := d.CPU[rl.role]
+			if len(v) == 0 {
+				continue
+			}
+			pts := make(plotter.XYs, len(v))
+			for k, f := range v {
+				pts[k] = plotter.XY{X: float64(k + 1), Y: f}
+			}
+			l, err := runLine(pts, i, rl.color, "rep "+strconv.Itoa(d.Rep)+", the "+rl.role+"'s CPU", v, busy, tp)
+			if err != nil {
+				return nil, err
+			}
+			c.Add(l)
+		}
+	}
+	return c, nil
+}
+
+// runLine is the i-th run's line through pts, with a glyph at each point,
+// in c shaded by repStyle, under a title of what it draws and its values
+// vals, in format.
+func runLine(pts plotter.XYs, i int, c color.Color, what string, vals []float64, format func(float64) string, tp *tips) (*tippedLine, error) {
+	line, err := plotter.NewLine(pts)
+	if err != nil {
+		return nil, err
+	}
+	dots, err := plotter.NewScatter(pts)
+	if err != nil {
+		return nil, err
+	}
+	line.LineStyle, dots.GlyphStyle = repStyle(i, c)
+	return &tippedLine{Line: line, points: dots, title: seriesTitle(what, vals, format), tips: tp}, nil
 }
