@@ -2,38 +2,14 @@ package report
 
 import (
 	"bench/report/results"
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
-
-	"golang.org/x/perf/benchmath"
 )
-
-// The tests that decide whether a change is real.
-const (
-	// TestU is the Mann-Whitney U test, as benchstat applies it: real
-	// when p <= 0.05. It decides where both sides have runs enough for
-	// it to ever find a difference (4 and 4, 3 and 5, ...).
-	TestU = "U"
-	// TestRange is the tables' rule, which decides where there are fewer
-	// runs: real when the ranges of the two sides' runs, slowest to
-	// fastest, do not overlap.
-	TestRange = "range"
-	// TestOneRun is what decides where a side has a single run: nothing,
-	// as a run alone shows no spread to tell a change from noise
-	// (benchstat too says ~ where it has too few).
-	TestOneRun = "one run"
-)
-
-// thresholds are benchstat's: alpha 0.05.
-var thresholds = benchmath.DefaultThresholds
 
 // CompareOptions says what Compare accepts and what it counts as a
 // regression.
@@ -202,10 +178,28 @@ func Compare(old, new []results.Row, opt CompareOptions) (*Comparison, error) {
 	if opt.Metric != MetricThroughput {
 		c.Metric = opt.Metric
 	}
+	machine, err := compareMachine(c.Old.Machines, c.New.Machines, opt.AcrossMachines)
+	if err != nil {
+		return nil, err
+	}
+	for _, cl := range compareCells(old, new, machine) {
+		if ch, ok := cl.change(c, met, opt.FailOver); ok {
+			c.Cells = append(c.Cells, ch)
+		}
+	}
+	return c, nil
+}
+
+// compareMachine is the machine a run's cell is compared on: its own,
+// when old and new runs are from the same machines (om and nm), or, when
+// across (CompareOptions.AcrossMachines) and each side is of one
+// machine, both machines' names in one label. Other machines are refused
+// as results.InputError.
+func compareMachine(om, nm []string, across bool) (func(*results.Row) string, error) {
 	machine := func(r *results.Row) string { return r.Machine }
-	if om, nm := c.Old.Machines, c.New.Machines; !sameSet(om, nm) {
+	if !sameSet(om, nm) {
 		from := fmt.Sprintf("old runs are from %s, new from %s", strings.Join(om, ", "), strings.Join(nm, ", "))
-		if !opt.AcrossMachines {
+		if !across {
 			return nil, results.BadInput(fmt.Errorf("%w: %s", ErrAcrossMachines, from))
 		}
 		if len(om) > 1 || len(nm) > 1 {
@@ -214,28 +208,40 @@ func Compare(old, new []results.Row, opt CompareOptions) (*Comparison, error) {
 		label := om[0] + " → " + nm[0]
 		machine = func(*results.Row) string { return label }
 	}
+	return machine, nil
+}
 
-	type key struct {
-		machine string
-		results.Cell
-	}
-	type cell struct {
-		key
-		group  results.Group
-		seen   [2]bool
-		ok     [2][]*results.Row
-		failed [2]int
-	}
-	var cells []*cell
-	byKey := map[key]*cell{}
+// compareKey is a compared cell: a scenario's column on a machine.
+type compareKey struct {
+	machine string
+	results.Cell
+}
+
+// compareCell is a cell's runs on both sides, 0 the old and 1 the new:
+// whether the side has any, its ok runs and how many failed.
+type compareCell struct {
+	compareKey
+	group  results.Group
+	seen   [2]bool
+	ok     [2][]*results.Row
+	failed [2]int
+}
+
+// compareCells are the cells of the old and new runs, each on the
+// machine machine names: in the report's order of families, then
+// machines, scenarios and the tables' column order (baseline, copy,
+// splice), each as they came.
+func compareCells(old, new []results.Row, machine func(*results.Row) string) []*compareCell {
+	var cells []*compareCell
+	byKey := map[compareKey]*compareCell{}
 	machines, scenarios := map[string]int{}, map[string]int{} // order of first appearance
 	for side, rows := range [2][]results.Row{old, new} {
 		for i := range rows {
 			r := &rows[i]
-			k := key{machine(r), r.Cell()}
+			k := compareKey{machine(r), r.Cell()}
 			cl := byKey[k]
 			if cl == nil {
-				cl = &cell{key: k, group: r.Group}
+				cl = &compareCell{compareKey: k, group: r.Group}
 				byKey[k] = cl
 				cells = append(cells, cl)
 				firstIndex(machines, k.machine)
@@ -251,44 +257,48 @@ func Compare(old, new []results.Row, opt CompareOptions) (*Comparison, error) {
 	}
 	// families in the report's order, then machines, scenarios and the
 	// tables' column order: baseline, copy, splice, each as they came
-	rank := func(cl *cell) []int {
+	rank := func(cl *compareCell) []int {
 		return []int{slices.Index(families, familyOf(cl.Mode, cl.Load)), machines[cl.machine],
 			scenarios[cl.Scenario()], slices.Index(results.Groups, cl.group)}
 	}
-	slices.SortStableFunc(cells, func(a, b *cell) int { return slices.Compare(rank(a), rank(b)) })
+	slices.SortStableFunc(cells, func(a, b *compareCell) int { return slices.Compare(rank(a), rank(b)) })
+	return cells
+}
 
-	for _, cl := range cells {
-		ch := Change{Machine: cl.machine, Family: familyOf(cl.Mode, cl.Load), Mode: cl.Mode, Load: cl.Load,
-			Scenario: rowLabel(cl.Mode, cl.Load), Unit: met.unit(cl.Cell), Proxy: cl.Proxy, Group: cl.group}
-		var s [2]summary
-		for side, runs := range []**Runs{&ch.Old, &ch.New} {
-			if !cl.seen[side] {
-				continue
-			}
-			s[side] = summarize(cl.ok[side], met.of)
-			*runs = runsOf(s[side], cl.failed[side])
-		}
-		// A latency leaves out the cells whose tool gives none, and the
-		// sweeps'.
-		if met.lower && (cl.Load == results.LoadSweep || len(figures(append(slices.Clone(cl.ok[0]), cl.ok[1]...), met.of)) == 0) {
+// change is the cell compared in c by metric met: each side's figures,
+// and, where both have some, the change and whether it is real; with
+// failOver, whether it regressed beyond it. False for a cell a latency
+// metric leaves out: a sweep's, or one whose tool gives no latency.
+func (cl *compareCell) change(c *Comparison, met metric, failOver *float64) (Change, bool) {
+	ch := Change{Machine: cl.machine, Family: familyOf(cl.Mode, cl.Load), Mode: cl.Mode, Load: cl.Load,
+		Scenario: rowLabel(cl.Mode, cl.Load), Unit: met.unit(cl.Cell), Proxy: cl.Proxy, Group: cl.group}
+	var s [2]summary
+	for side, runs := range []**Runs{&ch.Old, &ch.New} {
+		if !cl.seen[side] {
 			continue
 		}
-		if s[0].ok && s[1].ok {
-			if s[0].med != 0 {
-				pct := (s[1].med/s[0].med - 1) * 100
-				ch.Change = &pct
-			}
-			ch.Real, ch.Test, ch.P = Decide(s[0].runs, s[1].runs)
-			ch.PlusMinus = plusMinus(s[0], s[1])
-		}
-		if opt.FailOver != nil {
-			worse := ch.Worse(c) && math.Abs(*ch.Change) > *opt.FailOver
-			lost := s[0].ok && cl.seen[1] && !s[1].ok
-			ch.Regressed = worse || lost
-		}
-		c.Cells = append(c.Cells, ch)
+		s[side] = summarize(cl.ok[side], met.of)
+		*runs = runsOf(s[side], cl.failed[side])
 	}
-	return c, nil
+	// A latency leaves out the cells whose tool gives none, and the
+	// sweeps'.
+	if met.lower && (cl.Load == results.LoadSweep || len(figures(append(slices.Clone(cl.ok[0]), cl.ok[1]...), met.of)) == 0) {
+		return Change{}, false
+	}
+	if s[0].ok && s[1].ok {
+		if s[0].med != 0 {
+			pct := (s[1].med/s[0].med - 1) * 100
+			ch.Change = &pct
+		}
+		ch.Real, ch.Test, ch.P = Decide(s[0].runs, s[1].runs)
+		ch.PlusMinus = plusMinus(s[0], s[1])
+	}
+	if failOver != nil {
+		worse := ch.Worse(c) && math.Abs(*ch.Change) > *failOver
+		lost := s[0].ok && cl.seen[1] && !s[1].ok
+		ch.Regressed = worse || lost
+	}
+	return ch, true
 }
 
 // Regressions returns the cells that regressed beyond the gate.
@@ -358,123 +368,6 @@ func runsOf(s summary, failed int) *Runs {
 	return r
 }
 
-// Decide says whether the runs old and new (their figures) can be told
-// apart, and by which test: by the U test (TestU, with its p-value) where
-// the two sides have runs enough for it to ever find a difference, by the
-// tables' rule (TestRange) otherwise, real when the ranges of the runs do
-// not overlap. It is the one rule of "real" of bench: compare's cells
-// and the page's headlines. Without a run on a side nothing is real and
-// test is empty; with one run on a side nothing is real either
-// (TestOneRun).
-func Decide(old, new []float64) (real bool, test string, p *float64) {
-	if len(old) == 0 || len(new) == 0 {
-		return false, "", nil
-	}
-	if len(old) == 1 || len(new) == 1 {
-		return false, TestOneRun, nil
-	}
-	if uDecides(len(old), len(new)) {
-		cmp := uTest(old, new)
-		return cmp.P <= cmp.Alpha, TestU, &cmp.P
-	}
-	oldLow, oldHigh := slices.Min(old), slices.Max(old)
-	newLow, newHigh := slices.Min(new), slices.Max(new)
-	overlap := reaches(oldHigh, newLow) && reaches(newHigh, oldLow)
-	return !overlap, TestRange, nil
-}
-
-// uDecides reports whether the U test can ever tell apart samples of n1
-// and n2 runs: whether it does for two that do not overlap at all. With
-// 3 runs a side it cannot (p is at least 0.1); with 4 it can.
-func uDecides(n1, n2 int) bool {
-	a, b := make([]float64, n1), make([]float64, n2)
-	for i := range a {
-		a[i] = float64(i)
-	}
-	for i := range b {
-		b[i] = float64(n1 + i)
-	}
-	cmp := uTest(a, b)
-	return cmp.P <= cmp.Alpha
-}
-
-// uTest is benchstat's comparison of two samples: Mann-Whitney U.
-func uTest(a, b []float64) benchmath.Comparison {
-	// NewSample sorts its values in place; a cell's runs keep their order
-	return benchmath.AssumeNothing.Compare(
-		benchmath.NewSample(slices.Clone(a), &thresholds),
-		benchmath.NewSample(slices.Clone(b), &thresholds))
-}
-
-// plusMinus is Change.PlusMinus of the two sides' runs.
-func plusMinus(old, new summary) *float64 {
-	if old.low <= 0 || old.med == 0 {
-		return nil
-	}
-	pm := (new.high/old.low - new.low/old.high) / 2 * 100
-	return &pm
-}
-
-// Worse reports whether the cell's change is real and for the worse:
-// slower, or with a latency metric, longer.
-func (ch *Change) Worse(c *Comparison) bool {
-	return ch.Real && ch.Change != nil && (*ch.Change < 0) == (c.Metric == "")
-}
-
-// Better reports whether the cell's change is real and for the better.
-func (ch *Change) Better(c *Comparison) bool {
-	return ch.Real && ch.Change != nil && *ch.Change != 0 && !ch.Worse(c)
-}
-
-// compared reports whether both sides have ok runs and a change.
-func (ch *Change) compared() bool { return ch.Change != nil }
-
-// name names the cell in a line: "nginx http-ka-1k", with its machine
-// after it where the comparison has more than one.
-func (ch *Change) name(c *Comparison) string {
-	n := ch.Proxy + " " + results.ScenarioName(ch.Mode, ch.Load)
-	if len(c.Old.Machines) > 1 || len(c.New.Machines) > 1 {
-		n += " on " + ch.Machine
-	}
-	return n
-}
-
-// Summary is the comparison in one line, the first of its text: how
-// many cells changed for real, for the worse and for the better, each
-// count with its largest change, and how many are within noise:
-// "1 real regression (largest: nginx http-ka-1k -20.0% ±1%), no real
-// improvement, 41 cells within noise"; "No real regression, ...".
-func (c *Comparison) Summary() string {
-	var worse, better []*Change
-	noise, apart := 0, 0
-	for i := range c.Cells {
-		ch := &c.Cells[i]
-		switch {
-		case ch.Worse(c):
-			worse = append(worse, ch)
-		case ch.Better(c):
-			better = append(better, ch)
-		case ch.compared():
-			noise++
-		default:
-			apart++
-		}
-	}
-	largest := func(what string, chs []*Change) string {
-		if len(chs) == 0 {
-			return "no real " + what
-		}
-		top := slices.MaxFunc(chs, func(a, b *Change) int { return cmpAbs(*a.Change, *b.Change) })
-		return fmt.Sprintf("%s (largest: %s %s)", plural(len(chs), "real "+what), top.name(c), top.changeText())
-	}
-	parts := []string{largest("regression", worse), largest("improvement", better), plural(noise, "cell") + " within noise"}
-	if apart > 0 {
-		parts = append(parts, plural(apart, "cell")+" not compared (one side only, or no ok run on a side)")
-	}
-	line := strings.Join(parts, ", ")
-	return strings.ToUpper(line[:1]) + line[1:]
-}
-
 // cmpAbs compares a and b by their magnitude.
 func cmpAbs(a, b float64) int {
 	switch a, b = math.Abs(a), math.Abs(b); {
@@ -492,94 +385,6 @@ func plural(n int, what string) string {
 		return "1 " + what
 	}
 	return fmt.Sprintf("%d %ss", n, what)
-}
-
-// changeText is the change with its ±: "-20.0% ±1%".
-func (ch *Change) changeText() string {
-	if ch.Change == nil {
-		return "–"
-	}
-	s := fmt.Sprintf("%+.1f%%", *ch.Change)
-	if ch.PlusMinus != nil {
-		pm := *ch.PlusMinus
-		prec := 0
-		if pm < 1 {
-			prec = 1
-		}
-		s += " ±" + fixed(pm, prec) + "%"
-	}
-	return s
-}
-
-// delta is a cell's change column, benchstat's: the change with its ±
-// where it is real, "~" where it is not, "–" without one.
-func (ch *Change) delta() string {
-	if ch.compared() && !ch.Real {
-		return "~"
-	}
-	return ch.changeText()
-}
-
-// verdict is a cell's last column: its reason, with ", regressed" past
-// the gate.
-func (ch *Change) verdict() string {
-	if ch.Regressed {
-		return ch.reason() + ", regressed"
-	}
-	return ch.reason()
-}
-
-// reason is what the test said of a cell, "p=0.008 n=5+5" (benchstat's
-// p-value and runs of each side) or "ranges apart n=3+3" ("overlap"), or
-// why none said, "one run n=1+3", "only in old", "no ok run in new".
-func (ch *Change) reason() string {
-	switch {
-	case ch.Old == nil:
-		return "only in new"
-	case ch.New == nil:
-		return "only in old"
-	case ch.Old.Median == nil && ch.New.Median == nil:
-		return "no ok run"
-	case ch.Old.Median == nil:
-		return "no ok run in old"
-	case ch.New.Median == nil:
-		return "no ok run in new"
-	}
-	n := fmt.Sprintf("n=%d+%d", len(ch.Old.Runs), len(ch.New.Runs))
-	switch {
-	case ch.P != nil:
-		return "p=" + fixed(*ch.P, 3) + " " + n
-	case ch.Test == TestOneRun:
-		return "one run " + n
-	case ch.Real:
-		return "ranges apart " + n
-	}
-	return "ranges overlap " + n
-}
-
-// compareHeader is the header of a comparison's tables.
-var compareHeader = []string{"scenario", "proxy", "old", "new", "change", "test"}
-
-// textRow is a cell as a row of text.
-func (ch *Change) textRow() []string {
-	median := func(r *Runs) string {
-		if r == nil || r.Median == nil {
-			return "–"
-		}
-		return fixed(*r.Median, 1)
-	}
-	return []string{ch.Scenario + ", " + ch.Unit, ch.Proxy, median(ch.Old), median(ch.New), ch.delta(), ch.verdict()}
-}
-
-// Describe names a cell and its change in one line, for messages:
-// "ARM (M4), HTTP proxy ka-1k, nginx: 37.3 → 33.0 k req/s (-11.5% ±2%, p=0.008 n=5+5)".
-func (ch *Change) Describe() string {
-	r := ch.textRow()
-	how := ch.reason()
-	if ch.compared() {
-		how = ch.changeText() + ", " + how
-	}
-	return fmt.Sprintf("%s, %s %s, %s: %s → %s %s (%s)", ch.Machine, ch.Family, ch.Scenario, ch.Proxy, r[2], r[3], ch.Unit, how)
 }
 
 // CompareTable is a table of a comparison: the cells of a family on a
@@ -626,38 +431,6 @@ func geomean(cells []Change) (*float64, int) {
 	}
 	g := (math.Exp(sum/float64(n)) - 1) * 100
 	return &g, n
-}
-
-// geomeanRow is a table's geomean as a row of text.
-func (t *CompareTable) geomeanRow() []string {
-	change := "–"
-	if t.Geomean != nil {
-		change = fmt.Sprintf("%+.1f%%", *t.Geomean)
-	}
-	of := "of " + plural(t.GeomeanOf, "cell")
-	if t.GeomeanOf == 0 {
-		of = "no cell on both sides"
-	}
-	return []string{"geomean", "", "", "", change, of}
-}
-
-// rows are the table's rows of text: its cells and its geomean.
-func (t *CompareTable) rows() [][]string {
-	rows := make([][]string, 0, len(t.Cells)+1)
-	for i := range t.Cells {
-		rows = append(rows, t.Cells[i].textRow())
-	}
-	return append(rows, t.geomeanRow())
-}
-
-// title is the comparison's heading, each side named by its sessions,
-// machines and days (Side.name).
-func (c *Comparison) title() string {
-	title := "Comparison: old " + c.Old.name() + "; new " + c.New.name()
-	if c.Metric != "" {
-		title += "; latency " + c.Metric + " (lower is better)"
-	}
-	return title
 }
 
 // Changes are the cells whose change is real, the largest first (by its
@@ -734,153 +507,4 @@ func (c *Comparison) Columns() []ColumnChange {
 		return cmpAbs(size(b.Geomean), size(a.Geomean))
 	})
 	return out
-}
-
-// columnsHeader is the header of the roll-up by column.
-var columnsHeader = []string{"proxy", "geomean", "real changes", "largest"}
-
-// textRow is a column's roll-up as a row of text.
-func (cc *ColumnChange) textRow() []string {
-	g := "no cell on both sides"
-	if cc.Geomean != nil {
-		g = fmt.Sprintf("%+.1f%% of %s", *cc.Geomean, plural(cc.GeomeanOf, "cell"))
-	}
-	real := "none"
-	if cc.Worse+cc.Better > 0 {
-		real = fmt.Sprintf("%d worse, %d better", cc.Worse, cc.Better)
-	}
-	largest := "–"
-	if cc.Largest != nil {
-		largest = fmt.Sprintf("%+.1f%%", *cc.Largest)
-	}
-	return []string{cc.Proxy, g, real, largest}
-}
-
-// changesHeader is the header of the table of real changes.
-var changesHeader = []string{"table", "scenario", "proxy", "old", "new", "change", "test"}
-
-// changeRow is a real change as a row of the table of changes: its
-// table (family, and machine where there are more than one) before the
-// cell's row.
-func (ch *Change) changeRow(c *Comparison) []string {
-	table := ch.Family
-	if len(c.Old.Machines) > 1 || len(c.New.Machines) > 1 || c.Old.Machines[0] != c.New.Machines[0] {
-		table += " on " + ch.Machine
-	}
-	return append([]string{table}, ch.textRow()...)
-}
-
-// changeRows are the rows of the table of real changes.
-func (c *Comparison) changeRows() [][]string {
-	var rows [][]string
-	for _, ch := range c.Changes() {
-		rows = append(rows, ch.changeRow(c))
-	}
-	return rows
-}
-
-// columnRows are the rows of the roll-up by column.
-func (c *Comparison) columnRows() [][]string {
-	var rows [][]string
-	for _, cc := range c.Columns() {
-		rows = append(rows, cc.textRow())
-	}
-	return rows
-}
-
-// The headings of a comparison's first two sections.
-const (
-	headChanges = "Real changes, largest first"
-	headColumns = "By column"
-	noChange    = "No real change."
-)
-
-// legend says what the columns of a comparison's tables mean.
-func (c *Comparison) legend() string {
-	return fmt.Sprintf("Change: the new median over the old, in percent, where the change is real; "+
-		"± is half the width of the range of new over old from the extremes of the runs (new's slowest over old's fastest to new's fastest over old's slowest); "+
-		"~: the runs of the two sides cannot be told apart. Test: what decided, with the runs of each side (n=old+new); "+
-		"p: the Mann-Whitney U test, real at p <= %g, where both sides have runs enough for it; "+
-		"ranges: the tables' rule where they have not, real when the ranges of the runs (slowest to fastest) are apart, not when they overlap. "+
-		"Geomean: the geometric mean of new over old of the table's cells with both (by column: of the column's cells on every table); "+
-		"real changes: how many of the column's cells changed for real, for the worse and for the better; largest: the largest of them.", c.Alpha)
-}
-
-// WriteComparison writes c to w in format (md, tsv, json or html), in
-// one write: its summary line (Summary), the real changes, largest first
-// (Changes), the roll-up by column (Columns), then a table per family and
-// machine, as the report's, each with its geomean row; in html, with a
-// chart of the changes with their intervals under each table.
-func WriteComparison(w io.Writer, c *Comparison, format string) error {
-	if format == FormatHTML {
-		return writeComparisonHTML(w, c)
-	}
-	if err := checkFormat(format); err != nil {
-		return results.BadInput(fmt.Errorf("unknown format %q (want %s, %s, %s or %s)", format, FormatMarkdown, FormatTSV, FormatJSON, FormatHTML))
-	}
-	tables := c.Tables()
-	if format == FormatJSON {
-		enc := json.NewEncoder(w)
-		enc.SetEscapeHTML(false)
-		if tables == nil {
-			tables = []CompareTable{}
-		}
-		changes := c.Changes()
-		if changes == nil {
-			changes = []Change{}
-		}
-		return enc.Encode(struct {
-			*Comparison
-			Summary string         `json:"summary"`
-			Changes []Change       `json:"changes"`
-			Columns []ColumnChange `json:"columns"`
-			Tables  []CompareTable `json:"tables"`
-		}{c, c.Summary(), changes, c.Columns(), tables})
-	}
-	md := format != FormatTSV
-	var buf bytes.Buffer
-	buf.WriteString(mdOnly(md, c.Summary()) + "\n\n")
-	writeHeading(&buf, md, 1, c.title())
-	grid := func(header []string, rows [][]string, what string) error {
-		if md {
-			if err := markdownGrid(&buf, slices.Clone(header), rows); err != nil {
-				return fmt.Errorf("render the comparison's %s: %w", what, err)
-			}
-		} else {
-			tsvGrid(&buf, header, rows)
-		}
-		buf.WriteString("\n")
-		return nil
-	}
-	if len(c.Cells) > 0 {
-		writeHeading(&buf, md, 2, headChanges)
-		if rows := c.changeRows(); len(rows) > 0 {
-			if err := grid(changesHeader, rows, "changes"); err != nil {
-				return err
-			}
-		} else {
-			buf.WriteString(noChange + "\n\n")
-		}
-		writeHeading(&buf, md, 2, headColumns)
-		if err := grid(columnsHeader, c.columnRows(), "columns"); err != nil {
-			return err
-		}
-	}
-	for i, t := range tables {
-		if i == 0 || t.Family != tables[i-1].Family {
-			writeHeading(&buf, md, 2, t.Family)
-		}
-		writeHeading(&buf, md, 3, t.Machine)
-		if err := grid(compareHeader, t.rows(), fmt.Sprintf("table of %q on %s", t.Family, t.Machine)); err != nil {
-			return err
-		}
-	}
-	if md && len(c.Cells) > 0 {
-		buf.WriteString(c.legend() + "\n")
-	}
-	if err := writeShiftsText(&buf, c, md); err != nil {
-		return err
-	}
-	_, err := w.Write(buf.Bytes())
-	return err
 }

@@ -149,12 +149,8 @@ func compareChart(t CompareTable, pal palette) ([]byte, bool, error) {
 	}
 	tickFace := plotFace(10)
 	names := make([]string, len(cells))
-	var columns []string
 	for i, ch := range cells {
 		names[i] = ch.Scenario + " " + ch.Proxy
-		if !slices.Contains(columns, ch.Proxy) {
-			columns = append(columns, ch.Proxy)
-		}
 	}
 	var legend []legendEntry
 	colorOf := map[string]color.Color{}
@@ -184,6 +180,36 @@ func compareChart(t CompareTable, pal palette) ([]byte, bool, error) {
 	zero := plotter.NewFunction(func(float64) float64 { return 0 })
 	zero.LineStyle = draw.LineStyle{Color: color.Black, Width: vg.Points(0.5)}
 	p.Add(zero)
+	bars, marks := changeBars(cells, names, colorOf, tp)
+	for _, bs := range bars {
+		p.Add(bs)
+	}
+	if len(marks.XYs) > 0 {
+		lbl, err := labelsAbove(marks, 8, vg.Point{Y: 2})
+		if err != nil {
+			return nil, false, err
+		}
+		p.Add(lbl)
+	}
+	// room above the highest whisker for its label
+	p.Y.Max += (p.Y.Max - p.Y.Min) * 0.08
+	svg, err := svgOf([]*plot.Plot{p}, legend, tp, width, barPanelHeight)
+	return svg, true, err
+}
+
+// changeBars are the bars of a comparison's chart, a set per column in
+// the order the cells first name it, in its colour of colorOf: each
+// cell's bar at its change, its whisker over its interval
+// (changeInterval), under a title of its figures and the name of names;
+// and the marks over the bars, the changes that are real.
+func changeBars(cells []Change, names []string, colorOf map[string]color.Color, tp *tips) ([]*barSet, plotter.XYLabels) {
+	var columns []string
+	for _, ch := range cells {
+		if !slices.Contains(columns, ch.Proxy) {
+			columns = append(columns, ch.Proxy)
+		}
+	}
+	var bars []*barSet
 	var marks plotter.XYLabels
 	for _, col := range columns {
 		n := len(cells)
@@ -207,19 +233,9 @@ func compareChart(t CompareTable, pal palette) ([]byte, bool, error) {
 				marks.Labels = append(marks.Labels, fmt.Sprintf("%+.0f%%", *ch.Change))
 			}
 		}
-		p.Add(bs)
+		bars = append(bars, bs)
 	}
-	if len(marks.XYs) > 0 {
-		lbl, err := labelsAbove(marks, 8, vg.Point{Y: 2})
-		if err != nil {
-			return nil, false, err
-		}
-		p.Add(lbl)
-	}
-	// room above the highest whisker for its label
-	p.Y.Max += (p.Y.Max - p.Y.Min) * 0.08
-	svg, err := svgOf([]*plot.Plot{p}, legend, tp, width, barPanelHeight)
-	return svg, true, err
+	return bars, marks
 }
 
 // changeInterval is the range of a compared cell's change, in percent:

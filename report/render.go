@@ -160,19 +160,8 @@ func writeText(w io.Writer, setups []Setup, tables []Table, md bool, d *detail) 
 		newSession := i == 0 || t.Session != session
 		newFamily := newSession || t.Family != family
 		if newSession {
-			heading(1, "Session "+t.Session)
-			if d != nil && d.summaries[t.Session] != "" {
-				buf.WriteString(mdText.Replace(d.summaries[t.Session]) + "\n\n")
-			}
-			if md {
-				writeSummary(&buf, t.Session, tables)
-			}
-			for _, s := range setups {
-				if s.Session == t.Session {
-					if err := writeSetup(&buf, s, md); err != nil {
-						return err
-					}
-				}
+			if err := writeSessionHead(&buf, t.Session, setups, tables, md, d); err != nil {
+				return err
 			}
 		}
 		if newFamily {
@@ -182,42 +171,8 @@ func writeText(w io.Writer, setups []Setup, tables []Table, md bool, d *detail) 
 			heading(3, t.Machine)
 		}
 		session, family, machine = t.Session, t.Family, t.Machine
-		if t.Title != "" {
-			heading(4, t.Title)
-		}
-		if md {
-			if hs := Headlines(t); len(hs) > 0 {
-				for _, h := range hs {
-					buf.WriteString("- " + mdText.Replace(h.String()) + "\n")
-				}
-				buf.WriteString("\n" + headlineNote + "\n\n")
-			}
-		}
-		if md {
-			if err := writeMarkdown(&buf, t, true); err != nil {
-				return err
-			}
-		} else {
-			writeTSV(&buf, t)
-		}
-		buf.WriteString("\n")
-		writeSearches(&buf, t, md)
-		if md {
-			writeLegend(&buf, t, true)
-			if l := closedLine(t); l != "" {
-				buf.WriteString(mdText.Replace(l) + "\n\n")
-			}
-		} else {
-			writeNoSplice(&buf, t)
-		}
-		writeFailed(&buf, t.Failed, md)
-		if md {
-			writeGroupedNotes(&buf, t)
-		} else {
-			writeNotes(&buf, t.Notes)
-		}
-		if t.Caption != "" {
-			buf.WriteString(mdOnly(md, t.Caption) + "\n\n")
+		if err := writeTextTable(&buf, t, md); err != nil {
+			return err
 		}
 		// The spreads of a throughput table follow it, or the last of
 		// its triple (HTTPS, the mixes), in tab-separated text.
@@ -231,6 +186,72 @@ func writeText(w io.Writer, setups []Setup, tables []Table, md bool, d *detail) 
 	}
 	_, err := w.Write(buf.Bytes())
 	return err
+}
+
+// writeSessionHead writes a session's heading, in markdown or as the
+// reference results' tab-separated text: under it, in markdown, the
+// detail d's summary of the session where d is not nil, and the summary
+// of its tables; then the setups of the session.
+func writeSessionHead(buf *bytes.Buffer, session string, setups []Setup, tables []Table, md bool, d *detail) error {
+	writeHeading(buf, md, 1, "Session "+session)
+	if d != nil && d.summaries[session] != "" {
+		buf.WriteString(mdText.Replace(d.summaries[session]) + "\n\n")
+	}
+	if md {
+		writeSummary(buf, session, tables)
+	}
+	for _, s := range setups {
+		if s.Session == session {
+			if err := writeSetup(buf, s, md); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// writeTextTable writes a table under its title, in markdown (its
+// headlines first, its legend after) or as the reference results'
+// tab-separated text, with its searches, failed runs, notes and caption.
+func writeTextTable(buf *bytes.Buffer, t Table, md bool) error {
+	if t.Title != "" {
+		writeHeading(buf, md, 4, t.Title)
+	}
+	if md {
+		if hs := Headlines(t); len(hs) > 0 {
+			for _, h := range hs {
+				buf.WriteString("- " + mdText.Replace(h.String()) + "\n")
+			}
+			buf.WriteString("\n" + headlineNote + "\n\n")
+		}
+	}
+	if md {
+		if err := writeMarkdown(buf, t, true); err != nil {
+			return err
+		}
+	} else {
+		writeTSV(buf, t)
+	}
+	buf.WriteString("\n")
+	writeSearches(buf, t, md)
+	if md {
+		writeLegend(buf, t, true)
+		if l := closedLine(t); l != "" {
+			buf.WriteString(mdText.Replace(l) + "\n\n")
+		}
+	} else {
+		writeNoSplice(buf, t)
+	}
+	writeFailed(buf, t.Failed, md)
+	if md {
+		writeGroupedNotes(buf, t)
+	} else {
+		writeNotes(buf, t.Notes)
+	}
+	if t.Caption != "" {
+		buf.WriteString(mdOnly(md, t.Caption) + "\n\n")
+	}
+	return nil
 }
 
 // writeSummary writes the summary of a session's tables (summaryLines)

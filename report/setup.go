@@ -94,92 +94,56 @@ func Setups(runs []results.Row, files []results.SessionFile, opt Options) []Setu
 // results have none).
 func setupRows(metas []*results.Meta, provenance bool) []SetupRow {
 	var rows []SetupRow
-	add := func(label string, cell func(m *results.Meta) string) {
-		r := SetupRow{Label: label, Cells: make([]string, len(metas))}
-		known := false
-		for i, m := range metas {
-			r.Cells[i] = noValue
-			if m == nil {
-				continue
-			}
-			if c := cell(m); c != "" {
-				r.Cells[i], known = c, true
-			}
-		}
-		if known {
+	for _, f := range setupFieldsOf(metas, provenance) {
+		if r, known := f.row(metas); known {
 			rows = append(rows, r)
 		}
 	}
-	add("host", func(m *results.Meta) string { return m.Machine.Host })
-	add("CPUs, memory", func(m *results.Meta) string { return cpusAndMemory(m.Machine) })
-	add("system", func(m *results.Meta) string {
-		return joinSet(m.Machine.Distribution, m.Machine.Kernel, m.Machine.Arch)
-	})
-	add("CPU layout", func(m *results.Meta) string { return m.Layout })
-	add("proxy CPU quota", func(m *results.Meta) string {
-		if m.ProxyCPU == 0 {
-			return ""
+	return rows
+}
+
+// setupField is a row of the setup table: its label, and what it says of
+// a machine's metadata, "" where the metadata does not say.
+type setupField struct {
+	label string
+	cell  func(m *results.Meta) string
+}
+
+// row is the field's row of the machines' metadata (nil for a machine
+// without any): noValue where a machine's says nothing. False when none
+// says anything.
+func (f setupField) row(metas []*results.Meta) (SetupRow, bool) {
+	r := SetupRow{Label: f.label, Cells: make([]string, len(metas))}
+	known := false
+	for i, m := range metas {
+		r.Cells[i] = noValue
+		if m == nil {
+			continue
 		}
-		return fmt.Sprintf("%g CPU", m.ProxyCPU)
-	})
-	add("scenarios", func(m *results.Meta) string { return m.Scenario })
-	add("columns asked for", func(m *results.Meta) string { return m.Proxy })
-	add("columns file", func(m *results.Meta) string { return m.ColumnsFile })
-	add("runs", func(m *results.Meta) string {
-		if m.Reps == 0 {
-			return ""
+		if c := f.cell(m); c != "" {
+			r.Cells[i], known = c, true
 		}
-		runs := fmt.Sprintf("%d × %s after %s of warm-up", m.Reps, time.Duration(m.Window), time.Duration(m.Warmup))
-		for _, mode := range slices.Sorted(maps.Keys(m.Methods)) {
-			own := m.Methods[mode]
-			runs += fmt.Sprintf("; %s: %d × %s after %s", mode, own.Reps, time.Duration(own.Window), time.Duration(own.Warmup))
-		}
-		return runs
-	})
-	add("mix connections", func(m *results.Meta) string {
-		if m.MixConns == 0 {
-			return ""
-		}
-		return fmt.Sprint(m.MixConns)
-	})
-	add("sustainable rate search", func(m *results.Meta) string {
-		if m.Sweep == nil {
-			return ""
-		}
-		return fmt.Sprintf("from %s/s to within %s; %s", thousands(m.Sweep.From), sharePercent(m.Sweep.Precision), sloText(m.Sweep.SLO))
-	})
-	add("started", func(m *results.Meta) string { return stamp(m.Started) })
-	add("resumed", func(m *results.Meta) string {
-		var ts []string
-		for _, t := range m.Resumed {
-			ts = append(ts, stamp(t))
-		}
-		return strings.Join(ts, ", ")
-	})
-	add("ended", func(m *results.Meta) string {
-		if m.Ended == nil {
-			return "did not end"
-		}
-		return stamp(*m.Ended)
-	})
-	add("bench", func(m *results.Meta) string {
-		if m.Bench == nil {
-			return "not recorded (a session from before bench recorded its build)"
-		}
-		return m.Bench.String()
-	})
+	}
+	return r, known
+}
+
+// setupFieldsOf are the fields of the machines' setup table: sessionFields;
+// with provenance, the command line; the versions of the columns
+// (versionedColumns), then those of the tools, by name.
+func setupFieldsOf(metas []*results.Meta, provenance bool) []setupField {
+	fields := slices.Clone(sessionFields)
 	if provenance {
-		add("command line", func(m *results.Meta) string { return commandLine(m.CommandLine) })
+		fields = append(fields, setupField{"command line", func(m *results.Meta) string { return commandLine(m.CommandLine) }})
 	}
 	for _, name := range versionedColumns(metas) {
-		add(name, func(m *results.Meta) string {
+		fields = append(fields, setupField{name, func(m *results.Meta) string {
 			for _, c := range m.Columns {
 				if c.Name == name {
 					return c.Version
 				}
 			}
 			return ""
-		})
+		}})
 	}
 	var tools []string
 	for _, m := range metas {
@@ -194,9 +158,77 @@ func setupRows(metas []*results.Meta, provenance bool) []SetupRow {
 	}
 	sort.Strings(tools)
 	for _, t := range tools {
-		add(t, func(m *results.Meta) string { return m.Tools[t] })
+		fields = append(fields, setupField{t, func(m *results.Meta) string { return m.Tools[t] }})
 	}
-	return rows
+	return fields
+}
+
+// sessionFields are the fields of every setup table: the machine, what
+// the session ran and how, when, and the build of bench that ran it.
+var sessionFields = []setupField{
+	{"host", func(m *results.Meta) string { return m.Machine.Host }},
+	{"CPUs, memory", func(m *results.Meta) string { return cpusAndMemory(m.Machine) }},
+	{"system", func(m *results.Meta) string {
+		return joinSet(m.Machine.Distribution, m.Machine.Kernel, m.Machine.Arch)
+	}},
+	{"CPU layout", func(m *results.Meta) string { return m.Layout }},
+	{"proxy CPU quota", func(m *results.Meta) string {
+		if m.ProxyCPU == 0 {
+			return ""
+		}
+		return fmt.Sprintf("%g CPU", m.ProxyCPU)
+	}},
+	{"scenarios", func(m *results.Meta) string { return m.Scenario }},
+	{"columns asked for", func(m *results.Meta) string { return m.Proxy }},
+	{"columns file", func(m *results.Meta) string { return m.ColumnsFile }},
+	{"runs", runsField},
+	{"mix connections", func(m *results.Meta) string {
+		if m.MixConns == 0 {
+			return ""
+		}
+		return fmt.Sprint(m.MixConns)
+	}},
+	{"sustainable rate search", func(m *results.Meta) string {
+		if m.Sweep == nil {
+			return ""
+		}
+		return fmt.Sprintf("from %s/s to within %s; %s", thousands(m.Sweep.From), sharePercent(m.Sweep.Precision), sloText(m.Sweep.SLO))
+	}},
+	{"started", func(m *results.Meta) string { return stamp(m.Started) }},
+	{"resumed", func(m *results.Meta) string {
+		var ts []string
+		for _, t := range m.Resumed {
+			ts = append(ts, stamp(t))
+		}
+		return strings.Join(ts, ", ")
+	}},
+	{"ended", func(m *results.Meta) string {
+		if m.Ended == nil {
+			return "did not end"
+		}
+		return stamp(*m.Ended)
+	}},
+	{"bench", func(m *results.Meta) string {
+		if m.Bench == nil {
+			return "not recorded (a session from before bench recorded its build)"
+		}
+		return m.Bench.String()
+	}},
+}
+
+// runsField is the runs row's cell of a machine's metadata: the runs of
+// a cell, their window and warm-up, then those of each method that has
+// its own.
+func runsField(m *results.Meta) string {
+	if m.Reps == 0 {
+		return ""
+	}
+	runs := fmt.Sprintf("%d × %s after %s of warm-up", m.Reps, time.Duration(m.Window), time.Duration(m.Warmup))
+	for _, mode := range slices.Sorted(maps.Keys(m.Methods)) {
+		own := m.Methods[mode]
+		runs += fmt.Sprintf("; %s: %d × %s after %s", mode, own.Reps, time.Duration(own.Window), time.Duration(own.Warmup))
+	}
+	return runs
 }
 
 // versionedColumns are the columns whose versions the table lists, in

@@ -45,49 +45,65 @@ func byFamily(tables []Table) []familyGroup {
 // leader is ahead by the runner-up's p99 over its own. Empty for a
 // family with no ranked table.
 func summaryLine(f familyGroup) string {
-	type lead struct {
-		name       string
-		rows, real int
-		lo, hi     float64 // the ratios to the runner-up
+	fc := countFamily(f)
+	if !fc.ranked {
+		return ""
 	}
-	var leads []*lead
-	rows := 0
-	pace := map[results.Bound]int{}
-	type failing struct {
-		name  string
-		cells int
-		worst float64
+	var parts []string
+	if len(fc.leads) > 0 {
+		parts = append(parts, leadsText(fc.leads, fc.rows))
 	}
-	var fails []*failing
-	failed := 0
-	anyRanked := false
+	if p := paceText(fc.pace); p != "" {
+		parts = append(parts, p)
+	}
+	parts = append(parts, failingText(fc.fails, fc.failed))
+	return f.family + " on " + f.machine + ": " + strings.Join(parts, "; ") + "."
+}
+
+// familyLead is a column that led rows of a family's ranked tables: how
+// many, how many of them by a real difference, and the range of its
+// ratios to the runner-up.
+type familyLead struct {
+	name       string
+	rows, real int
+	lo, hi     float64 // the ratios to the runner-up
+}
+
+// familyFailing is a column with cells beyond ErrorWarn in a family's
+// ranked tables: how many, and the largest share of failed exchanges of
+// them.
+type familyFailing struct {
+	name  string
+	cells int
+	worst float64
+}
+
+// familyCounts are what summaryLine says of a family's ranked tables:
+// the leaders, the most rows led first, and the rows; the cells whose
+// pace each role set; the columns with failing cells, the most cells
+// first, and the failing cells. Ranked is false when the family has no
+// ranked table.
+type familyCounts struct {
+	leads  []*familyLead
+	rows   int
+	pace   map[results.Bound]int
+	fails  []*familyFailing
+	failed int
+	ranked bool
+}
+
+// countFamily counts the leaders, the paces and the failing cells of
+// f's ranked tables.
+func countFamily(f familyGroup) familyCounts {
+	fc := familyCounts{pace: map[results.Bound]int{}}
 	for _, t := range f.tables {
 		if !ranked(t) {
 			continue
 		}
-		anyRanked = true
+		fc.ranked = true
 		for _, h := range Headlines(t) {
-			rows++
-			i := slices.IndexFunc(leads, func(l *lead) bool { return l.name == h.Fastest })
-			if i < 0 {
-				leads = append(leads, &lead{name: h.Fastest, lo: h.Ratio, hi: h.Ratio})
-				i = len(leads) - 1
-			}
-			l := leads[i]
-			l.rows++
-			if h.Real {
-				l.real++
-			}
-			if h.RunnerUp != "" && h.Ratio > 0 {
-				q := h.Ratio
-				if h.Metric != "" {
-					q = 1 / q // a latency: the runner-up's over the fastest's
-				}
-				if l.lo == 0 || q < l.lo {
-					l.lo = q
-				}
-				l.hi = max(l.hi, q)
-			}
+			fc.rows++
+			fc.lead(h)
 		}
 		for _, r := range t.Rows {
 			for _, c := range r.Cells {
@@ -95,48 +111,86 @@ func summaryLine(f familyGroup) string {
 					continue
 				}
 				if c.pace != "" {
-					pace[c.pace]++
+					fc.pace[c.pace]++
 				}
 				if erring(c) {
-					failed++
-					i := slices.IndexFunc(fails, func(x *failing) bool { return x.name == c.Proxy })
-					if i < 0 {
-						fails = append(fails, &failing{name: c.Proxy})
-						i = len(fails) - 1
-					}
-					fails[i].cells++
-					fails[i].worst = max(fails[i].worst, *c.ErrorShare)
+					fc.failed++
+					fc.failing(c)
 				}
 			}
 		}
 	}
-	if !anyRanked {
-		return ""
+	slices.SortStableFunc(fc.leads, func(a, b *familyLead) int { return b.rows - a.rows })
+	slices.SortStableFunc(fc.fails, func(a, b *familyFailing) int { return b.cells - a.cells })
+	return fc
+}
+
+// lead counts headline h's row for its leader, and its ratio to the
+// runner-up: at a fixed rate, the runner-up's p99 over the leader's.
+func (fc *familyCounts) lead(h Headline) {
+	i := slices.IndexFunc(fc.leads, func(l *familyLead) bool { return l.name == h.Fastest })
+	if i < 0 {
+		fc.leads = append(fc.leads, &familyLead{name: h.Fastest, lo: h.Ratio, hi: h.Ratio})
+		i = len(fc.leads) - 1
 	}
-	var parts []string
-	slices.SortStableFunc(leads, func(a, b *lead) int { return b.rows - a.rows })
-	if len(leads) > 0 {
-		var ls []string
-		for i, l := range leads {
-			s := fmt.Sprintf("%s %d", l.name, l.rows)
-			if i == 0 {
-				s = fmt.Sprintf("%s led %d of %d rows", l.name, l.rows, rows)
-			}
-			if l.lo > 0 {
-				by := fixed(l.lo, 2)
-				if fixed(l.hi, 2) != by {
-					by += "–" + fixed(l.hi, 2)
-				}
-				real := "none real"
-				if l.real > 0 {
-					real = fmt.Sprintf("real in %d", l.real)
-				}
-				s += fmt.Sprintf(" (ahead of the runner-up %s times, %s)", by, real)
-			}
-			ls = append(ls, s)
+	l := fc.leads[i]
+	l.rows++
+	if h.Real {
+		l.real++
+	}
+	if h.RunnerUp != "" && h.Ratio > 0 {
+		q := h.Ratio
+		if h.Metric != "" {
+			q = 1 / q // a latency: the runner-up's over the fastest's
 		}
-		parts = append(parts, strings.Join(ls, ", "))
+		if l.lo == 0 || q < l.lo {
+			l.lo = q
+		}
+		l.hi = max(l.hi, q)
 	}
+}
+
+// failing counts the failing cell c for its column.
+func (fc *familyCounts) failing(c Cell) {
+	i := slices.IndexFunc(fc.fails, func(x *familyFailing) bool { return x.name == c.Proxy })
+	if i < 0 {
+		fc.fails = append(fc.fails, &familyFailing{name: c.Proxy})
+		i = len(fc.fails) - 1
+	}
+	fc.fails[i].cells++
+	fc.fails[i].worst = max(fc.fails[i].worst, *c.ErrorShare)
+}
+
+// leadsText is the leaders' part of a summary line: "nginx led 4 of 5
+// rows (ahead of the runner-up 1.01–1.76 times, real in 2), haproxy 1
+// (...)", of rows in all.
+func leadsText(leads []*familyLead, rows int) string {
+	var ls []string
+	for i, l := range leads {
+		s := fmt.Sprintf("%s %d", l.name, l.rows)
+		if i == 0 {
+			s = fmt.Sprintf("%s led %d of %d rows", l.name, l.rows, rows)
+		}
+		if l.lo > 0 {
+			by := fixed(l.lo, 2)
+			if fixed(l.hi, 2) != by {
+				by += "–" + fixed(l.hi, 2)
+			}
+			real := "none real"
+			if l.real > 0 {
+				real = fmt.Sprintf("real in %d", l.real)
+			}
+			s += fmt.Sprintf(" (ahead of the runner-up %s times, %s)", by, real)
+		}
+		ls = append(ls, s)
+	}
+	return strings.Join(ls, ", ")
+}
+
+// paceText is the paces' part of a summary line: "the pace set by the
+// proxy in 20 cells, the client in 4", the roles in results.Bounds'
+// order; empty when no cell's pace is known.
+func paceText(pace map[results.Bound]int) string {
 	var ps []string
 	for _, b := range results.Bounds {
 		if n := pace[b]; n > 0 {
@@ -154,20 +208,24 @@ func summaryLine(f familyGroup) string {
 			ps = append(ps, p)
 		}
 	}
-	if len(ps) > 0 {
-		parts = append(parts, "the pace set by "+strings.Join(ps, ", "))
+	if len(ps) == 0 {
+		return ""
 	}
+	return "the pace set by " + strings.Join(ps, ", ")
+}
+
+// failingText is the failures' part of a summary line: "more than 1% of
+// the exchanges failed in 5 cells: tinyproxy 3 (up to 99%), squid 2 (up
+// to 3%)", or that no cell did.
+func failingText(fails []*familyFailing, failed int) string {
 	if failed == 0 {
-		parts = append(parts, "no cell failed more than "+sharePercent(ErrorWarn)+" of its exchanges")
-	} else {
-		slices.SortStableFunc(fails, func(a, b *failing) int { return b.cells - a.cells })
-		var fs []string
-		for _, x := range fails {
-			fs = append(fs, fmt.Sprintf("%s %d (up to %s)", x.name, x.cells, sharePercent(x.worst)))
-		}
-		parts = append(parts, fmt.Sprintf("more than %s of the exchanges failed in %d cells: %s", sharePercent(ErrorWarn), failed, strings.Join(fs, ", ")))
+		return "no cell failed more than " + sharePercent(ErrorWarn) + " of its exchanges"
 	}
-	return f.family + " on " + f.machine + ": " + strings.Join(parts, "; ") + "."
+	var fs []string
+	for _, x := range fails {
+		fs = append(fs, fmt.Sprintf("%s %d (up to %s)", x.name, x.cells, sharePercent(x.worst)))
+	}
+	return fmt.Sprintf("more than %s of the exchanges failed in %d cells: %s", sharePercent(ErrorWarn), failed, strings.Join(fs, ", "))
 }
 
 // summaryLines are the summary of a session's tables, a line a family on

@@ -274,14 +274,7 @@ func sweepTable(machine string, rows []*results.Row) Table {
 			g.note(&noted, rowLabel(r.Mode, r.Load))
 		}
 	}
-	steps := map[[2]string]map[int][]*results.Row{} // (scenario, proxy) -> rep -> its steps, ok or failed
-	for _, r := range rows {
-		k := [2]string{rowLabel(r.Mode, r.Load), r.Proxy}
-		if steps[k] == nil {
-			steps[k] = map[int][]*results.Row{}
-		}
-		steps[k][r.Rep] = append(steps[k][r.Rep], r)
-	}
+	steps := sweepSteps(rows)
 	names, groups := g.header()
 	t := Table{Family: famSweep, Kind: kindSweep, Machine: machine, Session: rows[0].Session,
 		Corner: "scenario (" + short(machine) + ")", Columns: names, Groups: groups, Failed: g.failed, Notes: g.notes, runNotes: g.runs1,
@@ -292,37 +285,8 @@ func sweepTable(machine string, rows []*results.Row) Table {
 		spreads := make([]*spread, len(g.cols))
 		var base *summary
 		for i, c := range g.cols {
-			reps := steps[[2]string{k, c.proxy}]
-			var searches []Search
-			var rates []float64
-			unconfirmed := 0
-			for _, rep := range slices.Sorted(maps.Keys(reps)) {
-				s := searchOf(rep, reps[rep])
-				searches = append(searches, s)
-				if s.Rate != nil {
-					rates = append(rates, results.RateFigure(*s.Rate))
-				}
-				if s.Unconfirmed {
-					unconfirmed++
-				}
-			}
-			s := summaryOf(rates)
-			fig := "–"
-			switch {
-			case s.ok && len(rates) < len(searches):
-				// the median of those that found one, and how many did
-				fig = fmt.Sprintf("%s (%d of %d found)", threeFigures(s.med), len(rates), len(searches))
-			case s.ok:
-				fig = threeFigures(s.med)
-			case len(searches) > 0:
-				fig = noRate
-			}
-			if unconfirmed > 0 {
-				fig += fmt.Sprintf(" (%d not confirmed)", unconfirmed)
-			}
-			cells[i] = cellOf(c, s, fig)
-			cells[i].Searches = searches
-			cells[i].chart = s
+			var s summary
+			cells[i], s = sweepCell(c, steps[[2]string{k, c.proxy}])
 			spreads[i] = newSpread(c.group, s)
 			if c.group == results.Baseline && s.ok {
 				base = &s
@@ -341,6 +305,59 @@ func sweepTable(machine string, rows []*results.Row) Table {
 		t.Rows = append(t.Rows, TableRow{Label: unitLabel(k, unit), Cells: cells, unit: unit})
 	}
 	return t
+}
+
+// sweepSteps are the steps of the sweeps' runs, ok or failed, by their
+// row's label and column, then by repetition.
+func sweepSteps(rows []*results.Row) map[[2]string]map[int][]*results.Row {
+	steps := map[[2]string]map[int][]*results.Row{} // (scenario, proxy) -> rep -> its steps, ok or failed
+	for _, r := range rows {
+		k := [2]string{rowLabel(r.Mode, r.Load), r.Proxy}
+		if steps[k] == nil {
+			steps[k] = map[int][]*results.Row{}
+		}
+		steps[k][r.Rep] = append(steps[k][r.Rep], r)
+	}
+	return steps
+}
+
+// sweepCell is column c's cell of a Sustainable rate row, from the steps
+// of each of its repetitions (reps): its searches in the order of the
+// repetitions, and the median of the rates they found, with how many
+// found one and how many were not confirmed; and the summary of those
+// rates.
+func sweepCell(c column, reps map[int][]*results.Row) (Cell, summary) {
+	var searches []Search
+	var rates []float64
+	unconfirmed := 0
+	for _, rep := range slices.Sorted(maps.Keys(reps)) {
+		s := searchOf(rep, reps[rep])
+		searches = append(searches, s)
+		if s.Rate != nil {
+			rates = append(rates, results.RateFigure(*s.Rate))
+		}
+		if s.Unconfirmed {
+			unconfirmed++
+		}
+	}
+	s := summaryOf(rates)
+	fig := "–"
+	switch {
+	case s.ok && len(rates) < len(searches):
+		// the median of those that found one, and how many did
+		fig = fmt.Sprintf("%s (%d of %d found)", threeFigures(s.med), len(rates), len(searches))
+	case s.ok:
+		fig = threeFigures(s.med)
+	case len(searches) > 0:
+		fig = noRate
+	}
+	if unconfirmed > 0 {
+		fig += fmt.Sprintf(" (%d not confirmed)", unconfirmed)
+	}
+	cell := cellOf(c, s, fig)
+	cell.Searches = searches
+	cell.chart = s
+	return cell, s
 }
 
 // tooFewSearches reports whether a proxy's cell of a row found a rate in

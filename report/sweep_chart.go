@@ -32,14 +32,19 @@ const (
 	tipStop  = "stop"
 )
 
-// sweepPercentiles are the lines of each column, their glyphs and
-// dashes: p99 solid with rings, p50 dashed with squares.
-var sweepPercentiles = []struct {
+// sweepPercentile is a percentile of a sweep chart's steps: its name,
+// its figure of a step (nil where the step has none), and its line's
+// dashes and glyph.
+type sweepPercentile struct {
 	name   string
 	of     func(SearchStep) *float64
 	dashes []vg.Length
 	glyph  draw.GlyphDrawer
-}{
+}
+
+// sweepPercentiles are the lines of each column, their glyphs and
+// dashes: p99 solid with rings, p50 dashed with squares.
+var sweepPercentiles = []sweepPercentile{
 	{"p99", func(s SearchStep) *float64 { return s.P99 }, nil, draw.RingGlyph{}},
 	{"p50", func(s SearchStep) *float64 { return s.P50 }, []vg.Length{vg.Points(4), vg.Points(2)}, draw.SquareGlyph{}},
 }
@@ -127,60 +132,19 @@ func sweepChart(t Table, row TableRow, sw *results.Sweep, pal palette) ([]byte, 
 	tp := &tips{}
 	var legend []legendEntry
 	stopped := false
-	xmin, xmax := math.Inf(1), math.Inf(-1)
-	ymin, ymax := math.Inf(1), math.Inf(-1)
+	ext := sweepExtent{math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)}
 	for j, c := range row.Cells {
 		col := t.Columns[j]
 		colour := pal.color(col, results.Group(t.Groups[j]))
-		drawn := false
-		for _, pc := range sweepPercentiles {
-			var pts []sweepPoint
-			for _, s := range c.Searches {
-				for _, st := range s.Steps {
-					if v := pc.of(st); v != nil {
-						y := max(*v, 0.001) // a log axis has no 0
-						pts = append(pts, sweepPoint{x: results.RateFigure(st.Offered), y: y, title: stepTitle(col, s.Rep, st, pc.name, *v)})
-					}
-				}
-			}
-			if len(pts) == 0 {
-				continue
-			}
-			drawn = true
-			slices.SortStableFunc(pts, func(a, b sweepPoint) int { return cmp.Compare(a.x, b.x) })
-			xy := make(plotter.XYs, len(pts))
-			for i, pt := range pts {
-				xy[i] = plotter.XY{X: pt.x, Y: pt.y}
-				xmin, xmax = min(xmin, pt.x), max(xmax, pt.x)
-				ymin, ymax = min(ymin, pt.y), max(ymax, pt.y)
-			}
-			line, err := plotter.NewLine(xy)
-			if err != nil {
-				return nil, false, err
-			}
-			line.LineStyle = draw.LineStyle{Color: colour, Width: vg.Points(1), Dashes: pc.dashes}
-			if len(pts) > 1 {
-				// One step's point has its own title and no line.
-				p.Add(&tippedLine{Line: line, column: col, title: percentileTitle(col, pc.name, c, pts), tips: tp})
-			}
-			p.Add(&tippedPoints{points: pts, column: col, tips: tp,
-				style: draw.GlyphStyle{Color: colour, Radius: vg.Points(2), Shape: pc.glyph}})
+		plotters, stops, err := sweepPlotters(col, c, colour, tp, &ext)
+		if err != nil {
+			return nil, false, err
 		}
-		if !drawn {
+		if plotters == nil {
 			continue
 		}
-		var stops []sweepPoint
-		for _, s := range c.Searches {
-			if pt, ok := stopPoint(col, s); ok {
-				stops = append(stops, pt)
-				xmin, xmax = min(xmin, pt.x), max(xmax, pt.x)
-				ymin, ymax = min(ymin, pt.y), max(ymax, pt.y)
-			}
-		}
-		if len(stops) > 0 {
-			p.Add(&tippedPoints{points: stops, column: col, tips: tp, style: stopStyle(colour), class: tipStop})
-			stopped = true
-		}
+		p.Add(plotters...)
+		stopped = stopped || stops
 		legend = append(legend, legendEntry{col + stoppedText(c.Searches), swatch{colour}})
 	}
 	if len(legend) == 0 {
@@ -199,27 +163,109 @@ func sweepChart(t Table, row TableRow, sw *results.Sweep, pal palette) ([]byte, 
 	// within them.
 	if sw != nil {
 		bound := float64(time.Duration(sw.SLO.P99)) / float64(time.Millisecond)
-		ymin, ymax = min(ymin, bound), max(ymax, bound)
+		ext.ymin, ext.ymax = min(ext.ymin, bound), max(ext.ymax, bound)
 	}
-	p.X.Min, p.X.Max = below125(xmin), above125(xmax)
-	p.Y.Min, p.Y.Max = below125(ymin), above125(ymax)
+	p.X.Min, p.X.Max = below125(ext.xmin), above125(ext.xmax)
+	p.Y.Min, p.Y.Max = below125(ext.ymin), above125(ext.ymax)
 	if sw != nil {
-		bound := float64(time.Duration(sw.SLO.P99)) / float64(time.Millisecond)
-		name := "p99 bound, " + millisSpan(sw.SLO.P99)
-		line, err := plotter.NewLine(plotter.XYs{{X: p.X.Min, Y: bound}, {X: p.X.Max, Y: bound}})
+		sloLine, err := sweepBoundLine(sw, p.X.Min, p.X.Max, tp)
 		if err != nil {
 			return nil, false, err
 		}
-		line.LineStyle = draw.LineStyle{Color: color.Black, Width: vg.Points(1), Dashes: sloDashes}
-		sloLine := &tippedLine{Line: line, title: "the session's bound: " + sloText(sw.SLO), tips: tp}
 		// named in the legend alone: a label on the line sits on the
 		// curves that cross it, which they do near the rate found
 		p.Add(sloLine)
-		legend = append(legend, legendEntry{name, sloLine})
+		legend = append(legend, legendEntry{"p99 bound, " + millisSpan(sw.SLO.P99), sloLine})
 	}
 	p.Add(plotter.NewGrid())
 	svg, err := svgOf([]*plot.Plot{p}, legend, tp, hdrWidth, hdrHeight)
 	return svg, true, err
+}
+
+// sweepExtent is the span of a sweep chart's points, in k req/s and ms.
+type sweepExtent struct {
+	xmin, xmax, ymin, ymax float64
+}
+
+// add widens the span to the point pt.
+func (e *sweepExtent) add(pt sweepPoint) {
+	e.xmin, e.xmax = min(e.xmin, pt.x), max(e.xmax, pt.x)
+	e.ymin, e.ymax = min(e.ymin, pt.y), max(e.ymax, pt.y)
+}
+
+// sweepPlotters is what a sweep chart draws of column col, its cell c, in
+// colour: each percentile's line through its steps (sweepPoints) and
+// their glyphs, then where its searches stopped; stopped says whether
+// there are those. The points widen ext. Nil when no step of the column
+// has a latency.
+func sweepPlotters(col string, c Cell, colour color.Color, tp *tips, ext *sweepExtent) (plotters []plot.Plotter, stopped bool, err error) {
+	for _, pc := range sweepPercentiles {
+		pts := sweepPoints(col, c, pc)
+		if len(pts) == 0 {
+			continue
+		}
+		xy := make(plotter.XYs, len(pts))
+		for i, pt := range pts {
+			xy[i] = plotter.XY{X: pt.x, Y: pt.y}
+			ext.add(pt)
+		}
+		line, err := plotter.NewLine(xy)
+		if err != nil {
+			return nil, false, err
+		}
+		line.LineStyle = draw.LineStyle{Color: colour, Width: vg.Points(1), Dashes: pc.dashes}
+		if len(pts) > 1 {
+			// One step's point has its own title and no line.
+			plotters = append(plotters, &tippedLine{Line: line, column: col, title: percentileTitle(col, pc.name, c, pts), tips: tp})
+		}
+		plotters = append(plotters, &tippedPoints{points: pts, column: col, tips: tp,
+			style: draw.GlyphStyle{Color: colour, Radius: vg.Points(2), Shape: pc.glyph}})
+	}
+	if plotters == nil {
+		return nil, false, nil
+	}
+	var stops []sweepPoint
+	for _, s := range c.Searches {
+		if pt, ok := stopPoint(col, s); ok {
+			stops = append(stops, pt)
+			ext.add(pt)
+		}
+	}
+	if len(stops) > 0 {
+		plotters = append(plotters, &tippedPoints{points: stops, column: col, tips: tp, style: stopStyle(colour), class: tipStop})
+		stopped = true
+	}
+	return plotters, stopped, nil
+}
+
+// sweepPoints are the steps of every search of column col's cell c that
+// have percentile pc, in the order of their offered rate, each titled
+// (stepTitle); a latency of 0 drawn at 0.001 ms, the log axis having no
+// 0.
+func sweepPoints(col string, c Cell, pc sweepPercentile) []sweepPoint {
+	var pts []sweepPoint
+	for _, s := range c.Searches {
+		for _, st := range s.Steps {
+			if v := pc.of(st); v != nil {
+				y := max(*v, 0.001) // a log axis has no 0
+				pts = append(pts, sweepPoint{x: results.RateFigure(st.Offered), y: y, title: stepTitle(col, s.Rep, st, pc.name, *v)})
+			}
+		}
+	}
+	slices.SortStableFunc(pts, func(a, b sweepPoint) int { return cmp.Compare(a.x, b.x) })
+	return pts
+}
+
+// sweepBoundLine is the dotted line of the session's p99 bound sw across
+// a sweep chart, from xmin to xmax, under a title of the bound.
+func sweepBoundLine(sw *results.Sweep, xmin, xmax float64, tp *tips) (*tippedLine, error) {
+	bound := float64(time.Duration(sw.SLO.P99)) / float64(time.Millisecond)
+	line, err := plotter.NewLine(plotter.XYs{{X: xmin, Y: bound}, {X: xmax, Y: bound}})
+	if err != nil {
+		return nil, err
+	}
+	line.LineStyle = draw.LineStyle{Color: color.Black, Width: vg.Points(1), Dashes: sloDashes}
+	return &tippedLine{Line: line, title: "the session's bound: " + sloText(sw.SLO), tips: tp}, nil
 }
 
 // below125 is the greatest 1-2-5 value (ticks125) under v, above125 the

@@ -1,0 +1,346 @@
+package report
+
+import (
+	"bench/report/results"
+	"fmt"
+	"image/color"
+	"math"
+	"slices"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// barSet is a column's bars in a panel: each at its median, with a
+// whisker from its slowest run to its fastest, each bar and whisker under
+// a title of its figures.
+type barSet struct {
+	column    string
+	median    []float64 // NaN: no figure
+	low, high []float64 // NaN: no runs
+	// failed is the part of a bar's height its failed exchanges would
+	// add (a cell beyond ErrorWarn: failedPart), drawn apart over it,
+	// dashed; NaN for none.
+	failed []float64
+	titles []string
+	offset vg.Length // from the group's centre
+	color  color.Color
+	tips   *tips
+}
+
+// Plot draws the bars.
+func (b *barSet) Plot(c draw.Canvas, plt *plot.Plot) {
+	trX, trY := plt.Transforms(&c)
+	whisker := draw.LineStyle{Color: color.Black, Width: vg.Points(0.7)}
+	cap := vg.Length(3)
+	for i, m := range b.median {
+		if math.IsNaN(m) {
+			continue
+		}
+		x := trX(float64(i)) + b.offset
+		b.tips.begin(c, tipBar, b.column, b.titles[i])
+		lo, hi := x-barWidth/2, x+barWidth/2
+		y0, y1 := trY(0), trY(m)
+		c.FillPolygon(b.color, []vg.Point{{X: lo, Y: y0}, {X: hi, Y: y0}, {X: hi, Y: y1}, {X: lo, Y: y1}})
+		if f := b.failedAt(i); !math.IsNaN(f) {
+			dashed := draw.LineStyle{Color: b.color, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(2), vg.Points(1.5)}}
+			y2 := trY(m + f)
+			c.StrokeLines(dashed, []vg.Point{{X: lo, Y: y1}, {X: lo, Y: y2}, {X: hi, Y: y2}, {X: hi, Y: y1}})
+		}
+		if !math.IsNaN(b.low[i]) {
+			wl, wh := trY(b.low[i]), trY(b.high[i])
+			c.StrokeLine2(whisker, x, wl, x, wh)
+			c.StrokeLine2(whisker, x-cap, wl, x+cap, wl)
+			c.StrokeLine2(whisker, x-cap, wh, x+cap, wh)
+		}
+		b.tips.end(c)
+	}
+}
+
+// failedAt is the failed part of bar i, NaN where the set has none (a
+// chart that draws no failures leaves failed nil).
+func (b *barSet) failedAt(i int) float64 {
+	if i >= len(b.failed) {
+		return math.NaN()
+	}
+	return b.failed[i]
+}
+
+// DataRange spans the bars and their whiskers, from zero or below it
+// (compareChart's changes for the worse).
+func (b *barSet) DataRange() (xmin, xmax, ymin, ymax float64) {
+	xmax = float64(len(b.median) - 1)
+	for i, m := range b.median {
+		if !math.IsNaN(m) {
+			ymin, ymax = min(ymin, m), max(ymax, m)
+		}
+		if !math.IsNaN(b.low[i]) {
+			ymin = min(ymin, b.low[i])
+		}
+		if f := b.failedAt(i); !math.IsNaN(m) && !math.IsNaN(f) {
+			ymax = max(ymax, m+f)
+		}
+		if !math.IsNaN(b.high[i]) {
+			ymax = max(ymax, b.high[i])
+		}
+	}
+	return
+}
+
+// barTitle is a bar's title: its column and scenario, its figure, and its
+// runs' count and range.
+func barTitle(column, label string, unit results.Unit, s summary) string {
+	t := column + ", " + label + ": " + unit.Format(s.med)
+	if len(s.runs) == 1 {
+		return t + " (1 run)"
+	}
+	return fmt.Sprintf("%s, the median of %d runs, %s..%s", t, len(s.runs), unit.Format(s.low), unit.Format(s.high))
+}
+
+// failedPart is the height of a cell's failed exchanges over its bar:
+// at the answered ones' rate (its median), the failures' share beside
+// them; NaN for a cell within ErrorWarn, or one whose exchanges all
+// failed (no rate to draw them at).
+func failedPart(c Cell, med float64) float64 {
+	if !erring(c) || *c.ErrorShare >= 1 {
+		return math.NaN()
+	}
+	sh := *c.ErrorShare
+	return med * sh / (1 - sh)
+}
+
+// slotWidth is the width of a group of a panel: room for its bars, for
+// the widest piece of a label that cannot break, and, short of passing
+// most, for every label in labelLinesMost lines.
+func slotWidth(labels []string, ncols int, face font.Face, most vg.Length) vg.Length {
+	pad := 0.3 * vg.Centimeter
+	w := vg.Length(ncols)*barWidth + pad
+	for _, l := range labels {
+		for _, p := range labelPieces(l) {
+			w = max(w, face.Width(strings.TrimRight(p, " "))+pad)
+		}
+	}
+	fits := func(w vg.Length) bool {
+		for _, l := range labels {
+			if len(wrapLabel(l, face, w-pad)) > labelLinesMost {
+				return false
+			}
+		}
+		return true
+	}
+	for !fits(w) && w+0.2*vg.Centimeter <= most {
+		w += 0.2 * vg.Centimeter
+	}
+	return w
+}
+
+// barChart is the grouped bar chart of a throughput table: a group per
+// row, a bar per column at its median, whiskers from its slowest run to
+// its fastest, and the ‡ and † cells marked above their bars. Each unit
+// of the rows (results.UnitOf: Gbit/s, k req/s, conn/s) has a panel of its
+// own, so that no figure is drawn on another unit's axis. False when no
+// cell has a median.
+func barChart(t Table, pal palette) ([]byte, bool, error) {
+	panels := barPanels(t)
+	if len(panels) == 0 {
+		return nil, false, nil
+	}
+	ncols := len(t.Columns)
+	tickFace := plotFace(10) // plot.New's tick labels' size
+	dataWidth := barDataWidth(panels, ncols, tickFace)
+	width := dataWidth + barYAxisRoom
+	series := chartSeries(t, pal)
+	var legend []legendEntry
+	for _, se := range series {
+		legend = append(legend, legendEntry{se.name, swatch{se.color}})
+	}
+	tp := &tips{}
+	var marked barMarks
+	var plots []*plot.Plot
+	for pi, pn := range panels {
+		title := ""
+		if pi == 0 {
+			title = fitTitle(t.Family+", "+t.Machine, width-barYAxisRoom)
+		}
+		p, err := barPanelPlot(pn, title, series, ncols, dataWidth, tickFace, tp, &marked)
+		if err != nil {
+			return nil, false, err
+		}
+		plots = append(plots, p)
+	}
+	if marked.bound {
+		legend = append(legend, legendEntry{boundLegend(t), markThumb{"‡"}})
+	}
+	if marked.noSplice {
+		legend = append(legend, legendEntry{legendNoSplice, markThumb{"†"}})
+	}
+	if marked.failed {
+		legend = append(legend, legendEntry{legendFailed, markThumb{errorMark}})
+	}
+	svg, err := svgOf(plots, legend, tp, width, vg.Length(len(plots))*barPanelHeight)
+	return svg, true, err
+}
+
+// barPanel is a panel of a bar chart: the rows of one unit, and the
+// names of their groups (their labels up to the first ", ").
+type barPanel struct {
+	unit  results.Unit
+	rows  []TableRow
+	names []string
+}
+
+// barPanels are the panels of t's bar chart: a panel per unit of the
+// rows that have a cell with a median, in the order of each unit's first
+// row.
+func barPanels(t Table) []*barPanel {
+	var panels []*barPanel
+	byUnit := map[results.Unit]*barPanel{}
+	for _, r := range t.Rows {
+		if !slices.ContainsFunc(r.Cells, func(c Cell) bool { return c.chart.ok }) {
+			continue
+		}
+		p := byUnit[r.unit]
+		if p == nil {
+			p = &barPanel{unit: r.unit}
+			byUnit[r.unit] = p
+			panels = append(panels, p)
+		}
+		p.rows = append(p.rows, r)
+	}
+	for _, pn := range panels {
+		pn.names = make([]string, len(pn.rows))
+		for i, r := range pn.rows {
+			pn.names[i], _, _ = strings.Cut(r.Label, ", ")
+		}
+	}
+	return panels
+}
+
+// barDataWidth is the width of a bar chart's data area: the least chart's
+// less its Y axis, or as wide as the widest panel's groups need
+// (slotWidth), short of barWidthMax.
+func barDataWidth(panels []*barPanel, ncols int, tickFace font.Face) vg.Length {
+	dataWidth := barWidthMin - barYAxisRoom
+	for _, pn := range panels {
+		most := (barWidthMax - barYAxisRoom) / vg.Length(len(pn.rows))
+		dataWidth = max(dataWidth, vg.Length(len(pn.rows))*slotWidth(pn.names, ncols, tickFace, most))
+	}
+	return dataWidth
+}
+
+// barMarks are the marks a bar chart has drawn over its bars, for its
+// legend to explain.
+type barMarks struct {
+	bound, noSplice, failed bool
+}
+
+// barPanelPlot is the plot of a bar chart's panel, under title (none but
+// the first panel's has one): its groups' labels wrapped to their slots
+// of dataWidth, and each series' bars and marks. The marks it draws are
+// noted in marked.
+func barPanelPlot(pn *barPanel, title string, series []barSeries, ncols int, dataWidth vg.Length, tickFace font.Face, tp *tips, marked *barMarks) (*plot.Plot, error) {
+	p := newPlot()
+	p.Title.Text = title
+	p.Y.Label.Text = string(pn.unit)
+	p.Y.Min = 0
+	p.Y.Tick.Marker = linearTicks{most: 6}
+	slot := dataWidth / vg.Length(len(pn.rows))
+	wrapped := make([]string, len(pn.rows))
+	for i, n := range pn.names {
+		wrapped[i] = strings.Join(wrapLabel(n, tickFace, slot-0.3*vg.Centimeter), "\n")
+	}
+	p.NominalX(wrapped...)
+	// Each group in a slot of its own, its label centred in it.
+	p.X.Min, p.X.Max = -0.5, float64(len(pn.rows))-0.5
+	p.Y.Padding = 0
+	for _, se := range series {
+		bs, marks := seriesBars(pn, se, ncols, tp, marked)
+		p.Add(bs)
+		if len(marks.XYs) > 0 {
+			lbl, err := labelsAbove(marks, 9, vg.Point{X: bs.offset, Y: 2})
+			if err != nil {
+				return nil, err
+			}
+			p.Add(lbl)
+		}
+	}
+	return p, nil
+}
+
+// seriesBars are the bars of series se in panel pn, beside the other
+// series' in each group, and the marks over them: ‡, † and the error
+// mark of their cells, above the bar's whisker or its failed part. The
+// marks it finds are noted in marked.
+func seriesBars(pn *barPanel, se barSeries, ncols int, tp *tips, marked *barMarks) (*barSet, plotter.XYLabels) {
+	j, col := se.col, se.name
+	n := len(pn.rows)
+	bs := &barSet{column: col, median: make([]float64, n), low: make([]float64, n), high: make([]float64, n),
+		failed: make([]float64, n), titles: make([]string, n), offset: barWidth * (vg.Length(j) - vg.Length(ncols-1)/2),
+		color: se.color, tips: tp}
+	var marks plotter.XYLabels
+	for i, r := range pn.rows {
+		c := r.Cells[j]
+		bs.median[i], bs.low[i], bs.high[i], bs.failed[i] = math.NaN(), math.NaN(), math.NaN(), math.NaN()
+		if !c.chart.ok || (se.proxy != "" && c.Proxy != se.proxy) {
+			continue
+		}
+		s := c.chart
+		bs.median[i], bs.low[i], bs.high[i] = s.med, s.low, s.high
+		bs.failed[i] = failedPart(c, s.med)
+		bs.titles[i] = barTitle(col, pn.names[i], pn.unit, s)
+		var m []string
+		top := s.high
+		if erring(c) {
+			m, marked.failed = append(m, errorMark), true
+			bs.titles[i] += "; " + sharePercent(*c.ErrorShare) + " of its exchanges failed"
+			if !math.IsNaN(bs.failed[i]) {
+				top = max(top, s.med+bs.failed[i])
+			}
+		}
+		if c.Bound {
+			m, marked.bound = append(m, "‡"), true
+		}
+		if c.NoSplice {
+			m, marked.noSplice = append(m, "†"), true
+		}
+		if len(m) > 0 {
+			marks.XYs = append(marks.XYs, plotter.XY{X: float64(i), Y: top})
+			marks.Labels = append(marks.Labels, strings.Join(m, ""))
+		}
+	}
+	return bs, marks
+}
+
+// barSeries is a set of a bar chart's bars, of one colour: a column's
+// cells, or, in the handshakes' table, whose one column holds every
+// proxy's rows, a proxy's cells of it.
+type barSeries struct {
+	col   int    // the table's column
+	name  string // the column's name, or the proxy's
+	proxy string // the proxy of the cells, "" for every cell of the column
+	color color.Color
+}
+
+// chartSeries are the bar sets of t's chart: a column each, but for the
+// handshakes' table, a proxy each in its own column's colour.
+func chartSeries(t Table, pal palette) []barSeries {
+	var out []barSeries
+	if t.Family != famHandshake {
+		for j, name := range t.Columns {
+			out = append(out, barSeries{col: j, name: name, color: pal.color(name, results.Group(t.Groups[j]))})
+		}
+		return out
+	}
+	for _, r := range t.Rows {
+		for j, c := range r.Cells {
+			if !slices.ContainsFunc(out, func(se barSeries) bool { return se.proxy == c.Proxy }) {
+				out = append(out, barSeries{col: j, name: c.Proxy, proxy: c.Proxy, color: pal.color(c.Proxy, c.Group)})
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,138 @@
+package report
+
+import (
+	"bytes"
+	"encoding/base64"
+	"fmt"
+	"math"
+	"strings"
+
+	"golang.org/x/image/font/gofont/goregular"
+	"golang.org/x/image/font/opentype"
+	"golang.org/x/image/font/sfnt"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/text"
+	"gonum.org/v1/plot/vg"
+)
+
+// chartTypeface is the charts' font: Go Regular, whose TrueType file the
+// page embeds once (chartFontCSS), so that the browser draws the texts
+// with the very metrics the charts were laid out by; a font left to the
+// browser's choice is wider or narrower than the one measured.
+const chartTypeface = "Go"
+
+func init() {
+	f, err := opentype.Parse(goregular.TTF)
+	if err != nil {
+		panic(fmt.Sprintf("report: parse the Go font: %v", err))
+	}
+	font.DefaultCache.Add(font.Collection{{Font: font.Font{Typeface: chartTypeface}, Face: f}})
+	// plot.New takes its texts' font and handler from here; report is
+	// its only user.
+	plot.DefaultFont = font.Font{Typeface: chartTypeface}
+	plot.DefaultTextHandler = spacedText{text.Plain{Fonts: font.DefaultCache}}
+}
+
+// spacedText is gonum's plain text with the lines of a text spaced by the
+// font's height, as text.Style measures a block of them; text.Plain draws
+// them a font size apart, less than the browser's box of a line, so that
+// a wrapped label's lines would reach over each other.
+type spacedText struct{ text.Plain }
+
+// lineSpacing is the height of a line of text over its font's ascent and
+// descent: a browser's box of a line of text is a little taller than
+// them.
+const lineSpacing = 1.15
+
+// Extents are the font's, its height that of a line at lineSpacing.
+func (h spacedText) Extents(f font.Font) font.Extents {
+	e := h.Plain.Extents(f)
+	e.Height = (e.Ascent + e.Descent) * lineSpacing
+	return e
+}
+
+// Draw draws the text's lines, each a font height below the one before.
+func (h spacedText) Draw(c vg.Canvas, txt string, sty text.Style, pt vg.Point) {
+	txt = strings.TrimRight(txt, "\n")
+	if txt == "" {
+		return
+	}
+	fnt := h.Fonts.Lookup(sty.Font, sty.Font.Size)
+	c.SetColor(sty.Color)
+	if sty.Rotation != 0 {
+		c.Push()
+		c.Rotate(sty.Rotation)
+	}
+	sin64, cos64 := math.Sincos(sty.Rotation)
+	cos, sin := vg.Length(cos64), vg.Length(sin64)
+	pt.X, pt.Y = pt.Y*sin+pt.X*cos, pt.Y*cos-pt.X*sin
+	e := h.Extents(sty.Font)
+	ht := sty.Height(txt)
+	top := pt.Y + ht*vg.Length(sty.YAlign) + ht
+	for i, line := range h.Lines(txt) {
+		x := pt.X + vg.Length(sty.XAlign)*fnt.Width(line)
+		c.FillString(fnt, vg.Point{X: x, Y: top - e.Ascent - vg.Length(i)*e.Height}, line)
+	}
+	if sty.Rotation != 0 {
+		c.Pop()
+	}
+}
+
+// fitTitle wraps a chart's title to lines no wider than w.
+func fitTitle(title string, w vg.Length) string {
+	return strings.Join(wrapLabel(title, plotFace(12), w), "\n") // plot.New's title size
+}
+
+// chartFontCSS is the page's @font-face of the charts' font, the font
+// file in it.
+func chartFontCSS() string {
+	var buf bytes.Buffer
+	fmt.Fprintf(&buf, "@font-face{font-family:%q;src:url(data:font/ttf;base64,%s) format(\"truetype\")}",
+		chartFontName(), base64.StdEncoding.EncodeToString(goregular.TTF))
+	return buf.String()
+}
+
+// chartFontName is the family of the charts' font, as vgsvg names it:
+// the font file's.
+func chartFontName() string {
+	name, err := plotFace(10).Face.Name(nil, sfnt.NameIDFamily)
+	if err != nil {
+		return chartTypeface
+	}
+	return name
+}
+
+// plotFont is the charts' font at size points.
+func plotFont(size vg.Length) font.Font { return font.From(plot.DefaultFont, size) }
+
+// plotFace is the charts' font at size points, to measure texts with.
+func plotFace(size vg.Length) font.Face { return font.DefaultCache.Lookup(plotFont(size), size) }
+
+// wrapLabel breaks a group's label into lines no wider than w where it
+// can: after a space, a '-' or a '_'.
+func wrapLabel(s string, face font.Face, w vg.Length) []string {
+	var lines []string
+	line := ""
+	for _, piece := range labelPieces(s) {
+		if line != "" && face.Width(strings.TrimRight(line+piece, " ")) > w {
+			lines, line = append(lines, strings.TrimRight(line, " ")), ""
+		}
+		line += piece
+	}
+	return append(lines, strings.TrimRight(line, " "))
+}
+
+// labelPieces cuts s after each space, '-' and '_': the places a label
+// may break.
+func labelPieces(s string) []string {
+	var out []string
+	for s != "" {
+		i := strings.IndexAny(s, " -_")
+		if i < 0 {
+			return append(out, s)
+		}
+		out, s = append(out, s[:i+1]), s[i+1:]
+	}
+	return out
+}

@@ -1,0 +1,252 @@
+package report
+
+import (
+	"bench/report/results"
+	"slices"
+	"strings"
+)
+
+func familyTables(fam, machine string, rows []*results.Row) []Table {
+	switch {
+	case plain(fam):
+		return []Table{plainTable(fam, machine, rows)}
+	case fam == famHTTPS || fam == famMix:
+		return tripleTables(fam, machine, rows)
+	case fam == famSweep:
+		return []Table{sweepTable(machine, rows)}
+	case fam == famTunnel:
+		return []Table{tunnelTable(machine, rows)}
+	default:
+		return []Table{handshakeTable(machine, rows)}
+	}
+}
+
+// unitLabel appends a plain row's unit: "ka-1k, k req/s".
+func unitLabel(label string, unit results.Unit) string { return label + ", " + string(unit) }
+
+// rowLabel is the one label of a scenario's row in the tables of its
+// family, which compare names its cells by: the load in the plain
+// families ("ka-1k"; their table names the mode), the scenario's name in
+// the HTTPS, mix and sustainable rate families ("tls-term-ka-1k",
+// "mix-http-3k", "mix-http-sweep"), the load in stunnel's
+// ("TLS_AES_128_GCM_SHA256-up", "full").
+func rowLabel(mode results.Mode, load string) string {
+	switch fam := familyOf(mode, load); {
+	case plain(fam):
+		return strings.TrimPrefix(load, "http-")
+	case fam == famHTTPS || fam == famMix || fam == famSweep:
+		return results.ScenarioName(mode, load)
+	}
+	return load
+}
+
+func plainTable(fam, machine string, rows []*results.Row) Table {
+	g := newGrid(rows, func(r *results.Row) (string, string) { return r.Load, rowLabel(r.Mode, r.Load) }, nil)
+	names, groups := g.header()
+	t := Table{Family: fam, Kind: "throughput", Machine: machine, Session: rows[0].Session,
+		Corner: "scenario (" + short(machine) + ")", Columns: names, Groups: groups, Failed: g.failed, Notes: g.notes, runNotes: g.runs1}
+	starOnly := fam == famConnect || fam == famSocks
+	for _, k := range g.keys {
+		unit := results.UnitOf(g.modes[k], g.loads[k])
+		cells := make([]Cell, len(g.cols))
+		spreads := make([]*spread, len(g.cols))
+		for i, c := range g.cols {
+			runs := g.runs[[2]string{k, c.proxy}]
+			s := summarize(runs, unit.Of)
+			fig := "–"
+			if s.ok {
+				fig = fixed(s.med, 1)
+			}
+			cells[i] = cellOf(c, s, fig)
+			cells[i].Bound = c.group != results.Baseline && boundElsewhere(runs)
+			cells[i].NoSplice = neverSpliced(c, runs)
+			cells[i].fromRuns(runs)
+			spreads[i] = newSpread(c.group, s)
+		}
+		markCells(cells, spreads, starOnly)
+		t.Rows = append(t.Rows, TableRow{Label: unitLabel(g.labels[k], unit), Cells: cells, unit: unit})
+	}
+	return t
+}
+
+// tripleTables builds the throughput, CPU and memory tables of the HTTPS
+// and mix families. Their cells carry ‡ in the throughput table and no
+// other mark, as in the reference results.
+func tripleTables(fam, machine string, rows []*results.Row) []Table {
+	g := newGrid(rows, func(r *results.Row) (string, string) {
+		label := rowLabel(r.Mode, r.Load)
+		return label, label
+	}, nil)
+	names, groups := g.header()
+	base := Table{Family: fam, Machine: machine, Session: rows[0].Session, Corner: "scenario",
+		Columns: names, Groups: groups}
+	thr, cpu, mem := base, base, base
+	thr.Kind, thr.Title, thr.Failed, thr.Notes, thr.runNotes = "throughput", titleThroughput, g.failed, g.notes, g.runs1
+	cpu.Kind, cpu.Title = "cpu", titleCPU
+	mem.Kind, mem.Title = "memory", titleMemory
+	for _, k := range g.keys {
+		load := g.loads[k]
+		var tc, cc, mc []Cell
+		for _, c := range g.cols {
+			runs := g.runs[[2]string{k, c.proxy}]
+			baseline := c.group == results.Baseline
+
+			// throughput: Gbit/s, and requests a second unless a stream
+			s := summarize(runs, gbits)
+			var fig string
+			switch {
+			case results.Stream(load) && s.ok:
+				fig = fixed(s.med, 1)
+			case results.Stream(load):
+				fig = "–"
+			case s.ok:
+				fig = smallGbits(s.med) + " (" + fixed(summarize(runs, kreqs).med, 1) + "k/s)"
+			default:
+				fig = noFigureMix
+			}
+			cell := cellOf(c, s, fig)
+			cell.Bound = !baseline && boundElsewhere(runs)
+			cell.NoSplice = neverSpliced(c, runs)
+			cell.fromRuns(runs)
+			cell.finish()
+			tc = append(tc, cell)
+
+			// CPU: seconds per gigabyte for bulk loads, µs per request
+			// for the others; none for the baseline, which has no proxy
+			f, unit := usPerReq, " µs/req"
+			if results.Bulk(load) {
+				f, unit = sPerGB, " s/GB"
+			}
+			s = summarize(runs, f)
+			switch {
+			case baseline:
+				s, fig = summary{}, "–"
+			case !s.ok:
+				fig = "–" + unit
+			case results.Bulk(load):
+				fig = fixed(s.med, 2) + unit
+			default:
+				fig = thousands(s.med) + unit
+			}
+			cell = cellOf(c, s, fig)
+			cell.finish()
+			cc = append(cc, cell)
+
+			// peak memory, MB
+			s = summarize(runs, megabytes)
+			fig = "–"
+			if baseline {
+				s = summary{}
+			} else if s.ok {
+				fig = thousands(s.med)
+			}
+			cell = cellOf(c, s, fig)
+			cell.finish()
+			mc = append(mc, cell)
+		}
+		label := g.labels[k]
+		thr.Rows = append(thr.Rows, TableRow{Label: label, Cells: tc, unit: results.UnitOf(g.modes[k], load)})
+		cpu.Rows = append(cpu.Rows, TableRow{Label: label, Cells: cc})
+		mem.Rows = append(mem.Rows, TableRow{Label: label, Cells: mc})
+	}
+	return []Table{thr, cpu, mem}
+}
+
+// smallGbits formats the Gbit/s of a request load as the reference
+// results do, with two decimals, but with three below 0.01, where two
+// would read as nothing moved: 1k answers at 0.3k/s are 0.003 Gbit/s, not
+// 0.00.
+func smallGbits(v float64) string {
+	if v > 0 && v < 0.005 {
+		return fixed(v, 3)
+	}
+	return fixed(v, 2)
+}
+
+// proxyLabels returns the row labels of g's scenarios, label's name of
+// each with the proxy appended when a table holds more than one proxy's
+// rows (stunnel's tables have their directions as columns).
+func proxyLabels(g *grid, label func(string) string) []string {
+	out := make([]string, len(g.keys))
+	for i, k := range g.keys {
+		proxy, rest, _ := strings.Cut(k, "\x00")
+		out[i] = label(rest)
+		if len(g.cols) > 1 {
+			out[i] += " (" + proxy + ")"
+		}
+	}
+	return out
+}
+
+// directions are the columns of a tunnel's table, loads "<suite>-up" and
+// "<suite>-down".
+var directions = []string{"Client to server", "Server to client"}
+
+// tunnelTable is stunnel's throughput table: Gbit/s per cipher suite,
+// client to server (load "<suite>-up") and server to client ("-down").
+func tunnelTable(machine string, rows []*results.Row) Table {
+	g := newGrid(rows, func(r *results.Row) (string, string) {
+		suite := strings.TrimSuffix(strings.TrimSuffix(r.Load, "-up"), "-down")
+		return r.Proxy + "\x00" + suite, suite
+	}, func(r *results.Row) string { return r.Load })
+	t := Table{Family: famTunnel, Kind: "throughput", Machine: machine, Session: rows[0].Session,
+		Corner: "Ciphersuite", Columns: slices.Clone(directions),
+		Groups: []string{"", ""}, Failed: g.failed, Notes: g.notes, runNotes: g.runs1}
+	labels := proxyLabels(g, func(s string) string { return s })
+	for i, k := range g.keys {
+		proxy, suite, _ := strings.Cut(k, "\x00")
+		col := g.column(proxy)
+		var cells []Cell
+		for _, dir := range []string{"-up", "-down"} {
+			var runs []*results.Row
+			for _, r := range g.runs[[2]string{k, proxy}] {
+				if r.Load == suite+dir {
+					runs = append(runs, r)
+				}
+			}
+			s := summarize(runs, gbits)
+			fig := "–"
+			if s.ok {
+				fig = fixed(s.med, 2) + " Gbit/s"
+			}
+			cell := cellOf(col, s, fig)
+			cell.fromRuns(runs)
+			cell.finish()
+			cells = append(cells, cell)
+		}
+		t.Rows = append(t.Rows, TableRow{Label: labels[i], Cells: cells, unit: results.Gbits})
+	}
+	return t
+}
+
+// handshakeTable is stunnel's handshake table: connections a second, full
+// handshakes (load "full") and resumed sessions ("resumed").
+func handshakeTable(machine string, rows []*results.Row) Table {
+	g := newGrid(rows, func(r *results.Row) (string, string) { return r.Proxy + "\x00" + r.Load, r.Load }, nil)
+	t := Table{Family: famHandshake, Kind: "handshake", Machine: machine, Session: rows[0].Session,
+		Corner: "Handshake", Columns: []string{"Connections/s"}, Groups: []string{""}, Failed: g.failed, Notes: g.notes, runNotes: g.runs1}
+	labels := proxyLabels(g, func(load string) string {
+		switch load {
+		case "full":
+			return "Full handshake"
+		case "resumed":
+			return "Resumed session"
+		}
+		return load
+	})
+	for i, k := range g.keys {
+		proxy, _, _ := strings.Cut(k, "\x00")
+		col := g.column(proxy)
+		runs := g.runs[[2]string{k, proxy}]
+		s := summarize(runs, reqs)
+		fig := "–"
+		if s.ok {
+			fig = thousands(s.med)
+		}
+		cell := cellOf(col, s, fig)
+		cell.fromRuns(runs)
+		cell.finish()
+		t.Rows = append(t.Rows, TableRow{Label: labels[i], Cells: []Cell{cell}, unit: results.Conns})
+	}
+	return t
+}
