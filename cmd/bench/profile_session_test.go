@@ -198,6 +198,9 @@ func BenchmarkProfileCost(b *testing.B) {
 			continue
 		}
 		on := key{k.cell, "on"}
+		// every run's figure and proxy CPU, for the spread beside the
+		// medians (a benchmark's log keeps its first lines alone)
+		fmt.Fprintf(os.Stderr, "%s: figures off %.4g on %.4g; proxy CPU off %.3f on %.3f\n", k.cell, off, figs[on], cpus[k], cpus[on])
 		b.ReportMetric(100*(medianOf(figs[on])/medianOf(off)-1), k.cell+"-fig%")
 		b.ReportMetric(100*(medianOf(cpus[on])/medianOf(cpus[k])-1), k.cell+"-cpu%")
 	}
