@@ -18,7 +18,6 @@ import (
 	"bench/report/results"
 
 	pprof "github.com/google/pprof/profile"
-	"gonum.org/v1/gonum/stat"
 )
 
 // hotColumns writes a columns file of one column, "hotloop": the stand-in
@@ -206,11 +205,10 @@ func BenchmarkProfileCost(b *testing.B) {
 	}
 }
 
-// medianOf is the median of x, interpolated between its middle values.
+// medianOf is the median of x, as the tables take it (results.Median),
+// x left as it was.
 func medianOf(x []float64) float64 {
-	s := slices.Clone(x)
-	slices.Sort(s)
-	return stat.Quantile(0.5, stat.LinInterp, s, nil)
+	return results.Median(slices.Clone(x))
 }
 
 // TestRunSweepProfile sweeps mix-http through the stand-in proxy with
