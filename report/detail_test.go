@@ -463,3 +463,20 @@ func TestHeadlinesByLoad(t *testing.T) {
 		}
 	}
 }
+
+// TestSummaryLeadRatios: a leader's ratios to its runner-up in the
+// summary line are each at least 1, its first row's among them: at a
+// fixed rate the runner-up's p99 over the leader's, else the leader's
+// figure over the runner-up's; a row with no runner-up gives none. (The
+// first row's had been taken as it came, a p99 ratio uninverted: "ahead
+// of the runner-up 0.95–1.05 times".)
+func TestSummaryLeadRatios(t *testing.T) {
+	fc := &familyCounts{}
+	fc.lead(Headline{Fastest: "nginx", Metric: MetricP99, RunnerUp: "haproxy", Ratio: 0.95})
+	fc.lead(Headline{Fastest: "nginx", Metric: MetricP99, RunnerUp: "haproxy", Ratio: 0.8})
+	fc.lead(Headline{Fastest: "haproxy", RunnerUp: "nginx", Ratio: 1.3})
+	fc.lead(Headline{Fastest: "squid"})
+	if got, want := leadsText(fc.leads, 4), "nginx led 2 of 4 rows (ahead of the runner-up 1.05–1.25 times, none real), haproxy 1 (ahead of the runner-up 1.30 times, none real), squid 1"; got != want {
+		t.Errorf("leads %q; want %q", got, want)
+	}
+}

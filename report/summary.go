@@ -130,7 +130,7 @@ func countFamily(f familyGroup) familyCounts {
 func (fc *familyCounts) lead(h Headline) {
 	i := slices.IndexFunc(fc.leads, func(l *familyLead) bool { return l.name == h.Fastest })
 	if i < 0 {
-		fc.leads = append(fc.leads, &familyLead{name: h.Fastest, lo: h.Ratio, hi: h.Ratio})
+		fc.leads = append(fc.leads, &familyLead{name: h.Fastest})
 		i = len(fc.leads) - 1
 	}
 	l := fc.leads[i]
