@@ -16,8 +16,6 @@ import (
 
 	"bench/harness/profile"
 	"bench/report/results"
-
-	pprof "github.com/google/pprof/profile"
 )
 
 // hotColumns writes a columns file of one column, "hotloop": the stand-in
@@ -72,12 +70,7 @@ func TestRunProfile(t *testing.T) {
 	if len(runs) != 1 {
 		t.Fatalf("profiles %v; want the run's one", runs)
 	}
-	f, err := os.Open(runs[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := pprof.Parse(f)
-	f.Close()
+	p, err := readProfile(runs[0])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,12 +242,7 @@ func TestRunSweepProfile(t *testing.T) {
 	if busiest == "" {
 		t.Fatalf("no step of the search kept a profile: %d rows", len(ts.rows))
 	}
-	f, err := os.Open(busiest + results.ProfileSuffix)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := pprof.Parse(f)
-	f.Close()
+	p, err := readProfile(busiest + results.ProfileSuffix)
 	if err != nil {
 		t.Fatal(err)
 	}
