@@ -4,12 +4,9 @@ import (
 	"bytes"
 	"fmt"
 	"hash/fnv"
-	"io"
 	"sort"
 
 	"bench/harness/profile"
-
-	"gonum.org/v1/plot/font"
 )
 
 // A run's CPU profile, drawn: a flame graph of its folded stacks, the
@@ -18,7 +15,9 @@ import (
 // their names, as Brendan Gregg's flamegraph.pl draws them. It is SVG
 // alone, no script: every frame's <title> says its function, its share
 // of the proxy's samples and its self share, and its name is written in
-// it where it fits.
+// it where it fits. Names are set in the reader's monospace font and
+// fitted by its advance, so that the drawing needs no font of its own:
+// a page of a session holds a hundred of them.
 
 // The flame graph's geometry, in the SVG's units (CSS pixels at full
 // size; the page scales it to its figure).
@@ -27,11 +26,22 @@ const (
 	flameRow   = 17.0 // a frame's height
 	flameFont  = 11.0 // its name's size
 	flamePad   = 3.0  // the name's margin in its frame
+	// flameAdvance is the width of a character of a monospace font, in
+	// ems: 0.6 in DejaVu Sans Mono, Liberation Mono, Courier New and
+	// Menlo, with a margin so that a name never runs past its frame.
+	flameAdvance = 0.62
 	// flameMinShare is the narrowest frame drawn, a share of the
-	// samples: narrower ones (and what they call) are under a pixel
-	// wide and are left out.
-	flameMinShare = 0.001
+	// samples: 6 px of the 1200, too narrow for a name. At perf's 99 Hz
+	// a 5 s window of a busy proxy is about 500 samples, so it leaves
+	// out frames of one or two, single 10 ms ticks (their samples stay
+	// in their callers' widths); drawn, they are two thirds of a graph's
+	// frames and bytes.
+	flameMinShare = 0.005
 )
+
+// flameFrameStyle is the style every frame shares, in the SVG so that
+// the drawing stands alone, scoped to it by its class.
+const flameFrameStyle = `svg.flame rect{stroke:#fff;stroke-width:0.5}`
 
 // classFlame is the flame graph's figure's class: a chart of the page.
 const classFlame = "chart flame"
@@ -93,22 +103,21 @@ func flameSVG(stacks []profile.Stack, label string) []byte {
 	rows := root.depth(min)
 	height := float64(rows) * flameRow
 	var b bytes.Buffer
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %g %g" width="%g" height="%g" font-family="%s" font-size="%g">`+"\n",
-		flameWidth, height, flameWidth, height, esc(chartFontName()), flameFont)
-	fmt.Fprintf(&b, "<title>%s</title>\n", esc(label))
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" class="flame" viewBox="0 0 %g %g" width="%g" height="%g" font-family="monospace" font-size="%g">`+"\n",
+		flameWidth, height, flameWidth, height, flameFont)
+	fmt.Fprintf(&b, "<title>%s</title>\n<style>%s</style>\n", esc(label), flameFrameStyle)
 	if root.total == 0 {
 		b.WriteString("</svg>")
 		return b.Bytes()
 	}
 	scale := flameWidth / float64(root.total)
-	face := plotFace(flameFont)
 	var draw func(n *flameNode, x float64, row int)
 	draw = func(n *flameNode, x float64, row int) {
 		w := float64(n.total) * scale
 		y := height - float64(row+1)*flameRow
-		fmt.Fprintf(&b, `<g class="frame"><title>%s</title><rect x="%.2f" y="%g" width="%.2f" height="%g" fill="%s" stroke="#fff" stroke-width="0.5"/>`,
+		fmt.Fprintf(&b, `<g class="frame"><title>%s</title><rect x="%.2f" y="%g" width="%.2f" height="%g" fill="%s"/>`,
 			esc(frameTitle(n, root.total)), x, y, w, flameRow, flameColor(n.name, row))
-		if name := fitName(n.name, w-2*flamePad, &face); name != "" {
+		if name := fitName(n.name, w-2*flamePad); name != "" {
 			fmt.Fprintf(&b, `<text x="%.2f" y="%g">%s</text>`, x+flamePad, y+flameRow-5, esc(name))
 		}
 		b.WriteString("</g>\n")
@@ -131,19 +140,18 @@ func frameTitle(n *flameNode, all int64) string {
 		n.name, sharePercent(profile.Share(n.total, all)), n.total, sharePercent(profile.Share(n.self, all)), n.self)
 }
 
-// fitName is name cut to fit w, ".." marking the cut; empty where not
-// even two letters fit.
-func fitName(name string, w float64, face *font.Face) string {
-	if float64(face.Width(name)) <= w {
-		return name
-	}
+// fitName is name cut to fit w in the flame graph's font, ".." marking
+// the cut; empty where not even two letters fit.
+func fitName(name string, w float64) string {
+	fits := int(w / (flameAdvance * flameFont)) // characters
 	r := []rune(name)
-	for k := len(r) - 1; k >= 2; k-- {
-		if s := string(r[:k]) + ".."; float64(face.Width(s)) <= w {
-			return s
-		}
+	switch {
+	case len(r) <= fits:
+		return name
+	case fits < 4: // two letters and ".."
+		return ""
 	}
-	return ""
+	return string(r[:fits-2]) + ".."
 }
 
 // flameColor is a frame's fill: warm hues, the same for a function
@@ -190,20 +198,14 @@ func writeFlame(b *bytes.Buffer, stacks []profile.Stack, label, caption string) 
 	b.WriteString("</div>\n")
 }
 
-// WriteFlamePage writes a run's profile as a page of its own, one
-// self-contained file: its flame graph and top ten, label its heading.
-func WriteFlamePage(w io.Writer, folded []byte, label string) error {
-	stacks, err := profile.ParseFolded(bytes.NewReader(folded))
-	if err != nil {
-		return err
-	}
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>%s</title>\n<style>\n%s\n%s\n%s\n</style>\n</head>\n<body>\n<h1>%s</h1>\n",
-		esc(label), pageStyle, flameStyle, chartFontCSS(), esc(label))
-	writeFlame(&b, stacks, label, flameCaption(stacks))
+// writeFlamePage writes a run's profile as a page of its own, one
+// self-contained file: its flame graph and top ten under label, its
+// heading, and caption.
+func writeFlamePage(b *bytes.Buffer, stacks []profile.Stack, label, caption string) {
+	fmt.Fprintf(b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>%s</title>\n<style>\n%s\n%s\n</style>\n</head>\n<body>\n<h1>%s</h1>\n",
+		esc(label), pageStyle, flameStyle, esc(label))
+	writeFlame(b, stacks, label, caption)
 	b.WriteString("</body>\n</html>\n")
-	_, err = w.Write(b.Bytes())
-	return err
 }
 
 // flameCaption says what the flame graph shows.

@@ -74,12 +74,13 @@ section.answer{border-left:4px solid #888;padding-left:0.8em}
 details{margin:0.3em 0 1em}`
 
 // writeHTML writes the page in one write, with the detail of the tables
-// (detail.go) and d's lines where d is not nil.
-func writeHTML(w io.Writer, setups []Setup, tables []Table, data map[results.RunID]*results.RunData, d *detail) error {
+// (detail.go) and d's lines where d is not nil, and hands the pages of
+// the profiles it links past its budget to profilePage, where not nil.
+func writeHTML(w io.Writer, setups []Setup, tables []Table, data map[results.RunID]*results.RunData, profilePage ProfilePageFunc, d *detail) error {
 	if d == nil {
 		d = &detail{}
 	}
-	prof, err := newPageProfiles(tables, data, profileInlineBudget)
+	prof, err := newPageProfiles(tables, data, profileInlineBudget, profilePage)
 	if err != nil {
 		return err
 	}
@@ -121,6 +122,9 @@ func writeHTML(w io.Writer, setups []Setup, tables []Table, data map[results.Run
 	}
 	prof.write(&b)
 	b.WriteString("</body>\n</html>\n")
+	if err := prof.writeOwn(); err != nil {
+		return err
+	}
 	_, err = w.Write(b.Bytes())
 	return err
 }

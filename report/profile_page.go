@@ -16,9 +16,11 @@ import (
 // The page's profiles: each cell whose median run kept a CPU profile
 // links it, drawn (writeFlame) at the page's end. The page holds them
 // while their drawings take up to profileInlineBudget in all; a profile
-// beyond that is linked to its own page beside the run's files
+// beyond that is linked to a page of its own beside the run's files
 // (results.FlameSuffix), so that the page stays a file a browser opens at
-// once, offline.
+// once, offline. Those pages are made with the page and handed to
+// Options.ProfilePage, which writes them: only the profiles the page
+// links have one.
 
 // profileInlineBudget is how many bytes of drawn profiles the page holds:
 // 4 MiB, about ten to twenty proxies' flame graphs of a few hundred
@@ -56,13 +58,32 @@ type pageProfiles struct {
 	size  int // bytes held
 	// budget is how many the page holds (profileInlineBudget)
 	budget int
+	// own are the pages of the profiles linked past the budget, by their
+	// path from the page's, where there is a ProfilePage to write them
+	own     []ownPage
+	writeTo ProfilePageFunc
+}
+
+// ProfilePageFunc writes the page of a profile that a session's page
+// links past its inline budget: rel is its path from the page's folder
+// (its runs' folder, then the run's name and results.FlameSuffix), page
+// the whole file.
+type ProfilePageFunc func(rel string, page []byte) error
+
+// ownPage is a profile's page of its own: its path from the page's folder
+// and its bytes.
+type ownPage struct {
+	rel  string
+	page []byte
 }
 
 // newPageProfiles reads and draws the profiles of the cells' median runs
-// among data, holding budget bytes of them. A profile the run's data names that cannot be read is an
-// error naming its file.
-func newPageProfiles(tables []Table, data map[results.RunID]*results.RunData, budget int) (*pageProfiles, error) {
-	p := &pageProfiles{byRun: map[results.RunID]*pageProfile{}, budget: budget}
+// among data, holding budget bytes of them; those past it get a page of
+// their own for writeTo, or without it are linked where their page is
+// already beside the run's files. A profile the run's data names that
+// cannot be read is an error naming its file.
+func newPageProfiles(tables []Table, data map[results.RunID]*results.RunData, budget int, writeTo ProfilePageFunc) (*pageProfiles, error) {
+	p := &pageProfiles{byRun: map[results.RunID]*pageProfile{}, budget: budget, writeTo: writeTo}
 	for _, t := range tables {
 		for _, r := range t.Rows {
 			for _, c := range r.Cells {
@@ -91,10 +112,11 @@ func (p *pageProfiles) draw(d *results.RunData, t Table, n int) (*pageProfile, e
 	if err != nil {
 		return nil, err
 	}
+	caption := profileCaption(d, stacks)
 	var s bytes.Buffer
 	anchor := "profile-" + results.Slug(d.Session) + "-" + name
 	fmt.Fprintf(&s, "<section class=\"profile\" id=\"%s\">\n<h2>%s</h2>\n", esc(anchor), esc(label))
-	writeFlame(&s, stacks, label, profileCaption(d, stacks))
+	writeFlame(&s, stacks, label, caption)
 	s.WriteString("</section>\n")
 	if p.size+s.Len() <= p.budget {
 		p.size += s.Len()
@@ -104,13 +126,32 @@ func (p *pageProfiles) draw(d *results.RunData, t Table, n int) (*pageProfile, e
 	}
 	// beyond the budget: its own page, beside the run's files, by its
 	// path from the page's (the page is beside the runs directory)
-	file := d.Files + results.FlameSuffix
-	if _, err := os.Stat(file); errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
 	pp.file = filepath.ToSlash(filepath.Join(filepath.Base(filepath.Dir(d.Files)), name+results.FlameSuffix))
 	pp.title += ", in a page of its own"
+	if p.writeTo == nil {
+		if _, err := os.Stat(d.Files + results.FlameSuffix); errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return pp, nil
+	}
+	var own bytes.Buffer
+	writeFlamePage(&own, stacks, label, caption)
+	p.own = append(p.own, ownPage{pp.file, own.Bytes()})
 	return pp, nil
+}
+
+// writeOwn hands the pages of the profiles linked past the budget to
+// the ProfilePage that asked for them.
+func (p *pageProfiles) writeOwn() error {
+	if p == nil {
+		return nil
+	}
+	for _, o := range p.own {
+		if err := p.writeTo(o.rel, o.page); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // readStacks reads the folded stacks of a run's profile.

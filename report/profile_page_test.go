@@ -2,12 +2,15 @@ package report
 
 import (
 	"bench/internal/chromium"
+	"bench/internal/hotproxy"
 	"bench/report/results"
 	"bytes"
 	"fmt"
+	"html"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -95,21 +98,19 @@ func TestPageProfiles(t *testing.T) {
 
 // TestPageProfilesBeyondBudget: a profile past the page's budget is
 // linked to its own page beside the run's files, and the page holds none
-// of it.
+// of it. With a ProfilePage to write them, each linked profile's page is
+// handed to it, by the path the link names, drawn with its frames
+// titled, and no other; without one, a profile is linked where its page
+// is already beside the run's files, and only there.
 func TestPageProfilesBeyondBudget(t *testing.T) {
 	rows, data := profiledSession(t)
 	tables, err := Tables(rows, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, d := range data {
-		if d.Profiled() {
-			if err := os.WriteFile(d.Files+results.FlameSuffix, []byte("<!DOCTYPE html>"), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	p, err := newPageProfiles(tables, data, 0)
+	written := map[string][]byte{}
+	write := func(rel string, page []byte) error { written[rel] = page; return nil }
+	p, err := newPageProfiles(tables, data, 0, write)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +119,48 @@ func TestPageProfilesBeyondBudget(t *testing.T) {
 	if b.Len() != 0 {
 		t.Errorf("with no budget the page holds %d bytes of profiles; want none", b.Len())
 	}
-	n := 0
+	if err := p.writeOwn(); err != nil {
+		t.Fatal(err)
+	}
+	links := pageLinks(t, tables, p)
+	if len(links) == 0 {
+		t.Fatalf("no cell links a profile's page")
+	}
+	for _, l := range links {
+		page := written[l]
+		if !bytes.Contains(page, []byte("<title>"+html.EscapeString(hotproxy.HotFunc)+": ")) {
+			t.Errorf("the page of %s: %d bytes, no frame of %s", l, len(page), hotproxy.HotFunc)
+		}
+	}
+	if len(written) != len(links) {
+		t.Errorf("%d profiles' pages written; want the %d the page links", len(written), len(links))
+	}
+
+	// without a writer: linked where the page is there, for one run alone
+	var there string
+	for _, d := range data {
+		if d.Profiled() && "x.runs/"+filepath.Base(d.Files)+results.FlameSuffix == links[0] {
+			there = d.Files + results.FlameSuffix
+			if err := os.WriteFile(there, []byte("<!DOCTYPE html>"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	p, err = newPageProfiles(tables, data, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	links = pageLinks(t, tables, p)
+	if want := "x.runs/" + filepath.Base(there); len(links) != 1 || links[0] != want {
+		t.Errorf("without a writer the page links %q; want %q alone, the one page there", links, want)
+	}
+}
+
+// pageLinks are the profiles' pages the cells of tables link, by their
+// path from the page's, each checked to be in the runs' folder.
+func pageLinks(t *testing.T, tables []Table, p *pageProfiles) []string {
+	t.Helper()
+	var out []string
 	for _, tb := range tables {
 		for _, r := range tb.Rows {
 			for _, c := range r.Cells {
@@ -126,17 +168,18 @@ func TestPageProfilesBeyondBudget(t *testing.T) {
 				if l == "" {
 					continue
 				}
-				n++
 				m := profileLink.FindStringSubmatch(l)
 				if m == nil || !strings.HasPrefix(m[1], "x.runs/") || !strings.HasSuffix(m[1], results.FlameSuffix) {
 					t.Errorf("link(%s) = %q; want the profile's page in x.runs/", c.Proxy, l)
+					continue
+				}
+				if !slices.Contains(out, m[1]) {
+					out = append(out, m[1])
 				}
 			}
 		}
 	}
-	if n == 0 {
-		t.Errorf("no cell links a profile's page")
-	}
+	return out
 }
 
 // TestMedianRun: the run of the median figure, the lower middle one of an
@@ -168,7 +211,8 @@ func TestMedianRun(t *testing.T) {
 // TestPageProfilesInChromium opens the page with profiles in headless
 // Chromium at a desktop's width and a phone's: it loads offline with no
 // error and fetches nothing, and its charts, the flame graphs among them,
-// keep their texts inside their frames.
+// keep their texts inside their frames: every frame's name fits its
+// frame as the browser's monospace font sets it (chromium.CheckFlames).
 func TestPageProfilesInChromium(t *testing.T) {
 	rows, data := profiledSession(t)
 	var b bytes.Buffer
@@ -184,4 +228,5 @@ func TestPageProfilesInChromium(t *testing.T) {
 	for _, width := range []int{1400, 420} {
 		chromium.CheckLayout(t, b.Bytes(), fmt.Sprintf("profile-page-%d", width), width, barCount(tables))
 	}
+	chromium.CheckFlames(t, b.Bytes(), "profile-page-flames", 1400)
 }

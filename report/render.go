@@ -44,6 +44,11 @@ type Options struct {
 	// (results.ReadRunData), which the page's percentile charts and time
 	// series draw; without them the page says they are absent.
 	Runs map[results.RunID]*results.RunData
+	// ProfilePage, where set, writes the page of each profile the page
+	// links past what it holds itself (profile_page.go), once the page is
+	// made; where nil, the page links such a profile where its page is
+	// already beside the run's files.
+	ProfilePage ProfilePageFunc
 }
 
 // Render writes the tables of rows to w. Nothing is written unless the
@@ -66,7 +71,7 @@ func Render(w io.Writer, rows []results.Row, opt Options) error {
 		d = newDetail(rows, opt)
 	}
 	if opt.Format == FormatHTML {
-		return writeHTML(w, Setups(rows, opt.Files, opt), tables, opt.Runs, d)
+		return writeHTML(w, Setups(rows, opt.Files, opt), tables, opt.Runs, opt.ProfilePage, d)
 	}
 	return write(w, Setups(rows, opt.Files, opt), tables, opt.Format, d)
 }
@@ -131,7 +136,7 @@ func write(w io.Writer, setups []Setup, tables []Table, format string, d *detail
 	}
 	switch format {
 	case FormatHTML:
-		return writeHTML(w, setups, tables, nil, d)
+		return writeHTML(w, setups, tables, nil, nil, d)
 	case FormatJSON:
 		enc := json.NewEncoder(w)
 		enc.SetEscapeHTML(false)

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"bench/harness"
 	"bench/report"
@@ -28,13 +27,19 @@ func renderPage(w io.Writer, csvPaths []string, rows []results.Row, opt report.O
 }
 
 // writePage writes the page of the session files at csvPaths
-// (renderPage) into path, and each profiled run's flame graph its page
-// of its own (writeFlamePages), which it links past its inline budget.
+// (renderPage) into path, and beside it the page of each profile it links
+// past what it holds itself, in its runs' folder.
 func writePage(path string, csvPaths []string, rows []results.Row, opt report.Options) error {
-	for _, p := range csvPaths {
-		if err := writeFlamePages(results.RunsDir(p)); err != nil {
-			return err
+	dir := filepath.Dir(path)
+	opt.ProfilePage = func(rel string, page []byte) error {
+		own := filepath.Join(dir, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(own), 0o755); err != nil {
+			return fmt.Errorf("write a profile's page: %w", err)
 		}
+		if err := os.WriteFile(own, page, 0o644); err != nil {
+			return fmt.Errorf("write a profile's page: %w", err)
+		}
+		return nil
 	}
 	var b bytes.Buffer
 	if err := renderPage(&b, csvPaths, rows, opt); err != nil {
@@ -42,31 +47,6 @@ func writePage(path string, csvPaths []string, rows []results.Row, opt report.Op
 	}
 	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("write the page %s: %w", path, err)
-	}
-	return nil
-}
-
-// writeFlamePages writes beside each profile's folded stacks in the runs
-// directory dir (<run>.cpu.folded) its flame graph's page
-// (<run>.cpu.html).
-func writeFlamePages(dir string) error {
-	folded, err := filepath.Glob(filepath.Join(dir, "*"+results.FoldedSuffix))
-	if err != nil {
-		return err
-	}
-	for _, f := range folded {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			return fmt.Errorf("read profile: %w", err)
-		}
-		base := strings.TrimSuffix(f, results.FoldedSuffix)
-		var page bytes.Buffer
-		if err := report.WriteFlamePage(&page, b, "CPU profile of run "+filepath.Base(base)); err != nil {
-			return fmt.Errorf("draw profile %q: %w", f, err)
-		}
-		if err := os.WriteFile(base+results.FlameSuffix, page.Bytes(), 0o644); err != nil {
-			return fmt.Errorf("write profile: %w", err)
-		}
 	}
 	return nil
 }

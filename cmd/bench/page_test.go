@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -12,8 +13,11 @@ import (
 )
 
 // TestPublishedPages: the pages published beside the sessions under
-// data (data/*.html, data/sweeps/*.html) are what a session's end writes
-// of their files today (writePage; -update writes them again).
+// data (data/*.html, data/sweeps/*.html), and the profiles' pages in
+// their runs' folders, are what a session's end writes of their files
+// today (writePage, into a folder of the test's own; -update writes
+// them again), and no profile's page is published that the page does not
+// link.
 func TestPublishedPages(t *testing.T) {
 	var pages []string
 	for _, dir := range []string{"data", filepath.Join("data", "sweeps")} {
@@ -32,14 +36,29 @@ func TestPublishedPages(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out := filepath.Join(t.TempDir(), "page.html")
-		if err := writePage(out, []string{csv}, rows, report.Options{}); err != nil {
+		out := t.TempDir()
+		if err := writePage(filepath.Join(out, "page.html"), []string{csv}, rows, report.Options{}); err != nil {
 			t.Fatal(err)
 		}
-		got, err := os.ReadFile(out)
-		if err != nil {
-			t.Fatal(err)
+		golden.Check(t, page, []byte(readFile(t, filepath.Join(out, "page.html"))))
+		runs := filepath.Base(results.RunsDir(csv))
+		written, _ := filepath.Glob(filepath.Join(out, runs, "*"+results.FlameSuffix))
+		published, _ := filepath.Glob(filepath.Join(filepath.Dir(page), runs, "*"+results.FlameSuffix))
+		var names []string
+		for _, w := range written {
+			names = append(names, filepath.Base(w))
+			golden.Check(t, filepath.Join(filepath.Dir(page), runs, filepath.Base(w)), []byte(readFile(t, w)))
 		}
-		golden.Check(t, page, got)
+		for _, p := range published {
+			if !slices.Contains(names, filepath.Base(p)) {
+				if golden.Updating() {
+					if err := os.Remove(p); err != nil {
+						t.Fatal(err)
+					}
+					continue
+				}
+				t.Errorf("%s: a profile's page the session's page does not link (go test -update removes it)", p)
+			}
+		}
 	}
 }
