@@ -90,7 +90,9 @@ func dataSession(t *testing.T) ([]string, []results.Row) {
 // data/*.csv` renders: cmd/bench's TestPublishedPages) opens in Chromium
 // with the charts of the reference session: its bar charts, the mixes' percentile charts from
 // the histograms of bench mix's kept output, and the time series of the
-// streams and mixes (it kept no CPU series, which the page says).
+// streams and mixes (it kept no CPU series, which the page says); and with
+// the CPU profiles of its cells' median runs, a cell's link showing its
+// flame graph and every frame's name inside its frame (CheckFlames).
 func TestDataPage(t *testing.T) {
 	files, rows := dataSession(t)
 	got := checkPublished(t, files, "data/*.csv")
@@ -126,6 +128,7 @@ func TestDataPage(t *testing.T) {
 		t.Errorf("the page neither draws series nor says they are absent")
 	}
 	chromium.CheckPage(t, got, "reference-session", bars, len(hdr), len(series))
+	chromium.CheckFlames(t, got, "reference-session-flames", 1400)
 }
 
 // checkPublished returns the page published beside the session files

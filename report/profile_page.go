@@ -200,15 +200,20 @@ func (p *pageProfiles) link(c Cell) string {
 	return fmt.Sprintf(" <a class=\"profile\" href=\"#%s\" title=\"%s\">profile</a>", esc(pp.anchor), esc(pp.title))
 }
 
-// write writes the profiles the page holds, under their heading.
+// write writes the profiles the page holds, under their heading, in a
+// <details> closed as the page opens, so that the drawings keep the page
+// short: a cell's link opens it, as the browser opens the <details> that
+// holds the target of a link it follows.
 func (p *pageProfiles) write(b *bytes.Buffer) {
 	if p == nil || len(p.order) == 0 {
 		return
 	}
-	b.WriteString("<h1>CPU profiles</h1>\n<p class=\"caption\">The profile of each cell's median run, which the cell's link leads to: perf sampling the proxy's CPUs over the measured window, the proxy's processes kept.</p>\n")
+	fmt.Fprintf(b, "<h1>CPU profiles</h1>\n<details class=\"profiles\">\n<summary>%s, the median run of a cell each, which the cell's link opens: perf sampling the proxy's CPUs over the measured window, the proxy's processes kept</summary>\n",
+		plural(len(p.order), "CPU profile"))
 	for _, pp := range p.order {
 		b.Write(pp.drawn)
 	}
+	b.WriteString("</details>\n")
 }
 
 // style is what the page's style needs for its profiles: none without.

@@ -291,7 +291,7 @@ func (c *conn) load(ctx context.Context, url, expr string, width int) (*Page, er
 			Text string `json:"text"`
 		} `json:"exceptionDetails"`
 	}
-	if err := c.call(ctx, s, "Runtime.evaluate", map[string]any{"expression": expr, "returnByValue": true}, &eval); err != nil {
+	if err := c.call(ctx, s, "Runtime.evaluate", map[string]any{"expression": expr, "returnByValue": true, "awaitPromise": true}, &eval); err != nil {
 		return nil, err
 	}
 	if eval.ExceptionDetails != nil {
