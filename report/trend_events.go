@@ -157,13 +157,12 @@ func (tr *Trends) Events() []TrendEvent {
 	for _, k := range keys {
 		changes := byColumn[k] // the newest first
 		for len(changes) > 0 {
-			// the night most begin on, among those within reach of the
-			// newest left
+			// the night most of those left begin on (the newer of two as
+			// many): a lone change found a few nights late is an event of
+			// its own, and does not name its neighbours' night after its own
 			count := map[int]int{}
 			for _, c := range changes {
-				if ord[changes[0].After]-ord[c.After] <= 2*eventReach {
-					count[c.After]++
-				}
+				count[c.After]++
 			}
 			at := changes[0].After
 			for si, n := range count {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"bench/internal/nights"
+	"bench/report/changepoint"
 	"bench/report/results"
 )
 
@@ -333,5 +334,39 @@ func TestTrendEventsPage(t *testing.T) {
 		if !bytes.Contains(page, []byte(want)) {
 			t.Errorf("the page has no %q", want)
 		}
+	}
+}
+
+// TestEventsNamedByMost: the changes of one column are grouped around
+// the night most of them begin on, however late a lone one was found.
+// Twenty series changed from night 19, two found it a night late, and one
+// three nights late (a noisy series whose split landed late): one event
+// of 22 series from night 19, and the late one an event of its own. The
+// grouping once began from the newest change and took the night most
+// began on within its reach, so the lone change at 22 pulled the two at
+// 20 into an event named night 20, which then held the 20 of night 19.
+func TestEventsNamedByMost(t *testing.T) {
+	tr := &Trends{}
+	for i := 0; i < 30; i++ {
+		tr.Sessions = append(tr.Sessions, TrendSession{Machine: "m", ID: fmt.Sprintf("s%02d", i),
+			Started: time.Date(2026, 6, 1+i, 1, 0, 0, 0, time.UTC)})
+	}
+	add := func(n, after int) {
+		for range n {
+			tr.Series = append(tr.Series, TrendSeries{Machine: "m", Proxy: "nginx", Metric: MetricThroughput,
+				Load:   fmt.Sprintf("l%d", len(tr.Series)),
+				Points: []TrendPoint{{Point: changepoint.Point{At: after, Step: -10}, Before: after - 1, After: after, Worse: true}}})
+		}
+	}
+	add(20, 19)
+	add(2, 20)
+	add(1, 22)
+	events := tr.Events()
+	var got []string
+	for _, ev := range events {
+		got = append(got, fmt.Sprintf("%d from night %d", len(ev.Changes), ev.After))
+	}
+	if want := []string{"1 from night 22", "22 from night 19"}; !slices.Equal(got, want) {
+		t.Errorf("Events = %q; want %q", got, want)
 	}
 }
