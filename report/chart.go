@@ -294,6 +294,25 @@ func (ticks125) Ticks(min, max float64) []plot.Tick {
 	return ticks
 }
 
+// logTicks are ticks125's, labelled at the powers of ten alone where
+// the axis spans more than two of them: the labels of 1, 2 and 5 of
+// every power would run into each other (a sweep's latencies, a mix's
+// percentiles up to a saturated proxy's seconds).
+type logTicks struct{}
+
+func (logTicks) Ticks(min, max float64) []plot.Tick {
+	ticks := ticks125{}.Ticks(min, max)
+	if max/min <= 100 {
+		return ticks
+	}
+	for i, t := range ticks {
+		if m := t.Value / math.Pow(10, math.Floor(math.Log10(t.Value)+1e-9)); math.Abs(m-1) > 1e-6 {
+			ticks[i].Label = ""
+		}
+	}
+	return ticks
+}
+
 func pluralN(n int, what string) string {
 	if n == 1 {
 		return "1 " + what

@@ -46,7 +46,7 @@ func hdrChart(title string, lines []hdrLine) ([]byte, error) {
 	p.X.Label.Text = "percentile"
 	p.Y.Label.Text = "latency, ms"
 	p.Y.Scale = plot.LogScale{}
-	p.Y.Tick.Marker = ticks125{}
+	p.Y.Tick.Marker = logTicks{}
 	var ticks plot.ConstantTicks
 	for _, t := range hdrTicks {
 		ticks = append(ticks, plot.Tick{Value: hdrX(t), Label: strconv.FormatFloat(t, 'f', -1, 64)})

@@ -128,7 +128,7 @@ func sweepChart(t Table, row TableRow, sw *results.Sweep, pal palette) ([]byte, 
 	p.X.Label.Text = "offered, " + string(row.unit)
 	p.Y.Label.Text = "latency, ms"
 	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
-	p.X.Tick.Marker, p.Y.Tick.Marker = sweepTicks{}, sweepTicks{}
+	p.X.Tick.Marker, p.Y.Tick.Marker = logTicks{}, logTicks{}
 	tp := &tips{}
 	var legend []legendEntry
 	stopped := false
@@ -379,24 +379,6 @@ func unbracketed(s string) string {
 		}
 	}
 	return strings.ReplaceAll(strings.Join(strings.Fields(b.String()), " "), " ,", ",")
-}
-
-// sweepTicks are ticks125's, labelled at the powers of ten alone where
-// the axis spans more than two of them: the labels of 1, 2 and 5 of
-// every power would run into each other.
-type sweepTicks struct{}
-
-func (sweepTicks) Ticks(min, max float64) []plot.Tick {
-	ticks := ticks125{}.Ticks(min, max)
-	if max/min <= 100 {
-		return ticks
-	}
-	for i, t := range ticks {
-		if m := t.Value / math.Pow(10, math.Floor(math.Log10(t.Value)+1e-9)); math.Abs(m-1) > 1e-6 {
-			ticks[i].Label = ""
-		}
-	}
-	return ticks
 }
 
 // percentileTitle is the title of a column's line: its steps' range of
