@@ -73,7 +73,8 @@ func TestPublishedSweepPageTables(t *testing.T) {
 
 // TestReferencePageOpening: the reference session's page opens with its
 // summary within the first screen of a desktop (1400 x 900), its
-// details closed, and is less than 12,000 px tall at 1400 px.
+// details closed, and is less than chromium.PageHeight (13,000 px) tall at
+// 1400 px.
 func TestReferencePageOpening(t *testing.T) {
 	page, rows := referencePage(t)
 	chromium.CheckOpening(t, page, "reference-page", "summary-"+rows[0].Session, chromium.PageHeight)

@@ -11,9 +11,12 @@ import (
 const ScreenHeight = 900
 
 // PageHeight is the most a session's page may be tall as a desktop
-// draws it (1400 px wide, its details closed), in CSS pixels: about 13
-// screens, the reference session's in 12.
-const PageHeight = 12000
+// draws it (1400 px wide, its details closed), in CSS pixels: about 14
+// screens. The reference session's page is 12,203 px with its closed
+// section of profiles, and its height moves with what the session
+// measured: 11,840 px for the session of 2026-12-02 and 12,060 for that
+// of 2026-12-05 before their profiles, by their marks' legends and notes.
+const PageHeight = 13000
 
 // Outline is how tall a page is drawn and where one of its elements
 // ends, in CSS pixels, with its <details> as the page opens them.
