@@ -723,12 +723,13 @@ func TestSweepPageMarkUnderTitle(t *testing.T) {
 }
 
 // TestPublishedSweepPageLayout: the sweep session published under
-// data/sweeps, a real search of mix-http's sustainable rate through no
-// proxy, nginx, haproxy and squid: every step of each search a row,
-// numbered from 1 without a gap, the Sustainable rate table a cell a
-// column, and its page laid out as the generated session's is (no label
-// outside its chart nor over another, each column one colour, every
-// point titled).
+// data/sweeps, a real search of the sustainable rate of every mix mode
+// through every packaged column that serves it (17 searches of 5 modes):
+// every step of each search a row, numbered from 1 without a gap, every
+// search of the plan there, the Sustainable rate table a row a mode and
+// a cell a column, and its page laid out as the generated session's is
+// (no label outside its chart nor over another, each column one colour,
+// every point titled), a chart a mode.
 func TestPublishedSweepPageLayout(t *testing.T) {
 	paths, err := filepath.Glob(filepath.Join("..", "data", "sweeps", "*.csv"))
 	if err != nil || len(paths) == 0 {
@@ -736,12 +737,14 @@ func TestPublishedSweepPageLayout(t *testing.T) {
 	}
 	rows, files := readSession(t, paths)
 	steps := map[string]int{} // a search's steps so far
+	modes := map[results.Mode]bool{}
 	for i := range rows {
 		r := &rows[i]
 		st, ok, err := results.ParseStep(r.Note)
 		if !ok || err != nil || r.Load != results.LoadSweep || !(r.OfferedRate > 0) {
 			t.Fatalf("%s %s rep %d: note %q, load %q, offered %g; want a sweep's step", r.Proxy, r.Mode, r.Rep, r.Note, r.Load, r.OfferedRate)
 		}
+		modes[r.Mode] = true
 		key := fmt.Sprintf("%s %s %s %d", r.Session, r.Proxy, r.Mode, r.Rep)
 		if !st.Confirm {
 			if st.N != steps[key]+1 {
@@ -750,8 +753,8 @@ func TestPublishedSweepPageLayout(t *testing.T) {
 			steps[key] = st.N
 		}
 	}
-	if len(steps) != 4 {
-		t.Errorf("%d searches; want 4, no proxy's, nginx's, haproxy's and squid's", len(steps))
+	if len(steps) != 17 || len(modes) != 5 {
+		t.Errorf("%d searches of %d modes; want the plan's 17 of 5 (bench run --sweep --scenario 'mix-*' --dry-run)", len(steps), len(modes))
 	}
 	tables, err := Tables(rows, Options{Files: files})
 	if err != nil {
@@ -763,16 +766,19 @@ func TestPublishedSweepPageLayout(t *testing.T) {
 			continue
 		}
 		found++
+		if len(tb.Rows) != len(modes) {
+			t.Errorf("the Sustainable rate table has %d rows; want one a mode, %d", len(tb.Rows), len(modes))
+		}
 		for _, r := range tb.Rows {
-			if len(r.Cells) != 4 {
-				t.Errorf("%s: %d cells; want one a column", r.Label, len(r.Cells))
+			if len(r.Cells) != len(tb.Columns) {
+				t.Errorf("%s: %d cells; want one a column, %d", r.Label, len(r.Cells), len(tb.Columns))
 			}
 		}
 	}
 	if found != 1 {
 		t.Fatalf("%d Sustainable rate tables; want 1", found)
 	}
-	checkSweepPage(t, rows, files, tables, "published-sweep-page", 1, "mix-http's")
+	checkSweepPage(t, rows, files, tables, "published-sweep-page", len(modes), "a chart a mode")
 }
 
 // TestSweepChartOneStep: the chart of a search that ended at its first
