@@ -92,7 +92,7 @@ exec "$(dirname "$0")/bench.real" "$@"
 	if err := os.MkdirAll(results, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	session, _ := filepath.Glob(filepath.Join("data", "epyc-2-cpus-2026-12-02*"))
+	session, _ := filepath.Glob(filepath.Join("data", "epyc-2-cpus-2026-12-05*"))
 	if out, err := exec.Command("cp", append(append([]string{"-r"}, session...), results)...).CombinedOutput(); err != nil {
 		t.Fatalf("cp: %v\n%s", err, out)
 	}
@@ -159,7 +159,7 @@ func (r *nightlyRunner) output(t *testing.T, name string) string {
 
 // The night's folder in the history, as bench history add files the
 // session in data/.
-const nightFolder = "epyc-2-cpus/2026-12-02-2026-12-02/"
+const nightFolder = "epyc-2-cpus/2026-12-05-2026-12-05/"
 
 // TestNightlyHistory: the nightly step that keeps the night clones the
 // history's branch (or begins it), files the session with bench history
@@ -214,10 +214,10 @@ func TestNightlyHistory(t *testing.T) {
 			files := strings.Fields(r.git(t, "", "--git-dir", bare, "ls-tree", "-r", "--name-only", "results"))
 			for _, want := range []string{
 				nightFolder + "history.json",
-				nightFolder + "epyc-2-cpus-2026-12-02.csv",
-				nightFolder + "epyc-2-cpus-2026-12-02.csv.meta.json",
-				nightFolder + "epyc-2-cpus-2026-12-02.html",
-				nightFolder + "epyc-2-cpus-2026-12-02.runs/0001-no-proxy-http-ka-1k-1.load.wrk.out",
+				nightFolder + "epyc-2-cpus-2026-12-05.csv",
+				nightFolder + "epyc-2-cpus-2026-12-05.csv.meta.json",
+				nightFolder + "epyc-2-cpus-2026-12-05.html",
+				nightFolder + "epyc-2-cpus-2026-12-05.runs/0001-no-proxy-http-ka-1k-1.load.wrk.out",
 			} {
 				if !slices.Contains(files, want) {
 					t.Errorf("the branch results lacks %s; it holds %d files: %q...", want, len(files), files[:min(len(files), 8)])

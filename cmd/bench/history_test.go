@@ -16,7 +16,7 @@ import (
 )
 
 // referenceSession is the session the repository keeps under data/.
-const referenceSession = "../../data/epyc-2-cpus-2026-12-02.csv"
+const referenceSession = "../../data/epyc-2-cpus-2026-12-05.csv"
 
 // historyFixture writes a session in a folder of its own, as bench run
 // leaves one: the reference session's first runs, its metadata with a
@@ -92,7 +92,7 @@ func TestHistoryAdd(t *testing.T) {
 	if status != exitOK {
 		t.Fatalf("bench history add: exit %d; want 0\n%s", status, stderr)
 	}
-	dest := filepath.Join(root, "epyc-2-cpus", "2026-12-02-2026-12-02")
+	dest := filepath.Join(root, "epyc-2-cpus", "2026-12-05-2026-12-05")
 	if want := "filed " + dest + "\n"; stdout != want {
 		t.Errorf("bench history add printed %q; want %q", stdout, want)
 	}
@@ -101,9 +101,9 @@ func TestHistoryAdd(t *testing.T) {
 		". drwxr-xr-x",
 		name,
 		name + ".meta.json",
-		"epyc-2-cpus-2026-12-02.html",
-		"epyc-2-cpus-2026-12-02.runs",
-		"epyc-2-cpus-2026-12-02.runs/0001-no-proxy-http-ka-1k-1.load.wrk.out",
+		"epyc-2-cpus-2026-12-05.html",
+		"epyc-2-cpus-2026-12-05.runs",
+		"epyc-2-cpus-2026-12-05.runs/0001-no-proxy-http-ka-1k-1.load.wrk.out",
 		"history.json",
 	}, "\n")
 	var got []string
@@ -143,12 +143,15 @@ func TestHistoryAddRefused(t *testing.T) {
 	if status, _, stderr := historyAdd(root, csv); status != exitOK {
 		t.Fatalf("bench history add: exit %d; want 0\n%s", status, stderr)
 	}
-	dest := filepath.Join(root, "epyc-2-cpus", "2026-12-02-2026-12-02")
+	dest := filepath.Join(root, "epyc-2-cpus", "2026-12-05-2026-12-05")
 
 	dir := filepath.Dir(csv)
 	text := readFile(t, csv)
 	truncated := filepath.Join(dir, "truncated", filepath.Base(csv))
-	writeFile(t, truncated, text[:len(text)-40])
+	// cut at a comma in the first half of its last line, before its
+	// note (which may hold quotes and commas of its own)
+	last := strings.LastIndex(strings.TrimSuffix(text, "\n"), "\n") + 1
+	writeFile(t, truncated, text[:strings.LastIndex(text[:last+(len(text)-last)/2], ",")])
 	writeFile(t, results.MetaPath(truncated), readFile(t, results.MetaPath(csv)))
 	noMeta := filepath.Join(dir, "no-meta", filepath.Base(csv))
 	writeFile(t, noMeta, text)
@@ -244,7 +247,7 @@ func sessionWith(t *testing.T, name string, edit func(*results.Meta), cut func(s
 		var lines []string
 		for i, l := range strings.SplitAfter(text, "\n") {
 			if i > 0 && l != "" {
-				l = strings.Replace(strings.Replace(l, "EPYC, 2 CPUs", meta.Machine.Label, 1), ",2026-12-02,", ","+meta.Session+",", 1)
+				l = strings.Replace(strings.Replace(l, "EPYC, 2 CPUs", meta.Machine.Label, 1), ",2026-12-05,", ","+meta.Session+",", 1)
 			}
 			lines = append(lines, l)
 		}

@@ -227,7 +227,7 @@ func writeMeta(csvPath string, ref *results.Meta, machine, id string, start time
 var (
 	SteppedCells = []results.Cell{
 		{Proxy: "nginx", Mode: results.HTTP, Load: "ka-1k"},
-		{Proxy: "haproxy", Mode: results.Relay, Load: "stream1"},
+		{Proxy: "haproxy splice-auto", Mode: results.Relay, Load: "ka-1k"},
 		{Proxy: "dante", Mode: results.Socks, Load: "ka-1k"},
 	}
 	SlidCell = results.Cell{Proxy: "haproxy", Mode: results.HTTP, Load: "ka-1k"}
