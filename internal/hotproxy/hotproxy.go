@@ -33,23 +33,31 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"time"
 )
 
 var sink uint64
 
-// benchHotLoop spins n rounds; n < 0 spins for ever.
+// benchHotLoop spins for d; d < 0 spins for ever.
 //
 //go:noinline
-func benchHotLoop(n int) {
-	for i := 0; n < 0 || i < n; i++ {
+func benchHotLoop(d time.Duration) {
+	start := time.Now()
+	for i := 0; ; i++ {
 		sink += uint64(i) * uint64(i)
+		if i%4096 == 0 && d >= 0 && time.Since(start) >= d {
+			return
+		}
 	}
 }
 
-// spinPerRequest is most of a millisecond of a CPU, many times what
-// passing a request of 1 kB on costs: about nine samples in ten of the
-// stand-in's are this function's.
-const spinPerRequest = 800000
+// spinPerRequest is a time, not a count of rounds, so that on any
+// machine it is many times what passing a request of 1 kB on costs the
+// proxy, the kernel's work included: about nine samples in ten of the
+// stand-in's are this function's however fast the CPU or costly the
+// kernel (264 of 288 on a machine whose kernel's interrupt handling
+// under a hypervisor took the count of 800,000 rounds down to 183 of 292).
+const spinPerRequest = 2 * time.Millisecond
 
 func main() {
 	if len(os.Args) == 1 {
