@@ -23,9 +23,9 @@ import (
 // links have one.
 
 // profileInlineBudget is how many bytes of drawn profiles the page holds:
-// 4 MiB, about ten to twenty proxies' flame graphs of a few hundred
-// frames each, beside the charts' megabyte or two; a page past ten
-// megabytes of SVG is one a browser is slow to open and scroll.
+// 4 MiB, 45 of the reference session's flame graphs (about 90 kB each),
+// beside the charts' three megabytes; a page past ten megabytes of SVG
+// is one a browser is slow to open and scroll.
 const profileInlineBudget = 4 << 20
 
 // MedianRun is the run whose figure (Figure) is the median of runs, the lower of
