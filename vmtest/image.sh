@@ -9,7 +9,9 @@
 #
 # The directory holds root.img (ext4, the root file system), vmlinuz and
 # initrd.img. The packages come from the mirror the host's apt sources
-# name; nothing else is fetched. Needs root, debootstrap and mke2fs.
+# name; nothing else is fetched. Needs root, debootstrap, mke2fs and
+# unshare; one build runs at a time, and a killed one leaves nothing
+# mounted.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
@@ -27,20 +29,43 @@ fi
 
 key=$(cat "$here/image.sh" "$top/scripts/deps" "$top/harness/packages.txt" | sha256sum | cut -c1-16)
 dir="$cache/$suite-$key"
-if [ -s "$dir/root.img" ] && [ -s "$dir/vmlinuz" ] && [ -s "$dir/initrd.img" ]; then
-	echo "$dir"
-	exit 0
+if [ -z "${VMTEST_PRIVATE_MOUNTS:-}" ]; then
+	mkdir -p "$cache"
+	# One builder at a time: the lock is held, through the exec below,
+	# until the image is in place, so any build.* found here is a
+	# killed builder's.
+	exec 9>"$cache/.lock"
+	flock 9
+	for old in "$cache"/build.*; do
+		[ -d "$old" ] || continue
+		# A builder from before the private namespace below left its
+		# bind mounts of the host's /proc, /sys and /dev when it was
+		# killed: a plain rm -rf would go through them and delete the
+		# host's device nodes. Unmount them (deepest first), and never
+		# cross into another file system.
+		findmnt -rn -o TARGET | { grep -F "$old/" || true; } | sort -r | while read -r m; do umount -l "$m"; done
+		echo "vmtest: removing $old, left by a build that did not finish" >&2
+		rm -rf --one-file-system "$old"
+	done
+	if [ -s "$dir/root.img" ] && [ -s "$dir/vmlinuz" ] && [ -s "$dir/initrd.img" ]; then
+		echo "$dir"
+		exit 0
+	fi
+	for p in debootstrap mke2fs unshare; do
+		command -v "$p" >/dev/null || { echo "vmtest: $p not found: apt-get install debootstrap e2fsprogs util-linux" >&2; exit 1; }
+	done
+	# The build mounts /proc, /sys and /dev inside the root it makes
+	# (debootstrap does, and so does the chroot below): in a mount
+	# namespace of its own, those mounts are never the host's and end
+	# with the build however it ends, SIGKILL included.
+	VMTEST_PRIVATE_MOUNTS=1 exec unshare --mount --propagation private bash "$here/image.sh" "$@"
 fi
-for p in debootstrap mke2fs; do
-	command -v "$p" >/dev/null || { echo "vmtest: $p not found: apt-get install debootstrap e2fsprogs" >&2; exit 1; }
-done
-mkdir -p "$cache"
 work=$(mktemp -d "$cache/build.XXXXXX")
 root="$work/root"
 mounted=()
 cleanup() {
 	for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do umount -l "${mounted[i]}" 2>/dev/null || true; done
-	rm -rf "$work"
+	rm -rf --one-file-system "$work"
 }
 trap cleanup EXIT
 
@@ -108,8 +133,12 @@ cp "$kernel" "$work/vmlinuz"
 cp "$initrd" "$work/initrd.img"
 size=$(($(du -sm "$root" | cut -f1) + 1536))
 mke2fs -q -t ext4 -L bench-root -d "$root" "$work/root.img" "${size}M" >&2
-rm -rf "$root"
+rm -rf --one-file-system "$root"
 rm -rf "$dir"
 mv "$work" "$dir"
 trap - EXIT
+# Images of earlier inputs are of no further use.
+for old in "$cache/$suite"-*; do
+	[ "$old" = "$dir" ] || rm -rf --one-file-system "$old"
+done
 echo "$dir"
