@@ -7,11 +7,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"bench/harness/host"
 )
 
 // TestImageKilled kills image.sh in the middle of debootstrap, when the
@@ -63,16 +66,15 @@ func TestImageKilled(t *testing.T) {
 	})
 
 	// The builder's own namespace shows its mounts; the host's must not.
-	target := cache + "/build."
 	deadline := time.Now().Add(20 * time.Minute)
 	for {
-		for _, m := range mountsUnder(t, "/proc/self/mountinfo", target) {
+		for _, m := range mountsUnder(t, "/proc/self/mountinfo", cache) {
 			if !strings.HasPrefix(m, filepath.Dir(stale)) {
 				t.Fatalf("the host sees the build's mount %s", m)
 			}
 		}
-		inner := mountsUnder(t, "/proc/"+strconv.Itoa(pid)+"/mountinfo", target)
-		if len(inner) > 0 && anySuffix(inner, "/root/proc") {
+		inner := mountsUnder(t, "/proc/"+strconv.Itoa(pid)+"/mountinfo", cache)
+		if slices.ContainsFunc(inner, func(m string) bool { return strings.HasSuffix(m, "/root/proc") }) {
 			t.Logf("the build's namespace has %v", inner)
 			break
 		}
@@ -108,42 +110,25 @@ func TestImageKilled(t *testing.T) {
 	}
 }
 
-// mountsUnder lists the mount points under prefix in a mountinfo file.
-func mountsUnder(t *testing.T, mountinfo, prefix string) []string {
+// mountsUnder lists the mount points at dir or beneath it in a
+// mountinfo file; a process gone has none.
+func mountsUnder(t *testing.T, mountinfo, dir string) []string {
 	t.Helper()
 	b, err := os.ReadFile(mountinfo)
-	if err != nil {
-		if os.IsNotExist(err) {
-			return nil
-		}
+	if os.IsNotExist(err) {
+		return nil
+	} else if err != nil {
 		t.Fatal(err)
 	}
-	var out []string
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) > 4 && strings.HasPrefix(f[4], prefix) {
-			out = append(out, f[4])
-		}
-	}
-	return out
-}
-
-func anySuffix(list []string, suffix string) bool {
-	for _, s := range list {
-		if strings.HasSuffix(s, suffix) {
-			return true
-		}
-	}
-	return false
+	return host.MountsUnder(string(b), dir)
 }
 
 // removeUnmounted removes dir after unmounting anything still mounted
 // under it, and never crosses into another file system: a failed test
 // must not take a host directory with it.
 func removeUnmounted(t *testing.T, dir string) {
-	m := mountsUnder(t, "/proc/self/mountinfo", dir)
-	for i := len(m) - 1; i >= 0; i-- {
-		syscall.Unmount(m[i], syscall.MNT_DETACH)
+	if _, err := host.UnmountUnder(dir); err != nil {
+		t.Error(err)
 	}
 	if out, err := exec.Command("rm", "-rf", "--one-file-system", dir).CombinedOutput(); err != nil {
 		t.Errorf("remove %s: %v\n%s", dir, err, out)

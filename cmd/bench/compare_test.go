@@ -165,7 +165,7 @@ func mdTables(text string) map[string][][][]string {
 // px: a bar with its title for each cell compared; its tables fit as
 // the session's page's do (chromium.CheckTables).
 func TestCompareReferenceLowered(t *testing.T) {
-	ref := []string{filepath.Join("..", "..", "data", "epyc-2-cpus-2026-12-05.csv")}
+	ref := []string{referenceSession}
 	low := lowered(t, ref, 0.85)
 	args := append(append(slices.Clone(ref), "--"), low)
 	var stdout, stderr bytes.Buffer

@@ -184,7 +184,7 @@ func removeRunDirs(prefix string, st lockState) ([]string, error) {
 			continue
 		}
 		// The origin's tmpfs, mounted in the host's mount namespace.
-		mounts, err := unmountUnder(d)
+		mounts, err := UnmountUnder(d)
 		for _, m := range mounts {
 			removed = append(removed, "mount "+m)
 		}
@@ -385,10 +385,10 @@ func anyValue[T any](T) bool { return true }
 
 func nonBlank(s string) bool { return strings.TrimSpace(s) != "" }
 
-// unmountUnder detaches every mount at dir or beneath it, deepest first,
-// and returns their mount points. Only the harness's own run directories
-// are given to it.
-func unmountUnder(dir string) ([]string, error) {
+// UnmountUnder detaches every mount at dir or beneath it, deepest first,
+// and returns their mount points. Callers give it only directories they
+// made: the harness its run directories, tests their temporary ones.
+func UnmountUnder(dir string) ([]string, error) {
 	// The mounts of this thread's mount namespace, the host's: the main
 	// thread's (/proc/self) may be one withSysfs left in a namespace of
 	// its own.
@@ -398,7 +398,7 @@ func unmountUnder(dir string) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read mounts: %w", err)
 	}
-	points := mountsUnder(string(b), filepath.Clean(dir))
+	points := MountsUnder(string(b), filepath.Clean(dir))
 	var done []string
 	var errs []error
 	for _, m := range points {
@@ -411,9 +411,9 @@ func unmountUnder(dir string) ([]string, error) {
 	return done, errors.Join(errs...)
 }
 
-// mountsUnder returns the mount points of a mountinfo text at dir or
+// MountsUnder returns the mount points of a mountinfo text at dir or
 // beneath it, deepest first, each once.
-func mountsUnder(mountinfo, dir string) []string {
+func MountsUnder(mountinfo, dir string) []string {
 	var points []string
 	for _, line := range strings.Split(mountinfo, "\n") {
 		// ID, parent ID, major:minor, root, mount point, ...

@@ -413,7 +413,7 @@ func (h *Host) Close() error {
 		}
 	}
 	if h.ownRun && h.runDir != "" {
-		if _, err := unmountUnder(h.runDir); err != nil {
+		if _, err := UnmountUnder(h.runDir); err != nil {
 			errs = append(errs, err)
 		} else if err := os.RemoveAll(h.runDir); err != nil {
 			errs = append(errs, fmt.Errorf("remove run directory: %w", err))

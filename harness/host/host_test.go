@@ -661,12 +661,12 @@ func TestMountsUnder(t *testing.T) {
 103 22 0:53 / /run/bench-run-1/with\040space rw - tmpfs tmpfs rw
 104 22 0:54 / /run/bench-run-1 rw - tmpfs tmpfs rw
 `
-	got := mountsUnder(info, "/run/bench-run-1")
+	got := MountsUnder(info, "/run/bench-run-1")
 	// Deepest first; the run directory itself too; not a sibling whose
 	// name starts alike.
 	want := []string{"/run/bench-run-1/origin/www/deep", "/run/bench-run-1/origin/www", "/run/bench-run-1/with space", "/run/bench-run-1"}
 	if !reflect.DeepEqual(got, want) {
-		t.Errorf("mountsUnder = %q; want %q", got, want)
+		t.Errorf("MountsUnder = %q; want %q", got, want)
 	}
 }
 
