@@ -141,21 +141,6 @@ func labelHash(s string) string {
 	return "h" + hex.EncodeToString(sum[:4])
 }
 
-// CheckName refuses a session id or a machine label (what names it) that
-// could name a path where the history files it: empty, "." or "..", or
-// holding a slash, a backslash or a NUL.
-func CheckName(what, name string) error {
-	switch {
-	case name == "":
-		return fmt.Errorf("%s is empty", what)
-	case name == "." || name == "..":
-		return fmt.Errorf("%s %q names a folder: want a name", what, name)
-	case strings.ContainsAny(name, "/\\\x00"):
-		return fmt.Errorf("%s %q holds a slash, a backslash or a NUL: the history files a session in folders by its id and machine; want a name without them", what, name)
-	}
-	return nil
-}
-
 // asciiSlug is s lower case, its runs of other characters than ASCII
 // letters and digits one dash, none at either end.
 func asciiSlug(s string) string {

@@ -27,28 +27,6 @@ func TestSlug(t *testing.T) {
 	}
 }
 
-func TestCheckName(t *testing.T) {
-	for _, c := range []struct {
-		in string
-		ok bool
-	}{
-		{"2026-11-30-nightly", true},  // a session id as the nightly names it
-		{"Xeon, 2 CPUs", true},        // a label as the tables print it
-		{"ÄÖ 机器", true},               // letters a slug has not: its hash names the folder
-		{"x/../../../escaped", false}, // climbs out of the history
-		{"../..", false},              // a path, its slug empty
-		{"..", false},                 // the folder above
-		{".", false},                  // the folder itself
-		{"a\\b", false},               // a backslash
-		{"a\x00b", false},             // a NUL
-		{"", false},                   // nothing to name a folder by
-	} {
-		if err := CheckName("the session id", c.in); (err == nil) != c.ok {
-			t.Errorf("CheckName(%q) = %v; want ok %v", c.in, err, c.ok)
-		}
-	}
-}
-
 func TestHistoryDir(t *testing.T) {
 	// A session that started late in the evening west of UTC is filed
 	// under the day in UTC.
