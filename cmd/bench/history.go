@@ -24,8 +24,11 @@ file) or has no metadata beside it, one that did not end, one whose CSV's
 count of runs or checksum is not what its end recorded in the metadata (a
 session from before they were is filed with a warning), and a session id or
 machine label that could name a path (/, .., NUL) are refused (exit 2)
-before anything is written: DIR is left as it was. A link to a plain file is
-followed. The session is copied to a folder in DIR, synced, and renamed into
+before anything is written: DIR is left as it was. So is a session with a
+link anywhere in its files (its CSV, metadata, runs' folder or page), or a
+FIFO, a device or a socket: the history takes plain files and folders only,
+so that nothing outside the session is copied into a history that gets
+published; the copies are 0644, their folders 0755. The session is copied to a folder in DIR, synced, and renamed into
 place at the end; adds to one DIR take its lock in turn (of two adds of one
 session, the second is refused), and an add removes what a killed one left.`
 

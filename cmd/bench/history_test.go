@@ -6,9 +6,11 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -200,7 +202,7 @@ func TestHistoryAddFails(t *testing.T) {
 	writeFile(t, filepath.Join(root, "arm-m4", "2026-10-13-evening", "arm-m4-evening.csv"), "a night before\n")
 	before := listing(t, root)
 	status, stdout, stderr := historyAdd(root, csv)
-	if want := "bench: " + link + ": not a plain file, nor a link to one: the history copies a session's files, not what they point to\n"; status != exitUsage || stdout != "" || stderr != want {
+	if want := "bench: " + link + ": a symbolic link: the history takes a session's plain files and folders only; links are refused so that nothing outside the session is copied into a history that gets published\n"; status != exitUsage || stdout != "" || stderr != want {
 		t.Errorf("bench history add: exit %d, printed %q, %q; want %d, %q", status, stdout, stderr, exitUsage, want)
 	}
 	if after := listing(t, root); after != before {
@@ -226,6 +228,142 @@ func TestHistoryAddFails(t *testing.T) {
 	if after := listing(t, blocked); after != before {
 		t.Errorf("bench history add changed the history from\n%s\nto\n%s", before, after)
 	}
+}
+
+// TestHistoryAddRefusesLinks: a session whose runs' folder holds a link
+// to /proc/self/environ (with a secret in the environment) and a link to
+// a key readable by its owner alone is refused (exit 2, the link named),
+// and so is a link or a FIFO as any of the session's files: nothing of
+// what they point to is in the history, which is as it was. A session
+// of plain files is filed 0644 and 0755 whatever the source's modes.
+func TestHistoryAddRefusesLinks(t *testing.T) {
+	// the environment of a process of its own: /proc/self/environ is
+	// what a process was started with
+	const secret = "SECRET=a0b1c2d3-environ-secret"
+	t.Setenv("SECRET", strings.TrimPrefix(secret, "SECRET="))
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := filepath.Join(t.TempDir(), "key")
+	const keyText = "-----BEGIN PRIVATE KEY-----a0b1c2d3-key\n"
+	if err := os.WriteFile(key, []byte(keyText), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	if status, _, stderr := historyAdd(root, sessionWith(t, "filed", func(m *results.Meta) { m.Session = "filed" }, nil)); status != exitOK {
+		t.Fatalf("bench history add: exit %d; want 0\n%s", status, stderr)
+	}
+	link := func(target, name string) func(string) string {
+		return func(csv string) string {
+			if err := os.Remove(name); err != nil && !os.IsNotExist(err) {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(target, name); err != nil {
+				t.Fatal(err)
+			}
+			return name
+		}
+	}
+	for _, c := range []struct {
+		name string
+		// craft puts the link in the session of csv and returns the
+		// path refused
+		craft func(csv string) string
+	}{
+		{"the crafted runs", func(csv string) string {
+			runs := results.RunsDir(csv)
+			link(key, filepath.Join(runs, "notes.txt"))(csv)
+			return link("/proc/self/environ", filepath.Join(runs, "a.out"))(csv)
+		}},
+		{"a link to the environment", func(csv string) string {
+			return link("/proc/self/environ", filepath.Join(results.RunsDir(csv), "a.out"))(csv)
+		}},
+		{"a link to a key", func(csv string) string {
+			return link(key, filepath.Join(results.RunsDir(csv), "sub", "notes.txt"))(csv)
+		}},
+		{"the page a link", func(csv string) string { return link(key, results.PagePath(csv))(csv) }},
+		{"the runs' folder a link", func(csv string) string {
+			d := filepath.Join(t.TempDir(), "runs")
+			writeFile(t, filepath.Join(d, "notes.txt"), keyText)
+			os.RemoveAll(results.RunsDir(csv))
+			return link(d, results.RunsDir(csv))(csv)
+		}},
+		{"the metadata a link", func(csv string) string {
+			real := filepath.Join(t.TempDir(), "meta.json")
+			if err := os.Rename(results.MetaPath(csv), real); err != nil {
+				t.Fatal(err)
+			}
+			return link(real, results.MetaPath(csv))(csv)
+		}},
+		{"the CSV a link", func(csv string) string {
+			real := filepath.Join(t.TempDir(), "real.csv")
+			if err := os.Rename(csv, real); err != nil {
+				t.Fatal(err)
+			}
+			return link(real, csv)(csv)
+		}},
+		{"a FIFO in the runs", func(csv string) string {
+			p := filepath.Join(results.RunsDir(csv), "fifo.out")
+			if err := syscall.Mkfifo(p, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return p
+		}},
+	} {
+		csv := sessionWith(t, "crafted", nil, nil)
+		writeFile(t, filepath.Join(results.RunsDir(csv), "sub", "plain.out"), "plain\n")
+		refused := c.craft(csv)
+		before := listing(t, root)
+		var out, errs bytes.Buffer
+		cmd := exec.Command(exe, "history", "add", root, csv)
+		cmd.Stdout, cmd.Stderr = &out, &errs
+		cmd.Run()
+		status, stdout, stderr := cmd.ProcessState.ExitCode(), out.String(), errs.String()
+		if status != exitUsage || stdout != "" || !strings.HasPrefix(stderr, "bench: "+refused+": ") || !strings.Contains(stderr, "links are refused so that nothing outside the session is copied into a history that gets published") {
+			t.Errorf("%s: bench history add: exit %d, printed %q, %q; want %d, %s refused", c.name, status, stdout, stderr, exitUsage, refused)
+		}
+		if after := listing(t, root); after != before {
+			t.Errorf("%s: bench history add changed the history from\n%s\nto\n%s", c.name, before, after)
+		}
+		filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			if b, err := os.ReadFile(p); err == nil && (strings.Contains(string(b), secret) || strings.Contains(string(b), "a0b1c2d3-key")) {
+				t.Errorf("%s: %s holds the secret or the key", c.name, p)
+			}
+			return nil
+		})
+	}
+
+	// plain files, a key's mode and a private folder's: filed 0644, 0755
+	csv := sessionWith(t, "modes", func(m *results.Meta) { m.Session = "modes" }, nil)
+	writeFile(t, filepath.Join(results.RunsDir(csv), "private", "own.out"), "mine\n")
+	if err := os.Chmod(filepath.Join(results.RunsDir(csv), "private", "own.out"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Join(results.RunsDir(csv), "private"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	status, stdout, stderr := historyAdd(root, csv)
+	if status != exitOK {
+		t.Fatalf("bench history add: exit %d; want 0\n%s", status, stderr)
+	}
+	dest := strings.TrimSpace(strings.TrimPrefix(stdout, "filed "))
+	filepath.WalkDir(dest, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		if want := map[bool]fs.FileMode{true: fs.ModeDir | 0o755, false: 0o644}[d.IsDir()]; fi.Mode() != want {
+			t.Errorf("%s filed %v; want %v", p, fi.Mode(), want)
+		}
+		return nil
+	})
 }
 
 // sessionWith writes the fixture's session in a folder of its own with
@@ -266,8 +404,8 @@ func sessionWith(t *testing.T, name string, edit func(*results.Meta), cut func(s
 // TestHistoryAddChecks: what could name a path is refused, a label
 // without a letter of a slug is filed under its hash, a CSV cut off
 // (a run short, or inside its last figure) is refused, one from before
-// the checks is filed with a warning, a link to the CSV is followed,
-// and an add removes what a killed add left.
+// the checks is filed with a warning, and an add removes what a killed
+// add left.
 func TestHistoryAddChecks(t *testing.T) {
 	root := t.TempDir()
 	for _, c := range []struct {
@@ -323,8 +461,8 @@ func TestHistoryAddChecks(t *testing.T) {
 		t.Errorf("HistorySessions = %q, %v; want the two sessions", got, err)
 	}
 
-	// a session from before the checks, through a link, over an add
-	// killed before its rename
+	// a session from before the checks, over an add killed before its
+	// rename
 	old := sessionWith(t, "old", func(m *results.Meta) { m.Session = "old" }, nil)
 	meta, err := results.ReadMeta(results.MetaPath(old))
 	if err != nil {
@@ -334,21 +472,10 @@ func TestHistoryAddChecks(t *testing.T) {
 	if err := meta.Write(results.MetaPath(old)); err != nil {
 		t.Fatal(err)
 	}
-	linked := filepath.Join(t.TempDir(), filepath.Base(old))
-	if err := os.Symlink(old, linked); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(results.MetaPath(old), results.MetaPath(linked)); err != nil {
-		t.Fatal(err)
-	}
 	writeFile(t, filepath.Join(root, ".add-123", filepath.Base(old)), "a killed add's\n")
-	status, stdout, stderr := historyAdd(root, linked)
-	if status != exitOK || !strings.Contains(stderr, "warning: "+linked+": its metadata records no count of runs nor checksum") {
+	status, stdout, stderr := historyAdd(root, old)
+	if status != exitOK || !strings.Contains(stderr, "warning: "+old+": its metadata records no count of runs nor checksum") {
 		t.Errorf("bench history add of a session from before the checks: exit %d, printed %q, %q; want 0 and a warning", status, stdout, stderr)
-	}
-	dest := strings.TrimSpace(strings.TrimPrefix(stdout, "filed "))
-	if fi, err := os.Lstat(filepath.Join(dest, filepath.Base(old))); err != nil || !fi.Mode().IsRegular() {
-		t.Errorf("the linked CSV filed as %v, %v; want a plain file", fi, err)
 	}
 	if _, err := os.Stat(filepath.Join(root, ".add-123")); !os.IsNotExist(err) {
 		t.Errorf("a killed add's folder is still there after an add: %v", err)

@@ -18,10 +18,11 @@ import (
 
 // TestMain lets the test binary be bench for the programs a session
 // starts of its own: the mix scenarios run `bench mix` as the
-// session's executable, which in a test is this binary. Before the tests
-// it cleans up after the test binaries that were killed.
+// session's executable, which in a test is this binary, and a test runs
+// `bench history add` in a process of its own environment. Before the
+// tests it cleans up after the test binaries that were killed.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == "mix" {
+	if len(os.Args) > 1 && (os.Args[1] == "mix" || os.Args[1] == "history") {
 		main()
 		os.Exit(0)
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -14,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // A history keeps sessions night after night, a folder each, as plain
@@ -169,7 +172,9 @@ func asciiSlug(s string) string {
 // skips), renamed into place whole.
 //
 // A session id or machine label that could name a path is refused
-// (CheckName); a CSV whose count of runs or checksum is not what the
+// (CheckName), and so is a session whose files are not all plain files
+// and folders (a link, a FIFO, a device: checkPlain), so that nothing
+// outside the session is copied into the history; a CSV whose count of runs or checksum is not what the
 // session's end recorded in its metadata is refused (cut off, or
 // changed since), and one from before they were recorded is filed
 // with a warning that it could not be checked. Adds to one root take
@@ -199,6 +204,13 @@ type historySession struct {
 func readHistorySession(csv string, commits map[string]string) (*historySession, error) {
 	if !strings.HasSuffix(csv, ".csv") {
 		return nil, &InputError{File: csv, Err: errors.New("not a session file: want the .csv that bench run wrote")}
+	}
+	// plain files only, before any is read: a link would copy what it
+	// points to (a key, /proc/self/environ) into the history
+	for _, p := range []string{csv, MetaPath(csv), RunsDir(csv), PagePath(csv)} {
+		if err := checkPlain(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
 	}
 	rows, err := ReadFiles([]string{csv})
 	if err != nil {
@@ -424,48 +436,113 @@ func syncFile(path string) error {
 	return nil
 }
 
-// copyTree copies the file or folder src to dst, which it creates.
+// copyTree copies the plain file or folder src to dst, which it
+// creates, and the plain files and folders under it, a file 0644 and a
+// folder 0755 whatever the source's modes. It opens each without
+// following a link (O_NOFOLLOW, each name under its folder's open
+// descriptor), so that a link put in place after checkPlain is refused
+// all the same (notPlain), and without waiting on a FIFO (O_NONBLOCK).
 func copyTree(src, dst string) error {
-	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, path)
-		if err != nil {
-			return err
-		}
-		to := filepath.Join(dst, rel)
-		if d.IsDir() {
-			if err := os.Mkdir(to, 0o755); err != nil {
-				return err
-			}
-			return nil
-		}
-		if !d.Type().IsRegular() {
-			// a link to a plain file is followed; to anything else refused
-			fi, err := os.Stat(path)
-			if err != nil {
-				return &InputError{File: path, Err: fmt.Errorf("not a plain file, nor a link to one: %w", err)}
-			}
-			if !fi.Mode().IsRegular() {
-				return &InputError{File: path, Err: errors.New("not a plain file, nor a link to one: the history copies a session's files, not what they point to")}
-			}
-		}
-		b, err := os.ReadFile(path)
+	return copyAt(unix.AT_FDCWD, src, src, dst)
+}
+
+// copyAt copies name in the folder open as dir (AT_FDCWD: name is a
+// path), path for messages, to dst.
+func copyAt(dir int, name, path, dst string) error {
+	fd, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err == unix.ELOOP {
+		return notPlain(path, fs.ModeSymlink)
+	}
+	if err != nil {
+		return &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), path)
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	switch {
+	case fi.Mode().IsRegular():
+		b, err := io.ReadAll(f)
 		if err != nil {
 			return fmt.Errorf("copy %s: %w", path, err)
 		}
-		if err := writeSynced(to, b); err != nil {
+		if err := writeSynced(dst, b); err != nil {
 			return fmt.Errorf("copy %s: %w", path, err)
 		}
 		return nil
+	case !fi.IsDir():
+		return notPlain(path, fi.Mode())
+	}
+	if err := os.Mkdir(dst, 0o755); err != nil {
+		return err
+	}
+	if err := os.Chmod(dst, 0o755); err != nil {
+		return err
+	}
+	entries, err := f.ReadDir(-1)
+	if err != nil {
+		return fmt.Errorf("copy %s: %w", path, err)
+	}
+	for _, e := range entries {
+		if err := copyAt(int(f.Fd()), e.Name(), filepath.Join(path, e.Name()), filepath.Join(dst, e.Name())); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkPlain refuses (notPlain) the file or folder at path, and
+// anything under the folder, that is not a plain file or a folder: a
+// link (never followed: Lstat and the folders' entries' types), a FIFO,
+// a device, a socket. A path that is not there is an fs.ErrNotExist.
+func checkPlain(path string) error {
+	fi, err := os.Lstat(path)
+	switch {
+	case err != nil:
+		return err
+	case fi.Mode().IsRegular():
+		return nil
+	case !fi.IsDir():
+		return notPlain(path, fi.Mode())
+	}
+	return filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && !d.Type().IsRegular() {
+			return notPlain(p, d.Type())
+		}
+		return nil
 	})
+}
+
+// notPlain is the InputError of a session's file at path that is of
+// mode's type, neither a plain file nor a folder.
+func notPlain(path string, mode fs.FileMode) error {
+	what := "not a plain file"
+	switch {
+	case mode&fs.ModeSymlink != 0:
+		what = "a symbolic link"
+	case mode&fs.ModeNamedPipe != 0:
+		what = "a named pipe (FIFO)"
+	case mode&fs.ModeSocket != 0:
+		what = "a socket"
+	case mode&fs.ModeDevice != 0:
+		what = "a device"
+	}
+	return &InputError{File: path, Err: fmt.Errorf("%s: the history takes a session's plain files and folders only; links are refused so that nothing outside the session is copied into a history that gets published", what)}
 }
 
 // writeSynced writes b as the file path, flushed to the disk.
 func writeSynced(path string, b []byte) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
+		return err
+	}
+	if err := f.Chmod(0o644); err != nil { // whatever the umask
+		f.Close()
 		return err
 	}
 	if _, err := f.Write(b); err != nil {

@@ -1,9 +1,13 @@
 package results
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -113,5 +117,50 @@ func TestFinishRecordsCSV(t *testing.T) {
 	}
 	if rows, short, _ := CSVSum(csvPath); rows != 1 || short == sum {
 		t.Errorf("CSVSum(a run short) = %d, %q; want 1 and another checksum than %q", rows, short, sum)
+	}
+}
+
+// TestCopyTreeRefusesLinks: the copy itself, past the session's check
+// (a link put in place after it), refuses a link to a plain file, at
+// the top or under a folder, and a FIFO, without opening what they
+// point to, and leaves no copy of it.
+func TestCopyTreeRefusesLinks(t *testing.T) {
+	dir := t.TempDir()
+	key := filepath.Join(dir, "key")
+	if err := os.WriteFile(key, []byte("a key\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	runs := filepath.Join(dir, "x.runs")
+	if err := os.MkdirAll(filepath.Join(runs, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(key, filepath.Join(runs, "sub", "notes.txt")); err != nil {
+		t.Fatal(err)
+	}
+	top := filepath.Join(dir, "x.html")
+	if err := os.Symlink(key, top); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(dir, "x.csv")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for src, want := range map[string]string{
+		runs: filepath.Join(runs, "sub", "notes.txt") + ": a symbolic link: ",
+		top:  top + ": a symbolic link: ",
+		fifo: fifo + ": a named pipe (FIFO): ",
+	} {
+		dst := filepath.Join(t.TempDir(), "copy")
+		err := copyTree(src, dst)
+		var ie *InputError
+		if !errors.As(err, &ie) || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("copyTree(%s) = %v; want an InputError %q...", src, err, want)
+		}
+		filepath.WalkDir(dst, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				t.Errorf("copyTree(%s) left %s", src, p)
+			}
+			return nil
+		})
 	}
 }
