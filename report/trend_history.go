@@ -33,11 +33,14 @@ type TrendSession struct {
 func (s *TrendSession) Date() string { return s.Started.UTC().Format(time.DateOnly) }
 
 // ReadTrendHistory reads every session of the history at root, in time
-// order. A file that cannot be read is an InputError naming it.
-func ReadTrendHistory(root string) ([]TrendSession, error) {
-	paths, err := results.HistorySessions(root)
+// order, and returns with them the warnings of what it skipped
+// (results.HistorySessions: a link, a FIFO where a session's file is
+// expected). A file that cannot be read is an InputError naming it, and
+// so is a history with no session (results.HistorySessions).
+func ReadTrendHistory(root string) ([]TrendSession, []string, error) {
+	paths, warnings, err := results.HistorySessions(root)
 	if err != nil {
-		return nil, err
+		return nil, warnings, err
 	}
 	out := make([]TrendSession, len(paths))
 	errs := make([]error, len(paths))
@@ -59,13 +62,13 @@ func ReadTrendHistory(root string) ([]TrendSession, error) {
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
-			return nil, err
+			return nil, warnings, err
 		}
 	}
 	slices.SortStableFunc(out, func(a, b TrendSession) int {
 		return cmp.Or(a.Started.Compare(b.Started), cmp.Compare(a.Machine, b.Machine), cmp.Compare(a.ID, b.ID))
 	})
-	return out, nil
+	return out, warnings, nil
 }
 
 // readTrendSession reads the session file at p, with its metadata and

@@ -46,7 +46,7 @@ func generatedHistory(t testing.TB, n int, machines ...string) string {
 // cell has a change point.
 func TestTrendFindsShifts(t *testing.T) {
 	dir := generatedHistory(t, 120)
-	sessions, err := ReadTrendHistory(dir)
+	sessions, _, err := ReadTrendHistory(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func TestTrendFindsShifts(t *testing.T) {
 // checked); its tables fit as the session's page's do
 // (chromium.CheckTables).
 func TestTrendPage(t *testing.T) {
-	sessions, err := ReadTrendHistory(generatedHistory(t, 120))
+	sessions, _, err := ReadTrendHistory(generatedHistory(t, 120))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +205,7 @@ func trendOf(b testing.TB, h nights.History) *Trends {
 	if _, err := nights.Write(dir, h); err != nil {
 		b.Fatal(err)
 	}
-	sessions, err := ReadTrendHistory(dir)
+	sessions, _, err := ReadTrendHistory(dir)
 	if err != nil {
 		b.Fatal(err)
 	}

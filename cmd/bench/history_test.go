@@ -131,7 +131,7 @@ func TestHistoryAdd(t *testing.T) {
 	if e.BenchCommit != "0123456789abcdef0123456789abcdef01234567" || len(e.ProxyCommits) != 1 || e.ProxyCommits["haproxy splice-auto"] != "abc123" || e.Added.Before(before.Truncate(time.Second)) {
 		t.Errorf("history.json = %+v; want bench's commit from the metadata, haproxy splice-auto's abc123, added since %s", *e, before)
 	}
-	if got, err := results.HistorySessions(root); err != nil || len(got) != 1 || got[0] != filepath.Join(dest, name) {
+	if got, _, err := results.HistorySessions(root); err != nil || len(got) != 1 || got[0] != filepath.Join(dest, name) {
 		t.Errorf("HistorySessions(%q) = %q, %v; want the session filed", root, got, err)
 	}
 }
@@ -457,7 +457,7 @@ func TestHistoryAddChecks(t *testing.T) {
 	if a, b := results.Slug("ÄÖ 机器"), results.Slug("机器 ÄÖ"); a == b || a == "" {
 		t.Errorf("Slug(%q), Slug(%q) = %q, %q; want two names", "ÄÖ 机器", "机器 ÄÖ", a, b)
 	}
-	if got, err := results.HistorySessions(root); err != nil || len(got) != 2 {
+	if got, _, err := results.HistorySessions(root); err != nil || len(got) != 2 {
 		t.Errorf("HistorySessions = %q, %v; want the two sessions", got, err)
 	}
 
@@ -498,7 +498,7 @@ func TestHistoryAddRace(t *testing.T) {
 	if min(a, b) != exitOK || max(a, b) != exitUsage {
 		t.Errorf("two adds of one session: exit %d and %d; want %d and %d", a, b, exitOK, exitUsage)
 	}
-	if got, err := results.HistorySessions(root); err != nil || len(got) != 1 {
+	if got, _, err := results.HistorySessions(root); err != nil || len(got) != 1 {
 		t.Errorf("HistorySessions = %q, %v; want one copy", got, err)
 	}
 }

@@ -13,6 +13,11 @@ import (
 const trendSynopsis = `[--format md|html] [--since YYYY-MM-DD] [--machine GLOBS] [--scenario GLOBS] [--proxy NAMES] [--min-step PCT%] [--fail-new PCT%] DIR
 
 DIR is a history (bench history add): DIR/<machine>/<date>-<session>/<csv>.
+A DIR that is not a folder, holds no session at that depth (a machine's or a
+session's folder), holds one session twice (its folder copied) or more
+sessions than a history may hold is refused (exit 2), --fail-new or not; a
+link or a FIFO where a session's file or folder is expected is skipped,
+never opened, with a warning on stderr.
 Each cell of each machine, by its throughput and by its p99 where the runs
 have one, is a series of its sessions' medians; its change points are
 found by E-Divisive means (two sessions a side at the least, p ≤ 0.001 over
@@ -81,7 +86,10 @@ func cmdTrend(stdout, stderr io.Writer, args []string) error {
 	if *format != report.FormatMarkdown && *format != report.FormatHTML {
 		return usageError{fmt.Errorf("trend: --format %q: want md or html", *format)}
 	}
-	sessions, err := report.ReadTrendHistory(fs.Arg(0))
+	sessions, warnings, err := report.ReadTrendHistory(fs.Arg(0))
+	for _, w := range warnings {
+		fmt.Fprintf(stderr, "bench: warning: %s\n", w)
+	}
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"runtime/metrics"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -219,6 +220,101 @@ func TestTrendRefused(t *testing.T) {
 		err := cmdTrend(io.Discard, io.Discard, tc.args)
 		if got := exitStatus(err, io.Discard); got != exitUsage {
 			t.Errorf("%s: bench trend %q = %v, status %d; want %d", tc.name, tc.args, err, got, exitUsage)
+		}
+	}
+}
+
+// TestTrendRefusesHistory: with --fail-new, a path that is not a history
+// (a file, an empty folder, a machine's folder, a session's) and a
+// history holding a session twice (its folder copied) exit 2, naming
+// what was refused (both places of the session), never 0.
+func TestTrendRefusesHistory(t *testing.T) {
+	dir := history(t, 8)
+	machines, err := os.ReadDir(dir)
+	if err != nil || len(machines) == 0 {
+		t.Fatalf("the generated history: %v, %v", machines, err)
+	}
+	machine := filepath.Join(dir, machines[0].Name())
+	sessions, _, err := results.HistorySessions(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := filepath.Join(t.TempDir(), "README.md")
+	writeFile(t, readme, "# bench\n")
+	empty := t.TempDir()
+	for _, c := range []struct {
+		name, dir string
+		says      []string
+	}{
+		{"a file", readme, []string{readme + ": not a folder"}},
+		{"an empty folder", empty, []string{empty + ": no session in it"}},
+		{"a machine's folder", machine, []string{machine + ": no session in it"}},
+		{"a session's folder", filepath.Dir(sessions[0]), []string{filepath.Dir(sessions[0]) + ": no session in it"}},
+	} {
+		var stdout, stderr bytes.Buffer
+		err := cmdTrend(&stdout, &stderr, []string{"--fail-new", "5%", c.dir})
+		status := exitStatus(err, &stderr)
+		if status != exitUsage {
+			t.Errorf("%s: bench trend --fail-new 5%% %s: exit %d, %v; want %d", c.name, c.dir, status, err, exitUsage)
+		}
+		for _, s := range c.says {
+			if !strings.Contains(stderr.String(), s) {
+				t.Errorf("%s: bench trend printed %q on stderr; want %q in it", c.name, stderr.String(), s)
+			}
+		}
+	}
+}
+
+// TestTrendSkipsFIFO: a FIFO named as a session's file (x.csv) in a
+// history is skipped with a warning, never opened, and the history's
+// sessions are read (exit 0); a history of nothing else is refused (exit
+// 2). Were the FIFO opened, the test finds it so and lets it go (it
+// opens the other end).
+func TestTrendSkipsFIFO(t *testing.T) {
+	dir := history(t, 8)
+	alone := t.TempDir()
+	var fifos []string
+	for _, d := range []string{dir, alone} {
+		p := filepath.Join(d, "m", "2026-12-31-fifo", "m-fifo.csv")
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := syscall.Mkfifo(p, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		fifos = append(fifos, p)
+	}
+	for i, c := range []struct {
+		dir    string
+		status int
+	}{{dir, exitOK}, {alone, exitUsage}} {
+		done := make(chan struct{})
+		opened := make(chan bool, 1)
+		go func() {
+			// a writer opens without waiting only where a reader has
+			// the FIFO open
+			for {
+				select {
+				case <-done:
+					opened <- false
+					return
+				case <-time.After(50 * time.Millisecond):
+				}
+				if fd, err := syscall.Open(fifos[i], syscall.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+					syscall.Close(fd)
+					opened <- true
+					return
+				}
+			}
+		}()
+		var stdout, stderr bytes.Buffer
+		status := exitStatus(cmdTrend(&stdout, &stderr, []string{"--fail-new", "5%", c.dir}), &stderr)
+		close(done)
+		if <-opened {
+			t.Errorf("bench trend %s opened the FIFO %s", c.dir, fifos[i])
+		}
+		if status != c.status || !strings.Contains(stderr.String(), "bench: warning: "+fifos[i]+": a named pipe (FIFO) where a session's file is expected: skipped, never opened\n") {
+			t.Errorf("bench trend %s: exit %d, printed %q; want %d, the FIFO skipped with a warning", c.dir, status, stderr.String(), c.status)
 		}
 	}
 }

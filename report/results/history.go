@@ -57,29 +57,81 @@ func HistoryDir(root, machine, date, session string) string {
 // names it: the day in UTC.
 func HistoryDate(t time.Time) string { return t.UTC().Format(historyDate) }
 
+// MaxHistorySessions is the most sessions a history may hold, and
+// maxHistoryNames the most names HistorySessions reads in its folders
+// (a few a session, and as many more): a history past either is
+// refused, so that a crafted one cannot make bench trend list, read and
+// search without end.
+const (
+	MaxHistorySessions = 100000
+	maxHistoryNames    = 10 * MaxHistorySessions
+)
+
 // HistorySessions lists the session files of the history root
 // (root/*/*/*.csv) in the order the sessions started, by their folders'
 // dates, and by path for one date. Folders whose names begin with a dot
-// (one being filed) are no part of it.
-func HistorySessions(root string) ([]string, error) {
-	if _, err := os.Stat(root); err != nil {
+// (one being filed) are no part of it. Nothing is followed or opened but
+// folders: a link where a machine's or a session's folder is expected,
+// and a session whose CSV, metadata or HistoryFile is not a plain file
+// (a link, a FIFO, a device), are skipped, each with a warning. A root
+// that is not a folder, that holds no session at that depth (a
+// machine's or a session's folder given for the history), or more than
+// MaxHistorySessions, is refused: an InputError naming it.
+func HistorySessions(root string) (sessions, warnings []string, err error) {
+	return historySessions(root, MaxHistorySessions, maxHistoryNames)
+}
+
+// historySessions is HistorySessions with at most maxSessions sessions
+// and maxNames names read.
+func historySessions(root string, maxSessions, maxNames int) (sessions, warnings []string, err error) {
+	fi, err := os.Stat(root)
+	if err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
 			err = pe.Err // the path is the InputError's
 		}
-		return nil, &InputError{File: root, Err: err}
+		return nil, nil, &InputError{File: root, Err: err}
 	}
-	all, err := filepath.Glob(filepath.Join(root, "*", "*", "*.csv"))
+	if !fi.IsDir() {
+		return nil, nil, &InputError{File: root, Err: errors.New("not a folder: a history is the folder bench history add files into, DIR/<machine>/<date>-<session>/<session>.csv")}
+	}
+	l := &historyLister{root: root, max: maxNames, budget: maxNames, maxSessions: maxSessions}
+	machines, err := l.folders(root, "a machine's")
 	if err != nil {
-		return nil, fmt.Errorf("list the history %s: %w", root, err)
+		return nil, nil, err
 	}
-	var out []string
-	for _, p := range all {
-		session := filepath.Dir(p)
-		machine := filepath.Dir(session)
-		if !strings.HasPrefix(filepath.Base(session), ".") && !strings.HasPrefix(filepath.Base(machine), ".") {
-			out = append(out, p)
+	var out, dirs []string
+	for _, m := range machines {
+		ds, err := l.folders(m, "a session's")
+		if err != nil {
+			return nil, nil, err
 		}
+		dirs = append(dirs, ds...)
+		if len(dirs) > maxSessions {
+			return nil, nil, &InputError{File: root, Err: fmt.Errorf("more than %d sessions: a history holds at most %d", maxSessions, maxSessions)}
+		}
+	}
+	for _, d := range dirs {
+		files, err := l.read(d)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, f := range files {
+			if !strings.HasSuffix(f.Name(), ".csv") || strings.HasPrefix(f.Name(), ".") {
+				continue
+			}
+			p := filepath.Join(d, f.Name())
+			if !f.Type().IsRegular() {
+				l.warn(p, f.Type(), "where a session's file is expected: skipped, never opened")
+				continue
+			}
+			if l.plainBeside(p, MetaPath(p)) && l.plainBeside(p, filepath.Join(d, HistoryFile)) {
+				out = append(out, p)
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil, l.warnings, &InputError{File: root, Err: errors.New("no session in it: a history is the folder bench history add files into, its sessions at DIR/<machine>/<date>-<session>/<session>.csv (a machine's or a session's folder is not)")}
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		di, dj := filepath.Base(filepath.Dir(out[i])), filepath.Base(filepath.Dir(out[j]))
@@ -88,7 +140,83 @@ func HistorySessions(root string) ([]string, error) {
 		}
 		return out[i] < out[j]
 	})
+	return out, l.warnings, nil
+}
+
+// historyLister reads the folders of the history root for
+// HistorySessions, at most max names in all (budget of them left), for
+// a history of at most maxSessions.
+type historyLister struct {
+	root        string
+	max, budget int
+	maxSessions int
+	warnings    []string
+}
+
+// read lists the folder dir's entries, sorted by name, without
+// following any of them; past the budget it refuses the history.
+func (l *historyLister) read(dir string) ([]fs.DirEntry, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var all []fs.DirEntry
+	for {
+		ents, err := f.ReadDir(1024)
+		all = append(all, ents...)
+		if l.budget -= len(ents); l.budget < 0 {
+			return nil, &InputError{File: l.root, Err: fmt.Errorf("more than %d names in its folders: a history holds at most %d sessions", l.max, l.maxSessions)}
+		}
+		if err == io.EOF || len(ents) == 0 {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	slices.SortFunc(all, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return all, nil
+}
+
+// folders lists the folders in dir, what's folders (a machine's, a
+// session's), but those whose names begin with a dot; a link or another
+// file that is not a plain file is skipped with a warning, plain files
+// without one.
+func (l *historyLister) folders(dir, what string) ([]string, error) {
+	ents, err := l.read(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range ents {
+		p := filepath.Join(dir, e.Name())
+		switch {
+		case strings.HasPrefix(e.Name(), "."):
+		case e.IsDir():
+			out = append(out, p)
+		case !e.Type().IsRegular():
+			l.warn(p, e.Type(), "where "+what+" folder is expected: skipped, never followed")
+		}
+	}
 	return out, nil
+}
+
+// plainBeside says whether the file p beside the session file csv is a
+// plain file or is not there; where it is another (a link, a FIFO), the
+// session is skipped with a warning.
+func (l *historyLister) plainBeside(csv, p string) bool {
+	fi, err := os.Lstat(p)
+	if err != nil || fi.Mode().IsRegular() {
+		return true
+	}
+	l.warn(p, fi.Mode(), "beside the session "+csv+": the session is skipped, never opened")
+	return false
+}
+
+// warn records that path, of mode's type, was skipped, and why.
+func (l *historyLister) warn(path string, mode fs.FileMode, why string) {
+	l.warnings = append(l.warnings, fmt.Sprintf("%s: %s %s", path, fileKind(mode), why))
 }
 
 // WriteHistoryEntry writes e as dir's HistoryFile.
@@ -521,18 +649,24 @@ func checkPlain(path string) error {
 // notPlain is the InputError of a session's file at path that is of
 // mode's type, neither a plain file nor a folder.
 func notPlain(path string, mode fs.FileMode) error {
-	what := "not a plain file"
+	return &InputError{File: path, Err: fmt.Errorf("%s: the history takes a session's plain files and folders only; links are refused so that nothing outside the session is copied into a history that gets published", fileKind(mode))}
+}
+
+// fileKind names the type of a file of mode that is not a plain file.
+func fileKind(mode fs.FileMode) string {
 	switch {
 	case mode&fs.ModeSymlink != 0:
-		what = "a symbolic link"
+		return "a symbolic link"
 	case mode&fs.ModeNamedPipe != 0:
-		what = "a named pipe (FIFO)"
+		return "a named pipe (FIFO)"
 	case mode&fs.ModeSocket != 0:
-		what = "a socket"
+		return "a socket"
 	case mode&fs.ModeDevice != 0:
-		what = "a device"
+		return "a device"
+	case mode.IsDir():
+		return "a folder"
 	}
-	return &InputError{File: path, Err: fmt.Errorf("%s: the history takes a session's plain files and folders only; links are refused so that nothing outside the session is copied into a history that gets published", what)}
+	return "not a plain file"
 }
 
 // writeSynced writes b as the file path, flushed to the disk.

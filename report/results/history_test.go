@@ -61,7 +61,7 @@ func TestHistorySessions(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	got, err := HistorySessions(root)
+	got, _, err := HistorySessions(root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,5 +162,109 @@ func TestCopyTreeRefusesLinks(t *testing.T) {
 			}
 			return nil
 		})
+	}
+}
+
+// TestHistorySessionsRefused: a path that is not a folder, a folder of no
+// session at the history's depth (empty, a machine's folder, a
+// session's) and a history past its bounds are refused, an InputError
+// naming it; a FIFO or a link where a session's file or folder is
+// expected is skipped with a warning naming it, never opened, and a
+// history of nothing else is refused.
+func TestHistorySessionsRefused(t *testing.T) {
+	root := t.TempDir()
+	write := func(p string) string {
+		p = filepath.Join(root, p)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("machine,session\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	fifo := func(p string) string {
+		p = filepath.Join(root, p)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := syscall.Mkfifo(p, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	link := func(target, p string) string {
+		p = filepath.Join(root, p)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, p); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	readme := write("README.md")
+	empty := filepath.Join(root, "empty")
+	if err := os.Mkdir(empty, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	a := write("h/xeon/2026-11-30-a/xeon-a.csv")
+	b := write("h/xeon/2026-12-01-b/xeon-b.csv")
+	skipped := []string{
+		fifo("h/xeon/2026-12-02-c/xeon-c.csv"),
+		link(a, "h/xeon/2026-12-03-d/xeon-d.csv"),
+		link(filepath.Join(root, "h/xeon"), "h/linked"),
+		fifo("h/xeon/2026-12-04-e/xeon-e.csv.meta.json"),
+		fifo("h/xeon/2026-12-05-f/history.json"),
+	}
+	write("h/xeon/2026-12-04-e/xeon-e.csv")
+	write("h/xeon/2026-12-05-f/xeon-f.csv")
+	fifo("fifos/xeon/2026-12-02-c/xeon-c.csv")
+
+	got, warnings, err := HistorySessions(filepath.Join(root, "h"))
+	if err != nil || !slices.Equal(got, []string{a, b}) {
+		t.Errorf("HistorySessions = %q, %v; want %q", got, err, []string{a, b})
+	}
+	if len(warnings) != len(skipped) {
+		t.Errorf("HistorySessions warned %q; want one for each of %q", warnings, skipped)
+	}
+	for _, p := range skipped {
+		if !slices.ContainsFunc(warnings, func(w string) bool { return strings.HasPrefix(w, p+": ") }) {
+			t.Errorf("HistorySessions warned %q; want %s named", warnings, p)
+		}
+	}
+
+	for _, c := range []struct {
+		name, root string
+		says       string
+	}{
+		{"a file", readme, "not a folder"},
+		{"an empty folder", empty, "no session in it"},
+		{"a machine's folder", filepath.Join(root, "h/xeon"), "no session in it"},
+		{"a session's folder", filepath.Dir(a), "no session in it"},
+		{"FIFOs alone", filepath.Join(root, "fifos"), "no session in it"},
+	} {
+		got, _, err := HistorySessions(c.root)
+		var ie *InputError
+		if !errors.As(err, &ie) || ie.File != c.root || !strings.Contains(err.Error(), c.says) || got != nil {
+			t.Errorf("%s: HistorySessions(%s) = %q, %v; want an InputError naming it, %q", c.name, c.root, got, err, c.says)
+		}
+	}
+	if MaxHistorySessions < 100000 {
+		t.Errorf("MaxHistorySessions = %d; want room for a history of 100000 sessions", MaxHistorySessions)
+	}
+	for _, c := range []struct {
+		maxSessions, maxNames int
+		says                  string
+	}{
+		{1, 1000, "more than 1 sessions"},
+		{1000, 5, "more than 5 names in its folders"},
+	} {
+		h := filepath.Join(root, "h")
+		got, _, err := historySessions(h, c.maxSessions, c.maxNames)
+		var ie *InputError
+		if !errors.As(err, &ie) || ie.File != h || !strings.Contains(err.Error(), c.says) || got != nil {
+			t.Errorf("historySessions(%s, %d, %d) = %q, %v; want an InputError naming it, %q", h, c.maxSessions, c.maxNames, got, err, c.says)
+		}
 	}
 }
