@@ -36,7 +36,9 @@ func (s *TrendSession) Date() string { return s.Started.UTC().Format(time.DateOn
 // order, and returns with them the warnings of what it skipped
 // (results.HistorySessions: a link, a FIFO where a session's file is
 // expected). A file that cannot be read is an InputError naming it, and
-// so is a history with no session (results.HistorySessions).
+// so is a history with no session (results.HistorySessions) or with a
+// session twice (the same machine and session id in two files: a
+// session folder copied), which names both.
 func ReadTrendHistory(root string) ([]TrendSession, []string, error) {
 	paths, warnings, err := results.HistorySessions(root)
 	if err != nil {
@@ -64,6 +66,15 @@ func ReadTrendHistory(root string) ([]TrendSession, []string, error) {
 		if err != nil {
 			return nil, warnings, err
 		}
+	}
+	type id struct{ machine, session string }
+	seen := make(map[id]string, len(out))
+	for _, s := range out {
+		k := id{s.Machine, s.ID}
+		if first, ok := seen[k]; ok {
+			return nil, warnings, &results.InputError{File: s.Path, Err: fmt.Errorf("the session %q of machine %q is in the history twice, here and in %s: a session counts once; remove one of the two folders", s.ID, s.Machine, first)}
+		}
+		seen[k] = s.Path
 	}
 	slices.SortStableFunc(out, func(a, b TrendSession) int {
 		return cmp.Or(a.Started.Compare(b.Started), cmp.Compare(a.Machine, b.Machine), cmp.Compare(a.ID, b.ID))

@@ -242,6 +242,15 @@ func TestTrendRefusesHistory(t *testing.T) {
 	readme := filepath.Join(t.TempDir(), "README.md")
 	writeFile(t, readme, "# bench\n")
 	empty := t.TempDir()
+	twice := history(t, 8)
+	first, _, err := results.HistorySessions(twice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copied := filepath.Join(filepath.Dir(filepath.Dir(first[3])), "2026-12-31-copy", filepath.Base(first[3]))
+	for _, f := range []string{first[3], results.MetaPath(first[3])} {
+		writeFile(t, filepath.Join(filepath.Dir(copied), filepath.Base(f)), readFile(t, f))
+	}
 	for _, c := range []struct {
 		name, dir string
 		says      []string
@@ -250,6 +259,7 @@ func TestTrendRefusesHistory(t *testing.T) {
 		{"an empty folder", empty, []string{empty + ": no session in it"}},
 		{"a machine's folder", machine, []string{machine + ": no session in it"}},
 		{"a session's folder", filepath.Dir(sessions[0]), []string{filepath.Dir(sessions[0]) + ": no session in it"}},
+		{"a session twice", twice, []string{"is in the history twice", first[3], copied}},
 	} {
 		var stdout, stderr bytes.Buffer
 		err := cmdTrend(&stdout, &stderr, []string{"--fail-new", "5%", c.dir})
