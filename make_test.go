@@ -14,6 +14,8 @@ import (
 
 	"bench/harness"
 	"bench/internal/testenv"
+
+	"bench/internal/child"
 )
 
 // securePath is sudo's secure_path on Debian and Ubuntu.
@@ -44,14 +46,14 @@ func runMake(t *testing.T, env []string, args ...string) (stdout, stderr string,
 	cmd.Env = env
 	var o, e strings.Builder
 	cmd.Stdout, cmd.Stderr = &o, &e
-	err = cmd.Run()
+	err = child.Run(cmd)
 	return o.String(), e.String(), err
 }
 
 // goroot is the toolchain that runs this test.
 func goroot(t *testing.T) string {
 	t.Helper()
-	out, err := exec.Command("go", "env", "GOROOT").Output()
+	out, err := child.Output(exec.Command("go", "env", "GOROOT"))
 	if err != nil {
 		t.Fatalf("go env GOROOT: %v", err)
 	}
@@ -198,7 +200,7 @@ func TestDepsPerFamily(t *testing.T) {
 			}
 			cmd := exec.Command("sh", "scripts/deps", "--dry-run")
 			cmd.Env = append(os.Environ(), "OS_RELEASE="+path)
-			out, err := cmd.CombinedOutput()
+			out, err := child.CombinedOutput(cmd)
 			if err != nil {
 				t.Fatalf("scripts/deps --dry-run: %v\n%s", err, out)
 			}
@@ -225,7 +227,7 @@ func TestDepsPerFamily(t *testing.T) {
 	}
 	cmd := exec.Command("sh", "scripts/deps", "--dry-run")
 	cmd.Env = append(os.Environ(), "OS_RELEASE="+filepath.Join("testdata", "os-release", "alpine-3.20"))
-	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "Alpine Linux v3.20 is neither") {
+	if out, err := child.CombinedOutput(cmd); err == nil || !strings.Contains(string(out), "Alpine Linux v3.20 is neither") {
 		t.Errorf("scripts/deps on Alpine: %v\n%s", err, out)
 	}
 }
@@ -260,7 +262,7 @@ echo "dnf $*" >>` + logFile,
 			}
 			cmd := exec.Command("sh", "scripts/deps")
 			cmd.Env = append(os.Environ(), "OS_RELEASE="+filepath.Join("testdata", "os-release", file), "PATH="+bin+":"+os.Getenv("PATH"))
-			out, err := cmd.CombinedOutput()
+			out, err := child.CombinedOutput(cmd)
 			if err != nil {
 				t.Fatalf("scripts/deps: %v\n%s", err, out)
 			}
@@ -304,12 +306,12 @@ func TestTestDeps(t *testing.T) {
 	} {
 		cmd := exec.Command("sh", "scripts/deps", "--tests", "--dry-run")
 		cmd.Env = append(os.Environ(), "OS_RELEASE="+filepath.Join("testdata", "os-release", file))
-		out, err := cmd.CombinedOutput()
+		out, err := child.CombinedOutput(cmd)
 		if err != nil || !strings.Contains(string(out), "\n"+want+"\n") {
 			t.Errorf("%s: scripts/deps --tests --dry-run: %v\n%s\nwant the line %q", file, err, out, want)
 		}
 	}
-	out, err := exec.Command("sh", "scripts/deps", "--test").CombinedOutput()
+	out, err := child.CombinedOutput(exec.Command("sh", "scripts/deps", "--test"))
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() != 2 || !strings.Contains(string(out), "unknown argument --test") {
 		t.Errorf("scripts/deps --test: %v\n%s; want exit 2 naming the argument", err, out)

@@ -11,6 +11,8 @@ import (
 	"bench/internal/testenv"
 
 	"github.com/rhysd/actionlint"
+
+	"bench/internal/child"
 )
 
 // nightlyStep is the step of the nightly job whose id is id.
@@ -74,7 +76,7 @@ func newNightlyRunner(t *testing.T) *nightlyRunner {
 	root := t.TempDir()
 	r := &nightlyRunner{work: filepath.Join(root, "work"), server: filepath.Join(root, "server")}
 	bin := filepath.Join(root, "bin")
-	if out, err := exec.Command("go", "build", "-o", filepath.Join(bin, "bench.real"), "./cmd/bench").CombinedOutput(); err != nil {
+	if out, err := child.CombinedOutput(exec.Command("go", "build", "-o", filepath.Join(bin, "bench.real"), "./cmd/bench")); err != nil {
 		t.Fatalf("go build ./cmd/bench: %v\n%s", err, out)
 	}
 	for name, script := range map[string]string{
@@ -93,7 +95,7 @@ exec "$(dirname "$0")/bench.real" "$@"
 		t.Fatal(err)
 	}
 	session, _ := filepath.Glob(filepath.Join("data", "epyc-2-cpus-2026-12-05*"))
-	if out, err := exec.Command("cp", append(append([]string{"-r"}, session...), results)...).CombinedOutput(); err != nil {
+	if out, err := child.CombinedOutput(exec.Command("cp", append(append([]string{"-r"}, session...), results)...)); err != nil {
 		t.Fatalf("cp: %v\n%s", err, out)
 	}
 	home := filepath.Join(root, "home")
@@ -123,7 +125,7 @@ func (r *nightlyRunner) git(t *testing.T, dir string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("git", args...)
 	cmd.Dir, cmd.Env = dir, r.env
-	out, err := cmd.CombinedOutput()
+	out, err := child.CombinedOutput(cmd)
 	if err != nil {
 		t.Fatalf("git %q: %v\n%s", args, err, out)
 	}
@@ -137,7 +139,7 @@ func (r *nightlyRunner) run(t *testing.T, script string, extra ...string) (strin
 	t.Helper()
 	cmd := exec.Command("bash", "--noprofile", "--norc", "-eo", "pipefail", script)
 	cmd.Dir, cmd.Env = r.work, append(slices.Clone(r.env), extra...)
-	out, err := cmd.CombinedOutput()
+	out, err := child.CombinedOutput(cmd)
 	if _, exited := err.(*exec.ExitError); err != nil && !exited {
 		t.Fatal(err)
 	}

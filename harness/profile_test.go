@@ -15,6 +15,8 @@ import (
 	"bench/harness/host"
 	"bench/internal/hotproxy"
 	"bench/internal/testenv"
+
+	"bench/internal/child"
 )
 
 // TestProfileProxyCPUs profiles a stand-in proxy that spins in a function
@@ -79,7 +81,7 @@ func TestProfileProxyCPUs(t *testing.T) {
 	if all != note.Samples || float64(in) < 0.8*float64(all) {
 		t.Errorf("%s is on the stack of %d of the proxy's %d samples (the note counts %d); want 80%% or more:\n%s", hotproxy.HotFunc, in, all, note.Samples, folded)
 	}
-	out, err := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "tool", "pprof", "-top", "-sample_index=samples", base+".cpu.pb.gz").CombinedOutput()
+	out, err := child.CombinedOutput(exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "tool", "pprof", "-top", "-sample_index=samples", base+".cpu.pb.gz"))
 	if err != nil {
 		t.Fatalf("go tool pprof -top: %v\n%s", err, out)
 	}

@@ -35,6 +35,8 @@ import (
 	"bench/proxies"
 	"bench/report/results"
 	"bench/scenarios"
+
+	"bench/internal/child"
 )
 
 // The integration tests run every packaged proxy found on the machine,
@@ -298,7 +300,7 @@ type proc struct {
 func startLocal(t *testing.T, plan proxies.Instance, env proxies.Site) (func(t *testing.T), func() string) {
 	t.Helper()
 	if plan.Validate != nil {
-		out, err := exec.Command(plan.Validate[0], plan.Validate[1:]...).CombinedOutput()
+		out, err := child.CombinedOutput(exec.Command(plan.Validate[0], plan.Validate[1:]...))
 		if err != nil {
 			t.Fatalf("%q: %v\n%s", plan.Validate, err, out)
 		}
@@ -313,7 +315,7 @@ func startLocal(t *testing.T, plan proxies.Instance, env proxies.Site) (func(t *
 	p.cmd.Dir = env.Dir
 	p.cmd.Stdout, p.cmd.Stderr = logf, logf
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := p.cmd.Start(); err != nil {
+	if err := child.Start(p.cmd); err != nil {
 		t.Fatalf("start %q: %v", plan.Argv, err)
 	}
 	go func() { p.done <- p.cmd.Wait() }()

@@ -15,6 +15,8 @@ import (
 
 	"bench/internal/nettest"
 	"bench/internal/testenv"
+
+	"bench/internal/child"
 )
 
 var capture = flag.Bool("capture", false, "run wrk, iperf3 and proxychains4 on loopback and save their output under testdata/captured")
@@ -163,7 +165,7 @@ func TestCapture(t *testing.T) {
 	}
 	var versions []string
 	for _, argv := range [][]string{{"wrk", "-v"}, {"iperf3", "--version"}, {"proxychains4", "--version"}, {"tinyproxy", "-v"}, {"nginx", "-v"}} {
-		out, _ := exec.Command(argv[0], argv[1:]...).CombinedOutput()
+		out, _ := child.CombinedOutput(exec.Command(argv[0], argv[1:]...))
 		versions = append(versions, "$ "+strings.Join(argv, " "), firstLines(string(out), 2))
 	}
 	if err := os.WriteFile(filepath.Join(captured, "VERSIONS"), []byte(strings.Join(versions, "\n")+"\n"), 0o644); err != nil {

@@ -18,6 +18,8 @@ import (
 
 	"bench/internal/nettest"
 	"bench/internal/testenv"
+
+	"bench/internal/child"
 )
 
 // loopback returns a random 127.x.y.z address, so that parallel runs of
@@ -47,7 +49,7 @@ func start(t *testing.T, argv ...string) {
 	var out bytes.Buffer
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
+	if err := child.Start(cmd); err != nil {
 		t.Fatalf("start %s: %v", argv[0], err)
 	}
 	t.Cleanup(func() {
@@ -77,7 +79,7 @@ func startOrigin(t *testing.T) string {
 	dir := t.TempDir()
 	p := Origin(dir, addr, 1, OriginTLS{})
 	writeOrigin(t, dir, p)
-	if out, err := exec.Command(p.Validate[0], p.Validate[1:]...).CombinedOutput(); err != nil {
+	if out, err := child.CombinedOutput(exec.Command(p.Validate[0], p.Validate[1:]...)); err != nil {
 		t.Fatalf("%s: %v\n%s", strings.Join(p.Validate, " "), err, out)
 	}
 	// bench mix --serve is bench itself, which this test binary is not;
@@ -125,7 +127,7 @@ func TestOriginServes(t *testing.T) {
 			}
 		}
 	}
-	out, err := exec.Command("openssl", "s_client", "-connect", net.JoinHostPort(addr, "443"), "-brief").CombinedOutput()
+	out, err := child.CombinedOutput(exec.Command("openssl", "s_client", "-connect", net.JoinHostPort(addr, "443"), "-brief"))
 	if err != nil && !bytes.Contains(out, []byte("TLSv1.3")) {
 		t.Errorf("openssl s_client to the origin: %v\n%s", err, out)
 	}
@@ -146,7 +148,7 @@ func runTool(t *testing.T, inv Invocation, dir string, window time.Duration) []b
 	cmd.Env = append(os.Environ(), inv.Env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
+	err := child.Run(cmd)
 	if ctx.Err() != nil {
 		t.Fatalf("%s: still running after %v", strings.Join(inv.Argv, " "), window+inv.Grace)
 	}

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"bench/harness/host"
+
+	"bench/internal/child"
 )
 
 // TestImageKilled kills image.sh in the middle of debootstrap, when the
@@ -51,7 +53,7 @@ func TestImageKilled(t *testing.T) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
+	if err := child.Start(cmd); err != nil {
 		t.Fatal(err)
 	}
 	pid := cmd.Process.Pid
@@ -130,7 +132,7 @@ func removeUnmounted(t *testing.T, dir string) {
 	if _, err := host.UnmountUnder(dir); err != nil {
 		t.Error(err)
 	}
-	if out, err := exec.Command("rm", "-rf", "--one-file-system", dir).CombinedOutput(); err != nil {
+	if out, err := child.CombinedOutput(exec.Command("rm", "-rf", "--one-file-system", dir)); err != nil {
 		t.Errorf("remove %s: %v\n%s", dir, err, out)
 	}
 }

@@ -34,6 +34,8 @@ import (
 
 	"bench/harness/host"
 	"bench/report/results"
+
+	"bench/internal/child"
 )
 
 // The VM's sessions: a scenario of every mode family the packages of
@@ -77,7 +79,7 @@ func run(t *testing.T, name string, args ...string) string {
 	cmd := exec.Command(name, args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	out, err := child.Output(cmd)
 	if err != nil {
 		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, stderr.String())
 	}
@@ -109,7 +111,7 @@ func TestDebian13(t *testing.T) {
 	ioDir := t.TempDir()
 	build := exec.Command("go", "build", "-o", filepath.Join(ioDir, "bench"), "bench/cmd/bench")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
+	if out, err := child.CombinedOutput(build); err != nil {
 		t.Fatalf("build bench: %v\n%s", err, out)
 	}
 	guest, err := os.ReadFile("guest.sh")
@@ -220,7 +222,7 @@ func boot(t *testing.T, image, disk, console, accel string, probe bool) error {
 	defer log.Close()
 	pr, pw := io.Pipe()
 	cmd.Stdout, cmd.Stderr = pw, pw
-	if err := cmd.Start(); err != nil {
+	if err := child.Start(cmd); err != nil {
 		return err
 	}
 	up := make(chan struct{})

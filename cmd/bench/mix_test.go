@@ -19,6 +19,8 @@ import (
 	"bench/harness/sweep"
 	"bench/report/results"
 	"bench/scenarios"
+
+	"bench/internal/child"
 )
 
 var captureMix = flag.Bool("capture-mix", false, "save bench mix's output under scenarios/testdata/captured for the driver's tests")
@@ -27,7 +29,7 @@ var captureMix = flag.Bool("capture-mix", false, "save bench mix's output under 
 func buildBench(t *testing.T) string {
 	t.Helper()
 	exe := filepath.Join(t.TempDir(), "bench")
-	out, err := exec.Command("go", "build", "-o", exe, ".").CombinedOutput()
+	out, err := child.CombinedOutput(exec.Command("go", "build", "-o", exe, "."))
 	if err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
@@ -42,7 +44,7 @@ func runMix(t *testing.T, exe, file string, args ...string) []byte {
 	var stdout, stderr bytes.Buffer
 	cmd := exec.Command(exe, append([]string{"mix"}, args...)...)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
+	if err := child.Run(cmd); err != nil {
 		t.Fatalf("bench mix %s: %v\n%s", strings.Join(args, " "), err, stderr.Bytes())
 	}
 	if *captureMix && file != "" {
@@ -181,7 +183,7 @@ func TestMixDescriptorSplit(t *testing.T) {
 	cmd := exec.Command("sh", "-c", `ulimit -n 300 && exec "$0" "$@"`, exe, "mix", "--mode", "relay",
 		"--proxy", "127.0.0.1:1", "--origin", "127.0.0.1:1", "--conns", "1000", "--mix-active", "1")
 	cmd.Stderr = &stderr
-	err := cmd.Run()
+	err := child.Run(cmd)
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(stderr.String(), "descriptor limit (ulimit -Hn) needs 5 processes for 1000 connections") {
 		t.Errorf("bench mix under a limit of 300 descriptors: %v, %q; want exit 2 naming the limit and its 5 processes", err, stderr.String())
@@ -271,7 +273,7 @@ func TestMixSteps(t *testing.T) {
 	cmd.Stdin = strings.NewReader("step 200 200ms 1s\nstep 600 200ms 1s\n")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
+	if err := child.Run(cmd); err != nil {
 		t.Fatalf("bench mix --steps: %v\n%s", err, stderr.Bytes())
 	}
 	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
@@ -332,7 +334,7 @@ func TestMixSweep(t *testing.T) {
 	cmd := exec.Command(exe, "mix", "--sweep", "--mode", "relay", "--proxy", p.Addr, "--origin", o.Addr,
 		"--conns", "600", "--procs", "2", "--duration", "2s", "--warmup", "500ms", "--slo", "p99="+p99.String())
 	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	out, err := child.Output(cmd)
 	if err != nil {
 		t.Fatalf("bench mix --sweep: %v\n%s", err, stderr.Bytes())
 	}

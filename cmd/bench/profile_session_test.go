@@ -16,6 +16,8 @@ import (
 
 	"bench/harness/profile"
 	"bench/report/results"
+
+	"bench/internal/child"
 )
 
 // hotColumns writes a columns file of one column, "hotloop": the stand-in
@@ -82,7 +84,7 @@ func TestRunProfile(t *testing.T) {
 		folded, _ := os.ReadFile(strings.TrimSuffix(runs[0], results.ProfileSuffix) + results.FoldedSuffix)
 		t.Errorf("the profile's top function %+v of %d samples (the data counts %d); want %s on the stack of 80%% or more:\n%s", funcs[0], samples, d.Profile.Samples, hotproxy.HotFunc, folded)
 	}
-	top, err := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "tool", "pprof", "-top", runs[0]).CombinedOutput()
+	top, err := child.CombinedOutput(exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "tool", "pprof", "-top", runs[0]))
 	if err != nil || !bytes.Contains(top, []byte(hotproxy.HotFunc)) {
 		t.Errorf("go tool pprof -top: %v; want it to name %s:\n%s", err, hotproxy.HotFunc, top)
 	}

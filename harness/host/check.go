@@ -1,6 +1,7 @@
 package host
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -342,6 +343,9 @@ func CommandOutput(argv []string) string {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	out, _ := exec.CommandContext(ctx, argv[0], argv[1:]...).CombinedOutput()
-	return string(out)
+	var out bytes.Buffer
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Stdout, cmd.Stderr = &out, &out
+	runChild(cmd)
+	return out.String()
 }

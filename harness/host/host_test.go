@@ -22,6 +22,7 @@ import (
 
 	"github.com/vishvananda/netlink"
 
+	"bench/internal/child"
 	"bench/internal/testenv"
 )
 
@@ -126,7 +127,7 @@ func TestHelperProcess(t *testing.T) {
 		fmt.Println("ready")
 		time.Sleep(time.Hour)
 	case "zombie": // a spinning child it never waits for: once killed, a zombie until this process ends
-		if err := exec.Command(spinArgv[3], spinArgv[4:]...).Start(); err != nil {
+		if err := child.Start(exec.Command(spinArgv[3], spinArgv[4:]...)); err != nil {
 			fmt.Println(err)
 			os.Exit(1)
 		}
@@ -166,14 +167,17 @@ func TestHelperProcess(t *testing.T) {
 		}
 		fmt.Println("ready")
 		time.Sleep(time.Hour)
-	case "session": // a session that is then killed: host up, a process in each role
+	case "session": // a session that is then killed: host up, a process in each role, forked by a shell
 		h, err := New(Config{Prefix: args[1], Layout: testLayout(t)})
 		if err != nil {
 			fmt.Println(err)
 			os.Exit(1)
 		}
 		for _, r := range roles {
-			if _, err := h.Start(r, ProcSpec{Argv: helperArgv("sleep"), Env: []string{helperEnv + "=1"}}); err != nil {
+			// The shell dies with the session; what it forked stays,
+			// as a proxy's workers may.
+			argv := append([]string{"sh", "-c", `"$0" "$@" & wait`}, helperArgv("sleep")...)
+			if _, err := h.Start(r, ProcSpec{Argv: argv, Env: []string{helperEnv + "=1"}}); err != nil {
 				fmt.Println(err)
 				os.Exit(1)
 			}
@@ -187,6 +191,14 @@ func TestHelperProcess(t *testing.T) {
 		if err := syscall.Mount("tmpfs", www, "tmpfs", 0, "size=1m"); err != nil {
 			fmt.Println(err)
 			os.Exit(1)
+		}
+		for _, r := range roles { // each shell has forked
+			for deadline := time.Now().Add(10 * time.Second); len(h.PIDs(r)) < 2; time.Sleep(10 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					fmt.Printf("%s holds %v after 10 s; want a shell and what it forked\n", r, h.PIDs(r))
+					os.Exit(1)
+				}
+			}
 		}
 		fmt.Println("up " + h.RunDir())
 		time.Sleep(time.Hour)
@@ -485,14 +497,15 @@ func TestFailedNewLeavesNothing(t *testing.T) {
 
 // killedSession starts a session with prefix in a helper process, a
 // process in each role and the origin's tmpfs mounted, kills the helper,
-// and returns the session's run directory.
+// waits until what it started itself is gone, leaving one process in
+// each role that they forked, and returns the session's run directory.
 func killedSession(t *testing.T, prefix string) string {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "--", "session", prefix)
 	cmd.Env = append(os.Environ(), helperEnv+"=1")
 	out, _ := cmd.StdoutPipe()
 	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
+	if err := child.Start(cmd); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait(); Clean(prefix) })
@@ -505,6 +518,13 @@ func killedSession(t *testing.T, prefix string) string {
 	t.Cleanup(func() { syscall.Unmount(www, syscall.MNT_DETACH) })
 	cmd.Process.Kill()
 	cmd.Wait()
+	for _, r := range roles {
+		for deadline := time.Now().Add(10 * time.Second); len(namespacePIDs(prefix+string(r))) != 1; time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s holds %v 10 s after the session was killed; want the one process its shell forked", r, namespacePIDs(prefix+string(r)))
+			}
+		}
+	}
 	return runDir
 }
 
@@ -532,7 +552,7 @@ func TestCleanAfterKill(t *testing.T) {
 		}
 	}
 	if procs != 3 {
-		t.Errorf("Clean removed %d processes (%v); want the 3 the session started", procs, removed)
+		t.Errorf("Clean removed %d processes (%v); want the 3 its processes forked", procs, removed)
 	}
 	if after := snapshot(t, prefix); !reflect.DeepEqual(after, before) {
 		t.Errorf("after Clean: %+v; before: %+v", after, before)

@@ -217,7 +217,7 @@ func (p *Perf) Script(ctx context.Context, fields string) ([]byte, error) {
 	var out, errb bytes.Buffer
 	cmd := exec.CommandContext(ctx, PerfProgram, "script", "-i", p.data, "-F", fields)
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
+	if err := runChild(cmd); err != nil {
 		return nil, &PerfError{fmt.Sprintf("perf script: %v: %s", err, lastLine(errb.String()))}
 	}
 	return out.Bytes(), nil

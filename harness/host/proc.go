@@ -42,6 +42,8 @@ type placement struct {
 	Groups  []int    `json:"groups,omitempty"`
 	Path    string   `json:"path"` // the command's executable
 	Argv    []string `json:"argv"`
+	// Parent is the harness's PID: the command dies with it.
+	Parent int `json:"parent"`
 	// Status is the descriptor of a pipe to Start: closed by the exec
 	// when it succeeds, given the error when placement fails.
 	Status int `json:"status"`
@@ -107,6 +109,14 @@ func placeAndExec(p placement) error {
 		if err := syscall.Setuid(p.UID); err != nil {
 			return fmt.Errorf("set uid %d: %w", p.UID, err)
 		}
+	}
+	// A change of user cleared the parent-death signal Start set; a
+	// harness that died before it was set again sent none.
+	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0, 0, 0); err != nil {
+		return fmt.Errorf("set parent-death signal: %w", err)
+	}
+	if ppid := os.Getppid(); ppid != p.Parent {
+		return fmt.Errorf("harness %d gone (parent now %d)", p.Parent, ppid)
 	}
 	env := make([]string, 0, len(os.Environ()))
 	for _, e := range os.Environ() {
@@ -186,6 +196,7 @@ func (h *Host) Start(r Role, spec ProcSpec) (*Proc, error) {
 		Cgroups: h.cgroups.roles[r].procsFiles(),
 		Path:    path,
 		Argv:    spec.Argv,
+		Parent:  os.Getpid(),
 	}
 	home := "/root"
 	if spec.User != "" {
@@ -220,7 +231,7 @@ func (h *Host) Start(r Role, spec ProcSpec) (*Proc, error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	// A worker that keeps stdout open must not hold up the reaping.
 	cmd.WaitDelay = time.Second
-	err = cmd.Start()
+	err = startChild(cmd)
 	statusW.Close()
 	if err != nil {
 		log.Close()
@@ -239,6 +250,43 @@ func (h *Host) Start(r Role, spec ProcSpec) (*Proc, error) {
 		return nil, fmt.Errorf("start %s in %s: %s", spec.Argv[0], r, msg)
 	}
 	return p, nil
+}
+
+// forker runs the functions sent to it on a thread that never ends.
+var forker = sync.OnceValue(func() chan<- func() {
+	c := make(chan func())
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with the process
+		for f := range c {
+			f()
+		}
+	}()
+	return c
+})
+
+// startChild starts cmd with SIGKILL as its parent-death signal, so that
+// a harness killed (SIGKILL, a panic) before its teardown takes its
+// children with it. The kernel sends that signal when the thread that
+// forked the child ends, not the process (https://go.dev/issue/27505),
+// and the runtime ends a thread whose locked goroutine returns locked
+// (the sampler's loop, a namespace's switch that failed): so every child
+// is forked by one locked thread that lives as long as the process.
+func startChild(cmd *exec.Cmd) error {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	errc := make(chan error, 1)
+	forker() <- func() { errc <- cmd.Start() }
+	return <-errc
+}
+
+// runChild runs cmd as startChild starts it, and waits for it.
+func runChild(cmd *exec.Cmd) error {
+	if err := startChild(cmd); err != nil {
+		return err
+	}
+	return cmd.Wait()
 }
 
 // command is the command that starts spec: this executable, which

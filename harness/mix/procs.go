@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"bench/scenarios"
+
+	"bench/internal/child"
 )
 
 // DefaultProcs is how many processes the mix c runs in by default: one
@@ -292,7 +294,7 @@ func StartProcs(ctx context.Context, exe string, argv []string, n int, stderr io
 		if err != nil {
 			return nil, err
 		}
-		if err := cmd.Start(); err != nil {
+		if err := child.Start(cmd); err != nil {
 			return nil, fmt.Errorf("start process %d of the mix: %w", i+1, err)
 		}
 		outs[i] = bufio.NewReader(out)

@@ -27,6 +27,8 @@ import (
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
+
+	"bench/internal/child"
 )
 
 // roleEnv makes the test binary one side of BenchmarkMixVsWrk, so that
@@ -416,7 +418,7 @@ func startOrigin(b *testing.B, self string) *benchOrigin {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
+	if err := child.Start(cmd); err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() {
@@ -463,7 +465,7 @@ func (m measured) String() string {
 func measure(b *testing.B, o *benchOrigin, cmd *exec.Cmd, rate func(out []byte) (exchanges, seconds float64)) measured {
 	origin0, busy0, start := o.cpu(b), busyCPU(b), time.Now()
 	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
+	out, err := child.Output(cmd)
 	if err != nil {
 		b.Fatalf("%s: %v\n%s", cmd.Args[3:], err, out)
 	}
@@ -548,7 +550,7 @@ func floorRun(b *testing.B, o *benchOrigin, self string, secs int) bareFigures {
 	cmd := exec.Command("taskset", "-c", "1", self)
 	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=floor %s %d", roleEnv, o.addr, secs))
 	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
+	out, err := child.Output(cmd)
 	if err != nil {
 		b.Fatalf("the bare client: %v\n%s", err, out)
 	}

@@ -14,6 +14,8 @@ import (
 	"bench/internal/golden"
 
 	"github.com/google/pprof/profile"
+
+	"bench/internal/child"
 )
 
 // captures are perf script's outputs of a real perf record on this
@@ -133,7 +135,7 @@ func TestPprofReadsProto(t *testing.T) {
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "tool", "pprof", "-top", "-sample_index=samples", path).CombinedOutput()
+	out, err := child.CombinedOutput(exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "tool", "pprof", "-top", "-sample_index=samples", path))
 	if err != nil {
 		t.Fatalf("go tool pprof -top: %v\n%s", err, out)
 	}

@@ -14,6 +14,8 @@ import (
 
 	"bench/internal/nettest"
 	"bench/internal/testenv"
+
+	"bench/internal/child"
 )
 
 // wrapperEnv makes the test binary run as one wrapper (its arguments as
@@ -113,7 +115,7 @@ func BenchmarkTunnelVsStunnel(b *testing.B) {
 // returns what the server received, in Gbit/s.
 func iperf(b *testing.B, addr string, secs int) float64 {
 	host, p, _ := net.SplitHostPort(addr)
-	out, err := exec.Command("iperf3", "-c", host, "-p", p, "-t", strconv.Itoa(secs), "-J").Output()
+	out, err := child.Output(exec.Command("iperf3", "-c", host, "-p", p, "-t", strconv.Itoa(secs), "-J"))
 	if err != nil {
 		b.Fatalf("iperf3 through %s: %v\n%s", addr, err, out)
 	}
@@ -161,7 +163,7 @@ func startEnv(b testing.TB, env []string, argv ...string) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
+	if err := child.Start(cmd); err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() {

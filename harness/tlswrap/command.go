@@ -7,6 +7,8 @@ import (
 	"io"
 	"net"
 	"os/exec"
+
+	"bench/internal/child"
 )
 
 // RunCommand relays the connections ln accepts while argv runs, and
@@ -23,7 +25,7 @@ func (w *Wrapper) RunCommand(ctx context.Context, ln net.Listener, argv []string
 	go func() { served <- w.Serve(sctx, ln, nil) }()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	runErr := cmd.Run()
+	runErr := child.Run(cmd)
 	stop()
 	serveErr := <-served
 	if n, first := w.Failed(); n > 0 {

@@ -18,6 +18,8 @@ import (
 
 	"bench/internal/nettest"
 	"bench/internal/testenv"
+
+	"bench/internal/child"
 )
 
 var tls13Suites = []string{"TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384", "TLS_CHACHA20_POLY1305_SHA256"}
@@ -125,7 +127,7 @@ func TestKeyUpdate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
+	if err := child.Start(cmd); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {

@@ -22,6 +22,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"bench/internal/child"
 )
 
 // Binary is the program the tests start: Debian's chromium package.
@@ -72,7 +74,7 @@ func Open(ctx context.Context, path, profileDir, expr string, width int) (*Page,
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	cmd.ExtraFiles = []*os.File{toChrome, fromChrome}
-	if err := cmd.Start(); err != nil {
+	if err := child.Start(cmd); err != nil {
 		return nil, fmt.Errorf("start %s: %w", Binary, err)
 	}
 	toChrome.Close()

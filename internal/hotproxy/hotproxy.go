@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+
+	"bench/internal/child"
 )
 
 // HotFunc is the function the stand-in spends its CPU in, as a profile
@@ -118,7 +120,7 @@ func Build(t testing.TB) string {
 	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, "main.go")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GO111MODULE=off")
-	if out, err := cmd.CombinedOutput(); err != nil {
+	if out, err := child.CombinedOutput(cmd); err != nil {
 		t.Fatalf("go build hotproxy: %v\n%s", err, out)
 	}
 	// The session runs the proxy as root from its own folder, and

@@ -28,6 +28,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"bench/internal/child"
 )
 
 // held is how much of its planned hold a loop must have run for the
@@ -95,7 +97,7 @@ func run(holds []hold, priority int, total time.Duration, argv []string) int {
 func runCommand(argv []string, total time.Duration) int {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	if err := cmd.Start(); err != nil {
+	if err := child.Start(cmd); err != nil {
 		fmt.Fprintf(os.Stderr, "rthog: start %s: %v\n", argv[0], err)
 		return 1
 	}

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"bench/internal/testenv"
+
+	"bench/internal/child"
 )
 
 // TestMain runs rthog itself when the test binary is started as it, with
@@ -106,7 +108,7 @@ func TestUnappliedHandicapFails(t *testing.T) {
 	cmd := exec.Command(bin)
 	cmd.Env = asMain("-hold", "0:10ms/100ms", "-for", "10s", "--", "touch", marker)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
-	out, err := cmd.CombinedOutput()
+	out, err := child.CombinedOutput(cmd)
 	if code := cmd.ProcessState.ExitCode(); code != 1 {
 		t.Fatalf("rthog as nobody: exit %d (%v); want 1\n%s", code, err, out)
 	}
@@ -133,7 +135,7 @@ func TestHandicapRunsCommand(t *testing.T) {
 	} {
 		cmd := exec.Command(os.Args[0])
 		cmd.Env = asMain("-hold", "0:1ms/20ms", "-priority", "50", "-for", "1m", "--", "sh", "-c", "sleep 0.2; "+c.argv)
-		out, _ := cmd.CombinedOutput()
+		out, _ := child.CombinedOutput(cmd)
 		if code := cmd.ProcessState.ExitCode(); code != c.want {
 			t.Errorf("rthog -- %s: exit %d; want %d\n%s", c.argv, code, c.want, out)
 		}
