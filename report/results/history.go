@@ -464,7 +464,7 @@ func copyTree(src, dst string) error {
 
 // writeSynced writes b as the file path, flushed to the disk.
 func writeSynced(path string, b []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := CreateFile(path)
 	if err != nil {
 		return err
 	}
