@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -142,16 +141,15 @@ func writeProfile(base string, samples []profile.Sample) error {
 	if err := profile.Folded(&folded, samples); err != nil {
 		return err
 	}
-	if err := os.WriteFile(base+results.FoldedSuffix, folded.Bytes(), 0o644); err != nil {
+	if err := results.WriteFile(base+results.FoldedSuffix, folded.Bytes()); err != nil {
 		return fmt.Errorf("write profile: %w", err)
 	}
-	f, err := os.Create(base + results.ProfileSuffix)
-	if err != nil {
+	var proto bytes.Buffer
+	if err := profile.Proto(samples).Write(&proto); err != nil {
+		return fmt.Errorf("write profile %q: %w", base+results.ProfileSuffix, err)
+	}
+	if err := results.WriteFile(base+results.ProfileSuffix, proto.Bytes()); err != nil {
 		return fmt.Errorf("write profile: %w", err)
 	}
-	if err := profile.Proto(samples).Write(f); err != nil {
-		f.Close()
-		return fmt.Errorf("write profile %q: %w", f.Name(), err)
-	}
-	return f.Close()
+	return nil
 }

@@ -110,10 +110,10 @@ func (s *runner) keepConfig(name string, ends []end) {
 		}
 		for _, f := range e.inst.Files {
 			part := strings.ReplaceAll(f.Path, "/", ".")
-			_ = os.WriteFile(filepath.Join(s.OutputDir, name+"."+who+"."+part), f.Data, 0o644)
+			_ = results.WriteFile(filepath.Join(s.OutputDir, name+"."+who+"."+part), f.Data)
 		}
 		if e.inst.Argv != nil {
-			_ = os.WriteFile(filepath.Join(s.OutputDir, name+"."+who+".argv"), []byte(strings.Join(e.inst.Argv, " ")+"\n"), 0o644)
+			_ = results.WriteFile(filepath.Join(s.OutputDir, name+"."+who+".argv"), []byte(strings.Join(e.inst.Argv, " ")+"\n"))
 		}
 	}
 }
@@ -138,7 +138,7 @@ func (s *runner) keep(dir, name string, failed bool) {
 		if filepath.Dir(f) == dir {
 			part = filepath.Base(f)
 		}
-		_ = os.WriteFile(filepath.Join(s.OutputDir, name+"."+part), b, 0o644)
+		_ = results.WriteFile(filepath.Join(s.OutputDir, name+"."+part), b)
 	}
 }
 

@@ -86,8 +86,8 @@ func NewSession(ctx context.Context, sched *Schedule) (s *Session, err error) {
 			return nil, fmt.Errorf("%s: %w", s.CSVPath, ErrSessionExists)
 		}
 	}
-	if err := os.MkdirAll(s.OutputDir, 0o755); err != nil {
-		return nil, fmt.Errorf("output directory: %w", err)
+	if err := makeOutDirs(cfg.OutDir, s.OutputDir); err != nil {
+		return nil, err
 	}
 	// The returns below set s to nil before this runs: tear down what
 	// was set up through a copy.
@@ -187,6 +187,22 @@ func (s *Session) check(ctx context.Context, r RunSpec, e end, seen map[string]b
 			r.Column.Name, r.Scenario.Name, filepath.Base(inst.Validate[0]), err, strings.TrimSpace(out.String()+string(log)))
 	}
 	return nil
+}
+
+// makeOutDirs makes the session's folder out, where missing, and its runs
+// folder in it, each 0755, and refuses them (an InputError) where another
+// user could plant links in them (results.CheckDir).
+func makeOutDirs(out, runs string) error {
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return fmt.Errorf("output directory: %w", err)
+	}
+	if err := results.CheckDir("--out", out); err != nil {
+		return results.BadInput(err)
+	}
+	if err := os.Mkdir(runs, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("output directory: %w", err)
+	}
+	return results.BadInput(results.CheckDir("the runs folder", runs))
 }
 
 // writeFile writes a file the runs read, making its directory.

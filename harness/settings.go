@@ -197,6 +197,11 @@ func Configure(st results.Settings, outDir string, resume bool, hc host.Config) 
 	if st.Machine == "" {
 		st.Machine = defaultMachineLabel()
 	}
+	if _, err := os.Lstat(outDir); err == nil { // one the session would make is checked then
+		if err := results.CheckDir("--out", outDir); err != nil {
+			return SessionConfig{}, results.BadInput(err)
+		}
+	}
 	if st.Session == "" {
 		st.Session = freeSession(outDir, st.Machine, time.Now())
 	}

@@ -121,7 +121,7 @@ func (s *Session) sweepIn(ctx context.Context, r RunSpec, search *sweep.Search, 
 			return err
 		}
 		name := stepName(r, n)
-		_ = os.WriteFile(filepath.Join(s.OutputDir, name+".load."+scenarios.ToolBench+".out"), []byte(line), 0o644)
+		_ = results.WriteFile(filepath.Join(s.OutputDir, name+".load."+scenarios.ToolBench+".out"), []byte(line))
 		s.keepData(name, &row, x.m, x.sample, x.profile)
 		p.step(w, row, time.Since(began))
 		return nil

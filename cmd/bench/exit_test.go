@@ -90,6 +90,7 @@ func TestBadInputExits(t *testing.T) {
 		{[]string{"run", "--reps", "0", "--dry-run"}, exitUsage, `bench: invalid value "0" for flag -reps: want a number of repetitions of 1 or more, or auto; got "0"`},
 		{[]string{"run", "--columns", filepath.Join(dir, "none.conf"), "--dry-run"}, exitUsage, "bench: columns file: none.conf: no such file or directory"},
 		{[]string{"run", "--columns", badColumns, "--dry-run"}, exitUsage, "bench: columns.conf:2: want a name and a kind"},
+		{[]string{"run", "--prefix", "bench", "--dry-run"}, exitUsage, `bench: prefix "bench": want 2 to 13 lower-case letters, digits or dashes, ending with a dash`},
 		{[]string{"run", "--resume", "--out", dir}, exitUsage, "bench: --resume: no session to resume: no unfinished session in " + dir + "; name one with --session"},
 		// a sweep: a bound that does not parse, a first rate of 0 or
 		// below, a closed loop, its flags without one

@@ -36,7 +36,7 @@ func writePage(path string, csvPaths []string, rows []results.Row, opt report.Op
 		if err := os.MkdirAll(filepath.Dir(own), 0o755); err != nil {
 			return fmt.Errorf("write a profile's page: %w", err)
 		}
-		if err := os.WriteFile(own, page, 0o644); err != nil {
+		if err := results.WriteFile(own, page); err != nil {
 			return fmt.Errorf("write a profile's page: %w", err)
 		}
 		return nil
@@ -45,7 +45,7 @@ func writePage(path string, csvPaths []string, rows []results.Row, opt report.Op
 	if err := renderPage(&b, csvPaths, rows, opt); err != nil {
 		return err
 	}
-	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+	if err := results.WriteFile(path, b.Bytes()); err != nil {
 		return fmt.Errorf("write the page %s: %w", path, err)
 	}
 	return nil

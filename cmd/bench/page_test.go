@@ -62,3 +62,34 @@ func TestPublishedPages(t *testing.T) {
 		}
 	}
 }
+
+// The page is never written through a link planted at its name or at the
+// name of the file written first beside it: the file linked to is
+// untouched and the page is in a file of its own.
+func TestPageFollowsNoLink(t *testing.T) {
+	csv := filepath.Join(reportDir, "m4.csv")
+	rows, err := results.ReadFiles([]string{csv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, at := range []string{"", ".tmp"} {
+		out := t.TempDir()
+		victim := filepath.Join(t.TempDir(), "victim")
+		if err := os.WriteFile(victim, []byte("not yours\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		page := filepath.Join(out, "m4.html")
+		if err := os.Symlink(victim, page+at); err != nil {
+			t.Fatal(err)
+		}
+		if err := writePage(page, []string{csv}, rows, report.Options{}); err != nil {
+			t.Errorf("a link at the page's name%s: %v", at, err)
+		}
+		if b, err := os.ReadFile(victim); err != nil || string(b) != "not yours\n" {
+			t.Errorf("a link at the page's name%s: the file it points at holds %.40q, %v; want it untouched", at, b, err)
+		}
+		if fi, err := os.Lstat(page); err != nil || !fi.Mode().IsRegular() {
+			t.Errorf("a link at the page's name%s: %v; want the page a regular file, not a link", at, err)
+		}
+	}
+}

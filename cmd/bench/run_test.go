@@ -408,3 +408,38 @@ func TestRunPageMethod(t *testing.T) {
 		}
 	}
 }
+
+// bench run refuses an --out another user owns, or every user may write
+// in without the sticky bit, before it plans anything: exit 2, saying
+// why. Such a folder lets them plant links where root writes.
+func TestRunRefusesOut(t *testing.T) {
+	testenv.NeedRoot(t, "gives a folder to another user")
+	t.Setenv("SUDO_UID", "")
+	mk := func(mode os.FileMode, uid int) string {
+		d := filepath.Join(t.TempDir(), "out")
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(d, mode); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(d, uid, uid); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	for _, c := range []struct{ out, says string }{
+		{mk(0o777, 0), "a folder every user may write in (mode 777)"},
+		{mk(0o755, 65534), "a folder of user nobody's"},
+	} {
+		var cmdErr, stderr bytes.Buffer
+		status := exitStatus(dispatch(io.Discard, &cmdErr, []string{"run", "--dry-run", "--out", c.out}), &stderr)
+		want := "bench: --out " + c.out + ": " + c.says
+		if status != exitUsage || !strings.HasPrefix(stderr.String(), want) {
+			t.Errorf("bench run --out %s: exit %d, %q; want %d, %q", c.out, status, stderr.String(), exitUsage, want)
+		}
+		if strings.Contains(cmdErr.String(), "\nscenarios: ") {
+			t.Errorf("bench run --out %s planned the session before refusing it:\n%s", c.out, cmdErr.String())
+		}
+	}
+}

@@ -293,7 +293,7 @@ func checkLeftovers(prefix string) CheckItem {
 			found = append(found, "namespace "+prefix+string(r))
 		}
 	}
-	if dirs, _ := filepath.Glob(filepath.Join(runBase, prefix+"run-*")); len(dirs) > 0 {
+	if dirs := runDirs(runBase, prefix); len(dirs) > 0 {
 		found = append(found, dirs...)
 	}
 	if f, err := os.OpenFile(lockPath(prefix), os.O_RDONLY, 0); err == nil {

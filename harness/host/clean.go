@@ -175,11 +175,11 @@ func clean(prefix string) ([]string, error) {
 func removeRunDirs(prefix string, st lockState) ([]string, error) {
 	var removed []string
 	var errs []error
-	runDirs, _ := filepath.Glob(filepath.Join(runBase, prefix+"run-*"))
+	dirs := runDirs(runBase, prefix)
 	if st.RunDir != "" && st.OwnRun {
-		runDirs = append(runDirs, st.RunDir)
+		dirs = append(dirs, st.RunDir)
 	}
-	for _, d := range unique(runDirs, nonBlank) {
+	for _, d := range unique(dirs, nonBlank) {
 		if _, err := os.Stat(d); err != nil {
 			continue
 		}

@@ -31,8 +31,9 @@ const runBase = "/run"
 // Config says how to build a Host.
 type Config struct {
 	// Prefix starts every namespace, link, cgroup and run directory name
-	// ("" = DefaultPrefix); lower-case letters, digits and dashes, at most
-	// 13 characters so that link names fit the kernel's 15.
+	// ("" = DefaultPrefix); lower-case letters, digits and dashes ending
+	// with a dash, at most 13 characters so that link names fit the
+	// kernel's 15.
 	Prefix string
 	// Layout assigns CPUs to the roles; a zero Layout means DefaultLayout
 	// of the online CPUs.
@@ -95,14 +96,38 @@ type lockState struct {
 	Unit string `json:"unit,omitempty"`
 }
 
-var prefixRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,12}$`)
+// prefixRE is what a prefix may be. It ends with a dash, and no name a
+// prefix makes has a dash past it but a run directory's, whose "run-" is
+// followed by 8 hex digits, a length no other name's rest has: a name of
+// one prefix is never a name of another, even of one that starts with
+// it ("bench-" and "bench-run-"), so that cleaning one never reaches
+// another's.
+var prefixRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,11}-$`)
 
-// validatePrefix checks a prefix fits link names and file names.
+// validatePrefix checks a prefix fits link names and file names, and
+// makes names no other prefix makes.
 func validatePrefix(prefix string) error {
 	if !prefixRE.MatchString(prefix) {
-		return fmt.Errorf("prefix %q: want 1 to 13 lower-case letters, digits or dashes (link names are at most 15 characters)", prefix)
+		return fmt.Errorf("prefix %q: want 2 to 13 lower-case letters, digits or dashes, ending with a dash (link names are at most 15 characters; the dash keeps one prefix's names from another's)", prefix)
 	}
 	return nil
+}
+
+// runDirRE is the name of a run directory past its prefix.
+var runDirRE = regexp.MustCompile(`^run-[0-9a-f]{8}$`)
+
+// runDirs returns the run directories of a prefix in base: exactly the
+// names makeRunDir gives, not those of another prefix that starts with
+// this one.
+func runDirs(base, prefix string) []string {
+	entries, _ := os.ReadDir(base)
+	var dirs []string
+	for _, e := range entries {
+		if rest, ok := strings.CutPrefix(e.Name(), prefix); ok && runDirRE.MatchString(rest) {
+			dirs = append(dirs, filepath.Join(base, e.Name()))
+		}
+	}
+	return dirs
 }
 
 // validateLayout checks a layout against the online CPUs.

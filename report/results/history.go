@@ -671,7 +671,7 @@ func fileKind(mode fs.FileMode) string {
 
 // writeSynced writes b as the file path, flushed to the disk.
 func writeSynced(path string, b []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := CreateFile(path)
 	if err != nil {
 		return err
 	}

@@ -203,21 +203,14 @@ func (s *Span) UnmarshalText(b []byte) error {
 	return err
 }
 
-// Write writes the metadata to path whole: to a file beside it first,
-// then renamed over it.
+// Write writes the metadata to path whole (WriteFile): to a file beside
+// it first, then renamed over it.
 func (m *Meta) Write(path string) error {
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return err
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+	return WriteFile(path, append(b, '\n'))
 }
 
 // Finish records the end of the session, with the count of runs and the

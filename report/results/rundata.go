@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -135,7 +134,7 @@ func WriteRunData(dir, name string, d RunData) error {
 	if err != nil {
 		return fmt.Errorf("run %s: %w", name, err)
 	}
-	return os.WriteFile(filepath.Join(dir, name+RunDataSuffix), append(b, '\n'), 0o644)
+	return WriteFile(filepath.Join(dir, name+RunDataSuffix), append(b, '\n'))
 }
 
 // ReadRunData reads the data of the runs kept beside the session files
