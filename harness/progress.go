@@ -13,7 +13,9 @@ import (
 )
 
 // progress prints a session's course: a line per run with its result, and
-// on a terminal a status line rewritten in place with the ETA.
+// on a terminal a status line rewritten in place with the ETA. A column's
+// name and a run's note are printed as results.Visible writes them: no
+// escape of theirs reaches the terminal.
 type progress struct {
 	w        io.Writer
 	live     bool
@@ -71,7 +73,7 @@ func (p *progress) begin(r RunSpec) {
 		return
 	}
 	line := fmt.Sprintf("run %d/%d  %s  %s  rep %d  elapsed %s  ETA %s",
-		p.done+1, p.total, r.Scenario.Name, r.Column.Name, r.Rep,
+		p.done+1, p.total, r.Scenario.Name, results.Visible(r.Column.Name), r.Rep,
 		formatDuration(time.Since(p.start)), formatDuration(p.eta()))
 	p.rewrite(line)
 }
@@ -95,7 +97,7 @@ func (p *progress) endLine(r RunSpec, summary string, took time.Duration) {
 	p.spent += took
 	p.clear()
 	fmt.Fprintf(p.w, "[%d/%d] %-22s %-20s rep %d  %s  (%s, ETA %s)\n",
-		p.done, p.total, r.Scenario.Name, r.Column.Name, r.Rep, summary,
+		p.done, p.total, r.Scenario.Name, results.Visible(r.Column.Name), r.Rep, results.Visible(summary),
 		formatDuration(took), formatDuration(p.eta()))
 }
 
@@ -114,7 +116,7 @@ func (p *progress) step(w sweep.Window, row results.Row, took time.Duration) {
 	p.clear()
 	st, _, _ := results.ParseStep(row.Note)
 	what, verdict, _ := strings.Cut(strings.TrimPrefix(st.String(), "sweep "), ": ")
-	fmt.Fprintf(p.w, "    %-9s at %6.0f/s: %s  %s  p99 %.1f ms  (%s)\n", what, w.Rate, verdict, runSummary(row), row.P99Ms, formatDuration(took))
+	fmt.Fprintf(p.w, "    %-9s at %6.0f/s: %s  %s  p99 %.1f ms  (%s)\n", what, w.Rate, verdict, results.Visible(runSummary(row)), row.P99Ms, formatDuration(took))
 }
 
 // endSweep prints the line of a sweep that ended: the rate its search

@@ -405,7 +405,9 @@ func selfArgv(argv []string) ([]string, error) {
 	return append([]string{self}, argv[1:]...), nil
 }
 
-// joinNotes joins the notes that are not empty.
+// joinNotes joins the notes that are not empty into a row's note, as the
+// reader of the CSV takes it (results.CleanNote): a tool's output, in an
+// error, can hold lines, tabs and a terminal's escapes.
 func joinNotes(notes ...string) string {
 	var out []string
 	for _, n := range notes {
@@ -413,7 +415,7 @@ func joinNotes(notes ...string) string {
 			out = append(out, n)
 		}
 	}
-	return strings.Join(out, "; ")
+	return results.CleanNote(strings.Join(out, "; "))
 }
 
 // readyProbes leaves out of the readiness probes the relay listeners in

@@ -268,6 +268,9 @@ func LoadColumns(file, names string) ([]proxies.Column, error) {
 	seen := map[string]bool{}
 	for _, n := range strings.Split(names, ",") {
 		n = strings.TrimSpace(n)
+		if err := results.CheckLabel("--proxy's column name", n); err != nil {
+			return nil, results.BadInput(err)
+		}
 		c, ok := byName[n]
 		if !ok {
 			return nil, results.BadInput(fmt.Errorf("no column %q (columns: %s)", n, strings.Join(all, ", ")))

@@ -196,6 +196,12 @@ type view struct {
 // Has reports whether the column has option o.
 func (v view) Has(o string) bool { return slices.Contains(v.Column.Options, o) }
 
+// QuotedName is the column's name as the configs' first line, a comment,
+// gives it: quoted and escaped as Go quotes a string ("devel \"x\"",
+// "a\r\nadmin:"), so that no name, however it got past the label rule,
+// ends the comment's line or begins a line of the config's own.
+func (v view) QuotedName() string { return strconv.Quote(v.Column.Name) }
+
 // List renders a colon-separated list (OpenSSL's form: "X25519:P-256")
 // as a YAML flow sequence: ["X25519", "P-256"].
 func (v view) List(colonSeparated string) string {

@@ -32,7 +32,9 @@ import (
 
 // ParseColumns reads a columns file; name is used in errors, which read
 // "name:line: ...". It checks the syntax, the kind, the group, the modes
-// and the options; Validate checks the binaries and the names' clashes.
+// and the options, and holds the names to the label rule
+// (results.CheckLabel); Validate checks the binaries and the names'
+// clashes.
 func ParseColumns(r io.Reader, name string) ([]Column, error) {
 	var cols []Column
 	sc := bufio.NewScanner(r)
@@ -65,8 +67,8 @@ func parseColumn(text string) (Column, error) {
 		return Column{}, errors.New(`want a name and a kind, e.g. "devel -s0" 3proxy binary=/path/to/3proxy`)
 	}
 	c := Column{Name: fields[0], Kind: fields[1], Group: results.Copy}
-	if c.Name == "" {
-		return Column{}, errors.New("empty column name")
+	if err := results.CheckLabel("the column's name", c.Name); err != nil {
+		return Column{}, err
 	}
 	a, ok := Lookup(c.Kind)
 	if !ok {
@@ -249,8 +251,8 @@ func where(c Column) string {
 	return ""
 }
 
-// Validate checks a session's columns before anything starts: two
-// columns with one name, an unknown kind, group, option or mode, a kind
+// Validate checks a session's columns before anything starts: a name
+// the label rule refuses (results.CheckLabel), two columns with one name, an unknown kind, group, option or mode, a kind
 // that needs a binary and has none, a binary that is missing, not a file
 // or not executable (stat is os.Stat on a real machine). It returns every
 // problem found, each naming the line that declared the column.
@@ -261,8 +263,8 @@ func Validate(cols []Column, stat func(path string) (fs.FileInfo, error)) error 
 		bad := func(format string, args ...any) {
 			errs = append(errs, fmt.Errorf("%scolumn %q: %s", where(c), c.Name, fmt.Sprintf(format, args...)))
 		}
-		if c.Name == "" {
-			errs = append(errs, fmt.Errorf("%sa column has no name", where(c)))
+		if err := results.CheckLabel("the column's name", c.Name); err != nil {
+			errs = append(errs, fmt.Errorf("%s%w", where(c), err))
 			continue
 		}
 		if prev, dup := first[c.Name]; dup {

@@ -52,7 +52,7 @@ func (d Dante) Instance(c Column, m results.Mode, site Site) (Instance, error) {
 	}, nil
 }
 
-var danteConf = template.Must(template.New("dante").Parse(`# danted for column "{{.Column.Name}}", mode {{.Mode}}; rendered by bench.
+var danteConf = template.Must(template.New("dante").Parse(`# danted for column {{.QuotedName}}, mode {{.Mode}}; rendered by bench.
 logoutput: {{call .Path "danted.log"}}
 debug: 0
 internal: {{.Site.ClientSide}} port = {{.Port}}

@@ -65,7 +65,7 @@ func (e Envoy) Instance(c Column, m results.Mode, site Site) (Instance, error) {
 // envoyYAML keeps the template readable: tabs become the YAML's indent.
 func envoyYAML(s string) string { return strings.ReplaceAll(s, "\t", "  ") }
 
-var envoyConf = template.Must(template.New("envoy").Parse(envoyYAML(`# envoy for column "{{.Column.Name}}", mode {{.Mode}}; rendered by bench.
+var envoyConf = template.Must(template.New("envoy").Parse(envoyYAML(`# envoy for column {{.QuotedName}}, mode {{.Mode}}; rendered by bench.
 layered_runtime:
 	layers:
 	- name: limits

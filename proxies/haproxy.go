@@ -68,7 +68,7 @@ func (h HAProxy) Instance(c Column, m results.Mode, site Site) (Instance, error)
 	}, nil
 }
 
-var haproxyConf = template.Must(template.New("haproxy").Parse(`# haproxy for column "{{.Column.Name}}", mode {{.Mode}}; rendered by bench.
+var haproxyConf = template.Must(template.New("haproxy").Parse(`# haproxy for column {{.QuotedName}}, mode {{.Mode}}; rendered by bench.
 global
     nbthread 1
     maxconn {{.MaxConns}}

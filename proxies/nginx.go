@@ -58,7 +58,7 @@ func (n Nginx) Instance(c Column, m results.Mode, site Site) (Instance, error) {
 	}, nil
 }
 
-var nginxConf = template.Must(template.New("nginx").Parse(`# nginx for column "{{.Column.Name}}", mode {{.Mode}}; rendered by bench.
+var nginxConf = template.Must(template.New("nginx").Parse(`# nginx for column {{.QuotedName}}, mode {{.Mode}}; rendered by bench.
 {{- if ne .Mode "http"}}
 # The stream module, where the distribution builds it as a module.
 include /etc/nginx/modules-enabled/*stream*.conf;

@@ -57,7 +57,7 @@ func (s Squid) Instance(c Column, m results.Mode, site Site) (Instance, error) {
 	}, nil
 }
 
-var squidConf = template.Must(template.New("squid").Parse(`# squid for column "{{.Column.Name}}", mode {{.Mode}}; rendered by bench.
+var squidConf = template.Must(template.New("squid").Parse(`# squid for column {{.QuotedName}}, mode {{.Mode}}; rendered by bench.
 http_port {{.Listen}}
 # one process: -N runs no kids, as workers 1 (the default) would
 workers 1

@@ -75,7 +75,7 @@ func (s Stunnel) Instance(c Column, m results.Mode, site Site) (Instance, error)
 	}, nil
 }
 
-var stunnelConf = template.Must(template.New("stunnel").Parse(`; stunnel for column "{{.Column.Name}}", mode {{.Mode}}; rendered by bench.
+var stunnelConf = template.Must(template.New("stunnel").Parse(`; stunnel for column {{.QuotedName}}, mode {{.Mode}}; rendered by bench.
 foreground = yes
 pid =
 syslog = no

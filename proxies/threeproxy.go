@@ -88,7 +88,7 @@ type threeProxyView struct {
 	Plugin string // SSLPlugin for builds that need it
 }
 
-var threeProxyConf = template.Must(template.New("3proxy").Parse(`# 3proxy for column "{{.Column.Name}}", mode {{.Mode}}; rendered by bench.
+var threeProxyConf = template.Must(template.New("3proxy").Parse(`# 3proxy for column {{.QuotedName}}, mode {{.Mode}}; rendered by bench.
 maxconn {{.MaxConns}}
 timeouts 1 5 30 60 180 1800 15 60
 auth none

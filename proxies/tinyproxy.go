@@ -55,7 +55,7 @@ func (t Tinyproxy) Instance(c Column, m results.Mode, site Site) (Instance, erro
 	}, nil
 }
 
-var tinyproxyConf = template.Must(template.New("tinyproxy").Parse(`# tinyproxy for column "{{.Column.Name}}", mode {{.Mode}}; rendered by bench.
+var tinyproxyConf = template.Must(template.New("tinyproxy").Parse(`# tinyproxy for column {{.QuotedName}}, mode {{.Mode}}; rendered by bench.
 User ` + tinyproxyUser + `
 Listen {{.Site.ClientSide}}
 Port {{.Port}}

@@ -87,7 +87,7 @@ func writeLegend(w io.StringWriter, t Table, detail bool) {
 	}
 	w.WriteString(legendHead + ":\n\n")
 	for _, it := range items {
-		mark := strings.Replace(mdText.Replace(it.mark), markBold, "**bold**", 1)
+		mark := mdText.Replace(strings.Replace(it.mark, markBold, "**bold**", 1))
 		w.WriteString("- " + mark + ": " + mdText.Replace(it.text) + "\n")
 	}
 	w.WriteString("\n")

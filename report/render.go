@@ -308,7 +308,7 @@ func writeSetup(w *bytes.Buffer, s Setup, md bool) error {
 		} else {
 			w.WriteString("notes\n")
 			for _, n := range s.Notes {
-				w.WriteString(n + "\n")
+				tsvLine(w, n)
 			}
 		}
 		w.WriteString("\n")
@@ -411,10 +411,22 @@ func writeNoSplice(w *bytes.Buffer, t Table) {
 
 // tsvGrid writes a header and rows as tab-separated lines.
 func tsvGrid(w *bytes.Buffer, header []string, rows [][]string) {
-	w.WriteString(strings.Join(header, "\t") + "\n")
+	tsvLine(w, header...)
 	for _, r := range rows {
-		w.WriteString(strings.Join(r, "\t") + "\n")
+		tsvLine(w, r...)
 	}
+}
+
+// tsvLine writes cells as a tab-separated line, each escaped (tsvText):
+// no tab or newline of a name or a note shifts a column or begins a line.
+func tsvLine(w *bytes.Buffer, cells ...string) {
+	for i, c := range cells {
+		if i > 0 {
+			w.WriteByte('\t')
+		}
+		w.WriteString(tsvText.Replace(c))
+	}
+	w.WriteByte('\n')
 }
 
 // markdownCell is a cell in markdown: its text with the figure in bold
@@ -434,19 +446,31 @@ var mdEscapes = []string{"&", "&amp;", "<", "&lt;", ">", "&gt;"}
 
 var (
 	// mdText escapes text of the markdown: headings, list items, captions.
-	mdText = strings.NewReplacer(mdEscapes...)
+	mdText = textEscaper{strings.NewReplacer(mdEscapes...)}
 	// mdCell escapes a table cell's text: as mdText, and the | that
 	// would end the cell.
-	mdCell = strings.NewReplacer(append([]string{"|", `\|`}, mdEscapes...)...)
+	mdCell = textEscaper{strings.NewReplacer(append([]string{"|", `\|`}, mdEscapes...)...)}
+	// tsvText escapes a line's or a cell's text of the tab-separated
+	// text: its control characters alone.
+	tsvText = textEscaper{strings.NewReplacer()}
 )
 
-// mdOnly is s escaped as mdText escapes it in markdown, and s itself in
-// tab-separated text.
+// textEscaper escapes a line of text, or a cell, of the session files
+// for the format it goes into: each rune a label may not hold written
+// visible (results.Visible), so that no newline of a name or a note
+// begins a heading, a list or a table's row, and no tab of it shifts a
+// column, then what the format's replacer escapes.
+type textEscaper struct{ r *strings.Replacer }
+
+func (e textEscaper) Replace(s string) string { return e.r.Replace(results.Visible(s)) }
+
+// mdOnly is s escaped as mdText escapes it in markdown, and as tsvText
+// does in tab-separated text.
 func mdOnly(md bool, s string) string {
 	if md {
 		return mdText.Replace(s)
 	}
-	return s
+	return tsvText.Replace(s)
 }
 
 // writeMarkdown writes t as a markdown table; with spreads, each cell
@@ -503,9 +527,9 @@ func writeFailed(w *bytes.Buffer, failed []Failure, md bool) {
 			fmt.Fprintf(w, "- %s, %s, rep %d: %s\n", mdText.Replace(f.Proxy), mdText.Replace(f.Load), f.Rep, mdText.Replace(noteOrNone(f.Note)))
 		}
 	} else {
-		w.WriteString("failed runs\tload\trep\tnote\n")
+		tsvLine(w, "failed runs", "load", "rep", "note")
 		for _, f := range failed {
-			w.WriteString(f.Proxy + "\t" + f.Load + "\t" + strconv.Itoa(f.Rep) + "\t" + noteOrNone(f.Note) + "\n")
+			tsvLine(w, f.Proxy, f.Load, strconv.Itoa(f.Rep), noteOrNone(f.Note))
 		}
 	}
 	w.WriteString("\n")
@@ -518,9 +542,9 @@ func writeNotes(w *bytes.Buffer, notes []Note) {
 	if len(notes) == 0 {
 		return
 	}
-	w.WriteString("notes\tcolumns\tscenarios\n")
+	tsvLine(w, "notes", "columns", "scenarios")
 	for _, n := range notes {
-		w.WriteString(n.Text + "\t" + strings.Join(n.Proxies, ", ") + "\t" + strings.Join(n.Loads, ", ") + "\n")
+		tsvLine(w, n.Text, strings.Join(n.Proxies, ", "), strings.Join(n.Loads, ", "))
 	}
 	w.WriteString("\n")
 }

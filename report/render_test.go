@@ -6,8 +6,10 @@ import (
 	"bytes"
 	"math"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 // run makes an ok run of a plain HTTP scenario.
@@ -232,5 +234,78 @@ func TestRenderNoSpliceAndSpread(t *testing.T) {
 	// (2.0 - 1.6) / 1.7
 	if c := tables[0].Rows[0].Cells[1]; c.Spread == nil || math.Abs(*c.Spread-0.4/1.7) > 1e-9 {
 		t.Errorf("spread of haproxy splice-auto, ka-1m = %v; want %.4f", c.Spread, 0.4/1.7)
+	}
+}
+
+// TestRenderControlCharacters: names and notes built with a newline, a
+// heading and a link, a tab or a terminal's escape (as a CSV's reader
+// would refuse them, the writers being given them directly) keep the
+// markdown's tables a row a line, begin no heading, and keep the
+// tab-separated text's columns: every line of a block of it has as many
+// tabs as the block's first.
+func TestRenderControlCharacters(t *testing.T) {
+	const heading, tab, esc = "x\n\n# Heading [link](http://example.invalid)", "x\ty", "e\x1b[2J\r"
+	var rows []results.Row
+	for rep := 1; rep <= 2; rep++ {
+		for _, p := range []string{"nginx", heading, tab, esc} {
+			r := run("M\n# machine", "s\n# session", p, results.Copy, "ka-1k", rep, 10)
+			r.Note = "noted\n## note\tz"
+			rows = append(rows, r)
+		}
+	}
+	failed := run("M\n# machine", "s\n# session", heading, results.Copy, "ka-1k", 3, 0)
+	failed.Status, failed.Note = results.Failed, "reset\n# failed\tz"
+	rows = append(rows, failed)
+	meta := &results.Meta{Session: "s\n# session", Machine: results.MachineInfo{Label: "M\n# machine", Host: "VM\n# host\t|"},
+		Notes: []string{"scaled\n# meta note\tz"}, CommandLine: []string{"bench", "run", "--proxy", heading}}
+	files := []results.SessionFile{{Path: "a.csv", Meta: meta}}
+
+	var b bytes.Buffer
+	if err := Render(&b, rows, Options{Format: FormatMarkdown, Files: files}); err != nil {
+		t.Fatal(err)
+	}
+	md := b.String()
+	if strings.ContainsFunc(md, func(r rune) bool { return unicode.IsControl(r) && r != '\n' }) {
+		t.Errorf("markdown holds a control character:\n%q", md)
+	}
+	bar := regexp.MustCompile(`(^|[^\\])\|`)
+	for _, block := range strings.Split(md, "\n\n") {
+		lines := strings.Split(strings.Trim(block, "\n"), "\n")
+		for _, l := range lines {
+			if strings.HasPrefix(l, "#") && !regexp.MustCompile(`^(# Session s\\n# session|## (Summary|Setup|HTTP proxy)|### M\\n# machine)$`).MatchString(l) {
+				t.Errorf("markdown has a heading of a name or a note: %q", l)
+			}
+			if strings.HasPrefix(lines[0], "|") && len(bar.FindAllString(l, -1)) != len(bar.FindAllString(lines[0], -1)) {
+				t.Errorf("markdown table's line %q has not the cells of its header %q", l, lines[0])
+			}
+		}
+	}
+	for _, want := range []string{`| x\n\n# Heading [link](http://example.invalid)`, `x\ty`, `e\x1b[2J\r`, `VM\n# host\t\|`} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+
+	b.Reset()
+	if err := Render(&b, rows, Options{Format: FormatTSV, Files: files}); err != nil {
+		t.Fatal(err)
+	}
+	tsv := b.String()
+	if strings.ContainsFunc(tsv, func(r rune) bool { return unicode.IsControl(r) && r != '\n' && r != '\t' }) {
+		t.Errorf("tab-separated text holds a control character:\n%q", tsv)
+	}
+	for _, block := range strings.Split(tsv, "\n\n") {
+		lines := strings.Split(strings.Trim(block, "\n"), "\n")
+		for _, l := range lines {
+			if strings.HasPrefix(l, "#") {
+				t.Errorf("tab-separated text has a line of a name or a note: %q", l)
+			}
+			if strings.Count(l, "\t") != strings.Count(lines[0], "\t") {
+				t.Errorf("tab-separated line %q has not the columns of its block's first %q", l, lines[0])
+			}
+		}
+	}
+	if !strings.Contains(tsv, "\t"+`x\ty`+"\t") {
+		t.Errorf("tab-separated text lacks the column x\\ty escaped:\n%s", tsv)
 	}
 }

@@ -473,9 +473,9 @@ func writeSearches(w *bytes.Buffer, t Table, md bool) {
 			fmt.Fprintf(w, "- %s, %s: %s\n", mdText.Replace(l[0]), mdText.Replace(l[1]), mdText.Replace(l[2]))
 		}
 	} else {
-		w.WriteString("searches\tscenario\twhere each stopped\n")
+		tsvLine(w, "searches", "scenario", "where each stopped")
 		for _, l := range lines {
-			w.WriteString(strings.Join(l[:], "\t") + "\n")
+			tsvLine(w, l[:]...)
 		}
 	}
 	w.WriteString("\n")

@@ -49,7 +49,7 @@ func cmdHistory(stdout, stderr io.Writer, args []string) error {
 	}
 	dest, warnings, err := results.AddToHistory(fs.Arg(0), fs.Arg(1), commits, time.Now().UTC().Truncate(time.Second))
 	for _, w := range warnings {
-		fmt.Fprintf(stderr, "bench: warning: %s\n", w)
+		fmt.Fprintf(stderr, "bench: warning: %s\n", terminal(w))
 	}
 	if err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strings"
 
 	"bench/harness/mix"
 	"bench/report/results"
@@ -148,6 +149,18 @@ func (e failedRunsError) Error() string {
 	return fmt.Sprintf("the session completed with %d of its %d runs failed (listed under their tables)", e.failed, e.runs)
 }
 
+// terminal is text for a terminal: its lines as they are, and in each
+// any rune a label may not hold (an escape, a carriage return, a tab)
+// written visible (results.Visible), so that a name or a note of a file,
+// in an error or a warning, cannot steer the terminal.
+func terminal(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = results.Visible(l)
+	}
+	return strings.Join(lines, "\n")
+}
+
 // exitStatus is the status bench exits with after err, which it prints to
 // stderr first unless it was help or usage already printed. Input refused
 // is one status whoever refused it: the command line as bench parses it
@@ -160,7 +173,7 @@ func exitStatus(err error, stderr io.Writer) int {
 	case errors.Is(err, errUsage):
 		return exitUsage
 	}
-	fmt.Fprintf(stderr, "bench: %v\n", err)
+	fmt.Fprintf(stderr, "bench: %s\n", terminal(err.Error()))
 	switch {
 	case errors.As(err, new(usageError)), errors.As(err, new(*results.InputError)):
 		return exitUsage

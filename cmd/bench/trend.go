@@ -106,7 +106,7 @@ func cmdTrend(stdout, stderr io.Writer, args []string) error {
 	if blind := tr.Undetectable(gate.value); len(blind) > 0 {
 		fmt.Fprintf(stderr, "bench trend: %d series cannot show a step of %s yet (their noise and history; the smallest step each can show):\n", len(blind), gate.String())
 		for _, s := range blind {
-			fmt.Fprintf(stderr, "  %s\n", s.DescribeDetectable())
+			fmt.Fprintf(stderr, "  %s\n", terminal(s.DescribeDetectable()))
 		}
 	}
 	reg := tr.NewRegressions(gate.value)

@@ -249,11 +249,15 @@ func CSVSum(csvPath string) (rows int, sum string, err error) {
 }
 
 // ReadMeta reads a session's metadata file; an error is an InputError
-// naming it.
+// naming it. Its labels and notes must keep their rules (CheckLabel,
+// CheckNote).
 func ReadMeta(path string) (*Meta, error) {
 	m := &Meta{}
 	if err := readJSON(path, m); err != nil {
 		return nil, err
+	}
+	if err := m.check(); err != nil {
+		return nil, &InputError{File: path, Err: err}
 	}
 	return m, nil
 }

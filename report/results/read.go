@@ -380,6 +380,7 @@ func (p *rowParser) parse(r *Row) {
 	}
 	r.PeakMemBytes = p.int(cPeakMem)
 	r.Note = p.text(cNote)
+	p.checkTexts(r)
 	var hasPeriods, hasThrottled bool
 	_, r.ThrottledPeriods, hasPeriods = p.number(cThrottledPeriods, true)
 	r.ThrottledS, _, hasThrottled = p.number(cThrottledS, false)
