@@ -173,17 +173,6 @@ func (rd *reader) read(data []byte, name string) error {
 	if n := longLine(data); n > 0 {
 		return &InputError{File: name, Line: n, Err: fmt.Errorf("a line longer than %d bytes: no run's row is so long", MaxLine)}
 	}
-	// A row a line: size the result once rather than grow it; a row
-	// holds at least a byte a column, so no more than the header can
-	// hold (a file of empty lines is no more rows than it has bytes).
-	lines := bytes.Count(data, []byte{'\n'})
-	if i := bytes.IndexByte(data, '\n'); i > 0 {
-		lines = min(lines, len(data)/(bytes.Count(data[:i], []byte{','})+1))
-	}
-	rd.rows = slices.Grow(rd.rows, lines)
-	if rd.seen == nil {
-		rd.seen = make(map[RunID]int, lines)
-	}
 	cr := csv.NewReader(bytes.NewReader(data))
 	cr.ReuseRecord = true
 	header, err := cr.Read()
@@ -214,6 +203,14 @@ func (rd *reader) read(data []byte, name string) error {
 			return &InputError{File: name, Line: 1, Err: fmt.Errorf("missing required column %q", Header[c])}
 		}
 	}
+	// A row a line: size the result once rather than grow it, for as
+	// many rows as the file can hold (a row is a byte a column at least:
+	// its commas and its newline), and no more than preRows.
+	lines := min(bytes.Count(data, []byte{'\n'}), len(data)/len(header), preRows)
+	rd.rows = slices.Grow(rd.rows, lines)
+	if rd.seen == nil {
+		rd.seen = make(map[RunID]int, lines)
+	}
 	for n := 0; ; n++ {
 		rec, err := cr.Read()
 		if err == io.EOF && n == 0 {
@@ -242,6 +239,10 @@ func (rd *reader) read(data []byte, name string) error {
 		rd.seen[id] = len(rd.rows) - 1
 	}
 }
+
+// preRows is the most rows the reader makes room for before it reads
+// them: a session's, some megabytes; a file of more grows as it is read.
+const preRows = 1 << 14
 
 // longLine is the number of data's first line longer than MaxLine, 0
 // where there is none.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -301,6 +302,24 @@ func TestReadWithinBounds(t *testing.T) {
 	if len(rows) != 5 || rows[0].Seconds != 0 || rows[2].Seconds != MinSeconds || rows[3].Seconds != MaxSeconds ||
 		rows[3].Errors != MaxCount || rows[4].Bytes != MaxCount {
 		t.Errorf("read %+v", rows)
+	}
+}
+
+// A file of a header and empty lines is no run, and the reader makes no
+// room for a run a line of it: a megabyte of newlines made half a
+// gigabyte of rows.
+func TestReadEmptyLines(t *testing.T) {
+	data := []byte(minimalHeader + "\n" + strings.Repeat("\n", 1<<20))
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	var rd reader
+	err := rd.read(data, "m4.csv")
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, ErrNoRuns) {
+		t.Errorf("read of a header and empty lines: %v; want ErrNoRuns", err)
+	}
+	if made := after.TotalAlloc - before.TotalAlloc; made > 32<<20 {
+		t.Errorf("read of %d bytes made %d MiB", len(data), made>>20)
 	}
 }
 
