@@ -27,6 +27,8 @@ const (
 	// MaxRunData bounds a run's data file: its series of a second a
 	// point through a window of MaxSeconds and its histogram.
 	MaxRunData = 16 << 20
+	// MaxRunsData bounds a session's runs' data files together.
+	MaxRunsData = 256 << 20
 	// MaxHistogramDigits bounds the significant digits of a run's
 	// latency histogram, bench mix's 3, and with them the size of its
 	// counts (some 50 000 of them for any range of values).

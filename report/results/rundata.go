@@ -157,6 +157,7 @@ func ReadRunData(csvPaths []string) (map[RunID]*RunData, error) {
 			return nil, err
 		}
 		sort.Strings(files)
+		left := int64(MaxRunsData)
 		for _, f := range files {
 			b, err := readInput(f, MaxRunData)
 			if errors.Is(err, fs.ErrNotExist) {
@@ -164,6 +165,9 @@ func ReadRunData(csvPaths []string) (map[RunID]*RunData, error) {
 			}
 			if err != nil {
 				return nil, err
+			}
+			if left -= int64(len(b)); left < 0 {
+				return nil, &InputError{File: RunsDir(p), Err: fmt.Errorf("its runs' data files come to more than %d bytes, more than a session writes", MaxRunsData)}
 			}
 			d, err := parseRunData(b)
 			if err != nil {

@@ -113,3 +113,27 @@ func TestRunDataBounds(t *testing.T) {
 		}
 	}
 }
+
+// A session's runs' data files are refused together past MaxRunsData,
+// each within MaxRunData: the runs directory is named.
+func TestRunDataTotalBound(t *testing.T) {
+	csv := filepath.Join(t.TempDir(), "s.csv")
+	if err := os.Mkdir(RunsDir(csv), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	one := `{"machine":"m","session":"s","proxy":"p","mode":"http","load":"ka-1k","rep":1}`
+	first := filepath.Join(RunsDir(csv), "0000-p"+RunDataSuffix)
+	if err := os.WriteFile(first, []byte(one+strings.Repeat(" ", MaxRunData-len(one))), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// the same file by more names (no more disk), one more than fit
+	for i := 1; i <= MaxRunsData/MaxRunData; i++ {
+		if err := os.Link(first, filepath.Join(RunsDir(csv), fmt.Sprintf("%04d-p", i)+RunDataSuffix)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := ReadRunData([]string{csv})
+	if ie := (*InputError)(nil); !errors.As(err, &ie) || ie.File != RunsDir(csv) || !strings.Contains(err.Error(), fmt.Sprintf("more than %d bytes", MaxRunsData)) {
+		t.Errorf("ReadRunData of %d files of %d bytes = %v; want an InputError naming %s", MaxRunsData/MaxRunData+1, MaxRunData, err, RunsDir(csv))
+	}
+}
