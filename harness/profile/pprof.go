@@ -85,7 +85,8 @@ const MaxProto = 256 << 20
 // ReadProto reads a pprof profile.proto, gzipped as Proto's are written
 // or not. One that inflates past MaxProto is refused before it is
 // parsed, and so is one whose samples (the first value of each) are
-// negative or come to more than results.MaxCount.
+// negative or come to more than results.MaxCount, or that is not valid
+// (profile.CheckValid: a sample of a location it does not hold).
 func ReadProto(r io.Reader) (*profile.Profile, error) {
 	br := bufio.NewReader(r)
 	var in io.Reader = br
@@ -103,6 +104,9 @@ func ReadProto(r io.Reader) (*profile.Profile, error) {
 	}
 	p, err := profile.ParseUncompressed(b)
 	if err != nil {
+		return nil, err
+	}
+	if err := p.CheckValid(); err != nil { // as profile.Parse checks it
 		return nil, err
 	}
 	var samples int64

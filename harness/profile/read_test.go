@@ -67,6 +67,13 @@ func TestReadProto(t *testing.T) {
 			t.Errorf("readAtMost of %d bytes, at most 100: %d bytes, %v", n, len(b), err)
 		}
 	}
+	// A sample of a location the profile does not hold (read as nil,
+	// which the top view would follow).
+	q := p.Copy()
+	q.Location = q.Location[1:]
+	if _, err := ReadProto(bytes.NewReader(writeProto(t, q))); err == nil || !strings.Contains(err.Error(), "nil loc") {
+		t.Errorf("ReadProto of a sample of a location not held = %v; want it refused", err)
+	}
 	for _, c := range []struct {
 		name   string
 		values []int64
