@@ -155,7 +155,7 @@ func (s *runner) runIn(ctx context.Context, r RunSpec, dir string, row *results.
 		return err
 	}
 	x.fill(row, r)
-	if err := x.completed(); err != nil {
+	if err := completed(row); err != nil {
 		row.Note = "" // the reason is the note of a failed run
 		return err
 	}
@@ -346,11 +346,12 @@ func (s *runner) closeWindow(r RunSpec, st *started, sampler *host.Sampler, m sc
 	return x, nil
 }
 
-// completed fails a run in which no exchange completed; its row keeps
-// the figures.
-func (x measured) completed() error {
-	if m := x.m; m.Requests == 0 && m.Bytes == 0 {
-		return fmt.Errorf("no exchange completed (%d errors, %d timeouts)", m.Errors, m.Timeouts)
+// completed fails a run that measured nothing its figure counts
+// (results.Row.Measured: no exchange completed, no byte moved); its row
+// keeps the figures.
+func completed(row *results.Row) error {
+	if !row.Measured() {
+		return fmt.Errorf("no exchange completed (%d errors, %d timeouts)", row.Errors, row.Timeouts)
 	}
 	return nil
 }

@@ -69,8 +69,8 @@ func TestFillRow(t *testing.T) {
 	}
 	r := RunSpec{Asked: 20000, Scenario: scenarios.Scenario{Load: scenarios.Load{Conns: 1000}}}
 	var row results.Row
-	if x.fill(&row, r); x.completed() != nil {
-		t.Fatal(x.completed())
+	if x.fill(&row, r); completed(&row) != nil {
+		t.Fatal(completed(&row))
 	}
 	if row.Requests != 1000 || row.Bytes != 5000 || row.CPUProxy != 9 || row.BusyProxy != 0.9 || row.Bound != results.BoundProxy ||
 		row.SplicePipes != 3 || !row.HasPipes || row.PeakMemBytes != 4096 || !row.HasLatency || row.P99Ms != 2 {
@@ -80,10 +80,24 @@ func TestFillRow(t *testing.T) {
 	if row.Note != want || row.Note == "" {
 		t.Errorf("note %q, want %q", row.Note, want)
 	}
-	x.m.Requests, x.m.Bytes = 0, 0
-	row = results.Row{}
-	if x.fill(&row, r); x.completed() == nil || row.Errors != 20 || row.CPUProxy != 9 {
-		t.Errorf("no exchange: %v, row %+v", x.completed(), row)
+	// No exchange completed: failed, though bytes of answers came (its
+	// figure, exchanges a second, would be 0, which the reader refuses
+	// of an ok run); none of a stream's bytes moved: failed.
+	for _, c := range []struct {
+		load  string
+		bytes int64
+	}{{"ka-1k", 0}, {"ka-1k", 5000}, {"stream1", 0}} {
+		x.m.Requests, x.m.Bytes = 0, c.bytes
+		r.Scenario.Load.Name = c.load
+		row = results.Row{Load: c.load} // as rowOf names it
+		if x.fill(&row, r); completed(&row) == nil || row.Errors != 20 || row.CPUProxy != 9 {
+			t.Errorf("no exchange in %s, %d bytes: %v, row %+v", c.load, c.bytes, completed(&row), row)
+		}
+	}
+	// A stream moves bytes and no exchange.
+	x.m.Requests, x.m.Bytes, row = 0, 5000, results.Row{Load: "stream1"}
+	if x.fill(&row, r); completed(&row) != nil {
+		t.Errorf("a stream of 5000 bytes: %v", completed(&row))
 	}
 }
 

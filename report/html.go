@@ -446,7 +446,7 @@ func mergedHistogram(ids []results.RunID, data map[results.RunID]*results.RunDat
 		if d == nil || d.Histogram == "" {
 			continue
 		}
-		rh, err := hdrhistogram.Decode([]byte(d.Histogram))
+		rh, err := d.Latency()
 		if err != nil {
 			return nil, 0, fmt.Errorf("rep %d's histogram: %w", id.Rep, err)
 		}

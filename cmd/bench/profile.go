@@ -106,7 +106,7 @@ func readProfile(path string) (*pprof.Profile, error) {
 		return nil, &results.InputError{Err: fmt.Errorf("read profile: %w (a run profiled with bench run --profile=on has one)", err)}
 	}
 	defer f.Close()
-	p, err := pprof.Parse(f)
+	p, err := profile.ReadProto(f)
 	if err != nil {
 		return nil, &results.InputError{File: path, Err: fmt.Errorf("not a pprof profile: %w", err)}
 	}

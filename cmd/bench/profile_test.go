@@ -2,11 +2,14 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"testing"
 
 	"bench/harness/profile"
@@ -178,5 +181,31 @@ func TestRelayProfiles(t *testing.T) {
 	haproxy, n := total("0002-haproxy-splice-relay-stream16-1")
 	if haproxy["do_splice"] < 0.5 || haproxy["_copy_to_iter"] > 0 {
 		t.Errorf("haproxy splice's %d samples: do_splice on %.0f%% of stacks, _copy_to_iter on %.0f%%; want splice on half or more, no copy to user space", n, 100*haproxy["do_splice"], 100*haproxy["_copy_to_iter"])
+	}
+}
+
+// A profile that inflates past any profile's size (a gzip bomb: twice
+// profile.MaxProto of zeros from a file of some hundred kilobytes) is
+// refused as input (exit 2), without being inflated further than the
+// bound: the command makes no more than a few times the bound of memory
+// on it, where inflating it whole makes several times the bomb's.
+func TestProfileTopBomb(t *testing.T) {
+	var member bytes.Buffer
+	z := gzip.NewWriter(&member)
+	z.Write(make([]byte, 16<<20))
+	z.Close()
+	bomb := filepath.Join(t.TempDir(), "bomb"+results.ProfileSuffix)
+	if err := os.WriteFile(bomb, bytes.Repeat(member.Bytes(), 2*profile.MaxProto/(16<<20)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	err := cmdProfile(io.Discard, io.Discard, []string{"top", bomb})
+	runtime.ReadMemStats(&after)
+	if err == nil || exitStatus(err, io.Discard) != exitUsage || !strings.Contains(err.Error(), fmt.Sprintf("larger than %d bytes inflated", profile.MaxProto)) {
+		t.Errorf("bench profile top of a bomb: %v (exit %d); want it refused, exit %d", err, exitStatus(err, io.Discard), exitUsage)
+	}
+	if made := after.TotalAlloc - before.TotalAlloc; made > 3*profile.MaxProto {
+		t.Errorf("bench profile top of a bomb made %d MiB; want at most %d", made>>20, 3*profile.MaxProto>>20)
 	}
 }

@@ -2,10 +2,13 @@ package profile
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
+
+	"bench/report/results"
 )
 
 // Stack is a line of folded stacks: its frames from the root to the
@@ -16,14 +19,25 @@ type Stack struct {
 	Count  int64
 }
 
+// MaxFoldedLine bounds a line of folded stacks, a stack: some thousand
+// frames of a few hundred bytes each.
+const MaxFoldedLine = 1 << 20
+
 // ParseFolded reads folded stacks, as Folded writes them: a line a
-// stack, "frame;frame;frame count".
+// stack, "frame;frame;frame count". A line longer than MaxFoldedLine, and
+// counts past results.MaxCount, one or all of them together, are
+// refused.
 func ParseFolded(r io.Reader) ([]Stack, error) {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	sc.Buffer(make([]byte, 64*1024), MaxFoldedLine+2) // +2: its "\r\n"
 	var out []Stack
-	for n := 1; sc.Scan(); n++ {
+	var samples int64
+	n := 1
+	for ; sc.Scan(); n++ {
 		line := strings.TrimRight(sc.Text(), "\r")
+		if len(line) > MaxFoldedLine {
+			return nil, fmt.Errorf("folded stacks:%d: a line longer than %d bytes: no stack is so long", n, MaxFoldedLine)
+		}
 		if strings.TrimSpace(line) == "" {
 			continue
 		}
@@ -32,12 +46,20 @@ func ParseFolded(r io.Reader) ([]Stack, error) {
 			return nil, fmt.Errorf("folded stacks:%d: %q: a line is frame;frame count", n, clip(line))
 		}
 		c, err := strconv.ParseInt(line[i+1:], 10, 64)
-		if err != nil || c <= 0 {
+		switch {
+		case errors.Is(err, strconv.ErrRange) && line[i+1] != '-', err == nil && c > results.MaxCount:
+			return nil, fmt.Errorf("folded stacks:%d: %q: count %q is past 2^53: no profile has so many samples", n, clip(line), line[i+1:])
+		case err != nil || c <= 0:
 			return nil, fmt.Errorf("folded stacks:%d: %q: count %q is not a positive number", n, clip(line), line[i+1:])
+		}
+		if samples += c; samples > results.MaxCount {
+			return nil, fmt.Errorf("folded stacks:%d: the counts come to more than 2^53: no profile has so many samples", n)
 		}
 		out = append(out, Stack{Frames: strings.Split(line[:i], ";"), Count: c})
 	}
-	if err := sc.Err(); err != nil {
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		return nil, fmt.Errorf("folded stacks:%d: a line longer than %d bytes: no stack is so long", n, MaxFoldedLine)
+	} else if err != nil {
 		return nil, fmt.Errorf("read folded stacks: %w", err)
 	}
 	return out, nil

@@ -1,6 +1,15 @@
 package profile
 
 import (
+	"bufio"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+
+	"bench/report/results"
+
 	"github.com/google/pprof/profile"
 )
 
@@ -66,4 +75,75 @@ func Proto(samples []Sample) *profile.Profile {
 		p.Sample = append(p.Sample, ps)
 	}
 	return p
+}
+
+// MaxProto bounds a profile.proto as ReadProto reads it, inflated: a
+// profile of every sample of a window (Proto) is some tens of bytes a
+// sample, a few hundred kilobytes for the reference session's.
+const MaxProto = 256 << 20
+
+// ReadProto reads a pprof profile.proto, gzipped as Proto's are written
+// or not. One that inflates past MaxProto is refused before it is
+// parsed, and so is one whose samples (the first value of each) are
+// negative or come to more than results.MaxCount, or that is not valid
+// (profile.CheckValid: a sample of a location it does not hold).
+func ReadProto(r io.Reader) (*profile.Profile, error) {
+	br := bufio.NewReader(r)
+	var in io.Reader = br
+	if magic, err := br.Peek(2); err == nil && magic[0] == 0x1f && magic[1] == 0x8b {
+		z, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, err
+		}
+		defer z.Close()
+		in = z
+	}
+	b, err := readAtMost(in, MaxProto)
+	if err != nil {
+		return nil, err
+	}
+	p, err := profile.ParseUncompressed(b)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.CheckValid(); err != nil { // as profile.Parse checks it
+		return nil, err
+	}
+	var samples int64
+	for i, s := range p.Sample {
+		if len(s.Value) == 0 {
+			continue
+		}
+		if v := s.Value[0]; v < 0 || v > results.MaxCount-samples {
+			return nil, fmt.Errorf("sample %d: %d samples, after %d: want 0 or more, and at most 2^53 in all", i+1, v, samples)
+		}
+		samples += s.Value[0]
+	}
+	if len(p.SampleType) == 0 {
+		return nil, errors.New("no sample type: not a profile of samples")
+	}
+	return p, nil
+}
+
+// readAtMost reads r to its end, unless it holds more than limit bytes:
+// then it is an error, read no further, with no buffer of more than
+// limit+1 bytes made.
+func readAtMost(r io.Reader, limit int) ([]byte, error) {
+	r = io.LimitReader(r, int64(limit)+1)
+	b := make([]byte, 0, min(64<<10, limit+1))
+	for {
+		if len(b) == cap(b) {
+			b = slices.Grow(b, min(cap(b), limit+1-len(b)))
+		}
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		switch {
+		case len(b) > limit:
+			return nil, fmt.Errorf("larger than %d bytes inflated: no profile is so large", limit)
+		case err == io.EOF:
+			return b, nil
+		case err != nil:
+			return nil, err
+		}
+	}
 }

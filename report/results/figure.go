@@ -17,6 +17,21 @@ func (r *Row) Figure() float64 {
 	return r.Cell().Unit().Of(r)
 }
 
+// Measured reports whether run r measured what its figure counts: an
+// exchange completed, for a figure a second, a byte moved, for Gbit/s,
+// a rate offered, for a sweep's step. A run that did not has no figure
+// (0, and infinitely far behind any other): the harness fails it, and
+// the reader refuses a row that says it is ok.
+func (r *Row) Measured() bool {
+	switch {
+	case r.Load == LoadSweep:
+		return r.OfferedRate > 0
+	case r.Cell().Unit() == Gbits:
+		return r.Bytes > 0
+	}
+	return r.Requests > 0
+}
+
 // RateFigure is a rate, in exchanges a second, in the unit of a sweep's
 // cell (UnitOf: k req/s), as the tables, compare and the trends give it.
 func RateFigure(perSecond float64) float64 { return perSecond / 1e3 }

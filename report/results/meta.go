@@ -250,22 +250,80 @@ func CSVSum(csvPath string) (rows int, sum string, err error) {
 
 // ReadMeta reads a session's metadata file; an error is an InputError
 // naming it. Its labels and notes must keep their rules (CheckLabel,
-// CheckNote).
+// CheckNote), and its figures must be what a session can have: none
+// negative, none past MaxCount, its lengths of time none past
+// MaxSeconds.
 func ReadMeta(path string) (*Meta, error) {
-	m := &Meta{}
-	if err := readJSON(path, m); err != nil {
+	b, err := readInput(path, MaxMeta)
+	if err != nil {
 		return nil, err
 	}
-	if err := m.check(); err != nil {
+	m, err := parseMeta(b)
+	if err != nil {
 		return nil, &InputError{File: path, Err: err}
 	}
 	return m, nil
 }
 
-// readJSON decodes the JSON file at path into v; an error is an
+// parseMeta reads a metadata file's text.
+func parseMeta(b []byte) (*Meta, error) {
+	m := &Meta{}
+	if err := json.Unmarshal(b, m); err != nil {
+		return nil, err
+	}
+	if err := errors.Join(m.check(), m.checkTexts()); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// check says which of the metadata's figures no session can have.
+func (m *Meta) check() error {
+	var errs []error
+	count := func(what string, v int64) {
+		if v < 0 || v > MaxCount {
+			errs = append(errs, fmt.Errorf("%s %d: want 0 to 2^53", what, v))
+		}
+	}
+	figure := func(what string, v float64) {
+		if !(v >= 0 && v <= MaxCount) { // NaN too
+			errs = append(errs, fmt.Errorf("%s %v: want 0 to 2^53", what, v))
+		}
+	}
+	span := func(what string, v Span) {
+		if v < 0 || time.Duration(v) > MaxSeconds*time.Second {
+			errs = append(errs, fmt.Errorf("%s %v: want 0 to %v", what, time.Duration(v), MaxSeconds*time.Second))
+		}
+	}
+	count("machine's cpus", int64(m.Machine.CPUs))
+	count("machine's memory_bytes", int64(min(m.Machine.MemoryBytes, MaxCount+1)))
+	count("reps", int64(m.Reps))
+	count("reps_max", int64(m.RepsMax))
+	count("mix_conns", int64(m.MixConns))
+	count("rows", int64(m.Rows))
+	figure("proxy_cpu_quota", m.ProxyCPU)
+	figure("precision", m.Precision)
+	span("window", m.Window)
+	span("warmup", m.Warmup)
+	for mode, own := range m.Methods {
+		count("reps of "+string(mode), int64(own.Reps))
+		span("window of "+string(mode), own.Window)
+		span("warmup of "+string(mode), own.Warmup)
+	}
+	if sw := m.Sweep; sw != nil {
+		figure("sweep's from", sw.From)
+		figure("sweep's precision", sw.Precision)
+		figure("sweep's slo errors", sw.SLO.Errors)
+		span("sweep's slo p99", sw.SLO.P99)
+	}
+	return errors.Join(errs...)
+}
+
+// readJSON decodes the JSON file at path, of at most MaxMeta bytes (a
+// session's metadata, a history's entry), into v; an error is an
 // InputError naming it.
 func readJSON(path string, v any) error {
-	b, err := ReadInput(path)
+	b, err := readInput(path, MaxMeta)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,8 @@ package results
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -95,5 +97,40 @@ func TestBuildInfoString(t *testing.T) {
 		if got := c.b.String(); got != c.want {
 			t.Errorf("BuildInfo(%+v).String() = %q; want %q", c.b, got, c.want)
 		}
+	}
+}
+
+// Metadata of figures no session can have is refused, naming the file:
+// counts negative or past 2^53, shares past 2^53, lengths of time
+// negative or past a day; and so is a metadata file, or a history's
+// entry, larger than MaxMeta.
+func TestReadMetaBounds(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct{ name, json, want string }{
+		{"negative reps", `{"session":"s","reps":-1}`, "reps -1: want 0 to 2^53"},
+		{"cpus past 2^53", `{"machine":{"cpus":9007199254740993}}`, "machine's cpus 9007199254740993"},
+		{"memory past 2^53", `{"machine":{"memory_bytes":18446744073709551615}}`, "machine's memory_bytes 9007199254740993"},
+		{"negative window", `{"window":"-10s"}`, "window -10s: want 0 to 24h0m0s"},
+		{"window of days", `{"warmup":"1s","window":"240h"}`, "window 240h0m0s"},
+		{"method's window", `{"methods":{"tls-tunnel":{"reps":1,"window":"-1s"}}}`, "window of tls-tunnel -1s"},
+		{"huge quota", `{"proxy_cpu_quota":1e300}`, "proxy_cpu_quota 1e+300"},
+		{"negative sweep", `{"sweep":{"from":-5,"precision":0.02,"slo":{"p99":"10ms","errors":0.001}}}`, "sweep's from -5"},
+		{"too large", `{"notes":["` + strings.Repeat("x", MaxMeta) + `"]}`, fmt.Sprintf("larger than %d bytes", MaxMeta)},
+	} {
+		path := filepath.Join(dir, "m.json")
+		if err := os.WriteFile(path, []byte(c.json), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := ReadMeta(path)
+		if ie := (*InputError)(nil); !errors.As(err, &ie) || ie.File != path || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: ReadMeta = %v; want an InputError naming %s and saying %q", c.name, err, path, c.want)
+		}
+	}
+	entry := filepath.Join(dir, HistoryFile)
+	if err := os.WriteFile(entry, []byte(`{"bench_commit":"`+strings.Repeat("a", MaxMeta)+`"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadHistoryEntry(dir); err == nil || !strings.Contains(err.Error(), entry+": larger than") {
+		t.Errorf("ReadHistoryEntry of %d bytes = %v; want it refused", MaxMeta+18, err)
 	}
 }

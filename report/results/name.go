@@ -153,11 +153,11 @@ func (p *rowParser) checkTexts(r *Row) {
 	}
 }
 
-// check holds the metadata's labels (the session id, the machine's
+// checkTexts holds the metadata's labels (the session id, the machine's
 // label, the columns' names and kinds) to CheckLabel's rule, and its
 // notes to CheckNote's. A label left empty is taken as absent, as the
 // report takes it (bench history add wants the session and machine).
-func (m *Meta) check() error {
+func (m *Meta) checkTexts() error {
 	var errs []error
 	label := func(what, s string) {
 		if s != "" {

@@ -95,18 +95,37 @@ func BadInput(err error) error {
 	return &InputError{Err: err}
 }
 
-// ReadInput reads a file bench was given, or found beside one; when it
-// cannot, the error is an InputError naming it.
-func ReadInput(path string) ([]byte, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
+// ReadInput reads a file bench was given, or found beside one, of at
+// most MaxInput bytes; when it cannot, the error is an InputError naming
+// it.
+func ReadInput(path string) ([]byte, error) { return readInput(path, MaxInput) }
+
+// readInput is ReadInput of a file of at most limit bytes: a larger one is
+// refused, read no further than the limit.
+func readInput(path string, limit int64) ([]byte, error) {
+	refuse := func(err error) error {
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
 			err = pe.Err // the path is the InputError's
 		}
-		return nil, &InputError{File: path, Err: err}
+		return &InputError{File: path, Err: err}
 	}
-	return b, nil
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, refuse(err)
+	}
+	defer f.Close()
+	var b bytes.Buffer
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		b.Grow(int(min(st.Size(), limit)) + bytes.MinRead)
+	}
+	if _, err := b.ReadFrom(io.LimitReader(f, limit+1)); err != nil {
+		return nil, refuse(err)
+	}
+	if int64(b.Len()) > limit {
+		return nil, refuse(fmt.Errorf("larger than %d bytes, more than bench writes in such a file", limit))
+	}
+	return b.Bytes(), nil
 }
 
 // ErrNoRuns is the error of a session file with its header alone: there is
@@ -131,7 +150,7 @@ func ReadFiles(paths []string) ([]Row, error) {
 				return nil, &InputError{File: p, Err: fmt.Errorf("the same file as %s, given before it: give each file once", paths[j])}
 			}
 		}
-		data, err := ReadInput(p)
+		data, err := readInput(p, MaxCSV)
 		if err != nil {
 			return nil, err
 		}
@@ -151,11 +170,8 @@ type reader struct {
 
 // read appends the runs of one file's data, named name, to rd.rows.
 func (rd *reader) read(data []byte, name string) error {
-	// A row a line: size the result once rather than grow it.
-	lines := bytes.Count(data, []byte{'\n'})
-	rd.rows = slices.Grow(rd.rows, lines)
-	if rd.seen == nil {
-		rd.seen = make(map[RunID]int, lines)
+	if n := longLine(data); n > 0 {
+		return &InputError{File: name, Line: n, Err: fmt.Errorf("a line longer than %d bytes: no run's row is so long", MaxLine)}
 	}
 	cr := csv.NewReader(bytes.NewReader(data))
 	cr.ReuseRecord = true
@@ -172,16 +188,28 @@ func (rd *reader) read(data []byte, name string) error {
 	}
 	for i, h := range header {
 		h = strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))
-		for c, name := range Header {
-			if h == name && p.col[c] < 0 {
-				p.col[c] = i
+		for c, col := range Header {
+			if h != col {
+				continue
 			}
+			if p.col[c] >= 0 {
+				return &InputError{File: name, Line: 1, Err: fmt.Errorf("column %q is named twice, as columns %d and %d: which one holds the runs' is not known", col, p.col[c]+1, i+1)}
+			}
+			p.col[c] = i
 		}
 	}
 	for c, req := range required {
 		if req && p.col[c] < 0 {
 			return &InputError{File: name, Line: 1, Err: fmt.Errorf("missing required column %q", Header[c])}
 		}
+	}
+	// A row a line: size the result once rather than grow it, for as
+	// many rows as the file can hold (a row is a byte a column at least:
+	// its commas and its newline), and no more than preRows.
+	lines := min(bytes.Count(data, []byte{'\n'}), len(data)/len(header), preRows)
+	rd.rows = slices.Grow(rd.rows, lines)
+	if rd.seen == nil {
+		rd.seen = make(map[RunID]int, lines)
 	}
 	for n := 0; ; n++ {
 		rec, err := cr.Read()
@@ -210,6 +238,26 @@ func (rd *reader) read(data []byte, name string) error {
 		}
 		rd.seen[id] = len(rd.rows) - 1
 	}
+}
+
+// preRows is the most rows the reader makes room for before it reads
+// them: a session's, some megabytes; a file of more grows as it is read.
+const preRows = 1 << 14
+
+// longLine is the number of data's first line longer than MaxLine, 0
+// where there is none.
+func longLine(data []byte) int {
+	for n := 1; len(data) > 0; n++ {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			i = len(data)
+		}
+		if i > MaxLine {
+			return n
+		}
+		data = data[min(i+1, len(data)):]
+	}
+	return 0
 }
 
 // describeRun names a run as an error does: "the run of nginx in
@@ -295,7 +343,7 @@ func oneOf[T ~string](p *rowParser, c int, allowed []T) T {
 // number parses a numeric column. An empty value is zero when the column
 // is optional or the run failed, an error otherwise. Every figure of a
 // run is a count, a length of time, a share or a size: one that is
-// negative, infinite or not a number is refused.
+// negative, infinite, not a number or past MaxCount is refused.
 func (p *rowParser) number(c int, isInt bool) (float64, int64, bool) {
 	s, present := p.field(c)
 	if s == "" {
@@ -307,6 +355,9 @@ func (p *rowParser) number(c int, isInt bool) (float64, int64, bool) {
 	if isInt {
 		v, err := strconv.ParseInt(s, 10, 64)
 		switch {
+		case errors.Is(err, strconv.ErrRange) && !strings.HasPrefix(s, "-"), err == nil && v > MaxCount:
+			p.fail(c, "%q is past 2^53: no run counts so many", s)
+			v = 0
 		case err != nil:
 			p.fail(c, "%q is not a whole number", s)
 		case v < 0:
@@ -320,8 +371,12 @@ func (p *rowParser) number(c int, isInt bool) (float64, int64, bool) {
 		p.fail(c, "%q is not a number", s)
 	case math.IsInf(v, 0), math.IsNaN(v): // ParseFloat's ErrRange too, but for an underflow to 0
 		p.fail(c, "%q is not a finite number", s)
+		v = 0
 	case v < 0:
 		p.fail(c, "%q is negative: want 0 or more", s)
+	case v > MaxCount:
+		p.fail(c, "%q is past 2^53: no run's figure is so large", s)
+		v = 0
 	}
 	return v, int64(v), true
 }
@@ -355,8 +410,12 @@ func (p *rowParser) parse(r *Row) {
 		r.Started = t
 	}
 	r.Seconds = p.float(cSeconds)
-	if !p.failed && r.Seconds <= 0 {
+	switch {
+	case !p.failed && r.Seconds <= 0:
 		p.fail(cSeconds, "%v is not a positive length of a window", r.Seconds)
+	case r.Seconds != 0 && (r.Seconds < MinSeconds || r.Seconds > MaxSeconds):
+		// a failed run's window may be 0, none measured
+		p.fail(cSeconds, "%v is not the length of a run's window: want %v s to %v s", r.Seconds, MinSeconds, MaxSeconds)
 	}
 	r.Requests = p.int(cRequests)
 	r.Bytes = p.int(cBytes)
@@ -393,5 +452,15 @@ func (p *rowParser) parse(r *Row) {
 		if _, _, err := ParseStep(r.Note); err != nil {
 			p.fail(cNote, "%v", err)
 		}
+	}
+	if !p.failed && p.err == nil && !r.Measured() {
+		c := cRequests
+		switch {
+		case r.Load == LoadSweep:
+			c = cOffered
+		case r.Cell().Unit() == Gbits:
+			c = cBytes
+		}
+		p.fail(c, "is 0 in an ok run: a run that measured nothing its figure counts is failed")
 	}
 }

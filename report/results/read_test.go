@@ -3,9 +3,11 @@ package results
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -54,8 +56,8 @@ func TestReadByName(t *testing.T) {
 
 func TestReadThrottlingAndPipes(t *testing.T) {
 	in := minimalHeader + ",throttled_periods,throttled_s,splice_pipes\n" +
-		"ARM,s1,haproxy splice-auto,splice,http,ka-1m,1,10,100,0,1,proxy,1000,ok,95,4.750,0\n" +
-		"ARM,s1,haproxy splice,splice,http,ka-1m,1,10,100,0,1,proxy,1000,ok,,,3\n"
+		"ARM,s1,haproxy splice-auto,splice,http,ka-1m,1,10,0,1000000000,1,proxy,1000,ok,95,4.750,0\n" +
+		"ARM,s1,haproxy splice,splice,http,ka-1m,1,10,0,1000000000,1,proxy,1000,ok,,,3\n"
 	rows, err := readFrom(strings.NewReader(in), "q.csv")
 	if err != nil {
 		t.Fatal(err)
@@ -227,6 +229,37 @@ func TestReadErrors(t *testing.T) {
 			`m4.csv:2: column "p50_ms": "1e400" is not a finite number`},
 		{"failed run's NaN", minimalHeader + "\n" + "ARM,s1,nginx,copy,http,ka-1k,1,NaN,,,,,,failed\n",
 			`m4.csv:2: column "seconds": "NaN" is not a finite number`},
+		// figures no run can have: a window of less than a microsecond
+		// (every figure a second infinite) or more than a day, counts
+		// and figures past 2^53, an ok run that counted nothing
+		{"tiny window", minimalHeader + "\n" + strings.Replace(ok, ",10,", ",1e-320,", 1) + "\n",
+			`m4.csv:2: column "seconds": 1e-320 is not the length of a run's window: want 1e-06 s to 86400 s`},
+		{"failed run's tiny window", minimalHeader + "\n" + "ARM,s1,nginx,copy,http,ka-1k,1,1e-320,,,,,,failed\n",
+			`m4.csv:2: column "seconds": 1e-320 is not the length of a run's window`},
+		{"window of days", minimalHeader + "\n" + strings.Replace(ok, ",10,", ",864000,", 1) + "\n",
+			`m4.csv:2: column "seconds": 864000 is not the length of a run's window`},
+		{"huge window", minimalHeader + "\n" + strings.Replace(ok, ",10,", ",1.7e308,", 1) + "\n",
+			`m4.csv:2: column "seconds": "1.7e308" is past 2^53`},
+		{"requests past 2^53", minimalHeader + "\n" + strings.Replace(ok, ",100,", ",9007199254740993,", 1) + "\n",
+			`m4.csv:2: column "requests": "9007199254740993" is past 2^53`},
+		{"bytes past int64", minimalHeader + "\n" + strings.Replace(ok, ",100,0,", ",100,99999999999999999999,", 1) + "\n",
+			`m4.csv:2: column "bytes": "99999999999999999999" is past 2^53`},
+		{"errors past 2^53", minimalHeader + ",errors\n" + ok + ",9223372036854775807\n",
+			`m4.csv:2: column "errors": "9223372036854775807" is past 2^53`},
+		{"rep past 2^53", minimalHeader + "\n" + strings.Replace(ok, ",1,10,", ",9007199254740993,10,", 1) + "\n",
+			`m4.csv:2: column "rep": "9007199254740993" is past 2^53`},
+		{"latency past 2^53", minimalHeader + ",p50_ms,p99_ms\n" + ok + ",0.2,1e300\n",
+			`m4.csv:2: column "p99_ms": "1e300" is past 2^53`},
+		{"ok run of no exchange", minimalHeader + "\n" + strings.Replace(ok, ",100,", ",0,", 1) + "\n",
+			`m4.csv:2: column "requests": is 0 in an ok run`},
+		{"ok stream of no byte", minimalHeader + "\n" + strings.Replace(ok, ",ka-1k,", ",stream1,", 1) + "\n",
+			`m4.csv:2: column "bytes": is 0 in an ok run`},
+		// a column named twice: which one is the run's is not known
+		{"column twice", minimalHeader + ",requests\n" + ok + ",7\n",
+			`m4.csv:1: column "requests" is named twice, as columns 9 and 15`},
+		// a line longer than any row
+		{"long line", minimalHeader + "\n" + ok + "\n" + strings.Replace(ok, ",ok", ",ok,"+strings.Repeat("x", MaxLine), 1) + "\n",
+			fmt.Sprintf("m4.csv:3: a line longer than %d bytes", MaxLine)},
 		// a header and no run: nothing to report
 		{"no runs", minimalHeader + "\n", "m4.csv: no runs: the header and no line after it"},
 		// a sweep's step that cannot be read, and a step on two lines
@@ -248,6 +281,61 @@ func TestReadErrors(t *testing.T) {
 		if err != nil && !errors.As(err, &ie) {
 			t.Errorf("%s: error %v is not an *InputError", c.name, err)
 		}
+	}
+}
+
+// What a run can be still reads: a failed run's window of 0 or none,
+// and its figures empty; windows of a microsecond and of a day; counts of
+// 2^53; an ok stream of bytes and no exchange.
+func TestReadWithinBounds(t *testing.T) {
+	ok := "ARM,s1,nginx,copy,http,ka-1k,1,10,100,0,1,proxy,1000,ok"
+	in := minimalHeader + ",errors\n" +
+		"ARM,s1,squid,copy,http,ka-1k,1,0.000,0,0,0.000,,0,failed,0\n" +
+		"ARM,s1,tinyproxy,copy,http,ka-1k,1,,,,,,,failed,\n" +
+		strings.Replace(ok, ",10,", ",0.000001,", 1) + ",0\n" +
+		strings.Replace(ok, ",1,10,", ",2,86400,", 1) + ",9007199254740992\n" +
+		strings.Replace(strings.Replace(ok, ",ka-1k,", ",stream1,", 1), ",100,0,", ",0,9007199254740992,", 1) + ",0\n"
+	rows, err := readFrom(strings.NewReader(in), "m4.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 5 || rows[0].Seconds != 0 || rows[2].Seconds != MinSeconds || rows[3].Seconds != MaxSeconds ||
+		rows[3].Errors != MaxCount || rows[4].Bytes != MaxCount {
+		t.Errorf("read %+v", rows)
+	}
+}
+
+// A file of a header and empty lines is no run, and the reader makes no
+// room for a run a line of it: a megabyte of newlines made half a
+// gigabyte of rows.
+func TestReadEmptyLines(t *testing.T) {
+	data := []byte(minimalHeader + "\n" + strings.Repeat("\n", 1<<20))
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	var rd reader
+	err := rd.read(data, "m4.csv")
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, ErrNoRuns) {
+		t.Errorf("read of a header and empty lines: %v; want ErrNoRuns", err)
+	}
+	if made := after.TotalAlloc - before.TotalAlloc; made > 32<<20 {
+		t.Errorf("read of %d bytes made %d MiB", len(data), made>>20)
+	}
+}
+
+// A session file, a metadata file or a run's data file larger than any
+// bench writes is refused unread, naming it.
+func TestReadInputBound(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "big.csv")
+	if err := os.WriteFile(p, []byte("0123456789"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := readInput(p, 10); err != nil || string(b) != "0123456789" {
+		t.Errorf("readInput of 10 bytes, at most 10: %q, %v", b, err)
+	}
+	_, err := readInput(p, 9)
+	if ie := (*InputError)(nil); !errors.As(err, &ie) || ie.File != p || !strings.Contains(err.Error(), "larger than 9 bytes") {
+		t.Errorf("readInput of 10 bytes, at most 9: %v; want an InputError naming %s", err, p)
 	}
 }
 

@@ -1,14 +1,21 @@
 package results
 
 import (
+	"bytes"
+	"compress/zlib"
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
 )
 
 // A session keeps beside its CSV, in its runs directory (RunsDir), what
@@ -149,16 +156,20 @@ func ReadRunData(csvPaths []string) (map[RunID]*RunData, error) {
 			return nil, err
 		}
 		sort.Strings(files)
+		left := int64(MaxRunsData)
 		for _, f := range files {
-			b, err := ReadInput(f)
+			b, err := readInput(f, MaxRunData)
 			if errors.Is(err, fs.ErrNotExist) {
 				continue
 			}
 			if err != nil {
 				return nil, err
 			}
-			d := new(RunData)
-			if err := json.Unmarshal(b, d); err != nil {
+			if left -= int64(len(b)); left < 0 {
+				return nil, &InputError{File: RunsDir(p), Err: fmt.Errorf("its runs' data files come to more than %d bytes, more than a session writes", MaxRunsData)}
+			}
+			d, err := parseRunData(b)
+			if err != nil {
 				return nil, &InputError{File: f, Err: err}
 			}
 			d.Files = strings.TrimSuffix(f, RunDataSuffix)
@@ -167,3 +178,82 @@ func ReadRunData(csvPaths []string) (map[RunID]*RunData, error) {
 	}
 	return out, nil
 }
+
+// parseRunData reads a run's data file's text. Its figures must be what a
+// run can have: intervals of MinSeconds to MaxSeconds, counts and shares
+// none negative nor past MaxCount, and a histogram that Latency decodes.
+func parseRunData(b []byte) (*RunData, error) {
+	d := new(RunData)
+	if err := json.Unmarshal(b, d); err != nil {
+		return nil, err
+	}
+	if d.Rep < 0 || d.Rep > MaxCount {
+		return nil, fmt.Errorf("rep %d: want 0 to 2^53", d.Rep)
+	}
+	for i, iv := range d.Intervals {
+		if !(iv.Seconds >= MinSeconds && iv.Seconds <= MaxSeconds) || iv.Requests < 0 || iv.Requests > MaxCount || iv.Bytes < 0 || iv.Bytes > MaxCount {
+			return nil, fmt.Errorf("interval %d: %v s, %d requests, %d bytes: want %v s to %v s, and counts of 0 to 2^53", i+1, iv.Seconds, iv.Requests, iv.Bytes, MinSeconds, MaxSeconds)
+		}
+	}
+	for role, series := range d.CPU {
+		for i, v := range series {
+			if !(v >= 0 && v <= MaxCount) {
+				return nil, fmt.Errorf("cpu of %s, second %d: %v: want 0 or more, up to 2^53", role, i+1, v)
+			}
+		}
+	}
+	if p := d.Profile; p != nil && (p.Samples < 0 || p.Samples > MaxCount || p.Others < 0 || p.Others > MaxCount) {
+		return nil, fmt.Errorf("profile of %d samples and %d others: want 0 to 2^53", p.Samples, p.Others)
+	}
+	if _, err := d.Latency(); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// Latency is the run's latency histogram (Histogram) decoded, nil where
+// it has none. One that is not bench mix's encoding, of more significant
+// digits than MaxHistogramDigits (and so of more counts than bench mix's
+// could hold), or of more values than MaxCount, is an error.
+func (d *RunData) Latency() (*hdrhistogram.Histogram, error) {
+	if d.Histogram == "" {
+		return nil, nil
+	}
+	bad := func(err error) error { return fmt.Errorf("histogram: %w", err) }
+	// The counts are as many as its header's range and digits say:
+	// read them from it before they are made.
+	raw, err := base64.StdEncoding.DecodeString(d.Histogram)
+	if err != nil {
+		return nil, bad(err)
+	}
+	if len(raw) < 8 {
+		return nil, bad(errors.New("shorter than its header"))
+	}
+	z, err := zlib.NewReader(bytes.NewReader(raw[8:]))
+	if err != nil {
+		return nil, bad(err)
+	}
+	var header [hdrHeader]byte
+	_, err = io.ReadFull(z, header[:])
+	z.Close()
+	if err != nil {
+		return nil, bad(fmt.Errorf("its header: %w", err))
+	}
+	if digits := int32(binary.BigEndian.Uint32(header[12:])); digits < 0 || digits > MaxHistogramDigits {
+		return nil, bad(fmt.Errorf("%d significant digits: want at most %d", digits, MaxHistogramDigits))
+	}
+	h, err := hdrhistogram.Decode([]byte(d.Histogram))
+	if err != nil {
+		return nil, bad(err)
+	}
+	if n := h.TotalCount(); n < 0 || n > MaxCount {
+		return nil, bad(fmt.Errorf("%d values: want at most 2^53", n))
+	}
+	return h, nil
+}
+
+// hdrHeader is the length of the header of an HdrHistogram's V2
+// encoding, once inflated: cookie, payload length, normalizing offset,
+// significant digits (4 bytes each, big-endian), lowest and highest
+// trackable values (8 each), the conversion ratio (8).
+const hdrHeader = 40
