@@ -28,9 +28,10 @@ before anything is written: DIR is left as it was. So is a session with a
 link anywhere in its files (its CSV, metadata, runs' folder or page), or a
 FIFO, a device or a socket: the history takes plain files and folders only,
 so that nothing outside the session is copied into a history that gets
-published; the copies are 0644, their folders 0755. The session is copied to a folder in DIR, synced, and renamed into
-place at the end; adds to one DIR take its lock in turn (of two adds of one
-session, the second is refused), and an add removes what a killed one left.`
+published; the copies are 0644, their folders 0755. The session is
+copied to a folder in DIR, synced, and renamed into place at the end;
+adds to one DIR take its lock in turn (of two adds of one session, the
+second is refused), and an add removes what a killed one left.`
 
 func cmdHistory(stdout, stderr io.Writer, args []string) error {
 	fs := newFlagSet("history", stderr, historySynopsis)
