@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"net/url"
 	"strings"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -130,6 +131,21 @@ func writeHTML(w io.Writer, setups []Setup, tables []Table, data map[results.Run
 }
 
 func esc(s string) string { return html.EscapeString(s) }
+
+// relHref is the value of an href to the file at rel, a slash-separated
+// path relative to the page's folder, escaped for the attribute: each
+// segment percent-escaped (url.PathEscape) and the whole begun with "./",
+// so that no name of a file (a session's, a run's) is read as a scheme
+// ("javascript:", "epyc-12:00"), a query or a fragment. Every link the
+// page makes to a file beside it is written by it.
+func relHref(rel string) string {
+	segs := strings.Split(rel, "/")
+	for i, s := range segs {
+		// PathEscape keeps a colon, which no segment needs as such
+		segs[i] = strings.ReplaceAll(url.PathEscape(s), ":", "%3A")
+	}
+	return esc("./" + strings.Join(segs, "/"))
+}
 
 // htmlOpening opens a session: its heading and line, the summary of its
 // families (summaryLines), and the contents of the page's headings.

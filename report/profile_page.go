@@ -25,8 +25,9 @@ import (
 // profileInlineBudget is how many bytes of drawn profiles the page holds:
 // 4 MiB, 45 of the reference session's flame graphs (about 90 kB each),
 // beside the charts' three megabytes; a page past ten megabytes of SVG
-// is one a browser is slow to open and scroll.
-const profileInlineBudget = 4 << 20
+// is one a browser is slow to open and scroll. (A variable, for the
+// tests of the pages of their own.)
+var profileInlineBudget = 4 << 20
 
 // MedianRun is the run whose figure (Figure) is the median of runs, the lower of
 // the two middle ones for an even count: a run that ran, whose profile
@@ -195,7 +196,7 @@ func (p *pageProfiles) link(c Cell) string {
 	case pp == nil:
 		return ""
 	case pp.file != "":
-		return fmt.Sprintf(" <a class=\"profile\" href=\"%s\" title=\"%s\">profile</a>", esc(pp.file), esc(pp.title))
+		return fmt.Sprintf(" <a class=\"profile\" href=\"%s\" title=\"%s\">profile</a>", relHref(pp.file), esc(pp.title))
 	}
 	return fmt.Sprintf(" <a class=\"profile\" href=\"#%s\" title=\"%s\">profile</a>", esc(pp.anchor), esc(pp.title))
 }
