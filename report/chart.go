@@ -2,6 +2,8 @@ package report
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"html"
 	"image/color"
@@ -40,8 +42,12 @@ const (
 // chart draws. vgsvg writes no <title>, so a plotter draws a marker text
 // before the element it titles and another after it (begin, end), and
 // svgOf replaces the pair with a <g> holding the <title> and the element:
-// the markers keep the title beside the very path they surround.
+// the markers keep the title beside the very path they surround. A
+// marker carries a random key of its chart's, drawn afresh for each
+// chart, so that no text a chart draws (a column's name, a scenario's)
+// can pass for one: a name that looks like a marker stays a name.
 type tips struct {
+	key   string
 	texts []string
 }
 
@@ -51,10 +57,20 @@ const (
 	tipLine = "line"
 )
 
-var (
-	tipBegin = regexp.MustCompile(`<text [^>]*>@@tip (\d+)@@</text>\n`)
-	tipEnd   = regexp.MustCompile(`<text [^>]*>@@/tip@@</text>\n`)
-)
+// tipMarker matches a marker as vgsvg writes it: its key and, for a
+// begin, the index of its title.
+var tipMarker = regexp.MustCompile(`<text [^>]*>@@tip ([0-9a-f]+) (\d+|/)@@</text>\n`)
+
+// marker is the text of a marker of t's: the index of a title, or "/"
+// for an end.
+func (t *tips) marker(what string) string {
+	if t.key == "" {
+		var k [16]byte
+		rand.Read(k[:])
+		t.key = hex.EncodeToString(k[:])
+	}
+	return "@@tip " + t.key + " " + what + "@@"
+}
 
 // begin marks the start of an element of class kind, its title text and,
 // when it is a column's, the column's name.
@@ -64,19 +80,32 @@ func (t *tips) begin(c draw.Canvas, kind, column, text string) {
 		attrs += ` data-column="` + html.EscapeString(column) + `"`
 	}
 	t.texts = append(t.texts, "<g "+attrs+"><title>"+html.EscapeString(text)+"</title>\n")
-	c.FillString(plotFace(1), c.Min, "@@tip "+strconv.Itoa(len(t.texts)-1)+"@@")
+	c.FillString(plotFace(1), c.Min, t.marker(strconv.Itoa(len(t.texts)-1)))
 }
 
 // end marks the end of the element begun last.
-func (t *tips) end(c draw.Canvas) { c.FillString(plotFace(1), c.Min, "@@/tip@@") }
+func (t *tips) end(c draw.Canvas) { c.FillString(plotFace(1), c.Min, t.marker("/")) }
 
-// apply replaces the markers of svg with the titles' groups.
+// apply replaces the markers of svg, those with t's key alone, with the
+// titles' groups.
 func (t *tips) apply(svg []byte) []byte {
-	svg = tipBegin.ReplaceAllFunc(svg, func(m []byte) []byte {
-		i, _ := strconv.Atoi(string(tipBegin.FindSubmatch(m)[1]))
+	if t.key == "" {
+		return svg
+	}
+	return tipMarker.ReplaceAllFunc(svg, func(m []byte) []byte {
+		sub := tipMarker.FindSubmatch(m)
+		if string(sub[1]) != t.key {
+			return m
+		}
+		if string(sub[2]) == "/" {
+			return []byte("</g>\n")
+		}
+		i, err := strconv.Atoi(string(sub[2]))
+		if err != nil || i < 0 || i >= len(t.texts) {
+			return m
+		}
 		return []byte(t.texts[i])
 	})
-	return tipEnd.ReplaceAll(svg, []byte("</g>\n"))
 }
 
 // legendEntry is an entry of a chart's legend.
