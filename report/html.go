@@ -418,19 +418,26 @@ func htmlHDR(b *bytes.Buffer, group []Table, data map[results.RunID]*results.Run
 	}
 	var figs bytes.Buffer
 	drawn := 0
+	var none []string // the rows whose histograms hold no exchange
 	for _, t := range group {
 		for _, r := range t.Rows {
 			var lines []hdrLine
+			kept := false
 			for j, c := range r.Cells {
 				h, n, err := mergedHistogram(c.ids, data)
 				if err != nil {
 					return fmt.Errorf("%s, %s on %s: %w", r.Label, c.Proxy, t.Machine, err)
 				}
-				if h != nil {
+				kept = kept || h != nil
+				// a histogram of no exchange has no latency to draw
+				if h != nil && h.TotalCount() > 0 {
 					lines = append(lines, hdrLine{name: t.Columns[j], color: pal.color(t.Columns[j], c.Group), runs: n, h: h})
 				}
 			}
 			if len(lines) == 0 {
+				if kept {
+					none = append(none, r.Label)
+				}
 				continue
 			}
 			svg, err := hdrChart(r.Label+", "+t.Machine, lines)
@@ -446,11 +453,19 @@ func htmlHDR(b *bytes.Buffer, group []Table, data map[results.RunID]*results.Run
 		b.Write(figs.Bytes())
 		b.WriteString("</details>\n")
 	}
-	if drawn == 0 {
+	if len(none) > 0 {
+		fmt.Fprintf(b, "<p class=\"absent\">%s: %s.</p>\n", noExchangeNote, esc(strings.Join(none, ", ")))
+	}
+	if drawn == 0 && len(none) == 0 {
 		b.WriteString("<p class=\"absent\">No latency histograms of these runs beside the session files (bench keeps them in &lt;csv&gt;.runs/ since its sessions write &lt;run&gt;.data.json, or its mix output there): no percentile charts.</p>\n")
 	}
 	return nil
 }
+
+// noExchangeNote says, in place of a percentile chart, that its runs'
+// histograms hold no exchange: bench mix writes an empty one where none
+// was due in the window.
+const noExchangeNote = "No percentile chart where the runs' histograms hold no exchange"
 
 // mergedHistogram is the histogram of the runs, merged, and how many
 // runs it merged; nil when none kept one.

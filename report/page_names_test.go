@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
 )
 
 // forgedTips are names that look like the markers the charts' tips
@@ -90,5 +93,31 @@ func TestChartTipsForged(t *testing.T) {
 				t.Errorf("%s with a proxy named %q: the charts draw no text of the name", c.what, name)
 			}
 		}
+	}
+}
+
+// TestPageEmptyHistograms: a mix run whose histogram holds no exchange
+// (bench mix writes one where none was due) draws no percentile chart
+// of it, and the page says so in its place, with no panic.
+func TestPageEmptyHistograms(t *testing.T) {
+	rows, data := pageSession(t)
+	empty, err := hdrhistogram.New(1, int64(time.Hour/time.Microsecond), 3).Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range data {
+		if d.Histogram != "" {
+			d.Histogram = string(empty)
+		}
+	}
+	page, err := renderSafe(func(b *bytes.Buffer) error { return Render(b, rows, Options{Format: FormatHTML, Runs: data}) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(page, `<figure class="`+classHDR+`"`); n != 0 {
+		t.Errorf("the page draws %d percentile charts of empty histograms; want none", n)
+	}
+	if !strings.Contains(page, noExchangeNote) {
+		t.Errorf("the page does not say that the histograms hold no exchange (%q)", noExchangeNote)
 	}
 }
