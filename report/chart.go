@@ -170,7 +170,14 @@ func drawLegend(c draw.Canvas, rows [][]legendEntry) {
 // under them, on an SVG canvas w wide, and returns the SVG element alone,
 // without its XML prologue, to be put in the page: as wide as its figure
 // up to its own width, its height following.
-func svgOf(plots []*plot.Plot, legend []legendEntry, t *tips, w, panelsH vg.Length) ([]byte, error) {
+func svgOf(plots []*plot.Plot, legend []legendEntry, t *tips, w, panelsH vg.Length) (svg []byte, err error) {
+	defer func() {
+		// gonum panics on what it cannot draw (a log axis reaching
+		// zero): the chart is left out, not the page
+		if p := recover(); p != nil {
+			svg, err = undrawable, nil
+		}
+	}()
 	rows := legendRows(legend, w)
 	lh := legendHeight(rows)
 	c := vgsvg.New(w, panelsH+lh)
@@ -195,6 +202,11 @@ func svgOf(plots []*plot.Plot, legend []legendEntry, t *tips, w, panelsH vg.Leng
 	if i := bytes.Index(out, []byte("<svg")); i >= 0 {
 		out = out[i:]
 	}
+	if nonFinite.Match(out) {
+		// a figure out of the range gonum lays out (1e-100, 1e300)
+		// puts infinities in coordinates: no chart of it
+		return undrawable, nil
+	}
 	if t != nil {
 		out = t.apply(out)
 	}
@@ -203,6 +215,15 @@ func svgOf(plots []*plot.Plot, legend []legendEntry, t *tips, w, panelsH vg.Leng
 	size := regexp.MustCompile(`^<svg width="([0-9.e+]+)pt" height="[0-9.e+]+pt"`)
 	return size.ReplaceAll(out, []byte(`<svg width="100%" style="max-width:${1}pt"`)), nil
 }
+
+// nonFinite matches an attribute of vgsvg's (coordinates, a path, a
+// style) that holds a number not finite; the texts a chart draws are
+// between elements, not in attributes, and the tips' attributes are not
+// yet in.
+var nonFinite = regexp.MustCompile(`="[^"]*(?:Inf|NaN)`)
+
+// undrawable is the chart in place of one whose figures cannot be drawn.
+var undrawable = []byte(`<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 400 24" width="100%" style="max-width:400pt"><text x="4" y="16" font-size="12">Not drawn: its figures are out of the range a chart can show.</text></svg>`)
 
 // newPlot is plot.New with more room between an axis' tick labels and
 // its label, for the reason of svgOf's margin, and under the title:
