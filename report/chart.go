@@ -321,7 +321,9 @@ func (l linearTicks) Ticks(min, max float64) []plot.Tick {
 	}
 	decimals := int(math.Max(0, -math.Floor(math.Log10(step))))
 	var ticks []plot.Tick
-	for v := math.Ceil(min/step) * step; v <= max+step*1e-9; v += step {
+	// at most the ticks the range holds: a step below the figures'
+	// precision (2^83 apart by 1e9) would never pass max
+	for v, n := math.Ceil(min/step)*step, 0; v <= max+step*1e-9 && n <= l.most; v, n = v+step, n+1 {
 		ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', decimals, 64)})
 	}
 	return ticks

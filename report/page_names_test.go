@@ -234,3 +234,20 @@ func TestFlameCountsOutOfRange(t *testing.T) {
 		}
 	}
 }
+
+// TestLinearTicksEnd: a range of two neighbouring float64s (2^83 and the
+// next, 2^31 apart: a step of 1e9, less than half that spacing, adds
+// nothing) gives a few ticks, not a loop that never passes its end.
+func TestLinearTicksEnd(t *testing.T) {
+	lo := math.Ldexp(1, 83)
+	done := make(chan int, 1)
+	go func() { done <- len(linearTicks{most: 5}.Ticks(lo, math.Nextafter(lo, math.Inf(1)))) }()
+	select {
+	case n := <-done:
+		if n > 6 {
+			t.Errorf("linearTicks(2^83, the next float64) = %d ticks; want 5 at most, and one more for the edge", n)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("linearTicks(2^83, the next float64) did not end in 10 s")
+	}
+}
