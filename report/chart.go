@@ -2,6 +2,8 @@ package report
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"html"
 	"image/color"
@@ -40,8 +42,12 @@ const (
 // chart draws. vgsvg writes no <title>, so a plotter draws a marker text
 // before the element it titles and another after it (begin, end), and
 // svgOf replaces the pair with a <g> holding the <title> and the element:
-// the markers keep the title beside the very path they surround.
+// the markers keep the title beside the very path they surround. A
+// marker carries a random key of its chart's, drawn afresh for each
+// chart, so that no text a chart draws (a column's name, a scenario's)
+// can pass for one: a name that looks like a marker stays a name.
 type tips struct {
+	key   string
 	texts []string
 }
 
@@ -51,10 +57,20 @@ const (
 	tipLine = "line"
 )
 
-var (
-	tipBegin = regexp.MustCompile(`<text [^>]*>@@tip (\d+)@@</text>\n`)
-	tipEnd   = regexp.MustCompile(`<text [^>]*>@@/tip@@</text>\n`)
-)
+// tipMarker matches a marker as vgsvg writes it: its key and, for a
+// begin, the index of its title.
+var tipMarker = regexp.MustCompile(`<text [^>]*>@@tip ([0-9a-f]+) (\d+|/)@@</text>\n`)
+
+// marker is the text of a marker of t's: the index of a title, or "/"
+// for an end.
+func (t *tips) marker(what string) string {
+	if t.key == "" {
+		var k [16]byte
+		rand.Read(k[:])
+		t.key = hex.EncodeToString(k[:])
+	}
+	return "@@tip " + t.key + " " + what + "@@"
+}
 
 // begin marks the start of an element of class kind, its title text and,
 // when it is a column's, the column's name.
@@ -64,19 +80,32 @@ func (t *tips) begin(c draw.Canvas, kind, column, text string) {
 		attrs += ` data-column="` + html.EscapeString(column) + `"`
 	}
 	t.texts = append(t.texts, "<g "+attrs+"><title>"+html.EscapeString(text)+"</title>\n")
-	c.FillString(plotFace(1), c.Min, "@@tip "+strconv.Itoa(len(t.texts)-1)+"@@")
+	c.FillString(plotFace(1), c.Min, t.marker(strconv.Itoa(len(t.texts)-1)))
 }
 
 // end marks the end of the element begun last.
-func (t *tips) end(c draw.Canvas) { c.FillString(plotFace(1), c.Min, "@@/tip@@") }
+func (t *tips) end(c draw.Canvas) { c.FillString(plotFace(1), c.Min, t.marker("/")) }
 
-// apply replaces the markers of svg with the titles' groups.
+// apply replaces the markers of svg, those with t's key alone, with the
+// titles' groups.
 func (t *tips) apply(svg []byte) []byte {
-	svg = tipBegin.ReplaceAllFunc(svg, func(m []byte) []byte {
-		i, _ := strconv.Atoi(string(tipBegin.FindSubmatch(m)[1]))
+	if t.key == "" {
+		return svg
+	}
+	return tipMarker.ReplaceAllFunc(svg, func(m []byte) []byte {
+		sub := tipMarker.FindSubmatch(m)
+		if string(sub[1]) != t.key {
+			return m
+		}
+		if string(sub[2]) == "/" {
+			return []byte("</g>\n")
+		}
+		i, err := strconv.Atoi(string(sub[2]))
+		if err != nil || i < 0 || i >= len(t.texts) {
+			return m
+		}
 		return []byte(t.texts[i])
 	})
-	return tipEnd.ReplaceAll(svg, []byte("</g>\n"))
 }
 
 // legendEntry is an entry of a chart's legend.
@@ -141,7 +170,14 @@ func drawLegend(c draw.Canvas, rows [][]legendEntry) {
 // under them, on an SVG canvas w wide, and returns the SVG element alone,
 // without its XML prologue, to be put in the page: as wide as its figure
 // up to its own width, its height following.
-func svgOf(plots []*plot.Plot, legend []legendEntry, t *tips, w, panelsH vg.Length) ([]byte, error) {
+func svgOf(plots []*plot.Plot, legend []legendEntry, t *tips, w, panelsH vg.Length) (svg []byte, err error) {
+	defer func() {
+		// gonum panics on what it cannot draw (a log axis reaching
+		// zero): the chart is left out, not the page
+		if p := recover(); p != nil {
+			svg, err = undrawable, nil
+		}
+	}()
 	rows := legendRows(legend, w)
 	lh := legendHeight(rows)
 	c := vgsvg.New(w, panelsH+lh)
@@ -166,6 +202,11 @@ func svgOf(plots []*plot.Plot, legend []legendEntry, t *tips, w, panelsH vg.Leng
 	if i := bytes.Index(out, []byte("<svg")); i >= 0 {
 		out = out[i:]
 	}
+	if nonFinite.Match(out) {
+		// a figure out of the range gonum lays out (1e-100, 1e300)
+		// puts infinities in coordinates: no chart of it
+		return undrawable, nil
+	}
 	if t != nil {
 		out = t.apply(out)
 	}
@@ -174,6 +215,15 @@ func svgOf(plots []*plot.Plot, legend []legendEntry, t *tips, w, panelsH vg.Leng
 	size := regexp.MustCompile(`^<svg width="([0-9.e+]+)pt" height="[0-9.e+]+pt"`)
 	return size.ReplaceAll(out, []byte(`<svg width="100%" style="max-width:${1}pt"`)), nil
 }
+
+// nonFinite matches an attribute of vgsvg's (coordinates, a path, a
+// style) that holds a number not finite; the texts a chart draws are
+// between elements, not in attributes, and the tips' attributes are not
+// yet in.
+var nonFinite = regexp.MustCompile(`="[^"]*(?:Inf|NaN)`)
+
+// undrawable is the chart in place of one whose figures cannot be drawn.
+var undrawable = []byte(`<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 400 24" width="100%" style="max-width:400pt"><text x="4" y="16" font-size="12">Not drawn: its figures are out of the range a chart can show.</text></svg>`)
 
 // newPlot is plot.New with more room between an axis' tick labels and
 // its label, for the reason of svgOf's margin, and under the title:
@@ -271,7 +321,9 @@ func (l linearTicks) Ticks(min, max float64) []plot.Tick {
 	}
 	decimals := int(math.Max(0, -math.Floor(math.Log10(step))))
 	var ticks []plot.Tick
-	for v := math.Ceil(min/step) * step; v <= max+step*1e-9; v += step {
+	// at most the ticks the range holds: a step below the figures'
+	// precision (2^83 apart by 1e9) would never pass max
+	for v, n := math.Ceil(min/step)*step, 0; v <= max+step*1e-9 && n <= l.most; v, n = v+step, n+1 {
 		ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', decimals, 64)})
 	}
 	return ticks

@@ -59,12 +59,15 @@ func hdrChart(title string, lines []hdrLine) ([]byte, error) {
 	tp := &tips{}
 	var legend []legendEntry
 	const steps = 120
+	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, l := range lines {
 		pts := make(plotter.XYs, 0, steps+1)
 		for i := 0; i <= steps; i++ {
 			x := first + (last-first)*float64(i)/steps
 			q := 100 * (1 - math.Pow(10, -x))
-			pts = append(pts, plotter.XY{X: x, Y: max(float64(l.h.ValueAtQuantile(q))/1e3, 0.001)})
+			y := max(float64(l.h.ValueAtQuantile(q))/1e3, 0.001)
+			lo, hi = min(lo, y), max(hi, y)
+			pts = append(pts, plotter.XY{X: x, Y: y})
 		}
 		line, err := plotter.NewLine(pts)
 		if err != nil {
@@ -75,6 +78,11 @@ func hdrChart(title string, lines []hdrLine) ([]byte, error) {
 		tl := &tippedLine{Line: line, column: l.name, title: l.title(), tips: tp}
 		p.Add(tl)
 		legend = append(legend, legendEntry{l.name, tl})
+	}
+	if !(hi > lo) {
+		// one latency throughout (or no line): gonum would widen the
+		// axis by one either way, below zero on a log axis
+		p.Y.Min, p.Y.Max = 0.5*max(lo, 0.001), 2*max(hi, 0.001)
 	}
 	p.Add(plotter.NewGrid())
 	return svgOf([]*plot.Plot{p}, legend, tp, hdrWidth, hdrHeight)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"hash/fnv"
+	"math"
 	"sort"
 
 	"bench/harness/profile"
@@ -55,23 +56,55 @@ type flameNode struct {
 }
 
 // flameTree merges the stacks into one tree, its root all of them.
+// Counts saturate at math.MaxInt64 (satAdd), so that no sum of them
+// wraps: a callee's total is never more than its caller's.
 func flameTree(stacks []profile.Stack) *flameNode {
 	root := &flameNode{name: "all", kids: map[string]*flameNode{}}
 	for _, s := range stacks {
+		c := max(s.Count, 0)
 		n := root
-		n.total += s.Count
+		n.total = satAdd(n.total, c)
 		for _, f := range s.Frames {
 			k, ok := n.kids[f]
 			if !ok {
 				k = &flameNode{name: f, kids: map[string]*flameNode{}}
 				n.kids[f] = k
 			}
-			k.total += s.Count
+			k.total = satAdd(k.total, c)
 			n = k
 		}
-		n.self += s.Count
+		n.self = satAdd(n.self, c)
 	}
 	return root
+}
+
+// flameMostSamples is the most samples a profile is drawn with: 2^53,
+// beyond which a float64 share is no longer exact (and a sum of int64
+// counts not far from wrapping). perf at 99 Hz over a day is under 10^7.
+const flameMostSamples = 1 << 53
+
+// foldedSamples is how many samples the stacks hold, false past
+// flameMostSamples.
+func foldedSamples(stacks []profile.Stack) (int64, bool) {
+	var n int64
+	for _, s := range stacks {
+		n = satAdd(n, max(s.Count, 0))
+	}
+	return n, n <= flameMostSamples
+}
+
+// satAdd is a+b for counts of 0 or more, math.MaxInt64 where it would
+// pass it.
+func satAdd(a, b int64) int64 {
+	if b > math.MaxInt64-a {
+		return math.MaxInt64
+	}
+	return a + b
+}
+
+// flameShare is part's share of all, within 0..1.
+func flameShare(part, all int64) float64 {
+	return min(max(profile.Share(part, all), 0), 1)
 }
 
 // sortedKids are n's callees by name.
@@ -99,8 +132,8 @@ func (n *flameNode) depth(min int64) int {
 // of the SVG alone (its <title>).
 func flameSVG(stacks []profile.Stack, label string) []byte {
 	root := flameTree(stacks)
-	min := max(int64(float64(root.total)*flameMinShare), 1)
-	rows := root.depth(min)
+	least := max(int64(float64(root.total)*flameMinShare), 1)
+	rows := root.depth(least)
 	height := float64(rows) * flameRow
 	var b bytes.Buffer
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" class="flame" viewBox="0 0 %g %g" width="%g" height="%g" font-family="monospace" font-size="%g">`+"\n",
@@ -113,7 +146,9 @@ func flameSVG(stacks []profile.Stack, label string) []byte {
 	scale := flameWidth / float64(root.total)
 	var draw func(n *flameNode, x float64, row int)
 	draw = func(n *flameNode, x float64, row int) {
-		w := float64(n.total) * scale
+		// within the graph, where saturated counts would pass it
+		x = min(x, flameWidth)
+		w := min(float64(n.total)*scale, flameWidth-x)
 		y := height - float64(row+1)*flameRow
 		fmt.Fprintf(&b, `<g class="frame"><title>%s</title><rect x="%.2f" y="%g" width="%.2f" height="%g" fill="%s"/>`,
 			esc(frameTitle(n, root.total)), x, y, w, flameRow, flameColor(n.name, row))
@@ -122,7 +157,7 @@ func flameSVG(stacks []profile.Stack, label string) []byte {
 		}
 		b.WriteString("</g>\n")
 		for _, k := range n.sortedKids() {
-			if k.total >= min {
+			if k.total >= least {
 				draw(k, x, row+1)
 			}
 			x += float64(k.total) * scale
@@ -137,7 +172,7 @@ func flameSVG(stacks []profile.Stack, label string) []byte {
 // samples and its self share.
 func frameTitle(n *flameNode, all int64) string {
 	return fmt.Sprintf("%s: %s of the proxy's samples (%d), self %s (%d)",
-		n.name, sharePercent(profile.Share(n.total, all)), n.total, sharePercent(profile.Share(n.self, all)), n.self)
+		n.name, sharePercent(flameShare(n.total, all)), n.total, sharePercent(flameShare(n.self, all)), n.self)
 }
 
 // fitName is name cut to fit w in the flame graph's font, ".." marking
@@ -172,11 +207,16 @@ func flameColor(name string, row int) string {
 // flameTop is the top ten of the stacks as a table: each function's self
 // and total share of the proxy's samples.
 func flameTop(b *bytes.Buffer, stacks []profile.Stack) {
-	funcs, samples := profile.TopFolded(stacks, profile.TopN)
 	fmt.Fprintf(b, "<table class=\"top\">\n<tr><th>function</th><th>self</th><th>total</th></tr>\n")
+	if _, ok := foldedSamples(stacks); !ok {
+		// their sums would wrap
+		b.WriteString("</table>\n")
+		return
+	}
+	funcs, samples := profile.TopFolded(stacks, profile.TopN)
 	for _, f := range funcs {
 		fmt.Fprintf(b, "<tr><td>%s</td><td>%s</td><td>%s</td></tr>\n", esc(f.Name),
-			sharePercent(profile.Share(f.Self, samples)), sharePercent(profile.Share(f.Total, samples)))
+			sharePercent(flameShare(f.Self, samples)), sharePercent(flameShare(f.Total, samples)))
 	}
 	b.WriteString("</table>\n")
 }
@@ -210,11 +250,8 @@ func writeFlamePage(b *bytes.Buffer, stacks []profile.Stack, label, caption stri
 
 // flameCaption says what the flame graph shows.
 func flameCaption(stacks []profile.Stack) string {
-	var n int64
-	for _, s := range stacks {
-		n += s.Count
-	}
+	n, _ := foldedSamples(stacks)
 	return fmt.Sprintf("The proxy's %s over the window: a frame's width is its share of them, its callees above it; "+
 		"frames under %s of the samples are left out. Beside it, the ten functions of most self time (self: samples ending in the function; total: samples with it anywhere in their stack).",
-		plural(int(n), "CPU sample"), sharePercent(flameMinShare))
+		plural(int(min(n, math.MaxInt)), "CPU sample"), sharePercent(flameMinShare))
 }

@@ -22,7 +22,12 @@ func sPerGB(r *results.Row) float64 { return r.CPUProxy / (float64(r.Bytes) / 1e
 func megabytes(r *results.Row) float64 { return float64(r.PeakMemBytes) / 1e6 }
 
 // fixed formats v with prec decimals.
-func fixed(v float64, prec int) string { return strconv.FormatFloat(v, 'f', prec, 64) }
+func fixed(v float64, prec int) string {
+	if math.IsInf(v, 0) || math.IsNaN(v) {
+		return "–" // a ratio over zero, a figure out of range
+	}
+	return strconv.FormatFloat(v, 'f', prec, 64)
+}
 
 // thousands formats v rounded to an integer with commas between
 // thousands: 1613.2 -> "1,613".

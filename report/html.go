@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"net/url"
 	"strings"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -130,6 +131,21 @@ func writeHTML(w io.Writer, setups []Setup, tables []Table, data map[results.Run
 }
 
 func esc(s string) string { return html.EscapeString(s) }
+
+// relHref is the value of an href to the file at rel, a slash-separated
+// path relative to the page's folder, escaped for the attribute: each
+// segment percent-escaped (url.PathEscape) and the whole begun with "./",
+// so that no name of a file (a session's, a run's) is read as a scheme
+// ("javascript:", "epyc-12:00"), a query or a fragment. Every link the
+// page makes to a file beside it is written by it.
+func relHref(rel string) string {
+	segs := strings.Split(rel, "/")
+	for i, s := range segs {
+		// PathEscape keeps a colon, which no segment needs as such
+		segs[i] = strings.ReplaceAll(url.PathEscape(s), ":", "%3A")
+	}
+	return esc("./" + strings.Join(segs, "/"))
+}
 
 // htmlOpening opens a session: its heading and line, the summary of its
 // families (summaryLines), and the contents of the page's headings.
@@ -402,19 +418,26 @@ func htmlHDR(b *bytes.Buffer, group []Table, data map[results.RunID]*results.Run
 	}
 	var figs bytes.Buffer
 	drawn := 0
+	var none []string // the rows whose histograms hold no exchange
 	for _, t := range group {
 		for _, r := range t.Rows {
 			var lines []hdrLine
+			kept := false
 			for j, c := range r.Cells {
 				h, n, err := mergedHistogram(c.ids, data)
 				if err != nil {
 					return fmt.Errorf("%s, %s on %s: %w", r.Label, c.Proxy, t.Machine, err)
 				}
-				if h != nil {
+				kept = kept || h != nil
+				// a histogram of no exchange has no latency to draw
+				if h != nil && h.TotalCount() > 0 {
 					lines = append(lines, hdrLine{name: t.Columns[j], color: pal.color(t.Columns[j], c.Group), runs: n, h: h})
 				}
 			}
 			if len(lines) == 0 {
+				if kept {
+					none = append(none, r.Label)
+				}
 				continue
 			}
 			svg, err := hdrChart(r.Label+", "+t.Machine, lines)
@@ -430,11 +453,19 @@ func htmlHDR(b *bytes.Buffer, group []Table, data map[results.RunID]*results.Run
 		b.Write(figs.Bytes())
 		b.WriteString("</details>\n")
 	}
-	if drawn == 0 {
+	if len(none) > 0 {
+		fmt.Fprintf(b, "<p class=\"absent\">%s: %s.</p>\n", noExchangeNote, esc(strings.Join(none, ", ")))
+	}
+	if drawn == 0 && len(none) == 0 {
 		b.WriteString("<p class=\"absent\">No latency histograms of these runs beside the session files (bench keeps them in &lt;csv&gt;.runs/ since its sessions write &lt;run&gt;.data.json, or its mix output there): no percentile charts.</p>\n")
 	}
 	return nil
 }
+
+// noExchangeNote says, in place of a percentile chart, that its runs'
+// histograms hold no exchange: bench mix writes an empty one where none
+// was due in the window.
+const noExchangeNote = "No percentile chart where the runs' histograms hold no exchange"
 
 // mergedHistogram is the histogram of the runs, merged, and how many
 // runs it merged; nil when none kept one.

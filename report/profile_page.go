@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"bench/harness/profile"
 	"bench/report/results"
@@ -25,8 +26,9 @@ import (
 // profileInlineBudget is how many bytes of drawn profiles the page holds:
 // 4 MiB, 45 of the reference session's flame graphs (about 90 kB each),
 // beside the charts' three megabytes; a page past ten megabytes of SVG
-// is one a browser is slow to open and scroll.
-const profileInlineBudget = 4 << 20
+// is one a browser is slow to open and scroll. (A variable, for the
+// tests of the pages of their own.)
+var profileInlineBudget = 4 << 20
 
 // MedianRun is the run whose figure (Figure) is the median of runs, the lower of
 // the two middle ones for an even count: a run that ran, whose profile
@@ -62,6 +64,8 @@ type pageProfiles struct {
 	// path from the page's, where there is a ProfilePage to write them
 	own     []ownPage
 	writeTo ProfilePageFunc
+	// unread say which profiles could not be read, and why: left out
+	unread []string
 }
 
 // ProfilePageFunc writes the page of a profile that a session's page
@@ -81,7 +85,7 @@ type ownPage struct {
 // among data, holding budget bytes of them; those past it get a page of
 // their own for writeTo, or without it are linked where their page is
 // already beside the run's files. A profile the run's data names that
-// cannot be read is an error naming its file.
+// cannot be read is left out, the page saying why (unread).
 func newPageProfiles(tables []Table, data map[results.RunID]*results.RunData, budget int, writeTo ProfilePageFunc) (*pageProfiles, error) {
 	p := &pageProfiles{byRun: map[results.RunID]*pageProfile{}, budget: budget, writeTo: writeTo}
 	for _, t := range tables {
@@ -92,7 +96,8 @@ func newPageProfiles(tables []Table, data map[results.RunID]*results.RunData, bu
 				}
 				pp, err := p.draw(data[*c.median], t, len(c.ids))
 				if err != nil {
-					return nil, err
+					p.unread = append(p.unread, unreadNote(data[*c.median], err))
+					continue
 				}
 				p.byRun[*c.median] = pp
 			}
@@ -111,6 +116,9 @@ func (p *pageProfiles) draw(d *results.RunData, t Table, n int) (*pageProfile, e
 	stacks, err := readStacks(d)
 	if err != nil {
 		return nil, err
+	}
+	if _, ok := foldedSamples(stacks); !ok {
+		return nil, &results.InputError{File: d.Files + results.FoldedSuffix, Err: fmt.Errorf("more than %d samples", int64(flameMostSamples))}
 	}
 	caption := profileCaption(d, stacks)
 	var s bytes.Buffer
@@ -138,6 +146,16 @@ func (p *pageProfiles) draw(d *results.RunData, t Table, n int) (*pageProfile, e
 	writeFlamePage(&own, stacks, label, caption)
 	p.own = append(p.own, ownPage{pp.file, own.Bytes()})
 	return pp, nil
+}
+
+// unreadNote says that d's profile could not be read, and why, without
+// the folder it is in.
+func unreadNote(d *results.RunData, err error) string {
+	var ie *results.InputError
+	if errors.As(err, &ie) {
+		err = ie.Err
+	}
+	return fmt.Sprintf("the CPU profile of %s (%s): %s", filepath.Base(d.Files), d.Proxy, strings.ToValidUTF8(err.Error(), "?"))
 }
 
 // writeOwn hands the pages of the profiles linked past the budget to
@@ -195,7 +213,7 @@ func (p *pageProfiles) link(c Cell) string {
 	case pp == nil:
 		return ""
 	case pp.file != "":
-		return fmt.Sprintf(" <a class=\"profile\" href=\"%s\" title=\"%s\">profile</a>", esc(pp.file), esc(pp.title))
+		return fmt.Sprintf(" <a class=\"profile\" href=\"%s\" title=\"%s\">profile</a>", relHref(pp.file), esc(pp.title))
 	}
 	return fmt.Sprintf(" <a class=\"profile\" href=\"#%s\" title=\"%s\">profile</a>", esc(pp.anchor), esc(pp.title))
 }
@@ -205,7 +223,17 @@ func (p *pageProfiles) link(c Cell) string {
 // short: a cell's link opens it, as the browser opens the <details> that
 // holds the target of a link it follows.
 func (p *pageProfiles) write(b *bytes.Buffer) {
-	if p == nil || len(p.order) == 0 {
+	if p == nil {
+		return
+	}
+	if len(p.unread) > 0 {
+		fmt.Fprintf(b, "<p class=\"absent\">%s left out, which could not be read:</p>\n<ul>\n", plural(len(p.unread), "CPU profile"))
+		for _, u := range p.unread {
+			fmt.Fprintf(b, "<li>%s</li>\n", esc(u))
+		}
+		b.WriteString("</ul>\n")
+	}
+	if len(p.order) == 0 {
 		return
 	}
 	fmt.Fprintf(b, "<h1>CPU profiles</h1>\n<details class=\"profiles\">\n<summary>%s, the median run of a cell each, which the cell's link opens: perf sampling the proxy's CPUs over the measured window, the proxy's processes kept</summary>\n",

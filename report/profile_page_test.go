@@ -3,10 +3,14 @@ package report
 import (
 	"bench/internal/chromium"
 	"bench/internal/hotproxy"
+	"bench/internal/testenv"
 	"bench/report/results"
 	"bytes"
+	"context"
+	"encoding/json"
 	"fmt"
 	"html"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -20,8 +24,15 @@ import (
 // the fixture hot.folded for nginx, hot-after.folded for the others.
 func profiledSession(t *testing.T) ([]results.Row, map[results.RunID]*results.RunData) {
 	t.Helper()
+	return profiledSessionIn(t, t.TempDir(), "x.runs")
+}
+
+// profiledSessionIn is profiledSession with its runs in folder runs of
+// dir.
+func profiledSessionIn(t *testing.T, dir, runs string) ([]results.Row, map[results.RunID]*results.RunData) {
+	t.Helper()
 	rows, data := pageSession(t)
-	dir := filepath.Join(t.TempDir(), "x.runs")
+	dir = filepath.Join(dir, runs)
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +138,7 @@ func TestPageProfilesBeyondBudget(t *testing.T) {
 		t.Fatalf("no cell links a profile's page")
 	}
 	for _, l := range links {
-		page := written[l]
+		page := written[strings.TrimPrefix(l, "./")]
 		if !bytes.Contains(page, []byte("<title>"+html.EscapeString(hotproxy.HotFunc)+": ")) {
 			t.Errorf("the page of %s: %d bytes, no frame of %s", l, len(page), hotproxy.HotFunc)
 		}
@@ -139,7 +150,7 @@ func TestPageProfilesBeyondBudget(t *testing.T) {
 	// without a writer: linked where the page is there, for one run alone
 	var there string
 	for _, d := range data {
-		if d.Profiled() && "x.runs/"+filepath.Base(d.Files)+results.FlameSuffix == links[0] {
+		if d.Profiled() && "./x.runs/"+filepath.Base(d.Files)+results.FlameSuffix == links[0] {
 			there = d.Files + results.FlameSuffix
 			if err := os.WriteFile(there, []byte("<!DOCTYPE html>"), 0o644); err != nil {
 				t.Fatal(err)
@@ -151,7 +162,7 @@ func TestPageProfilesBeyondBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	links = pageLinks(t, tables, p)
-	if want := "x.runs/" + filepath.Base(there); len(links) != 1 || links[0] != want {
+	if want := "./x.runs/" + filepath.Base(there); len(links) != 1 || links[0] != want {
 		t.Errorf("without a writer the page links %q; want %q alone, the one page there", links, want)
 	}
 }
@@ -169,7 +180,7 @@ func pageLinks(t *testing.T, tables []Table, p *pageProfiles) []string {
 					continue
 				}
 				m := profileLink.FindStringSubmatch(l)
-				if m == nil || !strings.HasPrefix(m[1], "x.runs/") || !strings.HasSuffix(m[1], results.FlameSuffix) {
+				if m == nil || !strings.HasPrefix(m[1], "./x.runs/") || !strings.HasSuffix(m[1], results.FlameSuffix) {
 					t.Errorf("link(%s) = %q; want the profile's page in x.runs/", c.Proxy, l)
 					continue
 				}
@@ -229,4 +240,122 @@ func TestPageProfilesInChromium(t *testing.T) {
 		chromium.CheckLayout(t, b.Bytes(), fmt.Sprintf("profile-page-%d", width), width, barCount(tables))
 	}
 	chromium.CheckFlames(t, b.Bytes(), "profile-page-flames", 1400)
+}
+
+// craftedRuns are runs' folders named after session files whose names a
+// browser would read as a link of its own: a script's scheme, and a
+// session id with a colon (a scheme "epyc-12") and a hash.
+var craftedRuns = []string{
+	"javascript:document.documentElement.setAttribute('data-pwned','js')%0A%2F%2F.runs",
+	"epyc-12:00#1.runs",
+}
+
+// TestProfileLinksEscaped: a profile's page linked past the budget is
+// linked by its path from the page's, whatever its runs' folder is
+// named: the href begins with "./", its segments escaped, so that it
+// names no scheme, query or fragment and resolves to the very file the
+// page's writer was handed.
+func TestProfileLinksEscaped(t *testing.T) {
+	for _, runs := range craftedRuns {
+		rows, data := profiledSessionIn(t, t.TempDir(), runs)
+		tables, err := Tables(rows, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		written := map[string]bool{}
+		p, err := newPageProfiles(tables, data, 0, func(rel string, _ []byte) error { written[rel] = true; return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.writeOwn(); err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, tb := range tables {
+			for _, r := range tb.Rows {
+				for _, c := range r.Cells {
+					m := profileLink.FindStringSubmatch(p.link(c))
+					if m == nil {
+						continue
+					}
+					n++
+					href := html.UnescapeString(m[1])
+					first, _, _ := strings.Cut(strings.TrimPrefix(href, "./"), "/")
+					u, err := url.Parse(href)
+					switch {
+					case !strings.HasPrefix(href, "./") || strings.Contains(first, ":"):
+						t.Errorf("%s: href %q; want one that begins with ./ and no colon in its first segment", runs, href)
+					case err != nil || u.Scheme != "" || u.RawQuery != "" || u.Fragment != "" || !written[strings.TrimPrefix(u.Path, "./")]:
+						t.Errorf("%s: href %q reads as %#v; want the path of a page written (%v)", runs, href, u, err)
+					}
+				}
+			}
+		}
+		if n == 0 {
+			t.Errorf("%s: no cell links a profile's page", runs)
+		}
+	}
+}
+
+// TestProfileLinkInChromium writes the page of a session whose runs'
+// folder is named as a script's link would be, with its profiles' pages
+// beside it, and follows its first profile link in headless Chromium:
+// no script of the name runs, and the link opens the profile's page.
+func TestProfileLinkInChromium(t *testing.T) {
+	testenv.NeedProgram(t, chromium.Binary)
+	defer func(was int) { profileInlineBudget = was }(profileInlineBudget)
+	profileInlineBudget = 0
+	for i, runs := range craftedRuns {
+		dir := t.TempDir()
+		rows, data := profiledSessionIn(t, dir, runs)
+		var b bytes.Buffer
+		own := func(rel string, page []byte) error {
+			return os.WriteFile(filepath.Join(dir, filepath.FromSlash(rel)), page, 0o644)
+		}
+		opt := Options{Format: FormatHTML, Runs: data, ProfilePage: own}
+		tables, err := Tables(rows, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// the page holds no profile: each is linked to its own page
+		p, err := newPageProfiles(tables, data, 0, func(string, []byte) error { return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want string
+		for _, tb := range tables {
+			for _, r := range tb.Rows {
+				for _, c := range r.Cells {
+					if want == "" && p.link(c) != "" {
+						want = p.byRun[*c.median].file
+					}
+				}
+			}
+		}
+		if want == "" {
+			t.Fatal("no cell links a profile's page")
+		}
+		if err := Render(&b, rows, opt); err != nil {
+			t.Fatal(err)
+		}
+		page := filepath.Join(dir, fmt.Sprintf("page-%d.html", i))
+		if err := os.WriteFile(page, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		const expr = `({url: location.href, pwned: document.documentElement.getAttribute("data-pwned"), title: document.title})`
+		got, err := chromium.Follow(context.Background(), page, filepath.Join(dir, "profile"), "a.profile", expr, 1400)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v struct{ URL, Title, Pwned string }
+		if err := json.Unmarshal(got.Value, &v); err != nil {
+			t.Fatalf("%s: %v", got.Value, err)
+		}
+		wantURL := "file://" + filepath.Join(dir, filepath.FromSlash(want))
+		u, err := url.Parse(v.URL)
+		if err != nil || v.Pwned != "" || "file://"+u.Path != wantURL || !strings.HasPrefix(v.Title, "CPU profile of ") {
+			t.Errorf("%s: the profile link, followed, shows %s (data-pwned %q, title %q); want %s, no data-pwned, a profile's title",
+				runs, v.URL, v.Pwned, v.Title, wantURL)
+		}
+	}
 }

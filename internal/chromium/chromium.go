@@ -50,6 +50,27 @@ type Page struct {
 // it, leaves the directory of its singleton socket behind in the
 // temporary directory it was given.
 func Open(ctx context.Context, path, profileDir, expr string, width int) (*Page, error) {
+	return run(ctx, profileDir, width, func(ctx context.Context, c *conn) (*Page, error) {
+		return c.load(ctx, "file://"+path, expr, width)
+	})
+}
+
+// Follow loads the file at path as Open does, clicks the first element
+// that selector matches, waits for what the click loads (a page's load
+// event, or two seconds where it loads none: a script's link runs in the
+// page itself) and evaluates expr in the page then shown: the page the
+// link led to, or the page itself. Page's Requests and Errors are those
+// of both.
+func Follow(ctx context.Context, path, profileDir, selector, expr string, width int) (*Page, error) {
+	return run(ctx, profileDir, width, func(ctx context.Context, c *conn) (*Page, error) {
+		return c.follow(ctx, "file://"+path, selector, expr, width)
+	})
+}
+
+// run starts Chromium with a profile in profileDir, its window width
+// pixels wide, runs f on its
+// connection and stops it.
+func run(ctx context.Context, profileDir string, width int, f func(context.Context, *conn) (*Page, error)) (*Page, error) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	tmp := filepath.Join(profileDir, "tmp")
@@ -89,7 +110,7 @@ func Open(ctx context.Context, path, profileDir, expr string, width int) (*Page,
 		cmd.Wait()
 		theirs.Close()
 	}()
-	page, err := c.load(ctx, "file://"+path, expr, width)
+	page, err := f(ctx, c)
 	if err != nil {
 		return nil, fmt.Errorf("%w (chromium said: %s)", err, lastLines(stderr.String(), 5))
 	}
@@ -259,18 +280,56 @@ func (c *conn) screenshot(ctx context.Context, s string, width int) ([]byte, err
 
 // load opens url in a new page and collects what Page holds.
 func (c *conn) load(ctx context.Context, url, expr string, width int) (*Page, error) {
-	s, err := c.newPage(ctx, width)
+	s, p, err := c.open(ctx, url, width)
 	if err != nil {
 		return nil, err
+	}
+	return c.finish(ctx, s, p, expr, width)
+}
+
+// follow opens url in a new page, clicks the first element of selector,
+// waits for what the click loads, and collects what Page holds.
+func (c *conn) follow(ctx context.Context, url, selector, expr string, width int) (*Page, error) {
+	s, p, err := c.open(ctx, url, width)
+	if err != nil {
+		return nil, err
+	}
+	sel, _ := json.Marshal(selector)
+	if _, err := c.evaluate(ctx, s, "document.querySelector("+string(sel)+").click()"); err != nil {
+		return nil, err
+	}
+	wait := time.NewTimer(2 * time.Second)
+	defer wait.Stop()
+	for loaded := false; !loaded; {
+		select {
+		case ev, ok := <-c.events:
+			if !ok {
+				return nil, errors.New("chromium closed its pipe after the click")
+			}
+			loaded = p.note(ev)
+		case <-wait.C:
+			loaded = true
+		case <-ctx.Done():
+			return nil, fmt.Errorf("waiting for what the click loads: %w", ctx.Err())
+		}
+	}
+	return c.finish(ctx, s, p, expr, width)
+}
+
+// open opens url in a new page and waits for its load event.
+func (c *conn) open(ctx context.Context, url string, width int) (string, *Page, error) {
+	s, err := c.newPage(ctx, width)
+	if err != nil {
+		return "", nil, err
 	}
 	var nav struct {
 		ErrorText string `json:"errorText"`
 	}
 	if err := c.call(ctx, s, "Page.navigate", map[string]any{"url": url}, &nav); err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	if nav.ErrorText != "" {
-		return nil, fmt.Errorf("navigate to %s: %s", url, nav.ErrorText)
+		return "", nil, fmt.Errorf("navigate to %s: %s", url, nav.ErrorText)
 	}
 	p := &Page{}
 	loaded := false
@@ -278,13 +337,18 @@ func (c *conn) load(ctx context.Context, url, expr string, width int) (*Page, er
 		select {
 		case ev, ok := <-c.events:
 			if !ok {
-				return nil, errors.New("chromium closed its pipe before the page loaded")
+				return "", nil, errors.New("chromium closed its pipe before the page loaded")
 			}
 			loaded = p.note(ev)
 		case <-ctx.Done():
-			return nil, fmt.Errorf("waiting for the page's load event: %w", ctx.Err())
+			return "", nil, fmt.Errorf("waiting for the page's load event: %w", ctx.Err())
 		}
 	}
+	return s, p, nil
+}
+
+// evaluate evaluates expr in session s's page, awaiting its promise.
+func (c *conn) evaluate(ctx context.Context, s, expr string) (json.RawMessage, error) {
 	var eval struct {
 		Result struct {
 			Value json.RawMessage `json:"value"`
@@ -299,7 +363,16 @@ func (c *conn) load(ctx context.Context, url, expr string, width int) (*Page, er
 	if eval.ExceptionDetails != nil {
 		return nil, fmt.Errorf("evaluate %q: %s", expr, eval.ExceptionDetails.Text)
 	}
-	p.Value = eval.Result.Value
+	return eval.Result.Value, nil
+}
+
+// finish evaluates expr in session s's page, takes its screenshot and
+// notes the events that came meanwhile in p.
+func (c *conn) finish(ctx context.Context, s string, p *Page, expr string, width int) (*Page, error) {
+	var err error
+	if p.Value, err = c.evaluate(ctx, s, expr); err != nil {
+		return nil, err
+	}
 	if p.PNG, err = c.screenshot(ctx, s, width); err != nil {
 		return nil, err
 	}

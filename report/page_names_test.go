@@ -1,0 +1,253 @@
+package report
+
+import (
+	"bench/harness/profile"
+	"bench/report/results"
+	"bytes"
+	"fmt"
+	"math"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// forgedTips are names that look like the markers the charts' tips
+// (tips) draw and replace with their titles.
+var forgedTips = []string{"@@tip 99999@@", "@@tip 0@@", "@@/tip@@", "@@tip -1@@"}
+
+// renamed is rows with the proxy from renamed to.
+func renamed(rows []results.Row, from, to string) []results.Row {
+	out := make([]results.Row, len(rows))
+	for i, r := range rows {
+		if r.Proxy == from {
+			r.Proxy = to
+		}
+		out[i] = r
+	}
+	return out
+}
+
+// tipCounts are the counts of what the tips put in a page: their groups,
+// the groups' ends and the titles.
+func tipCounts(page string) string {
+	return fmt.Sprintf("%d <g class=, %d </g>, %d <title>", strings.Count(page, "<g class="), strings.Count(page, "</g>"), strings.Count(page, "<title>"))
+}
+
+// renderSafe is what f writes, or the panic it raised as an error.
+func renderSafe(f func(*bytes.Buffer) error) (page string, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panic: %v", p)
+		}
+	}()
+	var b bytes.Buffer
+	err = f(&b)
+	return b.String(), err
+}
+
+// TestChartTipsForged: a proxy named as a tip's marker is a name on the
+// page and in a comparison's, drawn as text: it neither panics the
+// writer nor puts a title of its own choosing, or takes one away.
+func TestChartTipsForged(t *testing.T) {
+	rows, data := pageSession(t)
+	old := append(cellRuns("a", "nginx", "ka-1k", 10, 10.5, 11), cellRuns("a", "squid", "ka-1k", 5, 5.2, 5.4)...)
+	new := append(cellRuns("b", "nginx", "ka-1k", 8, 8.4, 8.8), cellRuns("b", "squid", "ka-1k", 5.1, 5.2, 5.3)...)
+	page := func(rows []results.Row) func(*bytes.Buffer) error {
+		return func(b *bytes.Buffer) error { return Render(b, rows, Options{Format: FormatHTML, Runs: data}) }
+	}
+	compare := func(old, new []results.Row) func(*bytes.Buffer) error {
+		return func(b *bytes.Buffer) error {
+			cmp, err := Compare(old, new, CompareOptions{})
+			if err != nil {
+				return err
+			}
+			return WriteComparison(b, cmp, FormatHTML)
+		}
+	}
+	// the counts of a page where nginx is renamed plainly: a name of
+	// no proxy known draws the charts of one
+	const plain = "tip 0"
+	plainPage, err := renderSafe(page(renamed(rows, "nginx", plain)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plainCompare, err := renderSafe(compare(renamed(old, "nginx", plain), renamed(new, "nginx", plain)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range forgedTips {
+		for _, c := range []struct {
+			what, plain string
+			write       func(*bytes.Buffer) error
+		}{
+			{"report --format html", plainPage, page(renamed(rows, "nginx", name))},
+			{"compare --format html", plainCompare, compare(renamed(old, "nginx", name), renamed(new, "nginx", name))},
+		} {
+			got, err := renderSafe(c.write)
+			switch {
+			case err != nil:
+				t.Errorf("%s with a proxy named %q: %v", c.what, name, err)
+			case tipCounts(got) != tipCounts(c.plain):
+				t.Errorf("%s with a proxy named %q: %s; want those of the page with %q, %s", c.what, name, tipCounts(got), plain, tipCounts(c.plain))
+			case !strings.Contains(got, ">"+esc(name)+"</text>"):
+				t.Errorf("%s with a proxy named %q: the charts draw no text of the name", c.what, name)
+			}
+		}
+	}
+}
+
+// TestPageEmptyHistograms: a mix run whose histogram holds no exchange
+// (bench mix writes one where none was due) draws no percentile chart
+// of it, and the page says so in its place, with no panic.
+func TestPageEmptyHistograms(t *testing.T) {
+	rows, data := pageSession(t)
+	empty, err := hdrhistogram.New(1, int64(time.Hour/time.Microsecond), 3).Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range data {
+		if d.Histogram != "" {
+			d.Histogram = string(empty)
+		}
+	}
+	page, err := renderSafe(func(b *bytes.Buffer) error { return Render(b, rows, Options{Format: FormatHTML, Runs: data}) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(page, `<figure class="`+classHDR+`"`); n != 0 {
+		t.Errorf("the page draws %d percentile charts of empty histograms; want none", n)
+	}
+	if !strings.Contains(page, noExchangeNote) {
+		t.Errorf("the page does not say that the histograms hold no exchange (%q)", noExchangeNote)
+	}
+}
+
+// nonFiniteText matches a figure that is not one, as Go's formatting
+// writes it: in a text, a coordinate or a path.
+var nonFiniteText = regexp.MustCompile(`[+-]Inf|NaN`)
+
+// withoutFont is page with the charts' font (chartFontCSS) left out: its
+// base64 may hold any letters.
+func withoutFont(page string) string { return strings.ReplaceAll(page, chartFontCSS(), "") }
+
+// TestPageFiguresOutOfRange: runs whose figures are out of any range a
+// session measures (seconds next to nothing or to the largest float, no
+// request) give pages and text with no infinity and no NaN: a ratio or
+// a chart that cannot be has "–" or is left out.
+func TestPageFiguresOutOfRange(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		edit func(i int, r *results.Row)
+	}{
+		{"seconds 1e-309", func(i int, r *results.Row) { r.Seconds = 1e-309 }},
+		{"seconds 1e300", func(i int, r *results.Row) { r.Seconds = 1e300 }},
+		{"seconds 1e-300", func(i int, r *results.Row) { r.Seconds = 1e-300 }},
+		{"seconds 1e100", func(i int, r *results.Row) { r.Seconds = 1e100 }},
+		{"requests 0", func(i int, r *results.Row) {
+			if i%2 == 0 {
+				r.Requests, r.Bytes = 0, 0
+			}
+		}},
+		{"no proxy 0", func(i int, r *results.Row) {
+			if r.Group == results.Baseline {
+				r.Requests, r.Bytes = 0, 0
+			}
+		}},
+	} {
+		rows, data := pageSession(t)
+		for i := range rows {
+			c.edit(i, &rows[i])
+		}
+		for _, format := range []string{FormatHTML, FormatMarkdown} {
+			page, err := renderSafe(func(b *bytes.Buffer) error { return Render(b, rows, Options{Format: format, Runs: data}) })
+			if err != nil {
+				t.Errorf("%s, %s: %v", c.name, format, err)
+				continue
+			}
+			page = withoutFont(page)
+			if m := nonFiniteText.FindStringIndex(page); m != nil {
+				t.Errorf("%s, %s: %q", c.name, format, page[max(0, m[0]-120):min(len(page), m[1]+20)])
+			}
+		}
+	}
+}
+
+// TestFlameCountsOutOfRange: stacks whose counts sum past int64 draw a
+// flame graph of shares of 100% at most, within its width, and a page
+// of such a profile, or of one with a line past what the folded reader
+// takes, leaves that profile out with a note rather than fail.
+func TestFlameCountsOutOfRange(t *testing.T) {
+	huge := []profile.Stack{
+		{Frames: []string{"proxy", "main", "a"}, Count: math.MaxInt64 - 1},
+		{Frames: []string{"proxy", "main", "b"}, Count: math.MaxInt64 / 2},
+		{Frames: []string{"proxy", "main", "b"}, Count: math.MaxInt64 / 2},
+	}
+	var b bytes.Buffer
+	writeFlame(&b, huge, "huge", flameCaption(huge))
+	share := regexp.MustCompile(`([0-9.]+)%`)
+	for _, m := range share.FindAllStringSubmatch(b.String(), -1) {
+		if v, _ := strconv.ParseFloat(m[1], 64); v > 100 {
+			t.Errorf("the flame graph of counts near 2^63 gives a share of %s%%", m[1])
+			break
+		}
+	}
+	for _, m := range regexp.MustCompile(`x="([^"]*)"[^>]*width="([^"]*)"`).FindAllStringSubmatch(b.String(), -1) {
+		x, _ := strconv.ParseFloat(m[1], 64)
+		w, _ := strconv.ParseFloat(m[2], 64)
+		if x < 0 || w < 0 || x+w > flameWidth+0.01 {
+			t.Errorf("a frame at x %s, %s wide: past the graph's %g", m[1], m[2], flameWidth)
+			break
+		}
+	}
+	if m := nonFiniteText.FindString(b.String()); m != "" {
+		t.Errorf("the flame graph of counts near 2^63 holds %s", m)
+	}
+
+	for _, c := range []struct{ name, folded string }{
+		{"counts past 2^53", "proxy;main;a 9007199254740993\nproxy;main;b 5\n"},
+		{"counts past 2^63 in all", "proxy;main;a 9223372036854775806\nproxy;main;b 9223372036854775806\n"},
+		{"a line past 1 MiB", "proxy;" + strings.Repeat("f", 1<<20+10) + " 5\n"},
+	} {
+		// every run of a cell: its median's profile is the one read
+		rows, data := profiledSession(t)
+		for _, d := range data {
+			if d.Profiled() && d.Proxy == "nginx" && d.Load == "ka-1k" {
+				if err := os.WriteFile(d.Files+results.FoldedSuffix, []byte(c.folded), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		note := regexp.MustCompile(`the CPU profile of [0-9]+-nginx-http-ka-1k-[0-9] \(nginx\): `)
+		page, err := renderSafe(func(b *bytes.Buffer) error { return Render(b, rows, Options{Format: FormatHTML, Runs: data}) })
+		switch {
+		case err != nil:
+			t.Errorf("%s: the page fails: %v", c.name, err)
+		case !note.MatchString(page):
+			t.Errorf("%s: the page does not say that the profile of nginx in http-ka-1k is left out", c.name)
+		case strings.Count(page, `<section class="profile"`) != 14:
+			t.Errorf("%s: the page holds %d profiles; want the 14 others", c.name, strings.Count(page, `<section class="profile"`))
+		}
+	}
+}
+
+// TestLinearTicksEnd: a range of two neighbouring float64s (2^83 and the
+// next, 2^31 apart: a step of 1e9, less than half that spacing, adds
+// nothing) gives a few ticks, not a loop that never passes its end.
+func TestLinearTicksEnd(t *testing.T) {
+	lo := math.Ldexp(1, 83)
+	done := make(chan int, 1)
+	go func() { done <- len(linearTicks{most: 5}.Ticks(lo, math.Nextafter(lo, math.Inf(1)))) }()
+	select {
+	case n := <-done:
+		if n > 6 {
+			t.Errorf("linearTicks(2^83, the next float64) = %d ticks; want 5 at most, and one more for the edge", n)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("linearTicks(2^83, the next float64) did not end in 10 s")
+	}
+}
