@@ -417,6 +417,9 @@ func TestHistoryAddChecks(t *testing.T) {
 		{"path id", sessionWith(t, "id", func(m *results.Meta) { m.Session = "x/../../../escaped" }, nil), `the session id "x/../../../escaped" holds a slash`},
 		// a machine label that is a path, its slug empty
 		{"path label", sessionWith(t, "label", func(m *results.Meta) { m.Machine.Label = "../.." }, nil), `the machine label "../.." holds a slash`},
+		// a session id past a file name's room, which failed at the
+		// rename with exit 1 once everything was copied
+		{"long id", sessionWith(t, "long", func(m *results.Meta) { m.Session = strings.Repeat("s", 300) }, nil), "is 300 bytes long"},
 		// the CSV's last run cut off at a line's end
 		{"a run short", sessionWith(t, "short", nil, func(s string) string {
 			lines := strings.SplitAfter(s, "\n")
