@@ -10,7 +10,7 @@ import (
 	"bench/harness"
 	"bench/internal/chromium"
 	"bench/report"
-	"bench/report/results"
+	"bench/results"
 )
 
 // TestDataResults: data/RESULTS.md is what `bench report data/*.csv`

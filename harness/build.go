@@ -4,7 +4,7 @@ import (
 	"runtime"
 	"runtime/debug"
 
-	"bench/report/results"
+	"bench/results"
 )
 
 // linkedCommit and linkedModified are the commit of the checkout bench

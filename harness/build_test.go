@@ -5,7 +5,7 @@ import (
 	"runtime/debug"
 	"testing"
 
-	"bench/report/results"
+	"bench/results"
 )
 
 // TestBuildOf: the commit a binary records wins; where it records none,

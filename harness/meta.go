@@ -13,7 +13,7 @@ import (
 
 	"bench/harness/host"
 	"bench/proxies"
-	"bench/report/results"
+	"bench/results"
 )
 
 // describeMachine reads the machine's facts from /proc, uname and os-release.

@@ -3,7 +3,7 @@ package harness
 import (
 	"bench/harness/host"
 	"bench/harness/pace"
-	"bench/report/results"
+	"bench/results"
 )
 
 // figures are a run's CPU figures: what the sampler observed over the

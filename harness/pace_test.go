@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"bench/harness/host"
-	"bench/report/results"
+	"bench/results"
 	"bench/scenarios"
 )
 

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"bench/harness/host"
-	"bench/harness/profile"
-	"bench/report/results"
+	"bench/profile"
+	"bench/results"
 )
 
 // profileFreq is perf's rate, samples a second: 99, off the kernel's
@@ -22,7 +22,7 @@ const profileFreq = 99
 // not (--call-graph): frame pointers, the cheaper; Debian's proxies,
 // built without them, show their own functions as a frame under the
 // kernel's and libc's, which DWARF unwinding names at a cost.
-const profileCallGraph = host.CallGraphFP
+const profileCallGraph = results.CallGraphFP
 
 // callGraph is how the session's perf unwinds the stacks.
 func (s *runner) callGraph() string {

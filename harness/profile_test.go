@@ -15,6 +15,7 @@ import (
 	"bench/harness/host"
 	"bench/internal/hotproxy"
 	"bench/internal/testenv"
+	"bench/results"
 
 	"bench/internal/child"
 )
@@ -55,7 +56,7 @@ func TestProfileProxyCPUs(t *testing.T) {
 	}
 	s := &runner{OutputDir: t.TempDir()}
 	note := s.keepProfile(context.Background(), p, "0001-hotloop-relay-stream16-1")
-	if note == nil || note.Absent != "" || note.Samples == 0 || note.CallGraph != host.CallGraphFP {
+	if note == nil || note.Absent != "" || note.Samples == 0 || note.CallGraph != results.CallGraphFP {
 		t.Fatalf("keepProfile = %+v; want the proxy's samples with frame pointers", note)
 	}
 	base := filepath.Join(s.OutputDir, "0001-hotloop-relay-stream16-1")

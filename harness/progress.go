@@ -8,7 +8,7 @@ import (
 
 	"bench/harness/pace"
 	"bench/harness/sweep"
-	"bench/report/results"
+	"bench/results"
 	"bench/scenarios"
 )
 

@@ -7,9 +7,10 @@ import (
 	"time"
 	"unicode"
 
+	"bench/inputerr"
 	"bench/proxies"
 	"bench/report"
-	"bench/report/results"
+	"bench/results"
 	"bench/scenarios"
 )
 
@@ -89,7 +90,7 @@ func TestJoinNotesWritesWhatTheReaderTakes(t *testing.T) {
 // a terminal's escape before it is looked up.
 func TestLoadColumnsProxyLabel(t *testing.T) {
 	_, err := LoadColumns("", "no proxy,x\x1b[2J")
-	var ie *results.InputError
+	var ie *inputerr.Error
 	if !errors.As(err, &ie) || !strings.Contains(err.Error(), `--proxy's column name "x\x1b[2J" holds U+001B`) {
 		t.Errorf("LoadColumns = %v; want the label rule's refusal of the item, as bad input", err)
 	}

@@ -16,7 +16,7 @@ import (
 
 	"bench/harness/host"
 	"bench/proxies"
-	"bench/report/results"
+	"bench/results"
 	"bench/scenarios"
 )
 

@@ -7,9 +7,10 @@ import (
 	"testing"
 
 	"bench/harness/host"
+	"bench/inputerr"
 	"bench/internal/testenv"
 	"bench/proxies"
-	"bench/report/results"
+	"bench/results"
 )
 
 // The files a run keeps beside the session's (its tool's output, the
@@ -92,7 +93,7 @@ func TestOutDirsRefused(t *testing.T) {
 		{out, runs},
 	} {
 		err := makeOutDirs(c.out, c.runs)
-		if !errors.As(err, new(*results.InputError)) {
+		if !errors.As(err, new(*inputerr.Error)) {
 			t.Errorf("makeOutDirs(%s, %s) = %v; want it refused as bad input", c.out, c.runs, err)
 		}
 	}

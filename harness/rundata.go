@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"bench/report/results"
+	"bench/results"
 	"bench/scenarios"
 )
 

@@ -14,7 +14,7 @@ import (
 	"bench/harness/host"
 	"bench/harness/sweep"
 	"bench/proxies"
-	"bench/report/results"
+	"bench/results"
 	"bench/scenarios"
 )
 

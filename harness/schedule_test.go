@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"bench/proxies"
-	"bench/report/results"
+	"bench/results"
 	"bench/scenarios"
 )
 

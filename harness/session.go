@@ -14,8 +14,9 @@ import (
 	"time"
 
 	"bench/harness/host"
+	"bench/inputerr"
 	"bench/proxies"
-	"bench/report/results"
+	"bench/results"
 	"bench/scenarios"
 )
 
@@ -190,19 +191,19 @@ func (s *Session) check(ctx context.Context, r RunSpec, e end, seen map[string]b
 }
 
 // makeOutDirs makes the session's folder out, where missing, and its runs
-// folder in it, each 0755, and refuses them (an InputError) where another
+// folder in it, each 0755, and refuses them (an inputerr.Error) where another
 // user could plant links in them (results.CheckDir).
 func makeOutDirs(out, runs string) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return fmt.Errorf("output directory: %w", err)
 	}
 	if err := results.CheckDir("--out", out); err != nil {
-		return results.BadInput(err)
+		return inputerr.Bad(err)
 	}
 	if err := os.Mkdir(runs, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 		return fmt.Errorf("output directory: %w", err)
 	}
-	return results.BadInput(results.CheckDir("the runs folder", runs))
+	return inputerr.Bad(results.CheckDir("the runs folder", runs))
 }
 
 // writeFile writes a file the runs read, making its directory.

@@ -10,7 +10,7 @@ import (
 
 	"bench/harness/host"
 	"bench/proxies"
-	"bench/report/results"
+	"bench/results"
 	"bench/scenarios"
 )
 

@@ -12,8 +12,9 @@ import (
 
 	"bench/harness/host"
 	"bench/harness/sweep"
+	"bench/inputerr"
 	"bench/proxies"
-	"bench/report/results"
+	"bench/results"
 	"bench/scenarios"
 )
 
@@ -71,12 +72,12 @@ func checkSettings(st results.Settings) error {
 // st.Sweep is search, the search's settings; given says that the search's
 // flags were given, which without a sweep is refused. A selection with
 // nothing to sweep, or settings that cannot be run (a first rate of 0 or
-// below), are refused as results.InputError.
+// below), are refused as inputerr.Error.
 func Sweeping(st results.Settings, on, given bool, search results.Sweep) (results.Settings, error) {
 	if on {
 		scs, err := scenarios.Sweeps(st.Scenario)
 		if err != nil {
-			return st, results.BadInput(fmt.Errorf("--sweep: %w", err))
+			return st, inputerr.Bad(fmt.Errorf("--sweep: %w", err))
 		}
 		names := make([]string, len(scs))
 		for i, sc := range scs {
@@ -86,7 +87,7 @@ func Sweeping(st results.Settings, on, given bool, search results.Sweep) (result
 	}
 	scs, err := scenarios.Select(st.Scenario)
 	if err != nil {
-		return st, results.BadInput(err)
+		return st, inputerr.Bad(err)
 	}
 	st.Sweep = nil
 	for _, sc := range scs {
@@ -96,10 +97,10 @@ func Sweeping(st results.Settings, on, given bool, search results.Sweep) (result
 	}
 	switch {
 	case st.Sweep == nil && given:
-		return st, results.BadInput(errors.New("--sweep-from, --sweep-precision and --slo go with --sweep (or a sweep named: mix-http-sweep, ...)"))
+		return st, inputerr.Bad(errors.New("--sweep-from, --sweep-precision and --slo go with --sweep (or a sweep named: mix-http-sweep, ...)"))
 	case st.Sweep != nil:
 		if err := sweep.Check(search); err != nil {
-			return st, results.BadInput(fmt.Errorf("--sweep-from, --sweep-precision: %w", err))
+			return st, inputerr.Bad(fmt.Errorf("--sweep-from, --sweep-precision: %w", err))
 		}
 	}
 	return st, nil
@@ -116,7 +117,7 @@ type Given struct{ Reps, Window, Warmup bool }
 func OwnMethods(st results.Settings, given Given) (map[results.Mode]results.Method, error) {
 	scs, err := scenarios.Select(st.Scenario)
 	if err != nil {
-		return nil, results.BadInput(err)
+		return nil, inputerr.Bad(err)
 	}
 	var out map[results.Mode]results.Method
 	for _, sc := range scs {
@@ -151,14 +152,14 @@ func OwnMethods(st results.Settings, given Given) (map[results.Mode]results.Meth
 // come from st. Nothing is started. Settings that cannot be run (a
 // number out of range, a scenario or column that does not exist, a CPU
 // layout that does not parse or fit, a bad columns file) are refused as
-// results.InputError.
+// inputerr.Error.
 func Configure(st results.Settings, outDir string, resume bool, hc host.Config) (SessionConfig, error) {
 	if err := checkSettings(st); err != nil {
-		return SessionConfig{}, results.BadInput(err)
+		return SessionConfig{}, inputerr.Bad(err)
 	}
 	scs, err := scenarios.Select(st.Scenario)
 	if err != nil {
-		return SessionConfig{}, results.BadInput(err)
+		return SessionConfig{}, inputerr.Bad(err)
 	}
 	for _, sc := range scs {
 		if sc.Load.Sweep && st.Sweep == nil {
@@ -183,7 +184,7 @@ func Configure(st results.Settings, outDir string, resume bool, hc host.Config) 
 	}
 	if st.CPUs != "" {
 		hc.Layout, err = host.ParseLayout(st.CPUs, online)
-		err = results.BadInput(err)
+		err = inputerr.Bad(err)
 	} else {
 		hc.Layout, err = host.DefaultLayout(online) // a machine too small: no setting of the user's
 	}
@@ -192,21 +193,21 @@ func Configure(st results.Settings, outDir string, resume bool, hc host.Config) 
 	}
 	hc.ProxyCPUQuota = st.ProxyCPU
 	if err := hc.Check(online); err != nil { // the prefix, the layout and the quota asked for
-		return SessionConfig{}, results.BadInput(err)
+		return SessionConfig{}, inputerr.Bad(err)
 	}
 	if st.Machine == "" {
 		st.Machine = defaultMachineLabel()
 	}
 	if _, err := os.Lstat(outDir); err == nil { // one the session would make is checked then
 		if err := results.CheckDir("--out", outDir); err != nil {
-			return SessionConfig{}, results.BadInput(err)
+			return SessionConfig{}, inputerr.Bad(err)
 		}
 	}
 	if st.Session == "" {
 		st.Session = freeSession(outDir, st.Machine, time.Now())
 	}
 	if err := errors.Join(results.CheckName("--session", st.Session), results.CheckName("--machine", st.Machine)); err != nil {
-		return SessionConfig{}, results.BadInput(err) // the history files a session by them
+		return SessionConfig{}, inputerr.Bad(err) // the history files a session by them
 	}
 	return SessionConfig{Settings: st, Scenarios: scs, Columns: cols, OutDir: outDir, Resume: resume, Host: hc}, nil
 }
@@ -238,7 +239,7 @@ func exists(path string) bool {
 // LoadColumns returns the packaged columns found on the machine plus the
 // user's file, narrowed to names (comma-separated) when given. A columns
 // file that cannot be read or declares what cannot run, and a name of no
-// column, are refused as results.InputError.
+// column, are refused as inputerr.Error.
 func LoadColumns(file, names string) ([]proxies.Column, error) {
 	cols := proxies.DefaultColumns(exec.LookPath)
 	if file != "" {
@@ -248,12 +249,12 @@ func LoadColumns(file, names string) ([]proxies.Column, error) {
 		}
 		own, err := proxies.ParseColumns(bytes.NewReader(b), file)
 		if err != nil {
-			return nil, results.BadInput(err) // it names file:line itself
+			return nil, inputerr.Bad(err) // it names file:line itself
 		}
 		cols = append(cols, own...)
 	}
 	if err := proxies.Validate(cols, os.Stat); err != nil {
-		return nil, results.BadInput(err)
+		return nil, inputerr.Bad(err)
 	}
 	if names == "" {
 		return cols, nil
@@ -269,11 +270,11 @@ func LoadColumns(file, names string) ([]proxies.Column, error) {
 	for _, n := range strings.Split(names, ",") {
 		n = strings.TrimSpace(n)
 		if err := results.CheckLabel("--proxy's column name", n); err != nil {
-			return nil, results.BadInput(err)
+			return nil, inputerr.Bad(err)
 		}
 		c, ok := byName[n]
 		if !ok {
-			return nil, results.BadInput(fmt.Errorf("no column %q (columns: %s)", n, strings.Join(all, ", ")))
+			return nil, inputerr.Bad(fmt.Errorf("no column %q (columns: %s)", n, strings.Join(all, ", ")))
 		}
 		if seen[n] {
 			continue

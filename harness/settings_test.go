@@ -1,7 +1,7 @@
 package harness
 
 import (
-	"bench/report/results"
+	"bench/results"
 	"errors"
 	"os"
 	"path/filepath"

@@ -1,6 +1,6 @@
 package harness
 
-import "bench/report/results"
+import "bench/results"
 
 // shape is how a run is laid out: one proxy in the scenario's mode, or a
 // tls-tunnel's two ends, and what TLS they are held to. It is decided

@@ -8,7 +8,8 @@ import (
 	"time"
 
 	"bench/harness/sweep"
-	"bench/report/results"
+	"bench/inputerr"
+	"bench/results"
 	"bench/scenarios"
 )
 
@@ -37,7 +38,7 @@ func TestSweeping(t *testing.T) {
 	}
 	for _, c := range cases {
 		st, err := Sweeping(results.Settings{Scenario: c.scenario}, c.on, c.given, search)
-		var ie *results.InputError
+		var ie *inputerr.Error
 		switch {
 		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err) || !errors.As(err, &ie)):
 			t.Errorf("%s: Sweeping = %v; want an input error with %q", c.name, err, c.err)

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"text/template"
 
-	"bench/report/results"
+	"bench/results"
 	"bench/scenarios"
 )
 

@@ -1,7 +1,7 @@
 package proxies
 
 import (
-	"bench/report/results"
+	"bench/results"
 	"regexp"
 	"text/template"
 )

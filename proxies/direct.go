@@ -1,6 +1,6 @@
 package proxies
 
-import "bench/report/results"
+import "bench/results"
 
 // Direct is the "no proxy" baseline: the client talks to the origin and
 // the kernel forwards between the namespaces. It runs no process.

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"bench/internal/golden"
-	"bench/report/results"
+	"bench/results"
 	"bench/scenarios"
 )
 

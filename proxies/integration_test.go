@@ -33,7 +33,7 @@ import (
 	"bench/internal/nettest"
 	"bench/internal/testenv"
 	"bench/proxies"
-	"bench/report/results"
+	"bench/results"
 	"bench/scenarios"
 
 	"bench/internal/child"

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"bench/report/results"
+	"bench/results"
 
 	"go.yaml.in/yaml/v4"
 )

@@ -4,7 +4,7 @@
 package proxies
 
 import (
-	"bench/report/results"
+	"bench/results"
 	"bench/scenarios"
 	"time"
 )

@@ -1,7 +1,8 @@
 package report
 
 import (
-	"bench/report/results"
+	"bench/inputerr"
+	"bench/results"
 	"errors"
 	"fmt"
 	"math"
@@ -52,7 +53,7 @@ func metricOf(name string) (metric, error) {
 	case MetricP50, MetricP99, MetricP999:
 		return metric{of: percentile(name), unit: func(results.Cell) string { return "ms" }, lower: true}, nil
 	}
-	return metric{}, results.BadInput(fmt.Errorf("unknown metric %q (want %s, %s, %s or %s)", name, MetricThroughput, MetricP50, MetricP99, MetricP999))
+	return metric{}, inputerr.Bad(fmt.Errorf("unknown metric %q (want %s, %s, %s or %s)", name, MetricThroughput, MetricP50, MetricP99, MetricP999))
 }
 
 // Comparison is two sets of runs, old and new, compared cell by cell.
@@ -164,10 +165,10 @@ var ErrAcrossMachines = errors.New("different machines")
 // one side only are kept. Old and new must be
 // from the same machines unless opt.AcrossMachines, and then from one
 // machine each; sides that are not, or an unknown metric, are refused as
-// results.InputError.
+// inputerr.Error.
 func Compare(old, new []results.Row, opt CompareOptions) (*Comparison, error) {
 	if len(old) == 0 || len(new) == 0 {
-		return nil, results.BadInput(errors.New("compare: no runs in the old or the new files"))
+		return nil, inputerr.Bad(errors.New("compare: no runs in the old or the new files"))
 	}
 	met, err := metricOf(opt.Metric)
 	if err != nil {
@@ -194,16 +195,16 @@ func Compare(old, new []results.Row, opt CompareOptions) (*Comparison, error) {
 // when old and new runs are from the same machines (om and nm), or, when
 // across (CompareOptions.AcrossMachines) and each side is of one
 // machine, both machines' names in one label. Other machines are refused
-// as results.InputError.
+// as inputerr.Error.
 func compareMachine(om, nm []string, across bool) (func(*results.Row) string, error) {
 	machine := func(r *results.Row) string { return r.Machine }
 	if !sameSet(om, nm) {
 		from := fmt.Sprintf("old runs are from %s, new from %s", strings.Join(om, ", "), strings.Join(nm, ", "))
 		if !across {
-			return nil, results.BadInput(fmt.Errorf("%w: %s", ErrAcrossMachines, from))
+			return nil, inputerr.Bad(fmt.Errorf("%w: %s", ErrAcrossMachines, from))
 		}
 		if len(om) > 1 || len(nm) > 1 {
-			return nil, results.BadInput(errors.New(from + ": across machines, each side must be of one machine"))
+			return nil, inputerr.Bad(errors.New(from + ": across machines, each side must be of one machine"))
 		}
 		label := om[0] + " → " + nm[0]
 		machine = func(*results.Row) string { return label }

@@ -1,7 +1,8 @@
 package report
 
 import (
-	"bench/report/results"
+	"bench/inputerr"
+	"bench/results"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -256,7 +257,7 @@ func WriteComparison(w io.Writer, c *Comparison, format string) error {
 		return writeComparisonHTML(w, c)
 	}
 	if err := checkFormat(format); err != nil {
-		return results.BadInput(fmt.Errorf("unknown format %q (want %s, %s, %s or %s)", format, FormatMarkdown, FormatTSV, FormatJSON, FormatHTML))
+		return inputerr.Bad(fmt.Errorf("unknown format %q (want %s, %s, %s or %s)", format, FormatMarkdown, FormatTSV, FormatJSON, FormatHTML))
 	}
 	tables := c.Tables()
 	if format == FormatJSON {

@@ -7,7 +7,7 @@ import (
 	"math"
 	"sort"
 
-	"bench/harness/profile"
+	"bench/profile"
 )
 
 // A run's CPU profile, drawn: a flame graph of its folded stacks, the

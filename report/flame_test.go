@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"bench/harness/profile"
 	"bench/internal/golden"
-	"bench/report/results"
+	"bench/profile"
+	"bench/results"
 )
 
 func readFolded(t *testing.T, name string) []profile.Stack {

@@ -1,8 +1,8 @@
 package report
 
 import (
-	"bench/harness/profile"
-	"bench/report/results"
+	"bench/profile"
+	"bench/results"
 	"bytes"
 	"fmt"
 	"math"

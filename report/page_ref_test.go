@@ -4,7 +4,7 @@ import (
 	"bench/harness"
 	"bench/internal/chromium"
 	"bench/report"
-	"bench/report/results"
+	"bench/results"
 	"bytes"
 	"fmt"
 	"path/filepath"

@@ -3,7 +3,7 @@ package report
 import (
 	"bench/internal/chromium"
 	"bench/internal/golden"
-	"bench/report/results"
+	"bench/results"
 	"bytes"
 	"encoding/xml"
 	"fmt"

@@ -1,7 +1,7 @@
 package report
 
 import (
-	"bench/report/results"
+	"bench/results"
 	"hash/fnv"
 	"image/color"
 	"math"

@@ -7,8 +7,8 @@ import (
 	"sort"
 	"strings"
 
-	"bench/harness/profile"
-	"bench/report/results"
+	"bench/profile"
+	"bench/results"
 )
 
 // Where a real change's time went: for each cell of a comparison whose

@@ -2,7 +2,7 @@ package report
 
 import (
 	"bench/internal/golden"
-	"bench/report/results"
+	"bench/results"
 	"bytes"
 	"encoding/json"
 	"math"

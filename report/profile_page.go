@@ -10,8 +10,9 @@ import (
 	"sort"
 	"strings"
 
-	"bench/harness/profile"
-	"bench/report/results"
+	"bench/inputerr"
+	"bench/profile"
+	"bench/results"
 )
 
 // The page's profiles: each cell whose median run kept a CPU profile
@@ -118,7 +119,7 @@ func (p *pageProfiles) draw(d *results.RunData, t Table, n int) (*pageProfile, e
 		return nil, err
 	}
 	if _, ok := foldedSamples(stacks); !ok {
-		return nil, &results.InputError{File: d.Files + results.FoldedSuffix, Err: fmt.Errorf("more than %d samples", int64(flameMostSamples))}
+		return nil, &inputerr.Error{File: d.Files + results.FoldedSuffix, Err: fmt.Errorf("more than %d samples", int64(flameMostSamples))}
 	}
 	caption := profileCaption(d, stacks)
 	var s bytes.Buffer
@@ -151,7 +152,7 @@ func (p *pageProfiles) draw(d *results.RunData, t Table, n int) (*pageProfile, e
 // unreadNote says that d's profile could not be read, and why, without
 // the folder it is in.
 func unreadNote(d *results.RunData, err error) string {
-	var ie *results.InputError
+	var ie *inputerr.Error
 	if errors.As(err, &ie) {
 		err = ie.Err
 	}
@@ -181,7 +182,7 @@ func readStacks(d *results.RunData) ([]profile.Stack, error) {
 	}
 	s, err := profile.ParseFolded(bytes.NewReader(b))
 	if err != nil {
-		return nil, &results.InputError{File: path, Err: err}
+		return nil, &inputerr.Error{File: path, Err: err}
 	}
 	return s, nil
 }

@@ -4,7 +4,7 @@ import (
 	"bench/internal/chromium"
 	"bench/internal/hotproxy"
 	"bench/internal/testenv"
-	"bench/report/results"
+	"bench/results"
 	"bytes"
 	"context"
 	"encoding/json"

@@ -1,7 +1,8 @@
 package report
 
 import (
-	"bench/report/results"
+	"bench/inputerr"
+	"bench/results"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -100,25 +101,25 @@ func newDetail(runs []results.Row, opt Options) *detail {
 }
 
 // checkReportFormat rejects a format other than those of Options.Format,
-// as input refused (results.InputError).
+// as input refused (inputerr.Error).
 func checkReportFormat(f string) error {
 	if f == FormatHTML {
 		return nil
 	}
 	if err := checkFormat(f); err != nil {
-		return results.BadInput(fmt.Errorf("unknown format %q (want %s, %s, %s or %s)", f, FormatMarkdown, FormatTSV, FormatJSON, FormatHTML))
+		return inputerr.Bad(fmt.Errorf("unknown format %q (want %s, %s, %s or %s)", f, FormatMarkdown, FormatTSV, FormatJSON, FormatHTML))
 	}
 	return nil
 }
 
 // checkFormat rejects a format other than the text ones and JSON, as
-// input refused (results.InputError).
+// input refused (inputerr.Error).
 func checkFormat(f string) error {
 	switch f {
 	case "", FormatMarkdown, FormatTSV, FormatJSON:
 		return nil
 	}
-	return results.BadInput(fmt.Errorf("unknown format %q (want %s, %s or %s)", f, FormatMarkdown, FormatTSV, FormatJSON))
+	return inputerr.Bad(fmt.Errorf("unknown format %q (want %s, %s or %s)", f, FormatMarkdown, FormatTSV, FormatJSON))
 }
 
 // Write writes the sessions' Setup tables and the tables to w in format,

@@ -1,7 +1,7 @@
 package report
 
 import (
-	"bench/report/results"
+	"bench/results"
 	"fmt"
 	"maps"
 	"math"

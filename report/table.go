@@ -1,7 +1,8 @@
 package report
 
 import (
-	"bench/report/results"
+	"bench/inputerr"
+	"bench/results"
 	"fmt"
 	"slices"
 	"sort"
@@ -168,7 +169,7 @@ const (
 // opt.Layout combined puts the HTTP proxy, CONNECT, SOCKS and relay figures
 // of every machine's newest session into one table of combined cells.
 // A layout or session the options name that cannot be had is refused as
-// results.InputError.
+// inputerr.Error.
 func Tables(runs []results.Row, opt Options) ([]Table, error) {
 	rows := make([]*results.Row, len(runs))
 	for i := range runs {
@@ -185,7 +186,7 @@ func Tables(runs []results.Row, opt Options) ([]Table, error) {
 			}
 		}
 		if len(kept) == 0 {
-			return nil, results.BadInput(fmt.Errorf("no session %q in the files; they hold %s", opt.Session, strings.Join(ids, ", ")))
+			return nil, inputerr.Bad(fmt.Errorf("no session %q in the files; they hold %s", opt.Session, strings.Join(ids, ", ")))
 		}
 		rows = kept
 	}
@@ -208,7 +209,7 @@ func Tables(runs []results.Row, opt Options) ([]Table, error) {
 		}
 		return out, nil
 	}
-	return nil, results.BadInput(fmt.Errorf("unknown layout %q (want %s or %s)", opt.Layout, LayoutMachine, LayoutCombined))
+	return nil, inputerr.Bad(fmt.Errorf("unknown layout %q (want %s or %s)", opt.Layout, LayoutMachine, LayoutCombined))
 }
 
 // session is the runs of one session id.

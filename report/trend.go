@@ -11,11 +11,12 @@ import (
 	"sync"
 	"time"
 
+	"bench/inputerr"
 	"bench/report/changepoint"
-	"bench/report/results"
+	"bench/results"
 )
 
-// The trends of a history (results.HistorySessions): each cell of each
+// The trends of a history (history.Sessions): each cell of each
 // machine, by each metric, as a series of its sessions in time order,
 // searched for change points (package changepoint).
 
@@ -42,7 +43,7 @@ func ParseGlobs(spec string) (Globs, error) {
 	for _, g := range strings.Split(spec, ",") {
 		g = strings.TrimSpace(g)
 		if _, err := path.Match(g, ""); err != nil || g == "" {
-			return nil, results.BadInput(fmt.Errorf("glob %q in %q: want names or globs separated by commas", g, spec))
+			return nil, inputerr.Bad(fmt.Errorf("glob %q in %q: want names or globs separated by commas", g, spec))
 		}
 		out = append(out, g)
 	}

@@ -10,7 +10,9 @@ import (
 	"sync"
 	"time"
 
-	"bench/report/results"
+	"bench/history"
+	"bench/inputerr"
+	"bench/results"
 )
 
 // TrendSession is a session of a history: its file, what it ran on and
@@ -34,13 +36,13 @@ func (s *TrendSession) Date() string { return s.Started.UTC().Format(time.DateOn
 
 // ReadTrendHistory reads every session of the history at root, in time
 // order, and returns with them the warnings of what it skipped
-// (results.HistorySessions: a link, a FIFO where a session's file is
-// expected). A file that cannot be read is an InputError naming it, and
-// so is a history with no session (results.HistorySessions) or with a
+// (history.Sessions: a link, a FIFO where a session's file is
+// expected). A file that cannot be read is an inputerr.Error naming it, and
+// so is a history with no session (history.Sessions) or with a
 // session twice (the same machine and session id in two files: a
 // session folder copied), which names both.
 func ReadTrendHistory(root string) ([]TrendSession, []string, error) {
-	paths, warnings, err := results.HistorySessions(root)
+	paths, warnings, err := history.Sessions(root)
 	if err != nil {
 		return nil, warnings, err
 	}
@@ -72,7 +74,7 @@ func ReadTrendHistory(root string) ([]TrendSession, []string, error) {
 	for _, s := range out {
 		k := id{s.Machine, s.ID}
 		if first, ok := seen[k]; ok {
-			return nil, warnings, &results.InputError{File: s.Path, Err: fmt.Errorf("the session %q of machine %q is in the history twice, here and in %s: a session counts once; remove one of the two folders", s.ID, s.Machine, first)}
+			return nil, warnings, &inputerr.Error{File: s.Path, Err: fmt.Errorf("the session %q of machine %q is in the history twice, here and in %s: a session counts once; remove one of the two folders", s.ID, s.Machine, first)}
 		}
 		seen[k] = s.Path
 	}
@@ -93,7 +95,7 @@ func readTrendSession(p string, s *TrendSession) error {
 	if err != nil {
 		return err
 	}
-	hist, err := results.ReadHistory(p)
+	hist, err := history.Read(p)
 	if err != nil {
 		return err
 	}
@@ -115,7 +117,7 @@ func readTrendSession(p string, s *TrendSession) error {
 		dir := filepath.Base(filepath.Dir(p))
 		d, err := time.Parse(time.DateOnly, dir[:min(len(time.DateOnly), len(dir))])
 		if err != nil {
-			return &results.InputError{File: p, Err: fmt.Errorf("no start time in the session's runs or metadata, nor a date at the start of its folder's name %q", dir)}
+			return &inputerr.Error{File: p, Err: fmt.Errorf("no start time in the session's runs or metadata, nor a date at the start of its folder's name %q", dir)}
 		}
 		s.Started = d
 	}

@@ -11,8 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"bench/inputerr"
 	"bench/report/changepoint"
-	"bench/report/results"
+	"bench/results"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -35,7 +36,7 @@ func WriteTrends(w io.Writer, tr *Trends, format string) error {
 		return writeTrendsHTML(w, tr)
 	case FormatMarkdown:
 	default:
-		return results.BadInput(fmt.Errorf("unknown format %q (want %s or %s)", format, FormatMarkdown, FormatHTML))
+		return inputerr.Bad(fmt.Errorf("unknown format %q (want %s or %s)", format, FormatMarkdown, FormatHTML))
 	}
 	var b bytes.Buffer
 	writeHeading(&b, true, 1, tr.title())

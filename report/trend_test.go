@@ -12,7 +12,7 @@ import (
 
 	"bench/internal/nights"
 	"bench/report/changepoint"
-	"bench/report/results"
+	"bench/results"
 )
 
 // referenceSession reads the reference session (data/*.csv) and its

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"bench/report/results"
+	"bench/results"
 	"bench/scenarios"
 )
 

@@ -2,7 +2,7 @@ package scenarios
 
 import (
 	"bench/internal/golden"
-	"bench/report/results"
+	"bench/results"
 	"bytes"
 	"crypto/sha256"
 	"fmt"

@@ -1,7 +1,7 @@
 package scenarios
 
 import (
-	"bench/report/results"
+	"bench/results"
 	"encoding/json"
 	"errors"
 	"fmt"

@@ -5,7 +5,7 @@
 package scenarios
 
 import (
-	"bench/report/results"
+	"bench/results"
 	"net"
 	"strconv"
 	"time"

@@ -33,7 +33,7 @@ import (
 	"time"
 
 	"bench/harness/host"
-	"bench/report/results"
+	"bench/results"
 
 	"bench/internal/child"
 )

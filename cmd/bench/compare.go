@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"bench/report"
-	"bench/report/results"
+	"bench/results"
 )
 
 const compareSynopsis = `[--format md|tsv|json|html] [--metric throughput|p50|p99|p99.9] [--fail-over PCT%] [--across-machines] OLD.csv NEW.csv

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"bench/report/results"
+	"bench/results"
 )
 
 // profiledSessionFile writes session id's file of nginx's ka-1k runs at

@@ -4,7 +4,7 @@ import (
 	"bench/internal/chromium"
 	"bench/internal/golden"
 	"bench/report"
-	"bench/report/results"
+	"bench/results"
 	"bytes"
 	"encoding/csv"
 	"encoding/json"

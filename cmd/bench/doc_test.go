@@ -20,7 +20,7 @@ import (
 	"bench/internal/golden"
 	"bench/internal/nights"
 	"bench/internal/testenv"
-	"bench/report/results"
+	"bench/results"
 )
 
 // The manual's command examples are the README's and docs/'s console

@@ -1,13 +1,12 @@
 package main
 
 import (
+	"bench/history"
 	"fmt"
 	"io"
 	"sort"
 	"strings"
 	"time"
-
-	"bench/report/results"
 )
 
 const historySynopsis = `add [--proxy-commit COLUMN=COMMIT]... DIR SESSION.csv
@@ -48,7 +47,7 @@ func cmdHistory(stdout, stderr io.Writer, args []string) error {
 		fs.Usage()
 		return usageError{fmt.Errorf("history add: want DIR SESSION.csv; got %d arguments", fs.NArg())}
 	}
-	dest, warnings, err := results.AddToHistory(fs.Arg(0), fs.Arg(1), commits, time.Now().UTC().Truncate(time.Second))
+	dest, warnings, err := history.Add(fs.Arg(0), fs.Arg(1), commits, time.Now().UTC().Truncate(time.Second))
 	for _, w := range warnings {
 		fmt.Fprintf(stderr, "bench: warning: %s\n", terminal(w))
 	}

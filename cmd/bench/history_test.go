@@ -14,7 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"bench/report/results"
+	"bench/history"
+	"bench/results"
 )
 
 // referenceSession is the session the repository keeps under data/.
@@ -124,14 +125,14 @@ func TestHistoryAdd(t *testing.T) {
 			t.Errorf("%s is not the session's", f)
 		}
 	}
-	e, err := results.ReadHistoryEntry(dest)
+	e, err := history.ReadEntry(dest)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if e.BenchCommit != "0123456789abcdef0123456789abcdef01234567" || len(e.ProxyCommits) != 1 || e.ProxyCommits["haproxy splice-auto"] != "abc123" || e.Added.Before(before.Truncate(time.Second)) {
 		t.Errorf("history.json = %+v; want bench's commit from the metadata, haproxy splice-auto's abc123, added since %s", *e, before)
 	}
-	if got, _, err := results.HistorySessions(root); err != nil || len(got) != 1 || got[0] != filepath.Join(dest, name) {
+	if got, _, err := history.Sessions(root); err != nil || len(got) != 1 || got[0] != filepath.Join(dest, name) {
 		t.Errorf("HistorySessions(%q) = %q, %v; want the session filed", root, got, err)
 	}
 }
@@ -460,7 +461,7 @@ func TestHistoryAddChecks(t *testing.T) {
 	if a, b := results.Slug("ÄÖ 机器"), results.Slug("机器 ÄÖ"); a == b || a == "" {
 		t.Errorf("Slug(%q), Slug(%q) = %q, %q; want two names", "ÄÖ 机器", "机器 ÄÖ", a, b)
 	}
-	if got, _, err := results.HistorySessions(root); err != nil || len(got) != 2 {
+	if got, _, err := history.Sessions(root); err != nil || len(got) != 2 {
 		t.Errorf("HistorySessions = %q, %v; want the two sessions", got, err)
 	}
 
@@ -501,7 +502,7 @@ func TestHistoryAddRace(t *testing.T) {
 	if min(a, b) != exitOK || max(a, b) != exitUsage {
 		t.Errorf("two adds of one session: exit %d and %d; want %d and %d", a, b, exitOK, exitUsage)
 	}
-	if got, _, err := results.HistorySessions(root); err != nil || len(got) != 1 {
+	if got, _, err := history.Sessions(root); err != nil || len(got) != 1 {
 		t.Errorf("HistorySessions = %q, %v; want one copy", got, err)
 	}
 }

@@ -12,7 +12,8 @@ import (
 	"strings"
 
 	"bench/harness/mix"
-	"bench/report/results"
+	"bench/inputerr"
+	"bench/results"
 )
 
 // command is a subcommand: it writes its results to stdout, its progress
@@ -165,7 +166,7 @@ func terminal(s string) string {
 // stderr first unless it was help or usage already printed. Input refused
 // is one status whoever refused it: the command line as bench parses it
 // (usageError), or a setting, an option or a file as the packages below
-// take them (results.InputError).
+// take them (inputerr.Error).
 func exitStatus(err error, stderr io.Writer) int {
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
@@ -175,7 +176,7 @@ func exitStatus(err error, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "bench: %s\n", terminal(err.Error()))
 	switch {
-	case errors.As(err, new(usageError)), errors.As(err, new(*results.InputError)):
+	case errors.As(err, new(usageError)), errors.As(err, new(*inputerr.Error)):
 		return exitUsage
 	case errors.As(err, new(failedRunsError)):
 		return exitFailedRuns

@@ -12,8 +12,9 @@ import (
 	"testing"
 
 	"bench/harness/host"
+	"bench/inputerr"
 	"bench/internal/testenv"
-	"bench/report/results"
+	"bench/results"
 )
 
 // TestMain lets the test binary be bench for the programs a session
@@ -84,10 +85,10 @@ func TestExitStatus(t *testing.T) {
 		{usageError{errors.New("run: unexpected argument")}, exitUsage, "bench: run: unexpected argument\n"},
 		{fmt.Errorf("run: %w", errors.New("no root")), exitError, "bench: run: no root\n"},
 		// a file's place refused, however deep in the error
-		{&results.InputError{File: "a.csv", Line: 3, Err: errors.New(`column "bytes": "-1" is negative`)}, exitUsage, "bench: a.csv:3: column \"bytes\": \"-1\" is negative\n"},
-		{fmt.Errorf("resume: %w", &results.InputError{File: "a.csv", Err: results.ErrNoRuns}), exitUsage, "bench: resume: a.csv: " + results.ErrNoRuns.Error() + "\n"},
+		{&inputerr.Error{File: "a.csv", Line: 3, Err: errors.New(`column "bytes": "-1" is negative`)}, exitUsage, "bench: a.csv:3: column \"bytes\": \"-1\" is negative\n"},
+		{fmt.Errorf("resume: %w", &inputerr.Error{File: "a.csv", Err: results.ErrNoRuns}), exitUsage, "bench: resume: a.csv: " + results.ErrNoRuns.Error() + "\n"},
 		// a setting refused, of no file
-		{results.BadInput(errors.New("a window of -5s: need at least 1s")), exitUsage, "bench: a window of -5s: need at least 1s\n"},
+		{inputerr.Bad(errors.New("a window of -5s: need at least 1s")), exitUsage, "bench: a window of -5s: need at least 1s\n"},
 		{failedRunsError{failed: 2, runs: 54}, exitFailedRuns, "bench: the session completed with 2 of its 54 runs failed (listed under their tables)\n"},
 	} {
 		var stderr bytes.Buffer

@@ -16,7 +16,7 @@ import (
 	"bench/harness/mix"
 	"bench/harness/sweep"
 	"bench/harness/tlswrap"
-	"bench/report/results"
+	"bench/results"
 	"bench/scenarios"
 )
 

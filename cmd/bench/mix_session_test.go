@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"bench/proxies"
-	"bench/report/results"
+	"bench/results"
 	"bench/scenarios"
 )
 

@@ -17,7 +17,7 @@ import (
 
 	"bench/harness/mix/mixtest"
 	"bench/harness/sweep"
-	"bench/report/results"
+	"bench/results"
 	"bench/scenarios"
 
 	"bench/internal/child"

@@ -9,7 +9,7 @@ import (
 
 	"bench/harness"
 	"bench/report"
-	"bench/report/results"
+	"bench/results"
 )
 
 // renderPage renders to w the page of the session files at csvPaths:

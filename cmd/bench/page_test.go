@@ -9,7 +9,7 @@ import (
 
 	"bench/internal/golden"
 	"bench/report"
-	"bench/report/results"
+	"bench/results"
 )
 
 // TestPublishedPages: the pages published beside the sessions under

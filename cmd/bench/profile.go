@@ -6,9 +6,10 @@ import (
 	"os"
 	"strings"
 
-	"bench/harness/profile"
+	"bench/inputerr"
+	"bench/profile"
 	"bench/report"
-	"bench/report/results"
+	"bench/results"
 
 	pprof "github.com/google/pprof/profile"
 )
@@ -72,9 +73,9 @@ func cellProfile(csv, scenario, proxy string) (string, error) {
 	cell := fmt.Sprintf("%s in %s", proxy, scenario)
 	switch {
 	case len(runs) == 0:
-		return "", &results.InputError{File: csv, Err: fmt.Errorf("no ok run of %s (bench report %s lists the cells)", cell, csv)}
+		return "", &inputerr.Error{File: csv, Err: fmt.Errorf("no ok run of %s (bench report %s lists the cells)", cell, csv)}
 	case len(machines) > 1:
-		return "", &results.InputError{File: csv, Err: fmt.Errorf("%s ran on %d machines: give the run", cell, len(machines))}
+		return "", &inputerr.Error{File: csv, Err: fmt.Errorf("%s ran on %d machines: give the run", cell, len(machines))}
 	}
 	id := report.MedianRun(runs)
 	data, err := results.ReadRunData([]string{csv})
@@ -84,9 +85,9 @@ func cellProfile(csv, scenario, proxy string) (string, error) {
 	d := data[*id]
 	switch {
 	case d == nil || d.Profile == nil:
-		return "", &results.InputError{File: csv, Err: fmt.Errorf("the median run of %s (rep %d) has no profile: run the session with bench run --profile=on", cell, id.Rep)}
+		return "", &inputerr.Error{File: csv, Err: fmt.Errorf("the median run of %s (rep %d) has no profile: run the session with bench run --profile=on", cell, id.Rep)}
 	case !d.Profiled():
-		return "", &results.InputError{File: csv, Err: fmt.Errorf("the median run of %s (rep %d) has no profile: %s", cell, id.Rep, d.Profile.Absent)}
+		return "", &inputerr.Error{File: csv, Err: fmt.Errorf("the median run of %s (rep %d) has no profile: %s", cell, id.Rep, d.Profile.Absent)}
 	}
 	return d.Files + results.ProfileSuffix, nil
 }
@@ -103,12 +104,12 @@ func readProfile(path string) (*pprof.Profile, error) {
 	// command's input files do.
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, &results.InputError{Err: fmt.Errorf("read profile: %w (a run profiled with bench run --profile=on has one)", err)}
+		return nil, &inputerr.Error{Err: fmt.Errorf("read profile: %w (a run profiled with bench run --profile=on has one)", err)}
 	}
 	defer f.Close()
 	p, err := profile.ReadProto(f)
 	if err != nil {
-		return nil, &results.InputError{File: path, Err: fmt.Errorf("not a pprof profile: %w", err)}
+		return nil, &inputerr.Error{File: path, Err: fmt.Errorf("not a pprof profile: %w", err)}
 	}
 	return p, nil
 }

@@ -14,8 +14,8 @@ import (
 
 	"bench/internal/hotproxy"
 
-	"bench/harness/profile"
-	"bench/report/results"
+	"bench/profile"
+	"bench/results"
 
 	"bench/internal/child"
 )

@@ -12,17 +12,17 @@ import (
 	"strings"
 	"testing"
 
-	"bench/harness/profile"
 	"bench/internal/golden"
-	"bench/report/results"
+	"bench/profile"
+	"bench/results"
 )
 
-// profileRun writes the profile of a capture of perf's (harness/profile's
+// profileRun writes the profile of a capture of perf's (profile's
 // test data) as a run's, in a runs folder, and returns the run's path
 // without the suffix.
 func profileRun(t *testing.T) string {
 	t.Helper()
-	f, err := os.Open("../../harness/profile/testdata/captured/perf-fp-gzip.txt")
+	f, err := os.Open("../../profile/testdata/captured/perf-fp-gzip.txt")
 	if err != nil {
 		t.Fatal(err)
 	}

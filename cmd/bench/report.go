@@ -5,7 +5,7 @@ import (
 	"io"
 
 	"bench/report"
-	"bench/report/results"
+	"bench/results"
 )
 
 const reportSynopsis = `[--format md|tsv|json|html] [--latency] [--detail] [--layout machine|combined] [--session id] file.csv...

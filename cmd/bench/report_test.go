@@ -2,7 +2,7 @@ package main
 
 import (
 	"bench/internal/golden"
-	"bench/report/results"
+	"bench/results"
 	"bytes"
 	"fmt"
 	"io"

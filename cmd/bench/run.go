@@ -19,7 +19,7 @@ import (
 	"bench/harness"
 	"bench/harness/host"
 	"bench/report"
-	"bench/report/results"
+	"bench/results"
 	"bench/scenarios"
 )
 

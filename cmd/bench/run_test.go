@@ -21,7 +21,7 @@ import (
 	"bench/harness/host"
 	"bench/internal/testenv"
 	"bench/proxies"
-	"bench/report/results"
+	"bench/results"
 	"bench/scenarios"
 )
 

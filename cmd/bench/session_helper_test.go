@@ -8,7 +8,7 @@ import (
 
 	"bench/harness"
 	"bench/proxies"
-	"bench/report/results"
+	"bench/results"
 	"bench/scenarios"
 )
 

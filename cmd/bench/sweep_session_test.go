@@ -14,7 +14,7 @@ import (
 
 	"bench/harness"
 	"bench/harness/sweep"
-	"bench/report/results"
+	"bench/results"
 	"bench/scenarios"
 )
 

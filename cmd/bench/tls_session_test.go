@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"bench/proxies"
-	"bench/report/results"
+	"bench/results"
 	"bench/scenarios"
 )
 

@@ -14,13 +14,14 @@ import (
 	"testing"
 	"time"
 
+	"bench/history"
 	"bench/internal/nights"
-	"bench/report/results"
+	"bench/results"
 )
 
-// history writes n generated nights of the reference session
+// nightsHistory writes n generated nights of the reference session
 // (nights.Shifted) to a temporary directory, with extra shifts.
-func history(t testing.TB, n int, extra ...nights.Shift) string {
+func nightsHistory(t testing.TB, n int, extra ...nights.Shift) string {
 	t.Helper()
 	rows, meta, err := nights.Reference(filepath.Join("..", "..", "data"))
 	if err != nil {
@@ -40,7 +41,7 @@ func history(t testing.TB, n int, extra ...nights.Shift) string {
 // and in force with bench's new build beside it, and the slide before
 // them.
 func TestTrendText(t *testing.T) {
-	dir := history(t, 120)
+	dir := nightsHistory(t, 120)
 	var out, errb bytes.Buffer
 	if err := cmdTrend(&out, &errb, []string{dir}); err != nil {
 		t.Fatalf("bench trend %s: %v\n%s", dir, err, errb.String())
@@ -106,7 +107,7 @@ func markdownRows(text string) [][]string {
 // TestTrendNarrow: the flags that narrow the history leave the changes
 // of what they keep.
 func TestTrendNarrow(t *testing.T) {
-	dir := history(t, 120)
+	dir := nightsHistory(t, 120)
 	tests := []struct {
 		name  string
 		args  []string
@@ -153,7 +154,7 @@ func TestTrendFailNew(t *testing.T) {
 	cell := results.Cell{Proxy: "nginx", Mode: results.TLSInit, Load: "ka-1k"}
 	// the newest two nights of 90 25% slower in a cell: the second
 	// reveals the change (one session alone is never one)
-	newest := history(t, 90, nights.Shift{Cell: cell, From: 88, Step: -0.25})
+	newest := nightsHistory(t, 90, nights.Shift{Cell: cell, From: 88, Step: -0.25})
 	tests := []struct {
 		name string
 		dir  string
@@ -167,9 +168,9 @@ func TestTrendFailNew(t *testing.T) {
 		// the same without the gate
 		{"no gate", newest, nil, false},
 		// the steps of 120 nights are 40 nights old
-		{"older steps", history(t, 120), []string{"--fail-new", "1%"}, false},
+		{"older steps", nightsHistory(t, 120), []string{"--fail-new", "1%"}, false},
 		// a night after the two: the change is no longer new
-		{"known step", history(t, 91, nights.Shift{Cell: cell, From: 88, Step: -0.25}), []string{"--fail-new", "10%"}, false},
+		{"known step", nightsHistory(t, 91, nights.Shift{Cell: cell, From: 88, Step: -0.25}), []string{"--fail-new", "10%"}, false},
 	}
 	for _, tc := range tests {
 		var out bytes.Buffer
@@ -188,7 +189,7 @@ func TestTrendFailNew(t *testing.T) {
 // 2.
 func TestTrendRefused(t *testing.T) {
 	bad := t.TempDir()
-	session := results.HistoryDir(bad, "m", results.HistoryDate(nights.Shifted(nil, nil, 0, 0).Start), "s")
+	session := history.Dir(bad, "m", history.Date(nights.Shifted(nil, nil, 0, 0).Start), "s")
 	if err := os.MkdirAll(session, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -229,21 +230,21 @@ func TestTrendRefused(t *testing.T) {
 // history holding a session twice (its folder copied) exit 2, naming
 // what was refused (both places of the session), never 0.
 func TestTrendRefusesHistory(t *testing.T) {
-	dir := history(t, 8)
+	dir := nightsHistory(t, 8)
 	machines, err := os.ReadDir(dir)
 	if err != nil || len(machines) == 0 {
 		t.Fatalf("the generated history: %v, %v", machines, err)
 	}
 	machine := filepath.Join(dir, machines[0].Name())
-	sessions, _, err := results.HistorySessions(dir)
+	sessions, _, err := history.Sessions(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	readme := filepath.Join(t.TempDir(), "README.md")
 	writeFile(t, readme, "# bench\n")
 	empty := t.TempDir()
-	twice := history(t, 8)
-	first, _, err := results.HistorySessions(twice)
+	twice := nightsHistory(t, 8)
+	first, _, err := history.Sessions(twice)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,7 +282,7 @@ func TestTrendRefusesHistory(t *testing.T) {
 // 2). Were the FIFO opened, the test finds it so and lets it go (it
 // opens the other end).
 func TestTrendSkipsFIFO(t *testing.T) {
-	dir := history(t, 8)
+	dir := nightsHistory(t, 8)
 	alone := t.TempDir()
 	var fifos []string
 	for _, d := range []string{dir, alone} {
@@ -447,7 +448,7 @@ func TestTrendNewestAlone(t *testing.T) {
 // cannot show a step of the gate's size, each with the smallest step it
 // can, past the gate; a gate every series can show lists none.
 func TestTrendUndetectable(t *testing.T) {
-	dir := history(t, 30)
+	dir := nightsHistory(t, 30)
 	for _, gate := range []string{"3%", "60%"} {
 		var stderr bytes.Buffer
 		cmdTrend(io.Discard, &stderr, []string{"--fail-new", gate, dir})

@@ -13,8 +13,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	"bench/report/results"
 )
 
 // The perf record of a role's CPUs over a measured window. perf runs in
@@ -33,15 +31,6 @@ const (
 	perfInstall = "apt-get install linux-perf (dnf install perf)"
 )
 
-// Call graphs perf records: frame pointers, cheap, where the binaries
-// keep them; DWARF unwinding from a copy of each sample's stack, where
-// they do not (Debian's proxies are built without them), at a cost. The
-// run's data names them (results.ProfileNote).
-const (
-	CallGraphFP    = results.CallGraphFP
-	CallGraphDWARF = results.CallGraphDWARF
-)
-
 // perfParanoid is the kernel's rule for who may use perf: above -1 a
 // process without CAP_PERFMON (or CAP_SYS_ADMIN) may not sample every
 // process of a CPU.
@@ -55,7 +44,7 @@ const perfAck = 10 * time.Second
 type PerfSpec struct {
 	Role      Role   // whose CPUs
 	Freq      int    // samples a second a CPU
-	CallGraph string // CallGraphFP or CallGraphDWARF
+	CallGraph string // perf record's --call-graph mode, "fp" (frame pointers, the default when empty) or "dwarf"
 	Dir       string // where perf.data and perf's log go
 }
 
@@ -123,10 +112,10 @@ func (h *Host) StartPerf(spec PerfSpec) (p *Perf, err error) {
 
 // callGraphArgs are perf record's flags for a call graph.
 func callGraphArgs(cg string) []string {
-	if cg == CallGraphDWARF {
-		return []string{"--call-graph", "dwarf"}
+	if cg == "" {
+		cg = "fp"
 	}
-	return []string{"--call-graph", "fp"}
+	return []string{"--call-graph", cg}
 }
 
 // perfAllowed says why this process may not sample every process of a

@@ -33,7 +33,7 @@ func TestPerfRule(t *testing.T) {
 // with what installs it.
 func TestStartPerfMissing(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
-	_, err := (&Host{}).StartPerf(PerfSpec{Role: RoleProxy, Freq: 99, CallGraph: CallGraphFP, Dir: t.TempDir()})
+	_, err := (&Host{}).StartPerf(PerfSpec{Role: RoleProxy, Freq: 99, CallGraph: "fp", Dir: t.TempDir()})
 	var pe *PerfError
 	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "apt-get install linux-perf") {
 		t.Errorf("StartPerf without perf = %v; want a PerfError saying what installs it", err)

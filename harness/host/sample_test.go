@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"bench/harness/pace"
-	"bench/report/results"
+	"bench/results"
 
 	"github.com/prometheus/procfs"
 	"golang.org/x/sys/unix"

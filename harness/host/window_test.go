@@ -2,7 +2,7 @@ package host
 
 import (
 	"bench/harness/pace"
-	"bench/report/results"
+	"bench/results"
 )
 
 // figures are what a test reads of a window: its figures by

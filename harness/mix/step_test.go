@@ -9,7 +9,7 @@ import (
 
 	"bench/harness/mix/mixtest"
 	"bench/harness/sweep"
-	"bench/report/results"
+	"bench/results"
 	"bench/scenarios"
 
 	"github.com/HdrHistogram/hdrhistogram-go"

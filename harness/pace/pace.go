@@ -9,7 +9,7 @@ package pace
 import (
 	"time"
 
-	"bench/report/results"
+	"bench/results"
 )
 
 // Threshold is the reference results' 90% rule: a role whose CPUs, or one

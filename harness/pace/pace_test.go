@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"bench/report/results"
+	"bench/results"
 )
 
 func TestBound(t *testing.T) {

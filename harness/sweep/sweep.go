@@ -20,7 +20,7 @@ import (
 	"sync"
 	"time"
 
-	"bench/report/results"
+	"bench/results"
 	"bench/scenarios"
 )
 

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"bench/report/results"
+	"bench/results"
 )
 
 func TestParseSLO(t *testing.T) {

@@ -17,7 +17,8 @@ import (
 	"slices"
 	"time"
 
-	"bench/report/results"
+	"bench/history"
+	"bench/results"
 )
 
 // Shift moves a cell's throughput from night From on: by Step (a share,
@@ -73,7 +74,7 @@ type cell struct {
 	hasP99            bool
 }
 
-// Write writes the history under dir as results.HistoryDir lays it out
+// Write writes the history under dir as history.Dir lays it out
 // and returns the session files' paths.
 func Write(dir string, h History) ([]string, error) {
 	order, cells := referenceCells(h.Reference)
@@ -123,7 +124,7 @@ func Write(dir string, h History) ([]string, error) {
 			if err := w.Error(); err != nil {
 				return nil, err
 			}
-			d := results.HistoryDir(dir, machine, results.HistoryDate(start), id)
+			d := history.Dir(dir, machine, history.Date(start), id)
 			if err := os.MkdirAll(d, 0o755); err != nil {
 				return nil, err
 			}
@@ -215,11 +216,11 @@ func writeMeta(csvPath string, ref *results.Meta, machine, id string, start time
 	if bench == "" {
 		bench = "0000000"
 	}
-	b, err := json.MarshalIndent(results.HistoryEntry{BenchCommit: bench, Added: end}, "", "  ")
+	b, err := json.MarshalIndent(history.Entry{BenchCommit: bench, Added: end}, "", "  ")
 	if err != nil {
 		return fmt.Errorf("history record of %s: %w", csvPath, err)
 	}
-	return os.WriteFile(filepath.Join(filepath.Dir(csvPath), results.HistoryFile), append(b, '\n'), 0o644)
+	return os.WriteFile(filepath.Join(filepath.Dir(csvPath), history.File), append(b, '\n'), 0o644)
 }
 
 // The shifts of Shifted: three cells 6% slower from night StepNight,

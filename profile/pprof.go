@@ -8,7 +8,7 @@ import (
 	"io"
 	"slices"
 
-	"bench/report/results"
+	"bench/results"
 
 	"github.com/google/pprof/profile"
 )

@@ -1,6 +1,7 @@
 package results
 
 import (
+	"bench/inputerr"
 	"bytes"
 	"encoding/csv"
 	"errors"
@@ -63,40 +64,8 @@ var required = [nColumns]bool{
 	cSeconds: true, cRequests: true, cBytes: true, cCPUProxy: true, cBound: true, cPeakMem: true, cStatus: true,
 }
 
-// InputError is input refused: a file that cannot be read or holds what
-// bench cannot take, at File:Line (Line 0 for the file as a whole), or,
-// without a File, a setting or option of the command line that a session
-// or a report cannot take (BadInput). bench exits 2 on it, as on a wrong
-// command line.
-type InputError struct {
-	File string
-	Line int
-	Err  error
-}
-
-func (e *InputError) Error() string {
-	switch {
-	case e.File == "":
-		return e.Err.Error()
-	case e.Line == 0:
-		return fmt.Sprintf("%s: %v", e.File, e.Err)
-	}
-	return fmt.Sprintf("%s:%d: %v", e.File, e.Line, e.Err)
-}
-
-func (e *InputError) Unwrap() error { return e.Err }
-
-// BadInput marks err, unless nil, as input refused that no file holds: a
-// setting or option of the command line.
-func BadInput(err error) error {
-	if err == nil {
-		return nil
-	}
-	return &InputError{Err: err}
-}
-
 // ReadInput reads a file bench was given, or found beside one, of at
-// most MaxInput bytes; when it cannot, the error is an InputError naming
+// most MaxInput bytes; when it cannot, the error is an inputerr.Error naming
 // it.
 func ReadInput(path string) ([]byte, error) { return readInput(path, MaxInput) }
 
@@ -106,9 +75,9 @@ func readInput(path string, limit int64) ([]byte, error) {
 	refuse := func(err error) error {
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
-			err = pe.Err // the path is the InputError's
+			err = pe.Err // the path is the inputerr.Error's
 		}
-		return &InputError{File: path, Err: err}
+		return &inputerr.Error{File: path, Err: err}
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -139,7 +108,7 @@ var ErrNoRuns = errors.New("no runs: the header and no line after it")
 // it: RunID) that two lines hold, a sweep's row whose note begins with a
 // step it cannot read (ParseStep), and a file without a run
 // (ErrNoRuns). The first bad file or line ends the reading with its
-// InputError.
+// inputerr.Error.
 func ReadFiles(paths []string) ([]Row, error) {
 	var rd reader
 	read := make([]fs.FileInfo, len(paths))
@@ -147,7 +116,7 @@ func ReadFiles(paths []string) ([]Row, error) {
 		read[i], _ = os.Stat(p) // one that cannot be is ReadInput's error
 		for j, prev := range read[:i] {
 			if read[i] != nil && prev != nil && os.SameFile(read[i], prev) {
-				return nil, &InputError{File: p, Err: fmt.Errorf("the same file as %s, given before it: give each file once", paths[j])}
+				return nil, &inputerr.Error{File: p, Err: fmt.Errorf("the same file as %s, given before it: give each file once", paths[j])}
 			}
 		}
 		data, err := readInput(p, MaxCSV)
@@ -171,13 +140,13 @@ type reader struct {
 // read appends the runs of one file's data, named name, to rd.rows.
 func (rd *reader) read(data []byte, name string) error {
 	if n := longLine(data); n > 0 {
-		return &InputError{File: name, Line: n, Err: fmt.Errorf("a line longer than %d bytes: no run's row is so long", MaxLine)}
+		return &inputerr.Error{File: name, Line: n, Err: fmt.Errorf("a line longer than %d bytes: no run's row is so long", MaxLine)}
 	}
 	cr := csv.NewReader(bytes.NewReader(data))
 	cr.ReuseRecord = true
 	header, err := cr.Read()
 	if err == io.EOF {
-		return &InputError{File: name, Err: errors.New("empty file: want a header line with the columns of DESIGN.md")}
+		return &inputerr.Error{File: name, Err: errors.New("empty file: want a header line with the columns of DESIGN.md")}
 	}
 	if err != nil {
 		return csvError(name, err)
@@ -193,14 +162,14 @@ func (rd *reader) read(data []byte, name string) error {
 				continue
 			}
 			if p.col[c] >= 0 {
-				return &InputError{File: name, Line: 1, Err: fmt.Errorf("column %q is named twice, as columns %d and %d: which one holds the runs' is not known", col, p.col[c]+1, i+1)}
+				return &inputerr.Error{File: name, Line: 1, Err: fmt.Errorf("column %q is named twice, as columns %d and %d: which one holds the runs' is not known", col, p.col[c]+1, i+1)}
 			}
 			p.col[c] = i
 		}
 	}
 	for c, req := range required {
 		if req && p.col[c] < 0 {
-			return &InputError{File: name, Line: 1, Err: fmt.Errorf("missing required column %q", Header[c])}
+			return &inputerr.Error{File: name, Line: 1, Err: fmt.Errorf("missing required column %q", Header[c])}
 		}
 	}
 	// A row a line: size the result once rather than grow it, for as
@@ -214,7 +183,7 @@ func (rd *reader) read(data []byte, name string) error {
 	for n := 0; ; n++ {
 		rec, err := cr.Read()
 		if err == io.EOF && n == 0 {
-			return &InputError{File: name, Err: ErrNoRuns}
+			return &inputerr.Error{File: name, Err: ErrNoRuns}
 		}
 		if err == io.EOF {
 			return nil
@@ -228,13 +197,13 @@ func (rd *reader) read(data []byte, name string) error {
 		row := &rd.rows[len(rd.rows)-1]
 		p.parse(row)
 		if p.err != nil {
-			return &InputError{File: name, Line: line, Err: p.err}
+			return &inputerr.Error{File: name, Line: line, Err: p.err}
 		}
 		row.Source, row.Line = name, line
 		id := row.ID()
 		if i, ok := rd.seen[id]; ok {
 			first := &rd.rows[i]
-			return &InputError{File: name, Line: line, Err: fmt.Errorf("%s is also at %s:%d (a run is one line of one file)", describeRun(id), first.Source, first.Line)}
+			return &inputerr.Error{File: name, Line: line, Err: fmt.Errorf("%s is also at %s:%d (a run is one line of one file)", describeRun(id), first.Source, first.Line)}
 		}
 		rd.seen[id] = len(rd.rows) - 1
 	}
@@ -274,9 +243,9 @@ func describeRun(id RunID) string {
 func csvError(name string, err error) error {
 	var pe *csv.ParseError
 	if errors.As(err, &pe) {
-		return &InputError{File: name, Line: pe.Line, Err: pe.Err}
+		return &inputerr.Error{File: name, Line: pe.Line, Err: pe.Err}
 	}
-	return &InputError{File: name, Err: err}
+	return &inputerr.Error{File: name, Err: err}
 }
 
 // rowParser turns one record into a Row, keeping the first error.

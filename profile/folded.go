@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"bench/report/results"
+	"bench/results"
 )
 
 // Stack is a line of folded stacks: its frames from the root to the

@@ -1,6 +1,7 @@
 package results
 
 import (
+	"bench/inputerr"
 	"errors"
 	"fmt"
 	"os"
@@ -108,8 +109,8 @@ func TestRunDataBounds(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err := ReadRunData([]string{csv})
-		if ie := (*InputError)(nil); !errors.As(err, &ie) || ie.File != f || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s: ReadRunData = %v; want an InputError naming %s and saying %q", c.name, err, f, c.want)
+		if ie := (*inputerr.Error)(nil); !errors.As(err, &ie) || ie.File != f || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: ReadRunData = %v; want an inputerr.Error naming %s and saying %q", c.name, err, f, c.want)
 		}
 	}
 }
@@ -133,7 +134,7 @@ func TestRunDataTotalBound(t *testing.T) {
 		}
 	}
 	_, err := ReadRunData([]string{csv})
-	if ie := (*InputError)(nil); !errors.As(err, &ie) || ie.File != RunsDir(csv) || !strings.Contains(err.Error(), fmt.Sprintf("more than %d bytes", MaxRunsData)) {
-		t.Errorf("ReadRunData of %d files of %d bytes = %v; want an InputError naming %s", MaxRunsData/MaxRunData+1, MaxRunData, err, RunsDir(csv))
+	if ie := (*inputerr.Error)(nil); !errors.As(err, &ie) || ie.File != RunsDir(csv) || !strings.Contains(err.Error(), fmt.Sprintf("more than %d bytes", MaxRunsData)) {
+		t.Errorf("ReadRunData of %d files of %d bytes = %v; want an inputerr.Error naming %s", MaxRunsData/MaxRunData+1, MaxRunData, err, RunsDir(csv))
 	}
 }

@@ -1,8 +1,8 @@
-package results
+package history
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
+	"bench/inputerr"
+	"bench/results"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -24,20 +24,20 @@ import (
 //
 //	ROOT/<machine slug>/<YYYY-MM-DD>-<session id>/
 //	    <csv>, <csv>.meta.json, <csv without .csv>.runs/, <csv without .csv>.html
-//	    history.json (HistoryEntry)
+//	    history.json (Entry)
 //
-// HistoryDir and HistorySessions are the layout; bench history add files
+// Dir and Sessions are the layout; bench history add files
 // sessions by the one and bench trend reads them by the other.
 
-// HistoryFile is the name of a history session's HistoryEntry in its folder.
-const HistoryFile = "history.json"
+// File is the name of a history session's Entry in its folder.
+const File = "history.json"
 
-// historyDate is the layout of the session's start date in its folder's name.
-const historyDate = "2006-01-02"
+// dateLayout is the layout of the session's start date in its folder's name.
+const dateLayout = "2006-01-02"
 
-// HistoryEntry is what a history keeps of a session beyond its own files:
+// Entry is what a history keeps of a session beyond its own files:
 // the commits of the builds it measured and when it was filed.
-type HistoryEntry struct {
+type Entry struct {
 	// BenchCommit is the commit bench was built from, as the metadata
 	// records it; empty where it does not.
 	BenchCommit string `json:"bench_commit"`
@@ -47,53 +47,53 @@ type HistoryEntry struct {
 	Added        time.Time         `json:"added"`
 }
 
-// HistoryDir is the folder, under the history root, of the session id of
-// machine that started on date (HistoryDate).
-func HistoryDir(root, machine, date, session string) string {
-	return filepath.Join(root, Slug(machine), date+"-"+session)
+// Dir is the folder, under the history root, of the session id of
+// machine that started on date (Date).
+func Dir(root, machine, date, session string) string {
+	return filepath.Join(root, results.Slug(machine), date+"-"+session)
 }
 
-// HistoryDate is the date of a session that started at t, as its folder
+// Date is the date of a session that started at t, as its folder
 // names it: the day in UTC.
-func HistoryDate(t time.Time) string { return t.UTC().Format(historyDate) }
+func Date(t time.Time) string { return t.UTC().Format(dateLayout) }
 
-// MaxHistorySessions is the most sessions a history may hold, and
-// maxHistoryNames the most names HistorySessions reads in its folders
+// MaxSessions is the most sessions a history may hold, and
+// maxNames the most names Sessions reads in its folders
 // (a few a session, and as many more): a history past either is
 // refused, so that a crafted one cannot make bench trend list, read and
 // search without end.
 const (
-	MaxHistorySessions = 100000
-	maxHistoryNames    = 10 * MaxHistorySessions
+	MaxSessions = 100000
+	maxNames    = 10 * MaxSessions
 )
 
-// HistorySessions lists the session files of the history root
+// Sessions lists the session files of the history root
 // (root/*/*/*.csv) in the order the sessions started, by their folders'
 // dates, and by path for one date. Folders whose names begin with a dot
 // (one being filed) are no part of it. Nothing is followed or opened but
 // folders: a link where a machine's or a session's folder is expected,
-// and a session whose CSV, metadata or HistoryFile is not a plain file
+// and a session whose CSV, metadata or File is not a plain file
 // (a link, a FIFO, a device), are skipped, each with a warning. A root
 // that is not a folder, that holds no session at that depth (a
 // machine's or a session's folder given for the history), or more than
-// MaxHistorySessions, is refused: an InputError naming it.
-func HistorySessions(root string) (sessions, warnings []string, err error) {
-	return historySessions(root, MaxHistorySessions, maxHistoryNames)
+// MaxSessions, is refused: an inputerr.Error naming it.
+func Sessions(root string) (sessions, warnings []string, err error) {
+	return listSessions(root, MaxSessions, maxNames)
 }
 
-// historySessions is HistorySessions with at most maxSessions sessions
+// sessions is Sessions with at most maxSessions sessions
 // and maxNames names read.
-func historySessions(root string, maxSessions, maxNames int) (sessions, warnings []string, err error) {
+func listSessions(root string, maxSessions, maxNames int) (sessions, warnings []string, err error) {
 	fi, err := os.Stat(root)
 	if err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
-			err = pe.Err // the path is the InputError's
+			err = pe.Err // the path is the inputerr.Error's
 		}
-		return nil, nil, &InputError{File: root, Err: err}
+		return nil, nil, &inputerr.Error{File: root, Err: err}
 	}
 	if !fi.IsDir() {
-		return nil, nil, &InputError{File: root, Err: errors.New("not a folder: a history is the folder bench history add files into, DIR/<machine>/<date>-<session>/<session>.csv")}
+		return nil, nil, &inputerr.Error{File: root, Err: errors.New("not a folder: a history is the folder bench history add files into, DIR/<machine>/<date>-<session>/<session>.csv")}
 	}
 	l := &historyLister{root: root, max: maxNames, budget: maxNames, maxSessions: maxSessions}
 	machines, err := l.folders(root, "a machine's")
@@ -108,7 +108,7 @@ func historySessions(root string, maxSessions, maxNames int) (sessions, warnings
 		}
 		dirs = append(dirs, ds...)
 		if len(dirs) > maxSessions {
-			return nil, nil, &InputError{File: root, Err: fmt.Errorf("more than %d sessions: a history holds at most %d", maxSessions, maxSessions)}
+			return nil, nil, &inputerr.Error{File: root, Err: fmt.Errorf("more than %d sessions: a history holds at most %d", maxSessions, maxSessions)}
 		}
 	}
 	for _, d := range dirs {
@@ -125,17 +125,17 @@ func historySessions(root string, maxSessions, maxNames int) (sessions, warnings
 				l.warn(p, f.Type(), "where a session's file is expected: skipped, never opened")
 				continue
 			}
-			if l.plainBeside(p, MetaPath(p)) && l.plainBeside(p, filepath.Join(d, HistoryFile)) {
+			if l.plainBeside(p, results.MetaPath(p)) && l.plainBeside(p, filepath.Join(d, File)) {
 				out = append(out, p)
 			}
 		}
 	}
 	if len(out) == 0 {
-		return nil, l.warnings, &InputError{File: root, Err: errors.New("no session in it: a history is the folder bench history add files into, its sessions at DIR/<machine>/<date>-<session>/<session>.csv (a machine's or a session's folder is not)")}
+		return nil, l.warnings, &inputerr.Error{File: root, Err: errors.New("no session in it: a history is the folder bench history add files into, its sessions at DIR/<machine>/<date>-<session>/<session>.csv (a machine's or a session's folder is not)")}
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		di, dj := filepath.Base(filepath.Dir(out[i])), filepath.Base(filepath.Dir(out[j]))
-		if di[:min(len(di), len(historyDate))] != dj[:min(len(dj), len(historyDate))] {
+		if di[:min(len(di), len(dateLayout))] != dj[:min(len(dj), len(dateLayout))] {
 			return di < dj
 		}
 		return out[i] < out[j]
@@ -144,7 +144,7 @@ func historySessions(root string, maxSessions, maxNames int) (sessions, warnings
 }
 
 // historyLister reads the folders of the history root for
-// HistorySessions, at most max names in all (budget of them left), for
+// Sessions, at most max names in all (budget of them left), for
 // a history of at most maxSessions.
 type historyLister struct {
 	root        string
@@ -166,7 +166,7 @@ func (l *historyLister) read(dir string) ([]fs.DirEntry, error) {
 		ents, err := f.ReadDir(1024)
 		all = append(all, ents...)
 		if l.budget -= len(ents); l.budget < 0 {
-			return nil, &InputError{File: l.root, Err: fmt.Errorf("more than %d names in its folders: a history holds at most %d sessions", l.max, l.maxSessions)}
+			return nil, &inputerr.Error{File: l.root, Err: fmt.Errorf("more than %d names in its folders: a history holds at most %d sessions", l.max, l.maxSessions)}
 		}
 		if err == io.EOF || len(ents) == 0 {
 			break
@@ -219,8 +219,8 @@ func (l *historyLister) warn(path string, mode fs.FileMode, why string) {
 	l.warnings = append(l.warnings, fmt.Sprintf("%s: %s %s", path, fileKind(mode), why))
 }
 
-// WriteHistoryEntry writes e as dir's HistoryFile.
-func WriteHistoryEntry(dir string, e HistoryEntry) error {
+// WriteEntry writes e as dir's File.
+func WriteEntry(dir string, e Entry) error {
 	if e.ProxyCommits == nil {
 		e.ProxyCommits = map[string]string{}
 	}
@@ -228,79 +228,45 @@ func WriteHistoryEntry(dir string, e HistoryEntry) error {
 	if err != nil {
 		return err
 	}
-	path := filepath.Join(dir, HistoryFile)
+	path := filepath.Join(dir, File)
 	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
 }
 
-// ReadHistoryEntry reads the HistoryFile of the session folder dir; an
-// error is an InputError naming it.
-func ReadHistoryEntry(dir string) (*HistoryEntry, error) {
-	e := &HistoryEntry{}
-	if err := readJSON(filepath.Join(dir, HistoryFile), e); err != nil {
+// ReadEntry reads the File of the session folder dir; an
+// error is an inputerr.Error naming it.
+func ReadEntry(dir string) (*Entry, error) {
+	e := &Entry{}
+	if err := results.ReadJSON(filepath.Join(dir, File), e); err != nil {
 		return nil, err
 	}
 	return e, nil
 }
 
-// ReadHistory reads the HistoryEntry beside the session file csvPath;
+// Read reads the Entry beside the session file csvPath;
 // nil when its folder has none (a history filed by other means).
-func ReadHistory(csvPath string) (*HistoryEntry, error) {
-	e, err := ReadHistoryEntry(filepath.Dir(csvPath))
+func Read(csvPath string) (*Entry, error) {
+	e, err := ReadEntry(filepath.Dir(csvPath))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	return e, err
 }
 
-// Slug turns a machine label into a file name part: "ARM (M4)" -> "arm-m4";
-// a label with no ASCII letter or digit ("ÄÖ 机器") is its short hash
-// (labelHash), so that a slug is never empty.
-func Slug(s string) string {
-	if slug := asciiSlug(s); slug != "" {
-		return slug
-	}
-	return labelHash(s)
-}
-
-// labelHash is a short hash of a label, a file name part: "h" and the
-// first 8 hex digits of its SHA-256.
-func labelHash(s string) string {
-	sum := sha256.Sum256([]byte(s))
-	return "h" + hex.EncodeToString(sum[:4])
-}
-
-// asciiSlug is s lower case, its runs of other characters than ASCII
-// letters and digits one dash, none at either end.
-func asciiSlug(s string) string {
-	var b strings.Builder
-	dash := false
-	for _, r := range strings.ToLower(s) {
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
-			b.WriteRune(r)
-			dash = false
-		} else if !dash && b.Len() > 0 {
-			b.WriteByte('-')
-			dash = true
-		}
-	}
-	return strings.TrimSuffix(b.String(), "-")
-}
-
-// AddToHistory files the session csv in the history root: its CSV,
-// metadata, runs' folder and page (those it has) in its HistoryDir, with
-// a HistoryEntry of bench's commit from the metadata, proxyCommits (by
+// Add files the session csv in the history root: its CSV,
+// metadata, runs' folder and page (those it has) in its Dir, with
+// a Entry of bench's commit from the metadata, proxyCommits (by
 // column) and added. It returns the folder. What it refuses is an
-// InputError, before anything is written: a session there already, a
+// inputerr.Error, before anything is written: a session there already, a
 // CSV that does not read or has no metadata, a session that did not
 // end, a commit for a column the session has not. The files go to a
-// folder of root's own first (a dot folder, which HistorySessions
+// folder of root's own first (a dot folder, which Sessions
 // skips), renamed into place whole.
 //
 // A session id or machine label that could name a path is refused
-// (CheckName), and so is a session whose files are not all plain files
+// (results.CheckName), and so is a session whose files are not all plain files
 // and folders (a link, a FIFO, a device: checkPlain), so that nothing
 // outside the session is copied into the history; a CSV whose count of runs or checksum is not what the
 // session's end recorded in its metadata is refused (cut off, or
@@ -309,7 +275,7 @@ func asciiSlug(s string) string {
 // its lock in turn, so that of two adds of one session one files it
 // and the other is refused; an add removes the folders of adds that
 // were killed before it.
-func AddToHistory(root, csv string, proxyCommits map[string]string, added time.Time) (dest string, warnings []string, err error) {
+func Add(root, csv string, proxyCommits map[string]string, added time.Time) (dest string, warnings []string, err error) {
 	s, err := readHistorySession(csv, proxyCommits)
 	if err != nil {
 		return "", nil, err
@@ -321,65 +287,65 @@ func AddToHistory(root, csv string, proxyCommits map[string]string, added time.T
 // historySession is a session checked whole, to be filed in a history.
 type historySession struct {
 	csv      string
-	meta     *Meta
-	entry    HistoryEntry
+	meta     *results.Meta
+	entry    Entry
 	warnings []string
 }
 
 // readHistorySession reads and checks the session file csv and its
 // metadata, and the columns of commits; what it refuses is an
-// InputError.
+// inputerr.Error.
 func readHistorySession(csv string, commits map[string]string) (*historySession, error) {
 	if !strings.HasSuffix(csv, ".csv") {
-		return nil, &InputError{File: csv, Err: errors.New("not a session file: want the .csv that bench run wrote")}
+		return nil, &inputerr.Error{File: csv, Err: errors.New("not a session file: want the .csv that bench run wrote")}
 	}
 	// plain files only, before any is read: a link would copy what it
 	// points to (a key, /proc/self/environ) into the history
-	for _, p := range []string{csv, MetaPath(csv), RunsDir(csv), PagePath(csv)} {
+	for _, p := range []string{csv, results.MetaPath(csv), results.RunsDir(csv), results.PagePath(csv)} {
 		if err := checkPlain(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, err
 		}
 	}
-	rows, err := ReadFiles([]string{csv})
+	rows, err := results.ReadFiles([]string{csv})
 	if err != nil {
 		return nil, err
 	}
-	metaPath := MetaPath(csv)
-	meta, err := ReadMeta(metaPath)
+	metaPath := results.MetaPath(csv)
+	meta, err := results.ReadMeta(metaPath)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, &InputError{File: csv, Err: fmt.Errorf("its metadata %s is missing: the history files a session by the machine and date that bench run records there", filepath.Base(metaPath))}
+		return nil, &inputerr.Error{File: csv, Err: fmt.Errorf("its metadata %s is missing: the history files a session by the machine and date that bench run records there", filepath.Base(metaPath))}
 	}
 	if err != nil {
 		return nil, err
 	}
 	switch {
 	case meta.Machine.Label == "" || meta.Session == "":
-		return nil, &InputError{File: metaPath, Err: errors.New("no machine label or no session id: the history files a session by them")}
+		return nil, &inputerr.Error{File: metaPath, Err: errors.New("no machine label or no session id: the history files a session by them")}
 	case meta.Ended == nil:
-		return nil, &InputError{File: metaPath, Err: errors.New("the session did not end (no ended time): continue it with bench run --resume, then file it")}
+		return nil, &inputerr.Error{File: metaPath, Err: errors.New("the session did not end (no ended time): continue it with bench run --resume, then file it")}
 	}
-	if err := errors.Join(CheckName("the session id", meta.Session), CheckName("the machine label", meta.Machine.Label)); err != nil {
-		return nil, &InputError{File: metaPath, Err: err}
+	if err := errors.Join(results.CheckName("the session id", meta.Session), results.CheckName("the machine label", meta.Machine.Label)); err != nil {
+		return nil, &inputerr.Error{File: metaPath, Err: err}
 	}
-	n, sum, err := CSVSum(csv)
+	n, sum, err := results.CSVSum(csv)
 	if err != nil {
 		return nil, err
 	}
 	if b, err := os.ReadFile(csv); err == nil && len(b) > 0 && b[len(b)-1] != '\n' {
-		return nil, &InputError{File: csv, Err: errors.New("its last run is cut off (no end of line): copy it again from where the session wrote it")}
+		return nil, &inputerr.Error{File: csv, Err: errors.New("its last run is cut off (no end of line): copy it again from where the session wrote it")}
 	}
 	var warnings []string
 	switch {
 	case meta.CSVSHA256 == "":
 		warnings = append(warnings, fmt.Sprintf("%s: its metadata records no count of runs nor checksum (a session from before they were): filed as it reads, %d runs, unchecked", csv, n))
 	case n != meta.Rows:
-		return nil, &InputError{File: csv, Err: fmt.Errorf("%d runs; the session's end recorded %d: a copy cut off? copy it again from where the session wrote it", n, meta.Rows)}
+		return nil, &inputerr.Error{File: csv, Err: fmt.Errorf("%d runs; the session's end recorded %d: a copy cut off? copy it again from where the session wrote it", n, meta.Rows)}
 	case sum != meta.CSVSHA256:
-		return nil, &InputError{File: csv, Err: fmt.Errorf("its checksum is not the one the session's end recorded (%s): a copy cut off or changed; copy it again from where the session wrote it", meta.CSVSHA256)}
+		return nil, &inputerr.Error{File: csv, Err: fmt.Errorf("its checksum is not the one the session's end recorded (%s): a copy cut off or changed; copy it again from where the session wrote it", meta.CSVSHA256)}
 	}
 	for _, r := range rows {
 		if r.Machine != meta.Machine.Label || r.Session != meta.Session {
-			return nil, &InputError{File: csv, Err: fmt.Errorf("a run of machine %q, session %q; its metadata's are %q, %q: the CSV and the metadata of two sessions", r.Machine, r.Session, meta.Machine.Label, meta.Session)}
+			return nil, &inputerr.Error{File: csv, Err: fmt.Errorf("a run of machine %q, session %q; its metadata's are %q, %q: the CSV and the metadata of two sessions", r.Machine, r.Session, meta.Machine.Label, meta.Session)}
 		}
 	}
 	var columns []string
@@ -388,10 +354,10 @@ func readHistorySession(csv string, commits map[string]string) (*historySession,
 	}
 	for c := range commits {
 		if !slices.Contains(columns, c) {
-			return nil, BadInput(fmt.Errorf("--proxy-commit: the session has no column %q; its columns: %s", c, strings.Join(columns, ", ")))
+			return nil, inputerr.Bad(fmt.Errorf("--proxy-commit: the session has no column %q; its columns: %s", c, strings.Join(columns, ", ")))
 		}
 	}
-	s := &historySession{csv: csv, meta: meta, entry: HistoryEntry{ProxyCommits: commits}, warnings: warnings}
+	s := &historySession{csv: csv, meta: meta, entry: Entry{ProxyCommits: commits}, warnings: warnings}
 	if meta.Bench != nil {
 		s.entry.BenchCommit = meta.Bench.Revision
 	}
@@ -400,7 +366,7 @@ func readHistorySession(csv string, commits map[string]string) (*historySession,
 
 // file copies the session into its folder in the history root, added at
 // added, and returns the folder; a session there already is refused (an
-// InputError naming the folder). It holds root's lock (lockHistory)
+// inputerr.Error naming the folder). It holds root's lock (lockHistory)
 // throughout; the folders it made are removed when it fails.
 func (s *historySession) file(root string, added time.Time) (dest string, err error) {
 	made, err := mkdirs(root)
@@ -424,9 +390,9 @@ func (s *historySession) file(root string, added time.Time) (dest string, err er
 	if err != nil {
 		return "", err
 	}
-	dest = filepath.Join(machineDir, HistoryDate(s.meta.Started)+"-"+s.meta.Session)
+	dest = filepath.Join(machineDir, Date(s.meta.Started)+"-"+s.meta.Session)
 	if _, err := os.Lstat(dest); err == nil {
-		return "", &InputError{File: dest, Err: errors.New("the session is in the history already: remove its folder to file it again")}
+		return "", &inputerr.Error{File: dest, Err: errors.New("the session is in the history already: remove its folder to file it again")}
 	}
 	tmp, err := os.MkdirTemp(root, addPrefix)
 	if err != nil {
@@ -441,8 +407,8 @@ func (s *historySession) file(root string, added time.Time) (dest string, err er
 		return "", fmt.Errorf("open %s to readers: %w", tmp, err)
 	}
 	// a session may have no runs' files and no page
-	optional := map[string]bool{RunsDir(s.csv): true, PagePath(s.csv): true}
-	for _, src := range []string{s.csv, MetaPath(s.csv), RunsDir(s.csv), PagePath(s.csv)} {
+	optional := map[string]bool{results.RunsDir(s.csv): true, results.PagePath(s.csv): true}
+	for _, src := range []string{s.csv, results.MetaPath(s.csv), results.RunsDir(s.csv), results.PagePath(s.csv)} {
 		err := copyTree(src, filepath.Join(tmp, filepath.Base(src)))
 		if optional[src] && errors.Is(err, fs.ErrNotExist) {
 			continue
@@ -452,10 +418,10 @@ func (s *historySession) file(root string, added time.Time) (dest string, err er
 		}
 	}
 	s.entry.Added = added
-	if err := WriteHistoryEntry(tmp, s.entry); err != nil {
+	if err := WriteEntry(tmp, s.entry); err != nil {
 		return "", err
 	}
-	if err := syncFile(filepath.Join(tmp, HistoryFile)); err != nil {
+	if err := syncFile(filepath.Join(tmp, File)); err != nil {
 		return "", err
 	}
 	if err := syncFile(tmp); err != nil {
@@ -473,7 +439,7 @@ func (s *historySession) file(root string, added time.Time) (dest string, err er
 }
 
 // addPrefix begins the name of the folder an add fills before renaming
-// it into place; HistorySessions skips it, and the next add removes one
+// it into place; Sessions skips it, and the next add removes one
 // a killed add left.
 const addPrefix = ".add-"
 
@@ -509,21 +475,21 @@ func removeLeftovers(root string) error {
 }
 
 // machineFolder is the folder of machine label's sessions in root: its
-// Slug's, unless sessions of another label are filed there (two labels
+// results.Slug's, unless sessions of another label are filed there (two labels
 // of one slug, "ARM (M4)" and "arm m4"), then the slug and the label's
 // hash.
 func machineFolder(root, label string) (string, error) {
-	dir := filepath.Join(root, Slug(label))
-	metas, err := filepath.Glob(filepath.Join(dir, "*", "*"+MetaSuffix))
+	dir := filepath.Join(root, results.Slug(label))
+	metas, err := filepath.Glob(filepath.Join(dir, "*", "*"+results.MetaSuffix))
 	if err != nil {
 		return "", err
 	}
 	for _, p := range metas {
-		m, err := ReadMeta(p)
+		m, err := results.ReadMeta(p)
 		if err != nil || m.Machine.Label == label {
 			continue
 		}
-		return filepath.Join(root, Slug(label)+"-"+labelHash(label)), nil
+		return filepath.Join(root, results.Slug(label)+"-"+results.LabelHash(label)), nil
 	}
 	return dir, nil
 }
@@ -646,10 +612,10 @@ func checkPlain(path string) error {
 	})
 }
 
-// notPlain is the InputError of a session's file at path that is of
+// notPlain is the inputerr.Error of a session's file at path that is of
 // mode's type, neither a plain file nor a folder.
 func notPlain(path string, mode fs.FileMode) error {
-	return &InputError{File: path, Err: fmt.Errorf("%s: the history takes a session's plain files and folders only; links are refused so that nothing outside the session is copied into a history that gets published", fileKind(mode))}
+	return &inputerr.Error{File: path, Err: fmt.Errorf("%s: the history takes a session's plain files and folders only; links are refused so that nothing outside the session is copied into a history that gets published", fileKind(mode))}
 }
 
 // fileKind names the type of a file of mode that is not a plain file.
@@ -671,7 +637,7 @@ func fileKind(mode fs.FileMode) string {
 
 // writeSynced writes b as the file path, flushed to the disk.
 func writeSynced(path string, b []byte) error {
-	f, err := CreateFile(path)
+	f, err := results.CreateFile(path)
 	if err != nil {
 		return err
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"bench/report/results"
+	"bench/results"
 )
 
 // FuzzParseScript holds the parser of perf script's output to what it

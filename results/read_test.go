@@ -1,6 +1,7 @@
 package results
 
 import (
+	"bench/inputerr"
 	"bytes"
 	"errors"
 	"fmt"
@@ -155,7 +156,7 @@ func TestReadSweep(t *testing.T) {
 
 func TestReadRoundTrip(t *testing.T) {
 	// what the harness writes with Record reads back the same
-	rows, err := ReadFiles([]string{filepath.Join("..", "testdata", "csv", "000-https-arm.csv")})
+	rows, err := ReadFiles([]string{filepath.Join("..", "report", "testdata", "csv", "000-https-arm.csv")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,9 +278,9 @@ func TestReadErrors(t *testing.T) {
 		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
 			t.Errorf("%s: reading %q = %v; want an error starting %q", c.name, c.in, err, c.want)
 		}
-		var ie *InputError
+		var ie *inputerr.Error
 		if err != nil && !errors.As(err, &ie) {
-			t.Errorf("%s: error %v is not an *InputError", c.name, err)
+			t.Errorf("%s: error %v is not an *inputerr.Error", c.name, err)
 		}
 	}
 }
@@ -334,8 +335,8 @@ func TestReadInputBound(t *testing.T) {
 		t.Errorf("readInput of 10 bytes, at most 10: %q, %v", b, err)
 	}
 	_, err := readInput(p, 9)
-	if ie := (*InputError)(nil); !errors.As(err, &ie) || ie.File != p || !strings.Contains(err.Error(), "larger than 9 bytes") {
-		t.Errorf("readInput of 10 bytes, at most 9: %v; want an InputError naming %s", err, p)
+	if ie := (*inputerr.Error)(nil); !errors.As(err, &ie) || ie.File != p || !strings.Contains(err.Error(), "larger than 9 bytes") {
+		t.Errorf("readInput of 10 bytes, at most 9: %v; want an inputerr.Error naming %s", err, p)
 	}
 }
 
@@ -377,8 +378,8 @@ func TestReadFilesRefuses(t *testing.T) {
 		if err == nil || err.Error() != c.want {
 			t.Errorf("%s: ReadFiles(%q) = %v; want %s", c.name, c.paths, err, c.want)
 		}
-		if ie := (*InputError)(nil); err != nil && !errors.As(err, &ie) {
-			t.Errorf("%s: ReadFiles(%q) = %v; want an *InputError", c.name, c.paths, err)
+		if ie := (*inputerr.Error)(nil); err != nil && !errors.As(err, &ie) {
+			t.Errorf("%s: ReadFiles(%q) = %v; want an *inputerr.Error", c.name, c.paths, err)
 		}
 	}
 	if _, err := ReadFiles([]string{empty}); !errors.Is(err, ErrNoRuns) {
@@ -388,7 +389,7 @@ func TestReadFilesRefuses(t *testing.T) {
 
 func TestReadFilesMissing(t *testing.T) {
 	_, err := ReadFiles([]string{filepath.Join(t.TempDir(), "none.csv")})
-	if ie := (*InputError)(nil); !errors.Is(err, os.ErrNotExist) || !errors.As(err, &ie) || !strings.Contains(err.Error(), "none.csv") {
+	if ie := (*inputerr.Error)(nil); !errors.Is(err, os.ErrNotExist) || !errors.As(err, &ie) || !strings.Contains(err.Error(), "none.csv") {
 		t.Errorf("ReadFiles(missing) = %v; want a not-exist error naming the file", err)
 	}
 }

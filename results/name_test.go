@@ -1,6 +1,7 @@
 package results
 
 import (
+	"bench/inputerr"
 	"errors"
 	"path/filepath"
 	"strings"
@@ -63,9 +64,9 @@ func TestReadRefusesLabels(t *testing.T) {
 		{"long note", minimalHeader + ",note\n" + ok + "," + strings.Repeat("n", MaxNote+1) + "\n", `m4.csv:2: column "note": value "nnnn`},
 	} {
 		_, err := readFrom(strings.NewReader(c.in), "m4.csv")
-		var ie *InputError
+		var ie *inputerr.Error
 		if !errors.As(err, &ie) || !strings.HasPrefix(err.Error(), c.want) {
-			t.Errorf("%s: read = %v; want an InputError beginning %s", c.name, err, c.want)
+			t.Errorf("%s: read = %v; want an inputerr.Error beginning %s", c.name, err, c.want)
 		}
 	}
 	rows, err := readFrom(strings.NewReader(minimalHeader+",note\n"+row("proxy", "ÄÖ 机器 (devel -s0)")+",\"reconnects 3: a; b, \"\"c\"\" <d> | e\"\n"), "m4.csv")
@@ -94,9 +95,9 @@ func TestReadMetaRefusesLabels(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err := ReadMeta(path)
-		var ie *InputError
+		var ie *inputerr.Error
 		if !errors.As(err, &ie) || ie.File != path || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s: ReadMeta = %v; want an InputError naming %s and saying %s", c.name, err, path, c.want)
+			t.Errorf("%s: ReadMeta = %v; want an inputerr.Error naming %s and saying %s", c.name, err, path, c.want)
 		}
 	}
 }
@@ -188,4 +189,23 @@ func FuzzLabel(f *testing.F) {
 			t.Errorf("CleanNote(%q) = %q: %v", s, n, CheckNote("the note", n))
 		}
 	})
+}
+
+func TestSlug(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"ARM (M4)", "arm-m4"},                           // a label as the tables print it
+		{"Intel (Skylake)", "intel-skylake"},             // spaces and brackets become one dash
+		{"Intel Xeon Gold 6148", "intel-xeon-gold-6148"}, // a CPU model, the default label
+		{"Xeon, 2 CPUs", "xeon-2-cpus"},                  // the history's example
+		{"--x--", "x"},                                   // no dash at either end
+		{"ÄÖ 机器", LabelHash("ÄÖ 机器")},                    // no ASCII letter or digit: its hash
+		{"", LabelHash("")},                              // never empty
+	} {
+		if got := Slug(c.in); got != c.want {
+			t.Errorf("Slug(%q) = %q; want %q", c.in, got, c.want)
+		}
+	}
+	if a, b := Slug("ÄÖ 机器"), Slug("机器 ÄÖ"); a == b || len(a) != 9 {
+		t.Errorf("Slug(%q), Slug(%q) = %q, %q; want two names of 9 characters", "ÄÖ 机器", "机器 ÄÖ", a, b)
+	}
 }

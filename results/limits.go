@@ -2,7 +2,7 @@ package results
 
 // The bounds of what bench reads of a session's files: what a run can be,
 // and how much of a file it takes. A file or a figure past them is
-// refused with an InputError naming it, as a run could not have made it.
+// refused with an inputerr.Error naming it, as a run could not have made it.
 const (
 	// MinSeconds and MaxSeconds bound a run's measured window: a
 	// microsecond at least (a figure a second of a shorter one is

@@ -1,6 +1,7 @@
 package results
 
 import (
+	"bench/inputerr"
 	"bytes"
 	"crypto/sha256"
 	"encoding/csv"
@@ -240,7 +241,7 @@ func CSVSum(csvPath string) (rows int, sum string, err error) {
 			break
 		}
 		if err != nil {
-			return 0, "", &InputError{File: csvPath, Err: err}
+			return 0, "", &inputerr.Error{File: csvPath, Err: err}
 		}
 		rows++
 	}
@@ -248,7 +249,7 @@ func CSVSum(csvPath string) (rows int, sum string, err error) {
 	return max(rows-1, 0), hex.EncodeToString(h[:]), nil
 }
 
-// ReadMeta reads a session's metadata file; an error is an InputError
+// ReadMeta reads a session's metadata file; an error is an inputerr.Error
 // naming it. Its labels and notes must keep their rules (CheckLabel,
 // CheckNote), and its figures must be what a session can have: none
 // negative, none past MaxCount, its lengths of time none past
@@ -260,7 +261,7 @@ func ReadMeta(path string) (*Meta, error) {
 	}
 	m, err := parseMeta(b)
 	if err != nil {
-		return nil, &InputError{File: path, Err: err}
+		return nil, &inputerr.Error{File: path, Err: err}
 	}
 	return m, nil
 }
@@ -319,16 +320,15 @@ func (m *Meta) check() error {
 	return errors.Join(errs...)
 }
 
-// readJSON decodes the JSON file at path, of at most MaxMeta bytes (a
-// session's metadata, a history's entry), into v; an error is an
-// InputError naming it.
-func readJSON(path string, v any) error {
+// ReadJSON reads the JSON file path into v, of at most MaxMeta bytes;
+// what it cannot read or decode is an inputerr.Error naming the file.
+func ReadJSON(path string, v any) error {
 	b, err := readInput(path, MaxMeta)
 	if err != nil {
 		return err
 	}
 	if err := json.Unmarshal(b, v); err != nil {
-		return &InputError{File: path, Err: err}
+		return &inputerr.Error{File: path, Err: err}
 	}
 	return nil
 }

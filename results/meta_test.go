@@ -1,6 +1,7 @@
 package results
 
 import (
+	"bench/inputerr"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -122,15 +123,16 @@ func TestReadMetaBounds(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err := ReadMeta(path)
-		if ie := (*InputError)(nil); !errors.As(err, &ie) || ie.File != path || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s: ReadMeta = %v; want an InputError naming %s and saying %q", c.name, err, path, c.want)
+		if ie := (*inputerr.Error)(nil); !errors.As(err, &ie) || ie.File != path || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: ReadMeta = %v; want an inputerr.Error naming %s and saying %q", c.name, err, path, c.want)
 		}
 	}
-	entry := filepath.Join(dir, HistoryFile)
+	entry := filepath.Join(dir, "history.json")
 	if err := os.WriteFile(entry, []byte(`{"bench_commit":"`+strings.Repeat("a", MaxMeta)+`"}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ReadHistoryEntry(dir); err == nil || !strings.Contains(err.Error(), entry+": larger than") {
-		t.Errorf("ReadHistoryEntry of %d bytes = %v; want it refused", MaxMeta+18, err)
+	var v map[string]any
+	if err := ReadJSON(entry, &v); err == nil || !strings.Contains(err.Error(), entry+": larger than") {
+		t.Errorf("ReadJSON of %d bytes = %v; want it refused", MaxMeta+18, err)
 	}
 }

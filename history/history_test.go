@@ -1,6 +1,8 @@
-package results
+package history
 
 import (
+	"bench/inputerr"
+	"bench/results"
 	"errors"
 	"io/fs"
 	"os"
@@ -12,32 +14,13 @@ import (
 	"time"
 )
 
-func TestSlug(t *testing.T) {
-	for _, c := range []struct{ in, want string }{
-		{"ARM (M4)", "arm-m4"},                           // a label as the tables print it
-		{"Intel (Skylake)", "intel-skylake"},             // spaces and brackets become one dash
-		{"Intel Xeon Gold 6148", "intel-xeon-gold-6148"}, // a CPU model, the default label
-		{"Xeon, 2 CPUs", "xeon-2-cpus"},                  // the history's example
-		{"--x--", "x"},                                   // no dash at either end
-		{"ÄÖ 机器", labelHash("ÄÖ 机器")},                    // no ASCII letter or digit: its hash
-		{"", labelHash("")},                              // never empty
-	} {
-		if got := Slug(c.in); got != c.want {
-			t.Errorf("Slug(%q) = %q; want %q", c.in, got, c.want)
-		}
-	}
-	if a, b := Slug("ÄÖ 机器"), Slug("机器 ÄÖ"); a == b || len(a) != 9 {
-		t.Errorf("Slug(%q), Slug(%q) = %q, %q; want two names of 9 characters", "ÄÖ 机器", "机器 ÄÖ", a, b)
-	}
-}
-
 func TestHistoryDir(t *testing.T) {
 	// A session that started late in the evening west of UTC is filed
 	// under the day in UTC.
 	started := time.Date(2026, 11, 29, 22, 30, 0, 0, time.FixedZone("UTC-3", -3*3600))
-	got := HistoryDir("h", "Xeon, 2 CPUs", HistoryDate(started), "nightly")
+	got := Dir("h", "Xeon, 2 CPUs", Date(started), "nightly")
 	if want := filepath.Join("h", "xeon-2-cpus", "2026-11-30-nightly"); got != want {
-		t.Errorf("HistoryDir(%q) = %q; want %q", started, got, want)
+		t.Errorf("Dir(%q) = %q; want %q", started, got, want)
 	}
 }
 
@@ -61,7 +44,7 @@ func TestHistorySessions(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	got, _, err := HistorySessions(root)
+	got, _, err := Sessions(root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,27 +54,27 @@ func TestHistorySessions(t *testing.T) {
 		filepath.Join(root, "arm-m4/2026-12-01-a/arm-m4-a.csv"),
 	}
 	if !slices.Equal(got, want) {
-		t.Errorf("HistorySessions(%q) = %q; want %q", root, got, want)
+		t.Errorf("Sessions(%q) = %q; want %q", root, got, want)
 	}
 }
 
 func TestHistoryEntry(t *testing.T) {
 	dir := t.TempDir()
-	e := HistoryEntry{BenchCommit: "1a2b3c", ProxyCommits: map[string]string{"3proxy devel": "abc123"}, Added: time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)}
-	if err := WriteHistoryEntry(dir, e); err != nil {
+	e := Entry{BenchCommit: "1a2b3c", ProxyCommits: map[string]string{"3proxy devel": "abc123"}, Added: time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)}
+	if err := WriteEntry(dir, e); err != nil {
 		t.Fatal(err)
 	}
-	got, err := ReadHistoryEntry(dir)
+	got, err := ReadEntry(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got.BenchCommit != e.BenchCommit || got.ProxyCommits["3proxy devel"] != "abc123" || !got.Added.Equal(e.Added) {
-		t.Errorf("ReadHistoryEntry(WriteHistoryEntry(%v)) = %v", e, *got)
+		t.Errorf("ReadEntry(WriteEntry(%v)) = %v", e, *got)
 	}
 }
 
 // TestFinishRecordsCSV: the session's end records its CSV's count of
-// runs and checksum, which CSVSum gives again of the same file and not
+// runs and checksum, which results.CSVSum gives again of the same file and not
 // of a copy a run short.
 func TestFinishRecordsCSV(t *testing.T) {
 	dir := t.TempDir()
@@ -100,22 +83,22 @@ func TestFinishRecordsCSV(t *testing.T) {
 	if err := os.WriteFile(csvPath, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	m := &Meta{Session: "s"}
-	if err := m.Finish(MetaPath(csvPath)); err != nil {
+	m := &results.Meta{Session: "s"}
+	if err := m.Finish(results.MetaPath(csvPath)); err != nil {
 		t.Fatal(err)
 	}
-	got, err := ReadMeta(MetaPath(csvPath))
+	got, err := results.ReadMeta(results.MetaPath(csvPath))
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows, sum, err := CSVSum(csvPath)
+	rows, sum, err := results.CSVSum(csvPath)
 	if err != nil || got.Ended == nil || got.Rows != 2 || rows != 2 || got.CSVSHA256 != sum || len(sum) != 64 {
-		t.Errorf("Finish: rows %d, sum %q, ended %v; CSVSum = %d, %q, %v; want 2 runs and one checksum", got.Rows, got.CSVSHA256, got.Ended, rows, sum, err)
+		t.Errorf("Finish: rows %d, sum %q, ended %v; results.CSVSum = %d, %q, %v; want 2 runs and one checksum", got.Rows, got.CSVSHA256, got.Ended, rows, sum, err)
 	}
 	if err := os.WriteFile(csvPath, []byte("a,b\n1,2\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if rows, short, _ := CSVSum(csvPath); rows != 1 || short == sum {
+	if rows, short, _ := results.CSVSum(csvPath); rows != 1 || short == sum {
 		t.Errorf("CSVSum(a run short) = %d, %q; want 1 and another checksum than %q", rows, short, sum)
 	}
 }
@@ -152,9 +135,9 @@ func TestCopyTreeRefusesLinks(t *testing.T) {
 	} {
 		dst := filepath.Join(t.TempDir(), "copy")
 		err := copyTree(src, dst)
-		var ie *InputError
+		var ie *inputerr.Error
 		if !errors.As(err, &ie) || !strings.HasPrefix(err.Error(), want) {
-			t.Errorf("copyTree(%s) = %v; want an InputError %q...", src, err, want)
+			t.Errorf("copyTree(%s) = %v; want an inputerr.Error %q...", src, err, want)
 		}
 		filepath.WalkDir(dst, func(p string, d fs.DirEntry, err error) error {
 			if err == nil && !d.IsDir() {
@@ -167,7 +150,7 @@ func TestCopyTreeRefusesLinks(t *testing.T) {
 
 // TestHistorySessionsRefused: a path that is not a folder, a folder of no
 // session at the history's depth (empty, a machine's folder, a
-// session's) and a history past its bounds are refused, an InputError
+// session's) and a history past its bounds are refused, an inputerr.Error
 // naming it; a FIFO or a link where a session's file or folder is
 // expected is skipped with a warning naming it, never opened, and a
 // history of nothing else is refused.
@@ -221,16 +204,16 @@ func TestHistorySessionsRefused(t *testing.T) {
 	write("h/xeon/2026-12-05-f/xeon-f.csv")
 	fifo("fifos/xeon/2026-12-02-c/xeon-c.csv")
 
-	got, warnings, err := HistorySessions(filepath.Join(root, "h"))
+	got, warnings, err := Sessions(filepath.Join(root, "h"))
 	if err != nil || !slices.Equal(got, []string{a, b}) {
-		t.Errorf("HistorySessions = %q, %v; want %q", got, err, []string{a, b})
+		t.Errorf("Sessions = %q, %v; want %q", got, err, []string{a, b})
 	}
 	if len(warnings) != len(skipped) {
-		t.Errorf("HistorySessions warned %q; want one for each of %q", warnings, skipped)
+		t.Errorf("Sessions warned %q; want one for each of %q", warnings, skipped)
 	}
 	for _, p := range skipped {
 		if !slices.ContainsFunc(warnings, func(w string) bool { return strings.HasPrefix(w, p+": ") }) {
-			t.Errorf("HistorySessions warned %q; want %s named", warnings, p)
+			t.Errorf("Sessions warned %q; want %s named", warnings, p)
 		}
 	}
 
@@ -244,14 +227,14 @@ func TestHistorySessionsRefused(t *testing.T) {
 		{"a session's folder", filepath.Dir(a), "no session in it"},
 		{"FIFOs alone", filepath.Join(root, "fifos"), "no session in it"},
 	} {
-		got, _, err := HistorySessions(c.root)
-		var ie *InputError
+		got, _, err := Sessions(c.root)
+		var ie *inputerr.Error
 		if !errors.As(err, &ie) || ie.File != c.root || !strings.Contains(err.Error(), c.says) || got != nil {
-			t.Errorf("%s: HistorySessions(%s) = %q, %v; want an InputError naming it, %q", c.name, c.root, got, err, c.says)
+			t.Errorf("%s: Sessions(%s) = %q, %v; want an inputerr.Error naming it, %q", c.name, c.root, got, err, c.says)
 		}
 	}
-	if MaxHistorySessions < 100000 {
-		t.Errorf("MaxHistorySessions = %d; want room for a history of 100000 sessions", MaxHistorySessions)
+	if MaxSessions < 100000 {
+		t.Errorf("MaxSessions = %d; want room for a history of 100000 sessions", MaxSessions)
 	}
 	for _, c := range []struct {
 		maxSessions, maxNames int
@@ -261,10 +244,10 @@ func TestHistorySessionsRefused(t *testing.T) {
 		{1000, 5, "more than 5 names in its folders"},
 	} {
 		h := filepath.Join(root, "h")
-		got, _, err := historySessions(h, c.maxSessions, c.maxNames)
-		var ie *InputError
+		got, _, err := listSessions(h, c.maxSessions, c.maxNames)
+		var ie *inputerr.Error
 		if !errors.As(err, &ie) || ie.File != h || !strings.Contains(err.Error(), c.says) || got != nil {
-			t.Errorf("historySessions(%s, %d, %d) = %q, %v; want an InputError naming it, %q", h, c.maxSessions, c.maxNames, got, err, c.says)
+			t.Errorf("listSessions(%s, %d, %d) = %q, %v; want an inputerr.Error naming it, %q", h, c.maxSessions, c.maxNames, got, err, c.says)
 		}
 	}
 }

@@ -1,6 +1,8 @@
 package results
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
@@ -175,4 +177,38 @@ func (m *Meta) checkTexts() error {
 	}
 	errs = append(errs, CheckNote("the CPU layout's warning", m.LayoutNote))
 	return errors.Join(errs...)
+}
+
+// Slug turns a machine label into a file name part: "ARM (M4)" -> "arm-m4";
+// a label with no ASCII letter or digit ("ÄÖ 机器") is its short hash
+// (LabelHash), so that a slug is never empty.
+func Slug(s string) string {
+	if slug := asciiSlug(s); slug != "" {
+		return slug
+	}
+	return LabelHash(s)
+}
+
+// LabelHash is a short hash of a label, a file name part: "h" and the
+// first 8 hex digits of its SHA-256.
+func LabelHash(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return "h" + hex.EncodeToString(sum[:4])
+}
+
+// asciiSlug is s lower case, its runs of other characters than ASCII
+// letters and digits one dash, none at either end.
+func asciiSlug(s string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(s) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			b.WriteRune(r)
+			dash = false
+		} else if !dash && b.Len() > 0 {
+			b.WriteByte('-')
+			dash = true
+		}
+	}
+	return strings.TrimSuffix(b.String(), "-")
 }

@@ -1,6 +1,7 @@
 package results
 
 import (
+	"bench/inputerr"
 	"errors"
 	"math"
 	"os"
@@ -18,7 +19,7 @@ import (
 // reference session); a longer run is in docs/tests.md.
 func FuzzRead(f *testing.F) {
 	var files []string
-	for _, g := range []string{"../testdata/csv/*.csv", "../../testdata/*/*.csv", "../../data/*.csv"} {
+	for _, g := range []string{"../report/testdata/csv/*.csv", "../testdata/*/*.csv", "../data/*.csv"} {
 		m, _ := filepath.Glob(g)
 		files = append(files, m...)
 	}
@@ -35,8 +36,8 @@ func FuzzRead(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var rd reader
 		if err := rd.read(data, "fuzz.csv"); err != nil {
-			if ie := (*InputError)(nil); !errors.As(err, &ie) || ie.File != "fuzz.csv" {
-				t.Errorf("read refused the file with %v; want an InputError naming fuzz.csv", err)
+			if ie := (*inputerr.Error)(nil); !errors.As(err, &ie) || ie.File != "fuzz.csv" {
+				t.Errorf("read refused the file with %v; want an inputerr.Error naming fuzz.csv", err)
 			}
 			return
 		}
@@ -95,8 +96,8 @@ func seedFiles(f *testing.F, globs ...string) []string {
 // lengths of time from 0 to a day. Its seeds are every metadata file of
 // the tests and the reference sessions, each of which must read.
 func FuzzReadMeta(f *testing.F) {
-	for _, p := range seedFiles(f, "testdata/*"+MetaSuffix, "../testdata/*/*"+MetaSuffix, "../../testdata/*/*"+MetaSuffix,
-		"../../testdata/history/*/*/*"+MetaSuffix, "../../data/*"+MetaSuffix, "../../data/*/*"+MetaSuffix) {
+	for _, p := range seedFiles(f, "testdata/*"+MetaSuffix, "../report/testdata/*/*"+MetaSuffix, "../testdata/*/*"+MetaSuffix,
+		"../testdata/history/*/*/*"+MetaSuffix, "../data/*"+MetaSuffix, "../data/*/*"+MetaSuffix) {
 		if _, err := ReadMeta(p); err != nil {
 			f.Fatal(err)
 		}
@@ -143,8 +144,8 @@ func FuzzReadMeta(f *testing.F) {
 // into at most 2^53 values. Its seeds are run data of the tests and of
 // the reference sessions, every one of which must read.
 func FuzzReadRunData(f *testing.F) {
-	files := seedFiles(f, "../../testdata/*/*.runs/*"+RunDataSuffix, "../../testdata/*/*/*.runs/*"+RunDataSuffix,
-		"../../data/*.runs/*"+RunDataSuffix, "../../data/*/*.runs/*"+RunDataSuffix)
+	files := seedFiles(f, "../testdata/*/*.runs/*"+RunDataSuffix, "../testdata/*/*/*.runs/*"+RunDataSuffix,
+		"../data/*.runs/*"+RunDataSuffix, "../data/*/*.runs/*"+RunDataSuffix)
 	for i, p := range files {
 		b, err := os.ReadFile(p)
 		if err != nil {
@@ -198,33 +199,6 @@ func FuzzReadRunData(f *testing.F) {
 					t.Errorf("read a histogram whose p%v is %d", q, v)
 				}
 			}
-		}
-	})
-}
-
-// The reader of a history's entry takes any file: it reads it or refuses
-// it with an InputError naming it, and reads none larger than MaxMeta.
-// Its seeds are the generated history's entries.
-func FuzzReadHistoryEntry(f *testing.F) {
-	for _, p := range seedFiles(f, "../../testdata/history/*/*/"+HistoryFile) {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(b)
-	}
-	dir := f.TempDir()
-	path := filepath.Join(dir, HistoryFile)
-	f.Fuzz(func(t *testing.T, data []byte) {
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		_, err := ReadHistoryEntry(dir)
-		if ie := (*InputError)(nil); err != nil && (!errors.As(err, &ie) || ie.File != path) {
-			t.Errorf("ReadHistoryEntry refused it with %v; want an InputError naming %s", err, path)
-		}
-		if err == nil && len(data) > MaxMeta {
-			t.Errorf("ReadHistoryEntry read an entry of %d bytes", len(data))
 		}
 	})
 }

@@ -1,6 +1,7 @@
 package results
 
 import (
+	"bench/inputerr"
 	"bytes"
 	"compress/zlib"
 	"encoding/base64"
@@ -166,11 +167,11 @@ func ReadRunData(csvPaths []string) (map[RunID]*RunData, error) {
 				return nil, err
 			}
 			if left -= int64(len(b)); left < 0 {
-				return nil, &InputError{File: RunsDir(p), Err: fmt.Errorf("its runs' data files come to more than %d bytes, more than a session writes", MaxRunsData)}
+				return nil, &inputerr.Error{File: RunsDir(p), Err: fmt.Errorf("its runs' data files come to more than %d bytes, more than a session writes", MaxRunsData)}
 			}
 			d, err := parseRunData(b)
 			if err != nil {
-				return nil, &InputError{File: f, Err: err}
+				return nil, &inputerr.Error{File: f, Err: err}
 			}
 			d.Files = strings.TrimSuffix(f, RunDataSuffix)
 			out[d.RunID] = d
