@@ -7,8 +7,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-
-	"bench/results"
 )
 
 // Stack is a line of folded stacks: its frames from the root to the
@@ -25,7 +23,7 @@ const MaxFoldedLine = 1 << 20
 
 // ParseFolded reads folded stacks, as Folded writes them: a line a
 // stack, "frame;frame;frame count". A line longer than MaxFoldedLine, and
-// counts past results.MaxCount, one or all of them together, are
+// counts past MaxSamples, one or all of them together, are
 // refused.
 func ParseFolded(r io.Reader) ([]Stack, error) {
 	sc := bufio.NewScanner(r)
@@ -47,12 +45,12 @@ func ParseFolded(r io.Reader) ([]Stack, error) {
 		}
 		c, err := strconv.ParseInt(line[i+1:], 10, 64)
 		switch {
-		case errors.Is(err, strconv.ErrRange) && line[i+1] != '-', err == nil && c > results.MaxCount:
+		case errors.Is(err, strconv.ErrRange) && line[i+1] != '-', err == nil && c > MaxSamples:
 			return nil, fmt.Errorf("folded stacks:%d: %q: count %q is past 2^53: no profile has so many samples", n, clip(line), line[i+1:])
 		case err != nil || c <= 0:
 			return nil, fmt.Errorf("folded stacks:%d: %q: count %q is not a positive number", n, clip(line), line[i+1:])
 		}
-		if samples += c; samples > results.MaxCount {
+		if samples += c; samples > MaxSamples {
 			return nil, fmt.Errorf("folded stacks:%d: the counts come to more than 2^53: no profile has so many samples", n)
 		}
 		out = append(out, Stack{Frames: strings.Split(line[:i], ";"), Count: c})

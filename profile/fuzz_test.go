@@ -126,3 +126,11 @@ func FuzzReadProto(f *testing.F) {
 		}
 	})
 }
+
+// TestMaxSamples: a profile's bound on its samples is every count's bound
+// in a session's files.
+func TestMaxSamples(t *testing.T) {
+	if MaxSamples != results.MaxCount {
+		t.Errorf("MaxSamples %d, results.MaxCount %d: a profile's samples are a count of a session's files", int64(MaxSamples), int64(results.MaxCount))
+	}
+}

@@ -8,8 +8,6 @@ import (
 	"io"
 	"slices"
 
-	"bench/results"
-
 	"github.com/google/pprof/profile"
 )
 
@@ -82,10 +80,17 @@ func Proto(samples []Sample) *profile.Profile {
 // sample, a few hundred kilobytes for the reference session's.
 const MaxProto = 256 << 20
 
+// MaxSamples bounds a profile's samples, one stack's or all of them
+// together: 2^53, the bound of every count of a session's files
+// (results.MaxCount, which a test holds it to), up to which a float64
+// holds every whole number. The bound is declared here so that the
+// format of a profile imports nothing of the project.
+const MaxSamples = 1 << 53
+
 // ReadProto reads a pprof profile.proto, gzipped as Proto's are written
 // or not. One that inflates past MaxProto is refused before it is
 // parsed, and so is one whose samples (the first value of each) are
-// negative or come to more than results.MaxCount, or that is not valid
+// negative or come to more than MaxSamples, or that is not valid
 // (profile.CheckValid: a sample of a location it does not hold).
 func ReadProto(r io.Reader) (*profile.Profile, error) {
 	br := bufio.NewReader(r)
@@ -114,7 +119,7 @@ func ReadProto(r io.Reader) (*profile.Profile, error) {
 		if len(s.Value) == 0 {
 			continue
 		}
-		if v := s.Value[0]; v < 0 || v > results.MaxCount-samples {
+		if v := s.Value[0]; v < 0 || v > MaxSamples-samples {
 			return nil, fmt.Errorf("sample %d: %d samples, after %d: want 0 or more, and at most 2^53 in all", i+1, v, samples)
 		}
 		samples += s.Value[0]
