@@ -84,7 +84,8 @@ UNLOADED_PKGS += ./results
 
 # test runs go vet and every test once: the unloaded lane, then the
 # handicapped lane (test-unloaded, then test-handicap with its defaults).
-# As root the namespace, cgroup and proxy tests run too.
+# Run it as root (sudo make test): the handicap's loops are real-time,
+# and the namespace, cgroup and proxy tests run only as root.
 test: toolchain deps test-deps
 	$(go) vet ./...
 	$(unloaded_lane)
