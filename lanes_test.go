@@ -149,3 +149,57 @@ func TestTestLanes(t *testing.T) {
 		}
 	}
 }
+
+// TestCIRunsEveryLane: .ci/run runs make test's steps, each once, and
+// every other lane: the VM image's build in the background, go vet and
+// the unloaded lane beside it, the handicapped lane only once the build
+// has ended (it measures the CPU the build takes), then the end-to-end
+// session and the VM test.
+func TestCIRunsEveryLane(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(".ci", "run"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+			lines = append(lines, l)
+		}
+	}
+	at := func(prefix string) int {
+		n, i := 0, -1
+		for j, l := range lines {
+			if strings.HasPrefix(l, prefix) {
+				n, i = n+1, j
+			}
+		}
+		if n != 1 {
+			t.Errorf(".ci/run has %d lines beginning %q; want 1", n, prefix)
+		}
+		return i
+	}
+	steps := []string{
+		"make vm-image ",
+		"make vet test-unloaded",
+		`wait "$image_pid"`,
+		"make test-handicap",
+		"bin/bench run ",
+		"make vm-test",
+	}
+	last := -1
+	for _, s := range steps {
+		i := at(s)
+		if i >= 0 && i < last {
+			t.Errorf(".ci/run: %q comes before the steps above it in %q", s, steps)
+		}
+		last = max(last, i)
+	}
+	if i := at("make vm-image "); i >= 0 && !strings.Contains(lines[i], "&") {
+		t.Errorf(".ci/run builds the VM image in the foreground: %q", lines[i])
+	}
+	for _, l := range lines {
+		if f := strings.Fields(l); len(f) > 1 && f[0] == "make" && slices.Contains(f, "test") {
+			t.Errorf(".ci/run: %q runs the suite a second time", l)
+		}
+	}
+}
