@@ -7,7 +7,7 @@ GO ?=
 go_found = $(eval go_found := $$(shell sh scripts/find-go $$(GO)))$(go_found)
 go = $(if $(filter error:,$(firstword $(go_found))),$(error $(wordlist 2,999,$(go_found))),$(go_found))
 
-.PHONY: all toolchain build install deps test-deps modules test test-handicap vm-test bench report
+.PHONY: all toolchain build install deps test-deps modules vet test test-unloaded test-handicap vm-deps vm-image vm-test bench report
 
 all: build
 
@@ -45,39 +45,103 @@ test-deps:
 modules: toolchain
 	$(go) mod download
 
-# test runs every test; as root the namespace, cgroup and proxy tests run too,
-# one package at a time since they share the CPUs they measure.
+# The test lanes: every package of the module is in exactly one of the
+# two lists below, one package a line (TestTestLanes holds them to
+# go list ./...). A package whose tests measure time or CPU, sample a
+# process, or run namespaces, cgroups, proxies or sessions goes in
+# HANDICAPPED_PKGS: it runs one package at a time (they share the CPUs
+# they measure, and the ports and prefixes of the host) under the
+# handicap below, as a benchmark's load makes the machine. Every other
+# package goes in UNLOADED_PKGS: its tests measure nothing, and it runs
+# unloaded, two packages at a time.
+HANDICAPPED_PKGS += ./cmd/bench
+HANDICAPPED_PKGS += ./harness
+HANDICAPPED_PKGS += ./harness/host
+HANDICAPPED_PKGS += ./harness/mix
+HANDICAPPED_PKGS += ./harness/mix/mixtest
+HANDICAPPED_PKGS += ./harness/tlswrap
+HANDICAPPED_PKGS += ./internal/hotproxy
+HANDICAPPED_PKGS += ./internal/nettest
+HANDICAPPED_PKGS += ./internal/testenv
+HANDICAPPED_PKGS += ./internal/testenv/rthog
+HANDICAPPED_PKGS += ./proxies
+HANDICAPPED_PKGS += ./scenarios
+
+UNLOADED_PKGS += .
+UNLOADED_PKGS += ./harness/pace
+UNLOADED_PKGS += ./harness/sweep
+UNLOADED_PKGS += ./history
+UNLOADED_PKGS += ./inputerr
+UNLOADED_PKGS += ./internal/accept
+UNLOADED_PKGS += ./internal/child
+UNLOADED_PKGS += ./internal/chromium
+UNLOADED_PKGS += ./internal/golden
+UNLOADED_PKGS += ./internal/nights
+UNLOADED_PKGS += ./profile
+UNLOADED_PKGS += ./report
+UNLOADED_PKGS += ./report/changepoint
+UNLOADED_PKGS += ./results
+
+# test runs go vet and every test once: the unloaded lane, then the
+# handicapped lane (test-unloaded, then test-handicap with its defaults).
+# Run it as root (sudo make test): the handicap's loops are real-time,
+# and the namespace, cgroup and proxy tests run only as root.
 test: toolchain deps test-deps
 	$(go) vet ./...
-	$(go) test -p 1 -count=1 -timeout 60m ./...
+	$(unloaded_lane)
+	$(go) build -o bin/rthog ./internal/testenv/rthog
+	$(handicapped_lane) -count=1 $(HANDICAPPED_PKGS)
 
-# test-handicap runs every test once more with the machine made slow and
-# noisy on purpose, as a benchmark's load makes it: real-time busy loops
-# (internal/testenv/rthog) hold CPU 0 175 ms of every 700 ms and CPU 1
-# 275 ms of every 1100 ms, so that their phases move against each other
-# and against the tests' own periods. It fails when a loop could not be
-# made real-time or ran less than 90% of its hold, rather than passing
-# unloaded. PKGS, RUN and COUNT narrow it by hand, e.g.
+# vet is go vet of every package.
+vet: toolchain
+	$(go) vet ./...
+
+# test-unloaded runs the tests of UNLOADED_PKGS, two packages at a time,
+# with no handicap.
+unloaded_lane = $(go) test -p 2 -count=1 -timeout 30m $(UNLOADED_PKGS)
+test-unloaded: toolchain deps test-deps
+	$(unloaded_lane)
+
+# test-handicap runs the tests of HANDICAPPED_PKGS with the machine made
+# slow and noisy on purpose, as a benchmark's load makes it: real-time
+# busy loops (internal/testenv/rthog) hold CPU 0 175 ms of every 700 ms
+# and CPU 1 275 ms of every 1100 ms, so that their phases move against
+# each other and against the tests' own periods. It fails when a loop
+# could not be made real-time or ran less than 90% of its hold, rather
+# than passing unloaded. Nothing else may load the machine meanwhile.
+# PKGS, RUN and COUNT narrow or widen it by hand, e.g.
 #   make test-handicap PKGS=./harness/mix RUN=Sweep COUNT=20
+#   make test-handicap PKGS=./...
 HANDICAP ?= -hold 0:175ms/700ms -hold 1:275ms/1100ms
-PKGS ?= ./...
+handicapped_lane = bin/rthog $(HANDICAP) -for 75m -- $(go) test -p 1 -timeout 70m
+PKGS ?= $(HANDICAPPED_PKGS)
 RUN ?= .
 COUNT ?= 1
 test-handicap: toolchain deps test-deps
 	$(go) build -o bin/rthog ./internal/testenv/rthog
-	bin/rthog $(HANDICAP) -for 75m -- $(go) test -p 1 -count=$(COUNT) -run '$(RUN)' -timeout 70m $(PKGS)
+	$(handicapped_lane) -count=$(COUNT) -run '$(RUN)' $(PKGS)
 
 # vm-test boots Debian 13 under qemu (systemd, cgroup v2 only, 8 vCPUs,
 # no network device) and runs bench there as users do: from a systemd
 # service and from a login session's sudo, a service stopped in the
 # middle of its session, one in a slice of fewer CPUs, and a killed
-# session followed by bench clean (vmtest/). The root image is built once per change of
-# its inputs and kept in VMTEST_CACHE.
+# session followed by bench clean (vmtest/). Its root image (vm-image)
+# is built once per change of its inputs and kept in VMTEST_CACHE.
 VMTEST_CACHE ?= /var/cache/bench-vm
-vm-test: toolchain
-	@sh scripts/vm-deps
+vm-test: toolchain vm-image
 	$(go) vet -tags vmtest ./vmtest
 	cd vmtest && VMTEST_CACHE=$(VMTEST_CACHE) $(go) test -tags vmtest -count=1 -timeout 80m -v .
+
+# vm-deps installs what the VM test needs on the host: qemu, debootstrap,
+# e2fsprogs.
+vm-deps:
+	@sh scripts/vm-deps
+
+# vm-image builds the VM test's root image into VMTEST_CACHE, or finds
+# it there (vmtest/image.sh: one build at a time, under a lock), and
+# prints its directory. It needs nothing of Go.
+vm-image: vm-deps
+	bash vmtest/image.sh $(VMTEST_CACHE)
 
 # bench is the main job: install what is missing, build, run a session.
 bench: toolchain deps install

@@ -2,7 +2,8 @@
 // CPU it is given, a real-time (SCHED_FIFO) busy loop runs busy of every
 // period, so that ordinary threads there are held off that long. With a
 // command after --, it holds the CPUs while the command runs and exits
-// with its status; make test-handicap runs the whole suite so.
+// with its status; make test runs its handicapped lane so (the
+// Makefile's HANDICAPPED_PKGS).
 //
 //	rthog -hold 0:175ms/700ms -hold 1:275ms/1100ms -- go test ./...
 //	rthog -hold 0:300ms/1s -for 10m
