@@ -11,10 +11,10 @@ import (
 // there calls declare with the adapter and all that the rest of bench
 // learns of the kind from it. The kinds ParseColumns knows, the default
 // columns (DefaultColumns), the programs bench check looks for and the
-// packages that install them (harness, which writes
-// harness/packages.txt from them for make deps) and the report's
-// colours (ColourSlots) all read the declarations; no other Go code names
-// a kind (TestKindsNamedOnce).
+// packages that install them (harness's package table, and
+// harness/packages.txt, generated from it for make deps) and the
+// report's colours (ColourSlots) all read the declarations; no other Go
+// code names a kind (TestKindsNamedOnce).
 
 // Declaration is what a kind's adapter file says of the kind.
 type Declaration struct {
