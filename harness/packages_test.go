@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"bench/internal/golden"
 )
 
 // readOSRelease reads a sample /etc/os-release file of the repository's
@@ -78,4 +80,11 @@ func TestPackageVersionArgv(t *testing.T) {
 	if got := packageVersionArgv("", "proxychains4"); got != nil {
 		t.Errorf("unknown family: %q", got)
 	}
+}
+
+// TestPackageTableFile: harness/packages.txt, which scripts/deps reads,
+// is the table the declarations make (packageTableText); -update rewrites
+// it from them.
+func TestPackageTableFile(t *testing.T) {
+	golden.Check(t, "packages.txt", []byte(packageTableText()))
 }

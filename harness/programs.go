@@ -11,10 +11,10 @@ import (
 	"bench/scenarios"
 )
 
-// program is a program a session may run; harness/packages.txt names the
-// packages that install it.
+// program is a program a session may run; the package table (packageRows)
+// names the packages that install it.
 type program struct {
-	Name    string   // looked up in PATH, and its row in packages.txt
+	Name    string   // looked up in PATH, and its row in the package table
 	Also    []string // other names it goes by (dante's sockd, stunnel4)
 	Version []string // the command that prints its version; nil when it has none
 	// Required: no session runs without it (the load tools, the origin).

@@ -15,17 +15,12 @@ import (
 	"bench/scenarios"
 )
 
-// adapters is the registry, in the order bench list shows them.
-var adapters = []Adapter{
-	Direct{}, ThreeProxy{}, Nginx{}, HAProxy{}, Envoy{},
-	Squid{}, Tinyproxy{}, Dante{}, Stunnel{},
-}
-
-// Lookup returns the adapter of a kind ("nginx"), or false.
+// Lookup returns the adapter of a kind ("nginx"), or false: one of the
+// kinds declared (declare).
 func Lookup(kind string) (Adapter, bool) {
-	for _, a := range adapters {
-		if a.Kind() == kind {
-			return a, true
+	for _, d := range declared {
+		if d.Adapter.Kind() == kind {
+			return d.Adapter, true
 		}
 	}
 	return nil, false

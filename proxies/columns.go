@@ -174,67 +174,54 @@ func splitFields(s string) ([]string, error) {
 }
 
 func kindList() string {
-	kinds := make([]string, len(adapters))
-	for i, a := range adapters {
-		kinds[i] = a.Kind()
+	kinds := make([]string, len(declared))
+	for i, d := range declared {
+		kinds[i] = d.Adapter.Kind()
 	}
 	return strings.Join(kinds, ", ")
 }
 
-// Packaged is a proxy the distributions package: its kind and the names
-// its binary goes by, the first the name harness/packages.txt knows it by.
+// Packaged is a proxy the distributions package: its kind, the names its
+// binary goes by (the first the name the package list knows it by) and
+// the packages that install it.
 type Packaged struct {
 	Kind     string
 	Binaries []string
+	Packages Packages
 }
 
-// packagedProxies are the packaged proxies, one per kind.
-var packagedProxies = []Packaged{
-	{"nginx", []string{"nginx"}},
-	{"haproxy", []string{"haproxy"}},
-	{"squid", []string{"squid"}},
-	{"tinyproxy", []string{"tinyproxy"}},
-	{"dante", []string{"danted", "sockd"}},
-	{"stunnel", []string{"stunnel", "stunnel4", "stunnel5"}},
+// PackagedProxies lists the packaged proxies, in the kinds' order.
+func PackagedProxies() []Packaged {
+	var out []Packaged
+	for _, d := range declared {
+		if len(d.Binaries) > 0 {
+			out = append(out, Packaged{d.Adapter.Kind(), slices.Clone(d.Binaries), d.Packages})
+		}
+	}
+	return out
 }
 
-// PackagedProxies lists the packaged proxies, in the tables' order.
-func PackagedProxies() []Packaged { return slices.Clone(packagedProxies) }
-
-// packaged are the default columns, in the tables' order; each is added
-// when its kind's binary is found.
-var packaged = []Column{
-	{Name: "nginx", Kind: "nginx", Group: results.Copy},
-	{Name: "haproxy", Kind: "haproxy", Group: results.Copy},
-	{Name: "squid", Kind: "squid", Group: results.Copy},
-	{Name: "tinyproxy", Kind: "tinyproxy", Group: results.Copy},
-	{Name: "dante", Kind: "dante", Group: results.Copy},
-	{Name: "stunnel", Kind: "stunnel", Group: results.Copy},
-	// haproxy splices only where neither side is TLS: the reference
-	// results' splice column is in the plain tables alone.
-	{Name: "haproxy splice-auto", Kind: "haproxy", Group: results.Splice, Options: []string{"splice-auto"},
-		Modes: []results.Mode{results.HTTP, results.Relay, results.MixHTTP, results.MixRelay}},
-}
-
-// DefaultColumns returns "no proxy" (kind direct, group baseline) and a
+// DefaultColumns returns the kinds' default columns (Declaration.Columns)
+// in the tables' order: "no proxy" (kind direct, group baseline) and a
 // column for every packaged proxy lookPath finds (exec.LookPath on a
 // real machine), with the binary's full path.
 func DefaultColumns(lookPath func(string) (string, error)) []Column {
-	cols := []Column{{Name: "no proxy", Kind: "direct", Group: results.Baseline, Source: "default"}}
-	for _, col := range packaged {
-		i := slices.IndexFunc(packagedProxies, func(p Packaged) bool { return p.Kind == col.Kind })
-		for _, b := range packagedProxies[i].Binaries {
-			path, err := lookPath(b)
-			if err != nil {
-				continue
-			}
-			c := col
-			c.Binary = path
-			c.Options = slices.Clone(c.Options)
-			c.Modes = slices.Clone(c.Modes)
-			c.Source = "default"
+	var cols []Column
+	for _, dc := range defaultColumns() {
+		c := dc.Column
+		c.Options = slices.Clone(c.Options)
+		c.Modes = slices.Clone(c.Modes)
+		c.Source = "default"
+		if len(dc.Binaries) == 0 {
 			cols = append(cols, c)
-			break
+			continue
+		}
+		for _, b := range dc.Binaries {
+			if path, err := lookPath(b); err == nil {
+				c.Binary = path
+				cols = append(cols, c)
+				break
+			}
 		}
 	}
 	return cols
@@ -285,7 +272,7 @@ func Validate(cols []Column, stat func(path string) (fs.FileInfo, error)) error 
 		if err := checkColumn(a, c); err != nil {
 			errs = append(errs, fmt.Errorf("%s%w", where(c), err))
 		}
-		if c.Kind == "direct" {
+		if _, ok := a.(Direct); ok {
 			continue
 		}
 		bin := Binary(a, c)

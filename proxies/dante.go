@@ -10,6 +10,17 @@ import (
 // tree (-N 1), connecting out from the proxy's origin-side address.
 type Dante struct{}
 
+func init() {
+	declare(Declaration{
+		Adapter:  Dante{},
+		Place:    70,
+		Binaries: []string{"danted", "sockd"},
+		Packages: Packages{Debian: []string{"dante-server"}, RHEL: []string{"dante-server@epel"}},
+		Columns:  []Column{{Name: "dante", Kind: "dante", Group: results.Copy}},
+		Colours:  map[string]int{"dante": 5},
+	})
+}
+
 var _ Adapter = Dante{}
 
 // Kind is "dante".

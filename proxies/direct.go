@@ -6,6 +6,15 @@ import "bench/results"
 // the kernel forwards between the namespaces. It runs no process.
 type Direct struct{}
 
+func init() {
+	declare(Declaration{
+		Adapter: Direct{},
+		Place:   0,
+		// The baseline, in every session: no program to find.
+		Columns: []Column{{Name: "no proxy", Kind: "direct", Group: results.Baseline}},
+	})
+}
+
 var _ Adapter = Direct{}
 
 // Kind is "direct".

@@ -16,6 +16,14 @@ import (
 // negotiated suite refuses.
 type Envoy struct{}
 
+func init() {
+	declare(Declaration{
+		Adapter: Envoy{},
+		Place:   40,
+		Colours: map[string]int{"envoy": 7},
+	})
+}
+
 var _ Adapter = Envoy{}
 
 // Kind is "envoy".

@@ -14,6 +14,24 @@ import (
 // columns take the option "splice-auto" or "splice".
 type HAProxy struct{}
 
+func init() {
+	declare(Declaration{
+		Adapter:  HAProxy{},
+		Place:    30,
+		Binaries: []string{"haproxy"},
+		Packages: Packages{Debian: []string{"haproxy"}, RHEL: []string{"haproxy"}},
+		Columns: []Column{
+			{Name: "haproxy", Kind: "haproxy", Group: results.Copy},
+			// haproxy splices only where neither side is TLS: the
+			// reference results' splice column is in the plain tables
+			// alone.
+			{Name: "haproxy splice-auto", Kind: "haproxy", Group: results.Splice, Options: []string{"splice-auto"},
+				Modes: []results.Mode{results.HTTP, results.Relay, results.MixHTTP, results.MixRelay}},
+		},
+		Colours: map[string]int{"haproxy": 1, "haproxy splice-auto": 2},
+	})
+}
+
 var (
 	_ Adapter  = HAProxy{}
 	_ optioner = HAProxy{}

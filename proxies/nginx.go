@@ -13,6 +13,22 @@ import (
 // proxy_ssl: the reference results' configuration, one worker.
 type Nginx struct{}
 
+func init() {
+	declare(Declaration{
+		Adapter:  Nginx{},
+		Place:    20,
+		Binaries: []string{"nginx"},
+		// The stream module for the relay and TLS modes; the origin is
+		// this nginx too.
+		Packages: Packages{
+			Debian: []string{"nginx-light", "libnginx-mod-stream"},
+			RHEL:   []string{"nginx", "nginx-mod-stream"},
+		},
+		Columns: []Column{{Name: "nginx", Kind: "nginx", Group: results.Copy}},
+		Colours: map[string]int{"nginx": 0},
+	})
+}
+
 var _ Adapter = Nginx{}
 
 // Kind is "nginx".

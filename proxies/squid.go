@@ -11,6 +11,17 @@ import (
 // writes (squid/ in the instance's directory) is that user's.
 type Squid struct{}
 
+func init() {
+	declare(Declaration{
+		Adapter:  Squid{},
+		Place:    50,
+		Binaries: []string{"squid"},
+		Packages: Packages{Debian: []string{"squid"}, RHEL: []string{"squid"}},
+		Columns:  []Column{{Name: "squid", Kind: "squid", Group: results.Copy}},
+		Colours:  map[string]int{"squid": 3},
+	})
+}
+
 var _ Adapter = Squid{}
 
 // squidUser is the user squid drops to, as Debian packages it.

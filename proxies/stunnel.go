@@ -10,6 +10,17 @@ import (
 // HTTP and iperf3 ports; TLS scenarios only.
 type Stunnel struct{}
 
+func init() {
+	declare(Declaration{
+		Adapter:  Stunnel{},
+		Place:    80,
+		Binaries: []string{"stunnel", "stunnel4", "stunnel5"},
+		Packages: Packages{Debian: []string{"stunnel4"}, RHEL: []string{"stunnel"}},
+		Columns:  []Column{{Name: "stunnel", Kind: "stunnel", Group: results.Copy}},
+		Colours:  map[string]int{"stunnel": 6},
+	})
+}
+
 var (
 	_ Adapter         = Stunnel{}
 	_ HalfCloseCutter = Stunnel{}

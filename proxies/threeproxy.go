@@ -18,6 +18,14 @@ import (
 // "-ocTCP_NODELAY -osTCP_NODELAY"), so one binary gives several columns.
 type ThreeProxy struct{}
 
+func init() {
+	declare(Declaration{
+		Adapter: ThreeProxy{},
+		Place:   10,
+		Colours: map[string]int{"3proxy": 8},
+	})
+}
+
 var (
 	_ Adapter  = ThreeProxy{}
 	_ optioner = ThreeProxy{}

@@ -11,6 +11,17 @@ import (
 // directory it writes (tinyproxy/).
 type Tinyproxy struct{}
 
+func init() {
+	declare(Declaration{
+		Adapter:  Tinyproxy{},
+		Place:    60,
+		Binaries: []string{"tinyproxy"},
+		Packages: Packages{Debian: []string{"tinyproxy"}, RHEL: []string{"tinyproxy@epel"}},
+		Columns:  []Column{{Name: "tinyproxy", Kind: "tinyproxy", Group: results.Copy}},
+		Colours:  map[string]int{"tinyproxy": 4},
+	})
+}
+
 var _ Adapter = Tinyproxy{}
 
 // tinyproxyUser is the user tinyproxy drops to.

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bench/proxies"
 	"bench/results"
 	"hash/fnv"
 	"image/color"
@@ -19,12 +20,9 @@ var paletteColors = []color.Color{
 // baselineColor is the baseline column's: Tol's grey.
 var baselineColor = rgb(0xbbbbbb)
 
-// knownColumns are the columns of the packaged proxies, each with its
-// slot in paletteColors on every page.
-var knownColumns = map[string]int{
-	"nginx": 0, "haproxy": 1, "haproxy splice-auto": 2, "squid": 3, "tinyproxy": 4,
-	"dante": 5, "stunnel": 6, "envoy": 7, "3proxy": 8,
-}
+// knownColumns are the columns whose colour the proxies' kinds fix, each
+// with its slot in paletteColors on every page.
+var knownColumns = proxies.ColourSlots()
 
 func rgb(v uint32) color.Color {
 	return color.RGBA{R: uint8(v >> 16), G: uint8(v >> 8), B: uint8(v), A: 255}

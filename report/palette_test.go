@@ -74,3 +74,16 @@ func TestPaletteColors(t *testing.T) {
 		t.Errorf("chartSeries(handshakes) = %+v; want stunnel and nginx, each its column's colour", series)
 	}
 }
+
+// TestKnownColumnsInPalette: every colour slot the proxies' kinds fix is
+// one of the palette's.
+func TestKnownColumnsInPalette(t *testing.T) {
+	if len(knownColumns) == 0 {
+		t.Fatal("no kind fixes a column's colour")
+	}
+	for name, s := range knownColumns {
+		if s < 0 || s >= len(paletteColors) {
+			t.Errorf("column %q has slot %d; the palette has %d", name, s, len(paletteColors))
+		}
+	}
+}
