@@ -91,7 +91,7 @@ func TestJoinNotesWritesWhatTheReaderTakes(t *testing.T) {
 func TestLoadColumnsProxyLabel(t *testing.T) {
 	_, err := LoadColumns("", "no proxy,x\x1b[2J")
 	var ie *inputerr.Error
-	if !errors.As(err, &ie) || !strings.Contains(err.Error(), `--proxy's column name "x\x1b[2J" holds U+001B`) {
+	if !errors.As(err, &ie) || !strings.Contains(err.Error(), `a column name "x\x1b[2J" holds U+001B`) {
 		t.Errorf("LoadColumns = %v; want the label rule's refusal of the item, as bad input", err)
 	}
 }

@@ -202,8 +202,8 @@ func (s *Schedule) todo() int {
 }
 
 // Print writes the plan of the session: its runs, columns, CPU layout and
-// estimated time, and the file it writes (or would, for a dry run).
-func (s *Schedule) Print(w io.Writer, dryRun bool) {
+// estimated time. The file it writes (File) is the caller's to say.
+func (s *Schedule) Print(w io.Writer) {
 	cfg := s.cfg
 	todo := s.todo()
 	names, idle := s.columns()
@@ -262,12 +262,12 @@ func (s *Schedule) Print(w io.Writer, dryRun bool) {
 	if cfg.sweeps() {
 		s.printSweep(w)
 	}
-	csvPath, _ := SessionPaths(cfg.OutDir, cfg.Machine, cfg.Session)
-	if dryRun {
-		fmt.Fprintf(w, "would write %s\n", csvPath)
-		return
-	}
-	fmt.Fprintf(w, "writing %s\n\n", csvPath)
+}
+
+// File is the session's file, its CSV.
+func (s *Schedule) File() string {
+	csvPath, _ := SessionPaths(s.cfg.OutDir, s.cfg.Machine, s.cfg.Session)
+	return csvPath
 }
 
 // columns are the names of the session's columns that run, and of those

@@ -197,7 +197,7 @@ func makeOutDirs(out, runs string) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return fmt.Errorf("output directory: %w", err)
 	}
-	if err := results.CheckDir("--out", out); err != nil {
+	if err := checkSetting(SettingOut, func(what string) error { return results.CheckDir(what, out) }); err != nil {
 		return inputerr.Bad(err)
 	}
 	if err := os.Mkdir(runs, 0o755); err != nil && !errors.Is(err, os.ErrExist) {

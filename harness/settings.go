@@ -34,17 +34,17 @@ func checkSettings(st results.Settings) error {
 	case st.RepsAuto && st.Reps != AutoMinReps:
 		return fmt.Errorf("automatic repetitions start from %d, not %d", AutoMinReps, st.Reps)
 	case st.RepsAuto && st.RepsMax < st.Reps:
-		return fmt.Errorf("at most %d repetitions with --reps auto: need at least %d", st.RepsMax, st.Reps)
+		return settingErrorf("at most %d repetitions with %v: need at least %d", st.RepsMax, SettingRepsAuto, st.Reps)
 	case st.RepsAuto && (st.Precision <= 0 || st.Precision >= 1):
 		return fmt.Errorf("a precision of %g%%: want more than 0%% and less than 100%%", st.Precision*100)
 	case st.CallGraph != "" && st.CallGraph != results.CallGraphFP && st.CallGraph != results.CallGraphDWARF:
 		return fmt.Errorf("call graph %q: want %s (frame pointers) or %s", st.CallGraph, results.CallGraphFP, results.CallGraphDWARF)
 	case st.CallGraph != "" && !st.Profile:
-		return errors.New("--call-graph goes with --profile=on")
+		return settingErrorf("%v goes with %v", SettingCallGraph, SettingProfileOn)
 	case !st.RepsAuto && (st.RepsMax != 0 || st.Precision != 0):
-		return errors.New("a cap on the repetitions and a precision go with --reps auto only")
+		return settingErrorf("a cap on the repetitions and a precision go with %v only", SettingRepsAuto)
 	case st.RepsAuto && st.Sweep != nil:
-		return errors.New("--reps auto repeats a cell until its median settles, and a sweep's result is one rate a search: give the sweeps --reps N")
+		return settingErrorf("%v repeats a cell until its median settles, and a sweep's result is one rate a search: give the sweeps %v", SettingRepsAuto, SettingReps)
 	}
 	if st.Sweep != nil {
 		if err := sweep.Check(*st.Sweep); err != nil {
@@ -56,7 +56,7 @@ func checkSettings(st results.Settings) error {
 		case own.Reps < 1:
 			return fmt.Errorf("%s: %d repetitions: need at least 1", m, own.Reps)
 		case st.RepsAuto && own.Reps != st.Reps:
-			return fmt.Errorf("%s: %d repetitions with --reps auto: automatic repetitions start from %d", m, own.Reps, st.Reps)
+			return settingErrorf("%s: %d repetitions with %v: automatic repetitions start from %d", m, own.Reps, SettingRepsAuto, st.Reps)
 		case time.Duration(own.Window) < time.Second:
 			return fmt.Errorf("%s: a window of %s: need at least 1s", m, time.Duration(own.Window))
 		case own.Warmup < 0:
@@ -66,18 +66,29 @@ func checkSettings(st results.Settings) error {
 	return nil
 }
 
-// Sweeping sets st for the sweeps asked for: with on (--sweep) its
-// scenarios are the sweeps of the mix modes they select
-// (scenarios.Sweeps), and whenever they hold a sweep (named, or by --sweep)
-// st.Sweep is search, the search's settings; given says that the search's
-// flags were given, which without a sweep is refused. A selection with
-// nothing to sweep, or settings that cannot be run (a first rate of 0 or
-// below), are refused as inputerr.Error.
-func Sweeping(st results.Settings, on, given bool, search results.Sweep) (results.Settings, error) {
-	if on {
+// SweepRequest is what the user asked of the sweeps.
+type SweepRequest struct {
+	// Sweeps says that the scenarios are the sweeps of the mix modes
+	// they select (scenarios.Sweeps) rather than their loads.
+	Sweeps bool
+	// Search is the search's settings, and SearchGiven says that the
+	// user gave any of them, which without a sweep is refused.
+	Search      results.Sweep
+	SearchGiven bool
+}
+
+// Sweeping sets st for the sweeps asked for: with req.Sweeps its
+// scenarios are the sweeps of the mix modes they select, and whenever
+// they hold a sweep (named, or by req.Sweeps) st.Sweep is req.Search. A
+// selection with nothing to sweep, a search given without a sweep, or
+// settings that cannot be run (a first rate of 0 or below), are refused
+// as inputerr.Error; its message names the settings (SettingError).
+func Sweeping(st results.Settings, req SweepRequest) (results.Settings, error) {
+	search := req.Search
+	if req.Sweeps {
 		scs, err := scenarios.Sweeps(st.Scenario)
 		if err != nil {
-			return st, inputerr.Bad(fmt.Errorf("--sweep: %w", err))
+			return st, inputerr.Bad(settingErrorf("%v: %w", SettingSweep, err))
 		}
 		names := make([]string, len(scs))
 		for i, sc := range scs {
@@ -96,11 +107,12 @@ func Sweeping(st results.Settings, on, given bool, search results.Sweep) (result
 		}
 	}
 	switch {
-	case st.Sweep == nil && given:
-		return st, inputerr.Bad(errors.New("--sweep-from, --sweep-precision and --slo go with --sweep (or a sweep named: mix-http-sweep, ...)"))
+	case st.Sweep == nil && req.SearchGiven:
+		return st, inputerr.Bad(settingErrorf("%v, %v and %v go with %v (or a sweep named: mix-http-sweep, ...)",
+			SettingSweepFrom, SettingSweepPrecision, SettingSLO, SettingSweep))
 	case st.Sweep != nil:
 		if err := sweep.Check(search); err != nil {
-			return st, inputerr.Bad(fmt.Errorf("--sweep-from, --sweep-precision: %w", err))
+			return st, inputerr.Bad(settingErrorf("%v, %v: %w", SettingSweepFrom, SettingSweepPrecision, err))
 		}
 	}
 	return st, nil
@@ -199,14 +211,14 @@ func Configure(st results.Settings, outDir string, resume bool, hc host.Config) 
 		st.Machine = defaultMachineLabel()
 	}
 	if _, err := os.Lstat(outDir); err == nil { // one the session would make is checked then
-		if err := results.CheckDir("--out", outDir); err != nil {
+		if err := checkSetting(SettingOut, func(what string) error { return results.CheckDir(what, outDir) }); err != nil {
 			return SessionConfig{}, inputerr.Bad(err)
 		}
 	}
 	if st.Session == "" {
 		st.Session = freeSession(outDir, st.Machine, time.Now())
 	}
-	if err := errors.Join(results.CheckName("--session", st.Session), results.CheckName("--machine", st.Machine)); err != nil {
+	if err := errors.Join(checkName(SettingSession, st.Session), checkName(SettingMachine, st.Machine)); err != nil {
 		return SessionConfig{}, inputerr.Bad(err) // the history files a session by them
 	}
 	return SessionConfig{Settings: st, Scenarios: scs, Columns: cols, OutDir: outDir, Resume: resume, Host: hc}, nil
@@ -269,7 +281,7 @@ func LoadColumns(file, names string) ([]proxies.Column, error) {
 	seen := map[string]bool{}
 	for _, n := range strings.Split(names, ",") {
 		n = strings.TrimSpace(n)
-		if err := results.CheckLabel("--proxy's column name", n); err != nil {
+		if err := checkSetting(SettingProxyColumn, func(what string) error { return results.CheckLabel(what, n) }); err != nil {
 			return nil, inputerr.Bad(err)
 		}
 		c, ok := byName[n]

@@ -34,10 +34,10 @@ func TestSweeping(t *testing.T) {
 		{"no sweep", "http-ka-1k", false, false, "http-ka-1k", false, ""},
 		// refused: a closed loop swept, the search's flags without a sweep
 		{"a closed loop", "relay-ka-1k", true, false, "", false, "no sweep of"},
-		{"flags alone", "mix-http", false, true, "", false, "go with --sweep"},
+		{"flags alone", "mix-http", false, true, "", false, "go with the sweeps"},
 	}
 	for _, c := range cases {
-		st, err := Sweeping(results.Settings{Scenario: c.scenario}, c.on, c.given, search)
+		st, err := Sweeping(results.Settings{Scenario: c.scenario}, SweepRequest{Sweeps: c.on, Search: search, SearchGiven: c.given})
 		var ie *inputerr.Error
 		switch {
 		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err) || !errors.As(err, &ie)):
@@ -50,7 +50,7 @@ func TestSweeping(t *testing.T) {
 	}
 	bad := search
 	bad.From = 0
-	if _, err := Sweeping(results.Settings{Scenario: "mix-http"}, true, true, bad); err == nil {
+	if _, err := Sweeping(results.Settings{Scenario: "mix-http"}, SweepRequest{Sweeps: true, Search: bad, SearchGiven: true}); err == nil {
 		t.Error("Sweeping with a first rate of 0 = nil; want an error")
 	}
 }
@@ -142,7 +142,7 @@ func TestScheduleResumesSweep(t *testing.T) {
 		t.Errorf("done %v, %v, steps kept %d; want rep 1 done (no rate found), rep 2 going on from its one step", s.Done[first], s.Done[then], len(s.Steps[then]))
 	}
 	var b bytes.Buffer
-	s.Print(&b, true)
+	s.Print(&b)
 	for _, want := range []string{
 		"resuming the search of no proxy in mix-http-sweep, rep 2, after the 1 window the file has of it",
 		"sweeps: from 500/s, doubled until a step fails, then halved to within 2%; a step passes with p99=50ms,errors=0.1%, 99% of its rate achieved",

@@ -130,7 +130,8 @@ func summaryOf(vals []float64) summary {
 	}
 	out := slices.Clone(vals)
 	sorted := slices.Clone(vals)
-	m := results.Median(sorted) // sorts it
+	slices.Sort(sorted)
+	m := results.Median(sorted)
 	return summary{ok: true, med: m, low: sorted[0], high: sorted[len(sorted)-1], runs: out}
 }
 

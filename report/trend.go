@@ -212,7 +212,7 @@ func familyIndex(mode results.Mode, load string) int {
 func (tr *Trends) detect(ts *TrendSeries) {
 	ts.Medians = make([]float64, len(ts.Runs))
 	for i, r := range ts.Runs {
-		ts.Medians[i] = changepoint.Median(r)
+		ts.Medians[i] = results.Median(r)
 	}
 	points, outliers := changepoint.Analyse(ts.Runs, tr.Options)
 	for _, p := range points {
@@ -230,7 +230,7 @@ func (tr *Trends) detect(ts *TrendSeries) {
 				end = min(end, p.At)
 			}
 		}
-		level := changepoint.Median(ts.Medians[start:end])
+		level := results.Median(ts.Medians[start:end])
 		ts.Outliers = append(ts.Outliers, TrendOutlier{Session: ts.Sessions[i], Off: (ts.Medians[i]/level - 1) * 100})
 	}
 	ts.Detectable = changepoint.Detectable(ts.Medians, points, tr.Options)

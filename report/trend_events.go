@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"bench/report/changepoint"
+	"bench/results"
 )
 
 // TrendChange is a change point with its series, for the report's list.
@@ -217,7 +218,7 @@ func medianBy[T any](xs []T, f func(T) float64) float64 {
 	for i, x := range xs {
 		v[i] = f(x)
 	}
-	return changepoint.Median(v)
+	return results.Median(v)
 }
 
 // Worse is how many of the event's changes are for the worse.

@@ -405,7 +405,7 @@ func (s *TrendSeries) levels() []trendLevel {
 					kept = append(kept, s.Medians[i])
 				}
 			}
-			out = append(out, trendLevel{start, end, changepoint.Median(kept)})
+			out = append(out, trendLevel{start, end, results.Median(kept)})
 		}
 		start = end
 	}

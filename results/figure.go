@@ -36,19 +36,20 @@ func (r *Row) Measured() bool {
 // cell (UnitOf: k req/s), as the tables, compare and the trends give it.
 func RateFigure(perSecond float64) float64 { return perSecond / 1e3 }
 
-// Median returns the median of x, sorting x in place; NaN-free input is
-// assumed. With an even number of values it is the mean of the middle two.
+// Median returns the median of x, NaN for none; x is left as it is, and
+// NaN-free input is assumed. With an even number of values it is the mean
+// of the middle two, (a+b)/2.
 func Median(x []float64) float64 {
-	sort.Float64s(x)
 	n := len(x)
-	switch {
-	case n == 0:
-		return 0
-	case n%2 == 1:
-		return stat.Quantile(0.5, stat.Empirical, x, nil)
-	default:
-		return stat.Mean(x[n/2-1:n/2+1], nil)
+	if n == 0 {
+		return math.NaN()
 	}
+	sorted := append([]float64(nil), x...)
+	sort.Float64s(sorted)
+	if n%2 == 1 {
+		return stat.Quantile(0.5, stat.Empirical, sorted, nil)
+	}
+	return stat.Mean(sorted[n/2-1:n/2+1], nil)
 }
 
 // MedianShift is how far a single run moves the median of figures: the
@@ -61,15 +62,14 @@ func MedianShift(figures []float64) float64 {
 	if len(figures) < 2 {
 		return math.Inf(1)
 	}
-	x := append([]float64(nil), figures...)
-	m := Median(x) // sorts x
+	m := Median(figures)
 	if m == 0 {
 		return math.Inf(1)
 	}
 	shift := 0.0
-	rest := make([]float64, 0, len(x)-1)
-	for i := range x {
-		rest = append(append(rest[:0], x[:i]...), x[i+1:]...)
+	rest := make([]float64, 0, len(figures)-1)
+	for i := range figures {
+		rest = append(append(rest[:0], figures[:i]...), figures[i+1:]...)
 		shift = max(shift, math.Abs(Median(rest)-m))
 	}
 	return shift / math.Abs(m)

@@ -18,9 +18,15 @@ func TestMedian(t *testing.T) {
 	}
 	for _, c := range cases {
 		in := fmt.Sprint(c.in)
-		if got := Median(append([]float64(nil), c.in...)); got != c.want {
+		if got := Median(c.in); got != c.want {
 			t.Errorf("Median(%s) = %v; want %v", in, got, c.want)
 		}
+		if after := fmt.Sprint(c.in); after != in {
+			t.Errorf("Median(%s) left its input %s", in, after)
+		}
+	}
+	if got := Median(nil); !math.IsNaN(got) {
+		t.Errorf("Median(nil) = %v; want NaN", got)
 	}
 }
 

@@ -103,6 +103,8 @@ func TestBadInputExits(t *testing.T) {
 		{[]string{"run", "--sweep", "--scenario", "http-ka-1k", "--proxy", "no proxy", "--prefix", testenv.Prefix(t)}, exitUsage, `bench: --sweep: no sweep of "http-ka-1k"`},
 		{[]string{"run", "--scenario", "mix-http", "--slo", "p99=10ms", "--dry-run"}, exitUsage, "bench: --sweep-from, --sweep-precision and --slo go with --sweep"},
 		{[]string{"run", "--sweep", "--scenario", "mix-http", "--reps", "auto", "--dry-run"}, exitUsage, "bench: --reps auto repeats a cell until its median settles"},
+		{[]string{"run", "--call-graph", "dwarf", "--dry-run"}, exitUsage, "bench: --call-graph goes with --profile=on"},
+		{[]string{"run", "--session", "a/b", "--machine", "..", "--dry-run"}, exitUsage, `bench: --session "a/b" holds a slash or a backslash: the history files a session in folders by its id and machine; want a name without them` + "\n" + `--machine ".." names a folder: want a name`},
 		{[]string{"mix", "--sweep", "--mode", "relay", "--proxy", "127.0.0.1:1", "--origin", "127.0.0.1:1", "--mix-active", "10"}, exitUsage, "bench: mix: --sweep over a closed loop (--mix-active): a closed loop (exchanges at a time) has no rate to step"},
 		{[]string{"mix", "--sweep", "--mode", "relay", "--proxy", "127.0.0.1:1", "--origin", "127.0.0.1:1", "--slo", "p95=1ms"}, exitUsage, `bench: mix: --slo: bound "p95=1ms": unknown key "p95": want p99 and errors`},
 		{[]string{"mix", "--sweep", "--mode", "relay", "--proxy", "127.0.0.1:1", "--origin", "127.0.0.1:1", "--sweep-from", "0"}, exitUsage, "bench: mix: --sweep-from, --sweep-precision: a first rate of 0 a second"},

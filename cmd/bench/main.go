@@ -174,7 +174,7 @@ func exitStatus(err error, stderr io.Writer) int {
 	case errors.Is(err, errUsage):
 		return exitUsage
 	}
-	fmt.Fprintf(stderr, "bench: %s\n", terminal(err.Error()))
+	fmt.Fprintf(stderr, "bench: %s\n", terminal(flagText(err)))
 	switch {
 	case errors.As(err, new(usageError)), errors.As(err, new(*inputerr.Error)):
 		return exitUsage

@@ -69,7 +69,12 @@ func cmdRun(stdout, stderr io.Writer, args []string) error {
 	if len(sched.Runs) == 0 {
 		return usageError{errors.New("no runs: none of the columns serves the modes of the scenarios chosen (bench list shows which column serves which mode)")}
 	}
-	sched.Print(stderr, dryRun)
+	sched.Print(stderr)
+	if dryRun {
+		fmt.Fprintf(stderr, "would write %s\n", sched.File())
+	} else {
+		fmt.Fprintf(stderr, "writing %s\n\n", sched.File())
+	}
 	if err := sched.Fit(); err != nil {
 		return err
 	}
@@ -139,7 +144,8 @@ func runConfig(stderr io.Writer, args []string) (cfg harness.SessionConfig, dryR
 	if err != nil {
 		return harness.SessionConfig{}, false, usageError{fmt.Errorf("run: %w", err)}
 	}
-	if st, err = harness.Sweeping(st, *sw.on, visited(fs, "sweep-from", "sweep-precision", "slo"), search); err != nil {
+	req := harness.SweepRequest{Sweeps: *sw.on, Search: search, SearchGiven: visited(fs, "sweep-from", "sweep-precision", "slo")}
+	if st, err = harness.Sweeping(st, req); err != nil {
 		return harness.SessionConfig{}, false, withAdvice(err)
 	}
 	if st.Methods, err = harness.OwnMethods(st, given); err != nil {

@@ -72,8 +72,8 @@ func BenchmarkSampler(b *testing.B) {
 				}
 				ts.close()
 			}
-			schedstatOnly = c.schedstat
-			defer func() { schedstatOnly = false }()
+			h.sampling.schedstatOnly = c.schedstat
+			defer func() { h.sampling.schedstatOnly = false }()
 			benchmarkSampler(b, h)
 			b.ReportMetric(float64(threads(h, RoleProxy)), "proxy-threads")
 		})

@@ -57,7 +57,7 @@ type Load struct {
 // are checked by CheckBinary.
 func CheckSystem(layout *Layout, loads []Load) []CheckItem {
 	var items []CheckItem
-	root := geteuid() == 0
+	root := os.Geteuid() == 0
 	items = append(items, CheckItem{Name: "root", Status: yesNo(root), OK: root, Required: true,
 		Detail: ifElse(root, "", "namespaces, cgroups and clean need root: sudo bench run")})
 	items = append(items, checkNamespaces())

@@ -31,7 +31,7 @@ func Clean(prefix string) ([]string, error) {
 	if err := validatePrefix(prefix); err != nil {
 		return nil, err
 	}
-	if geteuid() != 0 {
+	if os.Geteuid() != 0 {
 		return nil, errors.New("not root: removing namespaces and cgroups needs root; run with sudo")
 	}
 	_, statErr := os.Stat(lockPath(prefix))

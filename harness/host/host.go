@@ -22,9 +22,6 @@ import (
 // DefaultPrefix starts the name of everything a session makes.
 const DefaultPrefix = "bench-"
 
-// geteuid is os.Geteuid, replaced in tests.
-var geteuid = os.Geteuid
-
 // runBase is where the lock and the run directories live.
 const runBase = "/run"
 
@@ -78,6 +75,30 @@ type Host struct {
 	// (see pinSelf); pinned says whether it did.
 	affinity unix.CPUSet
 	pinned   bool
+	// sampling is what the tests change in the samplers it starts, and
+	// kill, when set (by the tests), replaces syscall.Kill in what its
+	// processes are signalled with.
+	sampling samplerHooks
+	kill     func(pid int, sig syscall.Signal) error
+}
+
+// newHooks are what the tests change in New; the zero value is the real
+// thing.
+type newHooks struct {
+	// geteuid, when set, replaces os.Geteuid.
+	geteuid func() int
+	// afterLinks, when set, runs between moving the links and
+	// configuring the namespaces; the tests make it fail to check what a
+	// failed New leaves.
+	afterLinks func() error
+}
+
+// root says whether New runs as root.
+func (k newHooks) root() bool {
+	if k.geteuid != nil {
+		return k.geteuid() == 0
+	}
+	return os.Geteuid() == 0
 }
 
 // lockState is what the lock file records, for Clean to find a killed
@@ -174,7 +195,12 @@ func (c *Config) Check(online []int) error {
 // session with the same prefix left, and builds the topology and the
 // cgroups. A second Host with the same prefix refuses while the first is
 // open. On error it undoes its own work.
-func New(cfg Config) (_ *Host, err error) {
+func New(cfg Config) (*Host, error) {
+	return newHost(cfg, newHooks{})
+}
+
+// newHost is New with the tests' hooks.
+func newHost(cfg Config, hooks newHooks) (_ *Host, err error) {
 	online, err := OnlineCPUs()
 	if err != nil {
 		return nil, err
@@ -182,7 +208,7 @@ func New(cfg Config) (_ *Host, err error) {
 	if err := cfg.Check(online); err != nil {
 		return nil, err
 	}
-	if geteuid() != 0 {
+	if !hooks.root() {
 		return nil, errors.New("not root: network namespaces and cgroups need root; run with sudo")
 	}
 	h := &Host{prefix: cfg.Prefix, layout: cfg.Layout, logNames: map[string]int{}, procs: map[*Proc]struct{}{}}
@@ -220,7 +246,7 @@ func New(cfg Config) (_ *Host, err error) {
 		return nil, err
 	}
 	h.nsMade = roles
-	if err := buildTopology(cfg.Prefix, h.Namespace, cfg.Layout); err != nil {
+	if err := buildTopology(cfg.Prefix, h.Namespace, cfg.Layout, hooks.afterLinks); err != nil {
 		return nil, err
 	}
 	return h, nil

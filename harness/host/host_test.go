@@ -483,9 +483,8 @@ func TestFailedNewLeavesNothing(t *testing.T) {
 	testenv.NeedRoot(t, "makes network namespaces and cgroups")
 	prefix := testPrefix(t)
 	before := snapshot(t, prefix)
-	topologyHook = func() error { return fmt.Errorf("injected failure") }
-	defer func() { topologyHook = func() error { return nil } }()
-	h, err := New(Config{Prefix: prefix, Layout: testLayout(t)})
+	fail := newHooks{afterLinks: func() error { return fmt.Errorf("injected failure") }}
+	h, err := newHost(Config{Prefix: prefix, Layout: testLayout(t)}, fail)
 	if err == nil {
 		h.Close()
 		t.Fatal("New did not fail")
@@ -640,10 +639,8 @@ func TestNewBadInput(t *testing.T) {
 		{"bad prefix", Config{Prefix: "Bench_"}, 0, "prefix"},
 		{"quota", Config{Prefix: prefix, ProxyCPUQuota: 5}, 0, "quota"},
 	}
-	defer func() { geteuid = os.Geteuid }()
 	for _, tt := range tests {
-		geteuid = func() int { return tt.euid }
-		h, err := New(tt.cfg)
+		h, err := newHost(tt.cfg, newHooks{geteuid: func() int { return tt.euid }})
 		if err == nil {
 			h.Close()
 		}
@@ -744,7 +741,7 @@ func TestStopAfterExit(t *testing.T) {
 	h := newTestHost(t)
 	var mu sync.Mutex
 	var groups []int
-	kill = func(pid int, sig syscall.Signal) error {
+	h.kill = func(pid int, sig syscall.Signal) error {
 		if pid < 0 {
 			mu.Lock()
 			groups = append(groups, -pid)
@@ -752,7 +749,6 @@ func TestStopAfterExit(t *testing.T) {
 		}
 		return syscall.Kill(pid, sig)
 	}
-	t.Cleanup(func() { kill = syscall.Kill })
 	if err := h.Run(context.Background(), RoleClient, ProcSpec{Argv: []string{"true"}}); err != nil {
 		t.Fatal(err)
 	}

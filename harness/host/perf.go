@@ -122,7 +122,7 @@ func callGraphArgs(cg string) []string {
 // CPU, or nil where it may.
 func perfAllowed() error {
 	b, err := os.ReadFile(perfParanoid)
-	return perfRule(b, err, geteuid() == 0)
+	return perfRule(b, err, os.Geteuid() == 0)
 }
 
 // perfRule is the kernel's rule on perf_event_paranoid's contents (or

@@ -163,9 +163,6 @@ type Proc struct {
 	reaped bool
 }
 
-// kill is syscall.Kill, replaced in tests to see what is signalled.
-var kill = syscall.Kill
-
 // minimalEnv is the environment every process starts from.
 var minimalEnv = []string{
 	"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
@@ -252,7 +249,10 @@ func (h *Host) Start(r Role, spec ProcSpec) (*Proc, error) {
 	return p, nil
 }
 
-// forker runs the functions sent to it on a thread that never ends.
+// forker runs the functions sent to it on a thread that never ends. It
+// is the process's, not a Host's: the thread must outlive every child
+// started by startChild, of every Host and of none (CheckSystem, perf),
+// and a thread locked for good cannot be handed back.
 var forker = sync.OnceValue(func() chan<- func() {
 	c := make(chan func())
 	go func() {
@@ -458,7 +458,7 @@ func (p *Proc) signalGroup(sig syscall.Signal) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.reaped {
-		kill(-pgid, sig)
+		p.kill(-pgid, sig)
 		return
 	}
 	if p.h == nil {
@@ -468,9 +468,17 @@ func (p *Proc) signalGroup(sig syscall.Signal) {
 		// A process of the cgroup whose group has the ID of another
 		// live leader is that one's: the ID was given again.
 		if processGroup(pid) == pgid && !p.h.leads(pgid, p) {
-			kill(pid, sig)
+			p.kill(pid, sig)
 		}
 	}
+}
+
+// kill is syscall.Kill, or its host's replacement (see Host.kill).
+func (p *Proc) kill(pid int, sig syscall.Signal) error {
+	if p.h != nil && p.h.kill != nil {
+		return p.h.kill(pid, sig)
+	}
+	return syscall.Kill(pid, sig)
 }
 
 // processGroup returns a process's group ID, or 0 when it is gone.

@@ -107,7 +107,8 @@ type cpuSnap struct {
 // Sampler measures one window; make it with Host.StartSampling.
 type Sampler struct {
 	h        *Host
-	began    time.Time // when StartSampling was called
+	hooks    samplerHooks // the Host's, as the sampler started
+	began    time.Time    // when StartSampling was called
 	plan     Plan
 	planned  time.Time   // the planned window's start; zero without a plan
 	cpus     []int       // the CPUs of the roles, ascending
@@ -159,7 +160,7 @@ type Sampler struct {
 // or StopWindow, with the polls plan places (the zero Plan: from now
 // to Stop).
 func (h *Host) StartSampling(plan Plan) (*Sampler, error) {
-	s := &Sampler{h: h, began: time.Now(), plan: plan, cpuIndex: map[int]int{}, threads: map[int]*threadRec{}, procs: map[int]*procRec{},
+	s := &Sampler{h: h, hooks: h.sampling, began: time.Now(), plan: plan, cpuIndex: map[int]int{}, threads: map[int]*threadRec{}, procs: map[int]*procRec{},
 		statBuf: make([]byte, 4096), thrBuf: make([]byte, 1024),
 		dents: make([]byte, dirBufSize), path: make([]byte, 0, 64), buf: make([]byte, 128), line: make([]byte, 1024)}
 	for _, r := range roles {
@@ -180,7 +181,7 @@ func (h *Host) StartSampling(plan Plan) (*Sampler, error) {
 			return nil, fmt.Errorf("open the proxy's cpu.stat: %w", err)
 		}
 	}
-	if !schedstatOnly {
+	if !s.hooks.schedstatOnly {
 		if s.ts, err = openTaskstats(); err == nil {
 			s.answers = make([]taskReading, taskstatsBatch)
 		}
@@ -204,7 +205,7 @@ func (h *Host) StartSampling(plan Plan) (*Sampler, error) {
 	// loop runs, on its own thread and priority, not from when it was
 	// asked for.
 	ready := make(chan struct{})
-	addProcs()
+	spares.add()
 	go s.loop(ready)
 	<-ready
 	return s, nil
@@ -220,10 +221,6 @@ func (s *Sampler) Begin(at time.Time) {
 		s.planned = at.Add(s.plan.Warmup)
 	}
 }
-
-// schedstatOnly, when set (by the tests), makes the samplers started
-// since read the threads' schedstat files where taskstats would answer.
-var schedstatOnly bool
 
 // charged runs f on this goroutine's thread and charges its CPU time to
 // the sampler.
@@ -378,29 +375,36 @@ type pollRecord struct {
 // spare Ps.
 const spareProcs = 2
 
-// procs counts the samplers running and what GOMAXPROCS was before them.
-var procs struct {
-	sync.Mutex
+// spareLender counts the samplers running and what GOMAXPROCS was
+// before them, and sets GOMAXPROCS to that plus their spare Ps.
+type spareLender struct {
+	mu            sync.Mutex
 	running, base int
 }
 
-// addProcs adds the spare Ps of a sampler that starts.
-func addProcs() {
-	procs.Lock()
-	defer procs.Unlock()
-	if procs.running == 0 {
-		procs.base = runtime.GOMAXPROCS(0)
+// spares is the process's one lender. It is process-wide because
+// GOMAXPROCS is: samplers of two Hosts run at once (a test's second
+// Host), and a count of each Host's own would take the other's spares
+// for its base, and leave them behind when both end.
+var spares spareLender
+
+// add adds the spare Ps of a sampler that starts.
+func (l *spareLender) add() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.running == 0 {
+		l.base = runtime.GOMAXPROCS(0)
 	}
-	procs.running++
-	runtime.GOMAXPROCS(procs.base + spareProcs*procs.running)
+	l.running++
+	runtime.GOMAXPROCS(l.base + spareProcs*l.running)
 }
 
-// dropProcs takes back the spare Ps of a sampler that ended.
-func dropProcs() {
-	procs.Lock()
-	defer procs.Unlock()
-	procs.running--
-	runtime.GOMAXPROCS(procs.base + spareProcs*procs.running)
+// drop takes back the spare Ps of a sampler that ended.
+func (l *spareLender) drop() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.running--
+	runtime.GOMAXPROCS(l.base + spareProcs*l.running)
 }
 
 // prioritize puts the calling thread ahead of the ordinary ones: a
@@ -494,7 +498,7 @@ func (s *Sampler) finish(calc func(last cpuSnap, snaps []cpuSnap) (Window, error
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.finished = true
-	defer dropProcs()
+	defer spares.drop()
 	defer s.closeFiles()
 	last, err := s.readStatSure()
 	if err != nil {

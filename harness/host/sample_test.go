@@ -98,7 +98,7 @@ func TestSamplerChargesTheProxy(t *testing.T) {
 	}
 	// The spinner is a shell: one thread, its PID.
 	tid := p.PID()
-	wa := newWatch(t, h, RoleProxy)
+	wa := newWatch(h, RoleProxy)
 	t0, before := time.Now(), cpuBusy(t)
 	run0, wait0 := schedstat(t, p.PID(), tid)
 	s, err := h.StartSampling(Plan{})
@@ -180,7 +180,7 @@ func TestSamplerBoundUnderQuota(t *testing.T) {
 		t.Run(strings.ReplaceAll(tt.name, " ", "_"), func(t *testing.T) {
 			h := newTestHostQuota(t, tt.quota)
 			p := startHelper(t, h, RoleProxy, tt.helper)
-			wa := newWatch(t, h, RoleProxy)
+			wa := newWatch(h, RoleProxy)
 			s, err := h.StartSampling(Plan{})
 			if err != nil {
 				t.Fatal(err)
@@ -280,7 +280,7 @@ func (sp spin) String() string {
 // sampling, its watch, and the spinner.
 func spinInside(t *testing.T, d time.Duration) (*Sampler, *watch, spin) {
 	h := newTestHost(t)
-	wa := newWatch(t, h, RoleProxy)
+	wa := newWatch(h, RoleProxy)
 	s, err := h.StartSampling(Plan{})
 	if err != nil {
 		t.Fatal(err)
@@ -367,7 +367,7 @@ func TestSamplerStopWindow(t *testing.T) {
 // watch).
 func TestSamplerZombieThread(t *testing.T) {
 	h := newTestHost(t)
-	wa := newWatch(t, h, RoleProxy)
+	wa := newWatch(h, RoleProxy)
 	s, err := h.StartSampling(Plan{})
 	if err != nil {
 		t.Fatal(err)
@@ -464,11 +464,10 @@ func TestPeakMemory(t *testing.T) {
 	p.Stop(time.Second)
 }
 
-// holdPolls makes every poll of the threads call hold halfway, as a
-// loaded machine holds the sampler's thread, until the test ends.
-func holdPolls(t *testing.T, hold func()) {
-	pollHold = hold
-	t.Cleanup(func() { pollHold = nil })
+// holdPolls makes every poll of the threads of h's samplers call hold
+// halfway, as a loaded machine holds the sampler's thread.
+func holdPolls(h *Host, hold func()) {
+	h.sampling.pollHold = hold
 }
 
 // offCPU holds a poll's thread off the CPU for d without using it, as a
@@ -495,7 +494,7 @@ func onCPU(d time.Duration) func() {
 func idleWindow(t *testing.T, hold func(), length time.Duration) (Plan, *Sampler, Window) {
 	h := newTestHost(t)
 	startHelper(t, h, RoleProxy, "sleep")
-	holdPolls(t, hold)
+	holdPolls(h, hold)
 	plan := Plan{Length: length}
 	s, w := sampleWindow(t, h, plan)
 	t.Logf("polls at %v after the start; cost %v; their schedule %v", offsets(w.Polls, w.Planned), w.Cost, schedule(s.sched, w.Planned))
@@ -634,8 +633,8 @@ func TestSamplerSessionWindow(t *testing.T) {
 	h := newTestHost(t)
 	proxy := startHelper(t, h, RoleProxy, "spin")
 	startHelper(t, h, RoleOrigin, "load")
-	holdPolls(t, offCPU(10*time.Millisecond))
-	wa := newWatch(t, h, RoleProxy, RoleClient)
+	holdPolls(h, offCPU(10*time.Millisecond))
+	wa := newWatch(h, RoleProxy, RoleClient)
 	plan := Plan{Length: 3 * time.Second}
 	s, err := h.StartSampling(plan)
 	if err != nil {
@@ -675,8 +674,8 @@ func TestSamplerSessionWindow(t *testing.T) {
 // part after the last poll.
 func TestSamplerThreadBornInWindow(t *testing.T) {
 	h := newTestHost(t)
-	holdPolls(t, offCPU(10*time.Millisecond))
-	wa := newWatch(t, h, RoleProxy)
+	holdPolls(h, offCPU(10*time.Millisecond))
+	wa := newWatch(h, RoleProxy)
 	plan := Plan{Length: 4 * time.Second}
 	s, err := h.StartSampling(plan)
 	if err != nil {
@@ -718,8 +717,8 @@ func TestSamplerThreadBornInWindow(t *testing.T) {
 func TestSamplerDeferredWindow(t *testing.T) {
 	h := newTestHost(t)
 	proxy := startHelper(t, h, RoleProxy, "spin")
-	holdPolls(t, offCPU(10*time.Millisecond))
-	wa := newWatch(t, h, RoleProxy)
+	holdPolls(h, offCPU(10*time.Millisecond))
+	wa := newWatch(h, RoleProxy)
 	plan := Plan{Warmup: 500 * time.Millisecond, Length: 2 * time.Second, Deferred: true}
 	s, err := h.StartSampling(plan)
 	if err != nil {
@@ -815,9 +814,9 @@ func TestSamplerSchedstatAsTaskstats(t *testing.T) {
 // were read at both polls both ways, and of how many.
 func compareSchedstatTaskstats(t *testing.T, h *Host, hold bool) (compared, n int) {
 	t.Helper()
-	schedstatOnly = true
+	h.sampling.schedstatOnly = true
 	viaSchedstat, err := h.StartSampling(Plan{})
-	schedstatOnly = false
+	h.sampling.schedstatOnly = false
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -832,10 +831,9 @@ func compareSchedstatTaskstats(t *testing.T, h *Host, hold bool) (compared, n in
 	time.Sleep(threadPeriod / 2) // the first and last polls only
 	wa, errA := viaSchedstat.Stop()
 	if hold {
-		batchHold = offCPU(2 * maxReadSpan)
+		viaTaskstats.ts.hold = offCPU(2 * maxReadSpan)
 	}
 	wb, errB := viaTaskstats.Stop()
-	batchHold = nil
 	if errA != nil || errB != nil {
 		t.Fatal(errA, errB)
 	}
@@ -1064,12 +1062,11 @@ func (b bracket) holds(o threadObs) bool {
 	return !o.t.Before(b.from) && !o.t.After(b.to) && o.ns >= b.lo && o.ns <= b.hi
 }
 
-// newWatch watches the threads of h's roles rs at every poll until the
-// test ends.
-func newWatch(t *testing.T, h *Host, rs ...Role) *watch {
+// newWatch watches the threads of h's roles rs at every poll of the
+// samplers h starts from now on.
+func newWatch(h *Host, rs ...Role) *watch {
 	w := &watch{h: h, roles: rs, threads: map[int]*watched{}}
-	pollWatch = w.poll
-	t.Cleanup(func() { pollWatch = nil })
+	h.sampling.pollWatch = w.poll
 	return w
 }
 

@@ -68,6 +68,10 @@ type taskstatsConn struct {
 	buf    []byte // taskstatsBatch answers of taskstatsReplyMax
 	iov    []unix.Iovec
 	msgs   []unix.Mmsghdr
+	// hold, when set (by the tests), is called inside every call of
+	// read: it holds the thread off the CPU while the kernel reads a
+	// batch, as a loaded machine does.
+	hold func()
 }
 
 // openTaskstats opens a socket on the taskstats family and checks that
@@ -174,11 +178,6 @@ func (c *taskstatsConn) resolve() (uint16, error) {
 // netlink headers, and the TID's attribute.
 const taskstatsReqLen = unix.NLMSG_HDRLEN + unix.GENL_HDRLEN + unix.SizeofNlAttr + 4
 
-// batchHold, when set (by the tests), is called inside every call of
-// read: it holds the thread off the CPU while the kernel reads a batch,
-// as a loaded machine does.
-var batchHold func()
-
 // read asks for the threads tids, at most taskstatsBatch, in one sendmsg,
 // and puts their answers in out, by index; t0 and t1 bound the call, in
 // which the kernel read them. A thread not answered (its answer dropped)
@@ -192,8 +191,8 @@ func (c *taskstatsConn) read(tids []int, out []taskReading) (t0, t1 time.Time, e
 	}
 	c.seq += uint32(len(tids))
 	t0 = time.Now()
-	if batchHold != nil {
-		batchHold()
+	if c.hold != nil {
+		c.hold()
 	}
 	err = unix.Sendto(c.fd, c.req, 0, &c.kernel)
 	t1 = time.Now()

@@ -83,17 +83,23 @@ const (
 	lastPoll                  // the window's last: the proxy's pipes are counted too
 )
 
-// pollHold, when set (by the tests), is called in the middle of every
-// poll: it holds the poll's thread off the CPU, as a loaded machine does.
-var pollHold func()
-
-// pollWatch, when set (by the tests), is called on the poll's thread as
-// each poll begins, before its first reading (end false), and as it
-// ends, after its last (end true): what the tests read there of the
-// scheduler's own count of a thread brackets each of the poll's readings
-// of it, in time and in value, so that a thread's share is checked
-// against the scheduler's over the same span.
-var pollWatch func(end bool)
+// samplerHooks are what the tests change in the samplers a Host starts;
+// the zero value is the real sampler.
+type samplerHooks struct {
+	// pollHold, when set, is called in the middle of every poll: it
+	// holds the poll's thread off the CPU, as a loaded machine does.
+	pollHold func()
+	// pollWatch, when set, is called on the poll's thread as each poll
+	// begins, before its first reading (end false), and as it ends,
+	// after its last (end true): what the tests read there of the
+	// scheduler's own count of a thread brackets each of the poll's
+	// readings of it, in time and in value, so that a thread's share is
+	// checked against the scheduler's over the same span.
+	pollWatch func(end bool)
+	// schedstatOnly makes the sampler read the threads' schedstat files
+	// where taskstats would answer.
+	schedstatOnly bool
+}
 
 // pollSlice is the most CPU time a poll takes in one stretch; it then
 // sleeps pollRest before it goes on. The poll's thread is real-time (see
@@ -177,9 +183,9 @@ func (b *breather) end() {
 // mu, or has the sampler to itself.
 func (s *Sampler) poll(kind pollKind) {
 	s.polls = append(s.polls, time.Now())
-	if pollWatch != nil {
-		pollWatch(false)
-		defer pollWatch(true)
+	if w := s.hooks.pollWatch; w != nil {
+		w(false)
+		defer w(true)
 	}
 	s.breath.start()
 	defer s.breath.end()
@@ -203,8 +209,8 @@ func (s *Sampler) poll(kind pollKind) {
 	} else {
 		s.readKnown()
 	}
-	if pollHold != nil {
-		pollHold()
+	if s.hooks.pollHold != nil {
+		s.hooks.pollHold()
 	}
 	s.fresh = s.fresh[:0]
 	for _, r := range roles {

@@ -72,14 +72,12 @@ func rpsPath(sys, link string) string {
 	return filepath.Join(sys, "class/net", link, "queues/rx-0/rps_cpus")
 }
 
-// topologyHook runs between moving the links and configuring the
-// namespaces; tests make it fail to check what a failed New leaves.
-var topologyHook = func() error { return nil }
-
 // buildTopology makes the three namespaces and the two veth pairs with
-// their addresses, routes and RPS masks. On error it leaves behind what it
-// made; the caller's teardown removes it.
-func buildTopology(prefix string, nsName func(Role) string, layout Layout) error {
+// their addresses, routes and RPS masks; afterLinks, when not nil, runs
+// between moving the links and configuring the namespaces (see
+// newHooks). On error it leaves behind what it made; the caller's
+// teardown removes it.
+func buildTopology(prefix string, nsName func(Role) string, layout Layout, afterLinks func() error) error {
 	for _, r := range roles {
 		if err := createNamespace(nsName(r)); err != nil {
 			return err
@@ -111,8 +109,10 @@ func buildTopology(prefix string, nsName func(Role) string, layout Layout) error
 			}
 		}
 	}
-	if err := topologyHook(); err != nil {
-		return err
+	if afterLinks != nil {
+		if err := afterLinks(); err != nil {
+			return err
+		}
 	}
 	for _, r := range roles {
 		if err := configureNamespace(prefix, r, nsName(r)); err != nil {

@@ -22,7 +22,7 @@ import (
 
 	"bench/harness/host"
 	"bench/internal/testenv"
-	"bench/report/changepoint"
+	"bench/results"
 	"bench/scenarios"
 
 	"github.com/vishvananda/netlink"
@@ -199,14 +199,14 @@ func BenchmarkMixVsWrk(b *testing.B) {
 		line += fmt.Sprintf(";\nbare system calls: %v; at most %.2f of wrk's with the half-close", f, bound)
 		b.Log(line)
 	}
-	wrk := changepoint.Median(rates[0])
+	wrk := results.Median(rates[0])
 	b.ReportMetric(wrk, "wrk-exchanges/s")
 	for i, w := range ways {
-		r := changepoint.Median(rates[i+1])
+		r := results.Median(rates[i+1])
 		b.ReportMetric(r, w.name+"-exchanges/s")
 		b.ReportMetric(r/wrk, w.name+"/wrk")
 	}
-	b.ReportMetric(changepoint.Median(bounds), "half-close-bound/wrk")
+	b.ReportMetric(results.Median(bounds), "half-close-bound/wrk")
 }
 
 // bareFigures is what floor measured: the CPU time, in µs, of the

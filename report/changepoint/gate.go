@@ -3,6 +3,8 @@ package changepoint
 import (
 	"math"
 	"slices"
+
+	"bench/results"
 )
 
 // The gate of a nightly (bench trend --fail-new) over the life of a
@@ -50,9 +52,9 @@ func (g Gate) step(p Point, pts []Point, runs [][]float64) float64 {
 	if n := len(runs) - p.At; last && n > MinSide {
 		after := make([]float64, 0, n-1)
 		for _, r := range runs[p.At : len(runs)-1] {
-			after = append(after, Median(r))
+			after = append(after, results.Median(r))
 		}
-		without := pct(Median(after), p.From)
+		without := pct(results.Median(after), p.From)
 		if (without < 0) != (p.Step < 0) {
 			return 0 // without the newest, no step that way
 		}
@@ -128,7 +130,7 @@ func Analyse(runs [][]float64, opt Options) (points []Point, outliers []int) {
 	points = Find(runs, opt)
 	medians := make([]float64, len(runs))
 	for i, r := range runs {
-		medians[i] = Median(r)
+		medians[i] = results.Median(r)
 	}
 	outliers = Outliers(medians, points, opt.MinStep)
 	if len(outliers) == 0 {
@@ -173,12 +175,12 @@ func Outliers(medians []float64, points []Point, minStep float64) []int {
 		if len(seg) < 2*MinSide+1 {
 			continue
 		}
-		med := Median(seg)
+		med := results.Median(seg)
 		dev := make([]float64, len(seg))
 		for i, v := range seg {
 			dev[i] = math.Abs(v - med)
 		}
-		spread := 1.4826 * Median(dev)
+		spread := 1.4826 * results.Median(dev)
 		for i, v := range seg {
 			if math.Abs(v-med) > OutlierSpread*spread && math.Abs(pct(v, med)) > minStep {
 				out = append(out, b[0]+i)
@@ -207,12 +209,12 @@ func Detectable(medians []float64, points []Point, opt Options) float64 {
 	if n < 2*MinSide {
 		return math.Inf(1)
 	}
-	med := Median(seg)
+	med := results.Median(seg)
 	dev := make([]float64, n)
 	for i, v := range seg {
 		dev[i] = math.Abs(v - med)
 	}
-	sd := 1.4826 * Median(dev) / math.Abs(med) * 100
+	sd := 1.4826 * results.Median(dev) / math.Abs(med) * 100
 	half := float64(n) / 2
 	se := 1.2533 * sd / math.Sqrt(half) * math.Sqrt2 // the two halves' difference
 	z := math.Sqrt2 * math.Erfinv(opt.Confidence)

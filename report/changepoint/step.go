@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+
+	"bench/results"
 )
 
 // Point is a change point of a series of sessions, measured.
@@ -55,7 +57,7 @@ func Find(runs [][]float64, opt Options) []Point {
 	opt = opt.WithDefaults()
 	medians := make([]float64, len(runs))
 	for i, r := range runs {
-		medians[i] = Median(r)
+		medians[i] = results.Median(r)
 	}
 	at := Divisive(medians, opt)
 	provisional := -1
@@ -64,13 +66,13 @@ func Find(runs [][]float64, opt Options) []Point {
 		at = append(at, provisional)
 	}
 	bounds := segments(at, len(runs))
-	newest := Median(medians[bounds[len(bounds)-1][0]:])
+	newest := results.Median(medians[bounds[len(bounds)-1][0]:])
 	rng := rand.New(rand.NewPCG(opt.Draws, 0x626f6f74)) // "boot"
 	noise := Noise(runs)
 	var out []Point
 	for i, a := range at {
 		before, after := bounds[i], bounds[i+1]
-		b, f := Median(medians[before[0]:before[1]]), Median(medians[after[0]:after[1]])
+		b, f := results.Median(medians[before[0]:before[1]]), results.Median(medians[after[0]:after[1]])
 		p := Point{At: a, Step: pct(f, b), From: b, To: f, Noise: noise, MinStep: max(opt.MinStep, 0), Provisional: a == provisional}
 		p.Lo, p.Hi = interval(runs[before[0]:before[1]], runs[after[0]:after[1]], opt, rng)
 		p.InForce = math.Abs(newest-f) < math.Abs(newest-b)
@@ -127,13 +129,13 @@ func Noise(runs [][]float64) float64 {
 		if len(r) < 2 {
 			continue
 		}
-		m := Median(r)
+		m := results.Median(r)
 		half = append(half, (slices.Max(r)-slices.Min(r))/2/math.Abs(m)*100)
 	}
 	if len(half) == 0 {
 		return 0
 	}
-	return Median(half)
+	return results.Median(half)
 }
 
 // pct is after over before, less one, in percent.
@@ -223,16 +225,6 @@ func (p *pool) draw(rng *rand.Rand) float64 {
 		seen += c
 	}
 	return math.NaN()
-}
-
-// Median is the median of x; NaN for none.
-func Median(x []float64) float64 {
-	if len(x) == 0 {
-		return math.NaN()
-	}
-	sorted := slices.Clone(x)
-	slices.Sort(sorted)
-	return quantile(sorted, 0.5)
 }
 
 // quantile is the q-quantile of sorted x, interpolated between its
