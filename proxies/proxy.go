@@ -102,10 +102,11 @@ type Adapter interface {
 }
 
 // HalfCloseCutter is an adapter whose proxy may end the answer of a
-// half-closed exchange early through no fault of the client: the answer
-// stops short of its length with a clean end (close_notify in TLS), and a
-// client sees a short answer. Such an exchange is a failure all the same;
-// the adapter says why it happens.
+// half-closed exchange early through no fault of the client: the
+// connection ends cleanly (a FIN, close_notify in TLS) before the answer's
+// length or before any of it, and a client sees a short answer or none.
+// Such an exchange is a failure all the same; the adapter says why it
+// happens.
 type HalfCloseCutter interface {
 	// HalfCloseCut says when the proxy cuts a half-closed exchange's
 	// answer, and why.

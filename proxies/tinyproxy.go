@@ -22,7 +22,10 @@ func init() {
 	})
 }
 
-var _ Adapter = Tinyproxy{}
+var (
+	_ Adapter         = Tinyproxy{}
+	_ HalfCloseCutter = Tinyproxy{}
+)
 
 // tinyproxyUser is the user tinyproxy drops to.
 const tinyproxyUser = "nobody"
@@ -45,6 +48,23 @@ var tinyproxyVersion = regexp.MustCompile(`tinyproxy (\S+)`)
 
 // ParseVersion picks "1.11.1" out of "tinyproxy 1.11.1".
 func (Tinyproxy) ParseVersion(out []byte) string { return versionLine(out, tinyproxyVersion) }
+
+// HalfCloseCut: tinyproxy stops relaying at its client's end of stream.
+// Its relay loop (reqs.c, relay_connection) ends as soon as a read from
+// the client returns nothing (read_buffer takes the end of stream for an
+// error), sends the client what it holds of the answer already, and shuts
+// the connection down. An HTTP exchange gets the answer's head and the
+// part of its body read with it, a short answer (2123 bytes of a 256 KB
+// answer delayed by 50 ms at the origin); through a CONNECT tunnel, relayed
+// from its opening, the client gets none of the answer. In a 5 s run over
+// 50 connections 55 of mix-http's 77 half-closed exchanges failed (those
+// whose answer had not come whole with its head) and no other, 125 of
+// mix-connect's 128. No directive of tinyproxy.conf changes it (tinyproxy
+// 1.11.1; the loop is the same in its later source).
+func (Tinyproxy) HalfCloseCut() string {
+	return "tinyproxy stops relaying at its client's end of stream, whatever its config: it sends what it " +
+		"holds of the answer (over HTTP its head and a first part, through CONNECT nothing) and closes"
+}
 
 // Instance renders tinyproxy/tinyproxy.conf. tinyproxy has no config check
 // of its own: Validate is nil.
