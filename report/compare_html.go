@@ -261,6 +261,7 @@ func labelsAbove(marks plotter.XYLabels, size vg.Length, offset vg.Point) (*plot
 	for k := range lbl.TextStyle {
 		lbl.TextStyle[k].XAlign, lbl.TextStyle[k].YAlign = draw.XCenter, draw.YBottom
 		lbl.TextStyle[k].Font = plotFont(size)
+		lbl.TextStyle[k].Handler = chartText
 	}
 	lbl.Offset = offset
 	return lbl, nil
