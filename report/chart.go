@@ -150,7 +150,7 @@ func legendHeight(rows [][]legendEntry) vg.Length {
 // drawLegend draws the rows from the top of c.
 func drawLegend(c draw.Canvas, rows [][]legendEntry) {
 	face := plotFace(legendFontSize)
-	sty := draw.TextStyle{Color: color.Black, Font: plotFont(legendFontSize), Handler: plot.DefaultTextHandler,
+	sty := draw.TextStyle{Color: color.Black, Font: plotFont(legendFontSize), Handler: chartText,
 		XAlign: draw.XLeft, YAlign: draw.YCenter}
 	for i, row := range rows {
 		y := c.Max.Y - legendInset/2 - (vg.Length(i)+0.5)*legendRowH
@@ -232,6 +232,7 @@ var undrawable = []byte(`<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 40
 // bar touched the title.
 func newPlot() *plot.Plot {
 	p := plot.New()
+	useChartFont(p)
 	p.Title.Padding = vg.Points(4)
 	p.X.Label.Padding += vg.Points(2)
 	p.Y.Label.Padding += vg.Points(2)
@@ -251,7 +252,7 @@ type markThumb struct{ glyph string }
 
 // Thumbnail draws the mark.
 func (m markThumb) Thumbnail(c *draw.Canvas) {
-	sty := draw.TextStyle{Color: color.Black, Font: plotFont(11), Handler: plot.DefaultTextHandler,
+	sty := draw.TextStyle{Color: color.Black, Font: plotFont(11), Handler: chartText,
 		XAlign: draw.XCenter, YAlign: draw.YCenter}
 	c.FillText(sty, c.Center(), m.glyph)
 }

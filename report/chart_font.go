@@ -22,16 +22,33 @@ import (
 // browser's choice is wider or narrower than the one measured.
 const chartTypeface = "Go"
 
-func init() {
+// chartFonts holds the charts' font for them alone, so that the
+// process' fonts (gonum's font.DefaultCache, plot.DefaultFont) are left
+// as they are: each plot takes it through chartText (useChartFont).
+var chartFonts = newChartFonts()
+
+// newChartFonts is a cache of the Go font alone.
+func newChartFonts() *font.Cache {
 	f, err := opentype.Parse(goregular.TTF)
 	if err != nil {
 		panic(fmt.Sprintf("report: parse the Go font: %v", err))
 	}
-	font.DefaultCache.Add(font.Collection{{Font: font.Font{Typeface: chartTypeface}, Face: f}})
-	// plot.New takes its texts' font and handler from here; report is
-	// its only user.
-	plot.DefaultFont = font.Font{Typeface: chartTypeface}
-	plot.DefaultTextHandler = spacedText{text.Plain{Fonts: font.DefaultCache}}
+	return font.NewCache(font.Collection{{Font: font.Font{Typeface: chartTypeface}, Face: f}})
+}
+
+// chartText is the charts' text handler, in their font.
+var chartText text.Handler = spacedText{text.Plain{Fonts: chartFonts}}
+
+// useChartFont sets the texts of p, which plot.New gave gonum's font
+// and handler, to the charts' font and handler, at plot.New's sizes.
+func useChartFont(p *plot.Plot) {
+	p.TextHandler = chartText
+	p.Title.TextStyle.Font, p.Title.TextStyle.Handler = plotFont(12), chartText
+	for _, a := range []*plot.Axis{&p.X, &p.Y} {
+		a.Label.TextStyle.Font, a.Label.TextStyle.Handler = plotFont(12), chartText
+		a.Tick.Label.Font, a.Tick.Label.Handler = plotFont(10), chartText
+	}
+	p.Legend.TextStyle.Font, p.Legend.TextStyle.Handler = plotFont(12), chartText
 }
 
 // spacedText is gonum's plain text with the lines of a text spaced by the
@@ -104,10 +121,10 @@ func chartFontName() string {
 }
 
 // plotFont is the charts' font at size points.
-func plotFont(size vg.Length) font.Font { return font.From(plot.DefaultFont, size) }
+func plotFont(size vg.Length) font.Font { return font.Font{Typeface: chartTypeface, Size: size} }
 
 // plotFace is the charts' font at size points, to measure texts with.
-func plotFace(size vg.Length) font.Face { return font.DefaultCache.Lookup(plotFont(size), size) }
+func plotFace(size vg.Length) font.Face { return chartFonts.Lookup(plotFont(size), size) }
 
 // wrapLabel breaks a group's label into lines no wider than w where it
 // can: after a space, a '-' or a '_'.

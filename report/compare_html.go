@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bench/report/htmldoc"
 	"bench/results"
 	"bytes"
 	"fmt"
@@ -33,8 +34,7 @@ const (
 func writeComparisonHTML(w io.Writer, c *Comparison) error {
 	var b bytes.Buffer
 	title := "bench: " + c.title()
-	fmt.Fprintf(&b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>%s</title>\n<style>\n%s\ntr.geomean th,tr.geomean td{border-top:2px solid #888}\n%s\n</style>\n</head>\n<body>\n",
-		esc(title), pageStyle, chartFontCSS())
+	htmldoc.Head(&b, title, htmldoc.Style, "tr.geomean th,tr.geomean td{border-top:2px solid #888}", chartFontCSS())
 	fmt.Fprintf(&b, "<h1>%s</h1>\n<p class=\"summary\"><strong>%s</strong></p>\n", esc(c.title()), esc(c.Summary()))
 	for _, section := range comparisonSections {
 		if err := section(&b, c); err != nil {
@@ -99,7 +99,7 @@ func htmlCompareTables(b *bytes.Buffer, c *Comparison) error {
 			return errChart(t.Family+" on "+t.Machine, err)
 		}
 		if ok {
-			figure(b, classBar, svg, "Changes of "+t.Family+" on "+t.Machine+": new's median over old's, less one; "+
+			htmldoc.Figure(b, classBar, svg, "Changes of "+t.Family+" on "+t.Machine+": new's median over old's, less one; "+
 				"whiskers from new's slowest over old's fastest to new's fastest over old's slowest; the real changes written over their bars.")
 		}
 	}
@@ -261,6 +261,7 @@ func labelsAbove(marks plotter.XYLabels, size vg.Length, offset vg.Point) (*plot
 	for k := range lbl.TextStyle {
 		lbl.TextStyle[k].XAlign, lbl.TextStyle[k].YAlign = draw.XCenter, draw.YBottom
 		lbl.TextStyle[k].Font = plotFont(size)
+		lbl.TextStyle[k].Handler = chartText
 	}
 	lbl.Offset = offset
 	return lbl, nil

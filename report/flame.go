@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"bench/profile"
+	"bench/report/htmldoc"
 )
 
 // A run's CPU profile, drawn: a flame graph of its folded stacks, the
@@ -233,7 +234,7 @@ g.frame text{pointer-events:none}`
 // ten functions of most self time.
 func writeFlame(b *bytes.Buffer, stacks []profile.Stack, label, caption string) {
 	b.WriteString("<div class=\"flame\">\n")
-	figure(b, classFlame, flameSVG(stacks, label), caption)
+	htmldoc.Figure(b, classFlame, flameSVG(stacks, label), caption)
 	flameTop(b, stacks)
 	b.WriteString("</div>\n")
 }
@@ -242,8 +243,8 @@ func writeFlame(b *bytes.Buffer, stacks []profile.Stack, label, caption string) 
 // self-contained file: its flame graph and top ten under label, its
 // heading, and caption.
 func writeFlamePage(b *bytes.Buffer, stacks []profile.Stack, label, caption string) {
-	fmt.Fprintf(b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>%s</title>\n<style>\n%s\n%s\n</style>\n</head>\n<body>\n<h1>%s</h1>\n",
-		esc(label), pageStyle, flameStyle, esc(label))
+	htmldoc.Head(b, label, htmldoc.Style, flameStyle)
+	fmt.Fprintf(b, "<h1>%s</h1>\n", esc(label))
 	writeFlame(b, stacks, label, caption)
 	b.WriteString("</body>\n</html>\n")
 }

@@ -12,6 +12,7 @@ import (
 
 	"bench/inputerr"
 	"bench/profile"
+	"bench/report/htmldoc"
 	"bench/results"
 )
 
@@ -214,7 +215,7 @@ func (p *pageProfiles) link(c Cell) string {
 	case pp == nil:
 		return ""
 	case pp.file != "":
-		return fmt.Sprintf(" <a class=\"profile\" href=\"%s\" title=\"%s\">profile</a>", relHref(pp.file), esc(pp.title))
+		return fmt.Sprintf(" <a class=\"profile\" href=\"%s\" title=\"%s\">profile</a>", htmldoc.RelHref(pp.file), esc(pp.title))
 	}
 	return fmt.Sprintf(" <a class=\"profile\" href=\"#%s\" title=\"%s\">profile</a>", esc(pp.anchor), esc(pp.title))
 }

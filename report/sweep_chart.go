@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bench/report/htmldoc"
 	"bench/results"
 	"bytes"
 	"cmp"
@@ -408,7 +409,7 @@ func htmlSweeps(b *bytes.Buffer, t Table, pal palette) error {
 		if t.Sweep != nil {
 			bound = "the dotted line the session's p99 bound, " + millisSpan(t.Sweep.SLO.P99)
 		}
-		figure(b, classSweep, svg, "p99 and p50 of every step of the searches of "+label+" on "+t.Machine+
+		htmldoc.Figure(b, classSweep, svg, "p99 and p50 of every step of the searches of "+label+" on "+t.Machine+
 			", every repetition's, against the rate it offered, on log axes; "+bound+".")
 	}
 	return nil

@@ -13,6 +13,7 @@ import (
 
 	"bench/inputerr"
 	"bench/report/changepoint"
+	"bench/report/htmldoc"
 	"bench/results"
 
 	"gonum.org/v1/plot"
@@ -214,8 +215,7 @@ func (s *TrendSeries) format(v float64) string {
 func writeTrendsHTML(w io.Writer, tr *Trends) error {
 	var b bytes.Buffer
 	title := "bench: " + tr.title()
-	fmt.Fprintf(&b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>%s</title>\n<style>\n%s\n%s\n</style>\n</head>\n<body>\n",
-		esc(title), pageStyle, chartFontCSS())
+	htmldoc.Head(&b, title, htmldoc.Style, chartFontCSS())
 	fmt.Fprintf(&b, "<h1>%s</h1>\n<p class=\"summary\"><strong>%s</strong></p>\n", esc(tr.title()), esc(tr.Summary()))
 	for _, g := range tr.nights() {
 		fmt.Fprintf(&b, "<h2>%s</h2>\n", esc(tr.nightTitle(g[0].After)))
@@ -260,7 +260,7 @@ func writeTrendsHTML(w io.Writer, tr *Trends) error {
 		if err != nil {
 			return errChart(s.name(), err)
 		}
-		figure(&figs, classSeries, svg, s.Machine+", "+s.name()+": each session's runs (points) and median (thin line), the levels before and after each change point (thick black lines), the change points and the new versions marked.")
+		htmldoc.Figure(&figs, classSeries, svg, s.Machine+", "+s.name()+": each session's runs (points) and median (thin line), the levels before and after each change point (thick black lines), the change points and the new versions marked.")
 		drawn++
 	}
 	if drawn > 0 {
