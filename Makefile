@@ -80,6 +80,7 @@ UNLOADED_PKGS += ./internal/nights
 UNLOADED_PKGS += ./profile
 UNLOADED_PKGS += ./report
 UNLOADED_PKGS += ./report/changepoint
+UNLOADED_PKGS += ./report/htmldoc
 UNLOADED_PKGS += ./results
 
 # test runs go vet and every test once: the unloaded lane, then the
