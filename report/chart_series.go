@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bench/internal/text"
 	"bench/results"
 	"fmt"
 	"image/color"
@@ -36,7 +37,7 @@ func seriesTitle(what string, vals []float64, format func(float64) string) strin
 	sorted := slices.Clone(vals)
 	slices.Sort(sorted)
 	s.low, s.high, s.med = sorted[0], sorted[len(sorted)-1], results.Median(sorted)
-	return fmt.Sprintf("%s: %s, the median of %s, %s..%s", what, format(s.med), pluralN(len(vals), "second"), format(s.low), format(s.high))
+	return fmt.Sprintf("%s: %s, the median of %s, %s..%s", what, format(s.med), text.Plural(len(vals), "second"), format(s.low), format(s.high))
 }
 
 // seriesChart is the small chart of a cell's runs second by second: the

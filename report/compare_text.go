@@ -2,6 +2,7 @@ package report
 
 import (
 	"bench/inputerr"
+	"bench/internal/text"
 	"bench/results"
 	"bytes"
 	"encoding/json"
@@ -47,11 +48,11 @@ func (c *Comparison) Summary() string {
 			return "no real " + what
 		}
 		top := slices.MaxFunc(chs, func(a, b *Change) int { return cmpAbs(*a.Change, *b.Change) })
-		return fmt.Sprintf("%s (largest: %s %s)", plural(len(chs), "real "+what), top.name(c), top.changeText())
+		return fmt.Sprintf("%s (largest: %s %s)", text.Plural(len(chs), "real "+what), top.name(c), top.changeText())
 	}
-	parts := []string{largest("regression", worse), largest("improvement", better), plural(noise, "cell") + " within noise"}
+	parts := []string{largest("regression", worse), largest("improvement", better), text.Plural(noise, "cell") + " within noise"}
 	if apart > 0 {
-		parts = append(parts, plural(apart, "cell")+" not compared (one side only, or no ok run on a side)")
+		parts = append(parts, text.Plural(apart, "cell")+" not compared (one side only, or no ok run on a side)")
 	}
 	line := strings.Join(parts, ", ")
 	return strings.ToUpper(line[:1]) + line[1:]
@@ -151,7 +152,7 @@ func (t *CompareTable) geomeanRow() []string {
 	if t.Geomean != nil {
 		change = fmt.Sprintf("%+.1f%%", *t.Geomean)
 	}
-	of := "of " + plural(t.GeomeanOf, "cell")
+	of := "of " + text.Plural(t.GeomeanOf, "cell")
 	if t.GeomeanOf == 0 {
 		of = "no cell on both sides"
 	}
@@ -184,7 +185,7 @@ var columnsHeader = []string{"proxy", "geomean", "real changes", "largest"}
 func (cc *ColumnChange) textRow() []string {
 	g := "no cell on both sides"
 	if cc.Geomean != nil {
-		g = fmt.Sprintf("%+.1f%% of %s", *cc.Geomean, plural(cc.GeomeanOf, "cell"))
+		g = fmt.Sprintf("%+.1f%% of %s", *cc.Geomean, text.Plural(cc.GeomeanOf, "cell"))
 	}
 	real := "none"
 	if cc.Worse+cc.Better > 0 {

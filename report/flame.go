@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bench/internal/text"
 	"bytes"
 	"fmt"
 	"hash/fnv"
@@ -253,5 +254,5 @@ func flameCaption(stacks []profile.Stack) string {
 	n, _ := foldedSamples(stacks)
 	return fmt.Sprintf("The proxy's %s over the window: a frame's width is its share of them, its callees above it; "+
 		"frames under %s of the samples are left out. Beside it, the ten functions of most self time (self: samples ending in the function; total: samples with it anywhere in their stack).",
-		plural(int(min(n, math.MaxInt)), "CPU sample"), sharePercent(flameMinShare))
+		text.Plural(int(min(n, math.MaxInt)), "CPU sample"), sharePercent(flameMinShare))
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bench/internal/text"
 	"bench/results"
 	"bytes"
 	"fmt"
@@ -520,7 +521,7 @@ func htmlSeries(b *bytes.Buffer, group []Table, data map[results.RunID]*results.
 				if err != nil {
 					return errChart(title, err)
 				}
-				figure(&figs, classSeries, svg, title+": each second of the window, "+pluralRuns(len(runs)))
+				figure(&figs, classSeries, svg, title+": each second of the window, "+runsTold(len(runs)))
 				drawn++
 			}
 		}
@@ -535,9 +536,11 @@ func htmlSeries(b *bytes.Buffer, group []Table, data map[results.RunID]*results.
 	return nil
 }
 
-func pluralRuns(n int) string {
+// runsTold is how many runs a chart of the time series draws, and how
+// they are told apart where there are more than one.
+func runsTold(n int) string {
 	if n == 1 {
-		return "1 run"
+		return text.Plural(n, "run")
 	}
-	return fmt.Sprintf("%d runs, told apart by dash, glyph and shade", n)
+	return text.Plural(n, "run") + ", told apart by dash, glyph and shade"
 }

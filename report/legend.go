@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bench/internal/text"
 	"fmt"
 	"io"
 	"strings"
@@ -102,7 +103,7 @@ func closedLine(t Table) string {
 		label, _, _ := strings.Cut(r.Label, ", ")
 		for _, c := range r.Cells {
 			if c.Closed > 0 {
-				cells = append(cells, fmt.Sprintf("%s %s (%s of %s)", c.Proxy, label, thousands(float64(c.Closed)), pluralRunsOf(len(c.Runs))))
+				cells = append(cells, fmt.Sprintf("%s %s (%s of %s)", c.Proxy, label, thousands(float64(c.Closed)), text.Plural(len(c.Runs), "run")))
 			}
 		}
 	}
@@ -112,14 +113,6 @@ func closedLine(t Table) string {
 	return "Not failed exchanges: wrk's read errors on connections the proxy closed after its answer, one an answer " +
 		"(wrk sends its next request again on a new connection; a proxy that keeps no connection alive gives one each time), " +
 		"which its notes count among its errors: " + strings.Join(cells, "; ") + "."
-}
-
-// pluralRunsOf is "1 run", "3 runs".
-func pluralRunsOf(n int) string {
-	if n == 1 {
-		return "1 run"
-	}
-	return fmt.Sprintf("%d runs", n)
 }
 
 // noFigureMix is the text of a mix or HTTPS request cell without an ok

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bench/internal/text"
 	"bytes"
 	"fmt"
 	"image/color"
@@ -69,7 +70,7 @@ func WriteTrends(w io.Writer, tr *Trends, format string) error {
 }
 
 // title is the report's title.
-func (tr *Trends) title() string { return "Trends of " + plural(len(tr.Sessions), "session") }
+func (tr *Trends) title() string { return "Trends of " + text.Plural(len(tr.Sessions), "session") }
 
 // Summary is the report's first line: what was searched, how, and what
 // was found.
@@ -92,9 +93,9 @@ func (tr *Trends) Summary() string {
 		}
 	}
 	return fmt.Sprintf("%s of %s, %s to %s; %s (a cell of a machine by its throughput or its p99) searched: %s in %s (a column's changes from one night), %d for the worse, %d of those still in force; %s.",
-		plural(len(tr.Sessions), "session"), plural(len(machines), "machine"), tr.Sessions[0].Date(), tr.Sessions[len(tr.Sessions)-1].Date(),
-		strconv.Itoa(len(tr.Series))+" series", plural(len(changes), "change point"), plural(len(tr.Events()), "event"), worse, inForce,
-		plural(len(tr.OutlierNights()), "night")+" with outliers")
+		text.Plural(len(tr.Sessions), "session"), text.Plural(len(machines), "machine"), tr.Sessions[0].Date(), tr.Sessions[len(tr.Sessions)-1].Date(),
+		strconv.Itoa(len(tr.Series))+" series", text.Plural(len(changes), "change point"), text.Plural(len(tr.Events()), "event"), worse, inForce,
+		text.Plural(len(tr.OutlierNights()), "night")+" with outliers")
 }
 
 // outliersTitle heads the list of outliers.
@@ -331,7 +332,7 @@ func trendChart(tr *Trends, s *TrendSeries, pal palette) ([]byte, error) {
 	}
 	line.Color, line.Width = col, vg.Points(1)
 	first, last := tr.Sessions[s.Sessions[0]].Date(), tr.Sessions[s.Sessions[len(s.Sessions)-1]].Date()
-	runsMark := &tippedScatter{Scatter: dots, title: fmt.Sprintf("%s: %s of %s, %s to %s", s.name(), plural(len(runs), "run"), plural(len(s.Sessions), "session"), first, last), tips: tp}
+	runsMark := &tippedScatter{Scatter: dots, title: fmt.Sprintf("%s: %s of %s, %s to %s", s.name(), text.Plural(len(runs), "run"), text.Plural(len(s.Sessions), "session"), first, last), tips: tp}
 	medianLine := &tippedLine{Line: line, column: s.Proxy, title: fmt.Sprintf("%s: the sessions' medians, %s on %s to %s on %s", s.name(), s.format(s.Medians[0]), first, s.format(s.Medians[len(s.Medians)-1]), last), tips: tp}
 	p.Add(runsMark, medianLine)
 	legend := []legendEntry{{"runs", &plotter.Scatter{GlyphStyle: draw.GlyphStyle{Color: col, Radius: vg.Points(2), Shape: draw.CircleGlyph{}}}},
@@ -344,7 +345,7 @@ func trendChart(tr *Trends, s *TrendSeries, pal palette) ([]byte, error) {
 		}
 		seg.LineStyle = levelStyle
 		p.Add(&tippedLine{Line: seg, title: fmt.Sprintf("%s: level %s, %s to %s (%s)", s.name(), s.format(lv.value),
-			tr.Sessions[s.Sessions[lv.start]].Date(), tr.Sessions[s.Sessions[lv.end-1]].Date(), plural(lv.end-lv.start, "session")), tips: tp})
+			tr.Sessions[s.Sessions[lv.start]].Date(), tr.Sessions[s.Sessions[lv.end-1]].Date(), text.Plural(lv.end-lv.start, "session")), tips: tp})
 	}
 	legend = append(legend, legendEntry{"level", &plotter.Line{LineStyle: levelStyle}})
 	marks := map[string]bool{}
