@@ -33,7 +33,7 @@ type hdrLine struct {
 func (l hdrLine) title() string {
 	var ps []string
 	for _, p := range hdrTicks {
-		ps = append(ps, fmt.Sprintf("p%s %s ms", strconv.FormatFloat(p, 'f', -1, 64), fixed(float64(l.h.ValueAtQuantile(p))/1e3, 3)))
+		ps = append(ps, fmt.Sprintf("p%s %s ms", strconv.FormatFloat(p, 'f', -1, 64), text.Fixed(float64(l.h.ValueAtQuantile(p))/1e3, 3)))
 	}
 	return fmt.Sprintf("%s: %s; %s merged, %d exchanges", l.name, strings.Join(ps, ", "), text.Plural(l.runs, "run"), l.h.TotalCount())
 }

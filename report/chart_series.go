@@ -139,7 +139,7 @@ func cpuPlot(title string, runs []*results.RunData, tp *tips) (*plot.Plot, error
 	c.X.Label.Text = "s"
 	c.Y.Min, c.Y.Max = 0, 1.05
 	c.Y.Tick.Marker = plot.ConstantTicks{{Value: 0, Label: "0"}, {Value: 0.5, Label: "0.5"}, {Value: 1, Label: "1"}}
-	busy := func(v float64) string { return fixed(100*v, 0) + "% busy" }
+	busy := func(v float64) string { return text.Fixed(100*v, 0) + "% busy" }
 	for i, d := range runs {
 		for _, rl := range roleLines {
 			v := d.CPU[rl.role]

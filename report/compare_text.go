@@ -70,7 +70,7 @@ func (ch *Change) changeText() string {
 		if pm < 1 {
 			prec = 1
 		}
-		s += " ±" + fixed(pm, prec) + "%"
+		s += " ±" + text.Fixed(pm, prec) + "%"
 	}
 	return s
 }
@@ -112,7 +112,7 @@ func (ch *Change) reason() string {
 	n := fmt.Sprintf("n=%d+%d", len(ch.Old.Runs), len(ch.New.Runs))
 	switch {
 	case ch.P != nil:
-		return "p=" + fixed(*ch.P, 3) + " " + n
+		return "p=" + text.Fixed(*ch.P, 3) + " " + n
 	case ch.Test == TestOneRun:
 		return "one run " + n
 	case ch.Real:
@@ -130,7 +130,7 @@ func (ch *Change) textRow() []string {
 		if r == nil || r.Median == nil {
 			return "–"
 		}
-		return fixed(*r.Median, 1)
+		return text.Fixed(*r.Median, 1)
 	}
 	return []string{ch.Scenario + ", " + ch.Unit, ch.Proxy, median(ch.Old), median(ch.New), ch.delta(), ch.verdict()}
 }

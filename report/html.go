@@ -402,7 +402,7 @@ func htmlHeadlines(b *bytes.Buffer, t Table) {
 func htmlCellDetail(c Cell) string {
 	var s string
 	if f := failureText(c); f != "" {
-		s += fmt.Sprintf(" <span class=\"err\" title=\"%s of its exchanges failed: errors, timeouts, cut or wrong answers\">%s</span>", sharePercent(*c.ErrorShare), esc(f))
+		s += fmt.Sprintf(" <span class=\"err\" title=\"%s of its exchanges failed: errors, timeouts, cut or wrong answers\">%s</span>", text.SharePercent(*c.ErrorShare), esc(f))
 	}
 	if short, long := cellSpread(c); short != "" {
 		s += fmt.Sprintf(" <small class=\"spread\" title=\"%s\">%s</small>", esc(long), esc(short))

@@ -56,7 +56,7 @@ func legendOf(t Table, detail bool) []legendItem {
 	}
 	if failed {
 		out = append(out, legendItem{errorMark + "p%", fmt.Sprintf("p%% of the cell's exchanges failed (errors, timeouts, cut or wrong answers), more than %s: "+
-			"its figure counts the answered ones alone", sharePercent(ErrorWarn))})
+			"its figure counts the answered ones alone", text.SharePercent(ErrorWarn))})
 	}
 	if spread {
 		out = append(out, legendItem{"±p% n=r", "the furthest of the cell's r runs from its median is p% of it away"})
@@ -103,7 +103,7 @@ func closedLine(t Table) string {
 		label, _, _ := strings.Cut(r.Label, ", ")
 		for _, c := range r.Cells {
 			if c.Closed > 0 {
-				cells = append(cells, fmt.Sprintf("%s %s (%s of %s)", c.Proxy, label, thousands(float64(c.Closed)), text.Plural(len(c.Runs), "run")))
+				cells = append(cells, fmt.Sprintf("%s %s (%s of %s)", c.Proxy, label, text.Thousands(float64(c.Closed)), text.Plural(len(c.Runs), "run")))
 			}
 		}
 	}

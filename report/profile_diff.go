@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bench/internal/text"
 	"bytes"
 	"fmt"
 	"math"
@@ -134,7 +135,7 @@ var shiftsHeader = []string{"function", "before", "after", "change"}
 func (ps *ProfileShifts) rows() [][]string {
 	out := make([][]string, len(ps.Functions))
 	for i, s := range ps.Functions {
-		out[i] = []string{s.Function, sharePercent(s.Before), sharePercent(s.After), fmt.Sprintf("%+.1f pt", 100*s.Change)}
+		out[i] = []string{s.Function, text.SharePercent(s.Before), text.SharePercent(s.After), fmt.Sprintf("%+.1f pt", 100*s.Change)}
 	}
 	return out
 }

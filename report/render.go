@@ -2,6 +2,7 @@ package report
 
 import (
 	"bench/inputerr"
+	"bench/internal/text"
 	"bench/results"
 	"bytes"
 	"encoding/json"
@@ -377,7 +378,7 @@ func writeSpreads(w *bytes.Buffer, t Table) {
 		for j, c := range r.Cells {
 			texts[j] = "–"
 			if c.Spread != nil {
-				texts[j] = percent(*c.Spread)
+				texts[j] = text.Percent(*c.Spread)
 				any = true
 			}
 		}
@@ -389,9 +390,6 @@ func writeSpreads(w *bytes.Buffer, t Table) {
 	tsvGrid(w, withBars(t.Groups, "spread", t.Columns), rows)
 	w.WriteString("\n")
 }
-
-// percent formats a share as a whole percentage: 0.123 -> "12%".
-func percent(v float64) string { return fixed(v*100, 0) + "%" }
 
 // noSpliceNote is the footnote of the † mark.
 const noSpliceNote = "† never spliced: in none of its runs did the proxy hold a pipe beyond its own, " +

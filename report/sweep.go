@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bench/internal/text"
 	"bench/results"
 	"bytes"
 	"fmt"
@@ -408,7 +409,7 @@ func sweepCaption(sw *results.Sweep) string {
 // sloText is a sweep's bounds in words: "p99 at most 50 ms, failures at
 // most 0.1%".
 func sloText(slo results.SLO) string {
-	return "p99 at most " + millisSpan(slo.P99) + ", failures at most " + sharePercent(slo.Errors)
+	return "p99 at most " + millisSpan(slo.P99) + ", failures at most " + text.SharePercent(slo.Errors)
 }
 
 // millisSpan formats a span in milliseconds: "50 ms", "2.5 ms".

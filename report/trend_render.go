@@ -136,7 +136,7 @@ func (tr *Trends) legend() string {
 		"An outlier stands out alone from its level by more than %d robust deviations of its sessions. "+
 		"Step: the median of the sessions after over that of the sessions before, to the next change point each way. "+
 		"In force: the newest sessions are nearer the level after than the level before. Changed: bench's build or the column's version between the two sessions.",
-		tr.Options.PValue, tr.Options.Permutations, tr.Options.Confidence*100, fixed(tr.Options.MinStep, 1), changepoint.OutlierSpread)
+		tr.Options.PValue, tr.Options.Permutations, tr.Options.Confidence*100, text.Fixed(tr.Options.MinStep, 1), changepoint.OutlierSpread)
 }
 
 // nights are the events grouped by the session where their new levels
@@ -197,7 +197,7 @@ func (tr *Trends) rows(ev TrendEvent) [][]string {
 			levels += " (from " + tr.Sessions[c.After].Date() + ")"
 		}
 		out[i] = []string{s.Scenario, s.Proxy, s.Metric, signedPct(c.Step) + " " + verdict, pctRange(c.Lo, c.Hi),
-			levels, "±" + fixed(c.Noise, 1) + "%", inForce, strings.Join(c.Versions, "; ")}
+			levels, "±" + text.Fixed(c.Noise, 1) + "%", inForce, strings.Join(c.Versions, "; ")}
 	}
 	return out
 }
