@@ -279,23 +279,19 @@ func WriteComparison(w io.Writer, c *Comparison, format string) error {
 			Tables  []CompareTable `json:"tables"`
 		}{c, c.Summary(), changes, c.Columns(), tables})
 	}
-	md := format != FormatTSV
+	f := textWriterOf(format)
 	var buf bytes.Buffer
-	buf.WriteString(mdOnly(md, c.Summary()) + "\n\n")
-	writeHeading(&buf, md, 1, c.title())
+	buf.WriteString(f.Text(c.Summary()) + "\n\n")
+	f.Heading(&buf, 1, c.title())
 	grid := func(header []string, rows [][]string, what string) error {
-		if md {
-			if err := markdownGrid(&buf, slices.Clone(header), rows); err != nil {
-				return fmt.Errorf("render the comparison's %s: %w", what, err)
-			}
-		} else {
-			tsvGrid(&buf, header, rows)
+		if err := f.Grid(&buf, header, rows); err != nil {
+			return fmt.Errorf("render the comparison's %s: %w", what, err)
 		}
 		buf.WriteString("\n")
 		return nil
 	}
 	if len(c.Cells) > 0 {
-		writeHeading(&buf, md, 2, headChanges)
+		f.Heading(&buf, 2, headChanges)
 		if rows := c.changeRows(); len(rows) > 0 {
 			if err := grid(changesHeader, rows, "changes"); err != nil {
 				return err
@@ -303,24 +299,24 @@ func WriteComparison(w io.Writer, c *Comparison, format string) error {
 		} else {
 			buf.WriteString(noChange + "\n\n")
 		}
-		writeHeading(&buf, md, 2, headColumns)
+		f.Heading(&buf, 2, headColumns)
 		if err := grid(columnsHeader, c.columnRows(), "columns"); err != nil {
 			return err
 		}
 	}
 	for i, t := range tables {
 		if i == 0 || t.Family != tables[i-1].Family {
-			writeHeading(&buf, md, 2, t.Family)
+			f.Heading(&buf, 2, t.Family)
 		}
-		writeHeading(&buf, md, 3, t.Machine)
+		f.Heading(&buf, 3, t.Machine)
 		if err := grid(compareHeader, t.rows(), fmt.Sprintf("table of %q on %s", t.Family, t.Machine)); err != nil {
 			return err
 		}
 	}
-	if md && len(c.Cells) > 0 {
-		buf.WriteString(c.legend() + "\n")
+	if len(c.Cells) > 0 {
+		f.legend(&buf, c.legend())
 	}
-	if err := writeShiftsText(&buf, c, md); err != nil {
+	if err := writeShiftsText(&buf, c, f); err != nil {
 		return err
 	}
 	_, err := w.Write(buf.Bytes())

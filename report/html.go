@@ -319,14 +319,14 @@ func htmlTable(b *bytes.Buffer, t Table, prof *pageProfiles) {
 	}
 	b.WriteString("</table>\n")
 	var text bytes.Buffer
-	writeSearches(&text, t, true)
+	markdownWriter{}.searches(&text, t)
 	htmlParagraphs(b, text.String())
 	htmlLegend(b, t)
 	text.Reset()
 	if l := closedLine(t); l != "" {
 		text.WriteString(l + "\n\n")
 	}
-	writeFailed(&text, t.Failed, true)
+	markdownWriter{}.failed(&text, t.Failed)
 	htmlParagraphs(b, text.String())
 	if lines := groupNotes(t.runNotes); len(lines) > 0 {
 		// the notes closed, as the charts of the runs' data: the marks

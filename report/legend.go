@@ -88,8 +88,8 @@ func writeLegend(w io.StringWriter, t Table, detail bool) {
 	}
 	w.WriteString(legendHead + ":\n\n")
 	for _, it := range items {
-		mark := mdText.Replace(strings.Replace(it.mark, markBold, "**bold**", 1))
-		w.WriteString("- " + mark + ": " + mdText.Replace(it.text) + "\n")
+		mark := text.MarkdownText.Replace(strings.Replace(it.mark, markBold, "**bold**", 1))
+		w.WriteString("- " + mark + ": " + text.MarkdownText.Replace(it.text) + "\n")
 	}
 	w.WriteString("\n")
 }

@@ -40,30 +40,31 @@ func WriteTrends(w io.Writer, tr *Trends, format string) error {
 		return inputerr.Bad(fmt.Errorf("unknown format %q (want %s or %s)", format, FormatMarkdown, FormatHTML))
 	}
 	var b bytes.Buffer
-	writeHeading(&b, true, 1, tr.title())
-	b.WriteString(mdOnly(true, tr.Summary()) + "\n\n")
+	var f text.Markdown
+	f.Heading(&b, 1, tr.title())
+	b.WriteString(f.Text(tr.Summary()) + "\n\n")
 	for _, g := range tr.nights() {
-		writeHeading(&b, true, 2, tr.nightTitle(g[0].After))
+		f.Heading(&b, 2, tr.nightTitle(g[0].After))
 		for _, ev := range g {
-			writeHeading(&b, true, 3, tr.eventTitle(ev))
-			if err := markdownGrid(&b, slices.Clone(trendHeader), tr.rows(ev)); err != nil {
+			f.Heading(&b, 3, tr.eventTitle(ev))
+			if err := f.Grid(&b, trendHeader, tr.rows(ev)); err != nil {
 				return fmt.Errorf("render the changes of %s: %w", tr.Sessions[ev.After].ID, err)
 			}
 			b.WriteString("\n")
 		}
 	}
 	if nights := tr.OutlierNights(); len(nights) > 0 {
-		writeHeading(&b, true, 2, outliersTitle)
+		f.Heading(&b, 2, outliersTitle)
 		for _, n := range nights {
-			b.WriteString(mdOnly(true, tr.outlierNightTitle(n)) + ":\n\n")
+			b.WriteString(f.Text(tr.outlierNightTitle(n)) + ":\n\n")
 			for _, l := range outlierLines(n) {
-				b.WriteString("- " + mdOnly(true, l) + "\n")
+				b.WriteString("- " + f.Text(l) + "\n")
 			}
 			b.WriteString("\n")
 		}
 	}
 	if len(tr.Series) > 0 {
-		b.WriteString(mdOnly(true, tr.legend()) + "\n")
+		b.WriteString(f.Text(tr.legend()) + "\n")
 	}
 	_, err := w.Write(b.Bytes())
 	return err
