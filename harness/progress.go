@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"bench/internal/text"
 	"fmt"
 	"io"
 	"strings"
@@ -55,7 +56,7 @@ func (p *progress) add(runs []RunSpec, done map[RunKey]bool) {
 			p.total++
 		}
 	}
-	fmt.Fprintf(p.w, "repetition %d: %s whose median is not settled yet\n", runs[0].Rep, plural(len(runs), "cell"))
+	fmt.Fprintf(p.w, "repetition %d: %s whose median is not settled yet\n", runs[0].Rep, text.Plural(len(runs), "cell"))
 }
 
 // eta is the expected time left: the average of the runs done so far,
@@ -122,13 +123,13 @@ func (p *progress) step(w sweep.Window, row results.Row, took time.Duration) {
 // endSweep prints the line of a sweep that ended: the rate its search
 // found, or that it found none, and in how many windows.
 func (p *progress) endSweep(r RunSpec, s *sweep.Search, failed bool, took time.Duration) {
-	summary := fmt.Sprintf("no sustainable rate in %s", plural(s.Windows(), "window"))
+	summary := fmt.Sprintf("no sustainable rate in %s", text.Plural(s.Windows(), "window"))
 	if rate, found := s.Result(); found {
-		summary = fmt.Sprintf("sustainable rate %.0f/s, confirmed, in %s", rate, plural(s.Windows(), "window"))
+		summary = fmt.Sprintf("sustainable rate %.0f/s, confirmed, in %s", rate, text.Plural(s.Windows(), "window"))
 	} else if rate, found := s.Unconfirmed(); found {
-		summary = fmt.Sprintf("sustainable rate %.0f/s, not confirmed, in %s", rate, plural(s.Windows(), "window"))
+		summary = fmt.Sprintf("sustainable rate %.0f/s, not confirmed, in %s", rate, text.Plural(s.Windows(), "window"))
 	} else if failed {
-		summary = fmt.Sprintf("FAILED after %s", plural(s.Windows(), "window"))
+		summary = fmt.Sprintf("FAILED after %s", text.Plural(s.Windows(), "window"))
 	}
 	p.endLine(r, summary, took)
 }

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"bench/internal/text"
 	"errors"
 	"fmt"
 	"io"
@@ -209,9 +210,9 @@ func (s *Schedule) Print(w io.Writer) {
 	names, idle := s.columns()
 	reps, runs := s.repsText()
 	fmt.Fprintf(w, "session %s on %q: %s x %s x %s = %s",
-		cfg.Session, cfg.Machine, plural(len(cfg.Scenarios), "scenario"), plural(len(names), "column"), reps, runs)
+		cfg.Session, cfg.Machine, text.Plural(len(cfg.Scenarios), "scenario"), text.Plural(len(names), "column"), reps, runs)
 	if s.Skipped > 0 {
-		fmt.Fprintf(w, " (%s skipped: mode not served)", plural(s.Skipped, "scenario x column pair"))
+		fmt.Fprintf(w, " (%s skipped: mode not served)", text.Plural(s.Skipped, "scenario x column pair"))
 	}
 	fmt.Fprintln(w)
 	if done := len(s.Runs) - todo; done > 0 || len(s.Steps) > 0 {
@@ -220,7 +221,7 @@ func (s *Schedule) Print(w io.Writer) {
 	for _, r := range s.Runs {
 		if rows := s.Steps[r.Key()]; len(rows) > 0 {
 			fmt.Fprintf(w, "resuming the search of %s in %s, rep %d, after the %s the file has of it\n",
-				r.Column.Name, r.Scenario.Name, r.Rep, plural(len(rows), "window"))
+				r.Column.Name, r.Scenario.Name, r.Rep, text.Plural(len(rows), "window"))
 		}
 	}
 	var scs []string
@@ -252,7 +253,7 @@ func (s *Schedule) Print(w io.Writer) {
 	fmt.Fprintf(w, "each run: %s warm-up + %s window", time.Duration(cfg.Warmup), time.Duration(cfg.Window))
 	for _, m := range slices.Sorted(maps.Keys(cfg.Methods)) {
 		own := cfg.Methods[m]
-		fmt.Fprintf(w, "; %s: %s of %s warm-up + %s window", m, plural(own.Reps, "rep"), time.Duration(own.Warmup), time.Duration(own.Window))
+		fmt.Fprintf(w, "; %s: %s of %s warm-up + %s window", m, text.Plural(own.Reps, "rep"), time.Duration(own.Warmup), time.Duration(own.Window))
 	}
 	fmt.Fprintf(w, "; estimated %s", est)
 	if cfg.sweeps() {
@@ -291,7 +292,7 @@ func (s *Schedule) columns() (names, idle []string) {
 // method's own, and with automatic repetitions their ranges.
 func (s *Schedule) repsText() (reps, runs string) {
 	cfg := s.cfg
-	reps, runs = plural(cfg.Reps, "rep"), plural(len(s.Runs), "run")
+	reps, runs = text.Plural(cfg.Reps, "rep"), text.Plural(len(s.Runs), "run")
 	var own []string
 	for _, m := range slices.Sorted(maps.Keys(cfg.Methods)) {
 		if n := cfg.Methods[m].Reps; n != cfg.Reps {
@@ -364,21 +365,9 @@ func (s *Schedule) printSweep(w io.Writer) {
 	window, warmup := time.Duration(own.Window), time.Duration(own.Warmup)
 	fmt.Fprintf(w, "sweeps: from %g/s, doubled until a step fails, then halved to within %g%%; a step passes with %s, %g%% of its rate achieved\n",
 		sw.From, sw.Precision*100, sweep.FormatSLO(sw.SLO), results.AchievedShare*100)
-	searches := "1 search"
-	if n != 1 {
-		searches = fmt.Sprintf("%d searches", n)
-	}
 	fmt.Fprintf(w, "each sweep: at most %d windows, steps of %s warm-up + %s window (at most %d) and confirms of %s + %s: at most %s; %s, at most %d windows\n",
 		sweep.MaxWindows, warmup, sweep.StepWindow(window), sweep.MaxSteps, warmup, window,
-		formatDuration(sweep.Longest(sw, window, warmup)), searches, n*sweep.MaxWindows)
-}
-
-// plural says "1 run", "2 runs".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
+		formatDuration(sweep.Longest(sw, window, warmup)), text.Plural(n, "search"), n*sweep.MaxWindows)
 }
 
 // Fit says before anything starts what cannot fit this machine: a load

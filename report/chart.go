@@ -366,12 +366,5 @@ func (logTicks) Ticks(min, max float64) []plot.Tick {
 	return ticks
 }
 
-func pluralN(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return strconv.Itoa(n) + " " + what + "s"
-}
-
 // errChart wraps a chart's error with what it was.
 func errChart(what string, err error) error { return fmt.Errorf("chart of %s: %w", what, err) }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bench/internal/text"
 	"bench/results"
 	"fmt"
 	"image/color"
@@ -296,7 +297,7 @@ func seriesBars(pn *barPanel, se barSeries, ncols int, tp *tips, marked *barMark
 		top := s.high
 		if erring(c) {
 			m, marked.failed = append(m, errorMark), true
-			bs.titles[i] += "; " + sharePercent(*c.ErrorShare) + " of its exchanges failed"
+			bs.titles[i] += "; " + text.SharePercent(*c.ErrorShare) + " of its exchanges failed"
 			if !math.IsNaN(bs.failed[i]) {
 				top = max(top, s.med+bs.failed[i])
 			}

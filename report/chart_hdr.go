@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bench/internal/text"
 	"fmt"
 	"image/color"
 	"math"
@@ -32,9 +33,9 @@ type hdrLine struct {
 func (l hdrLine) title() string {
 	var ps []string
 	for _, p := range hdrTicks {
-		ps = append(ps, fmt.Sprintf("p%s %s ms", strconv.FormatFloat(p, 'f', -1, 64), fixed(float64(l.h.ValueAtQuantile(p))/1e3, 3)))
+		ps = append(ps, fmt.Sprintf("p%s %s ms", strconv.FormatFloat(p, 'f', -1, 64), text.Fixed(float64(l.h.ValueAtQuantile(p))/1e3, 3)))
 	}
-	return fmt.Sprintf("%s: %s; %s merged, %d exchanges", l.name, strings.Join(ps, ", "), pluralN(l.runs, "run"), l.h.TotalCount())
+	return fmt.Sprintf("%s: %s; %s merged, %d exchanges", l.name, strings.Join(ps, ", "), text.Plural(l.runs, "run"), l.h.TotalCount())
 }
 
 // hdrChart is the percentile chart of a mix scenario: a line per column

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bench/internal/text"
 	"bench/results"
 	"fmt"
 	"image/color"
@@ -36,7 +37,7 @@ func seriesTitle(what string, vals []float64, format func(float64) string) strin
 	sorted := slices.Clone(vals)
 	slices.Sort(sorted)
 	s.low, s.high, s.med = sorted[0], sorted[len(sorted)-1], results.Median(sorted)
-	return fmt.Sprintf("%s: %s, the median of %s, %s..%s", what, format(s.med), pluralN(len(vals), "second"), format(s.low), format(s.high))
+	return fmt.Sprintf("%s: %s, the median of %s, %s..%s", what, format(s.med), text.Plural(len(vals), "second"), format(s.low), format(s.high))
 }
 
 // seriesChart is the small chart of a cell's runs second by second: the
@@ -138,7 +139,7 @@ func cpuPlot(title string, runs []*results.RunData, tp *tips) (*plot.Plot, error
 	c.X.Label.Text = "s"
 	c.Y.Min, c.Y.Max = 0, 1.05
 	c.Y.Tick.Marker = plot.ConstantTicks{{Value: 0, Label: "0"}, {Value: 0.5, Label: "0.5"}, {Value: 1, Label: "1"}}
-	busy := func(v float64) string { return fixed(100*v, 0) + "% busy" }
+	busy := func(v float64) string { return text.Fixed(100*v, 0) + "% busy" }
 	for i, d := range runs {
 		for _, rl := range roleLines {
 			v := d.CPU[rl.role]

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bench/internal/text"
 	"bench/results"
 	"slices"
 	"strings"
@@ -81,7 +82,7 @@ func combinedTable(machines []string, sessionIDs string, rows []*results.Row) Ta
 					parts = append(parts, "–")
 					continue
 				}
-				parts = append(parts, fixed(s.med, 1))
+				parts = append(parts, text.Fixed(s.med, 1))
 				meds, lows, highs = append(meds, s.med), append(lows, s.low), append(highs, s.high)
 			}
 			// the average and its range: from the average of each
@@ -90,7 +91,7 @@ func combinedTable(machines []string, sessionIDs string, rows []*results.Row) Ta
 			if len(meds) == len(machines) {
 				avg.ok = true
 				avg.med, avg.low, avg.high = stat.Mean(meds, nil), stat.Mean(lows, nil), stat.Mean(highs, nil)
-				parts = append(parts, fixed(avg.med, 1))
+				parts = append(parts, text.Fixed(avg.med, 1))
 			} else {
 				parts = append(parts, "–")
 			}

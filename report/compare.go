@@ -380,14 +380,6 @@ func cmpAbs(a, b float64) int {
 	return 0
 }
 
-// plural is n of what: "1 cell", "3 cells".
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
-}
-
 // CompareTable is a table of a comparison: the cells of a family on a
 // machine, and the geometric mean of their changes.
 type CompareTable struct {

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bench/internal/text"
 	"bench/report/htmldoc"
 	"bench/results"
 	"bytes"
@@ -227,7 +228,7 @@ func changeBars(cells []Change, names []string, colorOf map[string]color.Color, 
 				verdict = "real"
 			}
 			bs.titles[i] = fmt.Sprintf("%s: %s (%s), %s → %s %s, %s", names[i], ch.changeText(), verdict,
-				fixed(*ch.Old.Median, 1), fixed(*ch.New.Median, 1), ch.Unit, ch.reason())
+				text.Fixed(*ch.Old.Median, 1), text.Fixed(*ch.New.Median, 1), ch.Unit, ch.reason())
 			if ch.Real {
 				marks.XYs = append(marks.XYs, plotter.XY{X: float64(i), Y: math.Max(high, 0)})
 				marks.Labels = append(marks.Labels, fmt.Sprintf("%+.0f%%", *ch.Change))

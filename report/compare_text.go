@@ -2,6 +2,7 @@ package report
 
 import (
 	"bench/inputerr"
+	"bench/internal/text"
 	"bench/results"
 	"bytes"
 	"encoding/json"
@@ -47,11 +48,11 @@ func (c *Comparison) Summary() string {
 			return "no real " + what
 		}
 		top := slices.MaxFunc(chs, func(a, b *Change) int { return cmpAbs(*a.Change, *b.Change) })
-		return fmt.Sprintf("%s (largest: %s %s)", plural(len(chs), "real "+what), top.name(c), top.changeText())
+		return fmt.Sprintf("%s (largest: %s %s)", text.Plural(len(chs), "real "+what), top.name(c), top.changeText())
 	}
-	parts := []string{largest("regression", worse), largest("improvement", better), plural(noise, "cell") + " within noise"}
+	parts := []string{largest("regression", worse), largest("improvement", better), text.Plural(noise, "cell") + " within noise"}
 	if apart > 0 {
-		parts = append(parts, plural(apart, "cell")+" not compared (one side only, or no ok run on a side)")
+		parts = append(parts, text.Plural(apart, "cell")+" not compared (one side only, or no ok run on a side)")
 	}
 	line := strings.Join(parts, ", ")
 	return strings.ToUpper(line[:1]) + line[1:]
@@ -69,7 +70,7 @@ func (ch *Change) changeText() string {
 		if pm < 1 {
 			prec = 1
 		}
-		s += " ±" + fixed(pm, prec) + "%"
+		s += " ±" + text.Fixed(pm, prec) + "%"
 	}
 	return s
 }
@@ -111,7 +112,7 @@ func (ch *Change) reason() string {
 	n := fmt.Sprintf("n=%d+%d", len(ch.Old.Runs), len(ch.New.Runs))
 	switch {
 	case ch.P != nil:
-		return "p=" + fixed(*ch.P, 3) + " " + n
+		return "p=" + text.Fixed(*ch.P, 3) + " " + n
 	case ch.Test == TestOneRun:
 		return "one run " + n
 	case ch.Real:
@@ -129,7 +130,7 @@ func (ch *Change) textRow() []string {
 		if r == nil || r.Median == nil {
 			return "–"
 		}
-		return fixed(*r.Median, 1)
+		return text.Fixed(*r.Median, 1)
 	}
 	return []string{ch.Scenario + ", " + ch.Unit, ch.Proxy, median(ch.Old), median(ch.New), ch.delta(), ch.verdict()}
 }
@@ -151,7 +152,7 @@ func (t *CompareTable) geomeanRow() []string {
 	if t.Geomean != nil {
 		change = fmt.Sprintf("%+.1f%%", *t.Geomean)
 	}
-	of := "of " + plural(t.GeomeanOf, "cell")
+	of := "of " + text.Plural(t.GeomeanOf, "cell")
 	if t.GeomeanOf == 0 {
 		of = "no cell on both sides"
 	}
@@ -184,7 +185,7 @@ var columnsHeader = []string{"proxy", "geomean", "real changes", "largest"}
 func (cc *ColumnChange) textRow() []string {
 	g := "no cell on both sides"
 	if cc.Geomean != nil {
-		g = fmt.Sprintf("%+.1f%% of %s", *cc.Geomean, plural(cc.GeomeanOf, "cell"))
+		g = fmt.Sprintf("%+.1f%% of %s", *cc.Geomean, text.Plural(cc.GeomeanOf, "cell"))
 	}
 	real := "none"
 	if cc.Worse+cc.Better > 0 {
@@ -278,23 +279,19 @@ func WriteComparison(w io.Writer, c *Comparison, format string) error {
 			Tables  []CompareTable `json:"tables"`
 		}{c, c.Summary(), changes, c.Columns(), tables})
 	}
-	md := format != FormatTSV
+	f := textWriterOf(format)
 	var buf bytes.Buffer
-	buf.WriteString(mdOnly(md, c.Summary()) + "\n\n")
-	writeHeading(&buf, md, 1, c.title())
+	buf.WriteString(f.Text(c.Summary()) + "\n\n")
+	f.Heading(&buf, 1, c.title())
 	grid := func(header []string, rows [][]string, what string) error {
-		if md {
-			if err := markdownGrid(&buf, slices.Clone(header), rows); err != nil {
-				return fmt.Errorf("render the comparison's %s: %w", what, err)
-			}
-		} else {
-			tsvGrid(&buf, header, rows)
+		if err := f.Grid(&buf, header, rows); err != nil {
+			return fmt.Errorf("render the comparison's %s: %w", what, err)
 		}
 		buf.WriteString("\n")
 		return nil
 	}
 	if len(c.Cells) > 0 {
-		writeHeading(&buf, md, 2, headChanges)
+		f.Heading(&buf, 2, headChanges)
 		if rows := c.changeRows(); len(rows) > 0 {
 			if err := grid(changesHeader, rows, "changes"); err != nil {
 				return err
@@ -302,24 +299,24 @@ func WriteComparison(w io.Writer, c *Comparison, format string) error {
 		} else {
 			buf.WriteString(noChange + "\n\n")
 		}
-		writeHeading(&buf, md, 2, headColumns)
+		f.Heading(&buf, 2, headColumns)
 		if err := grid(columnsHeader, c.columnRows(), "columns"); err != nil {
 			return err
 		}
 	}
 	for i, t := range tables {
 		if i == 0 || t.Family != tables[i-1].Family {
-			writeHeading(&buf, md, 2, t.Family)
+			f.Heading(&buf, 2, t.Family)
 		}
-		writeHeading(&buf, md, 3, t.Machine)
+		f.Heading(&buf, 3, t.Machine)
 		if err := grid(compareHeader, t.rows(), fmt.Sprintf("table of %q on %s", t.Family, t.Machine)); err != nil {
 			return err
 		}
 	}
-	if md && len(c.Cells) > 0 {
-		buf.WriteString(c.legend() + "\n")
+	if len(c.Cells) > 0 {
+		f.legend(&buf, c.legend())
 	}
-	if err := writeShiftsText(&buf, c, md); err != nil {
+	if err := writeShiftsText(&buf, c, f); err != nil {
 		return err
 	}
 	_, err := w.Write(buf.Bytes())

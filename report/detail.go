@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bench/internal/text"
 	"bench/results"
 	"fmt"
 	"math"
@@ -70,7 +71,7 @@ func failureText(c Cell) string {
 	if !erring(c) {
 		return ""
 	}
-	return errorMark + sharePercent(*c.ErrorShare)
+	return errorMark + text.SharePercent(*c.ErrorShare)
 }
 
 // erring reports whether a cell carries the ! mark.
@@ -87,7 +88,7 @@ func cellSpread(c Cell) (short, long string) {
 	m := *c.Median
 	lo, hi := slices.Min(c.Runs), slices.Max(c.Runs)
 	dev := max(hi-m, m-lo) / math.Abs(m)
-	return fmt.Sprintf("±%s n=%d", sharePercent(dev), len(c.Runs)),
+	return fmt.Sprintf("±%s n=%d", text.SharePercent(dev), len(c.Runs)),
 		fmt.Sprintf("%d runs: %s to %s", len(c.Runs), threeFigures(lo), threeFigures(hi))
 }
 
@@ -98,15 +99,6 @@ func detailSuffix(c Cell) string {
 		return " " + short
 	}
 	return ""
-}
-
-// sharePercent formats a share as a percentage, a decimal below 1%: 0.034
-// -> "3%", 0.004 -> "0.4%".
-func sharePercent(v float64) string {
-	if v*100 < 0.95 {
-		return fixed(v*100, 1) + "%"
-	}
-	return percent(v)
 }
 
 // threeFigures formats a figure with three figures or so, as millis does.
@@ -301,9 +293,9 @@ func ratio(a float64, ra []float64, b float64, rb []float64) (float64, float64) 
 // range); failed more than 1% of their exchanges: squid !62%".
 func (h Headline) String() string {
 	times := func(q, e float64, of string) string {
-		s := fixed(q, 2)
+		s := text.Fixed(q, 2)
 		if e >= 0.005 {
-			s += " ± " + fixed(e, 2)
+			s += " ± " + text.Fixed(e, 2)
 		}
 		if h.Metric != "" {
 			of += "'s"
@@ -339,7 +331,7 @@ func (h Headline) String() string {
 	}
 	s := label + ": " + h.Fastest + ": " + strings.Join(parts, ", ")
 	if len(h.Failing) > 0 {
-		s += "; failed more than " + sharePercent(ErrorWarn) + " of their exchanges: " + strings.Join(h.Failing, ", ")
+		s += "; failed more than " + text.SharePercent(ErrorWarn) + " of their exchanges: " + strings.Join(h.Failing, ", ")
 	}
 	return s
 }
@@ -571,7 +563,7 @@ func sessionSummary(id string, rows []results.Row, files []results.SessionFile) 
 	}
 	exchanges := "none with a failed exchange"
 	if erred > 0 {
-		exchanges = fmt.Sprintf("%d with failed exchanges, %d of them in more than %s of theirs", erred, beyond, sharePercent(ErrorWarn))
+		exchanges = fmt.Sprintf("%d with failed exchanges, %d of them in more than %s of theirs", erred, beyond, text.SharePercent(ErrorWarn))
 	}
 	return fmt.Sprintf("On %s: %d scenarios, %d columns (%s), %s: %d runs, %d failed, %s.",
 		strings.Join(machines, "; "), len(scenarios), len(cols), strings.Join(cols, ", "), method, runs, failed, exchanges)

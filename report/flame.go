@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bench/internal/text"
 	"bytes"
 	"fmt"
 	"hash/fnv"
@@ -173,7 +174,7 @@ func flameSVG(stacks []profile.Stack, label string) []byte {
 // samples and its self share.
 func frameTitle(n *flameNode, all int64) string {
 	return fmt.Sprintf("%s: %s of the proxy's samples (%d), self %s (%d)",
-		n.name, sharePercent(flameShare(n.total, all)), n.total, sharePercent(flameShare(n.self, all)), n.self)
+		n.name, text.SharePercent(flameShare(n.total, all)), n.total, text.SharePercent(flameShare(n.self, all)), n.self)
 }
 
 // fitName is name cut to fit w in the flame graph's font, ".." marking
@@ -217,7 +218,7 @@ func flameTop(b *bytes.Buffer, stacks []profile.Stack) {
 	funcs, samples := profile.TopFolded(stacks, profile.TopN)
 	for _, f := range funcs {
 		fmt.Fprintf(b, "<tr><td>%s</td><td>%s</td><td>%s</td></tr>\n", esc(f.Name),
-			sharePercent(flameShare(f.Self, samples)), sharePercent(flameShare(f.Total, samples)))
+			text.SharePercent(flameShare(f.Self, samples)), text.SharePercent(flameShare(f.Total, samples)))
 	}
 	b.WriteString("</table>\n")
 }
@@ -254,5 +255,5 @@ func flameCaption(stacks []profile.Stack) string {
 	n, _ := foldedSamples(stacks)
 	return fmt.Sprintf("The proxy's %s over the window: a frame's width is its share of them, its callees above it; "+
 		"frames under %s of the samples are left out. Beside it, the ten functions of most self time (self: samples ending in the function; total: samples with it anywhere in their stack).",
-		plural(int(min(n, math.MaxInt)), "CPU sample"), sharePercent(flameMinShare))
+		text.Plural(int(min(n, math.MaxInt)), "CPU sample"), text.SharePercent(flameMinShare))
 }

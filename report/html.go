@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bench/internal/text"
 	"bench/report/htmldoc"
 	"bench/results"
 	"bytes"
@@ -260,14 +261,14 @@ func htmlTable(b *bytes.Buffer, t Table, prof *pageProfiles) {
 	}
 	b.WriteString("</table>\n")
 	var text bytes.Buffer
-	writeSearches(&text, t, true)
+	markdownWriter{}.searches(&text, t)
 	htmlParagraphs(b, text.String())
 	htmlLegend(b, t)
 	text.Reset()
 	if l := closedLine(t); l != "" {
 		text.WriteString(l + "\n\n")
 	}
-	writeFailed(&text, t.Failed, true)
+	markdownWriter{}.failed(&text, t.Failed)
 	htmlParagraphs(b, text.String())
 	if lines := groupNotes(t.runNotes); len(lines) > 0 {
 		// the notes closed, as the charts of the runs' data: the marks
@@ -343,7 +344,7 @@ func htmlHeadlines(b *bytes.Buffer, t Table) {
 func htmlCellDetail(c Cell) string {
 	var s string
 	if f := failureText(c); f != "" {
-		s += fmt.Sprintf(" <span class=\"err\" title=\"%s of its exchanges failed: errors, timeouts, cut or wrong answers\">%s</span>", sharePercent(*c.ErrorShare), esc(f))
+		s += fmt.Sprintf(" <span class=\"err\" title=\"%s of its exchanges failed: errors, timeouts, cut or wrong answers\">%s</span>", text.SharePercent(*c.ErrorShare), esc(f))
 	}
 	if short, long := cellSpread(c); short != "" {
 		s += fmt.Sprintf(" <small class=\"spread\" title=\"%s\">%s</small>", esc(long), esc(short))
@@ -462,7 +463,7 @@ func htmlSeries(b *bytes.Buffer, group []Table, data map[results.RunID]*results.
 				if err != nil {
 					return errChart(title, err)
 				}
-				htmldoc.Figure(&figs, classSeries, svg, title+": each second of the window, "+pluralRuns(len(runs)))
+				htmldoc.Figure(&figs, classSeries, svg, title+": each second of the window, "+runsTold(len(runs)))
 				drawn++
 			}
 		}
@@ -477,9 +478,11 @@ func htmlSeries(b *bytes.Buffer, group []Table, data map[results.RunID]*results.
 	return nil
 }
 
-func pluralRuns(n int) string {
+// runsTold is how many runs a chart of the time series draws, and how
+// they are told apart where there are more than one.
+func runsTold(n int) string {
 	if n == 1 {
-		return "1 run"
+		return text.Plural(n, "run")
 	}
-	return fmt.Sprintf("%d runs, told apart by dash, glyph and shade", n)
+	return text.Plural(n, "run") + ", told apart by dash, glyph and shade"
 }

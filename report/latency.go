@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bench/internal/text"
 	"bench/results"
 	"math"
 	"strings"
@@ -182,11 +183,11 @@ func mixAccountings(rows []*results.Row, files []results.SessionFile) map[string
 func millis(v float64) string {
 	switch a := math.Abs(v); {
 	case a < 1:
-		return fixed(v, 3)
+		return text.Fixed(v, 3)
 	case a < 10:
-		return fixed(v, 2)
+		return text.Fixed(v, 2)
 	case a < 100:
-		return fixed(v, 1)
+		return text.Fixed(v, 1)
 	}
-	return fixed(v, 0)
+	return text.Fixed(v, 0)
 }

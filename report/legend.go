@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bench/internal/text"
 	"fmt"
 	"io"
 	"strings"
@@ -55,7 +56,7 @@ func legendOf(t Table, detail bool) []legendItem {
 	}
 	if failed {
 		out = append(out, legendItem{errorMark + "p%", fmt.Sprintf("p%% of the cell's exchanges failed (errors, timeouts, cut or wrong answers), more than %s: "+
-			"its figure counts the answered ones alone", sharePercent(ErrorWarn))})
+			"its figure counts the answered ones alone", text.SharePercent(ErrorWarn))})
 	}
 	if spread {
 		out = append(out, legendItem{"±p% n=r", "the furthest of the cell's r runs from its median is p% of it away"})
@@ -87,8 +88,8 @@ func writeLegend(w io.StringWriter, t Table, detail bool) {
 	}
 	w.WriteString(legendHead + ":\n\n")
 	for _, it := range items {
-		mark := mdText.Replace(strings.Replace(it.mark, markBold, "**bold**", 1))
-		w.WriteString("- " + mark + ": " + mdText.Replace(it.text) + "\n")
+		mark := text.MarkdownText.Replace(strings.Replace(it.mark, markBold, "**bold**", 1))
+		w.WriteString("- " + mark + ": " + text.MarkdownText.Replace(it.text) + "\n")
 	}
 	w.WriteString("\n")
 }
@@ -102,7 +103,7 @@ func closedLine(t Table) string {
 		label, _, _ := strings.Cut(r.Label, ", ")
 		for _, c := range r.Cells {
 			if c.Closed > 0 {
-				cells = append(cells, fmt.Sprintf("%s %s (%s of %s)", c.Proxy, label, thousands(float64(c.Closed)), pluralRunsOf(len(c.Runs))))
+				cells = append(cells, fmt.Sprintf("%s %s (%s of %s)", c.Proxy, label, text.Thousands(float64(c.Closed)), text.Plural(len(c.Runs), "run")))
 			}
 		}
 	}
@@ -112,14 +113,6 @@ func closedLine(t Table) string {
 	return "Not failed exchanges: wrk's read errors on connections the proxy closed after its answer, one an answer " +
 		"(wrk sends its next request again on a new connection; a proxy that keeps no connection alive gives one each time), " +
 		"which its notes count among its errors: " + strings.Join(cells, "; ") + "."
-}
-
-// pluralRunsOf is "1 run", "3 runs".
-func pluralRunsOf(n int) string {
-	if n == 1 {
-		return "1 run"
-	}
-	return fmt.Sprintf("%d runs", n)
 }
 
 // noFigureMix is the text of a mix or HTTPS request cell without an ok

@@ -120,12 +120,3 @@ func TestBoundElsewhere(t *testing.T) {
 		}
 	}
 }
-
-func TestThousands(t *testing.T) {
-	cases := map[float64]string{0: "0", 12: "12", 999.6: "1,000", 1613.2: "1,613", 6518: "6,518", 1234567: "1,234,567", -1500: "-1,500"}
-	for in, want := range cases {
-		if got := thousands(in); got != want {
-			t.Errorf("thousands(%v) = %q; want %q", in, got, want)
-		}
-	}
-}

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bench/internal/text"
 	"fmt"
 	"io"
 	"slices"
@@ -52,9 +53,9 @@ func WriteNoisy(w io.Writer, tables []Table) {
 	}
 	fmt.Fprintf(w, "cells whose runs spread more than %s from the fastest to the slowest (relative to the median); "+
 		"their medians may move with more runs: add repetitions (--reps 5), or let bench repeat each cell until its median is settled (--reps auto):\n",
-		percent(SpreadWarn))
+		text.Percent(SpreadWarn))
 	for _, n := range noisy {
-		fmt.Fprintf(w, "  %s, %s, %s: %s over %d runs\n", n.Table.Family, n.Label, n.Column, percent(n.Spread), len(n.Cell.Runs))
+		fmt.Fprintf(w, "  %s, %s, %s: %s over %d runs\n", n.Table.Family, n.Label, n.Column, text.Percent(n.Spread), len(n.Cell.Runs))
 	}
 }
 

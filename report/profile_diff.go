@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bench/internal/text"
 	"bytes"
 	"fmt"
 	"math"
@@ -134,7 +135,7 @@ var shiftsHeader = []string{"function", "before", "after", "change"}
 func (ps *ProfileShifts) rows() [][]string {
 	out := make([][]string, len(ps.Functions))
 	for i, s := range ps.Functions {
-		out[i] = []string{s.Function, sharePercent(s.Before), sharePercent(s.After), fmt.Sprintf("%+.1f pt", 100*s.Change)}
+		out[i] = []string{s.Function, text.SharePercent(s.Before), text.SharePercent(s.After), fmt.Sprintf("%+.1f pt", 100*s.Change)}
 	}
 	return out
 }
@@ -151,24 +152,20 @@ const (
 	shiftsCaption = "For each real change whose median runs kept a CPU profile on both sides: the functions whose share of the proxy's samples, as self time (samples ending in the function), moved most from the old median run to the new; change in percentage points."
 )
 
-// writeShiftsText writes the shifts of c in markdown (md) or tab-separated
-// text, after the comparison's tables; nothing without any.
-func writeShiftsText(buf *bytes.Buffer, c *Comparison, md bool) error {
+// writeShiftsText writes the shifts of c in the text format f, after
+// the comparison's tables; nothing without any.
+func writeShiftsText(buf *bytes.Buffer, c *Comparison, f text.Format) error {
 	if len(c.Profiles) == 0 {
 		return nil
 	}
 	buf.WriteString("\n")
-	writeHeading(buf, md, 2, shiftsTitle)
-	buf.WriteString(mdOnly(md, shiftsCaption) + "\n\n")
+	f.Heading(buf, 2, shiftsTitle)
+	buf.WriteString(f.Text(shiftsCaption) + "\n\n")
 	for i := range c.Profiles {
 		ps := &c.Profiles[i]
-		writeHeading(buf, md, 3, ps.heading())
-		if md {
-			if err := markdownGrid(buf, append([]string(nil), shiftsHeader...), ps.rows()); err != nil {
-				return fmt.Errorf("render the profiles of %s: %w", ps.heading(), err)
-			}
-		} else {
-			tsvGrid(buf, shiftsHeader, ps.rows())
+		f.Heading(buf, 3, ps.heading())
+		if err := f.Grid(buf, shiftsHeader, ps.rows()); err != nil {
+			return fmt.Errorf("render the profiles of %s: %w", ps.heading(), err)
 		}
 		buf.WriteString("\n")
 	}

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bench/internal/text"
 	"bytes"
 	"errors"
 	"fmt"
@@ -199,7 +200,7 @@ func profileCaption(d *results.RunData, stacks []profile.Stack) string {
 		s += " Stacks unwound from DWARF debug information (perf --call-graph dwarf)."
 	}
 	if d.Profile.Others > 0 {
-		s += fmt.Sprintf(" %s of other processes on the proxy's CPUs are left out.", plural(d.Profile.Others, "sample"))
+		s += fmt.Sprintf(" %s of other processes on the proxy's CPUs are left out.", text.Plural(d.Profile.Others, "sample"))
 	}
 	return s
 }
@@ -229,7 +230,7 @@ func (p *pageProfiles) write(b *bytes.Buffer) {
 		return
 	}
 	if len(p.unread) > 0 {
-		fmt.Fprintf(b, "<p class=\"absent\">%s left out, which could not be read:</p>\n<ul>\n", plural(len(p.unread), "CPU profile"))
+		fmt.Fprintf(b, "<p class=\"absent\">%s left out, which could not be read:</p>\n<ul>\n", text.Plural(len(p.unread), "CPU profile"))
 		for _, u := range p.unread {
 			fmt.Fprintf(b, "<li>%s</li>\n", esc(u))
 		}
@@ -239,7 +240,7 @@ func (p *pageProfiles) write(b *bytes.Buffer) {
 		return
 	}
 	fmt.Fprintf(b, "<h1>CPU profiles</h1>\n<details class=\"profiles\">\n<summary>%s, the median run of a cell each, which the cell's link opens: perf sampling the proxy's CPUs over the measured window, the proxy's processes kept</summary>\n",
-		plural(len(p.order), "CPU profile"))
+		text.Plural(len(p.order), "CPU profile"))
 	for _, pp := range p.order {
 		b.Write(pp.drawn)
 	}

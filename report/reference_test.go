@@ -2,6 +2,7 @@ package report
 
 import (
 	"bench/internal/golden"
+	"bench/internal/text"
 	"bench/results"
 	"bytes"
 	"encoding/csv"
@@ -357,12 +358,12 @@ func genTriple(t *testing.T, s refTable) []results.Row {
 func machineMedians(t *testing.T, where string, c refCell) []float64 {
 	n := len(c.values) - 1
 	steps := []float64{0, 0.01, -0.01, 0.02, -0.02, 0.03, -0.03, 0.04, -0.04}
-	want := fixed(c.values[n], 1)
+	want := text.Fixed(c.values[n], 1)
 	for _, da := range steps {
 		for _, db := range steps {
 			m := []float64{c.values[0] + da, c.values[1] + db}
-			if fixed(m[0], 1) == fixed(c.values[0], 1) && fixed(m[1], 1) == fixed(c.values[1], 1) &&
-				fixed((m[0]+m[1])/2, 1) == want {
+			if text.Fixed(m[0], 1) == text.Fixed(c.values[0], 1) && text.Fixed(m[1], 1) == text.Fixed(c.values[1], 1) &&
+				text.Fixed((m[0]+m[1])/2, 1) == want {
 				return m
 			}
 		}

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bench/internal/text"
 	"bench/results"
 	"fmt"
 	"maps"
@@ -192,7 +193,7 @@ var sessionFields = []setupField{
 		if m.Sweep == nil {
 			return ""
 		}
-		return fmt.Sprintf("from %s/s to within %s; %s", thousands(m.Sweep.From), sharePercent(m.Sweep.Precision), sloText(m.Sweep.SLO))
+		return fmt.Sprintf("from %s/s to within %s; %s", text.Thousands(m.Sweep.From), text.SharePercent(m.Sweep.Precision), sloText(m.Sweep.SLO))
 	}},
 	{"started", func(m *results.Meta) string { return stamp(m.Started) }},
 	{"resumed", func(m *results.Meta) string {

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bench/internal/text"
 	"bench/results"
 	"fmt"
 	"slices"
@@ -172,9 +173,9 @@ func leadsText(leads []*familyLead, rows int) string {
 			s = fmt.Sprintf("%s led %d of %d rows", l.name, l.rows, rows)
 		}
 		if l.lo > 0 {
-			by := fixed(l.lo, 2)
-			if fixed(l.hi, 2) != by {
-				by += "–" + fixed(l.hi, 2)
+			by := text.Fixed(l.lo, 2)
+			if text.Fixed(l.hi, 2) != by {
+				by += "–" + text.Fixed(l.hi, 2)
 			}
 			real := "none real"
 			if l.real > 0 {
@@ -219,13 +220,13 @@ func paceText(pace map[results.Bound]int) string {
 // to 3%)", or that no cell did.
 func failingText(fails []*familyFailing, failed int) string {
 	if failed == 0 {
-		return "no cell failed more than " + sharePercent(ErrorWarn) + " of its exchanges"
+		return "no cell failed more than " + text.SharePercent(ErrorWarn) + " of its exchanges"
 	}
 	var fs []string
 	for _, x := range fails {
-		fs = append(fs, fmt.Sprintf("%s %d (up to %s)", x.name, x.cells, sharePercent(x.worst)))
+		fs = append(fs, fmt.Sprintf("%s %d (up to %s)", x.name, x.cells, text.SharePercent(x.worst)))
 	}
-	return fmt.Sprintf("more than %s of the exchanges failed in %d cells: %s", sharePercent(ErrorWarn), failed, strings.Join(fs, ", "))
+	return fmt.Sprintf("more than %s of the exchanges failed in %d cells: %s", text.SharePercent(ErrorWarn), failed, strings.Join(fs, ", "))
 }
 
 // summaryLines are the summary of a session's tables, a line a family on

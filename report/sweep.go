@@ -1,8 +1,8 @@
 package report
 
 import (
+	"bench/internal/text"
 	"bench/results"
-	"bytes"
 	"fmt"
 	"maps"
 	"slices"
@@ -408,7 +408,7 @@ func sweepCaption(sw *results.Sweep) string {
 // sloText is a sweep's bounds in words: "p99 at most 50 ms, failures at
 // most 0.1%".
 func sloText(slo results.SLO) string {
-	return "p99 at most " + millisSpan(slo.P99) + ", failures at most " + sharePercent(slo.Errors)
+	return "p99 at most " + millisSpan(slo.P99) + ", failures at most " + text.SharePercent(slo.Errors)
 }
 
 // millisSpan formats a span in milliseconds: "50 ms", "2.5 ms".
@@ -458,25 +458,4 @@ func searchLines(t Table) [][3]string {
 		}
 	}
 	return out
-}
-
-// writeSearches writes the cells' searches under a Sustainable rate
-// table: in markdown a line a cell, in tab-separated text a row.
-func writeSearches(w *bytes.Buffer, t Table, md bool) {
-	lines := searchLines(t)
-	if len(lines) == 0 {
-		return
-	}
-	if md {
-		w.WriteString(searchesHead + ":\n\n")
-		for _, l := range lines {
-			fmt.Fprintf(w, "- %s, %s: %s\n", mdText.Replace(l[0]), mdText.Replace(l[1]), mdText.Replace(l[2]))
-		}
-	} else {
-		tsvLine(w, "searches", "scenario", "where each stopped")
-		for _, l := range lines {
-			tsvLine(w, l[:]...)
-		}
-	}
-	w.WriteString("\n")
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bench/internal/text"
 	"bench/report/htmldoc"
 	"bench/results"
 	"bytes"
@@ -391,7 +392,7 @@ func percentileTitle(column, percentile string, c Cell, pts []sweepPoint) string
 	if c.Median != nil {
 		found = "sustainable rate " + threeFigures(*c.Median) + "k/s (the median of its searches)"
 	}
-	return fmt.Sprintf("%s, %s of %s: %s ms to %s ms; %s", column, percentile, pluralN(len(pts), "step"), millis(lo.y), millis(hi.y), found)
+	return fmt.Sprintf("%s, %s of %s: %s ms to %s ms; %s", column, percentile, text.Plural(len(pts), "step"), millis(lo.y), millis(hi.y), found)
 }
 
 // htmlSweeps writes the chart of each row of a Sustainable rate table.

@@ -3,6 +3,7 @@ package report
 import (
 	"bench/internal/chromium"
 	"bench/internal/golden"
+	"bench/internal/text"
 	"bench/results"
 	"bytes"
 	"encoding/json"
@@ -397,7 +398,7 @@ func simulateSearch(c sweepColumn, session string, capacity float64, rep int, mo
 		st := results.Step{N: n, Confirm: confirm, Pass: true}
 		switch {
 		case failed > sweepSLO.SLO.Errors:
-			st.Pass, st.Why = false, fmt.Sprintf("errors %.1f%% over %s", failed*100, sharePercent(sweepSLO.SLO.Errors))
+			st.Pass, st.Why = false, fmt.Sprintf("errors %.1f%% over %s", failed*100, text.SharePercent(sweepSLO.SLO.Errors))
 		case p99 > 50:
 			st.Pass, st.Why = false, fmt.Sprintf("p99 %.1f ms over 50 ms", p99)
 		case achieved < 0.99*rate:

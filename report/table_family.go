@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bench/internal/text"
 	"bench/results"
 	"slices"
 	"strings"
@@ -55,7 +56,7 @@ func plainTable(fam, machine string, rows []*results.Row) Table {
 			s := summarize(runs, unit.Of)
 			fig := "–"
 			if s.ok {
-				fig = fixed(s.med, 1)
+				fig = text.Fixed(s.med, 1)
 			}
 			cells[i] = cellOf(c, s, fig)
 			cells[i].Bound = c.group != results.Baseline && boundElsewhere(runs)
@@ -96,11 +97,11 @@ func tripleTables(fam, machine string, rows []*results.Row) []Table {
 			var fig string
 			switch {
 			case results.Stream(load) && s.ok:
-				fig = fixed(s.med, 1)
+				fig = text.Fixed(s.med, 1)
 			case results.Stream(load):
 				fig = "–"
 			case s.ok:
-				fig = smallGbits(s.med) + " (" + fixed(summarize(runs, kreqs).med, 1) + "k/s)"
+				fig = smallGbits(s.med) + " (" + text.Fixed(summarize(runs, kreqs).med, 1) + "k/s)"
 			default:
 				fig = noFigureMix
 			}
@@ -124,9 +125,9 @@ func tripleTables(fam, machine string, rows []*results.Row) []Table {
 			case !s.ok:
 				fig = "–" + unit
 			case results.Bulk(load):
-				fig = fixed(s.med, 2) + unit
+				fig = text.Fixed(s.med, 2) + unit
 			default:
-				fig = thousands(s.med) + unit
+				fig = text.Thousands(s.med) + unit
 			}
 			cell = cellOf(c, s, fig)
 			cell.finish()
@@ -138,7 +139,7 @@ func tripleTables(fam, machine string, rows []*results.Row) []Table {
 			if baseline {
 				s = summary{}
 			} else if s.ok {
-				fig = thousands(s.med)
+				fig = text.Thousands(s.med)
 			}
 			cell = cellOf(c, s, fig)
 			cell.finish()
@@ -158,9 +159,9 @@ func tripleTables(fam, machine string, rows []*results.Row) []Table {
 // 0.00.
 func smallGbits(v float64) string {
 	if v > 0 && v < 0.005 {
-		return fixed(v, 3)
+		return text.Fixed(v, 3)
 	}
-	return fixed(v, 2)
+	return text.Fixed(v, 2)
 }
 
 // proxyLabels returns the row labels of g's scenarios, label's name of
@@ -207,7 +208,7 @@ func tunnelTable(machine string, rows []*results.Row) Table {
 			s := summarize(runs, gbits)
 			fig := "–"
 			if s.ok {
-				fig = fixed(s.med, 2) + " Gbit/s"
+				fig = text.Fixed(s.med, 2) + " Gbit/s"
 			}
 			cell := cellOf(col, s, fig)
 			cell.fromRuns(runs)
@@ -241,7 +242,7 @@ func handshakeTable(machine string, rows []*results.Row) Table {
 		s := summarize(runs, reqs)
 		fig := "–"
 		if s.ok {
-			fig = thousands(s.med)
+			fig = text.Thousands(s.med)
 		}
 		cell := cellOf(col, s, fig)
 		cell.fromRuns(runs)

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bench/internal/text"
 	"cmp"
 	"fmt"
 	"math"
@@ -93,7 +94,7 @@ func (s *TrendSeries) DescribeDetectable() string {
 	d := "no step yet: too few sessions at its level"
 	if !math.IsInf(s.Detectable, 1) {
 		// rounded up, so that a step past the gate never reads as the gate
-		d = fixed(math.Ceil(s.Detectable*10)/10, 1) + "%"
+		d = text.Fixed(math.Ceil(s.Detectable*10)/10, 1) + "%"
 	}
 	return fmt.Sprintf("%s, %s, %s, %s: %s", s.Machine, s.Scenario, s.Proxy, s.Metric, d)
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bench/internal/text"
 	"bytes"
 	"fmt"
 	"image/color"
@@ -40,37 +41,38 @@ func WriteTrends(w io.Writer, tr *Trends, format string) error {
 		return inputerr.Bad(fmt.Errorf("unknown format %q (want %s or %s)", format, FormatMarkdown, FormatHTML))
 	}
 	var b bytes.Buffer
-	writeHeading(&b, true, 1, tr.title())
-	b.WriteString(mdOnly(true, tr.Summary()) + "\n\n")
+	var f text.Markdown
+	f.Heading(&b, 1, tr.title())
+	b.WriteString(f.Text(tr.Summary()) + "\n\n")
 	for _, g := range tr.nights() {
-		writeHeading(&b, true, 2, tr.nightTitle(g[0].After))
+		f.Heading(&b, 2, tr.nightTitle(g[0].After))
 		for _, ev := range g {
-			writeHeading(&b, true, 3, tr.eventTitle(ev))
-			if err := markdownGrid(&b, slices.Clone(trendHeader), tr.rows(ev)); err != nil {
+			f.Heading(&b, 3, tr.eventTitle(ev))
+			if err := f.Grid(&b, trendHeader, tr.rows(ev)); err != nil {
 				return fmt.Errorf("render the changes of %s: %w", tr.Sessions[ev.After].ID, err)
 			}
 			b.WriteString("\n")
 		}
 	}
 	if nights := tr.OutlierNights(); len(nights) > 0 {
-		writeHeading(&b, true, 2, outliersTitle)
+		f.Heading(&b, 2, outliersTitle)
 		for _, n := range nights {
-			b.WriteString(mdOnly(true, tr.outlierNightTitle(n)) + ":\n\n")
+			b.WriteString(f.Text(tr.outlierNightTitle(n)) + ":\n\n")
 			for _, l := range outlierLines(n) {
-				b.WriteString("- " + mdOnly(true, l) + "\n")
+				b.WriteString("- " + f.Text(l) + "\n")
 			}
 			b.WriteString("\n")
 		}
 	}
 	if len(tr.Series) > 0 {
-		b.WriteString(mdOnly(true, tr.legend()) + "\n")
+		b.WriteString(f.Text(tr.legend()) + "\n")
 	}
 	_, err := w.Write(b.Bytes())
 	return err
 }
 
 // title is the report's title.
-func (tr *Trends) title() string { return "Trends of " + plural(len(tr.Sessions), "session") }
+func (tr *Trends) title() string { return "Trends of " + text.Plural(len(tr.Sessions), "session") }
 
 // Summary is the report's first line: what was searched, how, and what
 // was found.
@@ -93,9 +95,9 @@ func (tr *Trends) Summary() string {
 		}
 	}
 	return fmt.Sprintf("%s of %s, %s to %s; %s (a cell of a machine by its throughput or its p99) searched: %s in %s (a column's changes from one night), %d for the worse, %d of those still in force; %s.",
-		plural(len(tr.Sessions), "session"), plural(len(machines), "machine"), tr.Sessions[0].Date(), tr.Sessions[len(tr.Sessions)-1].Date(),
-		strconv.Itoa(len(tr.Series))+" series", plural(len(changes), "change point"), plural(len(tr.Events()), "event"), worse, inForce,
-		plural(len(tr.OutlierNights()), "night")+" with outliers")
+		text.Plural(len(tr.Sessions), "session"), text.Plural(len(machines), "machine"), tr.Sessions[0].Date(), tr.Sessions[len(tr.Sessions)-1].Date(),
+		strconv.Itoa(len(tr.Series))+" series", text.Plural(len(changes), "change point"), text.Plural(len(tr.Events()), "event"), worse, inForce,
+		text.Plural(len(tr.OutlierNights()), "night")+" with outliers")
 }
 
 // outliersTitle heads the list of outliers.
@@ -136,7 +138,7 @@ func (tr *Trends) legend() string {
 		"An outlier stands out alone from its level by more than %d robust deviations of its sessions. "+
 		"Step: the median of the sessions after over that of the sessions before, to the next change point each way. "+
 		"In force: the newest sessions are nearer the level after than the level before. Changed: bench's build or the column's version between the two sessions.",
-		tr.Options.PValue, tr.Options.Permutations, tr.Options.Confidence*100, fixed(tr.Options.MinStep, 1), changepoint.OutlierSpread)
+		tr.Options.PValue, tr.Options.Permutations, tr.Options.Confidence*100, text.Fixed(tr.Options.MinStep, 1), changepoint.OutlierSpread)
 }
 
 // nights are the events grouped by the session where their new levels
@@ -197,7 +199,7 @@ func (tr *Trends) rows(ev TrendEvent) [][]string {
 			levels += " (from " + tr.Sessions[c.After].Date() + ")"
 		}
 		out[i] = []string{s.Scenario, s.Proxy, s.Metric, signedPct(c.Step) + " " + verdict, pctRange(c.Lo, c.Hi),
-			levels, "±" + fixed(c.Noise, 1) + "%", inForce, strings.Join(c.Versions, "; ")}
+			levels, "±" + text.Fixed(c.Noise, 1) + "%", inForce, strings.Join(c.Versions, "; ")}
 	}
 	return out
 }
@@ -331,7 +333,7 @@ func trendChart(tr *Trends, s *TrendSeries, pal palette) ([]byte, error) {
 	}
 	line.Color, line.Width = col, vg.Points(1)
 	first, last := tr.Sessions[s.Sessions[0]].Date(), tr.Sessions[s.Sessions[len(s.Sessions)-1]].Date()
-	runsMark := &tippedScatter{Scatter: dots, title: fmt.Sprintf("%s: %s of %s, %s to %s", s.name(), plural(len(runs), "run"), plural(len(s.Sessions), "session"), first, last), tips: tp}
+	runsMark := &tippedScatter{Scatter: dots, title: fmt.Sprintf("%s: %s of %s, %s to %s", s.name(), text.Plural(len(runs), "run"), text.Plural(len(s.Sessions), "session"), first, last), tips: tp}
 	medianLine := &tippedLine{Line: line, column: s.Proxy, title: fmt.Sprintf("%s: the sessions' medians, %s on %s to %s on %s", s.name(), s.format(s.Medians[0]), first, s.format(s.Medians[len(s.Medians)-1]), last), tips: tp}
 	p.Add(runsMark, medianLine)
 	legend := []legendEntry{{"runs", &plotter.Scatter{GlyphStyle: draw.GlyphStyle{Color: col, Radius: vg.Points(2), Shape: draw.CircleGlyph{}}}},
@@ -344,7 +346,7 @@ func trendChart(tr *Trends, s *TrendSeries, pal palette) ([]byte, error) {
 		}
 		seg.LineStyle = levelStyle
 		p.Add(&tippedLine{Line: seg, title: fmt.Sprintf("%s: level %s, %s to %s (%s)", s.name(), s.format(lv.value),
-			tr.Sessions[s.Sessions[lv.start]].Date(), tr.Sessions[s.Sessions[lv.end-1]].Date(), plural(lv.end-lv.start, "session")), tips: tp})
+			tr.Sessions[s.Sessions[lv.start]].Date(), tr.Sessions[s.Sessions[lv.end-1]].Date(), text.Plural(lv.end-lv.start, "session")), tips: tp})
 	}
 	legend = append(legend, legendEntry{"level", &plotter.Line{LineStyle: levelStyle}})
 	marks := map[string]bool{}

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bench/internal/text"
 	"slices"
 	"strings"
 	"testing"
@@ -63,7 +64,7 @@ func TestCatalogUnitsAgree(t *testing.T) {
 		}
 		tab := tables[0]
 		label, cell := tab.Rows[0].Label, tab.Rows[0].Cells[0]
-		fig := fixed(*ch.New.Median, 1)
+		fig := text.Fixed(*ch.New.Median, 1)
 		switch fam := familyOf(sc.Mode, sc.Load.Name); {
 		case plain(fam):
 			if want := ch.Scenario + ", " + ch.Unit; label != want || cell.figure != fig {
@@ -77,7 +78,7 @@ func TestCatalogUnitsAgree(t *testing.T) {
 			case results.Stream(sc.Load.Name):
 				ok = unit == results.Gbits && cell.figure == fig
 			case unit == results.Gbits:
-				ok = strings.HasPrefix(cell.figure, fixed(*ch.New.Median, 2)+" (")
+				ok = strings.HasPrefix(cell.figure, text.Fixed(*ch.New.Median, 2)+" (")
 			default:
 				ok = unit == results.KReqs && strings.HasSuffix(cell.figure, " ("+fig+"k/s)")
 			}
@@ -89,11 +90,11 @@ func TestCatalogUnitsAgree(t *testing.T) {
 				t.Errorf("%s: the table's row %q, cell %q; compare's %q, %g %s", sc.Name, label, cell.Text, want, *ch.New.Median, ch.Unit)
 			}
 		case fam == famTunnel:
-			if want := fixed(*ch.New.Median, 2) + " " + ch.Unit; !hasFigure(tab.Rows[0].Cells, want) || unit != results.Gbits {
+			if want := text.Fixed(*ch.New.Median, 2) + " " + ch.Unit; !hasFigure(tab.Rows[0].Cells, want) || unit != results.Gbits {
 				t.Errorf("%s: the table's cells %v; want one of %q", sc.Name, tab.Rows[0].Cells, want)
 			}
 		default:
-			if tab.Columns[0] != "Connections/s" || cell.figure != thousands(*ch.New.Median) || unit != results.Conns {
+			if tab.Columns[0] != "Connections/s" || cell.figure != text.Thousands(*ch.New.Median) || unit != results.Conns {
 				t.Errorf("%s: the table's %s %q; compare's %g %s", sc.Name, tab.Columns[0], cell.Text, *ch.New.Median, ch.Unit)
 			}
 		}

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"bench/internal/text"
 	"bench/results"
 	"errors"
 	"fmt"
@@ -309,7 +310,7 @@ func (l Load) String() string {
 		if l.Reverse {
 			dir = "download"
 		}
-		s := fmt.Sprintf("iperf3, %s, %s", plural(l.Conns, "stream"), dir)
+		s := fmt.Sprintf("iperf3, %s, %s", text.Plural(l.Conns, "stream"), dir)
 		if l.Suite != "" {
 			s += " through a TLS tunnel, " + l.Suite
 		}
@@ -323,16 +324,16 @@ func (l Load) String() string {
 		if l.Close {
 			conn = "a new connection each"
 		}
-		return fmt.Sprintf("wrk, %s, %s %s", plural(l.Conns, "connection"), req, conn)
+		return fmt.Sprintf("wrk, %s, %s %s", text.Plural(l.Conns, "connection"), req, conn)
 	case ToolBench:
-		pace := fmt.Sprintf("%s at a time", plural(l.Active, "exchange"))
+		pace := fmt.Sprintf("%s at a time", text.Plural(l.Active, "exchange"))
 		switch {
 		case l.Sweep:
 			pace = "the highest rate that meets the bounds, searched for (bench run --sweep)"
 		case l.Rate > 0:
-			pace = fmt.Sprintf("%s a second", plural(l.Rate, "exchange"))
+			pace = fmt.Sprintf("%s a second", text.Plural(l.Rate, "exchange"))
 		}
-		return fmt.Sprintf("bench mix, %s, %s, one in 10 half-closed", plural(l.Conns, "connection"), pace)
+		return fmt.Sprintf("bench mix, %s, %s, one in 10 half-closed", text.Plural(l.Conns, "connection"), pace)
 	case ToolOpenSSL:
 		what := "full handshakes"
 		if l.Resume {
@@ -340,13 +341,5 @@ func (l Load) String() string {
 		}
 		return "openssl s_time, sequential connections, " + what
 	}
-	return fmt.Sprintf("%s, %s", l.Tool, plural(l.Conns, "connection"))
-}
-
-// plural renders n things.
-func plural(n int, thing string) string {
-	if n == 1 {
-		return "1 " + thing
-	}
-	return fmt.Sprintf("%d %ss", n, thing)
+	return fmt.Sprintf("%s, %s", l.Tool, text.Plural(l.Conns, "connection"))
 }

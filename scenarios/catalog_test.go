@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"bench/internal/text"
 	"bench/results"
 	"fmt"
 	"strings"
@@ -230,21 +231,21 @@ func TestLoadStringCatalog(t *testing.T) {
 		var want []string
 		switch l.Tool {
 		case ToolIperf3:
-			want = append(want, plural(l.Conns, "stream"), map[bool]string{false: "upload", true: "download"}[l.Reverse], l.Suite)
+			want = append(want, text.Plural(l.Conns, "stream"), map[bool]string{false: "upload", true: "download"}[l.Reverse], l.Suite)
 		case ToolWrk:
-			want = append(want, plural(l.Conns, "connection"), l.Path+" ", map[bool]string{false: "kept alive", true: "a new connection each"}[l.Close])
+			want = append(want, text.Plural(l.Conns, "connection"), l.Path+" ", map[bool]string{false: "kept alive", true: "a new connection each"}[l.Close])
 			if l.PostBytes > 0 {
 				want = append(want, fmt.Sprintf("POST %s with %d bytes", l.Path, l.PostBytes))
 			}
 		case ToolBench:
-			want = append(want, plural(l.Conns, "connection"), "half-closed")
+			want = append(want, text.Plural(l.Conns, "connection"), "half-closed")
 			switch {
 			case l.Sweep:
 				want = append(want, "the highest rate", "--sweep")
 			case l.Rate > 0:
-				want = append(want, plural(l.Rate, "exchange")+" a second")
+				want = append(want, text.Plural(l.Rate, "exchange")+" a second")
 			default:
-				want = append(want, plural(l.Active, "exchange")+" at a time")
+				want = append(want, text.Plural(l.Active, "exchange")+" at a time")
 			}
 		case ToolOpenSSL:
 			want = append(want, map[bool]string{false: "full handshakes", true: "resumed sessions"}[l.Resume])

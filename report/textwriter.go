@@ -1,0 +1,236 @@
+package report
+
+import (
+	"bench/internal/text"
+	"bytes"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// textWriter is a text format of the report: markdown, with what
+// explains the tables (headlines, summaries, legends, notes grouped by
+// cell), or the reference results' tab-separated text, the figures with
+// their spreads, searches, failed runs and notes as rows. Each writes
+// what the other has in its own way, or leaves it out.
+type textWriter interface {
+	text.Format
+	// sessionHead writes what follows a session's heading, before its
+	// Setup table.
+	sessionHead(w *bytes.Buffer, session string, tables []Table)
+	// table writes t's grid, with what goes before it.
+	table(w *bytes.Buffer, t Table) error
+	// searches writes the cells' searches under a Sustainable rate
+	// table.
+	searches(w *bytes.Buffer, t Table)
+	// marks writes what t's marks mean.
+	marks(w *bytes.Buffer, t Table)
+	// failed lists the failed runs of a table.
+	failed(w *bytes.Buffer, failed []Failure)
+	// notes lists what t's ok runs noted.
+	notes(w *bytes.Buffer, t Table)
+	// setupNotes lists the notes of a session's Setup table.
+	setupNotes(w *bytes.Buffer, notes []string)
+	// tripleEnd writes what follows the last table of the triple of a
+	// ranked table, figures.
+	tripleEnd(w *bytes.Buffer, figures Table)
+	// legend writes the legend of a comparison, s.
+	legend(w *bytes.Buffer, s string)
+}
+
+var (
+	_ textWriter = markdownWriter{}
+	_ textWriter = tsvWriter{}
+)
+
+// textWriterOf is the writer of a text format, FormatTSV or markdown.
+func textWriterOf(format string) textWriter {
+	if format == FormatTSV {
+		return tsvWriter{}
+	}
+	return markdownWriter{}
+}
+
+// markdownWriter writes GitHub markdown, with the detail d where it is
+// not nil.
+type markdownWriter struct {
+	text.Markdown
+	d *detail
+}
+
+// sessionHead writes the detail's summary of the session, and the
+// summary of its tables (summaryLines).
+func (f markdownWriter) sessionHead(w *bytes.Buffer, session string, tables []Table) {
+	if f.d != nil && f.d.summaries[session] != "" {
+		w.WriteString(f.Text(f.d.summaries[session]) + "\n\n")
+	}
+	lines := summaryLines(session, tables)
+	if len(lines) == 0 {
+		return
+	}
+	f.Heading(w, 2, summaryHead)
+	for _, l := range lines {
+		w.WriteString("- " + f.Text(l) + "\n")
+	}
+	w.WriteString("\n" + summaryNote + "\n\n")
+}
+
+// table writes t's headlines, then t with each cell's spread.
+func (f markdownWriter) table(w *bytes.Buffer, t Table) error {
+	if hs := Headlines(t); len(hs) > 0 {
+		for _, h := range hs {
+			w.WriteString("- " + f.Text(h.String()) + "\n")
+		}
+		w.WriteString("\n" + headlineNote + "\n\n")
+	}
+	return writeMarkdown(w, t, true)
+}
+
+// searches writes a line a cell.
+func (f markdownWriter) searches(w *bytes.Buffer, t Table) {
+	lines := searchLines(t)
+	if len(lines) == 0 {
+		return
+	}
+	w.WriteString(searchesHead + ":\n\n")
+	for _, l := range lines {
+		fmt.Fprintf(w, "- %s, %s: %s\n", f.Text(l[0]), f.Text(l[1]), f.Text(l[2]))
+	}
+	w.WriteString("\n")
+}
+
+// marks writes t's legend, and the line of the connections closed.
+func (f markdownWriter) marks(w *bytes.Buffer, t Table) {
+	writeLegend(w, t, true)
+	if l := closedLine(t); l != "" {
+		w.WriteString(f.Text(l) + "\n\n")
+	}
+}
+
+func (f markdownWriter) failed(w *bytes.Buffer, failed []Failure) {
+	if len(failed) == 0 {
+		return
+	}
+	w.WriteString("Failed runs, left out of the medians:\n\n")
+	for _, r := range failed {
+		fmt.Fprintf(w, "- %s, %s, rep %d: %s\n", f.Text(r.Proxy), f.Text(r.Load), r.Rep, f.Text(noteOrNone(r.Note)))
+	}
+	w.WriteString("\n")
+}
+
+// notes lists the runs' notes of t grouped by cell (groupNotes).
+func (f markdownWriter) notes(w *bytes.Buffer, t Table) {
+	lines := groupNotes(t.runNotes)
+	if len(lines) == 0 {
+		return
+	}
+	w.WriteString(groupedNotesHead + ":\n\n")
+	for _, l := range lines {
+		w.WriteString("- " + f.Text(l) + "\n")
+	}
+	w.WriteString("\n")
+}
+
+func (f markdownWriter) setupNotes(w *bytes.Buffer, notes []string) {
+	w.WriteString("Notes of the session:\n\n")
+	for _, n := range notes {
+		w.WriteString("- " + f.Text(n) + "\n")
+	}
+}
+
+// tripleEnd writes nothing: each cell has its spread.
+func (markdownWriter) tripleEnd(*bytes.Buffer, Table) {}
+
+func (markdownWriter) legend(w *bytes.Buffer, s string) { w.WriteString(s + "\n") }
+
+// tsvWriter writes the reference results' tab-separated text.
+type tsvWriter struct{ text.TSV }
+
+// sessionHead writes nothing: the text has no summary.
+func (tsvWriter) sessionHead(*bytes.Buffer, string, []Table) {}
+
+func (tsvWriter) table(w *bytes.Buffer, t Table) error { return writeTSV(w, t) }
+
+// searches writes a row a cell.
+func (tsvWriter) searches(w *bytes.Buffer, t Table) {
+	lines := searchLines(t)
+	if len(lines) == 0 {
+		return
+	}
+	text.Line(w, "searches", "scenario", "where each stopped")
+	for _, l := range lines {
+		text.Line(w, l[:]...)
+	}
+	w.WriteString("\n")
+}
+
+// marks writes the footnote of † under a table that has the mark
+// (markdown and the page have it in the legend).
+func (tsvWriter) marks(w *bytes.Buffer, t Table) {
+	for _, r := range t.Rows {
+		for _, c := range r.Cells {
+			if c.NoSplice {
+				w.WriteString(noSpliceNote + "\n\n")
+				return
+			}
+		}
+	}
+}
+
+func (tsvWriter) failed(w *bytes.Buffer, failed []Failure) {
+	if len(failed) == 0 {
+		return
+	}
+	text.Line(w, "failed runs", "load", "rep", "note")
+	for _, f := range failed {
+		text.Line(w, f.Proxy, f.Load, strconv.Itoa(f.Rep), noteOrNone(f.Note))
+	}
+	w.WriteString("\n")
+}
+
+// notes lists what the ok runs noted, each note once with the columns
+// and scenarios that noted it.
+func (tsvWriter) notes(w *bytes.Buffer, t Table) {
+	if len(t.Notes) == 0 {
+		return
+	}
+	text.Line(w, "notes", "columns", "scenarios")
+	for _, n := range t.Notes {
+		text.Line(w, n.Text, strings.Join(n.Proxies, ", "), strings.Join(n.Loads, ", "))
+	}
+	w.WriteString("\n")
+}
+
+func (tsvWriter) setupNotes(w *bytes.Buffer, notes []string) {
+	w.WriteString("notes\n")
+	for _, n := range notes {
+		text.Line(w, n)
+	}
+}
+
+// tripleEnd writes the spread of each of the cells of figures,
+// (fastest - slowest) / median in percent, as a grid of the same shape;
+// nothing when no cell has two runs.
+func (f tsvWriter) tripleEnd(w *bytes.Buffer, figures Table) {
+	rows := make([][]string, len(figures.Rows))
+	any := false
+	for i, r := range figures.Rows {
+		texts := make([]string, len(r.Cells))
+		for j, c := range r.Cells {
+			texts[j] = "–"
+			if c.Spread != nil {
+				texts[j] = text.Percent(*c.Spread)
+				any = true
+			}
+		}
+		rows[i] = withBars(figures.Groups, r.Label, texts)
+	}
+	if !any {
+		return
+	}
+	f.Grid(w, withBars(figures.Groups, "spread", figures.Columns), rows)
+	w.WriteString("\n")
+}
+
+// legend writes nothing: the text has no legend.
+func (tsvWriter) legend(*bytes.Buffer, string) {}
