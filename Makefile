@@ -77,6 +77,7 @@ UNLOADED_PKGS += ./internal/child
 UNLOADED_PKGS += ./internal/chromium
 UNLOADED_PKGS += ./internal/golden
 UNLOADED_PKGS += ./internal/nights
+UNLOADED_PKGS += ./internal/text
 UNLOADED_PKGS += ./profile
 UNLOADED_PKGS += ./report
 UNLOADED_PKGS += ./report/changepoint
