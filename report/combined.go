@@ -98,7 +98,7 @@ func combinedTable(machines []string, sessionIDs string, rows []*results.Row) Ta
 			spreads[i] = newSpread(c.group, avg)
 			cells[i] = cellOf(c, avg, strings.Join(parts, " / "))
 		}
-		markCells(cells, spreads, false)
+		markCells(cells, spreads, markGroups)
 		t.Rows = append(t.Rows, TableRow{Label: unitLabel(g.labels[k], unit), Cells: cells, unit: unit})
 	}
 	return t

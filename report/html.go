@@ -307,7 +307,7 @@ func htmlParagraphs(b *bytes.Buffer, text string) {
 // htmlLegend writes t's legend (legendOf) under it, the page's detail
 // included.
 func htmlLegend(b *bytes.Buffer, t Table) {
-	items := legendOf(t, true)
+	items := legendOf(t, withSpreads)
 	if len(items) == 0 {
 		return
 	}

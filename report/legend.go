@@ -18,10 +18,10 @@ type legendItem struct {
 const markBold = "\x00bold"
 
 // legendOf is the legend of t: each mark its cells carry, once, in the
-// order a cell prints them, with what it says in this table; with
-// detail, the spread of the cells too ("±3% n=3"). Empty for a table
-// with no mark.
-func legendOf(t Table, detail bool) []legendItem {
+// order a cell prints them, with what it says in this table; withSpreads,
+// the spread of the cells too ("±3% n=3"). Empty for a table with no
+// mark.
+func legendOf(t Table, s spreadView) []legendItem {
 	var bold, star, bound, noSplice, failed, spread, none bool
 	for _, r := range t.Rows {
 		for _, c := range r.Cells {
@@ -31,13 +31,13 @@ func legendOf(t Table, detail bool) []legendItem {
 			noSplice = noSplice || c.NoSplice
 			failed = failed || erring(c)
 			none = none || (c.Median == nil && strings.HasPrefix(c.Text, noValue))
-			if short, _ := cellSpread(c); detail && short != "" {
+			if short, _ := cellSpread(c); s == withSpreads && short != "" {
 				spread = true
 			}
 		}
 	}
 	var out []legendItem
-	starOnly := t.Family == famConnect || t.Family == famSocks
+	starOnly := markingOf(t.Family) == markStarOnly
 	switch {
 	case bold && starOnly:
 		out = append(out, legendItem{markBold + " *", "the best median of the row, and any other whose fastest run reaches the best one's slowest: they cannot be told apart"})
@@ -81,8 +81,8 @@ const legendHead = "Marks"
 
 // writeLegend writes t's legend (legendOf) under it in markdown, a list
 // item a mark: "- **bold**: the best median ...".
-func writeLegend(w io.StringWriter, t Table, detail bool) {
-	items := legendOf(t, detail)
+func writeLegend(w io.StringWriter, t Table, s spreadView) {
+	items := legendOf(t, s)
 	if len(items) == 0 {
 		return
 	}

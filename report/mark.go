@@ -45,20 +45,39 @@ func threshold(cells []*spread, in func(*spread) bool) (float64, bool) {
 	return low, found
 }
 
+// marking is the rule a table's rows are marked by.
+type marking int
+
+const (
+	// markGroups: bold is the best of each group (copy or splice), the
+	// star the best over both.
+	markGroups marking = iota
+	// markStarOnly: the star alone, a starred cell bold too: the
+	// CONNECT and SOCKS tables, where one proxy alone splices.
+	markStarOnly
+)
+
+// markingOf is the rule of family fam's tables.
+func markingOf(fam string) marking {
+	if fam == famConnect || fam == famSocks {
+		return markStarOnly
+	}
+	return markGroups
+}
+
 // markRow applies the reference results' rule to one row. Bold: the best median of its
 // group (copy or splice) and any other of the group whose fastest run
-// reaches the best's slowest. Star: the same over both groups. With
-// starOnly (the CONNECT and SOCKS tables, where one proxy alone splices)
-// only the star is decided, and a starred cell is bold too. The baseline
-// takes no part.
-func markRow(cells []*spread, starOnly bool) {
+// reaches the best's slowest. Star: the same over both groups. By
+// markStarOnly only the star is decided, and a starred cell is bold too.
+// The baseline takes no part.
+func markRow(cells []*spread, rule marking) {
 	markBest(cells, func(*spread) bool { return true }, func(c *spread) {
 		c.star = true
-		if starOnly {
+		if rule == markStarOnly {
 			c.bold = true
 		}
 	})
-	if starOnly {
+	if rule == markStarOnly {
 		return
 	}
 	for _, g := range []results.Group{results.Copy, results.Splice} {
@@ -81,8 +100,8 @@ func markBest(cells []*spread, in func(*spread) bool, mark func(*spread)) {
 }
 
 // markCells marks a row's cells by the rule of markRow and sets their text.
-func markCells(cells []Cell, spreads []*spread, starOnly bool) {
-	markRow(spreads, starOnly)
+func markCells(cells []Cell, spreads []*spread, rule marking) {
+	markRow(spreads, rule)
 	for i := range cells {
 		cells[i].Bold, cells[i].Star = spreads[i].bold, spreads[i].star
 		cells[i].finish()

@@ -523,7 +523,7 @@ func TestReferenceTables(t *testing.T) {
 					t.Fatalf("got %d tables, want 1", len(tables))
 				}
 				var b bytes.Buffer
-				if err := writeMarkdown(&b, tables[0], false); err != nil {
+				if err := writeMarkdown(&b, tables[0], mediansAlone); err != nil {
 					t.Fatal(err)
 				}
 				got, want := refTokens(b.String()), refTokens(s.body)

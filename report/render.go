@@ -303,15 +303,24 @@ func markdownCell(c Cell) string {
 	return "**" + c.figure + "**" + c.Text[len(c.figure):]
 }
 
-// writeMarkdown writes t as a markdown table; with spreads, each cell
-// with its spread (cellSpread), as bench report writes it.
-func writeMarkdown(w io.Writer, t Table, spreads bool) error {
+// spreadView says whether a table's cells are written with their spread
+// ("±3% n=3", cellSpread) beside the median.
+type spreadView int
+
+const (
+	mediansAlone spreadView = iota
+	withSpreads
+)
+
+// writeMarkdown writes t as a markdown table; withSpreads, each cell
+// with its spread, as bench report writes it.
+func writeMarkdown(w io.Writer, t Table, s spreadView) error {
 	rows := make([][]string, len(t.Rows))
 	for i, r := range t.Rows {
 		cells := make([]string, len(r.Cells))
 		for j, c := range r.Cells {
 			cells[j] = markdownCell(c)
-			if spreads {
+			if s == withSpreads {
 				cells[j] += detailSuffix(c)
 			}
 		}

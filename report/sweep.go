@@ -301,7 +301,7 @@ func sweepTable(machine string, rows []*results.Row) Table {
 				sp.eligible = false // no bold, no *
 			}
 		}
-		markCells(cells, spreads, false)
+		markCells(cells, spreads, markGroups)
 		t.Rows = append(t.Rows, TableRow{Label: unitLabel(k, unit), Cells: cells, unit: unit})
 	}
 	return t

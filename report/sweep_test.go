@@ -199,7 +199,7 @@ func TestSweepMarks(t *testing.T) {
 			t.Errorf("%s: the cell of %s is bold %v, * %v; want %v", c.name, nginx.Proxy, nginx.Bold, nginx.Star, c.bold)
 		}
 		marks := map[string]string{}
-		for _, it := range legendOf(tb, false) {
+		for _, it := range legendOf(tb, mediansAlone) {
 			marks[it.mark] = it.text
 		}
 		if _, ok := marks["no bold, no *"]; ok != c.unmarked {

@@ -46,7 +46,7 @@ func plainTable(fam, machine string, rows []*results.Row) Table {
 	names, groups := g.header()
 	t := Table{Family: fam, Kind: "throughput", Machine: machine, Session: rows[0].Session,
 		Corner: "scenario (" + short(machine) + ")", Columns: names, Groups: groups, Failed: g.failed, Notes: g.notes, runNotes: g.runs1}
-	starOnly := fam == famConnect || fam == famSocks
+	rule := markingOf(fam)
 	for _, k := range g.keys {
 		unit := results.UnitOf(g.modes[k], g.loads[k])
 		cells := make([]Cell, len(g.cols))
@@ -64,7 +64,7 @@ func plainTable(fam, machine string, rows []*results.Row) Table {
 			cells[i].fromRuns(runs)
 			spreads[i] = newSpread(c.group, s)
 		}
-		markCells(cells, spreads, starOnly)
+		markCells(cells, spreads, rule)
 		t.Rows = append(t.Rows, TableRow{Label: unitLabel(g.labels[k], unit), Cells: cells, unit: unit})
 	}
 	return t

@@ -83,7 +83,7 @@ func (f markdownWriter) table(w *bytes.Buffer, t Table) error {
 		}
 		w.WriteString("\n" + headlineNote + "\n\n")
 	}
-	return writeMarkdown(w, t, true)
+	return writeMarkdown(w, t, withSpreads)
 }
 
 // searches writes a line a cell.
@@ -101,7 +101,7 @@ func (f markdownWriter) searches(w *bytes.Buffer, t Table) {
 
 // marks writes t's legend, and the line of the connections closed.
 func (f markdownWriter) marks(w *bytes.Buffer, t Table) {
-	writeLegend(w, t, true)
+	writeLegend(w, t, withSpreads)
 	if l := closedLine(t); l != "" {
 		w.WriteString(f.Text(l) + "\n\n")
 	}
