@@ -232,6 +232,12 @@ func (t *cgroupTree) disableV2(parent string, controllers []string, ours ...stri
 		}
 	}
 	if err := t.write(parent, subtreeControlFile, toggle(disable, controllers)); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			// Gone since it was listed: systemd prunes a scope whose
+			// last cgroup was just removed, and what was handed to its
+			// children goes with it.
+			return false, nil
+		}
 		return false, err
 	}
 	return true, nil

@@ -57,6 +57,30 @@ func TestDisableV2(t *testing.T) {
 	}
 }
 
+// vanishingFS is the kernel's file systems where the cgroup gone is
+// removed just before a write: a scope systemd prunes once its last
+// cgroup is removed.
+type vanishingFS struct {
+	kernelFS
+	gone string
+}
+
+func (f vanishingFS) write(dir, file, value string) error {
+	os.RemoveAll(f.gone)
+	return f.kernelFS.write(dir, file, value)
+}
+
+// TestDisableV2Vanished: a parent gone between its listing and the
+// write (systemd pruned it) has nothing left to take back: not an error.
+func TestDisableV2Vanished(t *testing.T) {
+	parent := fakeV2Parent(t)
+	tree := &cgroupTree{fs: vanishingFS{gone: parent}}
+	done, err := tree.disableV2(parent, []string{"cpuset", "memory"})
+	if err != nil || done {
+		t.Errorf("disableV2 of a parent pruned under it = %v, %v; want not done, no error", done, err)
+	}
+}
+
 // Clean takes back the v2 controllers a killed session recorded that it
 // had enabled, and only those.
 func TestCleanTakesBackV2Controllers(t *testing.T) {
