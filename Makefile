@@ -81,6 +81,7 @@ UNLOADED_PKGS += ./internal/text
 UNLOADED_PKGS += ./profile
 UNLOADED_PKGS += ./report
 UNLOADED_PKGS += ./report/changepoint
+UNLOADED_PKGS += ./report/chart
 UNLOADED_PKGS += ./report/htmldoc
 UNLOADED_PKGS += ./results
 

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bench/internal/text"
+	"bench/report/chart"
 	"bench/results"
 	"fmt"
 	"image/color"
@@ -30,7 +31,7 @@ type barSet struct {
 	titles []string
 	offset vg.Length // from the group's centre
 	color  color.Color
-	tips   *tips
+	tips   *chart.Tips
 }
 
 // Plot draws the bars.
@@ -43,8 +44,8 @@ func (b *barSet) Plot(c draw.Canvas, plt *plot.Plot) {
 			continue
 		}
 		x := trX(float64(i)) + b.offset
-		b.tips.begin(c, tipBar, b.column, b.titles[i])
-		lo, hi := x-barWidth/2, x+barWidth/2
+		b.tips.Begin(c, chart.TipBar, b.column, b.titles[i])
+		lo, hi := x-chart.BarWidth/2, x+chart.BarWidth/2
 		y0, y1 := trY(0), trY(m)
 		c.FillPolygon(b.color, []vg.Point{{X: lo, Y: y0}, {X: hi, Y: y0}, {X: hi, Y: y1}, {X: lo, Y: y1}})
 		if f := b.failedAt(i); !math.IsNaN(f) {
@@ -58,7 +59,7 @@ func (b *barSet) Plot(c draw.Canvas, plt *plot.Plot) {
 			c.StrokeLine2(whisker, x-cap, wl, x+cap, wl)
 			c.StrokeLine2(whisker, x-cap, wh, x+cap, wh)
 		}
-		b.tips.end(c)
+		b.tips.End(c)
 	}
 }
 
@@ -116,18 +117,18 @@ func failedPart(c Cell, med float64) float64 {
 
 // slotWidth is the width of a group of a panel: room for its bars, for
 // the widest piece of a label that cannot break, and, short of passing
-// most, for every label in labelLinesMost lines.
+// most, for every label in chart.LabelLinesMost lines.
 func slotWidth(labels []string, ncols int, face font.Face, most vg.Length) vg.Length {
 	pad := 0.3 * vg.Centimeter
-	w := vg.Length(ncols)*barWidth + pad
+	w := vg.Length(ncols)*chart.BarWidth + pad
 	for _, l := range labels {
-		for _, p := range labelPieces(l) {
+		for _, p := range chart.LabelPieces(l) {
 			w = max(w, face.Width(strings.TrimRight(p, " "))+pad)
 		}
 	}
 	fits := func(w vg.Length) bool {
 		for _, l := range labels {
-			if len(wrapLabel(l, face, w-pad)) > labelLinesMost {
+			if len(chart.WrapLabel(l, face, w-pad)) > chart.LabelLinesMost {
 				return false
 			}
 		}
@@ -145,27 +146,27 @@ func slotWidth(labels []string, ncols int, face font.Face, most vg.Length) vg.Le
 // of the rows (results.UnitOf: Gbit/s, k req/s, conn/s) has a panel of its
 // own, so that no figure is drawn on another unit's axis. False when no
 // cell has a median.
-func barChart(t Table, pal palette) ([]byte, bool, error) {
+func barChart(t Table, pal chart.Palette) ([]byte, bool, error) {
 	panels := barPanels(t)
 	if len(panels) == 0 {
 		return nil, false, nil
 	}
 	ncols := len(t.Columns)
-	tickFace := plotFace(10) // plot.New's tick labels' size
+	tickFace := chart.Face(10) // plot.New's tick labels' size
 	dataWidth := barDataWidth(panels, ncols, tickFace)
-	width := dataWidth + barYAxisRoom
+	width := dataWidth + chart.BarYAxisRoom
 	series := chartSeries(t, pal)
-	var legend []legendEntry
+	var legend []chart.LegendEntry
 	for _, se := range series {
-		legend = append(legend, legendEntry{se.name, swatch{se.color}})
+		legend = append(legend, chart.LegendEntry{Name: se.name, Thumb: chart.Swatch{Color: se.color}})
 	}
-	tp := &tips{}
+	tp := &chart.Tips{}
 	var marked barMarks
 	var plots []*plot.Plot
 	for pi, pn := range panels {
 		title := ""
 		if pi == 0 {
-			title = fitTitle(t.Family+", "+t.Machine, width-barYAxisRoom)
+			title = chart.FitTitle(t.Family+", "+t.Machine, width-chart.BarYAxisRoom)
 		}
 		p, err := barPanelPlot(pn, title, series, ncols, dataWidth, tickFace, tp, &marked)
 		if err != nil {
@@ -174,15 +175,15 @@ func barChart(t Table, pal palette) ([]byte, bool, error) {
 		plots = append(plots, p)
 	}
 	if marked.bound {
-		legend = append(legend, legendEntry{boundLegend(t), markThumb{"‡"}})
+		legend = append(legend, chart.LegendEntry{Name: boundLegend(t), Thumb: chart.MarkThumb{Glyph: "‡"}})
 	}
 	if marked.noSplice {
-		legend = append(legend, legendEntry{legendNoSplice, markThumb{"†"}})
+		legend = append(legend, chart.LegendEntry{Name: legendNoSplice, Thumb: chart.MarkThumb{Glyph: "†"}})
 	}
 	if marked.failed {
-		legend = append(legend, legendEntry{legendFailed, markThumb{errorMark}})
+		legend = append(legend, chart.LegendEntry{Name: legendFailed, Thumb: chart.MarkThumb{Glyph: errorMark}})
 	}
-	svg, err := svgOf(plots, legend, tp, width, vg.Length(len(plots))*barPanelHeight)
+	svg, err := chart.SVGOf(plots, legend, tp, width, vg.Length(len(plots))*chart.BarPanelHeight)
 	return svg, true, err
 }
 
@@ -223,11 +224,11 @@ func barPanels(t Table) []*barPanel {
 
 // barDataWidth is the width of a bar chart's data area: the least chart's
 // less its Y axis, or as wide as the widest panel's groups need
-// (slotWidth), short of barWidthMax.
+// (slotWidth), short of chart.BarWidthMax.
 func barDataWidth(panels []*barPanel, ncols int, tickFace font.Face) vg.Length {
-	dataWidth := barWidthMin - barYAxisRoom
+	dataWidth := chart.BarWidthMin - chart.BarYAxisRoom
 	for _, pn := range panels {
-		most := (barWidthMax - barYAxisRoom) / vg.Length(len(pn.rows))
+		most := (chart.BarWidthMax - chart.BarYAxisRoom) / vg.Length(len(pn.rows))
 		dataWidth = max(dataWidth, vg.Length(len(pn.rows))*slotWidth(pn.names, ncols, tickFace, most))
 	}
 	return dataWidth
@@ -243,16 +244,16 @@ type barMarks struct {
 // the first panel's has one): its groups' labels wrapped to their slots
 // of dataWidth, and each series' bars and marks. The marks it draws are
 // noted in marked.
-func barPanelPlot(pn *barPanel, title string, series []barSeries, ncols int, dataWidth vg.Length, tickFace font.Face, tp *tips, marked *barMarks) (*plot.Plot, error) {
-	p := newPlot()
+func barPanelPlot(pn *barPanel, title string, series []barSeries, ncols int, dataWidth vg.Length, tickFace font.Face, tp *chart.Tips, marked *barMarks) (*plot.Plot, error) {
+	p := chart.NewPlot()
 	p.Title.Text = title
 	p.Y.Label.Text = string(pn.unit)
 	p.Y.Min = 0
-	p.Y.Tick.Marker = linearTicks{most: 6}
+	p.Y.Tick.Marker = chart.LinearTicks{Most: 6}
 	slot := dataWidth / vg.Length(len(pn.rows))
 	wrapped := make([]string, len(pn.rows))
 	for i, n := range pn.names {
-		wrapped[i] = strings.Join(wrapLabel(n, tickFace, slot-0.3*vg.Centimeter), "\n")
+		wrapped[i] = strings.Join(chart.WrapLabel(n, tickFace, slot-0.3*vg.Centimeter), "\n")
 	}
 	p.NominalX(wrapped...)
 	// Each group in a slot of its own, its label centred in it.
@@ -276,11 +277,11 @@ func barPanelPlot(pn *barPanel, title string, series []barSeries, ncols int, dat
 // series' in each group, and the marks over them: ‡, † and the error
 // mark of their cells, above the bar's whisker or its failed part. The
 // marks it finds are noted in marked.
-func seriesBars(pn *barPanel, se barSeries, ncols int, tp *tips, marked *barMarks) (*barSet, plotter.XYLabels) {
+func seriesBars(pn *barPanel, se barSeries, ncols int, tp *chart.Tips, marked *barMarks) (*barSet, plotter.XYLabels) {
 	j, col := se.col, se.name
 	n := len(pn.rows)
 	bs := &barSet{column: col, median: make([]float64, n), low: make([]float64, n), high: make([]float64, n),
-		failed: make([]float64, n), titles: make([]string, n), offset: barWidth * (vg.Length(j) - vg.Length(ncols-1)/2),
+		failed: make([]float64, n), titles: make([]string, n), offset: chart.BarWidth * (vg.Length(j) - vg.Length(ncols-1)/2),
 		color: se.color, tips: tp}
 	var marks plotter.XYLabels
 	for i, r := range pn.rows {
@@ -328,18 +329,18 @@ type barSeries struct {
 
 // chartSeries are the bar sets of t's chart: a column each, but for the
 // handshakes' table, a proxy each in its own column's colour.
-func chartSeries(t Table, pal palette) []barSeries {
+func chartSeries(t Table, pal chart.Palette) []barSeries {
 	var out []barSeries
 	if t.Family != famHandshake {
 		for j, name := range t.Columns {
-			out = append(out, barSeries{col: j, name: name, color: pal.color(name, results.Group(t.Groups[j]))})
+			out = append(out, barSeries{col: j, name: name, color: pal.Color(name, results.Group(t.Groups[j]))})
 		}
 		return out
 	}
 	for _, r := range t.Rows {
 		for j, c := range r.Cells {
 			if !slices.ContainsFunc(out, func(se barSeries) bool { return se.proxy == c.Proxy }) {
-				out = append(out, barSeries{col: j, name: c.Proxy, proxy: c.Proxy, color: pal.color(c.Proxy, c.Group)})
+				out = append(out, barSeries{col: j, name: c.Proxy, proxy: c.Proxy, color: pal.Color(c.Proxy, c.Group)})
 			}
 		}
 	}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bench/internal/text"
+	"bench/report/chart"
 	"fmt"
 	"image/color"
 	"math"
@@ -42,12 +43,12 @@ func (l hdrLine) title() string {
 // of its latency (ms, log axis) against the percentile (50 to 99.99, on
 // the axis HdrHistogram's plots use).
 func hdrChart(title string, lines []hdrLine) ([]byte, error) {
-	p := newPlot()
-	p.Title.Text = fitTitle(title, hdrWidth-2*legendInset)
+	p := chart.NewPlot()
+	p.Title.Text = chart.FitTitle(title, chart.HdrWidth-2*chart.LegendInset)
 	p.X.Label.Text = "percentile"
 	p.Y.Label.Text = "latency, ms"
 	p.Y.Scale = plot.LogScale{}
-	p.Y.Tick.Marker = logTicks{}
+	p.Y.Tick.Marker = chart.LogTicks{}
 	var ticks plot.ConstantTicks
 	for _, t := range hdrTicks {
 		ticks = append(ticks, plot.Tick{Value: hdrX(t), Label: strconv.FormatFloat(t, 'f', -1, 64)})
@@ -57,8 +58,8 @@ func hdrChart(title string, lines []hdrLine) ([]byte, error) {
 	// Room beyond the last percentile for its label, which is centred on
 	// its tick.
 	p.X.Min, p.X.Max = first, last+0.08*(last-first)
-	tp := &tips{}
-	var legend []legendEntry
+	tp := &chart.Tips{}
+	var legend []chart.LegendEntry
 	const steps = 120
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, l := range lines {
@@ -76,9 +77,9 @@ func hdrChart(title string, lines []hdrLine) ([]byte, error) {
 		}
 		line.Color = l.color
 		line.Width = vg.Points(1.5)
-		tl := &tippedLine{Line: line, column: l.name, title: l.title(), tips: tp}
+		tl := &chart.TippedLine{Line: line, Column: l.name, Title: l.title(), Tips: tp}
 		p.Add(tl)
-		legend = append(legend, legendEntry{l.name, tl})
+		legend = append(legend, chart.LegendEntry{Name: l.name, Thumb: tl})
 	}
 	if !(hi > lo) {
 		// one latency throughout (or no line): gonum would widen the
@@ -86,5 +87,5 @@ func hdrChart(title string, lines []hdrLine) ([]byte, error) {
 		p.Y.Min, p.Y.Max = 0.5*max(lo, 0.001), 2*max(hi, 0.001)
 	}
 	p.Add(plotter.NewGrid())
-	return svgOf([]*plot.Plot{p}, legend, tp, hdrWidth, hdrHeight)
+	return chart.SVGOf([]*plot.Plot{p}, legend, tp, chart.HdrWidth, chart.HdrHeight)
 }

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bench/internal/text"
+	"bench/report/chart"
 	"bench/results"
 	"fmt"
 	"image/color"
@@ -49,18 +50,18 @@ func seriesChart(title string, unit results.Unit, runs []*results.RunData) ([]by
 	hasLoad, hasCPU := false, false
 	for _, d := range runs {
 		hasLoad = hasLoad || len(d.Intervals) > 0
-		for _, rl := range roleLines {
-			hasCPU = hasCPU || len(d.CPU[rl.role]) > 0
+		for _, rl := range chart.RoleLines {
+			hasCPU = hasCPU || len(d.CPU[rl.Role]) > 0
 		}
 	}
-	tp := &tips{}
-	var legend []legendEntry
-	title = fitTitle(title, seriesWidth-2*legendInset)
+	tp := &chart.Tips{}
+	var legend []chart.LegendEntry
+	title = chart.FitTitle(title, chart.SeriesWidth-2*chart.LegendInset)
 	// The runs' entries: black lines of their dash and glyph.
 	for i, d := range runs {
 		ls, gs := repStyle(i, color.Black)
-		legend = append(legend, legendEntry{"rep " + strconv.Itoa(d.Rep), &tippedLine{
-			Line: &plotter.Line{LineStyle: ls}, points: &plotter.Scatter{GlyphStyle: gs}}})
+		legend = append(legend, chart.LegendEntry{Name: "rep " + strconv.Itoa(d.Rep), Thumb: &chart.TippedLine{
+			Line: &plotter.Line{LineStyle: ls}, Points: &plotter.Scatter{GlyphStyle: gs}}})
 	}
 	if hasLoad {
 		p, err := loadPlot(title, unit, runs, !hasCPU, tp)
@@ -74,8 +75,8 @@ func seriesChart(title string, unit results.Unit, runs []*results.RunData) ([]by
 		if !hasLoad {
 			cpuTitle = title
 		}
-		for _, rl := range roleLines {
-			legend = append(legend, legendEntry{rl.role, swatch{rl.color}})
+		for _, rl := range chart.RoleLines {
+			legend = append(legend, chart.LegendEntry{Name: rl.Role, Thumb: chart.Swatch{Color: rl.Color}})
 		}
 		c, err := cpuPlot(cpuTitle, runs, tp)
 		if err != nil {
@@ -83,9 +84,9 @@ func seriesChart(title string, unit results.Unit, runs []*results.RunData) ([]by
 		}
 		plots = append(plots, c)
 	}
-	h := seriesHeight
+	h := chart.SeriesHeight
 	if !hasLoad || !hasCPU {
-		h = seriesHeight * 0.6
+		h = chart.SeriesHeight * 0.6
 	}
 	// A wrapped title's lines take their room from the plots no more.
 	h += vg.Length(strings.Count(title, "\n")) * 0.5 * vg.Centimeter
@@ -93,18 +94,18 @@ func seriesChart(title string, unit results.Unit, runs []*results.RunData) ([]by
 	for _, p := range plots {
 		p.X.Max = math.Max(p.X.Max, 1) * 1.06
 	}
-	return svgOf(plots, legend, tp, seriesWidth, h)
+	return chart.SVGOf(plots, legend, tp, chart.SeriesWidth, h)
 }
 
 // loadPlot is a series chart's panel of the load tool's figures, in
 // unit, second by second: a line per run that has them, under title. With
 // bottom, the panel is the chart's last and its X axis is labelled.
-func loadPlot(title string, unit results.Unit, runs []*results.RunData, bottom bool, tp *tips) (*plot.Plot, error) {
-	p := newPlot()
+func loadPlot(title string, unit results.Unit, runs []*results.RunData, bottom bool, tp *chart.Tips) (*plot.Plot, error) {
+	p := chart.NewPlot()
 	p.Title.Text = title
 	p.Y.Label.Text = string(unit)
 	p.Y.Min = 0
-	p.Y.Tick.Marker = linearTicks{most: 3}
+	p.Y.Tick.Marker = chart.LinearTicks{Most: 3}
 	if bottom {
 		p.X.Label.Text = "s"
 	}
@@ -132,8 +133,8 @@ func loadPlot(title string, unit results.Unit, runs []*results.RunData, bottom b
 // cpuPlot is a series chart's panel of the roles' CPU busy fraction,
 // second by second: a line per run and role, in the role's colour, under
 // title ("" for none).
-func cpuPlot(title string, runs []*results.RunData, tp *tips) (*plot.Plot, error) {
-	c := newPlot()
+func cpuPlot(title string, runs []*results.RunData, tp *chart.Tips) (*plot.Plot, error) {
+	c := chart.NewPlot()
 	c.Title.Text = title
 	c.Y.Label.Text = "CPU busy"
 	c.X.Label.Text = "s"
@@ -141,8 +142,8 @@ func cpuPlot(title string, runs []*results.RunData, tp *tips) (*plot.Plot, error
 	c.Y.Tick.Marker = plot.ConstantTicks{{Value: 0, Label: "0"}, {Value: 0.5, Label: "0.5"}, {Value: 1, Label: "1"}}
 	busy := func(v float64) string { return text.Fixed(100*v, 0) + "% busy" }
 	for i, d := range runs {
-		for _, rl := range roleLines {
-			v := d.CPU[rl.role]
+		for _, rl := range chart.RoleLines {
+			v := d.CPU[rl.Role]
 			if len(v) == 0 {
 				continue
 			}
@@ -150,7 +151,7 @@ func cpuPlot(title string, runs []*results.RunData, tp *tips) (*plot.Plot, error
 			for k, f := range v {
 				pts[k] = plotter.XY{X: float64(k + 1), Y: f}
 			}
-			l, err := runLine(pts, i, rl.color, "rep "+strconv.Itoa(d.Rep)+", the "+rl.role+"'s CPU", v, busy, tp)
+			l, err := runLine(pts, i, rl.Color, "rep "+strconv.Itoa(d.Rep)+", the "+rl.Role+"'s CPU", v, busy, tp)
 			if err != nil {
 				return nil, err
 			}
@@ -163,7 +164,7 @@ func cpuPlot(title string, runs []*results.RunData, tp *tips) (*plot.Plot, error
 // runLine is the i-th run's line through pts, with a glyph at each point,
 // in c shaded by repStyle, under a title of what it draws and its values
 // vals, in format.
-func runLine(pts plotter.XYs, i int, c color.Color, what string, vals []float64, format func(float64) string, tp *tips) (*tippedLine, error) {
+func runLine(pts plotter.XYs, i int, c color.Color, what string, vals []float64, format func(float64) string, tp *chart.Tips) (*chart.TippedLine, error) {
 	line, err := plotter.NewLine(pts)
 	if err != nil {
 		return nil, err
@@ -173,5 +174,5 @@ func runLine(pts plotter.XYs, i int, c color.Color, what string, vals []float64,
 		return nil, err
 	}
 	line.LineStyle, dots.GlyphStyle = repStyle(i, c)
-	return &tippedLine{Line: line, points: dots, title: seriesTitle(what, vals, format), tips: tp}, nil
+	return &chart.TippedLine{Line: line, Points: dots, Title: seriesTitle(what, vals, format), Tips: tp}, nil
 }

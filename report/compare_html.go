@@ -2,6 +2,7 @@ package report
 
 import (
 	"bench/internal/text"
+	"bench/report/chart"
 	"bench/report/htmldoc"
 	"bench/results"
 	"bytes"
@@ -35,7 +36,7 @@ const (
 func writeComparisonHTML(w io.Writer, c *Comparison) error {
 	var b bytes.Buffer
 	title := "bench: " + c.title()
-	htmldoc.Head(&b, title, htmldoc.Style, "tr.geomean th,tr.geomean td{border-top:2px solid #888}", chartFontCSS())
+	htmldoc.Head(&b, title, htmldoc.Style, "tr.geomean th,tr.geomean td{border-top:2px solid #888}", chart.FontCSS())
 	fmt.Fprintf(&b, "<h1>%s</h1>\n<p class=\"summary\"><strong>%s</strong></p>\n", esc(c.title()), esc(c.Summary()))
 	for _, section := range comparisonSections {
 		if err := section(&b, c); err != nil {
@@ -87,7 +88,7 @@ func htmlCompareTables(b *bytes.Buffer, c *Comparison) error {
 			names = append(names, ch.Proxy)
 		}
 	}
-	pal := paletteOf(names)
+	pal := chart.PaletteOf(names, directions)
 	tables := c.Tables()
 	for i, t := range tables {
 		if i == 0 || t.Family != tables[i-1].Family {
@@ -97,7 +98,7 @@ func htmlCompareTables(b *bytes.Buffer, c *Comparison) error {
 		htmlGrid(b, classCompare, compareHeader, t.rows(), "geomean")
 		svg, ok, err := compareChart(t, pal)
 		if err != nil {
-			return errChart(t.Family+" on "+t.Machine, err)
+			return chart.ErrChart(t.Family+" on "+t.Machine, err)
 		}
 		if ok {
 			htmldoc.Figure(b, classBar, svg, "Changes of "+t.Family+" on "+t.Machine+": new's median over old's, less one; "+
@@ -138,7 +139,7 @@ func htmlGrid(b *bytes.Buffer, class string, header []string, rows [][]string, l
 // text), and the change written over the bar where it is real. The
 // changes have one unit, so one panel holds them all. False when no cell
 // was compared.
-func compareChart(t CompareTable, pal palette) ([]byte, bool, error) {
+func compareChart(t CompareTable, pal chart.Palette) ([]byte, bool, error) {
 	var cells []Change
 	for _, ch := range t.Cells {
 		if ch.compared() {
@@ -148,32 +149,32 @@ func compareChart(t CompareTable, pal palette) ([]byte, bool, error) {
 	if len(cells) == 0 {
 		return nil, false, nil
 	}
-	tickFace := plotFace(10)
+	tickFace := chart.Face(10)
 	names := make([]string, len(cells))
 	for i, ch := range cells {
 		names[i] = ch.Scenario + " " + ch.Proxy
 	}
-	var legend []legendEntry
+	var legend []chart.LegendEntry
 	colorOf := map[string]color.Color{}
 	for _, ch := range cells {
 		if _, ok := colorOf[ch.Proxy]; !ok {
-			colorOf[ch.Proxy] = pal.color(ch.Proxy, ch.Group)
-			legend = append(legend, legendEntry{ch.Proxy, swatch{colorOf[ch.Proxy]}})
+			colorOf[ch.Proxy] = pal.Color(ch.Proxy, ch.Group)
+			legend = append(legend, chart.LegendEntry{Name: ch.Proxy, Thumb: chart.Swatch{Color: colorOf[ch.Proxy]}})
 		}
 	}
-	most := (barWidthMax - barYAxisRoom) / vg.Length(len(cells))
-	dataWidth := max(barWidthMin-barYAxisRoom, vg.Length(len(cells))*slotWidth(names, 1, tickFace, most))
-	width := dataWidth + barYAxisRoom
-	tp := &tips{}
-	p := newPlot()
-	p.Title.Text = fitTitle(t.Family+", "+t.Machine+": change, new over old", width-barYAxisRoom)
+	most := (chart.BarWidthMax - chart.BarYAxisRoom) / vg.Length(len(cells))
+	dataWidth := max(chart.BarWidthMin-chart.BarYAxisRoom, vg.Length(len(cells))*slotWidth(names, 1, tickFace, most))
+	width := dataWidth + chart.BarYAxisRoom
+	tp := &chart.Tips{}
+	p := chart.NewPlot()
+	p.Title.Text = chart.FitTitle(t.Family+", "+t.Machine+": change, new over old", width-chart.BarYAxisRoom)
 	p.Y.Label.Text = "%"
 	p.Y.Min, p.Y.Max = 0, 0
-	p.Y.Tick.Marker = linearTicks{most: 6}
+	p.Y.Tick.Marker = chart.LinearTicks{Most: 6}
 	slot := dataWidth / vg.Length(len(cells))
 	wrapped := make([]string, len(cells))
 	for i, n := range names {
-		wrapped[i] = strings.Join(wrapLabel(n, tickFace, slot-0.3*vg.Centimeter), "\n")
+		wrapped[i] = strings.Join(chart.WrapLabel(n, tickFace, slot-0.3*vg.Centimeter), "\n")
 	}
 	p.NominalX(wrapped...)
 	p.X.Min, p.X.Max = -0.5, float64(len(cells))-0.5
@@ -194,7 +195,7 @@ func compareChart(t CompareTable, pal palette) ([]byte, bool, error) {
 	}
 	// room above the highest whisker for its label
 	p.Y.Max += (p.Y.Max - p.Y.Min) * 0.08
-	svg, err := svgOf([]*plot.Plot{p}, legend, tp, width, barPanelHeight)
+	svg, err := chart.SVGOf([]*plot.Plot{p}, legend, tp, width, chart.BarPanelHeight)
 	return svg, true, err
 }
 
@@ -203,7 +204,7 @@ func compareChart(t CompareTable, pal palette) ([]byte, bool, error) {
 // cell's bar at its change, its whisker over its interval
 // (changeInterval), under a title of its figures and the name of names;
 // and the marks over the bars, the changes that are real.
-func changeBars(cells []Change, names []string, colorOf map[string]color.Color, tp *tips) ([]*barSet, plotter.XYLabels) {
+func changeBars(cells []Change, names []string, colorOf map[string]color.Color, tp *chart.Tips) ([]*barSet, plotter.XYLabels) {
 	var columns []string
 	for _, ch := range cells {
 		if !slices.Contains(columns, ch.Proxy) {
@@ -261,8 +262,8 @@ func labelsAbove(marks plotter.XYLabels, size vg.Length, offset vg.Point) (*plot
 	}
 	for k := range lbl.TextStyle {
 		lbl.TextStyle[k].XAlign, lbl.TextStyle[k].YAlign = draw.XCenter, draw.YBottom
-		lbl.TextStyle[k].Font = plotFont(size)
-		lbl.TextStyle[k].Handler = chartText
+		lbl.TextStyle[k].Font = chart.Font(size)
+		lbl.TextStyle[k].Handler = chart.Text
 	}
 	lbl.Offset = offset
 	return lbl, nil

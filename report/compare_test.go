@@ -2,6 +2,7 @@ package report
 
 import (
 	"bench/internal/golden"
+	"bench/report/chart"
 	"bench/results"
 	"errors"
 	"math"
@@ -232,7 +233,7 @@ func TestCompareChartSVG(t *testing.T) {
 		t.Fatal(err)
 	}
 	tables := cmp.Tables()
-	svg, ok, err := compareChart(tables[0], paletteOf([]string{"nginx", "squid"}))
+	svg, ok, err := compareChart(tables[0], chart.PaletteOf([]string{"nginx", "squid"}, directions))
 	if err != nil || !ok {
 		t.Fatalf("compareChart(%s) = %v, %v", tables[0].Family, ok, err)
 	}

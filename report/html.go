@@ -2,6 +2,7 @@ package report
 
 import (
 	"bench/internal/text"
+	"bench/report/chart"
 	"bench/report/htmldoc"
 	"bench/results"
 	"bytes"
@@ -58,7 +59,7 @@ func writeHTML(w io.Writer, setups []Setup, tables []Table, data map[results.Run
 		}
 	}
 	title := "bench: session " + strings.Join(ids, ", ")
-	htmldoc.Head(&b, title, htmldoc.Style+prof.style(), chartFontCSS())
+	htmldoc.Head(&b, title, htmldoc.Style+prof.style(), chart.FontCSS())
 	pal := newPalette(tables)
 	groups := byFamily(tables)
 	for i, g := range groups {
@@ -153,7 +154,7 @@ func summaryID(session string) string { return anchor("summary", session) }
 
 // htmlGroup writes the tables of a family on a machine, each ranked one
 // with its bar chart, and after them the charts of their runs' data.
-func htmlGroup(b *bytes.Buffer, g familyGroup, data map[results.RunID]*results.RunData, pal palette, d *detail, prof *pageProfiles) error {
+func htmlGroup(b *bytes.Buffer, g familyGroup, data map[results.RunID]*results.RunData, pal chart.Palette, d *detail, prof *pageProfiles) error {
 	var group []Table // the throughput tables (ranked, the first of a triple)
 	for _, t := range g.tables {
 		if t.Kind == kindLatency {
@@ -174,7 +175,7 @@ func htmlGroup(b *bytes.Buffer, g familyGroup, data map[results.RunID]*results.R
 		group = append(group, t)
 		svg, ok, err := barChart(t, pal)
 		if err != nil {
-			return errChart(t.Family+" on "+t.Machine, err)
+			return chart.ErrChart(t.Family+" on "+t.Machine, err)
 		}
 		if ok {
 			runs := "run"
@@ -354,7 +355,7 @@ func htmlCellDetail(c Cell) string {
 
 // htmlHDR writes the percentile chart of each mix scenario of the tables
 // whose runs kept a histogram, or says that none did.
-func htmlHDR(b *bytes.Buffer, group []Table, data map[results.RunID]*results.RunData, pal palette, accounting string) error {
+func htmlHDR(b *bytes.Buffer, group []Table, data map[results.RunID]*results.RunData, pal chart.Palette, accounting string) error {
 	counted := "every exchange due in the window"
 	if accounting == results.MixAnswered {
 		counted = "the answered exchanges only (bench mix before its fixed window)"
@@ -374,7 +375,7 @@ func htmlHDR(b *bytes.Buffer, group []Table, data map[results.RunID]*results.Run
 				kept = kept || h != nil
 				// a histogram of no exchange has no latency to draw
 				if h != nil && h.TotalCount() > 0 {
-					lines = append(lines, hdrLine{name: t.Columns[j], color: pal.color(t.Columns[j], c.Group), runs: n, h: h})
+					lines = append(lines, hdrLine{name: t.Columns[j], color: pal.Color(t.Columns[j], c.Group), runs: n, h: h})
 				}
 			}
 			if len(lines) == 0 {
@@ -385,7 +386,7 @@ func htmlHDR(b *bytes.Buffer, group []Table, data map[results.RunID]*results.Run
 			}
 			svg, err := hdrChart(r.Label+", "+t.Machine, lines)
 			if err != nil {
-				return errChart(r.Label, err)
+				return chart.ErrChart(r.Label, err)
 			}
 			htmldoc.Figure(&figs, classHDR, svg, "Latency of "+r.Label+" by percentile, "+counted+", the runs of each column merged.")
 			drawn++
@@ -461,7 +462,7 @@ func htmlSeries(b *bytes.Buffer, group []Table, data map[results.RunID]*results.
 				title := label + ", " + name
 				svg, err := seriesChart(title, r.unit, runs)
 				if err != nil {
-					return errChart(title, err)
+					return chart.ErrChart(title, err)
 				}
 				htmldoc.Figure(&figs, classSeries, svg, title+": each second of the window, "+runsTold(len(runs)))
 				drawn++
@@ -485,4 +486,27 @@ func runsTold(n int) string {
 		return text.Plural(n, "run")
 	}
 	return text.Plural(n, "run") + ", told apart by dash, glyph and shade"
+}
+
+// newPalette gives each column of the tables its colour (chart.PaletteOf).
+func newPalette(tables []Table) chart.Palette {
+	var names []string
+	for _, t := range tables {
+		switch t.Family {
+		case famTunnel: // its columns are directions (directionColors)
+		case famHandshake: // its one column holds every proxy's rows
+			for _, r := range t.Rows {
+				for _, c := range r.Cells {
+					names = append(names, c.Proxy)
+				}
+			}
+		default:
+			for j, name := range t.Columns {
+				if results.Group(t.Groups[j]) != results.Baseline {
+					names = append(names, name)
+				}
+			}
+		}
+	}
+	return chart.PaletteOf(names, directions)
 }

@@ -128,3 +128,19 @@ func shownText(c Cell) string {
 	}
 	return c.Text
 }
+
+// Legend texts of the marks.
+const (
+	legendBound     = "most runs bound by the client or the origin"
+	legendToolBound = "within 10% of no proxy's rate: the load tool's limit"
+	legendNoSplice  = "never spliced: the figure is a copying proxy's"
+	legendFailed    = "over 1% of exchanges failed: their part dashed"
+)
+
+// boundLegend is the legend of t's ‡: what the mark says in its table.
+func boundLegend(t Table) string {
+	if t.Kind == kindSweep {
+		return legendToolBound
+	}
+	return legendBound
+}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bench/profile"
+	"bench/report/chart"
 	"bench/results"
 	"bytes"
 	"fmt"
@@ -131,9 +132,9 @@ func TestPageEmptyHistograms(t *testing.T) {
 // writes it: in a text, a coordinate or a path.
 var nonFiniteText = regexp.MustCompile(`[+-]Inf|NaN`)
 
-// withoutFont is page with the charts' font (chartFontCSS) left out: its
+// withoutFont is page with the charts' font (chart.FontCSS) left out: its
 // base64 may hold any letters.
-func withoutFont(page string) string { return strings.ReplaceAll(page, chartFontCSS(), "") }
+func withoutFont(page string) string { return strings.ReplaceAll(page, chart.FontCSS(), "") }
 
 // TestPageFiguresOutOfRange: runs whose figures are out of any range a
 // session measures (seconds next to nothing or to the largest float, no
@@ -241,7 +242,7 @@ func TestFlameCountsOutOfRange(t *testing.T) {
 func TestLinearTicksEnd(t *testing.T) {
 	lo := math.Ldexp(1, 83)
 	done := make(chan int, 1)
-	go func() { done <- len(linearTicks{most: 5}.Ticks(lo, math.Nextafter(lo, math.Inf(1)))) }()
+	go func() { done <- len(chart.LinearTicks{Most: 5}.Ticks(lo, math.Nextafter(lo, math.Inf(1)))) }()
 	select {
 	case n := <-done:
 		if n > 6 {

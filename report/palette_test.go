@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bench/report/chart"
 	"bench/results"
 	"image/color"
 	"testing"
@@ -11,17 +12,17 @@ import (
 // near one; each of the two palettes tells its own colours apart.
 func TestPalettesApart(t *testing.T) {
 	const apart = 25
-	columns := append([]color.Color{baselineColor}, paletteColors...)
-	for _, m := range meaningColors {
+	columns := append([]color.Color{chart.BaselineColor}, chart.PaletteColors...)
+	for _, m := range chart.MeaningColors {
 		for _, c := range columns {
-			if d := deltaE(m, c); d < apart {
+			if d := chart.DeltaE(m, c); d < apart {
 				t.Errorf("deltaE(%v, %v) = %.1f; want a role's colour %v apart from every column's", m, c, d, apart)
 			}
 		}
 	}
-	for i, a := range meaningColors {
-		for _, b := range meaningColors[i+1:] {
-			if d := deltaE(a, b); d < apart {
+	for i, a := range chart.MeaningColors {
+		for _, b := range chart.MeaningColors[i+1:] {
+			if d := chart.DeltaE(a, b); d < apart {
 				t.Errorf("deltaE(%v, %v) = %.1f; want the roles' colours %v apart", a, b, d, apart)
 			}
 		}
@@ -50,24 +51,24 @@ func TestPaletteColors(t *testing.T) {
 		column string
 		want   color.Color
 	}{
-		{"no proxy", baselineColor},
-		{"nginx", paletteColors[knownColumns["nginx"]]},
-		{"stunnel", paletteColors[knownColumns["stunnel"]]},
-		{directions[0], directionColors[0]},
-		{directions[1], directionColors[1]},
+		{"no proxy", chart.BaselineColor},
+		{"nginx", chart.PaletteColors[chart.KnownColumns["nginx"]]},
+		{"stunnel", chart.PaletteColors[chart.KnownColumns["stunnel"]]},
+		{directions[0], chart.DirectionColors[0]},
+		{directions[1], chart.DirectionColors[1]},
 	} {
 		g := results.Copy
 		if c.column == "no proxy" {
 			g = results.Baseline
 		}
-		if got := pal.color(c.column, g); got != c.want {
+		if got := pal.Color(c.column, g); got != c.want {
 			t.Errorf("color(%q) = %v; want %v", c.column, got, c.want)
 		}
 	}
 	// devel's hash falls on no slot of another column, but on bright
 	// green (228833), nginx's muted green's twin: it takes another
-	if d := deltaE(pal.color("devel", results.Copy), pal.color("nginx", results.Copy)); d < columnsApart {
-		t.Errorf("devel's colour %v is %.1f from nginx's; want %v apart", pal.color("devel", results.Copy), d, columnsApart)
+	if d := chart.DeltaE(pal.Color("devel", results.Copy), pal.Color("nginx", results.Copy)); d < chart.ColumnsApart {
+		t.Errorf("devel's colour %v is %.1f from nginx's; want %v apart", pal.Color("devel", results.Copy), d, chart.ColumnsApart)
 	}
 	series := chartSeries(tables[2], pal)
 	if len(series) != 2 || series[0].name != "stunnel" || series[1].name != "nginx" || series[0].color == series[1].color {
@@ -78,12 +79,12 @@ func TestPaletteColors(t *testing.T) {
 // TestKnownColumnsInPalette: every colour slot the proxies' kinds fix is
 // one of the palette's.
 func TestKnownColumnsInPalette(t *testing.T) {
-	if len(knownColumns) == 0 {
+	if len(chart.KnownColumns) == 0 {
 		t.Fatal("no kind fixes a column's colour")
 	}
-	for name, s := range knownColumns {
-		if s < 0 || s >= len(paletteColors) {
-			t.Errorf("column %q has slot %d; the palette has %d", name, s, len(paletteColors))
+	for name, s := range chart.KnownColumns {
+		if s < 0 || s >= len(chart.PaletteColors) {
+			t.Errorf("column %q has slot %d; the palette has %d", name, s, len(chart.PaletteColors))
 		}
 	}
 }

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bench/internal/text"
+	"bench/report/chart"
 	"bench/report/htmldoc"
 	"bench/results"
 	"bytes"
@@ -67,7 +68,7 @@ type tippedPoints struct {
 	points []sweepPoint
 	style  draw.GlyphStyle
 	column string
-	tips   *tips
+	tips   *chart.Tips
 	class  string // tipPoint where empty
 }
 
@@ -76,9 +77,9 @@ func (p *tippedPoints) Plot(c draw.Canvas, plt *plot.Plot) {
 	trX, trY := plt.Transforms(&c)
 	class := cmp.Or(p.class, tipPoint)
 	for _, pt := range p.points {
-		p.tips.begin(c, class, p.column, pt.title)
+		p.tips.Begin(c, class, p.column, pt.title)
 		c.DrawGlyph(p.style, vg.Point{X: trX(pt.x), Y: trY(pt.y)})
-		p.tips.end(c)
+		p.tips.End(c)
 	}
 }
 
@@ -123,21 +124,21 @@ func stepTitle(column string, rep int, s SearchStep, percentile string, v float6
 // the rate; and the bound sw's p99, where it is known, dotted and named
 // in the legend.
 // False when no step has a latency.
-func sweepChart(t Table, row TableRow, sw *results.Sweep, pal palette) ([]byte, bool, error) {
+func sweepChart(t Table, row TableRow, sw *results.Sweep, pal chart.Palette) ([]byte, bool, error) {
 	label, _, _ := strings.Cut(row.Label, ", ")
-	p := newPlot()
-	p.Title.Text = fitTitle(label+" on "+t.Machine+": latency against the offered rate", hdrWidth-2*legendInset)
+	p := chart.NewPlot()
+	p.Title.Text = chart.FitTitle(label+" on "+t.Machine+": latency against the offered rate", chart.HdrWidth-2*chart.LegendInset)
 	p.X.Label.Text = "offered, " + string(row.unit)
 	p.Y.Label.Text = "latency, ms"
 	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
-	p.X.Tick.Marker, p.Y.Tick.Marker = logTicks{}, logTicks{}
-	tp := &tips{}
-	var legend []legendEntry
+	p.X.Tick.Marker, p.Y.Tick.Marker = chart.LogTicks{}, chart.LogTicks{}
+	tp := &chart.Tips{}
+	var legend []chart.LegendEntry
 	stopped := false
 	ext := sweepExtent{math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)}
 	for j, c := range row.Cells {
 		col := t.Columns[j]
-		colour := pal.color(col, results.Group(t.Groups[j]))
+		colour := pal.Color(col, results.Group(t.Groups[j]))
 		plotters, stops, err := sweepPlotters(col, c, colour, tp, &ext)
 		if err != nil {
 			return nil, false, err
@@ -147,18 +148,18 @@ func sweepChart(t Table, row TableRow, sw *results.Sweep, pal palette) ([]byte, 
 		}
 		p.Add(plotters...)
 		stopped = stopped || stops
-		legend = append(legend, legendEntry{col + stoppedText(c.Searches), swatch{colour}})
+		legend = append(legend, chart.LegendEntry{Name: col + stoppedText(c.Searches), Thumb: chart.Swatch{Color: colour}})
 	}
 	if len(legend) == 0 {
 		return nil, false, nil
 	}
 	for _, pc := range sweepPercentiles {
-		legend = append(legend, legendEntry{pc.name, &tippedLine{
+		legend = append(legend, chart.LegendEntry{Name: pc.name, Thumb: &chart.TippedLine{
 			Line:   &plotter.Line{LineStyle: draw.LineStyle{Color: color.Black, Width: vg.Points(1), Dashes: pc.dashes}},
-			points: &plotter.Scatter{GlyphStyle: draw.GlyphStyle{Color: color.Black, Radius: vg.Points(2), Shape: pc.glyph}}}})
+			Points: &plotter.Scatter{GlyphStyle: draw.GlyphStyle{Color: color.Black, Radius: vg.Points(2), Shape: pc.glyph}}}})
 	}
 	if stopped {
-		legend = append(legend, legendEntry{"where the search stopped", &plotter.Scatter{GlyphStyle: stopStyle(color.Black)}})
+		legend = append(legend, chart.LegendEntry{Name: "where the search stopped", Thumb: &plotter.Scatter{GlyphStyle: stopStyle(color.Black)}})
 	}
 	// Axes from the 1-2-5 value below every point to the one above, each
 	// labelled, so that no line runs off the plot; the bound's line
@@ -177,10 +178,10 @@ func sweepChart(t Table, row TableRow, sw *results.Sweep, pal palette) ([]byte, 
 		// named in the legend alone: a label on the line sits on the
 		// curves that cross it, which they do near the rate found
 		p.Add(sloLine)
-		legend = append(legend, legendEntry{"p99 bound, " + millisSpan(sw.SLO.P99), sloLine})
+		legend = append(legend, chart.LegendEntry{Name: "p99 bound, " + millisSpan(sw.SLO.P99), Thumb: sloLine})
 	}
 	p.Add(plotter.NewGrid())
-	svg, err := svgOf([]*plot.Plot{p}, legend, tp, hdrWidth, hdrHeight)
+	svg, err := chart.SVGOf([]*plot.Plot{p}, legend, tp, chart.HdrWidth, chart.HdrHeight)
 	return svg, true, err
 }
 
@@ -200,7 +201,7 @@ func (e *sweepExtent) add(pt sweepPoint) {
 // their glyphs, then where its searches stopped; stopped says whether
 // there are those. The points widen ext. Nil when no step of the column
 // has a latency.
-func sweepPlotters(col string, c Cell, colour color.Color, tp *tips, ext *sweepExtent) (plotters []plot.Plotter, stopped bool, err error) {
+func sweepPlotters(col string, c Cell, colour color.Color, tp *chart.Tips, ext *sweepExtent) (plotters []plot.Plotter, stopped bool, err error) {
 	for _, pc := range sweepPercentiles {
 		pts := sweepPoints(col, c, pc)
 		if len(pts) == 0 {
@@ -218,7 +219,7 @@ func sweepPlotters(col string, c Cell, colour color.Color, tp *tips, ext *sweepE
 		line.LineStyle = draw.LineStyle{Color: colour, Width: vg.Points(1), Dashes: pc.dashes}
 		if len(pts) > 1 {
 			// One step's point has its own title and no line.
-			plotters = append(plotters, &tippedLine{Line: line, column: col, title: percentileTitle(col, pc.name, c, pts), tips: tp})
+			plotters = append(plotters, &chart.TippedLine{Line: line, Column: col, Title: percentileTitle(col, pc.name, c, pts), Tips: tp})
 		}
 		plotters = append(plotters, &tippedPoints{points: pts, column: col, tips: tp,
 			style: draw.GlyphStyle{Color: colour, Radius: vg.Points(2), Shape: pc.glyph}})
@@ -260,14 +261,14 @@ func sweepPoints(col string, c Cell, pc sweepPercentile) []sweepPoint {
 
 // sweepBoundLine is the dotted line of the session's p99 bound sw across
 // a sweep chart, from xmin to xmax, under a title of the bound.
-func sweepBoundLine(sw *results.Sweep, xmin, xmax float64, tp *tips) (*tippedLine, error) {
+func sweepBoundLine(sw *results.Sweep, xmin, xmax float64, tp *chart.Tips) (*chart.TippedLine, error) {
 	bound := float64(time.Duration(sw.SLO.P99)) / float64(time.Millisecond)
 	line, err := plotter.NewLine(plotter.XYs{{X: xmin, Y: bound}, {X: xmax, Y: bound}})
 	if err != nil {
 		return nil, err
 	}
 	line.LineStyle = draw.LineStyle{Color: color.Black, Width: vg.Points(1), Dashes: sloDashes}
-	return &tippedLine{Line: line, title: "the session's bound: " + sloText(sw.SLO), tips: tp}, nil
+	return &chart.TippedLine{Line: line, Title: "the session's bound: " + sloText(sw.SLO), Tips: tp}, nil
 }
 
 // below125 is the greatest 1-2-5 value (ticks125) under v, above125 the
@@ -396,11 +397,11 @@ func percentileTitle(column, percentile string, c Cell, pts []sweepPoint) string
 }
 
 // htmlSweeps writes the chart of each row of a Sustainable rate table.
-func htmlSweeps(b *bytes.Buffer, t Table, pal palette) error {
+func htmlSweeps(b *bytes.Buffer, t Table, pal chart.Palette) error {
 	for _, r := range t.Rows {
 		svg, ok, err := sweepChart(t, r, t.Sweep, pal)
 		if err != nil {
-			return errChart(r.Label+" on "+t.Machine, err)
+			return chart.ErrChart(r.Label+" on "+t.Machine, err)
 		}
 		if !ok {
 			continue

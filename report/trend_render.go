@@ -14,6 +14,7 @@ import (
 
 	"bench/inputerr"
 	"bench/report/changepoint"
+	"bench/report/chart"
 	"bench/report/htmldoc"
 	"bench/results"
 
@@ -217,7 +218,7 @@ func (s *TrendSeries) format(v float64) string {
 func writeTrendsHTML(w io.Writer, tr *Trends) error {
 	var b bytes.Buffer
 	title := "bench: " + tr.title()
-	htmldoc.Head(&b, title, htmldoc.Style, chartFontCSS())
+	htmldoc.Head(&b, title, htmldoc.Style, chart.FontCSS())
 	fmt.Fprintf(&b, "<h1>%s</h1>\n<p class=\"summary\"><strong>%s</strong></p>\n", esc(tr.title()), esc(tr.Summary()))
 	for _, g := range tr.nights() {
 		fmt.Fprintf(&b, "<h2>%s</h2>\n", esc(tr.nightTitle(g[0].After)))
@@ -260,7 +261,7 @@ func writeTrendsHTML(w io.Writer, tr *Trends) error {
 		}
 		svg, err := trendChart(tr, s, pal)
 		if err != nil {
-			return errChart(s.name(), err)
+			return chart.ErrChart(s.name(), err)
 		}
 		htmldoc.Figure(&figs, classSeries, svg, s.Machine+", "+s.name()+": each session's runs (points) and median (thin line), the levels before and after each change point (thick black lines), the change points and the new versions marked.")
 		drawn++
@@ -280,7 +281,7 @@ func (s *TrendSeries) name() string { return s.Scenario + ", " + s.Proxy + ", " 
 
 // palette is the columns' colours on the page, as the report's page
 // gives them.
-func (tr *Trends) palette() palette {
+func (tr *Trends) palette() chart.Palette {
 	t := Table{}
 	for _, s := range tr.Series {
 		if !slices.Contains(t.Columns, s.Proxy) {
@@ -295,9 +296,9 @@ func (tr *Trends) palette() palette {
 // vermillion for a change for the worse, near black for one for the
 // better, brown for a new version.
 var (
-	worseColor   = meaningColors[0]
-	betterColor  = meaningColors[1]
-	versionColor = meaningColors[2]
+	worseColor   = chart.MeaningColors[0]
+	betterColor  = chart.MeaningColors[1]
+	versionColor = chart.MeaningColors[2]
 )
 
 // trendChart is the chart of a series over the history: each session's
@@ -305,15 +306,15 @@ var (
 // against the date; a dashed line across the plot at each change point
 // (red for the worse, blue for the better) and a dotted grey one at
 // each session that ran a new bench or a new version of the column.
-func trendChart(tr *Trends, s *TrendSeries, pal palette) ([]byte, error) {
+func trendChart(tr *Trends, s *TrendSeries, pal chart.Palette) ([]byte, error) {
 	origin := tr.Sessions[0].Started
 	day := func(si int) float64 { return tr.Sessions[si].Started.Sub(origin).Hours() / 24 }
-	col := pal.color(s.Proxy, s.Group)
-	tp := &tips{}
-	p := newPlot()
-	p.Title.Text = fitTitle(s.name(), seriesWidth-2*legendInset)
+	col := pal.Color(s.Proxy, s.Group)
+	tp := &chart.Tips{}
+	p := chart.NewPlot()
+	p.Title.Text = chart.FitTitle(s.name(), chart.SeriesWidth-2*chart.LegendInset)
 	p.Y.Label.Text = s.Unit
-	p.Y.Tick.Marker = linearTicks{most: 4}
+	p.Y.Tick.Marker = chart.LinearTicks{Most: 4}
 	p.X.Tick.Marker = dateTicks{origin: origin, most: 3}
 	var runs, medians plotter.XYs
 	for i, si := range s.Sessions {
@@ -334,10 +335,10 @@ func trendChart(tr *Trends, s *TrendSeries, pal palette) ([]byte, error) {
 	line.Color, line.Width = col, vg.Points(1)
 	first, last := tr.Sessions[s.Sessions[0]].Date(), tr.Sessions[s.Sessions[len(s.Sessions)-1]].Date()
 	runsMark := &tippedScatter{Scatter: dots, title: fmt.Sprintf("%s: %s of %s, %s to %s", s.name(), text.Plural(len(runs), "run"), text.Plural(len(s.Sessions), "session"), first, last), tips: tp}
-	medianLine := &tippedLine{Line: line, column: s.Proxy, title: fmt.Sprintf("%s: the sessions' medians, %s on %s to %s on %s", s.name(), s.format(s.Medians[0]), first, s.format(s.Medians[len(s.Medians)-1]), last), tips: tp}
+	medianLine := &chart.TippedLine{Line: line, Column: s.Proxy, Title: fmt.Sprintf("%s: the sessions' medians, %s on %s to %s on %s", s.name(), s.format(s.Medians[0]), first, s.format(s.Medians[len(s.Medians)-1]), last), Tips: tp}
 	p.Add(runsMark, medianLine)
-	legend := []legendEntry{{"runs", &plotter.Scatter{GlyphStyle: draw.GlyphStyle{Color: col, Radius: vg.Points(2), Shape: draw.CircleGlyph{}}}},
-		{"median", &plotter.Line{LineStyle: line.LineStyle}}}
+	legend := []chart.LegendEntry{{Name: "runs", Thumb: &plotter.Scatter{GlyphStyle: draw.GlyphStyle{Color: col, Radius: vg.Points(2), Shape: draw.CircleGlyph{}}}},
+		{Name: "median", Thumb: &plotter.Line{LineStyle: line.LineStyle}}}
 	for _, lv := range s.levels() {
 		xy := plotter.XYs{{X: day(s.Sessions[lv.start]), Y: lv.value}, {X: day(s.Sessions[lv.end-1]), Y: lv.value}}
 		seg, err := plotter.NewLine(xy)
@@ -345,10 +346,10 @@ func trendChart(tr *Trends, s *TrendSeries, pal palette) ([]byte, error) {
 			return nil, err
 		}
 		seg.LineStyle = levelStyle
-		p.Add(&tippedLine{Line: seg, title: fmt.Sprintf("%s: level %s, %s to %s (%s)", s.name(), s.format(lv.value),
-			tr.Sessions[s.Sessions[lv.start]].Date(), tr.Sessions[s.Sessions[lv.end-1]].Date(), text.Plural(lv.end-lv.start, "session")), tips: tp})
+		p.Add(&chart.TippedLine{Line: seg, Title: fmt.Sprintf("%s: level %s, %s to %s (%s)", s.name(), s.format(lv.value),
+			tr.Sessions[s.Sessions[lv.start]].Date(), tr.Sessions[s.Sessions[lv.end-1]].Date(), text.Plural(lv.end-lv.start, "session")), Tips: tp})
 	}
-	legend = append(legend, legendEntry{"level", &plotter.Line{LineStyle: levelStyle}})
+	legend = append(legend, chart.LegendEntry{Name: "level", Thumb: &plotter.Line{LineStyle: levelStyle}})
 	marks := map[string]bool{}
 	for _, cp := range s.Points {
 		c, what := betterColor, "better"
@@ -359,7 +360,7 @@ func trendChart(tr *Trends, s *TrendSeries, pal palette) ([]byte, error) {
 			title: TrendChange{s, &cp}.Describe(tr), tips: tp})
 		if !marks[what] {
 			marks[what] = true
-			legend = append(legend, legendEntry{what, &plotter.Line{LineStyle: markStyle(c, vg.Points(4), vg.Points(2))}})
+			legend = append(legend, chart.LegendEntry{Name: what, Thumb: &plotter.Line{LineStyle: markStyle(c, vg.Points(4), vg.Points(2))}})
 		}
 	}
 	for i := 1; i < len(s.Sessions); i++ {
@@ -368,15 +369,15 @@ func trendChart(tr *Trends, s *TrendSeries, pal palette) ([]byte, error) {
 				title: tr.Sessions[s.Sessions[i]].Date() + ": " + strings.Join(v, "; "), tips: tp})
 			if !marks["version"] {
 				marks["version"] = true
-				legend = append(legend, legendEntry{"new version", &plotter.Line{LineStyle: markStyle(versionColor, vg.Points(1), vg.Points(2))}})
+				legend = append(legend, chart.LegendEntry{Name: "new version", Thumb: &plotter.Line{LineStyle: markStyle(versionColor, vg.Points(1), vg.Points(2))}})
 			}
 		}
 	}
 	p.Add(plotter.NewGrid())
 	// Room on the right for the last date's label, centred on its tick.
 	p.X.Max = p.X.Min + (p.X.Max-p.X.Min)*1.08
-	h := seriesHeight*0.7 + vg.Length(strings.Count(p.Title.Text, "\n"))*0.5*vg.Centimeter
-	return svgOf([]*plot.Plot{p}, legend, tp, seriesWidth, h)
+	h := chart.SeriesHeight*0.7 + vg.Length(strings.Count(p.Title.Text, "\n"))*0.5*vg.Centimeter
+	return chart.SVGOf([]*plot.Plot{p}, legend, tp, chart.SeriesWidth, h)
 }
 
 // levelStyle is the line of a series' level between its change points.
@@ -418,14 +419,14 @@ func (s *TrendSeries) levels() []trendLevel {
 type tippedScatter struct {
 	*plotter.Scatter
 	title string
-	tips  *tips
+	tips  *chart.Tips
 }
 
 // Plot draws the points.
 func (s *tippedScatter) Plot(c draw.Canvas, plt *plot.Plot) {
-	s.tips.begin(c, tipLine, "", s.title)
+	s.tips.Begin(c, chart.TipLine, "", s.title)
 	s.Scatter.Plot(c, plt)
-	s.tips.end(c)
+	s.tips.End(c)
 }
 
 // markStyle is a mark's line: its colour, its dash and gap.
@@ -440,16 +441,16 @@ type verticalMark struct {
 	x     float64
 	style draw.LineStyle
 	title string
-	tips  *tips
+	tips  *chart.Tips
 }
 
 // Plot draws the line from the bottom of the plot to its top.
 func (m *verticalMark) Plot(c draw.Canvas, plt *plot.Plot) {
 	trX, _ := plt.Transforms(&c)
 	x := trX(m.x)
-	m.tips.begin(c, tipLine, "", m.title)
+	m.tips.Begin(c, chart.TipLine, "", m.title)
 	c.StrokeLine2(m.style, x, c.Min.Y, x, c.Max.Y)
-	m.tips.end(c)
+	m.tips.End(c)
 }
 
 // dateTicks marks a time axis of days since origin at no more than most
@@ -460,7 +461,7 @@ type dateTicks struct {
 }
 
 func (d dateTicks) Ticks(min, max float64) []plot.Tick {
-	ticks := linearTicks{most: d.most}.Ticks(min, max)
+	ticks := chart.LinearTicks{Most: d.most}.Ticks(min, max)
 	for i := range ticks {
 		at := d.origin.Add(time.Duration(math.Round(ticks[i].Value*24)) * time.Hour)
 		ticks[i].Label = at.UTC().Format("Jan 2")

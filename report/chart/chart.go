@@ -1,4 +1,10 @@
-package report
+// Package chart is the kit the pages' charts are drawn with:
+// gonum.org/v1/plot to SVG, in one typeface (Font, Face, Text), with
+// legends under the plots (LegendEntry, SVGOf), an SVG <title> on every
+// bar and line (Tips), ticks (LinearTicks, LogTicks) and the columns'
+// colours (Palette). It knows no table: the session's page, compare and
+// trend each draw their own charts with it.
+package chart
 
 import (
 	"bytes"
@@ -18,43 +24,43 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 )
 
-// The charts of the page, drawn with gonum.org/v1/plot to SVG: a grouped
-// bar chart of each throughput table (a panel per unit), an HDR
-// percentile chart of each mix scenario, and small time series of each
-// cell's runs. Their legends sit under the plots, never on the data, and
-// every bar and line carries an SVG <title> with its figures.
+// The session page's charts: a grouped bar chart of each throughput
+// table (a panel per unit), an HDR percentile chart of each mix scenario,
+// and small time series of each cell's runs. Their legends sit under the
+// plots, never on the data, and every bar and line carries an SVG <title>
+// with its figures.
 
 // Sizes of the charts.
 const (
-	barPanelHeight = 6 * vg.Centimeter
-	barWidthMin    = 16 * vg.Centimeter
-	barWidthMax    = 60 * vg.Centimeter // the most a chart widens for its labels' sake
-	barWidth       = 0.35 * vg.Centimeter
-	barYAxisRoom   = 2.5 * vg.Centimeter // the Y axis' label and ticks, at most
-	labelLinesMost = 3                   // the lines a group label wraps to, unless the chart would pass barWidthMax
-	hdrWidth       = 16 * vg.Centimeter
-	hdrHeight      = 9 * vg.Centimeter
-	seriesWidth    = 9 * vg.Centimeter
-	seriesHeight   = 7 * vg.Centimeter
+	BarPanelHeight = 6 * vg.Centimeter
+	BarWidthMin    = 16 * vg.Centimeter
+	BarWidthMax    = 60 * vg.Centimeter // the most a chart widens for its labels' sake
+	BarWidth       = 0.35 * vg.Centimeter
+	BarYAxisRoom   = 2.5 * vg.Centimeter // the Y axis' label and ticks, at most
+	LabelLinesMost = 3                   // the lines a group label wraps to, unless the chart would pass BarWidthMax
+	HdrWidth       = 16 * vg.Centimeter
+	HdrHeight      = 9 * vg.Centimeter
+	SeriesWidth    = 9 * vg.Centimeter
+	SeriesHeight   = 7 * vg.Centimeter
 )
 
-// tips puts SVG <title>s, which browsers show on hovering, on what a
+// Tips puts SVG <title>s, which browsers show on hovering, on what a
 // chart draws. vgsvg writes no <title>, so a plotter draws a marker text
 // before the element it titles and another after it (begin, end), and
-// svgOf replaces the pair with a <g> holding the <title> and the element:
+// SVGOf replaces the pair with a <g> holding the <title> and the element:
 // the markers keep the title beside the very path they surround. A
 // marker carries a random key of its chart's, drawn afresh for each
 // chart, so that no text a chart draws (a column's name, a scenario's)
 // can pass for one: a name that looks like a marker stays a name.
-type tips struct {
+type Tips struct {
 	key   string
 	texts []string
 }
 
 // The tipped elements' classes, for the page's tests.
 const (
-	tipBar  = "bar"
-	tipLine = "line"
+	TipBar  = "bar"
+	TipLine = "line"
 )
 
 // tipMarker matches a marker as vgsvg writes it: its key and, for a
@@ -63,7 +69,7 @@ var tipMarker = regexp.MustCompile(`<text [^>]*>@@tip ([0-9a-f]+) (\d+|/)@@</tex
 
 // marker is the text of a marker of t's: the index of a title, or "/"
 // for an end.
-func (t *tips) marker(what string) string {
+func (t *Tips) marker(what string) string {
 	if t.key == "" {
 		var k [16]byte
 		rand.Read(k[:])
@@ -74,21 +80,21 @@ func (t *tips) marker(what string) string {
 
 // begin marks the start of an element of class kind, its title text and,
 // when it is a column's, the column's name.
-func (t *tips) begin(c draw.Canvas, kind, column, text string) {
+func (t *Tips) Begin(c draw.Canvas, kind, column, text string) {
 	attrs := `class="` + kind + `"`
 	if column != "" {
 		attrs += ` data-column="` + html.EscapeString(column) + `"`
 	}
 	t.texts = append(t.texts, "<g "+attrs+"><title>"+html.EscapeString(text)+"</title>\n")
-	c.FillString(plotFace(1), c.Min, t.marker(strconv.Itoa(len(t.texts)-1)))
+	c.FillString(Face(1), c.Min, t.marker(strconv.Itoa(len(t.texts)-1)))
 }
 
 // end marks the end of the element begun last.
-func (t *tips) end(c draw.Canvas) { c.FillString(plotFace(1), c.Min, t.marker("/")) }
+func (t *Tips) End(c draw.Canvas) { c.FillString(Face(1), c.Min, t.marker("/")) }
 
 // apply replaces the markers of svg, those with t's key alone, with the
 // titles' groups.
-func (t *tips) apply(svg []byte) []byte {
+func (t *Tips) apply(svg []byte) []byte {
 	if t.key == "" {
 		return svg
 	}
@@ -108,10 +114,10 @@ func (t *tips) apply(svg []byte) []byte {
 	})
 }
 
-// legendEntry is an entry of a chart's legend.
-type legendEntry struct {
-	name  string
-	thumb plot.Thumbnailer
+// LegendEntry is an entry of a chart's legend.
+type LegendEntry struct {
+	Name  string
+	Thumb plot.Thumbnailer
 }
 
 // The legend's layout: entries side by side in rows under the plots.
@@ -120,17 +126,17 @@ const (
 	legendThumb    = 0.6 * vg.Centimeter
 	legendGap      = 0.4 * vg.Centimeter
 	legendRowH     = 0.5 * vg.Centimeter
-	legendInset    = 0.3 * vg.Centimeter
+	LegendInset    = 0.3 * vg.Centimeter
 )
 
 // legendRows lays the entries out in rows no wider than w.
-func legendRows(entries []legendEntry, w vg.Length) [][]legendEntry {
-	face := plotFace(legendFontSize)
-	var rows [][]legendEntry
+func legendRows(entries []LegendEntry, w vg.Length) [][]LegendEntry {
+	face := Face(legendFontSize)
+	var rows [][]LegendEntry
 	var at vg.Length
 	for _, e := range entries {
-		ew := legendThumb + legendGap/3 + face.Width(e.name)
-		if len(rows) == 0 || at+ew > w-2*legendInset {
+		ew := legendThumb + legendGap/3 + face.Width(e.Name)
+		if len(rows) == 0 || at+ew > w-2*LegendInset {
 			rows, at = append(rows, nil), 0
 		}
 		rows[len(rows)-1] = append(rows[len(rows)-1], e)
@@ -140,37 +146,37 @@ func legendRows(entries []legendEntry, w vg.Length) [][]legendEntry {
 }
 
 // legendHeight is the room the legend's rows take.
-func legendHeight(rows [][]legendEntry) vg.Length {
+func legendHeight(rows [][]LegendEntry) vg.Length {
 	if len(rows) == 0 {
 		return 0
 	}
-	return vg.Length(len(rows))*legendRowH + legendInset
+	return vg.Length(len(rows))*legendRowH + LegendInset
 }
 
 // drawLegend draws the rows from the top of c.
-func drawLegend(c draw.Canvas, rows [][]legendEntry) {
-	face := plotFace(legendFontSize)
-	sty := draw.TextStyle{Color: color.Black, Font: plotFont(legendFontSize), Handler: chartText,
+func drawLegend(c draw.Canvas, rows [][]LegendEntry) {
+	face := Face(legendFontSize)
+	sty := draw.TextStyle{Color: color.Black, Font: Font(legendFontSize), Handler: Text,
 		XAlign: draw.XLeft, YAlign: draw.YCenter}
 	for i, row := range rows {
-		y := c.Max.Y - legendInset/2 - (vg.Length(i)+0.5)*legendRowH
-		x := c.Min.X + legendInset
+		y := c.Max.Y - LegendInset/2 - (vg.Length(i)+0.5)*legendRowH
+		x := c.Min.X + LegendInset
 		for _, e := range row {
 			th := draw.Canvas{Canvas: c.Canvas, Rectangle: vg.Rectangle{
 				Min: vg.Point{X: x, Y: y - legendRowH/3}, Max: vg.Point{X: x + legendThumb, Y: y + legendRowH/3}}}
-			e.thumb.Thumbnail(&th)
+			e.Thumb.Thumbnail(&th)
 			x += legendThumb + legendGap/3
-			c.FillText(sty, vg.Point{X: x, Y: y}, e.name)
-			x += face.Width(e.name) + legendGap
+			c.FillText(sty, vg.Point{X: x, Y: y}, e.Name)
+			x += face.Width(e.Name) + legendGap
 		}
 	}
 }
 
-// svgOf draws the plots, one above the other in panelsH, and the legend
+// SVGOf draws the plots, one above the other in panelsH, and the legend
 // under them, on an SVG canvas w wide, and returns the SVG element alone,
 // without its XML prologue, to be put in the page: as wide as its figure
 // up to its own width, its height following.
-func svgOf(plots []*plot.Plot, legend []legendEntry, t *tips, w, panelsH vg.Length) (svg []byte, err error) {
+func SVGOf(plots []*plot.Plot, legend []LegendEntry, t *Tips, w, panelsH vg.Length) (svg []byte, err error) {
 	defer func() {
 		// gonum panics on what it cannot draw (a log axis reaching
 		// zero): the chart is left out, not the page
@@ -225,12 +231,12 @@ var nonFinite = regexp.MustCompile(`="[^"]*(?:Inf|NaN)`)
 // undrawable is the chart in place of one whose figures cannot be drawn.
 var undrawable = []byte(`<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 400 24" width="100%" style="max-width:400pt"><text x="4" y="16" font-size="12">Not drawn: its figures are out of the range a chart can show.</text></svg>`)
 
-// newPlot is plot.New with more room between an axis' tick labels and
-// its label, for the reason of svgOf's margin, and under the title:
+// NewPlot is plot.New with more room between an axis' tick labels and
+// its label, for the reason of SVGOf's margin, and under the title:
 // gonum keeps a chart's glyphs (the marks over the bars) inside its data
 // area, whose top is the title's bottom, so that a mark over the tallest
 // bar touched the title.
-func newPlot() *plot.Plot {
+func NewPlot() *plot.Plot {
 	p := plot.New()
 	useChartFont(p)
 	p.Title.Padding = vg.Points(4)
@@ -239,79 +245,65 @@ func newPlot() *plot.Plot {
 	return p
 }
 
-// swatch is a legend entry of a colour: a bar's.
-type swatch struct{ color color.Color }
+// Swatch is a legend entry of a colour: a bar's.
+type Swatch struct{ Color color.Color }
 
 // Thumbnail fills the thumbnail's box.
-func (s swatch) Thumbnail(c *draw.Canvas) {
-	c.FillPolygon(s.color, []vg.Point{c.Min, {X: c.Max.X, Y: c.Min.Y}, c.Max, {X: c.Min.X, Y: c.Max.Y}})
+func (s Swatch) Thumbnail(c *draw.Canvas) {
+	c.FillPolygon(s.Color, []vg.Point{c.Min, {X: c.Max.X, Y: c.Min.Y}, c.Max, {X: c.Min.X, Y: c.Max.Y}})
 }
 
-// markThumb is a legend entry drawn as a mark of the tables: ‡ or †.
-type markThumb struct{ glyph string }
+// MarkThumb is a legend entry drawn as a mark of the tables: ‡ or †.
+type MarkThumb struct{ Glyph string }
 
 // Thumbnail draws the mark.
-func (m markThumb) Thumbnail(c *draw.Canvas) {
-	sty := draw.TextStyle{Color: color.Black, Font: plotFont(11), Handler: chartText,
+func (m MarkThumb) Thumbnail(c *draw.Canvas) {
+	sty := draw.TextStyle{Color: color.Black, Font: Font(11), Handler: Text,
 		XAlign: draw.XCenter, YAlign: draw.YCenter}
-	c.FillText(sty, c.Center(), m.glyph)
+	c.FillText(sty, c.Center(), m.Glyph)
 }
 
-// Legend texts of the marks.
-const (
-	legendBound     = "most runs bound by the client or the origin"
-	legendToolBound = "within 10% of no proxy's rate: the load tool's limit"
-	legendNoSplice  = "never spliced: the figure is a copying proxy's"
-	legendFailed    = "over 1% of exchanges failed: their part dashed"
-)
-
-// boundLegend is the legend of t's ‡: what the mark says in its table.
-func boundLegend(t Table) string {
-	if t.Kind == kindSweep {
-		return legendToolBound
-	}
-	return legendBound
-}
-
-// tippedLine is a line (and its points' glyphs, when it has them) under
+// TippedLine is a line (and its points' glyphs, when it has them) under
 // a title.
-type tippedLine struct {
+type TippedLine struct {
 	*plotter.Line
-	points *plotter.Scatter // nil: none
-	column string
-	title  string
-	tips   *tips
+	Points *plotter.Scatter `json:"-"` // nil: none
+	Column string           `json:"-"`
+	Title  string           `json:"-"`
+	Tips   *Tips            `json:"-"`
 }
 
 // Plot draws the line and its points.
-func (l *tippedLine) Plot(c draw.Canvas, plt *plot.Plot) {
-	l.tips.begin(c, tipLine, l.column, l.title)
+func (l *TippedLine) Plot(c draw.Canvas, plt *plot.Plot) {
+	l.Tips.Begin(c, TipLine, l.Column, l.Title)
 	l.Line.Plot(c, plt)
-	if l.points != nil {
-		l.points.Plot(c, plt)
+	if l.Points != nil {
+		l.Points.Plot(c, plt)
 	}
-	l.tips.end(c)
+	l.Tips.End(c)
 }
 
 // Thumbnail draws the line with a glyph.
-func (l *tippedLine) Thumbnail(c *draw.Canvas) {
+func (l *TippedLine) Thumbnail(c *draw.Canvas) {
 	l.Line.Thumbnail(c)
-	if l.points != nil {
-		l.points.Thumbnail(c)
+	if l.Points != nil {
+		l.Points.Thumbnail(c)
 	}
 }
 
-// linearTicks marks a linear axis at no more than most round steps (1, 2
+// LinearTicks marks a linear axis at no more than most round steps (1, 2
 // or 5 times a power of ten), each labelled with the decimals its step
 // needs: gonum's default marks a small panel's axis more densely than its
 // labels' height allows.
-type linearTicks struct{ most int }
+type LinearTicks struct {
+	Most int `json:"-"`
+}
 
-func (l linearTicks) Ticks(min, max float64) []plot.Tick {
+func (l LinearTicks) Ticks(min, max float64) []plot.Tick {
 	if !(max > min) {
 		return []plot.Tick{{Value: min, Label: strconv.FormatFloat(min, 'g', 3, 64)}}
 	}
-	raw := (max - min) / float64(l.most-1)
+	raw := (max - min) / float64(l.Most-1)
 	mag := math.Pow(10, math.Floor(math.Log10(raw)))
 	step := 10 * mag
 	for _, m := range []float64{1, 2, 5} {
@@ -324,7 +316,7 @@ func (l linearTicks) Ticks(min, max float64) []plot.Tick {
 	var ticks []plot.Tick
 	// at most the ticks the range holds: a step below the figures'
 	// precision (2^83 apart by 1e9) would never pass max
-	for v, n := math.Ceil(min/step)*step, 0; v <= max+step*1e-9 && n <= l.most; v, n = v+step, n+1 {
+	for v, n := math.Ceil(min/step)*step, 0; v <= max+step*1e-9 && n <= l.Most; v, n = v+step, n+1 {
 		ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', decimals, 64)})
 	}
 	return ticks
@@ -347,13 +339,13 @@ func (ticks125) Ticks(min, max float64) []plot.Tick {
 	return ticks
 }
 
-// logTicks are ticks125's, labelled at the powers of ten alone where
+// LogTicks are ticks125's, labelled at the powers of ten alone where
 // the axis spans more than two of them: the labels of 1, 2 and 5 of
 // every power would run into each other (a sweep's latencies, a mix's
 // percentiles up to a saturated proxy's seconds).
-type logTicks struct{}
+type LogTicks struct{}
 
-func (logTicks) Ticks(min, max float64) []plot.Tick {
+func (LogTicks) Ticks(min, max float64) []plot.Tick {
 	ticks := ticks125{}.Ticks(min, max)
 	if max/min <= 100 {
 		return ticks
@@ -366,5 +358,5 @@ func (logTicks) Ticks(min, max float64) []plot.Tick {
 	return ticks
 }
 
-// errChart wraps a chart's error with what it was.
-func errChart(what string, err error) error { return fmt.Errorf("chart of %s: %w", what, err) }
+// ErrChart wraps a chart's error with what it was.
+func ErrChart(what string, err error) error { return fmt.Errorf("chart of %s: %w", what, err) }

@@ -1,4 +1,4 @@
-package report
+package chart
 
 import (
 	"bytes"
@@ -17,14 +17,14 @@ import (
 )
 
 // chartTypeface is the charts' font: Go Regular, whose TrueType file the
-// page embeds once (chartFontCSS), so that the browser draws the texts
+// page embeds once (FontCSS), so that the browser draws the texts
 // with the very metrics the charts were laid out by; a font left to the
 // browser's choice is wider or narrower than the one measured.
 const chartTypeface = "Go"
 
 // chartFonts holds the charts' font for them alone, so that the
 // process' fonts (gonum's font.DefaultCache, plot.DefaultFont) are left
-// as they are: each plot takes it through chartText (useChartFont).
+// as they are: each plot takes it through Text (useChartFont).
 var chartFonts = newChartFonts()
 
 // newChartFonts is a cache of the Go font alone.
@@ -36,19 +36,19 @@ func newChartFonts() *font.Cache {
 	return font.NewCache(font.Collection{{Font: font.Font{Typeface: chartTypeface}, Face: f}})
 }
 
-// chartText is the charts' text handler, in their font.
-var chartText text.Handler = spacedText{text.Plain{Fonts: chartFonts}}
+// Text is the charts' text handler, in their font.
+var Text text.Handler = spacedText{text.Plain{Fonts: chartFonts}}
 
 // useChartFont sets the texts of p, which plot.New gave gonum's font
 // and handler, to the charts' font and handler, at plot.New's sizes.
 func useChartFont(p *plot.Plot) {
-	p.TextHandler = chartText
-	p.Title.TextStyle.Font, p.Title.TextStyle.Handler = plotFont(12), chartText
+	p.TextHandler = Text
+	p.Title.TextStyle.Font, p.Title.TextStyle.Handler = Font(12), Text
 	for _, a := range []*plot.Axis{&p.X, &p.Y} {
-		a.Label.TextStyle.Font, a.Label.TextStyle.Handler = plotFont(12), chartText
-		a.Tick.Label.Font, a.Tick.Label.Handler = plotFont(10), chartText
+		a.Label.TextStyle.Font, a.Label.TextStyle.Handler = Font(12), Text
+		a.Tick.Label.Font, a.Tick.Label.Handler = Font(10), Text
 	}
-	p.Legend.TextStyle.Font, p.Legend.TextStyle.Handler = plotFont(12), chartText
+	p.Legend.TextStyle.Font, p.Legend.TextStyle.Handler = Font(12), Text
 }
 
 // spacedText is gonum's plain text with the lines of a text spaced by the
@@ -96,14 +96,14 @@ func (h spacedText) Draw(c vg.Canvas, txt string, sty text.Style, pt vg.Point) {
 	}
 }
 
-// fitTitle wraps a chart's title to lines no wider than w.
-func fitTitle(title string, w vg.Length) string {
-	return strings.Join(wrapLabel(title, plotFace(12), w), "\n") // plot.New's title size
+// FitTitle wraps a chart's title to lines no wider than w.
+func FitTitle(title string, w vg.Length) string {
+	return strings.Join(WrapLabel(title, Face(12), w), "\n") // plot.New's title size
 }
 
-// chartFontCSS is the page's @font-face of the charts' font, the font
+// FontCSS is the page's @font-face of the charts' font, the font
 // file in it.
-func chartFontCSS() string {
+func FontCSS() string {
 	var buf bytes.Buffer
 	fmt.Fprintf(&buf, "@font-face{font-family:%q;src:url(data:font/ttf;base64,%s) format(\"truetype\")}",
 		chartFontName(), base64.StdEncoding.EncodeToString(goregular.TTF))
@@ -113,25 +113,25 @@ func chartFontCSS() string {
 // chartFontName is the family of the charts' font, as vgsvg names it:
 // the font file's.
 func chartFontName() string {
-	name, err := plotFace(10).Face.Name(nil, sfnt.NameIDFamily)
+	name, err := Face(10).Face.Name(nil, sfnt.NameIDFamily)
 	if err != nil {
 		return chartTypeface
 	}
 	return name
 }
 
-// plotFont is the charts' font at size points.
-func plotFont(size vg.Length) font.Font { return font.Font{Typeface: chartTypeface, Size: size} }
+// Font is the charts' font at size points.
+func Font(size vg.Length) font.Font { return font.Font{Typeface: chartTypeface, Size: size} }
 
-// plotFace is the charts' font at size points, to measure texts with.
-func plotFace(size vg.Length) font.Face { return chartFonts.Lookup(plotFont(size), size) }
+// Face is the charts' font at size points, to measure texts with.
+func Face(size vg.Length) font.Face { return chartFonts.Lookup(Font(size), size) }
 
-// wrapLabel breaks a group's label into lines no wider than w where it
+// WrapLabel breaks a group's label into lines no wider than w where it
 // can: after a space, a '-' or a '_'.
-func wrapLabel(s string, face font.Face, w vg.Length) []string {
+func WrapLabel(s string, face font.Face, w vg.Length) []string {
 	var lines []string
 	line := ""
-	for _, piece := range labelPieces(s) {
+	for _, piece := range LabelPieces(s) {
 		if line != "" && face.Width(strings.TrimRight(line+piece, " ")) > w {
 			lines, line = append(lines, strings.TrimRight(line, " ")), ""
 		}
@@ -140,9 +140,9 @@ func wrapLabel(s string, face font.Face, w vg.Length) []string {
 	return append(lines, strings.TrimRight(line, " "))
 }
 
-// labelPieces cuts s after each space, '-' and '_': the places a label
+// LabelPieces cuts s after each space, '-' and '_': the places a label
 // may break.
-func labelPieces(s string) []string {
+func LabelPieces(s string) []string {
 	var out []string
 	for s != "" {
 		i := strings.IndexAny(s, " -_")

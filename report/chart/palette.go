@@ -1,4 +1,4 @@
-package report
+package chart
 
 import (
 	"bench/proxies"
@@ -11,64 +11,45 @@ import (
 
 // Colours of the columns: Paul Tol's muted scheme, safe for colour-blind
 // readers, then his bright one for pages with more columns than it has.
-var paletteColors = []color.Color{
+var PaletteColors = []color.Color{
 	rgb(0x117733), rgb(0x332288), rgb(0x88ccee), rgb(0xcc6677), rgb(0xddcc77),
 	rgb(0x44aa99), rgb(0x882255), rgb(0xaa4499), rgb(0x999933),
 	rgb(0x4477aa), rgb(0xee6677), rgb(0x228833), rgb(0xccbb44), rgb(0x66ccee), rgb(0xaa3377),
 }
 
 // baselineColor is the baseline column's: Tol's grey.
-var baselineColor = rgb(0xbbbbbb)
+var BaselineColor = rgb(0xbbbbbb)
 
 // knownColumns are the columns whose colour the proxies' kinds fix, each
 // with its slot in paletteColors on every page.
-var knownColumns = proxies.ColourSlots()
+var KnownColumns = proxies.ColourSlots()
 
 func rgb(v uint32) color.Color {
 	return color.RGBA{R: uint8(v >> 16), G: uint8(v >> 8), B: uint8(v), A: 255}
 }
 
-// palette is the colour of each column of a page (newPalette).
-type palette struct {
+// Palette is the colour of each column of a page.
+type Palette struct {
 	slots map[string]int
+	// directions are the columns that are a tunnel's directions, coloured
+	// as such (directionColors), in their order
+	directions []string
 }
 
-// newPalette gives each column of the tables its colour (paletteOf).
-func newPalette(tables []Table) palette {
-	var names []string
-	for _, t := range tables {
-		switch t.Family {
-		case famTunnel: // its columns are directions (directionColors)
-		case famHandshake: // its one column holds every proxy's rows
-			for _, r := range t.Rows {
-				for _, c := range r.Cells {
-					names = append(names, c.Proxy)
-				}
-			}
-		default:
-			for j, name := range t.Columns {
-				if results.Group(t.Groups[j]) != results.Baseline {
-					names = append(names, name)
-				}
-			}
-		}
-	}
-	return paletteOf(names)
-}
-
-// paletteOf gives each of the columns names (the baseline's apart) its
+// PaletteOf gives each of the columns names (the baseline's apart, and the
+// directions of a tunnel, which have theirs: directionColors) its
 // colour: the packaged proxies' columns their fixed slots, and the others
 // the slot of a hash of their name, or the next one no other column of
 // the page has and whose colour is columnsApart from theirs, while there
 // is one, else the next one no other column has. So a column has one colour on every
 // chart of the page, and on every page where the columns it meets leave
 // its hash's slot free.
-func paletteOf(names []string) palette {
-	p := palette{slots: map[string]int{}}
+func PaletteOf(names, directions []string) Palette {
+	p := Palette{slots: map[string]int{}, directions: directions}
 	var others []string
 	used := map[int]bool{}
 	for _, name := range names {
-		if s, ok := knownColumns[name]; ok {
+		if s, ok := KnownColumns[name]; ok {
 			p.slots[name], used[s] = s, true
 		} else if !slices.Contains(others, name) {
 			others = append(others, name)
@@ -77,7 +58,7 @@ func paletteOf(names []string) palette {
 	slices.Sort(others)
 	near := func(s int) bool {
 		for u := range used {
-			if deltaE(paletteColors[s], paletteColors[u]) < columnsApart {
+			if DeltaE(PaletteColors[s], PaletteColors[u]) < ColumnsApart {
 				return true
 			}
 		}
@@ -86,11 +67,11 @@ func paletteOf(names []string) palette {
 	for _, name := range others {
 		h := fnv.New32a()
 		h.Write([]byte(name))
-		first := int(h.Sum32() % uint32(len(paletteColors)))
+		first := int(h.Sum32() % uint32(len(PaletteColors)))
 		next := func(taken func(int) bool) int {
 			s := first
-			for k := 0; k < len(paletteColors) && taken(s); k++ {
-				s = (s + 1) % len(paletteColors)
+			for k := 0; k < len(PaletteColors) && taken(s); k++ {
+				s = (s + 1) % len(PaletteColors)
 			}
 			return s
 		}
@@ -108,7 +89,7 @@ func paletteOf(names []string) palette {
 // so far from them: the muted scheme's colours are 22.8 or more apart,
 // the bright scheme's twins of theirs (Tol's green 228833 of 117733, red
 // ee6677 of rose cc6677) 8 to 17.
-const columnsApart = 20
+const ColumnsApart = 20
 
 // lab is c in CIE L*a*b* (D65), where the distance of two colours
 // follows how far apart they look.
@@ -137,44 +118,44 @@ func lab(c color.Color) [3]float64 {
 // deltaE is CIE76's distance of two colours: about 2.3 is the least a
 // reader tells apart side by side; 25 and more, two colours no reader
 // takes for one across a page.
-func deltaE(a, b color.Color) float64 {
+func DeltaE(a, b color.Color) float64 {
 	la, lb := lab(a), lab(b)
 	return math.Hypot(math.Hypot(la[0]-lb[0], la[1]-lb[1]), la[2]-lb[2])
 }
 
 // color is column's colour in every chart; the baseline's is grey, and a
 // tunnel's directions have theirs, of the other palette.
-func (p palette) color(column string, g results.Group) color.Color {
+func (p Palette) Color(column string, g results.Group) color.Color {
 	if g == results.Baseline {
-		return baselineColor
+		return BaselineColor
 	}
-	if i := slices.Index(directions, column); i >= 0 {
-		return directionColors[i]
+	if i := slices.Index(p.directions, column); i >= 0 {
+		return DirectionColors[i]
 	}
 	s, ok := p.slots[column]
 	if !ok {
-		s = knownColumns[column]
+		s = KnownColumns[column]
 	}
-	return paletteColors[s]
+	return PaletteColors[s]
 }
 
-// meaningColors are the colours of what is not a column: the roles whose
+// MeaningColors are the colours of what is not a column: the roles whose
 // CPU the series charts draw, a tunnel's directions, a trend's changes.
 // Okabe and Ito's vermillion, a near black and a brown: hues the columns'
-// palette (paletteColors, baselineColor) has none near, so that no colour
+// Palette (paletteColors, baselineColor) has none near, so that no colour
 // on a page says both a proxy and a role.
-var meaningColors = []color.Color{rgb(0xd55e00), rgb(0x222222), rgb(0x663300)}
+var MeaningColors = []color.Color{rgb(0xd55e00), rgb(0x222222), rgb(0x663300)}
 
 // The roles' colors and names in the CPU panels.
-var roleLines = []struct {
-	role  string
-	color color.Color
+var RoleLines = []struct {
+	Role  string      `json:"-"`
+	Color color.Color `json:"-"`
 }{
-	{"proxy", meaningColors[0]},
-	{"client", meaningColors[1]},
-	{"origin", meaningColors[2]},
+	{"proxy", MeaningColors[0]},
+	{"client", MeaningColors[1]},
+	{"origin", MeaningColors[2]},
 }
 
 // directionColors are the colours of a tunnel's directions, in the order
-// of directions.
-var directionColors = meaningColors[:2]
+// of a palette's directions.
+var DirectionColors = MeaningColors[:2]
