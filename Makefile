@@ -82,7 +82,10 @@ UNLOADED_PKGS += ./profile
 UNLOADED_PKGS += ./report
 UNLOADED_PKGS += ./report/changepoint
 UNLOADED_PKGS += ./report/chart
+UNLOADED_PKGS += ./report/compare
 UNLOADED_PKGS += ./report/htmldoc
+UNLOADED_PKGS += ./report/internal/reporttest
+UNLOADED_PKGS += ./report/trend
 UNLOADED_PKGS += ./results
 
 # test runs go vet and every test once: the unloaded lane, then the

@@ -9,7 +9,7 @@ import (
 
 	"bench/inputerr"
 	"bench/proxies"
-	"bench/report"
+	"bench/report/compare"
 	"bench/results"
 	"bench/scenarios"
 )
@@ -43,7 +43,7 @@ func TestRunSummaryUnitsAgreeWithReport(t *testing.T) {
 			row.OfferedRate, row.HasOffered, row.Note = 4000, true, results.Step{Confirm: true, Pass: true}.String()
 			row.Requests = int64(row.OfferedRate * row.Seconds)
 		}
-		cmp, err := report.Compare([]results.Row{row}, []results.Row{row}, report.CompareOptions{})
+		cmp, err := compare.Compare([]results.Row{row}, []results.Row{row}, compare.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,13 +1,14 @@
 package report
 
 import (
-	"bench/results"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"bench/results"
 )
 
 // benchRows makes n runs over two machines, six modes, ten proxies and

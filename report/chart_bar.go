@@ -1,14 +1,15 @@
 package report
 
 import (
-	"bench/internal/text"
-	"bench/report/chart"
-	"bench/results"
 	"fmt"
 	"image/color"
 	"math"
 	"slices"
 	"strings"
+
+	"bench/internal/text"
+	"bench/report/chart"
+	"bench/results"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
@@ -17,55 +18,55 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 )
 
-// barSet is a column's bars in a panel: each at its median, with a
+// BarSet is a column's bars in a panel: each at its median, with a
 // whisker from its slowest run to its fastest, each bar and whisker under
 // a title of its figures.
-type barSet struct {
-	column    string
-	median    []float64 // NaN: no figure
-	low, high []float64 // NaN: no runs
+type BarSet struct {
+	Column    string    `json:"-"`
+	Median    []float64 `json:"-"` // NaN: no figure
+	Low, High []float64 `json:"-"` // NaN: no runs
 	// failed is the part of a bar's height its failed exchanges would
 	// add (a cell beyond ErrorWarn: failedPart), drawn apart over it,
 	// dashed; NaN for none.
 	failed []float64
-	titles []string
-	offset vg.Length // from the group's centre
-	color  color.Color
-	tips   *chart.Tips
+	Titles []string    `json:"-"`
+	offset vg.Length   // from the group's centre
+	Color  color.Color `json:"-"`
+	Tips   *chart.Tips `json:"-"`
 }
 
 // Plot draws the bars.
-func (b *barSet) Plot(c draw.Canvas, plt *plot.Plot) {
+func (b *BarSet) Plot(c draw.Canvas, plt *plot.Plot) {
 	trX, trY := plt.Transforms(&c)
 	whisker := draw.LineStyle{Color: color.Black, Width: vg.Points(0.7)}
 	cap := vg.Length(3)
-	for i, m := range b.median {
+	for i, m := range b.Median {
 		if math.IsNaN(m) {
 			continue
 		}
 		x := trX(float64(i)) + b.offset
-		b.tips.Begin(c, chart.TipBar, b.column, b.titles[i])
+		b.Tips.Begin(c, chart.TipBar, b.Column, b.Titles[i])
 		lo, hi := x-chart.BarWidth/2, x+chart.BarWidth/2
 		y0, y1 := trY(0), trY(m)
-		c.FillPolygon(b.color, []vg.Point{{X: lo, Y: y0}, {X: hi, Y: y0}, {X: hi, Y: y1}, {X: lo, Y: y1}})
+		c.FillPolygon(b.Color, []vg.Point{{X: lo, Y: y0}, {X: hi, Y: y0}, {X: hi, Y: y1}, {X: lo, Y: y1}})
 		if f := b.failedAt(i); !math.IsNaN(f) {
-			dashed := draw.LineStyle{Color: b.color, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(2), vg.Points(1.5)}}
+			dashed := draw.LineStyle{Color: b.Color, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(2), vg.Points(1.5)}}
 			y2 := trY(m + f)
 			c.StrokeLines(dashed, []vg.Point{{X: lo, Y: y1}, {X: lo, Y: y2}, {X: hi, Y: y2}, {X: hi, Y: y1}})
 		}
-		if !math.IsNaN(b.low[i]) {
-			wl, wh := trY(b.low[i]), trY(b.high[i])
+		if !math.IsNaN(b.Low[i]) {
+			wl, wh := trY(b.Low[i]), trY(b.High[i])
 			c.StrokeLine2(whisker, x, wl, x, wh)
 			c.StrokeLine2(whisker, x-cap, wl, x+cap, wl)
 			c.StrokeLine2(whisker, x-cap, wh, x+cap, wh)
 		}
-		b.tips.End(c)
+		b.Tips.End(c)
 	}
 }
 
 // failedAt is the failed part of bar i, NaN where the set has none (a
 // chart that draws no failures leaves failed nil).
-func (b *barSet) failedAt(i int) float64 {
+func (b *BarSet) failedAt(i int) float64 {
 	if i >= len(b.failed) {
 		return math.NaN()
 	}
@@ -74,20 +75,20 @@ func (b *barSet) failedAt(i int) float64 {
 
 // DataRange spans the bars and their whiskers, from zero or below it
 // (compareChart's changes for the worse).
-func (b *barSet) DataRange() (xmin, xmax, ymin, ymax float64) {
-	xmax = float64(len(b.median) - 1)
-	for i, m := range b.median {
+func (b *BarSet) DataRange() (xmin, xmax, ymin, ymax float64) {
+	xmax = float64(len(b.Median) - 1)
+	for i, m := range b.Median {
 		if !math.IsNaN(m) {
 			ymin, ymax = min(ymin, m), max(ymax, m)
 		}
-		if !math.IsNaN(b.low[i]) {
-			ymin = min(ymin, b.low[i])
+		if !math.IsNaN(b.Low[i]) {
+			ymin = min(ymin, b.Low[i])
 		}
 		if f := b.failedAt(i); !math.IsNaN(m) && !math.IsNaN(f) {
 			ymax = max(ymax, m+f)
 		}
-		if !math.IsNaN(b.high[i]) {
-			ymax = max(ymax, b.high[i])
+		if !math.IsNaN(b.High[i]) {
+			ymax = max(ymax, b.High[i])
 		}
 	}
 	return
@@ -95,12 +96,12 @@ func (b *barSet) DataRange() (xmin, xmax, ymin, ymax float64) {
 
 // barTitle is a bar's title: its column and scenario, its figure, and its
 // runs' count and range.
-func barTitle(column, label string, unit results.Unit, s summary) string {
-	t := column + ", " + label + ": " + unit.Format(s.med)
-	if len(s.runs) == 1 {
+func barTitle(column, label string, unit results.Unit, s Summary) string {
+	t := column + ", " + label + ": " + unit.Format(s.Median)
+	if len(s.Runs) == 1 {
 		return t + " (1 run)"
 	}
-	return fmt.Sprintf("%s, the median of %d runs, %s..%s", t, len(s.runs), unit.Format(s.low), unit.Format(s.high))
+	return fmt.Sprintf("%s, the median of %d runs, %s..%s", t, len(s.Runs), unit.Format(s.low), unit.Format(s.high))
 }
 
 // failedPart is the height of a cell's failed exchanges over its bar:
@@ -115,10 +116,10 @@ func failedPart(c Cell, med float64) float64 {
 	return med * sh / (1 - sh)
 }
 
-// slotWidth is the width of a group of a panel: room for its bars, for
+// SlotWidth is the width of a group of a panel: room for its bars, for
 // the widest piece of a label that cannot break, and, short of passing
 // most, for every label in chart.LabelLinesMost lines.
-func slotWidth(labels []string, ncols int, face font.Face, most vg.Length) vg.Length {
+func SlotWidth(labels []string, ncols int, face font.Face, most vg.Length) vg.Length {
 	pad := 0.3 * vg.Centimeter
 	w := vg.Length(ncols)*chart.BarWidth + pad
 	for _, l := range labels {
@@ -202,7 +203,7 @@ func barPanels(t Table) []*barPanel {
 	var panels []*barPanel
 	byUnit := map[results.Unit]*barPanel{}
 	for _, r := range t.Rows {
-		if !slices.ContainsFunc(r.Cells, func(c Cell) bool { return c.chart.ok }) {
+		if !slices.ContainsFunc(r.Cells, func(c Cell) bool { return c.chart.OK }) {
 			continue
 		}
 		p := byUnit[r.unit]
@@ -229,7 +230,7 @@ func barDataWidth(panels []*barPanel, ncols int, tickFace font.Face) vg.Length {
 	dataWidth := chart.BarWidthMin - chart.BarYAxisRoom
 	for _, pn := range panels {
 		most := (chart.BarWidthMax - chart.BarYAxisRoom) / vg.Length(len(pn.rows))
-		dataWidth = max(dataWidth, vg.Length(len(pn.rows))*slotWidth(pn.names, ncols, tickFace, most))
+		dataWidth = max(dataWidth, vg.Length(len(pn.rows))*SlotWidth(pn.names, ncols, tickFace, most))
 	}
 	return dataWidth
 }
@@ -263,7 +264,7 @@ func barPanelPlot(pn *barPanel, title string, series []barSeries, ncols int, dat
 		bs, marks := seriesBars(pn, se, ncols, tp, marked)
 		p.Add(bs)
 		if len(marks.XYs) > 0 {
-			lbl, err := labelsAbove(marks, 9, vg.Point{X: bs.offset, Y: 2})
+			lbl, err := chart.LabelsAbove(marks, 9, vg.Point{X: bs.offset, Y: 2})
 			if err != nil {
 				return nil, err
 			}
@@ -277,30 +278,30 @@ func barPanelPlot(pn *barPanel, title string, series []barSeries, ncols int, dat
 // series' in each group, and the marks over them: ‡, † and the error
 // mark of their cells, above the bar's whisker or its failed part. The
 // marks it finds are noted in marked.
-func seriesBars(pn *barPanel, se barSeries, ncols int, tp *chart.Tips, marked *barMarks) (*barSet, plotter.XYLabels) {
+func seriesBars(pn *barPanel, se barSeries, ncols int, tp *chart.Tips, marked *barMarks) (*BarSet, plotter.XYLabels) {
 	j, col := se.col, se.name
 	n := len(pn.rows)
-	bs := &barSet{column: col, median: make([]float64, n), low: make([]float64, n), high: make([]float64, n),
-		failed: make([]float64, n), titles: make([]string, n), offset: chart.BarWidth * (vg.Length(j) - vg.Length(ncols-1)/2),
-		color: se.color, tips: tp}
+	bs := &BarSet{Column: col, Median: make([]float64, n), Low: make([]float64, n), High: make([]float64, n),
+		failed: make([]float64, n), Titles: make([]string, n), offset: chart.BarWidth * (vg.Length(j) - vg.Length(ncols-1)/2),
+		Color: se.color, Tips: tp}
 	var marks plotter.XYLabels
 	for i, r := range pn.rows {
 		c := r.Cells[j]
-		bs.median[i], bs.low[i], bs.high[i], bs.failed[i] = math.NaN(), math.NaN(), math.NaN(), math.NaN()
-		if !c.chart.ok || (se.proxy != "" && c.Proxy != se.proxy) {
+		bs.Median[i], bs.Low[i], bs.High[i], bs.failed[i] = math.NaN(), math.NaN(), math.NaN(), math.NaN()
+		if !c.chart.OK || (se.proxy != "" && c.Proxy != se.proxy) {
 			continue
 		}
 		s := c.chart
-		bs.median[i], bs.low[i], bs.high[i] = s.med, s.low, s.high
-		bs.failed[i] = failedPart(c, s.med)
-		bs.titles[i] = barTitle(col, pn.names[i], pn.unit, s)
+		bs.Median[i], bs.Low[i], bs.High[i] = s.Median, s.low, s.high
+		bs.failed[i] = failedPart(c, s.Median)
+		bs.Titles[i] = barTitle(col, pn.names[i], pn.unit, s)
 		var m []string
 		top := s.high
 		if erring(c) {
 			m, marked.failed = append(m, errorMark), true
-			bs.titles[i] += "; " + text.SharePercent(*c.ErrorShare) + " of its exchanges failed"
+			bs.Titles[i] += "; " + text.SharePercent(*c.ErrorShare) + " of its exchanges failed"
 			if !math.IsNaN(bs.failed[i]) {
-				top = max(top, s.med+bs.failed[i])
+				top = max(top, s.Median+bs.failed[i])
 			}
 		}
 		if c.Bound {

@@ -1,13 +1,14 @@
 package report
 
 import (
-	"bench/internal/text"
-	"bench/report/chart"
 	"fmt"
 	"image/color"
 	"math"
 	"strconv"
 	"strings"
+
+	"bench/internal/text"
+	"bench/report/chart"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"gonum.org/v1/plot"

@@ -1,15 +1,16 @@
 package report
 
 import (
-	"bench/internal/text"
-	"bench/report/chart"
-	"bench/results"
 	"fmt"
 	"image/color"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
+
+	"bench/internal/text"
+	"bench/report/chart"
+	"bench/results"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -34,11 +35,11 @@ func repStyle(i int, c color.Color) (draw.LineStyle, draw.GlyphStyle) {
 // seriesTitle is the title of a run's line: its median over the
 // seconds, their count and range.
 func seriesTitle(what string, vals []float64, format func(float64) string) string {
-	s := summary{runs: vals}
+	s := Summary{Runs: vals}
 	sorted := slices.Clone(vals)
 	slices.Sort(sorted)
-	s.low, s.high, s.med = sorted[0], sorted[len(sorted)-1], results.Median(sorted)
-	return fmt.Sprintf("%s: %s, the median of %s, %s..%s", what, format(s.med), text.Plural(len(vals), "second"), format(s.low), format(s.high))
+	s.low, s.high, s.Median = sorted[0], sorted[len(sorted)-1], results.Median(sorted)
+	return fmt.Sprintf("%s: %s, the median of %s, %s..%s", what, format(s.Median), text.Plural(len(vals), "second"), format(s.low), format(s.high))
 }
 
 // seriesChart is the small chart of a cell's runs second by second: the

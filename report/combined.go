@@ -1,10 +1,11 @@
 package report
 
 import (
-	"bench/internal/text"
-	"bench/results"
 	"slices"
 	"strings"
+
+	"bench/internal/text"
+	"bench/results"
 
 	"gonum.org/v1/gonum/stat"
 )
@@ -31,7 +32,7 @@ func combinedTables(rows []*results.Row) []Table {
 		}
 		kept = append(kept, s.rows...)
 		for _, r := range s.rows {
-			if plain(familyOf(r.Mode, r.Load)) {
+			if plain(FamilyOf(r.Mode, r.Load)) {
 				plainRows = append(plainRows, r)
 			}
 		}
@@ -76,22 +77,22 @@ func combinedTable(machines []string, sessionIDs string, rows []*results.Row) Ta
 						runs = append(runs, r)
 					}
 				}
-				s := summarize(runs, unit.Of)
-				all = append(all, s.runs...)
-				if !s.ok {
+				s := Summarize(runs, unit.Of)
+				all = append(all, s.Runs...)
+				if !s.OK {
 					parts = append(parts, "–")
 					continue
 				}
-				parts = append(parts, text.Fixed(s.med, 1))
-				meds, lows, highs = append(meds, s.med), append(lows, s.low), append(highs, s.high)
+				parts = append(parts, text.Fixed(s.Median, 1))
+				meds, lows, highs = append(meds, s.Median), append(lows, s.low), append(highs, s.high)
 			}
 			// the average and its range: from the average of each
 			// machine's slowest run to that of the fastest
-			avg := summary{runs: all}
+			avg := Summary{Runs: all}
 			if len(meds) == len(machines) {
-				avg.ok = true
-				avg.med, avg.low, avg.high = stat.Mean(meds, nil), stat.Mean(lows, nil), stat.Mean(highs, nil)
-				parts = append(parts, text.Fixed(avg.med, 1))
+				avg.OK = true
+				avg.Median, avg.low, avg.high = stat.Mean(meds, nil), stat.Mean(lows, nil), stat.Mean(highs, nil)
+				parts = append(parts, text.Fixed(avg.Median, 1))
 			} else {
 				parts = append(parts, "–")
 			}

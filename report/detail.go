@@ -1,8 +1,6 @@
 package report
 
 import (
-	"bench/internal/text"
-	"bench/results"
 	"fmt"
 	"math"
 	"regexp"
@@ -10,6 +8,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"bench/internal/text"
+	"bench/results"
 )
 
 // The detail of the tables, which the page and the markdown have:

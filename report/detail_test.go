@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bench/results"
 	"bytes"
 	"fmt"
 	"html"
@@ -11,6 +10,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"bench/report/htmldoc"
+	"bench/results"
 )
 
 // detailMeta is the metadata of pageSession's machine, as a session
@@ -225,7 +227,7 @@ func TestPageMixAccounting(t *testing.T) {
 				t.Fatal(err)
 			}
 			out := b.String()
-			if !strings.Contains(out, esc(c.want)) || strings.Contains(out, esc(c.not)) {
+			if !strings.Contains(out, htmldoc.Esc(c.want)) || strings.Contains(out, htmldoc.Esc(c.not)) {
 				t.Errorf("page of the %s session: want the caption %q, not %q", c.name, c.want, c.not)
 			}
 			figs := regexp.MustCompile(`<figcaption>Latency of [^<]+</figcaption>`).FindAllString(out, -1)
@@ -415,7 +417,7 @@ func TestHeadlinesByLoad(t *testing.T) {
 	// latency: a cell whose p99 runs are p99s, and whose share failed
 	latency := func(c Cell, failed *float64, p99s ...float64) Cell {
 		s := summaryOf(p99s)
-		c.P99, c.p99s, c.ErrorShare = &s.med, p99s, failed
+		c.P99, c.p99s, c.ErrorShare = &s.Median, p99s, failed
 		return c
 	}
 	paced := func(c Cell, b results.Bound) Cell { c.pace = b; return c }

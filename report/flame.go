@@ -1,13 +1,13 @@
 package report
 
 import (
-	"bench/internal/text"
 	"bytes"
 	"fmt"
 	"hash/fnv"
 	"math"
 	"sort"
 
+	"bench/internal/text"
 	"bench/profile"
 	"bench/report/htmldoc"
 )
@@ -140,7 +140,7 @@ func flameSVG(stacks []profile.Stack, label string) []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" class="flame" viewBox="0 0 %g %g" width="%g" height="%g" font-family="monospace" font-size="%g">`+"\n",
 		flameWidth, height, flameWidth, height, flameFont)
-	fmt.Fprintf(&b, "<title>%s</title>\n<style>%s</style>\n", esc(label), flameFrameStyle)
+	fmt.Fprintf(&b, "<title>%s</title>\n<style>%s</style>\n", htmldoc.Esc(label), flameFrameStyle)
 	if root.total == 0 {
 		b.WriteString("</svg>")
 		return b.Bytes()
@@ -153,9 +153,9 @@ func flameSVG(stacks []profile.Stack, label string) []byte {
 		w := min(float64(n.total)*scale, flameWidth-x)
 		y := height - float64(row+1)*flameRow
 		fmt.Fprintf(&b, `<g class="frame"><title>%s</title><rect x="%.2f" y="%g" width="%.2f" height="%g" fill="%s"/>`,
-			esc(frameTitle(n, root.total)), x, y, w, flameRow, flameColor(n.name, row))
+			htmldoc.Esc(frameTitle(n, root.total)), x, y, w, flameRow, flameColor(n.name, row))
 		if name := fitName(n.name, w-2*flamePad); name != "" {
-			fmt.Fprintf(&b, `<text x="%.2f" y="%g">%s</text>`, x+flamePad, y+flameRow-5, esc(name))
+			fmt.Fprintf(&b, `<text x="%.2f" y="%g">%s</text>`, x+flamePad, y+flameRow-5, htmldoc.Esc(name))
 		}
 		b.WriteString("</g>\n")
 		for _, k := range n.sortedKids() {
@@ -217,7 +217,7 @@ func flameTop(b *bytes.Buffer, stacks []profile.Stack) {
 	}
 	funcs, samples := profile.TopFolded(stacks, profile.TopN)
 	for _, f := range funcs {
-		fmt.Fprintf(b, "<tr><td>%s</td><td>%s</td><td>%s</td></tr>\n", esc(f.Name),
+		fmt.Fprintf(b, "<tr><td>%s</td><td>%s</td><td>%s</td></tr>\n", htmldoc.Esc(f.Name),
 			text.SharePercent(flameShare(f.Self, samples)), text.SharePercent(flameShare(f.Total, samples)))
 	}
 	b.WriteString("</table>\n")
@@ -245,7 +245,7 @@ func writeFlame(b *bytes.Buffer, stacks []profile.Stack, label, caption string) 
 // heading, and caption.
 func writeFlamePage(b *bytes.Buffer, stacks []profile.Stack, label, caption string) {
 	htmldoc.Head(b, label, htmldoc.Style, flameStyle)
-	fmt.Fprintf(b, "<h1>%s</h1>\n", esc(label))
+	fmt.Fprintf(b, "<h1>%s</h1>\n", htmldoc.Esc(label))
 	writeFlame(b, stacks, label, caption)
 	b.WriteString("</body>\n</html>\n")
 }

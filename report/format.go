@@ -1,8 +1,9 @@
 package report
 
 import (
-	"bench/results"
 	"strings"
+
+	"bench/results"
 )
 
 // Per-run figures, derived as DESIGN.md states them.

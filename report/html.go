@@ -1,15 +1,15 @@
 package report
 
 import (
+	"bytes"
+	"fmt"
+	"io"
+	"strings"
+
 	"bench/internal/text"
 	"bench/report/chart"
 	"bench/report/htmldoc"
 	"bench/results"
-	"bytes"
-	"fmt"
-	"html"
-	"io"
-	"strings"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 )
@@ -35,9 +35,9 @@ const FormatHTML = "html"
 
 // The classes of the page's charts, one figure each.
 const (
-	classBar    = "chart bar"
+	ClassBar    = "chart bar"
 	classHDR    = "chart hdr"
-	classSeries = "chart series"
+	ClassSeries = "chart series"
 )
 
 // writeHTML writes the page in one write, with the detail of the tables
@@ -60,7 +60,7 @@ func writeHTML(w io.Writer, setups []Setup, tables []Table, data map[results.Run
 	}
 	title := "bench: session " + strings.Join(ids, ", ")
 	htmldoc.Head(&b, title, htmldoc.Style+prof.style(), chart.FontCSS())
-	pal := newPalette(tables)
+	pal := NewPalette(tables)
 	groups := byFamily(tables)
 	for i, g := range groups {
 		if i == 0 || g.session != groups[i-1].session {
@@ -73,9 +73,9 @@ func writeHTML(w io.Writer, setups []Setup, tables []Table, data map[results.Run
 			htmlOpening(&b, g.session, d.summaries[g.session], own, setups)
 		}
 		if i == 0 || g.session != groups[i-1].session || g.family != groups[i-1].family {
-			fmt.Fprintf(&b, "<h2 id=\"%s\">%s</h2>\n", anchor(g.session, g.family), esc(g.family))
+			fmt.Fprintf(&b, "<h2 id=\"%s\">%s</h2>\n", anchor(g.session, g.family), htmldoc.Esc(g.family))
 		}
-		fmt.Fprintf(&b, "<h3 id=\"%s\">%s</h3>\n", anchor(g.session, g.family, g.machine), esc(g.machine))
+		fmt.Fprintf(&b, "<h3 id=\"%s\">%s</h3>\n", anchor(g.session, g.family, g.machine), htmldoc.Esc(g.machine))
 		if err := htmlGroup(&b, g, data, pal, d, prof); err != nil {
 			return err
 		}
@@ -96,15 +96,13 @@ func writeHTML(w io.Writer, setups []Setup, tables []Table, data map[results.Run
 	return err
 }
 
-func esc(s string) string { return html.EscapeString(s) }
-
 // htmlOpening opens a session: its heading and line, the summary of its
 // families (summaryLines), and the contents of the page's headings.
 func htmlOpening(b *bytes.Buffer, session, line string, groups []familyGroup, setups []Setup) {
-	fmt.Fprintf(b, "<h1 id=\"%s\">Session %s</h1>\n", anchor("session", session), esc(session))
+	fmt.Fprintf(b, "<h1 id=\"%s\">Session %s</h1>\n", anchor("session", session), htmldoc.Esc(session))
 	fmt.Fprintf(b, "<section class=\"answer\" id=\"%s\">\n", summaryID(session))
 	if line != "" {
-		fmt.Fprintf(b, "<p class=\"summary\">%s</p>\n", esc(line))
+		fmt.Fprintf(b, "<p class=\"summary\">%s</p>\n", htmldoc.Esc(line))
 	}
 	var tables []Table
 	for _, g := range groups {
@@ -113,12 +111,12 @@ func htmlOpening(b *bytes.Buffer, session, line string, groups []familyGroup, se
 	if lines := summaryLines(session, tables); len(lines) > 0 {
 		fmt.Fprintf(b, "<h2>%s</h2>\n<ul class=\"answer\">\n", summaryHead)
 		for _, l := range lines {
-			fmt.Fprintf(b, "<li>%s</li>\n", esc(l))
+			fmt.Fprintf(b, "<li>%s</li>\n", htmldoc.Esc(l))
 		}
-		fmt.Fprintf(b, "</ul>\n<p class=\"caption\">%s</p>\n", esc(summaryNote))
+		fmt.Fprintf(b, "</ul>\n<p class=\"caption\">%s</p>\n", htmldoc.Esc(summaryNote))
 	}
 	// how the headlines above each table read, once
-	fmt.Fprintf(b, "<p class=\"caption\">Headlines: %s</p>\n", esc(headlineNote))
+	fmt.Fprintf(b, "<p class=\"caption\">Headlines: %s</p>\n", htmldoc.Esc(headlineNote))
 	b.WriteString("</section>\n<nav class=\"contents\">\n<h2>Contents</h2>\n<ul>\n")
 	for i, g := range groups {
 		if i > 0 && g.family == groups[i-1].family {
@@ -127,10 +125,10 @@ func htmlOpening(b *bytes.Buffer, session, line string, groups []familyGroup, se
 		var machines []string
 		for _, o := range groups[i:] {
 			if o.family == g.family {
-				machines = append(machines, fmt.Sprintf("<a href=\"#%s\">%s</a>", anchor(session, o.family, o.machine), esc(o.machine)))
+				machines = append(machines, fmt.Sprintf("<a href=\"#%s\">%s</a>", anchor(session, o.family, o.machine), htmldoc.Esc(o.machine)))
 			}
 		}
-		fmt.Fprintf(b, "<li><a href=\"#%s\">%s</a>", anchor(session, g.family), esc(g.family))
+		fmt.Fprintf(b, "<li><a href=\"#%s\">%s</a>", anchor(session, g.family), htmldoc.Esc(g.family))
 		if len(machines) > 1 {
 			b.WriteString(": " + strings.Join(machines, ", "))
 		}
@@ -144,7 +142,7 @@ func htmlOpening(b *bytes.Buffer, session, line string, groups []familyGroup, se
 	b.WriteString("</ul>\n</nav>\n")
 	for _, s := range setups {
 		if s.Session == session && len(s.Missing) > 0 {
-			fmt.Fprintf(b, "<p class=\"absent\">No metadata beside %s.</p>\n", esc(strings.Join(s.Missing, ", ")))
+			fmt.Fprintf(b, "<p class=\"absent\">No metadata beside %s.</p>\n", htmldoc.Esc(strings.Join(s.Missing, ", ")))
 		}
 	}
 }
@@ -159,13 +157,13 @@ func htmlGroup(b *bytes.Buffer, g familyGroup, data map[results.RunID]*results.R
 	for _, t := range g.tables {
 		if t.Kind == kindLatency {
 			// the latency tables closed, as the charts of the runs' data
-			fmt.Fprintf(b, "<details class=\"latency\">\n<summary>%s</summary>\n", esc(t.Title))
+			fmt.Fprintf(b, "<details class=\"latency\">\n<summary>%s</summary>\n", htmldoc.Esc(t.Title))
 			htmlTable(b, t, prof)
 			b.WriteString("</details>\n")
 			continue
 		}
 		if t.Title != "" {
-			fmt.Fprintf(b, "<h4>%s</h4>\n", esc(t.Title))
+			fmt.Fprintf(b, "<h4>%s</h4>\n", htmldoc.Esc(t.Title))
 		}
 		htmlHeadlines(b, t)
 		htmlTable(b, t, prof)
@@ -182,7 +180,7 @@ func htmlGroup(b *bytes.Buffer, g familyGroup, data map[results.RunID]*results.R
 			if t.Kind == kindSweep {
 				runs = "search"
 			}
-			htmldoc.Figure(b, classBar, svg, "Medians of "+t.Family+" on "+t.Machine+"; whiskers from the slowest "+runs+" to the fastest.")
+			htmldoc.Figure(b, ClassBar, svg, "Medians of "+t.Family+" on "+t.Machine+"; whiskers from the slowest "+runs+" to the fastest.")
 		}
 	}
 	last := g.tables[len(g.tables)-1]
@@ -207,13 +205,13 @@ func htmlSetup(b *bytes.Buffer, s Setup) {
 	}
 	fmt.Fprintf(b, "<h2 id=\"%s\">Setup</h2>\n<table class=\"setup\">\n<tr><th></th>", anchor(s.Session, "setup"))
 	for _, m := range s.Machines {
-		fmt.Fprintf(b, "<th>%s</th>", esc(m))
+		fmt.Fprintf(b, "<th>%s</th>", htmldoc.Esc(m))
 	}
 	b.WriteString("</tr>\n")
 	for _, r := range s.Rows {
-		fmt.Fprintf(b, "<tr><th>%s</th>", esc(r.Label))
+		fmt.Fprintf(b, "<tr><th>%s</th>", htmldoc.Esc(r.Label))
 		for _, c := range r.Cells {
-			fmt.Fprintf(b, "<td>%s</td>", esc(c))
+			fmt.Fprintf(b, "<td>%s</td>", htmldoc.Esc(c))
 		}
 		b.WriteString("</tr>\n")
 	}
@@ -221,7 +219,7 @@ func htmlSetup(b *bytes.Buffer, s Setup) {
 	if len(s.Notes) > 0 {
 		b.WriteString("<p>Notes of the session:</p>\n<ul>\n")
 		for _, n := range s.Notes {
-			fmt.Fprintf(b, "<li>%s</li>\n", esc(n))
+			fmt.Fprintf(b, "<li>%s</li>\n", htmldoc.Esc(n))
 		}
 		b.WriteString("</ul>\n")
 	}
@@ -231,26 +229,26 @@ func htmlSetup(b *bytes.Buffer, s Setup) {
 // where marked, the marks after it, a ‖ where the group changes, and its
 // footnotes, failed runs, notes and caption under it.
 func htmlTable(b *bytes.Buffer, t Table, prof *pageProfiles) {
-	fmt.Fprintf(b, "<table class=\"%s\">\n<tr>", esc(t.Kind))
+	fmt.Fprintf(b, "<table class=\"%s\">\n<tr>", htmldoc.Esc(t.Kind))
 	for i, h := range withBars(t.Groups, t.Corner, t.Columns) {
 		if h == "‖" && i > 0 {
 			b.WriteString("<td class=\"bar\">‖</td>")
 			continue
 		}
-		fmt.Fprintf(b, "<th>%s</th>", esc(h))
+		fmt.Fprintf(b, "<th>%s</th>", htmldoc.Esc(h))
 	}
 	b.WriteString("</tr>\n")
 	for _, r := range t.Rows {
 		texts := make([]string, len(r.Cells))
 		for j, c := range r.Cells {
 			text := strings.TrimSuffix(shownText(c), " "+failureText(c))
-			texts[j] = esc(text)
+			texts[j] = htmldoc.Esc(text)
 			if c.Bold {
-				texts[j] = "<strong>" + esc(c.figure) + "</strong>" + esc(text[len(c.figure):])
+				texts[j] = "<strong>" + htmldoc.Esc(c.figure) + "</strong>" + htmldoc.Esc(text[len(c.figure):])
 			}
 			texts[j] += htmlCellDetail(c) + prof.link(c)
 		}
-		fmt.Fprintf(b, "<tr><th>%s</th>", esc(r.Label))
+		fmt.Fprintf(b, "<tr><th>%s</th>", htmldoc.Esc(r.Label))
 		for _, c := range withBars(t.Groups, "", texts)[1:] {
 			if c == "‖" {
 				b.WriteString("<td class=\"bar\">‖</td>")
@@ -274,14 +272,14 @@ func htmlTable(b *bytes.Buffer, t Table, prof *pageProfiles) {
 	if lines := groupNotes(t.runNotes); len(lines) > 0 {
 		// the notes closed, as the charts of the runs' data: the marks
 		// and the failed runs above say what the figures owe to them
-		fmt.Fprintf(b, "<details class=\"notes\">\n<summary>%s: %d</summary>\n<ul>\n", esc(groupedNotesHead), len(lines))
+		fmt.Fprintf(b, "<details class=\"notes\">\n<summary>%s: %d</summary>\n<ul>\n", htmldoc.Esc(groupedNotesHead), len(lines))
 		for _, l := range lines {
-			fmt.Fprintf(b, "<li>%s</li>\n", esc(l))
+			fmt.Fprintf(b, "<li>%s</li>\n", htmldoc.Esc(l))
 		}
 		b.WriteString("</ul>\n</details>\n")
 	}
 	if t.Caption != "" {
-		fmt.Fprintf(b, "<p class=\"caption\">%s</p>\n", esc(t.Caption))
+		fmt.Fprintf(b, "<p class=\"caption\">%s</p>\n", htmldoc.Esc(t.Caption))
 	}
 }
 
@@ -296,12 +294,12 @@ func htmlParagraphs(b *bytes.Buffer, text string) {
 		if strings.HasPrefix(lines[0], "- ") {
 			b.WriteString("<ul>\n")
 			for _, l := range lines {
-				fmt.Fprintf(b, "<li>%s</li>\n", esc(strings.TrimPrefix(l, "- ")))
+				fmt.Fprintf(b, "<li>%s</li>\n", htmldoc.Esc(strings.TrimPrefix(l, "- ")))
 			}
 			b.WriteString("</ul>\n")
 			continue
 		}
-		fmt.Fprintf(b, "<p>%s</p>\n", esc(para))
+		fmt.Fprintf(b, "<p>%s</p>\n", htmldoc.Esc(para))
 	}
 }
 
@@ -314,14 +312,14 @@ func htmlLegend(b *bytes.Buffer, t Table) {
 	}
 	fmt.Fprintf(b, "<p>%s:</p>\n<ul class=\"legend\">\n", legendHead)
 	for _, it := range items {
-		mark := esc(it.mark)
+		mark := htmldoc.Esc(it.mark)
 		if m, ok := strings.CutPrefix(it.mark, markBold); ok {
-			mark = "<strong>bold</strong>" + esc(m)
+			mark = "<strong>bold</strong>" + htmldoc.Esc(m)
 		}
 		if strings.HasPrefix(it.mark, errorMark) {
 			mark = "<span class=\"err\">" + mark + "</span>"
 		}
-		fmt.Fprintf(b, "<li>%s: %s</li>\n", mark, esc(it.text))
+		fmt.Fprintf(b, "<li>%s: %s</li>\n", mark, htmldoc.Esc(it.text))
 	}
 	b.WriteString("</ul>\n")
 }
@@ -335,7 +333,7 @@ func htmlHeadlines(b *bytes.Buffer, t Table) {
 	}
 	b.WriteString("<ul class=\"headline\">\n")
 	for _, h := range hs {
-		fmt.Fprintf(b, "<li>%s</li>\n", esc(h.String()))
+		fmt.Fprintf(b, "<li>%s</li>\n", htmldoc.Esc(h.String()))
 	}
 	b.WriteString("</ul>\n")
 }
@@ -345,10 +343,10 @@ func htmlHeadlines(b *bytes.Buffer, t Table) {
 func htmlCellDetail(c Cell) string {
 	var s string
 	if f := failureText(c); f != "" {
-		s += fmt.Sprintf(" <span class=\"err\" title=\"%s of its exchanges failed: errors, timeouts, cut or wrong answers\">%s</span>", text.SharePercent(*c.ErrorShare), esc(f))
+		s += fmt.Sprintf(" <span class=\"err\" title=\"%s of its exchanges failed: errors, timeouts, cut or wrong answers\">%s</span>", text.SharePercent(*c.ErrorShare), htmldoc.Esc(f))
 	}
 	if short, long := cellSpread(c); short != "" {
-		s += fmt.Sprintf(" <small class=\"spread\" title=\"%s\">%s</small>", esc(long), esc(short))
+		s += fmt.Sprintf(" <small class=\"spread\" title=\"%s\">%s</small>", htmldoc.Esc(long), htmldoc.Esc(short))
 	}
 	return s
 }
@@ -398,7 +396,7 @@ func htmlHDR(b *bytes.Buffer, group []Table, data map[results.RunID]*results.Run
 		b.WriteString("</details>\n")
 	}
 	if len(none) > 0 {
-		fmt.Fprintf(b, "<p class=\"absent\">%s: %s.</p>\n", noExchangeNote, esc(strings.Join(none, ", ")))
+		fmt.Fprintf(b, "<p class=\"absent\">%s: %s.</p>\n", noExchangeNote, htmldoc.Esc(strings.Join(none, ", ")))
 	}
 	if drawn == 0 && len(none) == 0 {
 		b.WriteString("<p class=\"absent\">No latency histograms of these runs beside the session files (bench keeps them in &lt;csv&gt;.runs/ since its sessions write &lt;run&gt;.data.json, or its mix output there): no percentile charts.</p>\n")
@@ -464,7 +462,7 @@ func htmlSeries(b *bytes.Buffer, group []Table, data map[results.RunID]*results.
 				if err != nil {
 					return chart.ErrChart(title, err)
 				}
-				htmldoc.Figure(&figs, classSeries, svg, title+": each second of the window, "+runsTold(len(runs)))
+				htmldoc.Figure(&figs, ClassSeries, svg, title+": each second of the window, "+runsTold(len(runs)))
 				drawn++
 			}
 		}
@@ -488,8 +486,8 @@ func runsTold(n int) string {
 	return text.Plural(n, "run") + ", told apart by dash, glyph and shade"
 }
 
-// newPalette gives each column of the tables its colour (chart.PaletteOf).
-func newPalette(tables []Table) chart.Palette {
+// NewPalette gives each column of the tables its colour (chart.PaletteOf).
+func NewPalette(tables []Table) chart.Palette {
 	var names []string
 	for _, t := range tables {
 		switch t.Family {
@@ -508,5 +506,5 @@ func newPalette(tables []Table) chart.Palette {
 			}
 		}
 	}
-	return chart.PaletteOf(names, directions)
+	return chart.PaletteOf(names, Directions)
 }

@@ -1,10 +1,11 @@
 package report
 
 import (
-	"bench/internal/text"
-	"bench/results"
 	"math"
 	"strings"
+
+	"bench/internal/text"
+	"bench/results"
 )
 
 // Latency in the tables: a cell's p50, p99 and p99.9 are the medians over
@@ -37,15 +38,15 @@ func percentile(p string) func(*results.Row) float64 {
 // their latency, which runs they were, and their figures in the unit
 // of their scenario, for the charts.
 func (c *Cell) fromRuns(runs []*results.Row) {
-	c.chart = summarize(runs, func(r *results.Row) float64 { return r.Cell().Unit().Of(r) })
+	c.chart = Summarize(runs, func(r *results.Row) float64 { return r.Cell().Unit().Of(r) })
 	c.ids = make([]results.RunID, len(runs))
 	for i, r := range runs {
 		c.ids[i] = r.ID()
 	}
 	c.median = MedianRun(runs)
 	med := func(p string) *float64 {
-		if s := summarize(runs, percentile(p)); s.ok {
-			return &s.med
+		if s := Summarize(runs, percentile(p)); s.OK {
+			return &s.Median
 		}
 		return nil
 	}
@@ -163,7 +164,7 @@ func mixAccountings(rows []*results.Row, files []results.SessionFile) map[string
 	}
 	p999 := map[string]bool{}
 	for _, r := range rows {
-		if familyOf(r.Mode, r.Load) == famMix {
+		if FamilyOf(r.Mode, r.Load) == famMix {
 			p999[r.Session] = p999[r.Session] || r.HasP999
 		}
 	}

@@ -1,10 +1,11 @@
 package report
 
 import (
-	"bench/internal/text"
 	"fmt"
 	"io"
 	"strings"
+
+	"bench/internal/text"
 )
 
 // legendItem is one mark of a table and what it says there.

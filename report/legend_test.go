@@ -1,13 +1,14 @@
 package report
 
 import (
-	"bench/results"
 	"bytes"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+
+	"bench/results"
 )
 
 // The marks a table's cells may carry, as the markdown and the page print

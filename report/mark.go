@@ -1,8 +1,9 @@
 package report
 
 import (
-	"bench/results"
 	"math"
+
+	"bench/results"
 )
 
 // spread is what the marking rule knows of a cell: its median and the

@@ -1,9 +1,10 @@
 package report
 
 import (
-	"bench/results"
 	"strings"
 	"testing"
+
+	"bench/results"
 )
 
 // hand is a hand-made cell: its group and its runs (nil: no ok run).
@@ -15,13 +16,13 @@ type hand struct {
 func handSpreads(cells []hand) []*spread {
 	out := make([]*spread, len(cells))
 	for i, c := range cells {
-		s := summarize(nil, nil)
+		s := Summarize(nil, nil)
 		if len(c.runs) > 0 {
 			rows := make([]*results.Row, len(c.runs))
 			for j, v := range c.runs {
 				rows[j] = &results.Row{Requests: int64(v * 1000), Seconds: 1}
 			}
-			s = summarize(rows, kreqs)
+			s = Summarize(rows, kreqs)
 		}
 		out[i] = newSpread(c.group, s)
 	}

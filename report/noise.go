@@ -1,11 +1,12 @@
 package report
 
 import (
-	"bench/internal/text"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
+
+	"bench/internal/text"
 )
 
 // SpreadWarn is the spread of a cell's runs, (fastest - slowest) /

@@ -1,19 +1,21 @@
 package report
 
 import (
-	"bench/results"
 	"bytes"
 	"strings"
 	"testing"
+
+	"bench/report/internal/reporttest"
+	"bench/results"
 )
 
 func TestWriteNoisy(t *testing.T) {
 	var rows []results.Row
 	for i, k := range []float64{30, 33, 31} { // 10% apart: not more
-		rows = append(rows, run("Intel", "s", "nginx", results.Copy, "ka-1k", i+1, k))
+		rows = append(rows, reporttest.Run("Intel", "s", "nginx", results.Copy, "ka-1k", i+1, k))
 	}
 	for i, k := range []float64{2.7, 4.7, 4.6} {
-		rows = append(rows, run("Intel", "s", "no proxy", results.Baseline, "ka-50k-2000", i+1, k))
+		rows = append(rows, reporttest.Run("Intel", "s", "no proxy", results.Baseline, "ka-50k-2000", i+1, k))
 	}
 	tables, err := Tables(rows, Options{})
 	if err != nil {

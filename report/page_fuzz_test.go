@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bench/results"
 	"bytes"
 	"fmt"
 	"html"
@@ -11,6 +10,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"bench/report/internal/reporttest"
+	"bench/results"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 )
@@ -162,7 +164,7 @@ func FuzzPage(f *testing.F) {
 			return
 		}
 		rows, opt := fuzzSession(t, t.TempDir(), proxy, session, machine, note, runs, seconds, requests, nbytes, p99)
-		page, err := renderSafe(func(b *bytes.Buffer) error { return Render(b, rows, opt) })
+		page, err := reporttest.RenderSafe(func(b *bytes.Buffer) error { return Render(b, rows, opt) })
 		if err != nil {
 			if strings.HasPrefix(err.Error(), "panic:") {
 				t.Fatal(err)

@@ -1,14 +1,15 @@
 package report_test
 
 import (
-	"bench/harness"
-	"bench/internal/chromium"
-	"bench/report"
-	"bench/results"
 	"bytes"
 	"fmt"
 	"path/filepath"
 	"testing"
+
+	"bench/harness"
+	"bench/internal/chromium"
+	"bench/report"
+	"bench/results"
 )
 
 // TestReferencePageLayout renders the reference session's page from

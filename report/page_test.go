@@ -1,21 +1,19 @@
 package report
 
 import (
-	"bench/internal/chromium"
-	"bench/internal/golden"
-	"bench/results"
 	"bytes"
-	"encoding/xml"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"bench/internal/chromium"
+	"bench/internal/golden"
+	"bench/report/internal/reporttest"
+	"bench/results"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 )
@@ -197,7 +195,7 @@ func barCount(tables []Table) int {
 		}
 		for _, r := range t.Rows {
 			for _, c := range r.Cells {
-				if c.chart.ok {
+				if c.chart.OK {
 					n++
 				}
 			}
@@ -215,65 +213,11 @@ func TestBarChartSVG(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svg, ok, err := barChart(tables[0], newPalette(tables))
+	svg, ok, err := barChart(tables[0], NewPalette(tables))
 	if err != nil || !ok {
 		t.Fatalf("barChart(%s) = %v, %v", tables[0].Family, ok, err)
 	}
-	golden.Check(t, filepath.Join("testdata", "golden", "chart-bar.txt"), svgStructure(t, svg))
-}
-
-// svgStructure is an SVG's element tree, one element a line indented by
-// its depth: its name, its class and column, its fill or stroke colour,
-// a text's place rounded to a point and its text, a title's text.
-func svgStructure(t *testing.T, svg []byte) []byte {
-	t.Helper()
-	var b bytes.Buffer
-	dec := xml.NewDecoder(bytes.NewReader(svg))
-	depth := 0
-	colour := regexp.MustCompile(`(fill|stroke):(#[0-9a-fA-F]{6})`)
-	for {
-		tok, err := dec.Token()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatalf("the chart's SVG: %v", err)
-		}
-		switch el := tok.(type) {
-		case xml.StartElement:
-			line := strings.Repeat("  ", depth) + "<" + el.Name.Local
-			for _, a := range el.Attr {
-				switch a.Name.Local {
-				case "class", "data-column", "width", "style", "viewBox":
-					if a.Name.Local == "style" && el.Name.Local != "svg" {
-						for _, m := range colour.FindAllStringSubmatch(a.Value, -1) {
-							if m[1] == "stroke" || el.Name.Local == "path" {
-								line += " " + m[1] + "=" + m[2]
-							}
-						}
-						continue
-					}
-					line += fmt.Sprintf(" %s=%q", a.Name.Local, a.Value)
-				case "x", "y":
-					f, _ := strconv.ParseFloat(a.Value, 64)
-					line += fmt.Sprintf(" %s=%.0f", a.Name.Local, f)
-				}
-			}
-			b.WriteString(line + ">")
-			depth++
-		case xml.EndElement:
-			depth--
-			b.WriteString("\n")
-		case xml.CharData:
-			if s := strings.TrimSpace(string(el)); s != "" {
-				b.WriteString(" " + s)
-			}
-		}
-	}
-	// One line an element: an element's end closes its line, and a
-	// parent's children start lines of their own.
-	out := regexp.MustCompile(`>\n*(\s*<)`).ReplaceAllString(b.String(), ">\n$1")
-	return []byte(regexp.MustCompile(`\n+`).ReplaceAllString(out, "\n"))
+	golden.Check(t, filepath.Join("testdata", "golden", "chart-bar.txt"), reporttest.SVGStructure(t, svg))
 }
 
 // TestPageOpening: the fixture session's page, as the reference

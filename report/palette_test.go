@@ -1,10 +1,11 @@
 package report
 
 import (
-	"bench/report/chart"
-	"bench/results"
 	"image/color"
 	"testing"
+
+	"bench/report/chart"
+	"bench/results"
 )
 
 // TestPalettesApart: the colours of what is not a column (roles,
@@ -42,11 +43,11 @@ func TestPalettesApart(t *testing.T) {
 func TestPaletteColors(t *testing.T) {
 	tables := []Table{
 		{Family: famHTTP, Columns: []string{"no proxy", "nginx", "devel"}, Groups: []string{"baseline", "copy", "copy"}},
-		{Family: famTunnel, Columns: directions, Groups: []string{"", ""}},
+		{Family: famTunnel, Columns: Directions, Groups: []string{"", ""}},
 		{Family: famHandshake, Columns: []string{"Connections/s"}, Groups: []string{""},
 			Rows: []TableRow{{Cells: []Cell{{Proxy: "stunnel"}}}, {Cells: []Cell{{Proxy: "nginx"}}}}},
 	}
-	pal := newPalette(tables)
+	pal := NewPalette(tables)
 	for _, c := range []struct {
 		column string
 		want   color.Color
@@ -54,8 +55,8 @@ func TestPaletteColors(t *testing.T) {
 		{"no proxy", chart.BaselineColor},
 		{"nginx", chart.PaletteColors[chart.KnownColumns["nginx"]]},
 		{"stunnel", chart.PaletteColors[chart.KnownColumns["stunnel"]]},
-		{directions[0], chart.DirectionColors[0]},
-		{directions[1], chart.DirectionColors[1]},
+		{Directions[0], chart.DirectionColors[0]},
+		{Directions[1], chart.DirectionColors[1]},
 	} {
 		g := results.Copy
 		if c.column == "no proxy" {

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bench/internal/text"
 	"bytes"
 	"errors"
 	"fmt"
@@ -12,6 +11,7 @@ import (
 	"strings"
 
 	"bench/inputerr"
+	"bench/internal/text"
 	"bench/profile"
 	"bench/report/htmldoc"
 	"bench/results"
@@ -116,7 +116,7 @@ func (p *pageProfiles) draw(d *results.RunData, t Table, n int) (*pageProfile, e
 	label := fmt.Sprintf("CPU profile of %s in %s, run %d, the median of %d (%s, session %s)",
 		d.Proxy, results.ScenarioName(d.Mode, d.Load), d.Rep, n, t.Machine, d.Session)
 	pp := &pageProfile{title: "the CPU profile of the median run: its flame graph and top ten functions"}
-	stacks, err := readStacks(d)
+	stacks, err := ReadStacks(d)
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +126,7 @@ func (p *pageProfiles) draw(d *results.RunData, t Table, n int) (*pageProfile, e
 	caption := profileCaption(d, stacks)
 	var s bytes.Buffer
 	anchor := "profile-" + results.Slug(d.Session) + "-" + name
-	fmt.Fprintf(&s, "<section class=\"profile\" id=\"%s\">\n<h2>%s</h2>\n", esc(anchor), esc(label))
+	fmt.Fprintf(&s, "<section class=\"profile\" id=\"%s\">\n<h2>%s</h2>\n", htmldoc.Esc(anchor), htmldoc.Esc(label))
 	writeFlame(&s, stacks, label, caption)
 	s.WriteString("</section>\n")
 	if p.size+s.Len() <= p.budget {
@@ -175,8 +175,8 @@ func (p *pageProfiles) writeOwn() error {
 	return nil
 }
 
-// readStacks reads the folded stacks of a run's profile.
-func readStacks(d *results.RunData) ([]profile.Stack, error) {
+// ReadStacks reads the folded stacks of a run's profile.
+func ReadStacks(d *results.RunData) ([]profile.Stack, error) {
 	path := d.Files + results.FoldedSuffix
 	b, err := results.ReadInput(path)
 	if err != nil {
@@ -216,9 +216,9 @@ func (p *pageProfiles) link(c Cell) string {
 	case pp == nil:
 		return ""
 	case pp.file != "":
-		return fmt.Sprintf(" <a class=\"profile\" href=\"%s\" title=\"%s\">profile</a>", htmldoc.RelHref(pp.file), esc(pp.title))
+		return fmt.Sprintf(" <a class=\"profile\" href=\"%s\" title=\"%s\">profile</a>", htmldoc.RelHref(pp.file), htmldoc.Esc(pp.title))
 	}
-	return fmt.Sprintf(" <a class=\"profile\" href=\"#%s\" title=\"%s\">profile</a>", esc(pp.anchor), esc(pp.title))
+	return fmt.Sprintf(" <a class=\"profile\" href=\"#%s\" title=\"%s\">profile</a>", htmldoc.Esc(pp.anchor), htmldoc.Esc(pp.title))
 }
 
 // write writes the profiles the page holds, under their heading, in a
@@ -232,7 +232,7 @@ func (p *pageProfiles) write(b *bytes.Buffer) {
 	if len(p.unread) > 0 {
 		fmt.Fprintf(b, "<p class=\"absent\">%s left out, which could not be read:</p>\n<ul>\n", text.Plural(len(p.unread), "CPU profile"))
 		for _, u := range p.unread {
-			fmt.Fprintf(b, "<li>%s</li>\n", esc(u))
+			fmt.Fprintf(b, "<li>%s</li>\n", htmldoc.Esc(u))
 		}
 		b.WriteString("</ul>\n")
 	}

@@ -1,10 +1,6 @@
 package report
 
 import (
-	"bench/internal/chromium"
-	"bench/internal/hotproxy"
-	"bench/internal/testenv"
-	"bench/results"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -17,6 +13,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"bench/internal/chromium"
+	"bench/internal/hotproxy"
+	"bench/internal/testenv"
+	"bench/results"
 )
 
 // profiledSession is pageSession with a CPU profile kept by every run of

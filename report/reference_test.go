@@ -1,9 +1,6 @@
 package report
 
 import (
-	"bench/internal/golden"
-	"bench/internal/text"
-	"bench/results"
 	"bytes"
 	"encoding/csv"
 	"fmt"
@@ -15,6 +12,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"bench/internal/golden"
+	"bench/internal/text"
+	"bench/results"
 )
 
 // The reference documents' tables are kept under testdata/reference, each file a table (or a

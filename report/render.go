@@ -1,14 +1,15 @@
 package report
 
 import (
-	"bench/inputerr"
-	"bench/internal/text"
-	"bench/results"
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
+
+	"bench/inputerr"
+	"bench/internal/text"
+	"bench/results"
 )
 
 // Formats of Options.Format.
@@ -102,15 +103,15 @@ func checkReportFormat(f string) error {
 	if f == FormatHTML {
 		return nil
 	}
-	if err := checkFormat(f); err != nil {
+	if err := CheckFormat(f); err != nil {
 		return inputerr.Bad(fmt.Errorf("unknown format %q (want %s, %s, %s or %s)", f, FormatMarkdown, FormatTSV, FormatJSON, FormatHTML))
 	}
 	return nil
 }
 
-// checkFormat rejects a format other than the text ones and JSON, as
+// CheckFormat rejects a format other than the text ones and JSON, as
 // input refused (inputerr.Error).
-func checkFormat(f string) error {
+func CheckFormat(f string) error {
 	switch f {
 	case "", FormatMarkdown, FormatTSV, FormatJSON:
 		return nil
@@ -151,7 +152,7 @@ func write(w io.Writer, setups []Setup, tables []Table, format string, d *detail
 }
 
 // writeText writes the tables with their headings in the text format f.
-func writeText(w io.Writer, setups []Setup, tables []Table, f textWriter) error {
+func writeText(w io.Writer, setups []Setup, tables []Table, f TextWriter) error {
 	var buf bytes.Buffer
 	var session, family, machine string
 	var figures *Table // the last ranked table, what follows its triple not written yet
@@ -190,7 +191,7 @@ func writeText(w io.Writer, setups []Setup, tables []Table, f textWriter) error 
 // writeSessionHead writes a session's heading in the text format f, what
 // f has under it (textWriter.sessionHead), then the setups of the
 // session.
-func writeSessionHead(buf *bytes.Buffer, session string, setups []Setup, tables []Table, f textWriter) error {
+func writeSessionHead(buf *bytes.Buffer, session string, setups []Setup, tables []Table, f TextWriter) error {
 	f.Heading(buf, 1, "Session "+session)
 	f.sessionHead(buf, session, tables)
 	for _, s := range setups {
@@ -205,7 +206,7 @@ func writeSessionHead(buf *bytes.Buffer, session string, setups []Setup, tables 
 
 // writeTextTable writes a table under its title in the text format f,
 // with its searches, marks, failed runs, notes and caption.
-func writeTextTable(buf *bytes.Buffer, t Table, f textWriter) error {
+func writeTextTable(buf *bytes.Buffer, t Table, f TextWriter) error {
 	if t.Title != "" {
 		f.Heading(buf, 4, t.Title)
 	}
@@ -225,7 +226,7 @@ func writeTextTable(buf *bytes.Buffer, t Table, f textWriter) error {
 
 // writeSetup writes a session's Setup table with its notes in the text
 // format f, or says that its files have no metadata.
-func writeSetup(w *bytes.Buffer, s Setup, f textWriter) error {
+func writeSetup(w *bytes.Buffer, s Setup, f TextWriter) error {
 	missing := func(then string) {
 		if len(s.Missing) > 0 {
 			fmt.Fprintf(w, "No metadata beside %s%s.\n\n", f.Text(strings.Join(s.Missing, ", ")), then)

@@ -1,8 +1,6 @@
 package report
 
 import (
-	"bench/internal/golden"
-	"bench/results"
 	"bytes"
 	"math"
 	"path/filepath"
@@ -10,23 +8,21 @@ import (
 	"strings"
 	"testing"
 	"unicode"
-)
 
-// run makes an ok run of a plain HTTP scenario.
-func run(machine, session, proxy string, group results.Group, load string, rep int, kreq float64) results.Row {
-	return results.Row{Machine: machine, Session: session, Proxy: proxy, Group: group, Mode: "http", Load: load,
-		Rep: rep, Seconds: 10, Requests: int64(kreq * 1e4), Status: "ok", Bound: "proxy"}
-}
+	"bench/internal/golden"
+	"bench/report/internal/reporttest"
+	"bench/results"
+)
 
 func TestRenderSessionsAndFailures(t *testing.T) {
 	var rows []results.Row
 	for rep := 1; rep <= 3; rep++ {
 		rows = append(rows,
-			run("ARM", "2026-10-11", "nginx", "copy", "ka-1k", rep, 30+float64(rep)),
-			run("ARM", "2026-10-13", "nginx", "copy", "ka-1k", rep, 40+float64(rep)),
-			run("ARM", "2026-10-13", "devel", "splice", "ka-1k", rep, 20+float64(rep)))
+			reporttest.Run("ARM", "2026-10-11", "nginx", "copy", "ka-1k", rep, 30+float64(rep)),
+			reporttest.Run("ARM", "2026-10-13", "nginx", "copy", "ka-1k", rep, 40+float64(rep)),
+			reporttest.Run("ARM", "2026-10-13", "devel", "splice", "ka-1k", rep, 20+float64(rep)))
 	}
-	failed := run("ARM", "2026-10-13", "squid", "copy", "ka-1k", 2, 0)
+	failed := reporttest.Run("ARM", "2026-10-13", "squid", "copy", "ka-1k", 2, 0)
 	failed.Status, failed.Note = "failed", "origin reset the connection"
 	rows = append(rows, failed)
 
@@ -77,11 +73,11 @@ func TestRenderMarkdownEscapes(t *testing.T) {
 	const machine, session, proxy, note = "M&M <2 CPUs>", "s<1>", "dev <b>&</b>", "<script>&amp;"
 	var rows []results.Row
 	for rep := 1; rep <= 2; rep++ {
-		r := run(machine, session, proxy, results.Copy, "ka-1k", rep, 10)
+		r := reporttest.Run(machine, session, proxy, results.Copy, "ka-1k", rep, 10)
 		r.Note = note
 		rows = append(rows, r)
 	}
-	failed := run(machine, session, proxy, results.Copy, "ka-1k", 3, 0)
+	failed := reporttest.Run(machine, session, proxy, results.Copy, "ka-1k", 3, 0)
 	failed.Status, failed.Note = results.Failed, "reset <after> & before"
 	rows = append(rows, failed)
 	meta := &results.Meta{Session: session, Machine: results.MachineInfo{Label: machine, Host: "Acme <VM> & Co"}, Notes: []string{"scaled <down> & up"}}
@@ -127,12 +123,12 @@ func TestRenderNotes(t *testing.T) {
 	var rows []results.Row
 	for rep := 1; rep <= 2; rep++ {
 		for _, p := range []string{"nginx", "squid"} {
-			r := run("ARM", "s", p, results.Copy, "ka-1k", rep, 10)
+			r := reporttest.Run("ARM", "s", p, results.Copy, "ka-1k", rep, 10)
 			r.Note = "9950 of 20000 connections: the descriptor limit here"
 			rows = append(rows, r)
 		}
 	}
-	r := run("ARM", "s", "squid", results.Copy, "ka-1m", 1, 10)
+	r := reporttest.Run("ARM", "s", "squid", results.Copy, "ka-1m", 1, 10)
 	r.Note = "errors: 12 of 100000 exchanges"
 	rows = append(rows, r)
 	for _, c := range []struct{ format, want string }{
@@ -182,7 +178,7 @@ func TestRenderNoSpliceAndSpread(t *testing.T) {
 	var rows []results.Row
 	add := func(proxy string, group results.Group, load string, pipes int64, known bool, figures ...float64) {
 		for i, f := range figures {
-			r := run("Intel", "2026-11-02", proxy, group, load, i+1, f)
+			r := reporttest.Run("Intel", "2026-11-02", proxy, group, load, i+1, f)
 			if results.Bulk(load) {
 				r.Requests, r.Bytes = int64(f*1e3), int64(f*1e9*10/8)
 			}
@@ -248,12 +244,12 @@ func TestRenderControlCharacters(t *testing.T) {
 	var rows []results.Row
 	for rep := 1; rep <= 2; rep++ {
 		for _, p := range []string{"nginx", heading, tab, esc} {
-			r := run("M\n# machine", "s\n# session", p, results.Copy, "ka-1k", rep, 10)
+			r := reporttest.Run("M\n# machine", "s\n# session", p, results.Copy, "ka-1k", rep, 10)
 			r.Note = "noted\n## note\tz"
 			rows = append(rows, r)
 		}
 	}
-	failed := run("M\n# machine", "s\n# session", heading, results.Copy, "ka-1k", 3, 0)
+	failed := reporttest.Run("M\n# machine", "s\n# session", heading, results.Copy, "ka-1k", 3, 0)
 	failed.Status, failed.Note = results.Failed, "reset\n# failed\tz"
 	rows = append(rows, failed)
 	meta := &results.Meta{Session: "s\n# session", Machine: results.MachineInfo{Label: "M\n# machine", Host: "VM\n# host\t|"},

@@ -1,8 +1,6 @@
 package report
 
 import (
-	"bench/internal/text"
-	"bench/results"
 	"fmt"
 	"maps"
 	"math"
@@ -10,6 +8,9 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"bench/internal/text"
+	"bench/results"
 )
 
 // Setup is a session's Setup table, as the reference results open with

@@ -1,12 +1,13 @@
 package report
 
 import (
-	"bench/internal/golden"
-	"bench/results"
 	"bytes"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"bench/internal/golden"
+	"bench/results"
 )
 
 // setupFiles are two machines' files of one session, with their metadata.

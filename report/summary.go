@@ -1,11 +1,12 @@
 package report
 
 import (
-	"bench/internal/text"
-	"bench/results"
 	"fmt"
 	"slices"
 	"strings"
+
+	"bench/internal/text"
+	"bench/results"
 )
 
 // The summary that opens a session, in the page and the markdown: a line

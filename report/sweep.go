@@ -1,14 +1,15 @@
 package report
 
 import (
-	"bench/internal/text"
-	"bench/results"
 	"fmt"
 	"maps"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"bench/internal/text"
+	"bench/results"
 )
 
 // The sustainable rate: a sweep's rows (load results.LoadSweep) are the
@@ -171,14 +172,14 @@ func hasSweep(rows []results.Row) bool {
 	return false
 }
 
-// searchResults are rows with each search's steps replaced by the row of
+// SearchResults are rows with each search's steps replaced by the row of
 // its result, in the place of its first step: its confirming window that
 // passed (whose figure, results.Row.Figure, is the rate found), or the step of a rate
 // not confirmed noting so, or where it found none, its last step as a
 // failed run noting why. It is what compare and
 // the trends take for a sweep's runs. Rows without a sweep are rows
 // themselves.
-func searchResults(rows []results.Row) []results.Row {
+func SearchResults(rows []results.Row) []results.Row {
 	if !hasSweep(rows) {
 		return rows
 	}
@@ -262,7 +263,7 @@ func (s Search) String() string {
 // rate, and under it each cell's searches: where each stopped and why.
 func sweepTable(machine string, rows []*results.Row) Table {
 	g := newGrid(rows, func(r *results.Row) (string, string) {
-		label := rowLabel(r.Mode, r.Load)
+		label := RowLabel(r.Mode, r.Load)
 		return label, label
 	}, nil)
 	// the runs' notes, their steps left out: what else they noted
@@ -271,7 +272,7 @@ func sweepTable(machine string, rows []*results.Row) Table {
 		if rest := stepRest(r.Note); r.Status == results.OK && rest != "" {
 			noted := *r
 			noted.Note = rest
-			g.note(&noted, rowLabel(r.Mode, r.Load))
+			g.note(&noted, RowLabel(r.Mode, r.Load))
 		}
 	}
 	steps := sweepSteps(rows)
@@ -283,18 +284,18 @@ func sweepTable(machine string, rows []*results.Row) Table {
 		unit := results.UnitOf(g.modes[k], g.loads[k])
 		cells := make([]Cell, len(g.cols))
 		spreads := make([]*spread, len(g.cols))
-		var base *summary
+		var base *Summary
 		for i, c := range g.cols {
-			var s summary
+			var s Summary
 			cells[i], s = sweepCell(c, steps[[2]string{k, c.proxy}])
 			spreads[i] = newSpread(c.group, s)
-			if c.group == results.Baseline && s.ok {
+			if c.group == results.Baseline && s.OK {
 				base = &s
 			}
 		}
 		for i := range cells {
 			c := &cells[i]
-			c.Bound = base != nil && c.Group != results.Baseline && c.Median != nil && *c.Median >= toolBound*base.med
+			c.Bound = base != nil && c.Group != results.Baseline && c.Median != nil && *c.Median >= toolBound*base.Median
 		}
 		if tooFewSearches(cells) {
 			for _, sp := range spreads {
@@ -312,7 +313,7 @@ func sweepTable(machine string, rows []*results.Row) Table {
 func sweepSteps(rows []*results.Row) map[[2]string]map[int][]*results.Row {
 	steps := map[[2]string]map[int][]*results.Row{} // (scenario, proxy) -> rep -> its steps, ok or failed
 	for _, r := range rows {
-		k := [2]string{rowLabel(r.Mode, r.Load), r.Proxy}
+		k := [2]string{RowLabel(r.Mode, r.Load), r.Proxy}
 		if steps[k] == nil {
 			steps[k] = map[int][]*results.Row{}
 		}
@@ -326,7 +327,7 @@ func sweepSteps(rows []*results.Row) map[[2]string]map[int][]*results.Row {
 // repetitions, and the median of the rates they found, with how many
 // found one and how many were not confirmed; and the summary of those
 // rates.
-func sweepCell(c column, reps map[int][]*results.Row) (Cell, summary) {
+func sweepCell(c column, reps map[int][]*results.Row) (Cell, Summary) {
 	var searches []Search
 	var rates []float64
 	unconfirmed := 0
@@ -343,11 +344,11 @@ func sweepCell(c column, reps map[int][]*results.Row) (Cell, summary) {
 	s := summaryOf(rates)
 	fig := "–"
 	switch {
-	case s.ok && len(rates) < len(searches):
+	case s.OK && len(rates) < len(searches):
 		// the median of those that found one, and how many did
-		fig = fmt.Sprintf("%s (%d of %d found)", threeFigures(s.med), len(rates), len(searches))
-	case s.ok:
-		fig = threeFigures(s.med)
+		fig = fmt.Sprintf("%s (%d of %d found)", threeFigures(s.Median), len(rates), len(searches))
+	case s.OK:
+		fig = threeFigures(s.Median)
 	case len(searches) > 0:
 		fig = noRate
 	}

@@ -1,10 +1,6 @@
 package report
 
 import (
-	"bench/internal/text"
-	"bench/report/chart"
-	"bench/report/htmldoc"
-	"bench/results"
 	"bytes"
 	"cmp"
 	"fmt"
@@ -14,6 +10,11 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"bench/internal/text"
+	"bench/report/chart"
+	"bench/report/htmldoc"
+	"bench/results"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"

@@ -1,10 +1,6 @@
 package report
 
 import (
-	"bench/internal/chromium"
-	"bench/internal/golden"
-	"bench/internal/text"
-	"bench/results"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -14,6 +10,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"bench/internal/chromium"
+	"bench/internal/golden"
+	"bench/internal/text"
+	"bench/report/internal/reporttest"
+	"bench/results"
 )
 
 // stepRow is a step of a sweep's search: nginx's under mix-http in rep,
@@ -263,7 +265,7 @@ func TestSweepCells(t *testing.T) {
 		r.Proxy, r.Started = "3proxy", time.Date(2026, 12, 1, 6, i, 0, 0, time.UTC)
 		rows = append(rows, r)
 	}
-	mix := run("Xeon", "s", "nginx", results.Copy, "mix-3k", 1, 3)
+	mix := reporttest.Run("Xeon", "s", "nginx", results.Copy, "mix-3k", 1, 3)
 	mix.Mode = results.MixHTTP
 	rows = append(rows, mix)
 
@@ -522,92 +524,6 @@ func TestSweepGolden(t *testing.T) {
 	}
 }
 
-// TestCompareSweeps: two sweep sessions compare by their searches' rates,
-// a higher rate being better: haproxy's 20% higher is a real improvement,
-// squid's 20% lower a regression past the gate, the others alike, a
-// column that found no rate on either side not compared; a latency
-// metric leaves the sweeps out.
-func TestCompareSweeps(t *testing.T) {
-	old, _ := generatedSweep()
-	new, _ := laterSweep()
-	gate := 10.0
-	cmp, err := Compare(old, new, CompareOptions{FailOver: &gate})
-	if err != nil {
-		t.Fatal(err)
-	}
-	byCell := map[string]Change{}
-	for _, ch := range cmp.Cells {
-		if ch.Family != famSweep || ch.Unit != string(results.KReqs) {
-			t.Errorf("cell %s %s: family %q, unit %q; want %q in %s", ch.Proxy, ch.Scenario, ch.Family, ch.Unit, famSweep, results.KReqs)
-		}
-		byCell[ch.Proxy+" "+ch.Scenario] = ch
-	}
-	for _, c := range []struct {
-		cell          string
-		better, worse bool
-		low, high     float64 // the change's range, in percent
-		regressed     bool
-		verdictPrefix string
-	}{
-		{"haproxy mix-http-sweep", true, false, 15, 25, false, "ranges apart"},  // its capacity 20% higher
-		{"haproxy mix-relay-sweep", true, false, 15, 25, false, "ranges apart"}, // in both modes
-		{"squid mix-http-sweep", false, true, -25, -15, true, "ranges apart"},   // 20% lower, past the gate
-		{"nginx mix-http-sweep", false, false, 0, 0, false, "ranges overlap"},   // alike
-		{"tinyproxy mix-http-sweep", false, false, 0, 0, false, "no ok run"},    // no rate either side
-	} {
-		ch, ok := byCell[c.cell]
-		switch {
-		case !ok:
-			t.Errorf("compare has no cell %s", c.cell)
-		case ch.Better(cmp) != c.better || ch.Worse(cmp) != c.worse || ch.Regressed != c.regressed || !strings.HasPrefix(ch.reason(), c.verdictPrefix):
-			t.Errorf("compare of %s = better %v, worse %v, regressed %v, %q; want %v, %v, %v, %q...",
-				c.cell, ch.Better(cmp), ch.Worse(cmp), ch.Regressed, ch.reason(), c.better, c.worse, c.regressed, c.verdictPrefix)
-		case c.better || c.worse:
-			if *ch.Change < c.low || *ch.Change > c.high {
-				t.Errorf("compare of %s = %+.1f%%; want %g%% to %g%%", c.cell, *ch.Change, c.low, c.high)
-			}
-		}
-	}
-	if n := len(cmp.Cells); n != 10 {
-		t.Errorf("compare has %d cells; want the 10 of the sweep tables", n)
-	}
-	var b bytes.Buffer
-	if err := WriteComparison(&b, cmp, FormatMarkdown); err != nil {
-		t.Fatal(err)
-	}
-	golden.Check(t, filepath.Join("testdata", "golden", "sweep-compare.md"), b.Bytes())
-
-	p99, err := Compare(old, new, CompareOptions{Metric: MetricP99})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(p99.Cells) != 0 {
-		t.Errorf("compare --metric p99 has %d cells; want none of the sweeps", len(p99.Cells))
-	}
-}
-
-// TestTrendSweeps: a sweep's series in a history is its searches' rates,
-// a session each, and it has no p99 series.
-func TestTrendSweeps(t *testing.T) {
-	var sessions []TrendSession
-	for i, scale := range []float64{1, 1, 1.1} {
-		id := fmt.Sprintf("2026-12-0%d-sweep", i+1)
-		rows, meta := sweepSession(id, map[string]float64{"nginx": scale})
-		sessions = append(sessions, TrendSession{Machine: meta.Machine.Label, ID: id, Started: rows[0].Started.AddDate(0, 0, i), rows: rows})
-	}
-	tr, err := Trend(sessions, TrendOptions{Scenario: Globs{"mix-http-sweep"}, Proxy: []string{"nginx"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(tr.Series) != 1 {
-		t.Fatalf("Trend has %d series; want nginx's sustainable rate alone", len(tr.Series))
-	}
-	s := tr.Series[0]
-	if s.Metric != MetricThroughput || len(s.Runs) != 3 || len(s.Runs[0]) != 3 || s.Runs[0][1] != 7.75 || s.Unit != string(results.KReqs) {
-		t.Errorf("nginx's series = %s in %s, runs %v; want its rates, 7.75k/s in rep 2, in three sessions of three", s.Metric, s.Unit, s.Runs)
-	}
-}
-
 // TestSweepChartSVG: the structure of the chart of the generated
 // session's first mix-http searches of no proxy, haproxy and tinyproxy
 // (which found no rate), its elements with their classes, colours and
@@ -625,11 +541,11 @@ func TestSweepChartSVG(t *testing.T) {
 	if tb.Kind != kindSweep || tb.Sweep == nil {
 		t.Fatalf("the first table is %s of %s, its bounds %v; want the Sustainable rate with its bounds", tb.Kind, tb.Family, tb.Sweep)
 	}
-	svg, ok, err := sweepChart(tb, tb.Rows[0], tb.Sweep, newPalette(tables))
+	svg, ok, err := sweepChart(tb, tb.Rows[0], tb.Sweep, NewPalette(tables))
 	if err != nil || !ok {
 		t.Fatalf("sweepChart(%s) = %v, %v", tb.Rows[0].Label, ok, err)
 	}
-	structure := svgStructure(t, svg)
+	structure := reporttest.SVGStructure(t, svg)
 	golden.Check(t, filepath.Join("testdata", "golden", "chart-sweep.txt"), structure)
 	// a point a step with a latency, p99 and p50, each titled; a line a
 	// column and percentile of more than one step (tinyproxy's search
@@ -811,7 +727,7 @@ func TestSearchResultsUnconfirmed(t *testing.T) {
 	const p99 = "p99 63.2 ms over 50 ms"
 	rows := ordered([]results.Row{stepRow(1, pass(1), 500), stepRow(1, fail(2, p99), 1000), stepRow(1, pass(3), 750),
 		stepRow(1, fail(0, p99), 750), stepRow(1, fail(0, p99), 735)})
-	got := searchResults(rows)
+	got := SearchResults(rows)
 	want := "not confirmed: the confirming window at 0.735k/s failed: p99 63.2 ms over 50 ms (bound: proxy)"
 	if len(got) != 1 || got[0].Status != results.OK || got[0].OfferedRate != 500 || got[0].Note != want {
 		t.Errorf("searchResults(%d rows) = %+v; want the step at 500/s, ok, noting %q", len(rows), got, want)

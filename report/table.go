@@ -1,13 +1,14 @@
 package report
 
 import (
-	"bench/inputerr"
-	"bench/results"
 	"fmt"
 	"slices"
 	"sort"
 	"strings"
 	"time"
+
+	"bench/inputerr"
+	"bench/results"
 )
 
 // Table is one table of the report: a family's figures on one machine (or,
@@ -94,7 +95,7 @@ type Cell struct {
 	pace   results.Bound   // the role that set the pace of most runs (paceOf)
 	ids    []results.RunID // the ok runs, for the charts of their data
 	median *results.RunID  // the run of the median figure, whose profile the page links (MedianRun)
-	chart  summary         // the ok runs' figures in their scenario's unit (results.UnitOf), for the bar charts
+	chart  Summary         // the ok runs' figures in their scenario's unit (results.UnitOf), for the bar charts
 }
 
 // Failure is a failed run, listed under its table.
@@ -119,12 +120,12 @@ const (
 	famCombined  = "Throughput"
 )
 
-var families = []string{famHTTP, famConnect, famSocks, famRelay, famHTTPS, famMix, famSweep, famTunnel, famHandshake}
+var Families = []string{famHTTP, famConnect, famSocks, famRelay, famHTTPS, famMix, famSweep, famTunnel, famHandshake}
 
-// familyOf maps a mode and a load to their family: a sweep's steps
+// FamilyOf maps a mode and a load to their family: a sweep's steps
 // (results.LoadSweep) to the Sustainable rate, apart from the mixes'
 // other loads; the others by their mode.
-func familyOf(mode results.Mode, load string) string {
+func FamilyOf(mode results.Mode, load string) string {
 	if load == results.LoadSweep {
 		return famSweep
 	}
@@ -257,11 +258,11 @@ func machineTables(rows []*results.Row, skip func(family string) bool) []Table {
 			byFamily[r.Machine] = fams
 			machines = append(machines, r.Machine)
 		}
-		f := familyOf(r.Mode, r.Load)
+		f := FamilyOf(r.Mode, r.Load)
 		fams[f] = append(fams[f], r)
 	}
 	var out []Table
-	for _, fam := range families {
+	for _, fam := range Families {
 		if skip != nil && skip(fam) {
 			continue
 		}

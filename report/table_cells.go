@@ -1,10 +1,11 @@
 package report
 
 import (
-	"bench/results"
 	"math"
 	"slices"
 	"sort"
+
+	"bench/results"
 )
 
 // column is a table's column: a proxy and its group.
@@ -101,8 +102,8 @@ func (g *grid) column(proxy string) column {
 	return col
 }
 
-// figures returns f of every ok run that gives a finite figure.
-func figures(runs []*results.Row, f func(*results.Row) float64) []float64 {
+// Figures returns f of every ok run that gives a finite figure.
+func Figures(runs []*results.Row, f func(*results.Row) float64) []float64 {
 	vals := make([]float64, 0, len(runs))
 	for _, r := range runs {
 		if v := f(r); !math.IsNaN(v) && !math.IsInf(v, 0) {
@@ -112,27 +113,27 @@ func figures(runs []*results.Row, f func(*results.Row) float64) []float64 {
 	return vals
 }
 
-// summary is the median and range of a cell's figures.
-type summary struct {
-	ok             bool
-	med, low, high float64
-	runs           []float64
+// Summary is the median and range of a cell's figures.
+type Summary struct {
+	OK                bool      `json:"-"`
+	Median, low, high float64   `json:"-"`
+	Runs              []float64 `json:"-"`
 }
 
-func summarize(runs []*results.Row, f func(*results.Row) float64) summary {
-	return summaryOf(figures(runs, f))
+func Summarize(runs []*results.Row, f func(*results.Row) float64) Summary {
+	return summaryOf(Figures(runs, f))
 }
 
 // summaryOf is the summary of figures.
-func summaryOf(vals []float64) summary {
+func summaryOf(vals []float64) Summary {
 	if len(vals) == 0 {
-		return summary{}
+		return Summary{}
 	}
 	out := slices.Clone(vals)
 	sorted := slices.Clone(vals)
 	slices.Sort(sorted)
 	m := results.Median(sorted)
-	return summary{ok: true, med: m, low: sorted[0], high: sorted[len(sorted)-1], runs: out}
+	return Summary{OK: true, Median: m, low: sorted[0], high: sorted[len(sorted)-1], Runs: out}
 }
 
 // boundElsewhere is the ‡ rule: most runs were bound by the client or the
@@ -162,25 +163,25 @@ func paceOf(runs []*results.Row) results.Bound {
 
 // newSpread is what the marking rule knows of a cell of group with the
 // figures s; the baseline takes no part.
-func newSpread(group results.Group, s summary) *spread {
-	return &spread{ok: s.ok, value: s.med, low: s.low, high: s.high,
+func newSpread(group results.Group, s Summary) *spread {
+	return &spread{ok: s.OK, value: s.Median, low: s.low, high: s.high,
 		eligible: group != results.Baseline, group: group}
 }
 
 // cellOf builds a cell from a summary; figure formats the median. Runs is
 // never nil, so that JSON gives a cell without runs as [].
-func cellOf(c column, s summary, figure string) Cell {
-	runs := s.runs
+func cellOf(c column, s Summary, figure string) Cell {
+	runs := s.Runs
 	if runs == nil {
 		runs = []float64{}
 	}
 	cell := Cell{Proxy: c.proxy, Group: c.group, Runs: runs, figure: figure}
-	if s.ok {
-		m := s.med
+	if s.OK {
+		m := s.Median
 		cell.Median = &m
 	}
-	if s.ok && len(s.runs) >= 2 && s.med > 0 {
-		sp := (s.high - s.low) / s.med
+	if s.OK && len(s.Runs) >= 2 && s.Median > 0 {
+		sp := (s.high - s.low) / s.Median
 		cell.Spread = &sp
 	}
 	return cell

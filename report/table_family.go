@@ -1,10 +1,11 @@
 package report
 
 import (
-	"bench/internal/text"
-	"bench/results"
 	"slices"
 	"strings"
+
+	"bench/internal/text"
+	"bench/results"
 )
 
 func familyTables(fam, machine string, rows []*results.Row) []Table {
@@ -25,14 +26,14 @@ func familyTables(fam, machine string, rows []*results.Row) []Table {
 // unitLabel appends a plain row's unit: "ka-1k, k req/s".
 func unitLabel(label string, unit results.Unit) string { return label + ", " + string(unit) }
 
-// rowLabel is the one label of a scenario's row in the tables of its
+// RowLabel is the one label of a scenario's row in the tables of its
 // family, which compare names its cells by: the load in the plain
 // families ("ka-1k"; their table names the mode), the scenario's name in
 // the HTTPS, mix and sustainable rate families ("tls-term-ka-1k",
 // "mix-http-3k", "mix-http-sweep"), the load in stunnel's
 // ("TLS_AES_128_GCM_SHA256-up", "full").
-func rowLabel(mode results.Mode, load string) string {
-	switch fam := familyOf(mode, load); {
+func RowLabel(mode results.Mode, load string) string {
+	switch fam := FamilyOf(mode, load); {
 	case plain(fam):
 		return strings.TrimPrefix(load, "http-")
 	case fam == famHTTPS || fam == famMix || fam == famSweep:
@@ -42,7 +43,7 @@ func rowLabel(mode results.Mode, load string) string {
 }
 
 func plainTable(fam, machine string, rows []*results.Row) Table {
-	g := newGrid(rows, func(r *results.Row) (string, string) { return r.Load, rowLabel(r.Mode, r.Load) }, nil)
+	g := newGrid(rows, func(r *results.Row) (string, string) { return r.Load, RowLabel(r.Mode, r.Load) }, nil)
 	names, groups := g.header()
 	t := Table{Family: fam, Kind: "throughput", Machine: machine, Session: rows[0].Session,
 		Corner: "scenario (" + short(machine) + ")", Columns: names, Groups: groups, Failed: g.failed, Notes: g.notes, runNotes: g.runs1}
@@ -53,10 +54,10 @@ func plainTable(fam, machine string, rows []*results.Row) Table {
 		spreads := make([]*spread, len(g.cols))
 		for i, c := range g.cols {
 			runs := g.runs[[2]string{k, c.proxy}]
-			s := summarize(runs, unit.Of)
+			s := Summarize(runs, unit.Of)
 			fig := "–"
-			if s.ok {
-				fig = text.Fixed(s.med, 1)
+			if s.OK {
+				fig = text.Fixed(s.Median, 1)
 			}
 			cells[i] = cellOf(c, s, fig)
 			cells[i].Bound = c.group != results.Baseline && boundElsewhere(runs)
@@ -75,7 +76,7 @@ func plainTable(fam, machine string, rows []*results.Row) Table {
 // other mark, as in the reference results.
 func tripleTables(fam, machine string, rows []*results.Row) []Table {
 	g := newGrid(rows, func(r *results.Row) (string, string) {
-		label := rowLabel(r.Mode, r.Load)
+		label := RowLabel(r.Mode, r.Load)
 		return label, label
 	}, nil)
 	names, groups := g.header()
@@ -93,15 +94,15 @@ func tripleTables(fam, machine string, rows []*results.Row) []Table {
 			baseline := c.group == results.Baseline
 
 			// throughput: Gbit/s, and requests a second unless a stream
-			s := summarize(runs, gbits)
+			s := Summarize(runs, gbits)
 			var fig string
 			switch {
-			case results.Stream(load) && s.ok:
-				fig = text.Fixed(s.med, 1)
+			case results.Stream(load) && s.OK:
+				fig = text.Fixed(s.Median, 1)
 			case results.Stream(load):
 				fig = "–"
-			case s.ok:
-				fig = smallGbits(s.med) + " (" + text.Fixed(summarize(runs, kreqs).med, 1) + "k/s)"
+			case s.OK:
+				fig = smallGbits(s.Median) + " (" + text.Fixed(Summarize(runs, kreqs).Median, 1) + "k/s)"
 			default:
 				fig = noFigureMix
 			}
@@ -118,28 +119,28 @@ func tripleTables(fam, machine string, rows []*results.Row) []Table {
 			if results.Bulk(load) {
 				f, unit = sPerGB, " s/GB"
 			}
-			s = summarize(runs, f)
+			s = Summarize(runs, f)
 			switch {
 			case baseline:
-				s, fig = summary{}, "–"
-			case !s.ok:
+				s, fig = Summary{}, "–"
+			case !s.OK:
 				fig = "–" + unit
 			case results.Bulk(load):
-				fig = text.Fixed(s.med, 2) + unit
+				fig = text.Fixed(s.Median, 2) + unit
 			default:
-				fig = text.Thousands(s.med) + unit
+				fig = text.Thousands(s.Median) + unit
 			}
 			cell = cellOf(c, s, fig)
 			cell.finish()
 			cc = append(cc, cell)
 
 			// peak memory, MB
-			s = summarize(runs, megabytes)
+			s = Summarize(runs, megabytes)
 			fig = "–"
 			if baseline {
-				s = summary{}
-			} else if s.ok {
-				fig = text.Thousands(s.med)
+				s = Summary{}
+			} else if s.OK {
+				fig = text.Thousands(s.Median)
 			}
 			cell = cellOf(c, s, fig)
 			cell.finish()
@@ -179,9 +180,9 @@ func proxyLabels(g *grid, label func(string) string) []string {
 	return out
 }
 
-// directions are the columns of a tunnel's table, loads "<suite>-up" and
+// Directions are the columns of a tunnel's table, loads "<suite>-up" and
 // "<suite>-down".
-var directions = []string{"Client to server", "Server to client"}
+var Directions = []string{"Client to server", "Server to client"}
 
 // tunnelTable is stunnel's throughput table: Gbit/s per cipher suite,
 // client to server (load "<suite>-up") and server to client ("-down").
@@ -191,7 +192,7 @@ func tunnelTable(machine string, rows []*results.Row) Table {
 		return r.Proxy + "\x00" + suite, suite
 	}, func(r *results.Row) string { return r.Load })
 	t := Table{Family: famTunnel, Kind: "throughput", Machine: machine, Session: rows[0].Session,
-		Corner: "Ciphersuite", Columns: slices.Clone(directions),
+		Corner: "Ciphersuite", Columns: slices.Clone(Directions),
 		Groups: []string{"", ""}, Failed: g.failed, Notes: g.notes, runNotes: g.runs1}
 	labels := proxyLabels(g, func(s string) string { return s })
 	for i, k := range g.keys {
@@ -205,10 +206,10 @@ func tunnelTable(machine string, rows []*results.Row) Table {
 					runs = append(runs, r)
 				}
 			}
-			s := summarize(runs, gbits)
+			s := Summarize(runs, gbits)
 			fig := "–"
-			if s.ok {
-				fig = text.Fixed(s.med, 2) + " Gbit/s"
+			if s.OK {
+				fig = text.Fixed(s.Median, 2) + " Gbit/s"
 			}
 			cell := cellOf(col, s, fig)
 			cell.fromRuns(runs)
@@ -239,10 +240,10 @@ func handshakeTable(machine string, rows []*results.Row) Table {
 		proxy, _, _ := strings.Cut(k, "\x00")
 		col := g.column(proxy)
 		runs := g.runs[[2]string{k, proxy}]
-		s := summarize(runs, reqs)
+		s := Summarize(runs, reqs)
 		fig := "–"
-		if s.ok {
-			fig = text.Thousands(s.med)
+		if s.OK {
+			fig = text.Thousands(s.Median)
 		}
 		cell := cellOf(col, s, fig)
 		cell.fromRuns(runs)

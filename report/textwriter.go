@@ -1,19 +1,20 @@
 package report
 
 import (
-	"bench/internal/text"
 	"bytes"
 	"fmt"
 	"strconv"
 	"strings"
+
+	"bench/internal/text"
 )
 
-// textWriter is a text format of the report: markdown, with what
+// TextWriter is a text format of the report: markdown, with what
 // explains the tables (headlines, summaries, legends, notes grouped by
 // cell), or the reference results' tab-separated text, the figures with
 // their spreads, searches, failed runs and notes as rows. Each writes
 // what the other has in its own way, or leaves it out.
-type textWriter interface {
+type TextWriter interface {
 	text.Format
 	// sessionHead writes what follows a session's heading, before its
 	// Setup table.
@@ -34,17 +35,17 @@ type textWriter interface {
 	// tripleEnd writes what follows the last table of the triple of a
 	// ranked table, figures.
 	tripleEnd(w *bytes.Buffer, figures Table)
-	// legend writes the legend of a comparison, s.
-	legend(w *bytes.Buffer, s string)
+	// Legend writes the legend of a comparison, s.
+	Legend(w *bytes.Buffer, s string)
 }
 
 var (
-	_ textWriter = markdownWriter{}
-	_ textWriter = tsvWriter{}
+	_ TextWriter = markdownWriter{}
+	_ TextWriter = tsvWriter{}
 )
 
-// textWriterOf is the writer of a text format, FormatTSV or markdown.
-func textWriterOf(format string) textWriter {
+// TextWriterOf is the writer of a text format, FormatTSV or markdown.
+func TextWriterOf(format string) TextWriter {
 	if format == FormatTSV {
 		return tsvWriter{}
 	}
@@ -141,7 +142,7 @@ func (f markdownWriter) setupNotes(w *bytes.Buffer, notes []string) {
 // tripleEnd writes nothing: each cell has its spread.
 func (markdownWriter) tripleEnd(*bytes.Buffer, Table) {}
 
-func (markdownWriter) legend(w *bytes.Buffer, s string) { w.WriteString(s + "\n") }
+func (markdownWriter) Legend(w *bytes.Buffer, s string) { w.WriteString(s + "\n") }
 
 // tsvWriter writes the reference results' tab-separated text.
 type tsvWriter struct{ text.TSV }
@@ -232,5 +233,5 @@ func (f tsvWriter) tripleEnd(w *bytes.Buffer, figures Table) {
 	w.WriteString("\n")
 }
 
-// legend writes nothing: the text has no legend.
-func (tsvWriter) legend(*bytes.Buffer, string) {}
+// Legend writes nothing: the text has no legend.
+func (tsvWriter) Legend(*bytes.Buffer, string) {}

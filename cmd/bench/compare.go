@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"bench/report"
+	"bench/report/compare"
 	"bench/results"
 )
 
@@ -40,7 +41,7 @@ func cmdCompare(stdout, stderr io.Writer, args []string) error {
 	format := fs.String("format", report.FormatMarkdown, "output `format`: md (GitHub markdown), tsv, json or html (a page with charts)")
 	var gate percent
 	fs.Var(&gate, "fail-over", "fail (exit 1) when a real change for the worse passes this `percent`, e.g. 10% (default: never)")
-	var opt report.CompareOptions
+	var opt compare.Options
 	fs.StringVar(&opt.Metric, "metric", report.MetricThroughput, "what to compare: `throughput` (higher is better) or a latency, p50, p99 or p99.9 (lower is better)")
 	fs.BoolVar(&opt.AcrossMachines, "across-machines", false, "compare the runs of one machine with those of another")
 	if err := parseFlags(fs, args); err != nil {
@@ -62,8 +63,8 @@ func cmdCompare(stdout, stderr io.Writer, args []string) error {
 	if err != nil {
 		return err
 	}
-	cmp, err := report.Compare(old, new, opt)
-	if errors.Is(err, report.ErrAcrossMachines) {
+	cmp, err := compare.Compare(old, new, opt)
+	if errors.Is(err, compare.ErrAcrossMachines) {
 		return fmt.Errorf("%w; comparing across machines needs --across-machines", err)
 	}
 	if err != nil {
@@ -73,7 +74,7 @@ func cmdCompare(stdout, stderr io.Writer, args []string) error {
 	if err := addProfileShifts(cmp, oldFiles, newFiles, old, new); err != nil {
 		return err
 	}
-	if err := report.WriteComparison(stdout, cmp, *format); err != nil {
+	if err := compare.Write(stdout, cmp, *format); err != nil {
 		return err
 	}
 	if reg := cmp.Regressions(); len(reg) > 0 {
@@ -92,7 +93,7 @@ func cmdCompare(stdout, stderr io.Writer, args []string) error {
 
 // addProfileShifts adds to cmp where its real changes' CPU went, from
 // the profiles the runs of both sides kept beside their files.
-func addProfileShifts(cmp *report.Comparison, oldFiles, newFiles []string, old, new []results.Row) error {
+func addProfileShifts(cmp *compare.Comparison, oldFiles, newFiles []string, old, new []results.Row) error {
 	oldData, err := results.ReadRunData(oldFiles)
 	if err != nil {
 		return err
@@ -101,7 +102,7 @@ func addProfileShifts(cmp *report.Comparison, oldFiles, newFiles []string, old, 
 	if err != nil {
 		return err
 	}
-	return report.AddProfileShifts(cmp, old, new, oldData, newData)
+	return compare.AddProfileShifts(cmp, old, new, oldData, newData)
 }
 
 // compareSides splits the files of the command line into old and new: at

@@ -3,7 +3,7 @@ package main
 import (
 	"bench/internal/chromium"
 	"bench/internal/golden"
-	"bench/report"
+	"bench/report/compare"
 	"bench/results"
 	"bytes"
 	"encoding/csv"
@@ -231,8 +231,8 @@ func TestCompareReferenceLowered(t *testing.T) {
 		t.Fatalf("bench compare --format json: %v", err)
 	}
 	var js struct {
-		Changes []report.Change       `json:"changes"`
-		Columns []report.ColumnChange `json:"columns"`
+		Changes []compare.Change       `json:"changes"`
+		Columns []compare.ColumnChange `json:"columns"`
 	}
 	if err := json.Unmarshal(stdout.Bytes(), &js); err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 
 	"bench/report"
 	"bench/report/changepoint"
+	"bench/report/trend"
 )
 
 const trendSynopsis = `[--format md|html] [--since YYYY-MM-DD] [--machine GLOBS] [--scenario GLOBS] [--proxy NAMES] [--min-step PCT%] [--fail-new PCT%] DIR
@@ -61,7 +62,7 @@ func cmdTrend(stdout, stderr io.Writer, args []string) error {
 		fs.Usage()
 		return usageError{fmt.Errorf("trend: want one history directory, got %d arguments", fs.NArg())}
 	}
-	var opt report.TrendOptions
+	var opt trend.Options
 	opt.Detect.MinStep = minStep.value
 	if minStep.value == 0 {
 		opt.Detect.MinStep = -1 // none: the zero of Options is its default
@@ -72,10 +73,10 @@ func cmdTrend(stdout, stderr io.Writer, args []string) error {
 			return usageError{fmt.Errorf("trend: --since %q: want a date, YYYY-MM-DD", *since)}
 		}
 	}
-	if opt.Machine, err = report.ParseGlobs(*machine); err != nil {
+	if opt.Machine, err = trend.ParseGlobs(*machine); err != nil {
 		return usageError{fmt.Errorf("trend: --machine: %w", err)}
 	}
-	if opt.Scenario, err = report.ParseGlobs(*scenario); err != nil {
+	if opt.Scenario, err = trend.ParseGlobs(*scenario); err != nil {
 		return usageError{fmt.Errorf("trend: --scenario: %w", err)}
 	}
 	if *proxy != "" {
@@ -86,18 +87,18 @@ func cmdTrend(stdout, stderr io.Writer, args []string) error {
 	if *format != report.FormatMarkdown && *format != report.FormatHTML {
 		return usageError{fmt.Errorf("trend: --format %q: want md or html", *format)}
 	}
-	sessions, warnings, err := report.ReadTrendHistory(fs.Arg(0))
+	sessions, warnings, err := trend.ReadHistory(fs.Arg(0))
 	for _, w := range warnings {
 		fmt.Fprintf(stderr, "bench: warning: %s\n", w)
 	}
 	if err != nil {
 		return err
 	}
-	tr, err := report.Trend(sessions, opt)
+	tr, err := trend.Of(sessions, opt)
 	if err != nil {
 		return err
 	}
-	if err := report.WriteTrends(stdout, tr, *format); err != nil {
+	if err := trend.Write(stdout, tr, *format); err != nil {
 		return err
 	}
 	if !gate.set {

@@ -78,7 +78,7 @@ func (t *Tips) marker(what string) string {
 	return "@@tip " + t.key + " " + what + "@@"
 }
 
-// begin marks the start of an element of class kind, its title text and,
+// Begin marks the start of an element of class kind, its title text and,
 // when it is a column's, the column's name.
 func (t *Tips) Begin(c draw.Canvas, kind, column, text string) {
 	attrs := `class="` + kind + `"`
@@ -89,7 +89,7 @@ func (t *Tips) Begin(c draw.Canvas, kind, column, text string) {
 	c.FillString(Face(1), c.Min, t.marker(strconv.Itoa(len(t.texts)-1)))
 }
 
-// end marks the end of the element begun last.
+// End marks the end of the element begun last.
 func (t *Tips) End(c draw.Canvas) { c.FillString(Face(1), c.Min, t.marker("/")) }
 
 // apply replaces the markers of svg, those with t's key alone, with the
@@ -360,3 +360,20 @@ func (LogTicks) Ticks(min, max float64) []plot.Tick {
 
 // ErrChart wraps a chart's error with what it was.
 func ErrChart(what string, err error) error { return fmt.Errorf("chart of %s: %w", what, err) }
+
+// LabelsAbove are texts centered above their points, in the charts'
+// font at size points, moved by offset: the marks over a bar chart's
+// bars (the session page's ‡ and †, compare's changes).
+func LabelsAbove(marks plotter.XYLabels, size vg.Length, offset vg.Point) (*plotter.Labels, error) {
+	lbl, err := plotter.NewLabels(marks)
+	if err != nil {
+		return nil, err
+	}
+	for k := range lbl.TextStyle {
+		lbl.TextStyle[k].XAlign, lbl.TextStyle[k].YAlign = draw.XCenter, draw.YBottom
+		lbl.TextStyle[k].Font = Font(size)
+		lbl.TextStyle[k].Handler = Text
+	}
+	lbl.Offset = offset
+	return lbl, nil
+}

@@ -1,12 +1,13 @@
 package chart
 
 import (
-	"bench/proxies"
-	"bench/results"
 	"hash/fnv"
 	"image/color"
 	"math"
 	"slices"
+
+	"bench/proxies"
+	"bench/results"
 )
 
 // Colours of the columns: Paul Tol's muted scheme, safe for colour-blind
@@ -17,10 +18,10 @@ var PaletteColors = []color.Color{
 	rgb(0x4477aa), rgb(0xee6677), rgb(0x228833), rgb(0xccbb44), rgb(0x66ccee), rgb(0xaa3377),
 }
 
-// baselineColor is the baseline column's: Tol's grey.
+// BaselineColor is the baseline column's: Tol's grey.
 var BaselineColor = rgb(0xbbbbbb)
 
-// knownColumns are the columns whose colour the proxies' kinds fix, each
+// KnownColumns are the columns whose colour the proxies' kinds fix, each
 // with its slot in paletteColors on every page.
 var KnownColumns = proxies.ColourSlots()
 
@@ -84,7 +85,7 @@ func PaletteOf(names, directions []string) Palette {
 	return p
 }
 
-// columnsApart is the least CIE76 distance (deltaE) of a column's colour
+// ColumnsApart is the least CIE76 distance (deltaE) of a column's colour
 // from those of the other columns of a page, while the palette has one
 // so far from them: the muted scheme's colours are 22.8 or more apart,
 // the bright scheme's twins of theirs (Tol's green 228833 of 117733, red
@@ -115,7 +116,7 @@ func lab(c color.Color) [3]float64 {
 	return [3]float64{116*f(y) - 16, 500 * (f(x) - f(y)), 200 * (f(y) - f(z))}
 }
 
-// deltaE is CIE76's distance of two colours: about 2.3 is the least a
+// DeltaE is CIE76's distance of two colours: about 2.3 is the least a
 // reader tells apart side by side; 25 and more, two colours no reader
 // takes for one across a page.
 func DeltaE(a, b color.Color) float64 {
@@ -123,7 +124,7 @@ func DeltaE(a, b color.Color) float64 {
 	return math.Hypot(math.Hypot(la[0]-lb[0], la[1]-lb[1]), la[2]-lb[2])
 }
 
-// color is column's colour in every chart; the baseline's is grey, and a
+// Color is column's colour in every chart; the baseline's is grey, and a
 // tunnel's directions have theirs, of the other palette.
 func (p Palette) Color(column string, g results.Group) color.Color {
 	if g == results.Baseline {
@@ -156,6 +157,6 @@ var RoleLines = []struct {
 	{"origin", MeaningColors[2]},
 }
 
-// directionColors are the colours of a tunnel's directions, in the order
+// DirectionColors are the colours of a tunnel's directions, in the order
 // of a palette's directions.
 var DirectionColors = MeaningColors[:2]

@@ -76,3 +76,6 @@ func RelHref(rel string) string {
 	}
 	return html.EscapeString("./" + strings.Join(segs, "/"))
 }
+
+// Esc escapes s for the text or an attribute of a page.
+func Esc(s string) string { return html.EscapeString(s) }

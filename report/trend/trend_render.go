@@ -1,7 +1,6 @@
-package report
+package trend
 
 import (
-	"bench/internal/text"
 	"bytes"
 	"fmt"
 	"image/color"
@@ -13,11 +12,12 @@ import (
 	"time"
 
 	"bench/inputerr"
+	"bench/internal/text"
+	"bench/report"
 	"bench/report/changepoint"
 	"bench/report/chart"
 	"bench/report/htmldoc"
 	"bench/results"
-
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -31,15 +31,15 @@ import (
 // trendHeader is the header of a session's table of changes.
 var trendHeader = []string{"scenario", "proxy", "metric", "step", "interval", "before → after", "noise", "in force", "changed"}
 
-// WriteTrends writes the trends' changes as format: markdown, or the
+// Write writes the trends' changes as format: markdown, or the
 // page (FormatHTML).
-func WriteTrends(w io.Writer, tr *Trends, format string) error {
+func Write(w io.Writer, tr *Trends, format string) error {
 	switch format {
-	case FormatHTML:
+	case report.FormatHTML:
 		return writeTrendsHTML(w, tr)
-	case FormatMarkdown:
+	case report.FormatMarkdown:
 	default:
-		return inputerr.Bad(fmt.Errorf("unknown format %q (want %s or %s)", format, FormatMarkdown, FormatHTML))
+		return inputerr.Bad(fmt.Errorf("unknown format %q (want %s or %s)", format, report.FormatMarkdown, report.FormatHTML))
 	}
 	var b bytes.Buffer
 	var f text.Markdown
@@ -107,7 +107,7 @@ const outliersTitle = "Single-night outliers: sessions that stand out alone, not
 // outlierNightTitle is a night of outliers in a line: "2026-07-01 on
 // EPYC, 2 CPUs, session 2026-07-01-nightly: 52 series, -15.0% from
 // their levels (the median; -22.9..-12.2%)".
-func (tr *Trends) outlierNightTitle(n TrendOutlierNight) string {
+func (tr *Trends) outlierNightTitle(n OutlierNight) string {
 	s := &tr.Sessions[n.Session]
 	head := fmt.Sprintf("%s on %s, session %s: %d series", s.Date(), s.Machine, s.ID, len(n.Series))
 	if len(n.Series) == 1 {
@@ -122,7 +122,7 @@ func (tr *Trends) outlierNightTitle(n TrendOutlierNight) string {
 
 // outlierLines are a night's outliers, a line each: "http-ka-1k, nginx,
 // throughput: -20.3%".
-func outlierLines(n TrendOutlierNight) []string {
+func outlierLines(n OutlierNight) []string {
 	out := make([]string, len(n.Series))
 	for i, o := range n.Series {
 		out[i] = o.Series.name() + ": " + signedPct(o.Off)
@@ -144,14 +144,14 @@ func (tr *Trends) legend() string {
 
 // nights are the events grouped by the session where their new levels
 // begin, newest first.
-func (tr *Trends) nights() [][]TrendEvent {
-	var out [][]TrendEvent
+func (tr *Trends) nights() [][]Event {
+	var out [][]Event
 	for _, ev := range tr.Events() {
 		if n := len(out); n > 0 && out[n-1][0].After == ev.After {
 			out[n-1] = append(out[n-1], ev)
 			continue
 		}
-		out = append(out, []TrendEvent{ev})
+		out = append(out, []Event{ev})
 	}
 	return out
 }
@@ -165,7 +165,7 @@ func (tr *Trends) nightTitle(si int) string {
 
 // eventTitle is an event in a line: "nginx, 26 of its 29 series, from
 // 2026-06-19: -10.0% (the median; -10.3..-7.4%), 26 worse".
-func (tr *Trends) eventTitle(ev TrendEvent) string {
+func (tr *Trends) eventTitle(ev Event) string {
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, c := range ev.Changes {
 		lo, hi = min(lo, c.Step), max(hi, c.Step)
@@ -180,7 +180,7 @@ func (tr *Trends) eventTitle(ev TrendEvent) string {
 
 // rows are an event's table rows; a change whose new level begins on
 // another session than the event's says where.
-func (tr *Trends) rows(ev TrendEvent) [][]string {
+func (tr *Trends) rows(ev Event) [][]string {
 	out := make([][]string, len(ev.Changes))
 	for i, c := range ev.Changes {
 		verdict := "better"
@@ -206,8 +206,8 @@ func (tr *Trends) rows(ev TrendEvent) [][]string {
 }
 
 // format prints a figure of the series in its unit.
-func (s *TrendSeries) format(v float64) string {
-	if s.Metric == MetricThroughput {
+func (s *Series) format(v float64) string {
+	if s.Metric == report.MetricThroughput {
 		return results.Unit(s.Unit).Format(v)
 	}
 	return strconv.FormatFloat(v, 'g', 3, 64) + " " + s.Unit
@@ -219,19 +219,19 @@ func writeTrendsHTML(w io.Writer, tr *Trends) error {
 	var b bytes.Buffer
 	title := "bench: " + tr.title()
 	htmldoc.Head(&b, title, htmldoc.Style, chart.FontCSS())
-	fmt.Fprintf(&b, "<h1>%s</h1>\n<p class=\"summary\"><strong>%s</strong></p>\n", esc(tr.title()), esc(tr.Summary()))
+	fmt.Fprintf(&b, "<h1>%s</h1>\n<p class=\"summary\"><strong>%s</strong></p>\n", htmldoc.Esc(tr.title()), htmldoc.Esc(tr.Summary()))
 	for _, g := range tr.nights() {
-		fmt.Fprintf(&b, "<h2>%s</h2>\n", esc(tr.nightTitle(g[0].After)))
+		fmt.Fprintf(&b, "<h2>%s</h2>\n", htmldoc.Esc(tr.nightTitle(g[0].After)))
 		for _, ev := range g {
-			fmt.Fprintf(&b, "<h3>%s</h3>\n<table>\n<tr>", esc(tr.eventTitle(ev)))
+			fmt.Fprintf(&b, "<h3>%s</h3>\n<table>\n<tr>", htmldoc.Esc(tr.eventTitle(ev)))
 			for _, h := range trendHeader {
-				fmt.Fprintf(&b, "<th>%s</th>", esc(h))
+				fmt.Fprintf(&b, "<th>%s</th>", htmldoc.Esc(h))
 			}
 			b.WriteString("</tr>\n")
 			for _, r := range tr.rows(ev) {
-				fmt.Fprintf(&b, "<tr><th>%s</th>", esc(r[0]))
+				fmt.Fprintf(&b, "<tr><th>%s</th>", htmldoc.Esc(r[0]))
 				for _, c := range r[1:] {
-					fmt.Fprintf(&b, "<td>%s</td>", esc(c))
+					fmt.Fprintf(&b, "<td>%s</td>", htmldoc.Esc(c))
 				}
 				b.WriteString("</tr>\n")
 			}
@@ -239,17 +239,17 @@ func writeTrendsHTML(w io.Writer, tr *Trends) error {
 		}
 	}
 	if nights := tr.OutlierNights(); len(nights) > 0 {
-		fmt.Fprintf(&b, "<h2>%s</h2>\n", esc(outliersTitle))
+		fmt.Fprintf(&b, "<h2>%s</h2>\n", htmldoc.Esc(outliersTitle))
 		for _, n := range nights {
-			fmt.Fprintf(&b, "<p>%s:</p>\n<ul>\n", esc(tr.outlierNightTitle(n)))
+			fmt.Fprintf(&b, "<p>%s:</p>\n<ul>\n", htmldoc.Esc(tr.outlierNightTitle(n)))
 			for _, l := range outlierLines(n) {
-				fmt.Fprintf(&b, "<li>%s</li>\n", esc(l))
+				fmt.Fprintf(&b, "<li>%s</li>\n", htmldoc.Esc(l))
 			}
 			b.WriteString("</ul>\n")
 		}
 	}
 	if len(tr.Series) > 0 {
-		fmt.Fprintf(&b, "<p class=\"caption\">%s</p>\n", esc(tr.legend()))
+		fmt.Fprintf(&b, "<p class=\"caption\">%s</p>\n", htmldoc.Esc(tr.legend()))
 	}
 	pal := tr.palette()
 	var figs bytes.Buffer
@@ -263,7 +263,7 @@ func writeTrendsHTML(w io.Writer, tr *Trends) error {
 		if err != nil {
 			return chart.ErrChart(s.name(), err)
 		}
-		htmldoc.Figure(&figs, classSeries, svg, s.Machine+", "+s.name()+": each session's runs (points) and median (thin line), the levels before and after each change point (thick black lines), the change points and the new versions marked.")
+		htmldoc.Figure(&figs, report.ClassSeries, svg, s.Machine+", "+s.name()+": each session's runs (points) and median (thin line), the levels before and after each change point (thick black lines), the change points and the new versions marked.")
 		drawn++
 	}
 	if drawn > 0 {
@@ -277,19 +277,19 @@ func writeTrendsHTML(w io.Writer, tr *Trends) error {
 }
 
 // name is the series' scenario, column and metric.
-func (s *TrendSeries) name() string { return s.Scenario + ", " + s.Proxy + ", " + s.Metric }
+func (s *Series) name() string { return s.Scenario + ", " + s.Proxy + ", " + s.Metric }
 
 // palette is the columns' colours on the page, as the report's page
 // gives them.
 func (tr *Trends) palette() chart.Palette {
-	t := Table{}
+	t := report.Table{}
 	for _, s := range tr.Series {
 		if !slices.Contains(t.Columns, s.Proxy) {
 			t.Columns = append(t.Columns, s.Proxy)
 			t.Groups = append(t.Groups, string(s.Group))
 		}
 	}
-	return newPalette([]Table{t})
+	return report.NewPalette([]report.Table{t})
 }
 
 // The marks of a trend chart, of the colours of what is not a column:
@@ -306,7 +306,7 @@ var (
 // against the date; a dashed line across the plot at each change point
 // (red for the worse, blue for the better) and a dotted grey one at
 // each session that ran a new bench or a new version of the column.
-func trendChart(tr *Trends, s *TrendSeries, pal chart.Palette) ([]byte, error) {
+func trendChart(tr *Trends, s *Series, pal chart.Palette) ([]byte, error) {
 	origin := tr.Sessions[0].Started
 	day := func(si int) float64 { return tr.Sessions[si].Started.Sub(origin).Hours() / 24 }
 	col := pal.Color(s.Proxy, s.Group)
@@ -357,7 +357,7 @@ func trendChart(tr *Trends, s *TrendSeries, pal chart.Palette) ([]byte, error) {
 			c, what = worseColor, "worse"
 		}
 		p.Add(&verticalMark{x: (day(cp.Before) + day(cp.After)) / 2, style: markStyle(c, vg.Points(4), vg.Points(2)),
-			title: TrendChange{s, &cp}.Describe(tr), tips: tp})
+			title: Change{s, &cp}.Describe(tr), tips: tp})
 		if !marks[what] {
 			marks[what] = true
 			legend = append(legend, chart.LegendEntry{Name: what, Thumb: &plotter.Line{LineStyle: markStyle(c, vg.Points(4), vg.Points(2))}})
@@ -393,7 +393,7 @@ type trendLevel struct {
 
 // levels are the series' levels, from one change point to the next: the
 // level before and after each step, as its From and To give them.
-func (s *TrendSeries) levels() []trendLevel {
+func (s *Series) levels() []trendLevel {
 	var out []trendLevel
 	ends := make([]int, 0, len(s.Points)+1)
 	for _, p := range s.Points {
@@ -404,7 +404,7 @@ func (s *TrendSeries) levels() []trendLevel {
 		if end > start {
 			var kept []float64 // the outliers left out, as the steps leave them
 			for i := start; i < end; i++ {
-				if !slices.ContainsFunc(s.Outliers, func(o TrendOutlier) bool { return o.Session == s.Sessions[i] }) {
+				if !slices.ContainsFunc(s.Outliers, func(o Outlier) bool { return o.Session == s.Sessions[i] }) {
 					kept = append(kept, s.Medians[i])
 				}
 			}

@@ -1,10 +1,6 @@
-package report
+package compare
 
 import (
-	"bench/internal/text"
-	"bench/report/chart"
-	"bench/report/htmldoc"
-	"bench/results"
 	"bytes"
 	"fmt"
 	"image/color"
@@ -12,6 +8,12 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"bench/internal/text"
+	"bench/report"
+	"bench/report/chart"
+	"bench/report/htmldoc"
+	"bench/results"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -37,14 +39,14 @@ func writeComparisonHTML(w io.Writer, c *Comparison) error {
 	var b bytes.Buffer
 	title := "bench: " + c.title()
 	htmldoc.Head(&b, title, htmldoc.Style, "tr.geomean th,tr.geomean td{border-top:2px solid #888}", chart.FontCSS())
-	fmt.Fprintf(&b, "<h1>%s</h1>\n<p class=\"summary\"><strong>%s</strong></p>\n", esc(c.title()), esc(c.Summary()))
+	fmt.Fprintf(&b, "<h1>%s</h1>\n<p class=\"summary\"><strong>%s</strong></p>\n", htmldoc.Esc(c.title()), htmldoc.Esc(c.Summary()))
 	for _, section := range comparisonSections {
 		if err := section(&b, c); err != nil {
 			return err
 		}
 	}
 	if len(c.Cells) > 0 {
-		fmt.Fprintf(&b, "<p class=\"caption\">%s</p>\n", esc(c.legend()))
+		fmt.Fprintf(&b, "<p class=\"caption\">%s</p>\n", htmldoc.Esc(c.legend()))
 	}
 	writeShiftsHTML(&b, c)
 	b.WriteString("</body>\n</html>\n")
@@ -60,11 +62,11 @@ func htmlChanges(b *bytes.Buffer, c *Comparison) error {
 	if len(c.Cells) == 0 {
 		return nil
 	}
-	fmt.Fprintf(b, "<h2 id=\"changes\">%s</h2>\n", esc(headChanges))
+	fmt.Fprintf(b, "<h2 id=\"changes\">%s</h2>\n", htmldoc.Esc(headChanges))
 	if rows := c.changeRows(); len(rows) > 0 {
 		htmlGrid(b, classChanges, changesHeader, rows, "")
 	} else {
-		fmt.Fprintf(b, "<p>%s</p>\n", esc(noChange))
+		fmt.Fprintf(b, "<p>%s</p>\n", htmldoc.Esc(noChange))
 	}
 	return nil
 }
@@ -74,7 +76,7 @@ func htmlColumns(b *bytes.Buffer, c *Comparison) error {
 	if len(c.Cells) == 0 {
 		return nil
 	}
-	fmt.Fprintf(b, "<h2 id=\"columns\">%s</h2>\n", esc(headColumns))
+	fmt.Fprintf(b, "<h2 id=\"columns\">%s</h2>\n", htmldoc.Esc(headColumns))
 	htmlGrid(b, classColumns, columnsHeader, c.columnRows(), "")
 	return nil
 }
@@ -88,20 +90,20 @@ func htmlCompareTables(b *bytes.Buffer, c *Comparison) error {
 			names = append(names, ch.Proxy)
 		}
 	}
-	pal := chart.PaletteOf(names, directions)
+	pal := chart.PaletteOf(names, report.Directions)
 	tables := c.Tables()
 	for i, t := range tables {
 		if i == 0 || t.Family != tables[i-1].Family {
-			fmt.Fprintf(b, "<h2>%s</h2>\n", esc(t.Family))
+			fmt.Fprintf(b, "<h2>%s</h2>\n", htmldoc.Esc(t.Family))
 		}
-		fmt.Fprintf(b, "<h3>%s</h3>\n", esc(t.Machine))
+		fmt.Fprintf(b, "<h3>%s</h3>\n", htmldoc.Esc(t.Machine))
 		htmlGrid(b, classCompare, compareHeader, t.rows(), "geomean")
 		svg, ok, err := compareChart(t, pal)
 		if err != nil {
 			return chart.ErrChart(t.Family+" on "+t.Machine, err)
 		}
 		if ok {
-			htmldoc.Figure(b, classBar, svg, "Changes of "+t.Family+" on "+t.Machine+": new's median over old's, less one; "+
+			htmldoc.Figure(b, report.ClassBar, svg, "Changes of "+t.Family+" on "+t.Machine+": new's median over old's, less one; "+
 				"whiskers from new's slowest over old's fastest to new's fastest over old's slowest; the real changes written over their bars.")
 		}
 	}
@@ -114,7 +116,7 @@ func htmlCompareTables(b *bytes.Buffer, c *Comparison) error {
 func htmlGrid(b *bytes.Buffer, class string, header []string, rows [][]string, last string) {
 	fmt.Fprintf(b, "<table class=\"%s\">\n<tr>", class)
 	for _, h := range header {
-		fmt.Fprintf(b, "<th>%s</th>", esc(h))
+		fmt.Fprintf(b, "<th>%s</th>", htmldoc.Esc(h))
 	}
 	b.WriteString("</tr>\n")
 	for i, r := range rows {
@@ -123,9 +125,9 @@ func htmlGrid(b *bytes.Buffer, class string, header []string, rows [][]string, l
 		} else {
 			b.WriteString("<tr>")
 		}
-		fmt.Fprintf(b, "<th>%s</th>", esc(r[0]))
+		fmt.Fprintf(b, "<th>%s</th>", htmldoc.Esc(r[0]))
 		for _, c := range r[1:] {
-			fmt.Fprintf(b, "<td>%s</td>", esc(c))
+			fmt.Fprintf(b, "<td>%s</td>", htmldoc.Esc(c))
 		}
 		b.WriteString("</tr>\n")
 	}
@@ -139,7 +141,7 @@ func htmlGrid(b *bytes.Buffer, class string, header []string, rows [][]string, l
 // text), and the change written over the bar where it is real. The
 // changes have one unit, so one panel holds them all. False when no cell
 // was compared.
-func compareChart(t CompareTable, pal chart.Palette) ([]byte, bool, error) {
+func compareChart(t Table, pal chart.Palette) ([]byte, bool, error) {
 	var cells []Change
 	for _, ch := range t.Cells {
 		if ch.compared() {
@@ -163,7 +165,7 @@ func compareChart(t CompareTable, pal chart.Palette) ([]byte, bool, error) {
 		}
 	}
 	most := (chart.BarWidthMax - chart.BarYAxisRoom) / vg.Length(len(cells))
-	dataWidth := max(chart.BarWidthMin-chart.BarYAxisRoom, vg.Length(len(cells))*slotWidth(names, 1, tickFace, most))
+	dataWidth := max(chart.BarWidthMin-chart.BarYAxisRoom, vg.Length(len(cells))*report.SlotWidth(names, 1, tickFace, most))
 	width := dataWidth + chart.BarYAxisRoom
 	tp := &chart.Tips{}
 	p := chart.NewPlot()
@@ -187,7 +189,7 @@ func compareChart(t CompareTable, pal chart.Palette) ([]byte, bool, error) {
 		p.Add(bs)
 	}
 	if len(marks.XYs) > 0 {
-		lbl, err := labelsAbove(marks, 8, vg.Point{Y: 2})
+		lbl, err := chart.LabelsAbove(marks, 8, vg.Point{Y: 2})
 		if err != nil {
 			return nil, false, err
 		}
@@ -204,31 +206,31 @@ func compareChart(t CompareTable, pal chart.Palette) ([]byte, bool, error) {
 // cell's bar at its change, its whisker over its interval
 // (changeInterval), under a title of its figures and the name of names;
 // and the marks over the bars, the changes that are real.
-func changeBars(cells []Change, names []string, colorOf map[string]color.Color, tp *chart.Tips) ([]*barSet, plotter.XYLabels) {
+func changeBars(cells []Change, names []string, colorOf map[string]color.Color, tp *chart.Tips) ([]*report.BarSet, plotter.XYLabels) {
 	var columns []string
 	for _, ch := range cells {
 		if !slices.Contains(columns, ch.Proxy) {
 			columns = append(columns, ch.Proxy)
 		}
 	}
-	var bars []*barSet
+	var bars []*report.BarSet
 	var marks plotter.XYLabels
 	for _, col := range columns {
 		n := len(cells)
-		bs := &barSet{column: col, median: make([]float64, n), low: make([]float64, n), high: make([]float64, n),
-			titles: make([]string, n), color: colorOf[col], tips: tp}
+		bs := &report.BarSet{Column: col, Median: make([]float64, n), Low: make([]float64, n), High: make([]float64, n),
+			Titles: make([]string, n), Color: colorOf[col], Tips: tp}
 		for i, ch := range cells {
-			bs.median[i], bs.low[i], bs.high[i] = math.NaN(), math.NaN(), math.NaN()
+			bs.Median[i], bs.Low[i], bs.High[i] = math.NaN(), math.NaN(), math.NaN()
 			if ch.Proxy != col {
 				continue
 			}
 			low, high := changeInterval(ch)
-			bs.median[i], bs.low[i], bs.high[i] = *ch.Change, low, high
+			bs.Median[i], bs.Low[i], bs.High[i] = *ch.Change, low, high
 			verdict := "within noise"
 			if ch.Real {
 				verdict = "real"
 			}
-			bs.titles[i] = fmt.Sprintf("%s: %s (%s), %s → %s %s, %s", names[i], ch.changeText(), verdict,
+			bs.Titles[i] = fmt.Sprintf("%s: %s (%s), %s → %s %s, %s", names[i], ch.changeText(), verdict,
 				text.Fixed(*ch.Old.Median, 1), text.Fixed(*ch.New.Median, 1), ch.Unit, ch.reason())
 			if ch.Real {
 				marks.XYs = append(marks.XYs, plotter.XY{X: float64(i), Y: math.Max(high, 0)})
@@ -250,21 +252,4 @@ func changeInterval(ch Change) (low, high float64) {
 		return *ch.Change, *ch.Change
 	}
 	return (*n.Slowest / *o.Fastest - 1) * 100, (*n.Fastest / *o.Slowest - 1) * 100
-}
-
-// labelsAbove are texts centered above their points, in the charts'
-// font at size points, moved by offset: the marks over a bar chart's
-// bars (barChart's ‡ and †, compareChart's changes).
-func labelsAbove(marks plotter.XYLabels, size vg.Length, offset vg.Point) (*plotter.Labels, error) {
-	lbl, err := plotter.NewLabels(marks)
-	if err != nil {
-		return nil, err
-	}
-	for k := range lbl.TextStyle {
-		lbl.TextStyle[k].XAlign, lbl.TextStyle[k].YAlign = draw.XCenter, draw.YBottom
-		lbl.TextStyle[k].Font = chart.Font(size)
-		lbl.TextStyle[k].Handler = chart.Text
-	}
-	lbl.Offset = offset
-	return lbl, nil
 }

@@ -1,7 +1,6 @@
-package report
+package trend
 
 import (
-	"bench/internal/chromium"
 	"bytes"
 	"fmt"
 	"path/filepath"
@@ -10,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"bench/internal/chromium"
 	"bench/internal/nights"
+	"bench/report"
 	"bench/report/changepoint"
 	"bench/results"
 )
@@ -19,7 +20,7 @@ import (
 // metadata.
 func referenceSession(t testing.TB) ([]results.Row, *results.Meta) {
 	t.Helper()
-	rows, meta, err := nights.Reference(filepath.Join("..", "data"))
+	rows, meta, err := nights.Reference(filepath.Join("..", "..", "data"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,20 +47,20 @@ func generatedHistory(t testing.TB, n int, machines ...string) string {
 // cell has a change point.
 func TestTrendFindsShifts(t *testing.T) {
 	dir := generatedHistory(t, 120)
-	sessions, _, err := ReadTrendHistory(dir)
+	sessions, _, err := ReadHistory(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := Trend(sessions, TrendOptions{})
+	tr, err := Of(sessions, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ref, _ := referenceSession(t)
 	want := map[[2]any]bool{}
 	for _, r := range ref {
-		want[[2]any{r.Cell(), MetricThroughput}] = true
+		want[[2]any{r.Cell(), report.MetricThroughput}] = true
 		if r.HasLatency {
-			want[[2]any{r.Cell(), MetricP99}] = true
+			want[[2]any{r.Cell(), report.MetricP99}] = true
 		}
 	}
 	if len(tr.Sessions) != 120 || len(tr.Series) != len(want) {
@@ -69,8 +70,8 @@ func TestTrendFindsShifts(t *testing.T) {
 	for i := range tr.Series {
 		s := &tr.Series[i]
 		c := results.Cell{Proxy: s.Proxy, Mode: s.Mode, Load: s.Load}
-		stepped := s.Metric == MetricThroughput && slices.Contains(nights.SteppedCells, c)
-		slid := s.Metric == MetricThroughput && c == nights.SlidCell
+		stepped := s.Metric == report.MetricThroughput && slices.Contains(nights.SteppedCells, c)
+		slid := s.Metric == report.MetricThroughput && c == nights.SlidCell
 		for _, p := range s.Points {
 			night := p.At // a series of every night: its index is the night
 			switch {
@@ -98,11 +99,11 @@ func TestTrendFindsShifts(t *testing.T) {
 // checked); its tables fit as the session's page's do
 // (chromium.CheckTables).
 func TestTrendPage(t *testing.T) {
-	sessions, _, err := ReadTrendHistory(generatedHistory(t, 120))
+	sessions, _, err := ReadHistory(generatedHistory(t, 120))
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := Trend(sessions, TrendOptions{})
+	tr, err := Of(sessions, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +131,7 @@ func trendCharts(tr *Trends) int {
 func checkTrendPage(t *testing.T, tr *Trends, name string) []byte {
 	t.Helper()
 	var b bytes.Buffer
-	if err := WriteTrends(&b, tr, FormatHTML); err != nil {
+	if err := Write(&b, tr, report.FormatHTML); err != nil {
 		t.Fatal(err)
 	}
 	chromium.CheckPage(t, b.Bytes(), name, 0, 0, trendCharts(tr))
@@ -168,11 +169,11 @@ func BenchmarkTrendPower(b *testing.B) {
 			for i := range tr.Series {
 				s := &tr.Series[i]
 				c := results.Cell{Proxy: s.Proxy, Mode: s.Mode, Load: s.Load}
-				if s.Metric != MetricThroughput || spread[c] < 4 || spread[c] > 10 {
+				if s.Metric != report.MetricThroughput || spread[c] < 4 || spread[c] > 10 {
 					continue
 				}
 				tried++
-				if slices.ContainsFunc(s.Points, func(p TrendPoint) bool { return p.Worse && p.At >= 14 && p.At <= 16 }) {
+				if slices.ContainsFunc(s.Points, func(p Point) bool { return p.Worse && p.At >= 14 && p.At <= 16 }) {
 					found++
 				}
 			}
@@ -184,7 +185,7 @@ func BenchmarkTrendPower(b *testing.B) {
 		tr := trendOf(b, h)
 		alarms, seriesNights := 0, 0
 		for n := 10; n <= h.Nights; n++ {
-			night, err := Trend(tr.Sessions[:n], TrendOptions{})
+			night, err := Of(tr.Sessions[:n], Options{})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -205,11 +206,11 @@ func trendOf(b testing.TB, h nights.History) *Trends {
 	if _, err := nights.Write(dir, h); err != nil {
 		b.Fatal(err)
 	}
-	sessions, _, err := ReadTrendHistory(dir)
+	sessions, _, err := ReadHistory(dir)
 	if err != nil {
 		b.Fatal(err)
 	}
-	tr, err := Trend(sessions, TrendOptions{})
+	tr, err := Of(sessions, Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -247,7 +248,7 @@ const (
 func TestTrendEvents(t *testing.T) {
 	tr := eventHistory(t)
 	events := tr.Events()
-	var step *TrendEvent
+	var step *Event
 	for i, ev := range events {
 		if ev.Proxy != "nginx" {
 			t.Errorf("Events: an event of %s at %s; want nginx's alone", ev.Proxy, tr.Sessions[ev.After].ID)
@@ -274,7 +275,7 @@ func TestTrendEvents(t *testing.T) {
 		}
 	}
 	var md bytes.Buffer
-	if err := WriteTrends(&md, tr, FormatMarkdown); err != nil {
+	if err := Write(&md, tr, report.FormatMarkdown); err != nil {
 		t.Fatal(err)
 	}
 	text := md.String()
@@ -348,14 +349,14 @@ func TestTrendEventsPage(t *testing.T) {
 func TestEventsNamedByMost(t *testing.T) {
 	tr := &Trends{}
 	for i := 0; i < 30; i++ {
-		tr.Sessions = append(tr.Sessions, TrendSession{Machine: "m", ID: fmt.Sprintf("s%02d", i),
+		tr.Sessions = append(tr.Sessions, Session{Machine: "m", ID: fmt.Sprintf("s%02d", i),
 			Started: time.Date(2026, 6, 1+i, 1, 0, 0, 0, time.UTC)})
 	}
 	add := func(n, after int) {
 		for range n {
-			tr.Series = append(tr.Series, TrendSeries{Machine: "m", Proxy: "nginx", Metric: MetricThroughput,
+			tr.Series = append(tr.Series, Series{Machine: "m", Proxy: "nginx", Metric: report.MetricThroughput,
 				Load:   fmt.Sprintf("l%d", len(tr.Series)),
-				Points: []TrendPoint{{Point: changepoint.Point{At: after, Step: -10}, Before: after - 1, After: after, Worse: true}}})
+				Points: []Point{{Point: changepoint.Point{At: after, Step: -10}, Before: after - 1, After: after, Worse: true}}})
 		}
 	}
 	add(20, 19)
@@ -368,5 +369,34 @@ func TestEventsNamedByMost(t *testing.T) {
 	}
 	if want := []string{"1 from night 22", "22 from night 19"}; !slices.Equal(got, want) {
 		t.Errorf("Events = %q; want %q", got, want)
+	}
+}
+
+// TestTrendSweeps: a sweep's series in a history is its searches' rates,
+// a session each, and it has no p99 series. The sessions are the
+// generated sweep session of report's tests, three nights of it.
+func TestTrendSweeps(t *testing.T) {
+	rows, err := results.ReadFiles([]string{filepath.Join("..", "testdata", "sweep", "xeon-2-cpus-2026-12-01-sweep.csv")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sessions []Session
+	for i := range 3 {
+		night := slices.Clone(rows)
+		for j := range night {
+			night[j].Session = fmt.Sprintf("2026-12-0%d-sweep", i+1)
+		}
+		sessions = append(sessions, Session{Machine: "Xeon, 2 CPUs", ID: night[0].Session, Started: rows[0].Started.AddDate(0, 0, i), rows: night})
+	}
+	tr, err := Of(sessions, Options{Scenario: Globs{"mix-http-sweep"}, Proxy: []string{"nginx"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Series) != 1 {
+		t.Fatalf("Of has %d series; want nginx's sustainable rate alone", len(tr.Series))
+	}
+	s := tr.Series[0]
+	if s.Metric != report.MetricThroughput || len(s.Runs) != 3 || len(s.Runs[0]) != 3 || s.Runs[0][1] != 7.75 || s.Unit != string(results.KReqs) {
+		t.Errorf("nginx's series = %s in %s, runs %v; want its rates, 7.75k/s in rep 2, in three sessions of three", s.Metric, s.Unit, s.Runs)
 	}
 }

@@ -1,15 +1,17 @@
-package report
+package compare
 
 import (
-	"bench/inputerr"
-	"bench/internal/text"
-	"bench/results"
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
+
+	"bench/inputerr"
+	"bench/internal/text"
+	"bench/report"
+	"bench/results"
 )
 
 // name names the cell in a line: "nginx http-ka-1k", with its machine
@@ -47,7 +49,7 @@ func (c *Comparison) Summary() string {
 		if len(chs) == 0 {
 			return "no real " + what
 		}
-		top := slices.MaxFunc(chs, func(a, b *Change) int { return cmpAbs(*a.Change, *b.Change) })
+		top := slices.MaxFunc(chs, func(a, b *Change) int { return report.CmpAbs(*a.Change, *b.Change) })
 		return fmt.Sprintf("%s (largest: %s %s)", text.Plural(len(chs), "real "+what), top.name(c), top.changeText())
 	}
 	parts := []string{largest("regression", worse), largest("improvement", better), text.Plural(noise, "cell") + " within noise"}
@@ -113,7 +115,7 @@ func (ch *Change) reason() string {
 	switch {
 	case ch.P != nil:
 		return "p=" + text.Fixed(*ch.P, 3) + " " + n
-	case ch.Test == TestOneRun:
+	case ch.Test == report.TestOneRun:
 		return "one run " + n
 	case ch.Real:
 		return "ranges apart " + n
@@ -126,7 +128,7 @@ var compareHeader = []string{"scenario", "proxy", "old", "new", "change", "test"
 
 // textRow is a cell as a row of text.
 func (ch *Change) textRow() []string {
-	median := func(r *Runs) string {
+	median := func(r *report.Runs) string {
 		if r == nil || r.Median == nil {
 			return "–"
 		}
@@ -147,7 +149,7 @@ func (ch *Change) Describe() string {
 }
 
 // geomeanRow is a table's geomean as a row of text.
-func (t *CompareTable) geomeanRow() []string {
+func (t *Table) geomeanRow() []string {
 	change := "–"
 	if t.Geomean != nil {
 		change = fmt.Sprintf("%+.1f%%", *t.Geomean)
@@ -160,7 +162,7 @@ func (t *CompareTable) geomeanRow() []string {
 }
 
 // rows are the table's rows of text: its cells and its geomean.
-func (t *CompareTable) rows() [][]string {
+func (t *Table) rows() [][]string {
 	rows := make([][]string, 0, len(t.Cells)+1)
 	for i := range t.Cells {
 		rows = append(rows, t.Cells[i].textRow())
@@ -248,24 +250,24 @@ func (c *Comparison) legend() string {
 		"real changes: how many of the column's cells changed for real, for the worse and for the better; largest: the largest of them.", c.Alpha)
 }
 
-// WriteComparison writes c to w in format (md, tsv, json or html), in
+// Write writes c to w in format (md, tsv, json or html), in
 // one write: its summary line (Summary), the real changes, largest first
 // (Changes), the roll-up by column (Columns), then a table per family and
 // machine, as the report's, each with its geomean row; in html, with a
 // chart of the changes with their intervals under each table.
-func WriteComparison(w io.Writer, c *Comparison, format string) error {
-	if format == FormatHTML {
+func Write(w io.Writer, c *Comparison, format string) error {
+	if format == report.FormatHTML {
 		return writeComparisonHTML(w, c)
 	}
-	if err := checkFormat(format); err != nil {
-		return inputerr.Bad(fmt.Errorf("unknown format %q (want %s, %s, %s or %s)", format, FormatMarkdown, FormatTSV, FormatJSON, FormatHTML))
+	if err := report.CheckFormat(format); err != nil {
+		return inputerr.Bad(fmt.Errorf("unknown format %q (want %s, %s, %s or %s)", format, report.FormatMarkdown, report.FormatTSV, report.FormatJSON, report.FormatHTML))
 	}
 	tables := c.Tables()
-	if format == FormatJSON {
+	if format == report.FormatJSON {
 		enc := json.NewEncoder(w)
 		enc.SetEscapeHTML(false)
 		if tables == nil {
-			tables = []CompareTable{}
+			tables = []Table{}
 		}
 		changes := c.Changes()
 		if changes == nil {
@@ -276,10 +278,10 @@ func WriteComparison(w io.Writer, c *Comparison, format string) error {
 			Summary string         `json:"summary"`
 			Changes []Change       `json:"changes"`
 			Columns []ColumnChange `json:"columns"`
-			Tables  []CompareTable `json:"tables"`
+			Tables  []Table        `json:"tables"`
 		}{c, c.Summary(), changes, c.Columns(), tables})
 	}
-	f := textWriterOf(format)
+	f := report.TextWriterOf(format)
 	var buf bytes.Buffer
 	buf.WriteString(f.Text(c.Summary()) + "\n\n")
 	f.Heading(&buf, 1, c.title())
@@ -314,7 +316,7 @@ func WriteComparison(w io.Writer, c *Comparison, format string) error {
 		}
 	}
 	if len(c.Cells) > 0 {
-		f.legend(&buf, c.legend())
+		f.Legend(&buf, c.legend())
 	}
 	if err := writeShiftsText(&buf, c, f); err != nil {
 		return err

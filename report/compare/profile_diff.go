@@ -1,14 +1,16 @@
-package report
+package compare
 
 import (
-	"bench/internal/text"
 	"bytes"
 	"fmt"
 	"math"
 	"sort"
 	"strings"
 
+	"bench/internal/text"
 	"bench/profile"
+	"bench/report"
+	"bench/report/htmldoc"
 	"bench/results"
 )
 
@@ -58,11 +60,11 @@ func AddProfileShifts(c *Comparison, old, new []results.Row, oldData, newData ma
 		if o == nil || n == nil || !oldData[*o].Profiled() || !newData[*n].Profiled() {
 			continue
 		}
-		before, err := readStacks(oldData[*o])
+		before, err := report.ReadStacks(oldData[*o])
 		if err != nil {
 			return err
 		}
-		after, err := readStacks(newData[*n])
+		after, err := report.ReadStacks(newData[*n])
 		if err != nil {
 			return err
 		}
@@ -86,7 +88,7 @@ func medianOf(ch Change, rows []results.Row) *results.RunID {
 			runs = append(runs, r)
 		}
 	}
-	return MedianRun(runs)
+	return report.MedianRun(runs)
 }
 
 // shifts are the n functions whose self share moved most from before to
@@ -177,18 +179,18 @@ func writeShiftsHTML(b *bytes.Buffer, c *Comparison) {
 	if len(c.Profiles) == 0 {
 		return
 	}
-	fmt.Fprintf(b, "<h2>%s</h2>\n<p class=\"caption\">%s</p>\n", esc(shiftsTitle), esc(shiftsCaption))
+	fmt.Fprintf(b, "<h2>%s</h2>\n<p class=\"caption\">%s</p>\n", htmldoc.Esc(shiftsTitle), htmldoc.Esc(shiftsCaption))
 	for i := range c.Profiles {
 		ps := &c.Profiles[i]
-		fmt.Fprintf(b, "<h3>%s</h3>\n<table class=\"shifts\">\n<tr>", esc(ps.heading()))
+		fmt.Fprintf(b, "<h3>%s</h3>\n<table class=\"shifts\">\n<tr>", htmldoc.Esc(ps.heading()))
 		for _, h := range shiftsHeader {
-			fmt.Fprintf(b, "<th>%s</th>", esc(h))
+			fmt.Fprintf(b, "<th>%s</th>", htmldoc.Esc(h))
 		}
 		b.WriteString("</tr>\n")
 		for _, r := range ps.rows() {
-			fmt.Fprintf(b, "<tr><th>%s</th>", esc(r[0]))
+			fmt.Fprintf(b, "<tr><th>%s</th>", htmldoc.Esc(r[0]))
 			for _, v := range r[1:] {
-				fmt.Fprintf(b, "<td>%s</td>", esc(v))
+				fmt.Fprintf(b, "<td>%s</td>", htmldoc.Esc(v))
 			}
 			b.WriteString("</tr>\n")
 		}

@@ -1,4 +1,4 @@
-package report
+package trend
 
 import (
 	"cmp"
@@ -15,9 +15,9 @@ import (
 	"bench/results"
 )
 
-// TrendSession is a session of a history: its file, what it ran on and
+// Session is a session of a history: its file, what it ran on and
 // when, and the versions it ran.
-type TrendSession struct {
+type Session struct {
 	Path    string
 	Machine string    // the tables' label
 	ID      string    // the session's id
@@ -32,21 +32,21 @@ type TrendSession struct {
 }
 
 // Date is the session's start date.
-func (s *TrendSession) Date() string { return s.Started.UTC().Format(time.DateOnly) }
+func (s *Session) Date() string { return s.Started.UTC().Format(time.DateOnly) }
 
-// ReadTrendHistory reads every session of the history at root, in time
+// ReadHistory reads every session of the history at root, in time
 // order, and returns with them the warnings of what it skipped
 // (history.Sessions: a link, a FIFO where a session's file is
 // expected). A file that cannot be read is an inputerr.Error naming it, and
 // so is a history with no session (history.Sessions) or with a
 // session twice (the same machine and session id in two files: a
 // session folder copied), which names both.
-func ReadTrendHistory(root string) ([]TrendSession, []string, error) {
+func ReadHistory(root string) ([]Session, []string, error) {
 	paths, warnings, err := history.Sessions(root)
 	if err != nil {
 		return nil, warnings, err
 	}
-	out := make([]TrendSession, len(paths))
+	out := make([]Session, len(paths))
 	errs := make([]error, len(paths))
 	var wg sync.WaitGroup
 	next := make(chan int)
@@ -78,7 +78,7 @@ func ReadTrendHistory(root string) ([]TrendSession, []string, error) {
 		}
 		seen[k] = s.Path
 	}
-	slices.SortStableFunc(out, func(a, b TrendSession) int {
+	slices.SortStableFunc(out, func(a, b Session) int {
 		return cmp.Or(a.Started.Compare(b.Started), cmp.Compare(a.Machine, b.Machine), cmp.Compare(a.ID, b.ID))
 	})
 	return out, warnings, nil
@@ -86,7 +86,7 @@ func ReadTrendHistory(root string) ([]TrendSession, []string, error) {
 
 // readTrendSession reads the session file at p, with its metadata and
 // its history record, into s.
-func readTrendSession(p string, s *TrendSession) error {
+func readTrendSession(p string, s *Session) error {
 	rows, err := results.ReadFiles([]string{p})
 	if err != nil {
 		return err
@@ -99,7 +99,7 @@ func readTrendSession(p string, s *TrendSession) error {
 	if err != nil {
 		return err
 	}
-	*s = TrendSession{Path: p, Machine: rows[0].Machine, ID: rows[0].Session, rows: rows, Versions: map[string]string{}}
+	*s = Session{Path: p, Machine: rows[0].Machine, ID: rows[0].Session, rows: rows, Versions: map[string]string{}}
 	m := metas[0].Meta
 	switch {
 	case m != nil:

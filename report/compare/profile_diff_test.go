@@ -1,14 +1,16 @@
-package report
+package compare
 
 import (
-	"bench/internal/golden"
-	"bench/results"
 	"bytes"
 	"encoding/json"
 	"math"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"bench/internal/golden"
+	"bench/report"
+	"bench/results"
 )
 
 // profiledSides are nginx's ka-1k runs, 3 a side and slower on the new
@@ -20,7 +22,7 @@ func profiledSides(t *testing.T) (old, new []results.Row, oldData, newData map[r
 	old, new = reps("ARM", "a", 30, 32, 31), reps("ARM", "b", 20, 22, 21)
 	data := func(rows []results.Row, median int, fixture string) map[results.RunID]*results.RunData {
 		r := rows[median]
-		return map[results.RunID]*results.RunData{r.ID(): {RunID: r.ID(), Files: filepath.Join("testdata", "profile", fixture),
+		return map[results.RunID]*results.RunData{r.ID(): {RunID: r.ID(), Files: filepath.Join("..", "testdata", "profile", fixture),
 			Profile: &results.ProfileNote{CallGraph: results.CallGraphFP, Samples: 100}}}
 	}
 	return old, new, data(old, 2, "hot"), data(new, 2, "hot-after")
@@ -30,7 +32,7 @@ func profiledSides(t *testing.T) (old, new []results.Row, oldData, newData map[r
 // moved most, the largest first, in md (golden), json and html.
 func TestProfileShifts(t *testing.T) {
 	old, new, od, nd := profiledSides(t)
-	cmp, err := Compare(old, new, CompareOptions{})
+	cmp, err := Compare(old, new, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,13 +62,13 @@ func TestProfileShifts(t *testing.T) {
 		}
 	}
 	var md bytes.Buffer
-	if err := WriteComparison(&md, cmp, FormatMarkdown); err != nil {
+	if err := Write(&md, cmp, report.FormatMarkdown); err != nil {
 		t.Fatal(err)
 	}
 	golden.Check(t, filepath.Join("testdata", "golden", "compare-profiles.md"), md.Bytes())
 
 	var js bytes.Buffer
-	if err := WriteComparison(&js, cmp, FormatJSON); err != nil {
+	if err := Write(&js, cmp, report.FormatJSON); err != nil {
 		t.Fatal(err)
 	}
 	var got struct {
@@ -76,7 +78,7 @@ func TestProfileShifts(t *testing.T) {
 		t.Errorf("json: %v, profiles %+v; want the one cell's shifts", err, got.Profiles)
 	}
 	var page bytes.Buffer
-	if err := WriteComparison(&page, cmp, FormatHTML); err != nil {
+	if err := Write(&page, cmp, report.FormatHTML); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(page.String(), "<tr><th>main.benchHotLoop</th><td>80%</td><td>40%</td><td>-40.0 pt</td></tr>") {
@@ -98,7 +100,7 @@ func TestProfileShiftsNone(t *testing.T) {
 		{"no new profile", old, new, od, nil},
 		{"no old profile", old, new, nil, nd},
 	} {
-		cmp, err := Compare(c.old, c.new, CompareOptions{})
+		cmp, err := Compare(c.old, c.new, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -106,7 +108,7 @@ func TestProfileShiftsNone(t *testing.T) {
 			t.Errorf("AddProfileShifts(%s) = %v, %d cells; want none", c.name, err, len(cmp.Profiles))
 		}
 		var md bytes.Buffer
-		if err := WriteComparison(&md, cmp, FormatMarkdown); err != nil || strings.Contains(md.String(), shiftsTitle) {
+		if err := Write(&md, cmp, report.FormatMarkdown); err != nil || strings.Contains(md.String(), shiftsTitle) {
 			t.Errorf("WriteComparison(%s): %v; want no %q", c.name, err, shiftsTitle)
 		}
 	}

@@ -1,8 +1,11 @@
-package report
+// Package compare is what bench compare writes: old sessions' runs set
+// against new ones cell by cell (Compare), each change with its range and
+// whether it is real (report.Decide), the regressions past a gate, the
+// shifts of the profiles of a cell's median runs, as markdown, TSV, JSON
+// or a page with a chart per table (Write).
+package compare
 
 import (
-	"bench/inputerr"
-	"bench/results"
 	"errors"
 	"fmt"
 	"math"
@@ -10,11 +13,15 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"bench/inputerr"
+	"bench/report"
+	"bench/results"
 )
 
-// CompareOptions says what Compare accepts and what it counts as a
+// Options says what Compare accepts and what it counts as a
 // regression.
-type CompareOptions struct {
+type Options struct {
 	// AcrossMachines compares the runs of one machine with those of
 	// another; without it, old and new must be from the same machines.
 	AcrossMachines bool
@@ -27,33 +34,6 @@ type CompareOptions struct {
 	// percentile, MetricP50, MetricP99 or MetricP999 (lower is better),
 	// where cells without the latency are left out.
 	Metric string
-}
-
-// The metrics of CompareOptions.Metric.
-const (
-	MetricThroughput = "throughput"
-	MetricP50        = "p50"
-	MetricP99        = "p99"
-	MetricP999       = "p99.9"
-)
-
-// metric is how a comparison reads a run: its figure (NaN where the run
-// has none), the figure's unit, and whether lower is better.
-type metric struct {
-	of    func(*results.Row) float64
-	unit  func(results.Cell) string
-	lower bool
-}
-
-// metricOf returns the metric named name.
-func metricOf(name string) (metric, error) {
-	switch name {
-	case "", MetricThroughput:
-		return metric{of: (*results.Row).Figure, unit: func(c results.Cell) string { return string(c.Unit()) }}, nil
-	case MetricP50, MetricP99, MetricP999:
-		return metric{of: percentile(name), unit: func(results.Cell) string { return "ms" }, lower: true}, nil
-	}
-	return metric{}, inputerr.Bad(fmt.Errorf("unknown metric %q (want %s, %s, %s or %s)", name, MetricThroughput, MetricP50, MetricP99, MetricP999))
 }
 
 // Comparison is two sets of runs, old and new, compared cell by cell.
@@ -121,8 +101,8 @@ type Change struct {
 	Unit     string        `json:"unit"`     // "k req/s", "Gbit/s", "k conn/s"
 	Proxy    string        `json:"proxy"`
 	Group    results.Group `json:"group"`
-	Old      *Runs         `json:"old"` // null: no run of the cell on that side
-	New      *Runs         `json:"new"`
+	Old      *report.Runs  `json:"old"` // null: no run of the cell on that side
+	New      *report.Runs  `json:"new"`
 
 	// Change is new's median over old's, less one, in percent; null
 	// unless both sides have ok runs and old's median is not zero.
@@ -138,18 +118,8 @@ type Change struct {
 	Real bool     `json:"real"`
 	Test string   `json:"test,omitempty"`
 	P    *float64 `json:"p,omitempty"`
-	// Regressed: beyond the gate (CompareOptions.FailOver).
+	// Regressed: beyond the gate (Options.FailOver).
 	Regressed bool `json:"regressed"`
-}
-
-// Runs is one side of a cell: the figures of its ok runs, in the order
-// they ran, their median and range, and how many runs failed.
-type Runs struct {
-	Median  *float64  `json:"median"` // null without an ok run
-	Slowest *float64  `json:"slowest"`
-	Fastest *float64  `json:"fastest"`
-	Runs    []float64 `json:"runs"`
-	Failed  int       `json:"failed"`
 }
 
 // ErrAcrossMachines is the error of a comparison of different machines'
@@ -166,17 +136,17 @@ var ErrAcrossMachines = errors.New("different machines")
 // from the same machines unless opt.AcrossMachines, and then from one
 // machine each; sides that are not, or an unknown metric, are refused as
 // inputerr.Error.
-func Compare(old, new []results.Row, opt CompareOptions) (*Comparison, error) {
+func Compare(old, new []results.Row, opt Options) (*Comparison, error) {
 	if len(old) == 0 || len(new) == 0 {
 		return nil, inputerr.Bad(errors.New("compare: no runs in the old or the new files"))
 	}
-	met, err := metricOf(opt.Metric)
+	met, err := report.MetricOf(opt.Metric)
 	if err != nil {
 		return nil, err
 	}
-	old, new = searchResults(old), searchResults(new)
-	c := &Comparison{Old: sideOf(old), New: sideOf(new), Alpha: thresholds.CompareAlpha, FailOver: opt.FailOver, Cells: []Change{}}
-	if opt.Metric != MetricThroughput {
+	old, new = report.SearchResults(old), report.SearchResults(new)
+	c := &Comparison{Old: sideOf(old), New: sideOf(new), Alpha: report.Thresholds.CompareAlpha, FailOver: opt.FailOver, Cells: []Change{}}
+	if opt.Metric != report.MetricThroughput {
 		c.Metric = opt.Metric
 	}
 	machine, err := compareMachine(c.Old.Machines, c.New.Machines, opt.AcrossMachines)
@@ -193,7 +163,7 @@ func Compare(old, new []results.Row, opt CompareOptions) (*Comparison, error) {
 
 // compareMachine is the machine a run's cell is compared on: its own,
 // when old and new runs are from the same machines (om and nm), or, when
-// across (CompareOptions.AcrossMachines) and each side is of one
+// across (Options.AcrossMachines) and each side is of one
 // machine, both machines' names in one label. Other machines are refused
 // as inputerr.Error.
 func compareMachine(om, nm []string, across bool) (func(*results.Row) string, error) {
@@ -259,7 +229,7 @@ func compareCells(old, new []results.Row, machine func(*results.Row) string) []*
 	// families in the report's order, then machines, scenarios and the
 	// tables' column order: baseline, copy, splice, each as they came
 	rank := func(cl *compareCell) []int {
-		return []int{slices.Index(families, familyOf(cl.Mode, cl.Load)), machines[cl.machine],
+		return []int{slices.Index(report.Families, report.FamilyOf(cl.Mode, cl.Load)), machines[cl.machine],
 			scenarios[cl.Scenario()], slices.Index(results.Groups, cl.group)}
 	}
 	slices.SortStableFunc(cells, func(a, b *compareCell) int { return slices.Compare(rank(a), rank(b)) })
@@ -270,33 +240,33 @@ func compareCells(old, new []results.Row, machine func(*results.Row) string) []*
 // and, where both have some, the change and whether it is real; with
 // failOver, whether it regressed beyond it. False for a cell a latency
 // metric leaves out: a sweep's, or one whose tool gives no latency.
-func (cl *compareCell) change(c *Comparison, met metric, failOver *float64) (Change, bool) {
-	ch := Change{Machine: cl.machine, Family: familyOf(cl.Mode, cl.Load), Mode: cl.Mode, Load: cl.Load,
-		Scenario: rowLabel(cl.Mode, cl.Load), Unit: met.unit(cl.Cell), Proxy: cl.Proxy, Group: cl.group}
-	var s [2]summary
-	for side, runs := range []**Runs{&ch.Old, &ch.New} {
+func (cl *compareCell) change(c *Comparison, met report.Metric, failOver *float64) (Change, bool) {
+	ch := Change{Machine: cl.machine, Family: report.FamilyOf(cl.Mode, cl.Load), Mode: cl.Mode, Load: cl.Load,
+		Scenario: report.RowLabel(cl.Mode, cl.Load), Unit: met.Unit(cl.Cell), Proxy: cl.Proxy, Group: cl.group}
+	var s [2]report.Summary
+	for side, runs := range []**report.Runs{&ch.Old, &ch.New} {
 		if !cl.seen[side] {
 			continue
 		}
-		s[side] = summarize(cl.ok[side], met.of)
-		*runs = runsOf(s[side], cl.failed[side])
+		s[side] = report.Summarize(cl.ok[side], met.Of)
+		*runs = report.RunsOf(s[side], cl.failed[side])
 	}
 	// A latency leaves out the cells whose tool gives none, and the
 	// sweeps'.
-	if met.lower && (cl.Load == results.LoadSweep || len(figures(append(slices.Clone(cl.ok[0]), cl.ok[1]...), met.of)) == 0) {
+	if met.Lower && (cl.Load == results.LoadSweep || len(report.Figures(append(slices.Clone(cl.ok[0]), cl.ok[1]...), met.Of)) == 0) {
 		return Change{}, false
 	}
-	if s[0].ok && s[1].ok {
-		if s[0].med != 0 {
-			pct := (s[1].med/s[0].med - 1) * 100
+	if s[0].OK && s[1].OK {
+		if s[0].Median != 0 {
+			pct := (s[1].Median/s[0].Median - 1) * 100
 			ch.Change = &pct
 		}
-		ch.Real, ch.Test, ch.P = Decide(s[0].runs, s[1].runs)
-		ch.PlusMinus = plusMinus(s[0], s[1])
+		ch.Real, ch.Test, ch.P = report.Decide(s[0].Runs, s[1].Runs)
+		ch.PlusMinus = report.PlusMinus(s[0], s[1])
 	}
 	if failOver != nil {
 		worse := ch.Worse(c) && math.Abs(*ch.Change) > *failOver
-		lost := s[0].ok && cl.seen[1] && !s[1].ok
+		lost := s[0].OK && cl.seen[1] && !s[1].OK
 		ch.Regressed = worse || lost
 	}
 	return ch, true
@@ -356,33 +326,9 @@ func firstIndex(m map[string]int, s string) {
 	}
 }
 
-// runsOf is one side of a cell from the summary of its ok runs.
-func runsOf(s summary, failed int) *Runs {
-	r := &Runs{Runs: s.runs, Failed: failed}
-	if r.Runs == nil {
-		r.Runs = []float64{}
-	}
-	if s.ok {
-		med, low, high := s.med, s.low, s.high
-		r.Median, r.Slowest, r.Fastest = &med, &low, &high
-	}
-	return r
-}
-
-// cmpAbs compares a and b by their magnitude.
-func cmpAbs(a, b float64) int {
-	switch a, b = math.Abs(a), math.Abs(b); {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-// CompareTable is a table of a comparison: the cells of a family on a
+// Table is a table of a comparison: the cells of a family on a
 // machine, and the geometric mean of their changes.
-type CompareTable struct {
+type Table struct {
 	Family  string   `json:"family"`
 	Machine string   `json:"machine"`
 	Cells   []Change `json:"-"`
@@ -396,10 +342,10 @@ type CompareTable struct {
 
 // Tables splits the comparison's cells into its tables, a family on a
 // machine each, in order.
-func (c *Comparison) Tables() []CompareTable {
-	var out []CompareTable
+func (c *Comparison) Tables() []Table {
+	var out []Table
 	for i := 0; i < len(c.Cells); {
-		t := CompareTable{Family: c.Cells[i].Family, Machine: c.Cells[i].Machine}
+		t := Table{Family: c.Cells[i].Family, Machine: c.Cells[i].Machine}
 		for ; i < len(c.Cells) && c.Cells[i].Family == t.Family && c.Cells[i].Machine == t.Machine; i++ {
 			t.Cells = append(t.Cells, c.Cells[i])
 		}
@@ -409,7 +355,7 @@ func (c *Comparison) Tables() []CompareTable {
 	return out
 }
 
-// geomean is CompareTable.Geomean of cells, and how many it is of.
+// geomean is Table.Geomean of cells, and how many it is of.
 func geomean(cells []Change) (*float64, int) {
 	sum, n := 0.0, 0
 	for _, ch := range cells {
@@ -435,7 +381,7 @@ func (c *Comparison) Changes() []Change {
 			out = append(out, ch)
 		}
 	}
-	slices.SortStableFunc(out, func(a, b Change) int { return cmpAbs(*b.Change, *a.Change) })
+	slices.SortStableFunc(out, func(a, b Change) int { return report.CmpAbs(*b.Change, *a.Change) })
 	return out
 }
 
@@ -443,7 +389,7 @@ func (c *Comparison) Changes() []Change {
 // geometric mean of its cells' changes and its real changes each way.
 type ColumnChange struct {
 	Proxy string `json:"proxy"`
-	// Geomean is as CompareTable's, of the column's cells on every table;
+	// Geomean is as Table's, of the column's cells on every table;
 	// null without a cell on both sides. GeomeanOf is how many it is of.
 	Geomean   *float64 `json:"geomean_pct"`
 	GeomeanOf int      `json:"geomean_of"`
@@ -480,7 +426,7 @@ func (c *Comparison) Columns() []ColumnChange {
 			default:
 				continue
 			}
-			if cc.Largest == nil || cmpAbs(*ch.Change, *cc.Largest) > 0 {
+			if cc.Largest == nil || report.CmpAbs(*ch.Change, *cc.Largest) > 0 {
 				v := *ch.Change
 				cc.Largest = &v
 			}
@@ -497,7 +443,21 @@ func (c *Comparison) Columns() []ColumnChange {
 		if d := (b.Worse + b.Better) - (a.Worse + a.Better); d != 0 {
 			return d
 		}
-		return cmpAbs(size(b.Geomean), size(a.Geomean))
+		return report.CmpAbs(size(b.Geomean), size(a.Geomean))
 	})
 	return out
 }
+
+// Worse reports whether the cell's change is real and for the worse:
+// slower, or with a latency metric, longer.
+func (ch *Change) Worse(c *Comparison) bool {
+	return ch.Real && ch.Change != nil && (*ch.Change < 0) == (c.Metric == "")
+}
+
+// Better reports whether the cell's change is real and for the better.
+func (ch *Change) Better(c *Comparison) bool {
+	return ch.Real && ch.Change != nil && *ch.Change != 0 && !ch.Worse(c)
+}
+
+// compared reports whether both sides have ok runs and a change.
+func (ch *Change) compared() bool { return ch.Change != nil }

@@ -1,35 +1,36 @@
-package report
+package trend
 
 import (
-	"bench/internal/text"
 	"cmp"
 	"fmt"
 	"math"
 	"slices"
 
+	"bench/internal/text"
+	"bench/report"
 	"bench/report/changepoint"
 	"bench/results"
 )
 
-// TrendChange is a change point with its series, for the report's list.
-type TrendChange struct {
-	Series *TrendSeries
-	*TrendPoint
+// Change is a change point with its series, for the report's list.
+type Change struct {
+	Series *Series
+	*Point
 }
 
 // Changes are the change points of every series, the newest first (by
 // the session after the change), the largest step first within a
 // session.
-func (tr *Trends) Changes() []TrendChange {
-	var out []TrendChange
+func (tr *Trends) Changes() []Change {
+	var out []Change
 	for i := range tr.Series {
 		s := &tr.Series[i]
 		for j := range s.Points {
-			out = append(out, TrendChange{s, &s.Points[j]})
+			out = append(out, Change{s, &s.Points[j]})
 		}
 	}
-	slices.SortStableFunc(out, func(a, b TrendChange) int {
-		return cmp.Or(b.After-a.After, cmpAbs(b.Step, a.Step))
+	slices.SortStableFunc(out, func(a, b Change) int {
+		return cmp.Or(b.After-a.After, report.CmpAbs(b.Step, a.Step))
 	})
 	return out
 }
@@ -42,9 +43,9 @@ func (tr *Trends) Changes() []TrendChange {
 // and comes back. A session alone is never a change point
 // (changepoint.MinSide), so a new level shows on the second session at
 // it at the soonest.
-func (tr *Trends) NewRegressions(pct float64) []TrendChange {
+func (tr *Trends) NewRegressions(pct float64) []Change {
 	newest := tr.newest()
-	var out []TrendChange
+	var out []Change
 	for i := range tr.Series {
 		s := &tr.Series[i]
 		if s.Sessions[len(s.Sessions)-1] != newest[s.Machine] {
@@ -53,12 +54,12 @@ func (tr *Trends) NewRegressions(pct float64) []TrendChange {
 		fires := s.gate(pct).Fires(s.Runs, s.points(), tr.Options, nil)
 		for j := range s.Points {
 			if slices.ContainsFunc(fires, func(p changepoint.Point) bool { return p.At == s.Points[j].At }) {
-				out = append(out, TrendChange{s, &s.Points[j]})
+				out = append(out, Change{s, &s.Points[j]})
 			}
 		}
 	}
-	slices.SortStableFunc(out, func(a, b TrendChange) int {
-		return cmp.Or(b.After-a.After, cmpAbs(b.Step, a.Step))
+	slices.SortStableFunc(out, func(a, b Change) int {
+		return cmp.Or(b.After-a.After, report.CmpAbs(b.Step, a.Step))
 	})
 	return out
 }
@@ -74,11 +75,11 @@ func (tr *Trends) newest() map[string]int {
 
 // Undetectable are the series run by their machine's newest session
 // whose noise and history cannot show a step of pct percent
-// (TrendSeries.Detectable past it): a gate of that size cannot catch
+// (Series.Detectable past it): a gate of that size cannot catch
 // their regressions.
-func (tr *Trends) Undetectable(pct float64) []*TrendSeries {
+func (tr *Trends) Undetectable(pct float64) []*Series {
 	newest := tr.newest()
-	var out []*TrendSeries
+	var out []*Series
 	for i := range tr.Series {
 		s := &tr.Series[i]
 		if s.Sessions[len(s.Sessions)-1] == newest[s.Machine] && s.Detectable > pct {
@@ -90,7 +91,7 @@ func (tr *Trends) Undetectable(pct float64) []*TrendSeries {
 
 // DescribeDetectable is a series' smallest step in a line: "Xeon, 2
 // CPUs, http-ka-1k, nginx, throughput: 7.3%".
-func (s *TrendSeries) DescribeDetectable() string {
+func (s *Series) DescribeDetectable() string {
 	d := "no step yet: too few sessions at its level"
 	if !math.IsInf(s.Detectable, 1) {
 		// rounded up, so that a step past the gate never reads as the gate
@@ -102,7 +103,7 @@ func (s *TrendSeries) DescribeDetectable() string {
 // Describe is the change in a line: "Xeon, 2 CPUs, http-ka-1k, nginx,
 // throughput: -6.1% (-7.9..-4.2%) from 2026-08-20-nightly to
 // 2026-08-21-nightly".
-func (c TrendChange) Describe(tr *Trends) string {
+func (c Change) Describe(tr *Trends) string {
 	s := c.Series
 	return fmt.Sprintf("%s, %s, %s, %s: %s (%s) from %s to %s", s.Machine, s.Scenario, s.Proxy, s.Metric,
 		signedPct(c.Step), pctRange(c.Lo, c.Hi), tr.Sessions[c.Before].ID, tr.Sessions[c.After].ID)
@@ -114,18 +115,18 @@ func signedPct(v float64) string { return fmt.Sprintf("%+.1f%%", v) }
 // pctRange is an interval in percent: "-7.9..-4.2%".
 func pctRange(lo, hi float64) string { return fmt.Sprintf("%+.1f..%+.1f%%", lo, hi) }
 
-// TrendEvent is the changes of one column of a machine that began on
+// Event is the changes of one column of a machine that began on
 // one night: a step of the column itself (a new build, a new version)
 // moves many of its series at once, and reads as one. A change whose
 // new level begins a session either side of the night most of them
 // begin on is the same event: the runs' noise moves where a series'
 // point falls by one.
-type TrendEvent struct {
+type Event struct {
 	Machine, Proxy string
 	// After is the index in Trends.Sessions of the session where the
 	// new level of most of its changes begins.
 	After   int
-	Changes []TrendChange // the largest step first
+	Changes []Change // the largest step first
 	// Of is how many series the column has on the machine by the
 	// metrics of its changes.
 	Of int
@@ -138,7 +139,7 @@ const eventReach = 1
 // Events are the changes grouped into events, the newest first (by the
 // session where the new level begins), then the one of the most series
 // first, then the largest step.
-func (tr *Trends) Events() []TrendEvent {
+func (tr *Trends) Events() []Event {
 	// ord is each session's place among its machine's
 	ord := make([]int, len(tr.Sessions))
 	seen := map[string]int{}
@@ -147,7 +148,7 @@ func (tr *Trends) Events() []TrendEvent {
 		seen[s.Machine]++
 	}
 	type key struct{ machine, proxy string }
-	byColumn := map[key][]TrendChange{}
+	byColumn := map[key][]Change{}
 	var keys []key
 	for _, c := range tr.Changes() {
 		k := key{c.Series.Machine, c.Series.Proxy}
@@ -156,7 +157,7 @@ func (tr *Trends) Events() []TrendEvent {
 		}
 		byColumn[k] = append(byColumn[k], c)
 	}
-	var out []TrendEvent
+	var out []Event
 	for _, k := range keys {
 		changes := byColumn[k] // the newest first
 		for len(changes) > 0 {
@@ -173,8 +174,8 @@ func (tr *Trends) Events() []TrendEvent {
 					at = si
 				}
 			}
-			ev := TrendEvent{Machine: k.machine, Proxy: k.proxy, After: at}
-			var rest []TrendChange
+			ev := Event{Machine: k.machine, Proxy: k.proxy, After: at}
+			var rest []Change
 			for _, c := range changes {
 				if d := ord[c.After] - ord[at]; d >= -eventReach && d <= eventReach {
 					ev.Changes = append(ev.Changes, c)
@@ -182,26 +183,26 @@ func (tr *Trends) Events() []TrendEvent {
 					rest = append(rest, c)
 				}
 			}
-			slices.SortStableFunc(ev.Changes, func(a, b TrendChange) int { return cmpAbs(b.Step, a.Step) })
+			slices.SortStableFunc(ev.Changes, func(a, b Change) int { return report.CmpAbs(b.Step, a.Step) })
 			ev.Of = tr.seriesOf(ev)
 			out = append(out, ev)
 			changes = rest
 		}
 	}
-	slices.SortStableFunc(out, func(a, b TrendEvent) int {
-		return cmp.Or(b.After-a.After, len(b.Changes)-len(a.Changes), cmpAbs(b.Changes[0].Step, a.Changes[0].Step))
+	slices.SortStableFunc(out, func(a, b Event) int {
+		return cmp.Or(b.After-a.After, len(b.Changes)-len(a.Changes), report.CmpAbs(b.Changes[0].Step, a.Changes[0].Step))
 	})
 	return out
 }
 
 // seriesOf is how many series ev's column has on its machine by the
 // metrics of its changes.
-func (tr *Trends) seriesOf(ev TrendEvent) int {
+func (tr *Trends) seriesOf(ev Event) int {
 	n := 0
 	for i := range tr.Series {
 		s := &tr.Series[i]
 		if s.Machine == ev.Machine && s.Proxy == ev.Proxy &&
-			slices.ContainsFunc(ev.Changes, func(c TrendChange) bool { return c.Series.Metric == s.Metric }) {
+			slices.ContainsFunc(ev.Changes, func(c Change) bool { return c.Series.Metric == s.Metric }) {
 			n++
 		}
 	}
@@ -209,8 +210,8 @@ func (tr *Trends) seriesOf(ev TrendEvent) int {
 }
 
 // Step is the median of the event's steps, in percent.
-func (e TrendEvent) Step() float64 {
-	return medianBy(e.Changes, func(c TrendChange) float64 { return c.Step })
+func (e Event) Step() float64 {
+	return medianBy(e.Changes, func(c Change) float64 { return c.Step })
 }
 
 // medianBy is the median of f over xs.
@@ -223,7 +224,7 @@ func medianBy[T any](xs []T, f func(T) float64) float64 {
 }
 
 // Worse is how many of the event's changes are for the worse.
-func (e TrendEvent) Worse() int {
+func (e Event) Worse() int {
 	n := 0
 	for _, c := range e.Changes {
 		if c.Worse {
@@ -233,30 +234,30 @@ func (e TrendEvent) Worse() int {
 	return n
 }
 
-// TrendOutlierNight is the series of a machine that stood out alone on
+// OutlierNight is the series of a machine that stood out alone on
 // one session: a bad night of the machine when it is many of them.
-type TrendOutlierNight struct {
+type OutlierNight struct {
 	Session int // its index in Trends.Sessions
-	Series  []TrendOutlierOf
+	Series  []OutlierOf
 }
 
-// TrendOutlierOf is an outlier with its series.
-type TrendOutlierOf struct {
-	Series *TrendSeries
+// OutlierOf is an outlier with its series.
+type OutlierOf struct {
+	Series *Series
 	Off    float64
 }
 
 // Off is the median of the night's outliers' distances from their
 // levels, in percent.
-func (n TrendOutlierNight) Off() float64 {
-	return medianBy(n.Series, func(o TrendOutlierOf) float64 { return o.Off })
+func (n OutlierNight) Off() float64 {
+	return medianBy(n.Series, func(o OutlierOf) float64 { return o.Off })
 }
 
 // OutlierNights are the outliers of every series grouped by their
 // session, the newest first, each in the series' order.
-func (tr *Trends) OutlierNights() []TrendOutlierNight {
+func (tr *Trends) OutlierNights() []OutlierNight {
 	at := map[int]int{}
-	var out []TrendOutlierNight
+	var out []OutlierNight
 	for i := range tr.Series {
 		s := &tr.Series[i]
 		for _, o := range s.Outliers {
@@ -264,11 +265,11 @@ func (tr *Trends) OutlierNights() []TrendOutlierNight {
 			if !ok {
 				j = len(out)
 				at[o.Session] = j
-				out = append(out, TrendOutlierNight{Session: o.Session})
+				out = append(out, OutlierNight{Session: o.Session})
 			}
-			out[j].Series = append(out[j].Series, TrendOutlierOf{s, o.Off})
+			out[j].Series = append(out[j].Series, OutlierOf{s, o.Off})
 		}
 	}
-	slices.SortStableFunc(out, func(a, b TrendOutlierNight) int { return b.Session - a.Session })
+	slices.SortStableFunc(out, func(a, b OutlierNight) int { return b.Session - a.Session })
 	return out
 }

@@ -1,6 +1,10 @@
 package report
 
 import (
+	"bench/inputerr"
+	"bench/results"
+	"fmt"
+	"math"
 	"slices"
 
 	"golang.org/x/perf/benchmath"
@@ -22,8 +26,8 @@ const (
 	TestOneRun = "one run"
 )
 
-// thresholds are benchstat's: alpha 0.05.
-var thresholds = benchmath.DefaultThresholds
+// Thresholds are benchstat's: alpha 0.05.
+var Thresholds = benchmath.DefaultThresholds
 
 // Decide says whether the runs old and new (their figures) can be told
 // apart, and by which test: by the U test (TestU, with its p-value) where
@@ -40,7 +44,7 @@ func Decide(old, new []float64) (real bool, test string, p *float64) {
 	if len(old) == 1 || len(new) == 1 {
 		return false, TestOneRun, nil
 	}
-	if uDecides(len(old), len(new)) {
+	if UDecides(len(old), len(new)) {
 		cmp := uTest(old, new)
 		return cmp.P <= cmp.Alpha, TestU, &cmp.P
 	}
@@ -50,10 +54,10 @@ func Decide(old, new []float64) (real bool, test string, p *float64) {
 	return !overlap, TestRange, nil
 }
 
-// uDecides reports whether the U test can ever tell apart samples of n1
+// UDecides reports whether the U test can ever tell apart samples of n1
 // and n2 runs: whether it does for two that do not overlap at all. With
 // 3 runs a side it cannot (p is at least 0.1); with 4 it can.
-func uDecides(n1, n2 int) bool {
+func UDecides(n1, n2 int) bool {
 	a, b := make([]float64, n1), make([]float64, n2)
 	for i := range a {
 		a[i] = float64(i)
@@ -69,29 +73,76 @@ func uDecides(n1, n2 int) bool {
 func uTest(a, b []float64) benchmath.Comparison {
 	// NewSample sorts its values in place; a cell's runs keep their order
 	return benchmath.AssumeNothing.Compare(
-		benchmath.NewSample(slices.Clone(a), &thresholds),
-		benchmath.NewSample(slices.Clone(b), &thresholds))
+		benchmath.NewSample(slices.Clone(a), &Thresholds),
+		benchmath.NewSample(slices.Clone(b), &Thresholds))
 }
 
-// plusMinus is Change.PlusMinus of the two sides' runs.
-func plusMinus(old, new summary) *float64 {
-	if old.low <= 0 || old.med == 0 {
+// PlusMinus is Change.PlusMinus of the two sides' runs.
+func PlusMinus(old, new Summary) *float64 {
+	if old.low <= 0 || old.Median == 0 {
 		return nil
 	}
 	pm := (new.high/old.low - new.low/old.high) / 2 * 100
 	return &pm
 }
 
-// Worse reports whether the cell's change is real and for the worse:
-// slower, or with a latency metric, longer.
-func (ch *Change) Worse(c *Comparison) bool {
-	return ch.Real && ch.Change != nil && (*ch.Change < 0) == (c.Metric == "")
+// The metrics of compare.Options.Metric.
+const (
+	MetricThroughput = "throughput"
+	MetricP50        = "p50"
+	MetricP99        = "p99"
+	MetricP999       = "p99.9"
+)
+
+// Metric is how a comparison reads a run: its figure (NaN where the run
+// has none), the figure's unit, and whether lower is better.
+type Metric struct {
+	Of    func(*results.Row) float64 `json:"-"`
+	Unit  func(results.Cell) string  `json:"-"`
+	Lower bool                       `json:"-"`
 }
 
-// Better reports whether the cell's change is real and for the better.
-func (ch *Change) Better(c *Comparison) bool {
-	return ch.Real && ch.Change != nil && *ch.Change != 0 && !ch.Worse(c)
+// MetricOf returns the metric named name.
+func MetricOf(name string) (Metric, error) {
+	switch name {
+	case "", MetricThroughput:
+		return Metric{Of: (*results.Row).Figure, Unit: func(c results.Cell) string { return string(c.Unit()) }}, nil
+	case MetricP50, MetricP99, MetricP999:
+		return Metric{Of: percentile(name), Unit: func(results.Cell) string { return "ms" }, Lower: true}, nil
+	}
+	return Metric{}, inputerr.Bad(fmt.Errorf("unknown metric %q (want %s, %s, %s or %s)", name, MetricThroughput, MetricP50, MetricP99, MetricP999))
 }
 
-// compared reports whether both sides have ok runs and a change.
-func (ch *Change) compared() bool { return ch.Change != nil }
+// Runs is one side of a cell: the figures of its ok runs, in the order
+// they ran, their median and range, and how many runs failed.
+type Runs struct {
+	Median  *float64  `json:"median"` // null without an ok run
+	Slowest *float64  `json:"slowest"`
+	Fastest *float64  `json:"fastest"`
+	Runs    []float64 `json:"runs"`
+	Failed  int       `json:"failed"`
+}
+
+// RunsOf is one side of a cell from the summary of its ok runs.
+func RunsOf(s Summary, failed int) *Runs {
+	r := &Runs{Runs: s.Runs, Failed: failed}
+	if r.Runs == nil {
+		r.Runs = []float64{}
+	}
+	if s.OK {
+		med, low, high := s.Median, s.low, s.high
+		r.Median, r.Slowest, r.Fastest = &med, &low, &high
+	}
+	return r
+}
+
+// CmpAbs compares a and b by their magnitude.
+func CmpAbs(a, b float64) int {
+	switch a, b = math.Abs(a), math.Abs(b); {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

@@ -1,4 +1,9 @@
-package report
+// Package trend is what bench trend writes: the trends of a history
+// (history.Sessions), each cell of each machine, by each metric, as a
+// series of its sessions in time order, searched for change points
+// (package changepoint), in markdown or as a page with a chart of each
+// series.
+package trend
 
 import (
 	"cmp"
@@ -12,16 +17,13 @@ import (
 	"time"
 
 	"bench/inputerr"
+	"bench/report"
 	"bench/report/changepoint"
 	"bench/results"
 )
 
-// The trends of a history (history.Sessions): each cell of each
-// machine, by each metric, as a series of its sessions in time order,
-// searched for change points (package changepoint).
-
-// TrendOptions narrow a history and set the detection's parameters.
-type TrendOptions struct {
+// Options narrow a history and set the detection's parameters.
+type Options struct {
 	Since    time.Time // sessions started on or after it; zero for all
 	Machine  Globs     // machines whose label or slug matches; nil for all
 	Scenario Globs     // scenarios whose name matches; nil for all
@@ -66,9 +68,9 @@ func (gs Globs) Match(names ...string) bool {
 	return false
 }
 
-// TrendSeries is a cell of a machine, by one metric, over the sessions of
+// Series is a cell of a machine, by one metric, over the sessions of
 // the history that ran it.
-type TrendSeries struct {
+type Series struct {
 	Machine  string
 	Scenario string // the cell's scenario name
 	Mode     results.Mode
@@ -84,19 +86,19 @@ type TrendSeries struct {
 	Sessions []int
 	Runs     [][]float64
 	Medians  []float64
-	Points   []TrendPoint
+	Points   []Point
 	// Outliers are the sessions that stand out alone from their level
 	// (changepoint.Outliers): a bad night, named as one and never a
 	// change.
-	Outliers []TrendOutlier
+	Outliers []Outlier
 	// Detectable is the smallest step, in percent, the series can show
 	// at its newest level (changepoint.Detectable).
 	Detectable float64
 }
 
-// TrendPoint is a change point of a series: where its level moved
+// Point is a change point of a series: where its level moved
 // beyond the noise of its runs.
-type TrendPoint struct {
+type Point struct {
 	changepoint.Point
 	Before, After int // the indexes in Trends.Sessions of the sessions either side
 	// Worse says the step is for the worse: a slower cell, a longer
@@ -109,8 +111,8 @@ type TrendPoint struct {
 
 // Trends are a history's series and their change points.
 type Trends struct {
-	Sessions []TrendSession
-	Series   []TrendSeries
+	Sessions []Session
+	Series   []Series
 	Options  changepoint.Options // as used, the defaults filled in
 }
 
@@ -118,11 +120,11 @@ type Trends struct {
 // (a sweep's: the sustainable rate its searches found, searchResults),
 // and the p99 latency where the runs have it (not a sweep's, which its
 // search holds to its bounds).
-var trendMetrics = []string{MetricThroughput, MetricP99}
+var trendMetrics = []string{report.MetricThroughput, report.MetricP99}
 
-// Trend builds the series of the sessions that opt keeps and finds their
+// Of builds the series of the sessions that opt keeps and finds their
 // change points.
-func Trend(sessions []TrendSession, opt TrendOptions) (*Trends, error) {
+func Of(sessions []Session, opt Options) (*Trends, error) {
 	tr := &Trends{Options: opt.Detect.WithDefaults()}
 	for _, s := range sessions {
 		if s.Started.Before(opt.Since) || !opt.Machine.Match(s.Machine, results.Slug(s.Machine)) {
@@ -130,9 +132,9 @@ func Trend(sessions []TrendSession, opt TrendOptions) (*Trends, error) {
 		}
 		tr.Sessions = append(tr.Sessions, s)
 	}
-	metrics := make([]metric, len(trendMetrics))
+	metrics := make([]report.Metric, len(trendMetrics))
 	for i, name := range trendMetrics {
-		m, err := metricOf(name)
+		m, err := report.MetricOf(name)
 		if err != nil {
 			return nil, err
 		}
@@ -146,7 +148,7 @@ func Trend(sessions []TrendSession, opt TrendOptions) (*Trends, error) {
 	index := map[key]int{}
 	for si := range tr.Sessions {
 		s := &tr.Sessions[si]
-		rows := searchResults(s.rows)
+		rows := report.SearchResults(s.rows)
 		for i := range rows {
 			r := &rows[i]
 			if r.Status != results.OK || (opt.Proxy != nil && !slices.Contains(opt.Proxy, r.Proxy)) {
@@ -158,8 +160,8 @@ func Trend(sessions []TrendSession, opt TrendOptions) (*Trends, error) {
 				continue
 			}
 			for mi, m := range metrics {
-				v := m.of(r)
-				if math.IsNaN(v) || math.IsInf(v, 0) || (m.lower && r.Load == results.LoadSweep) {
+				v := m.Of(r)
+				if math.IsNaN(v) || math.IsInf(v, 0) || (m.Lower && r.Load == results.LoadSweep) {
 					continue
 				}
 				k := key{s.Machine, r.Proxy, r.Mode, r.Load, trendMetrics[mi]}
@@ -167,8 +169,8 @@ func Trend(sessions []TrendSession, opt TrendOptions) (*Trends, error) {
 				if !ok {
 					at = len(tr.Series)
 					index[k] = at
-					tr.Series = append(tr.Series, TrendSeries{Machine: s.Machine, Scenario: scen, Mode: r.Mode, Load: r.Load,
-						Proxy: r.Proxy, Group: r.Group, Metric: trendMetrics[mi], Unit: m.unit(c), Lower: m.lower})
+					tr.Series = append(tr.Series, Series{Machine: s.Machine, Scenario: scen, Mode: r.Mode, Load: r.Load,
+						Proxy: r.Proxy, Group: r.Group, Metric: trendMetrics[mi], Unit: m.Unit(c), Lower: m.Lower})
 				}
 				ts := &tr.Series[at]
 				if n := len(ts.Sessions); n == 0 || ts.Sessions[n-1] != si {
@@ -179,7 +181,7 @@ func Trend(sessions []TrendSession, opt TrendOptions) (*Trends, error) {
 			}
 		}
 	}
-	slices.SortFunc(tr.Series, func(a, b TrendSeries) int {
+	slices.SortFunc(tr.Series, func(a, b Series) int {
 		return cmp.Or(cmp.Compare(a.Machine, b.Machine), cmp.Compare(familyIndex(a.Mode, a.Load), familyIndex(b.Mode, b.Load)),
 			cmp.Compare(a.Scenario, b.Scenario), cmp.Compare(a.Proxy, b.Proxy), cmp.Compare(a.Metric, b.Metric))
 	})
@@ -205,18 +207,18 @@ func Trend(sessions []TrendSession, opt TrendOptions) (*Trends, error) {
 // familyIndex is the place of the family of mode and load in the
 // tables' order.
 func familyIndex(mode results.Mode, load string) int {
-	return slices.Index(families, familyOf(mode, load))
+	return slices.Index(report.Families, report.FamilyOf(mode, load))
 }
 
 // detect finds the change points of ts.
-func (tr *Trends) detect(ts *TrendSeries) {
+func (tr *Trends) detect(ts *Series) {
 	ts.Medians = make([]float64, len(ts.Runs))
 	for i, r := range ts.Runs {
 		ts.Medians[i] = results.Median(r)
 	}
 	points, outliers := changepoint.Analyse(ts.Runs, tr.Options)
 	for _, p := range points {
-		tp := TrendPoint{Point: p, Before: ts.Sessions[p.At-1], After: ts.Sessions[p.At]}
+		tp := Point{Point: p, Before: ts.Sessions[p.At-1], After: ts.Sessions[p.At]}
 		tp.Worse = ts.gate(0).Worse(p)
 		tp.Versions = tr.versionsChanged(ts.Proxy, tp.Before, tp.After)
 		ts.Points = append(ts.Points, tp)
@@ -231,24 +233,24 @@ func (tr *Trends) detect(ts *TrendSeries) {
 			}
 		}
 		level := results.Median(ts.Medians[start:end])
-		ts.Outliers = append(ts.Outliers, TrendOutlier{Session: ts.Sessions[i], Off: (ts.Medians[i]/level - 1) * 100})
+		ts.Outliers = append(ts.Outliers, Outlier{Session: ts.Sessions[i], Off: (ts.Medians[i]/level - 1) * 100})
 	}
 	ts.Detectable = changepoint.Detectable(ts.Medians, points, tr.Options)
 }
 
-// TrendOutlier is a session of a series that stands out alone.
-type TrendOutlier struct {
+// Outlier is a session of a series that stands out alone.
+type Outlier struct {
 	Session int     // its index in Trends.Sessions
 	Off     float64 // its median over its level's, less one, in percent
 }
 
 // gate is the nightly's gate of pct percent on the series.
-func (ts *TrendSeries) gate(pct float64) changepoint.Gate {
+func (ts *Series) gate(pct float64) changepoint.Gate {
 	return changepoint.Gate{Percent: pct, Lower: ts.Lower}
 }
 
 // points are the series' change points as Find gives them.
-func (ts *TrendSeries) points() []changepoint.Point {
+func (ts *Series) points() []changepoint.Point {
 	out := make([]changepoint.Point, len(ts.Points))
 	for i, p := range ts.Points {
 		out[i] = p.Point
