@@ -85,6 +85,8 @@ UNLOADED_PKGS += ./report/chart
 UNLOADED_PKGS += ./report/compare
 UNLOADED_PKGS += ./report/htmldoc
 UNLOADED_PKGS += ./report/internal/reporttest
+UNLOADED_PKGS += ./report/page
+UNLOADED_PKGS += ./report/profiles
 UNLOADED_PKGS += ./report/trend
 UNLOADED_PKGS += ./results
 

@@ -6,7 +6,6 @@ import (
 
 	"bench/internal/text"
 	"bench/results"
-
 	"gonum.org/v1/gonum/stat"
 )
 
@@ -62,7 +61,7 @@ func combinedTable(machines []string, sessionIDs string, rows []*results.Row) Ta
 	machine := strings.Join(shorts, " / ") + " / average"
 	names, groups := g.header()
 	t := Table{Family: famCombined, Kind: "throughput", Machine: machine, Session: sessionIDs,
-		Corner: "scenario (" + machine + ")", Columns: names, Groups: groups, Failed: g.failed, Notes: g.notes, runNotes: g.runs1}
+		Corner: "scenario (" + machine + ")", Columns: names, Groups: groups, Failed: g.failed, Notes: g.notes, RunNotes: g.runs1}
 	for _, k := range g.keys {
 		unit := results.UnitOf(g.modes[k], g.loads[k])
 		cells := make([]Cell, len(g.cols))
@@ -84,14 +83,14 @@ func combinedTable(machines []string, sessionIDs string, rows []*results.Row) Ta
 					continue
 				}
 				parts = append(parts, text.Fixed(s.Median, 1))
-				meds, lows, highs = append(meds, s.Median), append(lows, s.low), append(highs, s.high)
+				meds, lows, highs = append(meds, s.Median), append(lows, s.Low), append(highs, s.High)
 			}
 			// the average and its range: from the average of each
 			// machine's slowest run to that of the fastest
 			avg := Summary{Runs: all}
 			if len(meds) == len(machines) {
 				avg.OK = true
-				avg.Median, avg.low, avg.high = stat.Mean(meds, nil), stat.Mean(lows, nil), stat.Mean(highs, nil)
+				avg.Median, avg.Low, avg.High = stat.Mean(meds, nil), stat.Mean(lows, nil), stat.Mean(highs, nil)
 				parts = append(parts, text.Fixed(avg.Median, 1))
 			} else {
 				parts = append(parts, "–")
@@ -100,7 +99,7 @@ func combinedTable(machines []string, sessionIDs string, rows []*results.Row) Ta
 			cells[i] = cellOf(c, avg, strings.Join(parts, " / "))
 		}
 		markCells(cells, spreads, markGroups)
-		t.Rows = append(t.Rows, TableRow{Label: unitLabel(g.labels[k], unit), Cells: cells, unit: unit})
+		t.Rows = append(t.Rows, TableRow{Label: unitLabel(g.labels[k], unit), Cells: cells, Unit: unit})
 	}
 	return t
 }

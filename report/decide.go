@@ -1,12 +1,12 @@
 package report
 
 import (
-	"bench/inputerr"
-	"bench/results"
 	"fmt"
 	"math"
 	"slices"
 
+	"bench/inputerr"
+	"bench/results"
 	"golang.org/x/perf/benchmath"
 )
 
@@ -79,10 +79,10 @@ func uTest(a, b []float64) benchmath.Comparison {
 
 // PlusMinus is Change.PlusMinus of the two sides' runs.
 func PlusMinus(old, new Summary) *float64 {
-	if old.low <= 0 || old.Median == 0 {
+	if old.Low <= 0 || old.Median == 0 {
 		return nil
 	}
-	pm := (new.high/old.low - new.low/old.high) / 2 * 100
+	pm := (new.High/old.Low - new.Low/old.High) / 2 * 100
 	return &pm
 }
 
@@ -97,9 +97,9 @@ const (
 // Metric is how a comparison reads a run: its figure (NaN where the run
 // has none), the figure's unit, and whether lower is better.
 type Metric struct {
-	Of    func(*results.Row) float64 `json:"-"`
-	Unit  func(results.Cell) string  `json:"-"`
-	Lower bool                       `json:"-"`
+	Of    func(*results.Row) float64
+	Unit  func(results.Cell) string
+	Lower bool
 }
 
 // MetricOf returns the metric named name.
@@ -130,7 +130,7 @@ func RunsOf(s Summary, failed int) *Runs {
 		r.Runs = []float64{}
 	}
 	if s.OK {
-		med, low, high := s.Median, s.low, s.high
+		med, low, high := s.Median, s.Low, s.High
 		r.Median, r.Slowest, r.Fastest = &med, &low, &high
 	}
 	return r

@@ -34,9 +34,9 @@ import (
 // mark and the share.
 const ErrorWarn = 0.01
 
-// errorMark is the mark of a cell beyond ErrorWarn, which its share of
+// ErrorMark is the mark of a cell beyond ErrorWarn, which its share of
 // failed exchanges follows: "1.0 (1.0k/s) !77%".
-const errorMark = "!"
+const ErrorMark = "!"
 
 // errorShare is the share of the runs' exchanges that failed (errors,
 // timeouts, cut or wrong answers: results.Row.Failures): failed /
@@ -66,23 +66,23 @@ func closedCount(runs []*results.Row) int64 {
 	return n
 }
 
-// failureText is the mark of a cell beyond ErrorWarn with its share,
+// FailureText is the mark of a cell beyond ErrorWarn with its share,
 // "!77%"; empty for another.
-func failureText(c Cell) string {
-	if !erring(c) {
+func FailureText(c Cell) string {
+	if !Erring(c) {
 		return ""
 	}
-	return errorMark + text.SharePercent(*c.ErrorShare)
+	return ErrorMark + text.SharePercent(*c.ErrorShare)
 }
 
-// erring reports whether a cell carries the ! mark.
-func erring(c Cell) bool { return c.ErrorShare != nil && *c.ErrorShare > ErrorWarn }
+// Erring reports whether a cell carries the ! mark.
+func Erring(c Cell) bool { return c.ErrorShare != nil && *c.ErrorShare > ErrorWarn }
 
-// cellSpread is what the detail adds to a cell with two runs or more:
+// CellSpread is what the detail adds to a cell with two runs or more:
 // the furthest of its runs from the median, relative to it, and their
 // number, "±3% n=3"; and a longer form, "3 runs: 27.1 to 28.9". Empty
 // for a cell with fewer.
-func cellSpread(c Cell) (short, long string) {
+func CellSpread(c Cell) (short, long string) {
 	if c.Median == nil || len(c.Runs) < 2 || *c.Median == 0 {
 		return "", ""
 	}
@@ -90,20 +90,20 @@ func cellSpread(c Cell) (short, long string) {
 	lo, hi := slices.Min(c.Runs), slices.Max(c.Runs)
 	dev := max(hi-m, m-lo) / math.Abs(m)
 	return fmt.Sprintf("±%s n=%d", text.SharePercent(dev), len(c.Runs)),
-		fmt.Sprintf("%d runs: %s to %s", len(c.Runs), threeFigures(lo), threeFigures(hi))
+		fmt.Sprintf("%d runs: %s to %s", len(c.Runs), ThreeFigures(lo), ThreeFigures(hi))
 }
 
 // detailSuffix is what the detail writes after a cell's text: its
 // spread, " ±3% n=3".
 func detailSuffix(c Cell) string {
-	if short, _ := cellSpread(c); short != "" {
+	if short, _ := CellSpread(c); short != "" {
 		return " " + short
 	}
 	return ""
 }
 
-// threeFigures formats a figure with three figures or so, as millis does.
-func threeFigures(v float64) string { return millis(v) }
+// ThreeFigures formats a figure with three figures or so, as millis does.
+func ThreeFigures(v float64) string { return Millis(v) }
 
 // Headline is the answer of a row of a ranked table: its fastest column,
 // how much faster than the runner-up and than no proxy, and whether the
@@ -147,19 +147,19 @@ type Headline struct {
 	Failing []string `json:"failing,omitempty"`
 }
 
-// headlined reports whether t's rows get headlines: a ranked table whose
+// Headlined reports whether t's rows get headlines: a ranked table whose
 // columns are the proxies of one machine (not a tunnel's directions, nor
 // the combined layout's averages over machines).
-func headlined(t Table) bool {
-	return ranked(t) && t.Family != famTunnel && t.Family != famHandshake && t.Family != famCombined
+func Headlined(t Table) bool {
+	return Ranked(t) && t.Family != FamTunnel && t.Family != FamHandshake && t.Family != famCombined
 }
 
 // rowLoad is the load of a row's runs, empty where none of its cells has
 // one.
 func rowLoad(r TableRow) string {
 	for _, c := range r.Cells {
-		if len(c.ids) > 0 {
-			return c.ids[0].Load
+		if len(c.IDs) > 0 {
+			return c.IDs[0].Load
 		}
 	}
 	return ""
@@ -184,7 +184,7 @@ func rankedBy(c Cell, fixedRate bool) (m float64, runs []float64, ok bool) {
 // Headlines are the headlines of t's rows that have a fastest proxy and
 // something to set it against.
 func Headlines(t Table) []Headline {
-	if !headlined(t) {
+	if !Headlined(t) {
 		return nil
 	}
 	type ranking struct {
@@ -202,8 +202,8 @@ func Headlines(t Table) []Headline {
 		for _, c := range r.Cells {
 			m, runs, ok := rankedBy(c, fixedRate)
 			switch {
-			case fixedRate && erring(c):
-				failing = append(failing, c.Proxy+" "+failureText(c))
+			case fixedRate && Erring(c):
+				failing = append(failing, c.Proxy+" "+FailureText(c))
 			case !ok:
 			case c.Group == results.Baseline:
 				base = &ranking{c, m, runs}
@@ -306,7 +306,7 @@ func (h Headline) String() string {
 	label, parts := h.Label, []string(nil)
 	if h.Metric != "" {
 		label += ", " + h.Metric + " at its fixed rate"
-		parts = append(parts, millis(h.Value)+" ms")
+		parts = append(parts, Millis(h.Value)+" ms")
 	}
 	if h.RunnerUp != "" {
 		v := "within noise, " + h.Test
@@ -337,15 +337,15 @@ func (h Headline) String() string {
 	return s
 }
 
-// headlineNote says how the headlines read, under them.
-const headlineNote = "Fastest of each row by median (at a fixed rate, the lowest p99 of the cells that failed no more than 1% of their exchanges: " +
+// HeadlineNote says how the headlines read, under them.
+const HeadlineNote = "Fastest of each row by median (at a fixed rate, the lowest p99 of the cells that failed no more than 1% of their exchanges: " +
 	"every healthy proxy delivers the rate asked); ± from the two cells' ranges (slowest to fastest run); " +
 	"real to the runner-up as bench compare decides it (U test where there are runs enough, " +
 	"else range: real when their runs' ranges do not overlap; nothing where a cell has one run) and only where the ± does not reach no change, " +
 	"else within noise."
 
-// groupedNotesHead introduces the grouped notes.
-const groupedNotesHead = "Notes of the runs counted, by cell (a range where the cell's runs differ; " +
+// GroupedNotesHead introduces the grouped notes.
+const GroupedNotesHead = "Notes of the runs counted, by cell (a range where the cell's runs differ; " +
 	"a note of several cells once with them)"
 
 // runNote is an ok run's note, with the cell it is of.
@@ -407,7 +407,7 @@ func (p *notePart) text() string {
 	return b.String()
 }
 
-// groupNotes groups the runs' notes by cell: each note is split into its
+// GroupNotes groups the runs' notes by cell: each note is split into its
 // parts (at "; " outside parentheses), and the parts of a cell's runs
 // that differ in their figures alone are one, each figure intact or the
 // range of the runs' ("14913–18083 errors and 0 timeouts beside
@@ -415,7 +415,7 @@ func (p *notePart) text() string {
 // several cells is a line with the cells it is of ("9950 of 20000
 // connections, ... — nginx mix-http; squid mix-http"); a cell's other
 // parts are a line of its own ("tinyproxy ka-1k: ...").
-func groupNotes(notes []runNote) []string {
+func GroupNotes(notes []runNote) []string {
 	type cell struct{ proxy, load string }
 	type cellParts struct {
 		cell  cell

@@ -14,8 +14,8 @@ import (
 // with Options.Latency, printed in a table of their own under the
 // family's tables.
 
-// kindLatency is the Kind of a latency table.
-const kindLatency = "latency"
+// KindLatency is the Kind of a latency table.
+const KindLatency = "latency"
 
 // percentile returns a run's latency at the percentile named p
 // (MetricP50, MetricP99, MetricP999) in milliseconds, NaN where the load
@@ -38,12 +38,12 @@ func percentile(p string) func(*results.Row) float64 {
 // their latency, which runs they were, and their figures in the unit
 // of their scenario, for the charts.
 func (c *Cell) fromRuns(runs []*results.Row) {
-	c.chart = Summarize(runs, func(r *results.Row) float64 { return r.Cell().Unit().Of(r) })
-	c.ids = make([]results.RunID, len(runs))
+	c.Chart = Summarize(runs, func(r *results.Row) float64 { return r.Cell().Unit().Of(r) })
+	c.IDs = make([]results.RunID, len(runs))
 	for i, r := range runs {
-		c.ids[i] = r.ID()
+		c.IDs[i] = r.ID()
 	}
-	c.median = MedianRun(runs)
+	c.MedianRun = MedianRun(runs)
 	med := func(p string) *float64 {
 		if s := Summarize(runs, percentile(p)); s.OK {
 			return &s.Median
@@ -78,12 +78,12 @@ const (
 	captionClosedLoop = "Closed loop: each of wrk's connections sends its next request when the answer has come, " +
 		"so a proxy that stalls is asked less often and its stall counts once (coordinated omission); " +
 		"the percentiles understate a stall. – where the load tool gives no latency (iperf3)."
-	captionMix = "bench mix, every exchange due in the window, answered or not: " +
+	CaptionMix = "bench mix, every exchange due in the window, answered or not: " +
 		"the loads at a fixed rate (mix-*-3k, 3000 exchanges a second) are the open-loop latency, from each exchange's scheduled start; " +
 		"the others, 2000 exchanges at a time, are closed loop."
-	// captionMixAnswered is the mix's caption in a session from before
+	// CaptionMixAnswered is the mix's caption in a session from before
 	// bench mix had a fixed window (results.MixAnswered).
-	captionMixAnswered = "bench mix before its fixed window, as this session ran it: the answered exchanges only, " +
+	CaptionMixAnswered = "bench mix before its fixed window, as this session ran it: the answered exchanges only, " +
 		"over a window that lasted until the last exchange begun in it ended; those that timed out or were never answered " +
 		"are not in the latency, so a cell with many of them (its notes) reads faster than it was. " +
 		"The loads at a fixed rate (mix-*-3k) are timed from each exchange's scheduled start; the others, 2000 exchanges at a time, are closed loop."
@@ -94,14 +94,14 @@ const (
 // columns, unmarked; accounting is that of the session's mix rows
 // (results.MixDue, results.MixAnswered), which its caption says.
 func latencyTable(t Table, accounting string) Table {
-	mix := t.Family == famMix
-	lt := Table{Family: t.Family, Kind: kindLatency, Machine: t.Machine, Session: t.Session,
+	mix := t.Family == FamMix
+	lt := Table{Family: t.Family, Kind: KindLatency, Machine: t.Machine, Session: t.Session,
 		Title: "latency, ms: p50 / p99 (median of the runs)", Corner: t.Corner,
 		Columns: t.Columns, Groups: t.Groups, Caption: captionClosedLoop}
 	if mix {
-		lt.Title, lt.Caption = "latency, ms: p50 / p99 / p99.9 (median of the runs)", captionMix
+		lt.Title, lt.Caption = "latency, ms: p50 / p99 / p99.9 (median of the runs)", CaptionMix
 		if accounting == results.MixAnswered {
-			lt.Caption = captionMixAnswered
+			lt.Caption = CaptionMixAnswered
 		}
 	}
 	for _, r := range t.Rows {
@@ -116,7 +116,7 @@ func latencyTable(t Table, accounting string) Table {
 			for j, p := range parts {
 				texts[j] = "–"
 				if p != nil {
-					texts[j] = millis(*p)
+					texts[j] = Millis(*p)
 				}
 			}
 			lc := Cell{Proxy: c.Proxy, Group: c.Group, Runs: []float64{}, P50: c.P50, P99: c.P99, P999: c.P999}
@@ -164,7 +164,7 @@ func mixAccountings(rows []*results.Row, files []results.SessionFile) map[string
 	}
 	p999 := map[string]bool{}
 	for _, r := range rows {
-		if FamilyOf(r.Mode, r.Load) == famMix {
+		if FamilyOf(r.Mode, r.Load) == FamMix {
 			p999[r.Session] = p999[r.Session] || r.HasP999
 		}
 	}
@@ -179,9 +179,9 @@ func mixAccountings(rows []*results.Row, files []results.SessionFile) map[string
 	return out
 }
 
-// millis formats a latency in milliseconds with three figures or so:
+// Millis formats a latency in milliseconds with three figures or so:
 // 0.212, 1.93, 12.4, 250.
-func millis(v float64) string {
+func Millis(v float64) string {
 	switch a := math.Abs(v); {
 	case a < 1:
 		return text.Fixed(v, 3)

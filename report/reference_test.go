@@ -505,8 +505,12 @@ func renderReference(t *testing.T, s refTable, format string) (string, []Table) 
 	if err != nil {
 		t.Fatal(err)
 	}
+	wr, err := WriterOf(format)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var b bytes.Buffer
-	if err := Write(&b, nil, tables, format); err != nil {
+	if err := wr.Write(&b, Document{Tables: tables}); err != nil {
 		t.Fatal(err)
 	}
 	return b.String(), tables

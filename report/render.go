@@ -17,7 +17,8 @@ const (
 	FormatMarkdown = "md"   // GitHub markdown, bold as **15.3** (the default)
 	FormatTSV      = "tsv"  // tab-separated text like the reference results', with a ‖ column
 	FormatJSON     = "json" // the tables as data: {"tables":[...]}
-	// FormatHTML (html.go) is the page with the charts.
+	// FormatHTML is the page with the charts: page.Render, page.HTML.
+	FormatHTML = "html"
 )
 
 // Options says how Render renders.
@@ -49,64 +50,132 @@ type Options struct {
 	ProfilePage ProfilePageFunc
 }
 
-// Render writes the tables of rows to w. Nothing is written unless the
-// whole report could be built.
+// ProfilePageFunc writes the page of a profile that a session's page
+// links past its inline budget: rel is its path from the page's folder
+// (its runs' folder, then the run's name and results.FlameSuffix), page
+// the whole file.
+type ProfilePageFunc func(rel string, page []byte) error
+
+// Render writes the tables of rows to w in opt.Format, a text format or
+// JSON (the page: page.Render). Nothing is written unless the whole
+// report could be built.
 func Render(w io.Writer, rows []results.Row, opt Options) error {
-	if err := checkReportFormat(opt.Format); err != nil {
-		return err
-	}
-	if opt.Format == FormatHTML {
-		// the page has the latency tables, as the charts have the data,
-		// and the detail
-		opt.Latency, opt.Detail = true, true
-	}
-	tables, err := Tables(rows, opt)
+	wr, err := WriterOf(opt.Format)
 	if err != nil {
 		return err
 	}
-	var d *detail
-	if opt.Detail {
-		d = newDetail(rows, opt)
+	doc, err := Build(rows, opt)
+	if err != nil {
+		return err
 	}
-	if opt.Format == FormatHTML {
-		return writeHTML(w, Setups(rows, opt.Files, opt), tables, opt.Runs, opt.ProfilePage, d)
-	}
-	return write(w, Setups(rows, opt.Files, opt), tables, opt.Format, d)
+	return wr.Write(w, doc)
 }
 
-// detail is what Options.Detail adds to the text beyond the tables, by
+// Document is what a writer writes of sessions: their Setup tables and
+// tables, the detail that Options.Detail adds (nil: none), the runs'
+// data the page draws, and where the page hands the pages of the
+// profiles it links past what it holds (nil: none is written).
+type Document struct {
+	Setups      []Setup
+	Tables      []Table
+	Detail      *Detail
+	Runs        map[results.RunID]*results.RunData
+	ProfilePage ProfilePageFunc
+}
+
+// Build is the document of rows as opt says: their tables, their
+// sessions' Setup tables and, with opt.Detail, the detail.
+func Build(rows []results.Row, opt Options) (Document, error) {
+	tables, err := Tables(rows, opt)
+	if err != nil {
+		return Document{}, err
+	}
+	doc := Document{Setups: Setups(rows, opt.Files, opt), Tables: tables, Runs: opt.Runs, ProfilePage: opt.ProfilePage}
+	if opt.Detail {
+		doc.Detail = newDetail(rows, opt)
+	}
+	return doc, nil
+}
+
+// Writer writes a document in one format, in one write: nothing is
+// written unless the whole of it could be. Markdown, TSV and JSON are
+// report's; the page's is page.HTML.
+type Writer interface {
+	Write(w io.Writer, doc Document) error
+}
+
+// The writers of the text formats and of the tables as data.
+type (
+	// Markdown writes GitHub markdown, with the document's detail where
+	// it has one.
+	Markdown struct{}
+	// TSV writes the reference results' tab-separated text.
+	TSV struct{}
+	// JSON writes the Setup tables and the tables as data:
+	// {"setup":[...],"tables":[...]}.
+	JSON struct{}
+)
+
+// Write writes doc in markdown.
+func (Markdown) Write(w io.Writer, doc Document) error {
+	return writeText(w, doc.Setups, doc.Tables, MarkdownWriter{d: doc.Detail})
+}
+
+// Write writes doc in the reference results' tab-separated text.
+func (TSV) Write(w io.Writer, doc Document) error {
+	return writeText(w, doc.Setups, doc.Tables, tsvWriter{})
+}
+
+// Write writes doc's Setup tables and tables as JSON.
+func (JSON) Write(w io.Writer, doc Document) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	tables := doc.Tables
+	if tables == nil {
+		tables = []Table{}
+	}
+	return enc.Encode(struct {
+		Setup  []Setup `json:"setup,omitempty"`
+		Tables []Table `json:"tables"`
+	}{doc.Setups, tables})
+}
+
+// WriterOf is the writer of format, one of Options.Format's; any other,
+// the page's too, is refused as input (inputerr.Error).
+func WriterOf(format string) (Writer, error) {
+	if err := CheckFormat(format); err != nil {
+		return nil, err
+	}
+	switch format {
+	case FormatTSV:
+		return TSV{}, nil
+	case FormatJSON:
+		return JSON{}, nil
+	}
+	return Markdown{}, nil
+}
+
+// Detail is what Options.Detail adds to the text beyond the tables, by
 // session id: the line of what each session ran, and the accounting of
 // its mix rows (mixAccountings), which the page's captions say.
-type detail struct {
-	summaries  map[string]string
-	accounting map[string]string
+type Detail struct {
+	Summaries  map[string]string
+	Accounting map[string]string
 }
 
 // newDetail is the detail of the sessions of runs.
-func newDetail(runs []results.Row, opt Options) *detail {
+func newDetail(runs []results.Row, opt Options) *Detail {
 	rows := make([]*results.Row, len(runs))
 	for i := range runs {
 		rows[i] = &runs[i]
 	}
-	d := &detail{summaries: map[string]string{}, accounting: mixAccountings(rows, opt.Files)}
+	d := &Detail{Summaries: map[string]string{}, Accounting: mixAccountings(rows, opt.Files)}
 	for _, r := range runs {
-		if _, ok := d.summaries[r.Session]; !ok {
-			d.summaries[r.Session] = sessionSummary(r.Session, runs, opt.Files)
+		if _, ok := d.Summaries[r.Session]; !ok {
+			d.Summaries[r.Session] = sessionSummary(r.Session, runs, opt.Files)
 		}
 	}
 	return d
-}
-
-// checkReportFormat rejects a format other than those of Options.Format,
-// as input refused (inputerr.Error).
-func checkReportFormat(f string) error {
-	if f == FormatHTML {
-		return nil
-	}
-	if err := CheckFormat(f); err != nil {
-		return inputerr.Bad(fmt.Errorf("unknown format %q (want %s, %s, %s or %s)", f, FormatMarkdown, FormatTSV, FormatJSON, FormatHTML))
-	}
-	return nil
 }
 
 // CheckFormat rejects a format other than the text ones and JSON, as
@@ -117,38 +186,6 @@ func CheckFormat(f string) error {
 		return nil
 	}
 	return inputerr.Bad(fmt.Errorf("unknown format %q (want %s, %s or %s)", f, FormatMarkdown, FormatTSV, FormatJSON))
-}
-
-// Write writes the sessions' Setup tables and the tables to w in format,
-// in one write: nothing is written unless every table could be rendered.
-// In text, a session's Setup table follows its heading.
-func Write(w io.Writer, setups []Setup, tables []Table, format string) error {
-	return write(w, setups, tables, format, nil)
-}
-
-// write is Write with the detail d of the text, nil for none; the page
-// has the detail of the tables, and d's lines where it is not nil.
-func write(w io.Writer, setups []Setup, tables []Table, format string, d *detail) error {
-	if err := checkReportFormat(format); err != nil {
-		return err
-	}
-	switch format {
-	case FormatHTML:
-		return writeHTML(w, setups, tables, nil, nil, d)
-	case FormatJSON:
-		enc := json.NewEncoder(w)
-		enc.SetEscapeHTML(false)
-		if tables == nil {
-			tables = []Table{}
-		}
-		return enc.Encode(struct {
-			Setup  []Setup `json:"setup,omitempty"`
-			Tables []Table `json:"tables"`
-		}{setups, tables})
-	case FormatTSV:
-		return writeText(w, setups, tables, tsvWriter{})
-	}
-	return writeText(w, setups, tables, markdownWriter{d: d})
 }
 
 // writeText writes the tables with their headings in the text format f.
@@ -176,7 +213,7 @@ func writeText(w io.Writer, setups []Setup, tables []Table, f TextWriter) error 
 		}
 		// What follows a throughput table follows it, or the last of
 		// its triple (HTTPS, the mixes).
-		if ranked(t) {
+		if Ranked(t) {
 			figures = &tables[i]
 		}
 		if figures != nil && (i+1 == len(tables) || !sameTriple(t, tables[i+1])) {
@@ -214,9 +251,9 @@ func writeTextTable(buf *bytes.Buffer, t Table, f TextWriter) error {
 		return err
 	}
 	buf.WriteString("\n")
-	f.searches(buf, t)
+	f.Searches(buf, t)
 	f.marks(buf, t)
-	f.failed(buf, t.Failed)
+	f.Failed(buf, t.Failed)
 	f.notes(buf, t)
 	if t.Caption != "" {
 		buf.WriteString(f.Text(t.Caption) + "\n\n")
@@ -254,8 +291,8 @@ func writeSetup(w *bytes.Buffer, s Setup, f TextWriter) error {
 	return nil
 }
 
-// withBars inserts a ‖ wherever the group changes between columns.
-func withBars(groups []string, corner string, cells []string) []string {
+// WithBars inserts a ‖ wherever the group changes between columns.
+func WithBars(groups []string, corner string, cells []string) []string {
 	out := make([]string, 0, len(cells)+3)
 	out = append(out, corner)
 	for i, c := range cells {
@@ -276,22 +313,22 @@ func writeTSV(w *bytes.Buffer, t Table) error {
 		for j, c := range r.Cells {
 			texts[j] = c.Text
 		}
-		rows[i] = withBars(t.Groups, r.Label, texts)
+		rows[i] = WithBars(t.Groups, r.Label, texts)
 	}
-	return text.TSV{}.Grid(w, withBars(t.Groups, t.Corner, t.Columns), rows)
+	return text.TSV{}.Grid(w, WithBars(t.Groups, t.Corner, t.Columns), rows)
 }
 
-// ranked reports whether a table gives the figure its proxies are ranked
+// Ranked reports whether a table gives the figure its proxies are ranked
 // by (throughput, handshakes, sustainable rates), not their CPU or
 // memory.
-func ranked(t Table) bool {
-	return t.Kind == "throughput" || t.Kind == "handshake" || t.Kind == kindSweep
+func Ranked(t Table) bool {
+	return t.Kind == "throughput" || t.Kind == "handshake" || t.Kind == KindSweep
 }
 
 // sameTriple reports whether next continues the triple of t: the CPU or
 // memory table after the throughput one of the same family and machine.
 func sameTriple(t, next Table) bool {
-	return next.Title != "" && !ranked(next) &&
+	return next.Title != "" && !Ranked(next) &&
 		next.Session == t.Session && next.Family == t.Family && next.Machine == t.Machine
 }
 
@@ -299,9 +336,9 @@ func sameTriple(t, next Table) bool {
 // when marked: "**35.0** ‡ *".
 func markdownCell(c Cell) string {
 	if !c.Bold {
-		return shownText(c)
+		return ShownText(c)
 	}
-	return "**" + c.figure + "**" + c.Text[len(c.figure):]
+	return "**" + c.Figure + "**" + c.Text[len(c.Figure):]
 }
 
 // spreadView says whether a table's cells are written with their spread
@@ -310,7 +347,7 @@ type spreadView int
 
 const (
 	mediansAlone spreadView = iota
-	withSpreads
+	WithSpreads
 )
 
 // writeMarkdown writes t as a markdown table; withSpreads, each cell
@@ -321,13 +358,13 @@ func writeMarkdown(w io.Writer, t Table, s spreadView) error {
 		cells := make([]string, len(r.Cells))
 		for j, c := range r.Cells {
 			cells[j] = markdownCell(c)
-			if s == withSpreads {
+			if s == WithSpreads {
 				cells[j] += detailSuffix(c)
 			}
 		}
-		rows[i] = withBars(t.Groups, r.Label, cells)
+		rows[i] = WithBars(t.Groups, r.Label, cells)
 	}
-	if err := (text.Markdown{}).Grid(w, withBars(t.Groups, t.Corner, t.Columns), rows); err != nil {
+	if err := (text.Markdown{}).Grid(w, WithBars(t.Groups, t.Corner, t.Columns), rows); err != nil {
 		return fmt.Errorf("render table %q of %s: %w", t.Family, t.Machine, err)
 	}
 	return nil

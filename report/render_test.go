@@ -132,7 +132,7 @@ func TestRenderNotes(t *testing.T) {
 	r.Note = "errors: 12 of 100000 exchanges"
 	rows = append(rows, r)
 	for _, c := range []struct{ format, want string }{
-		{FormatMarkdown, groupedNotesHead + ":\n\n- 9950 of 20000 connections: the descriptor limit here — nginx ka-1k; squid ka-1k\n- squid ka-1m: errors: 12 of 100000 exchanges\n"},
+		{FormatMarkdown, GroupedNotesHead + ":\n\n- 9950 of 20000 connections: the descriptor limit here — nginx ka-1k; squid ka-1k\n- squid ka-1m: errors: 12 of 100000 exchanges\n"},
 		{FormatTSV, "notes\tcolumns\tscenarios\n9950 of 20000 connections: the descriptor limit here\tnginx, squid\tka-1k\nerrors: 12 of 100000 exchanges\tsquid\tka-1m\n"},
 	} {
 		var b bytes.Buffer

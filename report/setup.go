@@ -194,7 +194,7 @@ var sessionFields = []setupField{
 		if m.Sweep == nil {
 			return ""
 		}
-		return fmt.Sprintf("from %s/s to within %s; %s", text.Thousands(m.Sweep.From), text.SharePercent(m.Sweep.Precision), sloText(m.Sweep.SLO))
+		return fmt.Sprintf("from %s/s to within %s; %s", text.Thousands(m.Sweep.From), text.SharePercent(m.Sweep.Precision), SloText(m.Sweep.SLO))
 	}},
 	{"started", func(m *results.Meta) string { return stamp(m.Started) }},
 	{"resumed", func(m *results.Meta) string {

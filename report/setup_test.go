@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"bench/internal/golden"
+	"bench/report/internal/reporttest"
 	"bench/results"
 )
 
@@ -19,7 +20,7 @@ var setupFiles = []string{
 // TestSetupGolden: the Setup table of two machines' metadata, in every
 // format, and with one machine's metadata missing.
 func TestSetupGolden(t *testing.T) {
-	rows, files := readSession(t, setupFiles)
+	rows, files := reporttest.ReadSession(t, setupFiles)
 	withoutIntel := []results.SessionFile{files[0], {Path: files[1].Path}}
 	for _, c := range []struct {
 		name   string

@@ -15,26 +15,26 @@ import (
 // (Headlines), which role set the pace of its cells, and which cells
 // failed more than ErrorWarn of their exchanges.
 
-// summaryHead titles the summary.
-const summaryHead = "Summary"
+// SummaryHead titles the summary.
+const SummaryHead = "Summary"
 
-// familyGroup are the tables of one family on one machine of a session,
+// FamilyGroup are the tables of one family on one machine of a session,
 // in the order of the report.
-type familyGroup struct {
-	session, family, machine string
-	tables                   []Table
+type FamilyGroup struct {
+	Session, Family, Machine string
+	Tables                   []Table
 }
 
-// byFamily groups tables by session, family and machine, as the report
+// ByFamily groups tables by session, family and machine, as the report
 // heads them.
-func byFamily(tables []Table) []familyGroup {
-	var out []familyGroup
+func ByFamily(tables []Table) []FamilyGroup {
+	var out []FamilyGroup
 	for _, t := range tables {
-		if n := len(out); n > 0 && out[n-1].session == t.Session && out[n-1].family == t.Family && out[n-1].machine == t.Machine {
-			out[n-1].tables = append(out[n-1].tables, t)
+		if n := len(out); n > 0 && out[n-1].Session == t.Session && out[n-1].Family == t.Family && out[n-1].Machine == t.Machine {
+			out[n-1].Tables = append(out[n-1].Tables, t)
 			continue
 		}
-		out = append(out, familyGroup{t.Session, t.Family, t.Machine, []Table{t}})
+		out = append(out, FamilyGroup{t.Session, t.Family, t.Machine, []Table{t}})
 	}
 	return out
 }
@@ -46,7 +46,7 @@ func byFamily(tables []Table) []familyGroup {
 // tinyproxy 3 (up to 99%), squid 2 (up to 3%)". At a fixed rate a
 // leader is ahead by the runner-up's p99 over its own. Empty for a
 // family with no ranked table.
-func summaryLine(f familyGroup) string {
+func summaryLine(f FamilyGroup) string {
 	fc := countFamily(f)
 	if !fc.ranked {
 		return ""
@@ -59,7 +59,7 @@ func summaryLine(f familyGroup) string {
 		parts = append(parts, p)
 	}
 	parts = append(parts, failingText(fc.fails, fc.failed))
-	return f.family + " on " + f.machine + ": " + strings.Join(parts, "; ") + "."
+	return f.Family + " on " + f.Machine + ": " + strings.Join(parts, "; ") + "."
 }
 
 // familyLead is a column that led rows of a family's ranked tables: how
@@ -96,10 +96,10 @@ type familyCounts struct {
 
 // countFamily counts the leaders, the paces and the failing cells of
 // f's ranked tables.
-func countFamily(f familyGroup) familyCounts {
+func countFamily(f FamilyGroup) familyCounts {
 	fc := familyCounts{pace: map[results.Bound]int{}}
-	for _, t := range f.tables {
-		if !ranked(t) {
+	for _, t := range f.Tables {
+		if !Ranked(t) {
 			continue
 		}
 		fc.ranked = true
@@ -115,7 +115,7 @@ func countFamily(f familyGroup) familyCounts {
 				if c.pace != "" {
 					fc.pace[c.pace]++
 				}
-				if erring(c) {
+				if Erring(c) {
 					fc.failed++
 					fc.failing(c)
 				}
@@ -230,12 +230,12 @@ func failingText(fails []*familyFailing, failed int) string {
 	return fmt.Sprintf("more than %s of the exchanges failed in %d cells: %s", text.SharePercent(ErrorWarn), failed, strings.Join(fs, ", "))
 }
 
-// summaryLines are the summary of a session's tables, a line a family on
+// SummaryLines are the summary of a session's tables, a line a family on
 // a machine.
-func summaryLines(session string, tables []Table) []string {
+func SummaryLines(session string, tables []Table) []string {
 	var out []string
-	for _, f := range byFamily(tables) {
-		if f.session != session {
+	for _, f := range ByFamily(tables) {
+		if f.Session != session {
 			continue
 		}
 		if l := summaryLine(f); l != "" {
@@ -245,13 +245,13 @@ func summaryLines(session string, tables []Table) []string {
 	return out
 }
 
-// summaryNote says how the summary reads, under it.
-const summaryNote = "Led: the headline's fastest of the row (at a fixed rate, the lowest p99 of the cells that did not fail); " +
+// SummaryNote says how the summary reads, under it.
+const SummaryNote = "Led: the headline's fastest of the row (at a fixed rate, the lowest p99 of the cells that did not fail); " +
 	"the pace: the role that set the pace of most of a cell's runs."
 
-// anchor is the id of a heading of the page: its words lower case,
+// Anchor is the id of a heading of the page: its words lower case,
 // joined by "-", anything else dropped.
-func anchor(words ...string) string {
+func Anchor(words ...string) string {
 	var b strings.Builder
 	for _, w := range words {
 		for _, r := range strings.ToLower(w) {

@@ -20,8 +20,8 @@ import (
 // other tables mark theirs, and ‡ where the proxy came within 10% of no
 // proxy's rate, the rate the load tool itself reached.
 
-// kindSweep is the kind of the Sustainable rate table.
-const kindSweep = "sustainable"
+// KindSweep is the kind of the Sustainable rate table.
+const KindSweep = "sustainable"
 
 // noRate is the cell of a column none of whose searches found a rate.
 const noRate = "none"
@@ -158,9 +158,9 @@ func searchKey(r *results.Row) results.RunID {
 	return id
 }
 
-// rateText is a rate, in exchanges a second, as the notes and the charts
+// RateText is a rate, in exchanges a second, as the notes and the charts
 // print it: "4.38k/s".
-func rateText(perSecond float64) string { return threeFigures(results.RateFigure(perSecond)) + "k/s" }
+func RateText(perSecond float64) string { return ThreeFigures(results.RateFigure(perSecond)) + "k/s" }
 
 // hasSweep reports whether any of rows is a sweep's step.
 func hasSweep(rows []results.Row) bool {
@@ -207,19 +207,19 @@ func SearchResults(rows []results.Row) []results.Row {
 		}
 		if s.unconfirmed >= 0 {
 			out[i] = *s.rows[s.unconfirmed]
-			out[i].Note = "not confirmed: " + s.stopText()
+			out[i].Note = "not confirmed: " + s.StopText()
 			continue
 		}
 		out[i] = *s.rows[len(s.rows)-1]
-		out[i].Status, out[i].Note = results.Failed, "no sustainable rate: "+s.stopText()
+		out[i].Status, out[i].Note = results.Failed, "no sustainable rate: "+s.StopText()
 	}
 	return out
 }
 
-// stopText says where the search stopped: its last failed step, at what
+// StopText says where the search stopped: its last failed step, at what
 // rate, why, and the role that set the pace in it; "step 9 at 4.46k/s
 // failed: p99 63.2 ms over 50 ms (bound: proxy)".
-func (s Search) stopText() string {
+func (s Search) StopText() string {
 	if s.Stop == nil {
 		if s.Rate == nil {
 			return "no step failed and none confirmed a rate (the search did not end)"
@@ -235,7 +235,7 @@ func (s Search) stopText() string {
 	if st.Confirm {
 		what = "the confirming window"
 	}
-	t := fmt.Sprintf("%s at %s failed: %s", what, rateText(st.Offered), st.Why)
+	t := fmt.Sprintf("%s at %s failed: %s", what, RateText(st.Offered), st.Why)
 	if st.Bound != "" {
 		t += " (bound: " + string(st.Bound) + ")"
 	}
@@ -248,12 +248,12 @@ func (s Search) stopText() string {
 func (s Search) String() string {
 	found := "no rate"
 	if s.Rate != nil {
-		found = rateText(*s.Rate)
+		found = RateText(*s.Rate)
 	}
 	if s.Unconfirmed {
 		found += " not confirmed"
 	}
-	return fmt.Sprintf("rep %d: %s; %s", s.Rep, found, s.stopText())
+	return fmt.Sprintf("rep %d: %s; %s", s.Rep, found, s.StopText())
 }
 
 // sweepTable is the Sustainable rate table of a machine's sweeps: a row
@@ -277,8 +277,8 @@ func sweepTable(machine string, rows []*results.Row) Table {
 	}
 	steps := sweepSteps(rows)
 	names, groups := g.header()
-	t := Table{Family: famSweep, Kind: kindSweep, Machine: machine, Session: rows[0].Session,
-		Corner: "scenario (" + short(machine) + ")", Columns: names, Groups: groups, Failed: g.failed, Notes: g.notes, runNotes: g.runs1,
+	t := Table{Family: FamSweep, Kind: KindSweep, Machine: machine, Session: rows[0].Session,
+		Corner: "scenario (" + short(machine) + ")", Columns: names, Groups: groups, Failed: g.failed, Notes: g.notes, RunNotes: g.runs1,
 		Caption: sweepCaption(nil)}
 	for _, k := range g.keys {
 		unit := results.UnitOf(g.modes[k], g.loads[k])
@@ -303,7 +303,7 @@ func sweepTable(machine string, rows []*results.Row) Table {
 			}
 		}
 		markCells(cells, spreads, markGroups)
-		t.Rows = append(t.Rows, TableRow{Label: unitLabel(k, unit), Cells: cells, unit: unit})
+		t.Rows = append(t.Rows, TableRow{Label: unitLabel(k, unit), Cells: cells, Unit: unit})
 	}
 	return t
 }
@@ -346,9 +346,9 @@ func sweepCell(c column, reps map[int][]*results.Row) (Cell, Summary) {
 	switch {
 	case s.OK && len(rates) < len(searches):
 		// the median of those that found one, and how many did
-		fig = fmt.Sprintf("%s (%d of %d found)", threeFigures(s.Median), len(rates), len(searches))
+		fig = fmt.Sprintf("%s (%d of %d found)", ThreeFigures(s.Median), len(rates), len(searches))
 	case s.OK:
-		fig = threeFigures(s.Median)
+		fig = ThreeFigures(s.Median)
 	case len(searches) > 0:
 		fig = noRate
 	}
@@ -357,7 +357,7 @@ func sweepCell(c column, reps map[int][]*results.Row) (Cell, Summary) {
 	}
 	cell := cellOf(c, s, fig)
 	cell.Searches = searches
-	cell.chart = s
+	cell.Chart = s
 	return cell, s
 }
 
@@ -395,7 +395,7 @@ func sweepLegend(t Table) []legendItem {
 func sweepCaption(sw *results.Sweep) string {
 	bounds := "the session's bounds (its metadata, which records them, was not given)"
 	if sw != nil {
-		bounds = sloText(sw.SLO)
+		bounds = SloText(sw.SLO)
 	}
 	return "Sustainable rate: the highest rate, in thousands of exchanges a second, at which a window of a fixed rate met " + bounds +
 		" (failures: errors, timeouts, dropped and late exchanges, of those due) and achieved " +
@@ -406,14 +406,14 @@ func sweepCaption(sw *results.Sweep) string {
 		"‡ at least 90% of no proxy's rate: within 10% of it, the load tool, not the proxy, set the limit."
 }
 
-// sloText is a sweep's bounds in words: "p99 at most 50 ms, failures at
+// SloText is a sweep's bounds in words: "p99 at most 50 ms, failures at
 // most 0.1%".
-func sloText(slo results.SLO) string {
-	return "p99 at most " + millisSpan(slo.P99) + ", failures at most " + text.SharePercent(slo.Errors)
+func SloText(slo results.SLO) string {
+	return "p99 at most " + MillisSpan(slo.P99) + ", failures at most " + text.SharePercent(slo.Errors)
 }
 
-// millisSpan formats a span in milliseconds: "50 ms", "2.5 ms".
-func millisSpan(s results.Span) string {
+// MillisSpan formats a span in milliseconds: "50 ms", "2.5 ms".
+func MillisSpan(s results.Span) string {
 	return strconv.FormatFloat(float64(time.Duration(s))/float64(time.Millisecond), 'f', -1, 64) + " ms"
 }
 
@@ -423,7 +423,7 @@ func millisSpan(s results.Span) string {
 func withSweepSettings(tables []Table, files []results.SessionFile) {
 	for i := range tables {
 		t := &tables[i]
-		if t.Kind != kindSweep {
+		if t.Kind != KindSweep {
 			continue
 		}
 		for _, f := range files {

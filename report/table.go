@@ -34,7 +34,7 @@ type Table struct {
 	// table's alone.
 	Sweep *results.Sweep `json:"sweep,omitempty"`
 
-	runNotes []runNote // the ok runs' notes, each with its cell, for the detail
+	RunNotes []runNote `json:"-"` // the ok runs' notes, each with its cell, for the detail
 }
 
 // Note is what ok runs noted (scaled-down connections, errors), with the
@@ -50,7 +50,7 @@ type TableRow struct {
 	Label string `json:"label"` // "ka-1k, k req/s", "tls-term-ka-1k", "mix-http-3k"
 	Cells []Cell `json:"cells"`
 
-	unit results.Unit // the unit of the scenario (results.UnitOf), for the charts
+	Unit results.Unit `json:"-"` // the unit of the scenario (results.UnitOf), for the charts
 }
 
 // Cell is one figure: the median of a column's ok runs in a scenario.
@@ -90,12 +90,12 @@ type Cell struct {
 	// repetition: the rate each found, its steps and where it stopped.
 	Searches []Search `json:"searches,omitempty"`
 
-	figure string          // the figure alone, for markdown's bold
-	p99s   []float64       // the ok runs' p99, where the load tool gives it, for the headlines
-	pace   results.Bound   // the role that set the pace of most runs (paceOf)
-	ids    []results.RunID // the ok runs, for the charts of their data
-	median *results.RunID  // the run of the median figure, whose profile the page links (MedianRun)
-	chart  Summary         // the ok runs' figures in their scenario's unit (results.UnitOf), for the bar charts
+	Figure    string          `json:"-"` // the figure alone, for markdown's bold
+	p99s      []float64       // the ok runs' p99, where the load tool gives it, for the headlines
+	pace      results.Bound   // the role that set the pace of most runs (paceOf)
+	IDs       []results.RunID `json:"-"` // the ok runs, for the charts of their data
+	MedianRun *results.RunID  `json:"-"` // the run of the median figure, whose profile the page links (MedianRun)
+	Chart     Summary         `json:"-"` // the ok runs' figures in their scenario's unit (results.UnitOf), for the bar charts
 }
 
 // Failure is a failed run, listed under its table.
@@ -108,30 +108,30 @@ type Failure struct {
 
 // The families of tables, in the order the report prints them.
 const (
-	famHTTP      = "HTTP proxy"
+	FamHTTP      = "HTTP proxy"
 	famConnect   = "CONNECT tunnel"
 	famSocks     = "SOCKSv5 tunnel"
 	famRelay     = "TCP relay"
 	famHTTPS     = "HTTPS"
-	famMix       = "mix scenarios"
-	famSweep     = "Sustainable rate"
-	famTunnel    = "TLS tunnel"
-	famHandshake = "TLS handshakes"
+	FamMix       = "mix scenarios"
+	FamSweep     = "Sustainable rate"
+	FamTunnel    = "TLS tunnel"
+	FamHandshake = "TLS handshakes"
 	famCombined  = "Throughput"
 )
 
-var Families = []string{famHTTP, famConnect, famSocks, famRelay, famHTTPS, famMix, famSweep, famTunnel, famHandshake}
+var Families = []string{FamHTTP, famConnect, famSocks, famRelay, famHTTPS, FamMix, FamSweep, FamTunnel, FamHandshake}
 
 // FamilyOf maps a mode and a load to their family: a sweep's steps
 // (results.LoadSweep) to the Sustainable rate, apart from the mixes'
 // other loads; the others by their mode.
 func FamilyOf(mode results.Mode, load string) string {
 	if load == results.LoadSweep {
-		return famSweep
+		return FamSweep
 	}
 	switch mode {
 	case results.HTTP:
-		return famHTTP
+		return FamHTTP
 	case results.Connect:
 		return famConnect
 	case results.Socks:
@@ -141,15 +141,15 @@ func FamilyOf(mode results.Mode, load string) string {
 	case results.TLSTerm, results.TLSInit:
 		return famHTTPS
 	case results.TLSTunnel:
-		return famTunnel
+		return FamTunnel
 	case results.TLSHandshake:
-		return famHandshake
+		return FamHandshake
 	}
-	return famMix
+	return FamMix
 }
 
 func plain(family string) bool {
-	return family == famHTTP || family == famConnect || family == famSocks || family == famRelay
+	return family == FamHTTP || family == famConnect || family == famSocks || family == famRelay
 }
 
 // Subheadings of the throughput, CPU and memory triples, as in the reference results.

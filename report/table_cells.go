@@ -115,9 +115,9 @@ func Figures(runs []*results.Row, f func(*results.Row) float64) []float64 {
 
 // Summary is the median and range of a cell's figures.
 type Summary struct {
-	OK                bool      `json:"-"`
-	Median, low, high float64   `json:"-"`
-	Runs              []float64 `json:"-"`
+	OK                bool
+	Median, Low, High float64
+	Runs              []float64
 }
 
 func Summarize(runs []*results.Row, f func(*results.Row) float64) Summary {
@@ -133,7 +133,7 @@ func summaryOf(vals []float64) Summary {
 	sorted := slices.Clone(vals)
 	slices.Sort(sorted)
 	m := results.Median(sorted)
-	return Summary{OK: true, Median: m, low: sorted[0], high: sorted[len(sorted)-1], Runs: out}
+	return Summary{OK: true, Median: m, Low: sorted[0], High: sorted[len(sorted)-1], Runs: out}
 }
 
 // boundElsewhere is the ‡ rule: most runs were bound by the client or the
@@ -164,7 +164,7 @@ func paceOf(runs []*results.Row) results.Bound {
 // newSpread is what the marking rule knows of a cell of group with the
 // figures s; the baseline takes no part.
 func newSpread(group results.Group, s Summary) *spread {
-	return &spread{ok: s.OK, value: s.Median, low: s.low, high: s.high,
+	return &spread{ok: s.OK, value: s.Median, low: s.Low, high: s.High,
 		eligible: group != results.Baseline, group: group}
 }
 
@@ -175,13 +175,13 @@ func cellOf(c column, s Summary, figure string) Cell {
 	if runs == nil {
 		runs = []float64{}
 	}
-	cell := Cell{Proxy: c.proxy, Group: c.group, Runs: runs, figure: figure}
+	cell := Cell{Proxy: c.proxy, Group: c.group, Runs: runs, Figure: figure}
 	if s.OK {
 		m := s.Median
 		cell.Median = &m
 	}
 	if s.OK && len(s.Runs) >= 2 && s.Median > 0 {
-		sp := (s.high - s.low) / s.Median
+		sp := (s.High - s.Low) / s.Median
 		cell.Spread = &sp
 	}
 	return cell
@@ -205,7 +205,7 @@ func neverSpliced(c column, runs []*results.Row) bool {
 
 // finish sets a cell's text from its figure and marks.
 func (c *Cell) finish() {
-	t := c.figure
+	t := c.Figure
 	if c.NoSplice {
 		t += " †"
 	}
@@ -215,8 +215,22 @@ func (c *Cell) finish() {
 	if c.Star {
 		t += " *"
 	}
-	if f := failureText(*c); f != "" {
+	if f := FailureText(*c); f != "" {
 		t += " " + f
 	}
 	c.Text = t
+}
+
+// MedianRun is the run whose figure (Figure) is the median of runs, the lower of
+// the two middle ones for an even count: a run that ran, whose profile
+// stands for the cell. Nil without runs.
+func MedianRun(runs []*results.Row) *results.RunID {
+	if len(runs) == 0 {
+		return nil
+	}
+	sorted := make([]*results.Row, len(runs))
+	copy(sorted, runs)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Figure() < sorted[j].Figure() })
+	id := sorted[(len(sorted)-1)/2].ID()
+	return &id
 }

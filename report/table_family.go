@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"bench/internal/text"
+	"bench/report/chart"
 	"bench/results"
 )
 
@@ -12,11 +13,11 @@ func familyTables(fam, machine string, rows []*results.Row) []Table {
 	switch {
 	case plain(fam):
 		return []Table{plainTable(fam, machine, rows)}
-	case fam == famHTTPS || fam == famMix:
+	case fam == famHTTPS || fam == FamMix:
 		return tripleTables(fam, machine, rows)
-	case fam == famSweep:
+	case fam == FamSweep:
 		return []Table{sweepTable(machine, rows)}
-	case fam == famTunnel:
+	case fam == FamTunnel:
 		return []Table{tunnelTable(machine, rows)}
 	default:
 		return []Table{handshakeTable(machine, rows)}
@@ -36,7 +37,7 @@ func RowLabel(mode results.Mode, load string) string {
 	switch fam := FamilyOf(mode, load); {
 	case plain(fam):
 		return strings.TrimPrefix(load, "http-")
-	case fam == famHTTPS || fam == famMix || fam == famSweep:
+	case fam == famHTTPS || fam == FamMix || fam == FamSweep:
 		return results.ScenarioName(mode, load)
 	}
 	return load
@@ -46,7 +47,7 @@ func plainTable(fam, machine string, rows []*results.Row) Table {
 	g := newGrid(rows, func(r *results.Row) (string, string) { return r.Load, RowLabel(r.Mode, r.Load) }, nil)
 	names, groups := g.header()
 	t := Table{Family: fam, Kind: "throughput", Machine: machine, Session: rows[0].Session,
-		Corner: "scenario (" + short(machine) + ")", Columns: names, Groups: groups, Failed: g.failed, Notes: g.notes, runNotes: g.runs1}
+		Corner: "scenario (" + short(machine) + ")", Columns: names, Groups: groups, Failed: g.failed, Notes: g.notes, RunNotes: g.runs1}
 	rule := markingOf(fam)
 	for _, k := range g.keys {
 		unit := results.UnitOf(g.modes[k], g.loads[k])
@@ -66,7 +67,7 @@ func plainTable(fam, machine string, rows []*results.Row) Table {
 			spreads[i] = newSpread(c.group, s)
 		}
 		markCells(cells, spreads, rule)
-		t.Rows = append(t.Rows, TableRow{Label: unitLabel(g.labels[k], unit), Cells: cells, unit: unit})
+		t.Rows = append(t.Rows, TableRow{Label: unitLabel(g.labels[k], unit), Cells: cells, Unit: unit})
 	}
 	return t
 }
@@ -83,7 +84,7 @@ func tripleTables(fam, machine string, rows []*results.Row) []Table {
 	base := Table{Family: fam, Machine: machine, Session: rows[0].Session, Corner: "scenario",
 		Columns: names, Groups: groups}
 	thr, cpu, mem := base, base, base
-	thr.Kind, thr.Title, thr.Failed, thr.Notes, thr.runNotes = "throughput", titleThroughput, g.failed, g.notes, g.runs1
+	thr.Kind, thr.Title, thr.Failed, thr.Notes, thr.RunNotes = "throughput", titleThroughput, g.failed, g.notes, g.runs1
 	cpu.Kind, cpu.Title = "cpu", titleCPU
 	mem.Kind, mem.Title = "memory", titleMemory
 	for _, k := range g.keys {
@@ -104,7 +105,7 @@ func tripleTables(fam, machine string, rows []*results.Row) []Table {
 			case s.OK:
 				fig = smallGbits(s.Median) + " (" + text.Fixed(Summarize(runs, kreqs).Median, 1) + "k/s)"
 			default:
-				fig = noFigureMix
+				fig = NoFigureMix
 			}
 			cell := cellOf(c, s, fig)
 			cell.Bound = !baseline && boundElsewhere(runs)
@@ -147,7 +148,7 @@ func tripleTables(fam, machine string, rows []*results.Row) []Table {
 			mc = append(mc, cell)
 		}
 		label := g.labels[k]
-		thr.Rows = append(thr.Rows, TableRow{Label: label, Cells: tc, unit: results.UnitOf(g.modes[k], load)})
+		thr.Rows = append(thr.Rows, TableRow{Label: label, Cells: tc, Unit: results.UnitOf(g.modes[k], load)})
 		cpu.Rows = append(cpu.Rows, TableRow{Label: label, Cells: cc})
 		mem.Rows = append(mem.Rows, TableRow{Label: label, Cells: mc})
 	}
@@ -191,9 +192,9 @@ func tunnelTable(machine string, rows []*results.Row) Table {
 		suite := strings.TrimSuffix(strings.TrimSuffix(r.Load, "-up"), "-down")
 		return r.Proxy + "\x00" + suite, suite
 	}, func(r *results.Row) string { return r.Load })
-	t := Table{Family: famTunnel, Kind: "throughput", Machine: machine, Session: rows[0].Session,
+	t := Table{Family: FamTunnel, Kind: "throughput", Machine: machine, Session: rows[0].Session,
 		Corner: "Ciphersuite", Columns: slices.Clone(Directions),
-		Groups: []string{"", ""}, Failed: g.failed, Notes: g.notes, runNotes: g.runs1}
+		Groups: []string{"", ""}, Failed: g.failed, Notes: g.notes, RunNotes: g.runs1}
 	labels := proxyLabels(g, func(s string) string { return s })
 	for i, k := range g.keys {
 		proxy, suite, _ := strings.Cut(k, "\x00")
@@ -216,7 +217,7 @@ func tunnelTable(machine string, rows []*results.Row) Table {
 			cell.finish()
 			cells = append(cells, cell)
 		}
-		t.Rows = append(t.Rows, TableRow{Label: labels[i], Cells: cells, unit: results.Gbits})
+		t.Rows = append(t.Rows, TableRow{Label: labels[i], Cells: cells, Unit: results.Gbits})
 	}
 	return t
 }
@@ -225,8 +226,8 @@ func tunnelTable(machine string, rows []*results.Row) Table {
 // handshakes (load "full") and resumed sessions ("resumed").
 func handshakeTable(machine string, rows []*results.Row) Table {
 	g := newGrid(rows, func(r *results.Row) (string, string) { return r.Proxy + "\x00" + r.Load, r.Load }, nil)
-	t := Table{Family: famHandshake, Kind: "handshake", Machine: machine, Session: rows[0].Session,
-		Corner: "Handshake", Columns: []string{"Connections/s"}, Groups: []string{""}, Failed: g.failed, Notes: g.notes, runNotes: g.runs1}
+	t := Table{Family: FamHandshake, Kind: "handshake", Machine: machine, Session: rows[0].Session,
+		Corner: "Handshake", Columns: []string{"Connections/s"}, Groups: []string{""}, Failed: g.failed, Notes: g.notes, RunNotes: g.runs1}
 	labels := proxyLabels(g, func(load string) string {
 		switch load {
 		case "full":
@@ -248,7 +249,53 @@ func handshakeTable(machine string, rows []*results.Row) Table {
 		cell := cellOf(col, s, fig)
 		cell.fromRuns(runs)
 		cell.finish()
-		t.Rows = append(t.Rows, TableRow{Label: labels[i], Cells: []Cell{cell}, unit: results.Conns})
+		t.Rows = append(t.Rows, TableRow{Label: labels[i], Cells: []Cell{cell}, Unit: results.Conns})
 	}
 	return t
+}
+
+// NewPalette gives each column of the tables its colour (chart.PaletteOf).
+func NewPalette(tables []Table) chart.Palette {
+	var names []string
+	for _, t := range tables {
+		switch t.Family {
+		case FamTunnel: // its columns are directions (directionColors)
+		case FamHandshake: // its one column holds every proxy's rows
+			for _, r := range t.Rows {
+				for _, c := range r.Cells {
+					names = append(names, c.Proxy)
+				}
+			}
+		default:
+			for j, name := range t.Columns {
+				if results.Group(t.Groups[j]) != results.Baseline {
+					names = append(names, name)
+				}
+			}
+		}
+	}
+	return chart.PaletteOf(names, Directions)
+}
+
+// Per-run figures, derived as DESIGN.md states them.
+
+func gbits(r *results.Row) float64 { return r.Gbps() }
+
+func kreqs(r *results.Row) float64 { return r.PerSecond() / 1e3 }
+
+func reqs(r *results.Row) float64 { return r.PerSecond() }
+
+func usPerReq(r *results.Row) float64 { return r.CPUProxy / float64(r.Requests) * 1e6 }
+
+func sPerGB(r *results.Row) float64 { return r.CPUProxy / (float64(r.Bytes) / 1e9) }
+
+func megabytes(r *results.Row) float64 { return float64(r.PeakMemBytes) / 1e6 }
+
+// short returns a machine's short label for a table's corner: the label up
+// to its parenthesis, "ARM (M4)" -> "ARM".
+func short(machine string) string {
+	if i := strings.Index(machine, " ("); i > 0 {
+		return machine[:i]
+	}
+	return machine
 }

@@ -21,13 +21,13 @@ type TextWriter interface {
 	sessionHead(w *bytes.Buffer, session string, tables []Table)
 	// table writes t's grid, with what goes before it.
 	table(w *bytes.Buffer, t Table) error
-	// searches writes the cells' searches under a Sustainable rate
+	// Searches writes the cells' searches under a Sustainable rate
 	// table.
-	searches(w *bytes.Buffer, t Table)
+	Searches(w *bytes.Buffer, t Table)
 	// marks writes what t's marks mean.
 	marks(w *bytes.Buffer, t Table)
-	// failed lists the failed runs of a table.
-	failed(w *bytes.Buffer, failed []Failure)
+	// Failed lists the failed runs of a table.
+	Failed(w *bytes.Buffer, failed []Failure)
 	// notes lists what t's ok runs noted.
 	notes(w *bytes.Buffer, t Table)
 	// setupNotes lists the notes of a session's Setup table.
@@ -40,7 +40,7 @@ type TextWriter interface {
 }
 
 var (
-	_ TextWriter = markdownWriter{}
+	_ TextWriter = MarkdownWriter{}
 	_ TextWriter = tsvWriter{}
 )
 
@@ -49,46 +49,46 @@ func TextWriterOf(format string) TextWriter {
 	if format == FormatTSV {
 		return tsvWriter{}
 	}
-	return markdownWriter{}
+	return MarkdownWriter{}
 }
 
-// markdownWriter writes GitHub markdown, with the detail d where it is
+// MarkdownWriter writes GitHub markdown, with the detail d where it is
 // not nil.
-type markdownWriter struct {
+type MarkdownWriter struct {
 	text.Markdown
-	d *detail
+	d *Detail
 }
 
 // sessionHead writes the detail's summary of the session, and the
 // summary of its tables (summaryLines).
-func (f markdownWriter) sessionHead(w *bytes.Buffer, session string, tables []Table) {
-	if f.d != nil && f.d.summaries[session] != "" {
-		w.WriteString(f.Text(f.d.summaries[session]) + "\n\n")
+func (f MarkdownWriter) sessionHead(w *bytes.Buffer, session string, tables []Table) {
+	if f.d != nil && f.d.Summaries[session] != "" {
+		w.WriteString(f.Text(f.d.Summaries[session]) + "\n\n")
 	}
-	lines := summaryLines(session, tables)
+	lines := SummaryLines(session, tables)
 	if len(lines) == 0 {
 		return
 	}
-	f.Heading(w, 2, summaryHead)
+	f.Heading(w, 2, SummaryHead)
 	for _, l := range lines {
 		w.WriteString("- " + f.Text(l) + "\n")
 	}
-	w.WriteString("\n" + summaryNote + "\n\n")
+	w.WriteString("\n" + SummaryNote + "\n\n")
 }
 
 // table writes t's headlines, then t with each cell's spread.
-func (f markdownWriter) table(w *bytes.Buffer, t Table) error {
+func (f MarkdownWriter) table(w *bytes.Buffer, t Table) error {
 	if hs := Headlines(t); len(hs) > 0 {
 		for _, h := range hs {
 			w.WriteString("- " + f.Text(h.String()) + "\n")
 		}
-		w.WriteString("\n" + headlineNote + "\n\n")
+		w.WriteString("\n" + HeadlineNote + "\n\n")
 	}
-	return writeMarkdown(w, t, withSpreads)
+	return writeMarkdown(w, t, WithSpreads)
 }
 
-// searches writes a line a cell.
-func (f markdownWriter) searches(w *bytes.Buffer, t Table) {
+// Searches writes a line a cell.
+func (f MarkdownWriter) Searches(w *bytes.Buffer, t Table) {
 	lines := searchLines(t)
 	if len(lines) == 0 {
 		return
@@ -101,14 +101,14 @@ func (f markdownWriter) searches(w *bytes.Buffer, t Table) {
 }
 
 // marks writes t's legend, and the line of the connections closed.
-func (f markdownWriter) marks(w *bytes.Buffer, t Table) {
-	writeLegend(w, t, withSpreads)
-	if l := closedLine(t); l != "" {
+func (f MarkdownWriter) marks(w *bytes.Buffer, t Table) {
+	writeLegend(w, t, WithSpreads)
+	if l := ClosedLine(t); l != "" {
 		w.WriteString(f.Text(l) + "\n\n")
 	}
 }
 
-func (f markdownWriter) failed(w *bytes.Buffer, failed []Failure) {
+func (f MarkdownWriter) Failed(w *bytes.Buffer, failed []Failure) {
 	if len(failed) == 0 {
 		return
 	}
@@ -120,19 +120,19 @@ func (f markdownWriter) failed(w *bytes.Buffer, failed []Failure) {
 }
 
 // notes lists the runs' notes of t grouped by cell (groupNotes).
-func (f markdownWriter) notes(w *bytes.Buffer, t Table) {
-	lines := groupNotes(t.runNotes)
+func (f MarkdownWriter) notes(w *bytes.Buffer, t Table) {
+	lines := GroupNotes(t.RunNotes)
 	if len(lines) == 0 {
 		return
 	}
-	w.WriteString(groupedNotesHead + ":\n\n")
+	w.WriteString(GroupedNotesHead + ":\n\n")
 	for _, l := range lines {
 		w.WriteString("- " + f.Text(l) + "\n")
 	}
 	w.WriteString("\n")
 }
 
-func (f markdownWriter) setupNotes(w *bytes.Buffer, notes []string) {
+func (f MarkdownWriter) setupNotes(w *bytes.Buffer, notes []string) {
 	w.WriteString("Notes of the session:\n\n")
 	for _, n := range notes {
 		w.WriteString("- " + f.Text(n) + "\n")
@@ -140,9 +140,9 @@ func (f markdownWriter) setupNotes(w *bytes.Buffer, notes []string) {
 }
 
 // tripleEnd writes nothing: each cell has its spread.
-func (markdownWriter) tripleEnd(*bytes.Buffer, Table) {}
+func (MarkdownWriter) tripleEnd(*bytes.Buffer, Table) {}
 
-func (markdownWriter) Legend(w *bytes.Buffer, s string) { w.WriteString(s + "\n") }
+func (MarkdownWriter) Legend(w *bytes.Buffer, s string) { w.WriteString(s + "\n") }
 
 // tsvWriter writes the reference results' tab-separated text.
 type tsvWriter struct{ text.TSV }
@@ -152,8 +152,8 @@ func (tsvWriter) sessionHead(*bytes.Buffer, string, []Table) {}
 
 func (tsvWriter) table(w *bytes.Buffer, t Table) error { return writeTSV(w, t) }
 
-// searches writes a row a cell.
-func (tsvWriter) searches(w *bytes.Buffer, t Table) {
+// Searches writes a row a cell.
+func (tsvWriter) Searches(w *bytes.Buffer, t Table) {
 	lines := searchLines(t)
 	if len(lines) == 0 {
 		return
@@ -178,7 +178,7 @@ func (tsvWriter) marks(w *bytes.Buffer, t Table) {
 	}
 }
 
-func (tsvWriter) failed(w *bytes.Buffer, failed []Failure) {
+func (tsvWriter) Failed(w *bytes.Buffer, failed []Failure) {
 	if len(failed) == 0 {
 		return
 	}
@@ -224,12 +224,12 @@ func (f tsvWriter) tripleEnd(w *bytes.Buffer, figures Table) {
 				any = true
 			}
 		}
-		rows[i] = withBars(figures.Groups, r.Label, texts)
+		rows[i] = WithBars(figures.Groups, r.Label, texts)
 	}
 	if !any {
 		return
 	}
-	f.Grid(w, withBars(figures.Groups, "spread", figures.Columns), rows)
+	f.Grid(w, WithBars(figures.Groups, "spread", figures.Columns), rows)
 	w.WriteString("\n")
 }
 

@@ -38,34 +38,34 @@ func TestCatalogUnitsAgree(t *testing.T) {
 		fig := text.Fixed(median, 1)
 		switch fam := FamilyOf(sc.Mode, sc.Load.Name); {
 		case plain(fam):
-			if want := scenario + ", " + unitName; label != want || cell.figure != fig {
+			if want := scenario + ", " + unitName; label != want || cell.Figure != fig {
 				t.Errorf("%s: the table's row %q, cell %q; compare's %q, %s", sc.Name, label, cell.Text, want, fig)
 			}
-		case fam == famHTTPS || fam == famMix:
+		case fam == famHTTPS || fam == FamMix:
 			// Gbit/s, and the exchanges a second but for a stream:
 			// compare's figure is one of them
 			var ok bool
 			switch {
 			case results.Stream(sc.Load.Name):
-				ok = unit == results.Gbits && cell.figure == fig
+				ok = unit == results.Gbits && cell.Figure == fig
 			case unit == results.Gbits:
-				ok = strings.HasPrefix(cell.figure, text.Fixed(median, 2)+" (")
+				ok = strings.HasPrefix(cell.Figure, text.Fixed(median, 2)+" (")
 			default:
-				ok = unit == results.KReqs && strings.HasSuffix(cell.figure, " ("+fig+"k/s)")
+				ok = unit == results.KReqs && strings.HasSuffix(cell.Figure, " ("+fig+"k/s)")
 			}
 			if label != scenario || label != sc.Name || !ok {
-				t.Errorf("%s: the table's row %q, cell %q; compare's %q, %g %s", sc.Name, label, cell.figure, scenario, median, unit)
+				t.Errorf("%s: the table's row %q, cell %q; compare's %q, %g %s", sc.Name, label, cell.Figure, scenario, median, unit)
 			}
-		case fam == famSweep:
-			if want := scenario + ", " + unitName; label != want || cell.figure != threeFigures(median) || unit != results.KReqs {
+		case fam == FamSweep:
+			if want := scenario + ", " + unitName; label != want || cell.Figure != ThreeFigures(median) || unit != results.KReqs {
 				t.Errorf("%s: the table's row %q, cell %q; compare's %q, %g %s", sc.Name, label, cell.Text, want, median, unitName)
 			}
-		case fam == famTunnel:
+		case fam == FamTunnel:
 			if want := text.Fixed(median, 2) + " " + unitName; !hasFigure(tab.Rows[0].Cells, want) || unit != results.Gbits {
 				t.Errorf("%s: the table's cells %v; want one of %q", sc.Name, tab.Rows[0].Cells, want)
 			}
 		default:
-			if tab.Columns[0] != "Connections/s" || cell.figure != text.Thousands(median) || unit != results.Conns {
+			if tab.Columns[0] != "Connections/s" || cell.Figure != text.Thousands(median) || unit != results.Conns {
 				t.Errorf("%s: the table's %s %q; compare's %g %s", sc.Name, tab.Columns[0], cell.Text, median, unitName)
 			}
 		}
@@ -75,7 +75,7 @@ func TestCatalogUnitsAgree(t *testing.T) {
 // hasFigure reports whether one of the cells' figure is want.
 func hasFigure(cells []Cell, want string) bool {
 	for _, c := range cells {
-		if c.figure == want {
+		if c.Figure == want {
 			return true
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"bench/harness"
 	"bench/report"
+	"bench/report/page"
 	"bench/results"
 )
 
@@ -22,8 +23,7 @@ func renderPage(w io.Writer, csvPaths []string, rows []results.Row, opt report.O
 	if opt.Runs, err = harness.ReadRunData(csvPaths, rows); err != nil {
 		return err
 	}
-	opt.Format = report.FormatHTML
-	return report.Render(w, rows, opt)
+	return page.Render(w, rows, opt)
 }
 
 // writePage writes the page of the session files at csvPaths

@@ -2,8 +2,10 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"io"
 
+	"bench/inputerr"
 	"bench/report"
 	"bench/results"
 )
@@ -39,8 +41,13 @@ func cmdReport(stdout, stderr io.Writer, args []string) error {
 	if err != nil {
 		return err
 	}
-	if opt.Format == report.FormatHTML {
+	switch opt.Format {
+	case report.FormatHTML:
 		return renderPage(stdout, fs.Args(), rows, opt)
+	case "", report.FormatMarkdown, report.FormatTSV, report.FormatJSON:
+	default:
+		return inputerr.Bad(fmt.Errorf("unknown format %q (want %s, %s, %s or %s)",
+			opt.Format, report.FormatMarkdown, report.FormatTSV, report.FormatJSON, report.FormatHTML))
 	}
 	if opt.Files, err = results.ReadMetas(fs.Args()); err != nil {
 		return err

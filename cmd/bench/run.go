@@ -14,13 +14,12 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"bench/harness"
 	"bench/harness/host"
 	"bench/report"
 	"bench/results"
 	"bench/scenarios"
+	"golang.org/x/sys/unix"
 )
 
 const runSynopsis = `[flags]
@@ -210,7 +209,7 @@ func summarize(stdout, stderr io.Writer, csvPath, session string) error {
 	if err != nil {
 		return err
 	}
-	if err := report.Write(stdout, report.Setups(rows, files, opt), tables, report.FormatMarkdown); err != nil {
+	if err := (report.Markdown{}).Write(stdout, report.Document{Setups: report.Setups(rows, files, opt), Tables: tables}); err != nil {
 		return err
 	}
 	report.WriteNoisy(stderr, tables)

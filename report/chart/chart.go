@@ -267,10 +267,10 @@ func (m MarkThumb) Thumbnail(c *draw.Canvas) {
 // a title.
 type TippedLine struct {
 	*plotter.Line
-	Points *plotter.Scatter `json:"-"` // nil: none
-	Column string           `json:"-"`
-	Title  string           `json:"-"`
-	Tips   *Tips            `json:"-"`
+	Points *plotter.Scatter // nil: none
+	Column string
+	Title  string
+	Tips   *Tips
 }
 
 // Plot draws the line and its points.
@@ -296,7 +296,7 @@ func (l *TippedLine) Thumbnail(c *draw.Canvas) {
 // needs: gonum's default marks a small panel's axis more densely than its
 // labels' height allows.
 type LinearTicks struct {
-	Most int `json:"-"`
+	Most int
 }
 
 func (l LinearTicks) Ticks(min, max float64) []plot.Tick {
@@ -377,3 +377,10 @@ func LabelsAbove(marks plotter.XYLabels, size vg.Length, offset vg.Point) (*plot
 	lbl.Offset = offset
 	return lbl, nil
 }
+
+// The classes of the pages' charts, one figure each.
+const (
+	ClassBar    = "chart bar"
+	ClassHDR    = "chart hdr"
+	ClassSeries = "chart series"
+)

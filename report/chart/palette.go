@@ -149,8 +149,8 @@ var MeaningColors = []color.Color{rgb(0xd55e00), rgb(0x222222), rgb(0x663300)}
 
 // The roles' colors and names in the CPU panels.
 var RoleLines = []struct {
-	Role  string      `json:"-"`
-	Color color.Color `json:"-"`
+	Role  string
+	Color color.Color
 }{
 	{"proxy", MeaningColors[0]},
 	{"client", MeaningColors[1]},

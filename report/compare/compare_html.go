@@ -14,7 +14,6 @@ import (
 	"bench/report/chart"
 	"bench/report/htmldoc"
 	"bench/results"
-
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -103,7 +102,7 @@ func htmlCompareTables(b *bytes.Buffer, c *Comparison) error {
 			return chart.ErrChart(t.Family+" on "+t.Machine, err)
 		}
 		if ok {
-			htmldoc.Figure(b, report.ClassBar, svg, "Changes of "+t.Family+" on "+t.Machine+": new's median over old's, less one; "+
+			htmldoc.Figure(b, chart.ClassBar, svg, "Changes of "+t.Family+" on "+t.Machine+": new's median over old's, less one; "+
 				"whiskers from new's slowest over old's fastest to new's fastest over old's slowest; the real changes written over their bars.")
 		}
 	}
@@ -165,7 +164,7 @@ func compareChart(t Table, pal chart.Palette) ([]byte, bool, error) {
 		}
 	}
 	most := (chart.BarWidthMax - chart.BarYAxisRoom) / vg.Length(len(cells))
-	dataWidth := max(chart.BarWidthMin-chart.BarYAxisRoom, vg.Length(len(cells))*report.SlotWidth(names, 1, tickFace, most))
+	dataWidth := max(chart.BarWidthMin-chart.BarYAxisRoom, vg.Length(len(cells))*chart.SlotWidth(names, 1, tickFace, most))
 	width := dataWidth + chart.BarYAxisRoom
 	tp := &chart.Tips{}
 	p := chart.NewPlot()
@@ -206,18 +205,18 @@ func compareChart(t Table, pal chart.Palette) ([]byte, bool, error) {
 // cell's bar at its change, its whisker over its interval
 // (changeInterval), under a title of its figures and the name of names;
 // and the marks over the bars, the changes that are real.
-func changeBars(cells []Change, names []string, colorOf map[string]color.Color, tp *chart.Tips) ([]*report.BarSet, plotter.XYLabels) {
+func changeBars(cells []Change, names []string, colorOf map[string]color.Color, tp *chart.Tips) ([]*chart.BarSet, plotter.XYLabels) {
 	var columns []string
 	for _, ch := range cells {
 		if !slices.Contains(columns, ch.Proxy) {
 			columns = append(columns, ch.Proxy)
 		}
 	}
-	var bars []*report.BarSet
+	var bars []*chart.BarSet
 	var marks plotter.XYLabels
 	for _, col := range columns {
 		n := len(cells)
-		bs := &report.BarSet{Column: col, Median: make([]float64, n), Low: make([]float64, n), High: make([]float64, n),
+		bs := &chart.BarSet{Column: col, Median: make([]float64, n), Low: make([]float64, n), High: make([]float64, n),
 			Titles: make([]string, n), Color: colorOf[col], Tips: tp}
 		for i, ch := range cells {
 			bs.Median[i], bs.Low[i], bs.High[i] = math.NaN(), math.NaN(), math.NaN()

@@ -11,6 +11,7 @@ import (
 	"bench/profile"
 	"bench/report"
 	"bench/report/htmldoc"
+	"bench/report/profiles"
 	"bench/results"
 )
 
@@ -60,11 +61,11 @@ func AddProfileShifts(c *Comparison, old, new []results.Row, oldData, newData ma
 		if o == nil || n == nil || !oldData[*o].Profiled() || !newData[*n].Profiled() {
 			continue
 		}
-		before, err := report.ReadStacks(oldData[*o])
+		before, err := profiles.ReadStacks(oldData[*o])
 		if err != nil {
 			return err
 		}
-		after, err := report.ReadStacks(newData[*n])
+		after, err := profiles.ReadStacks(newData[*n])
 		if err != nil {
 			return err
 		}

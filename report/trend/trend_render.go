@@ -263,7 +263,7 @@ func writeTrendsHTML(w io.Writer, tr *Trends) error {
 		if err != nil {
 			return chart.ErrChart(s.name(), err)
 		}
-		htmldoc.Figure(&figs, report.ClassSeries, svg, s.Machine+", "+s.name()+": each session's runs (points) and median (thin line), the levels before and after each change point (thick black lines), the change points and the new versions marked.")
+		htmldoc.Figure(&figs, chart.ClassSeries, svg, s.Machine+", "+s.name()+": each session's runs (points) and median (thin line), the levels before and after each change point (thick black lines), the change points and the new versions marked.")
 		drawn++
 	}
 	if drawn > 0 {

@@ -1,4 +1,9 @@
-package report
+// Package page writes the session's page (HTML, Render and the Writer
+// HTML): the tables of package report with their marks and legends, the
+// detail, a bar chart of each throughput table, the percentile charts of
+// the mixes, each cell's time series, each sweep's steps, and the CPU
+// profiles of the cells' median runs (package profiles).
+package page
 
 import (
 	"bytes"
@@ -7,17 +12,15 @@ import (
 	"strings"
 
 	"bench/internal/text"
+	"bench/report"
 	"bench/report/chart"
 	"bench/report/htmldoc"
+	"bench/report/profiles"
 	"bench/results"
-
 	"github.com/HdrHistogram/hdrhistogram-go"
 )
 
-// FormatHTML is Options.Format's page: one self-contained file.
-const FormatHTML = "html"
-
-// The page: one file, its style in it and its charts drawn in it as SVG,
+// The page is one file, its style in it and its charts drawn in it as SVG,
 // so that it opens from a disk or an artifact with nothing fetched. It
 // holds the Setup tables, every table of the text report with its marks
 // and the latency tables, the detail (detail.go: headlines, spreads, the
@@ -33,21 +36,31 @@ const FormatHTML = "html"
 // What the session files lack (histograms, series: sessions before bench
 // kept them) the page says instead of drawing.
 
-// The classes of the page's charts, one figure each.
-const (
-	ClassBar    = "chart bar"
-	classHDR    = "chart hdr"
-	ClassSeries = "chart series"
-)
-
-// writeHTML writes the page in one write, with the detail of the tables
-// (detail.go) and d's lines where d is not nil, and hands the pages of
-// the profiles it links past its budget to profilePage, where not nil.
-func writeHTML(w io.Writer, setups []Setup, tables []Table, data map[results.RunID]*results.RunData, profilePage ProfilePageFunc, d *detail) error {
-	if d == nil {
-		d = &detail{}
+// Render writes to w the page of rows as opt says, with the latency
+// tables and the detail whatever opt says of them: the charts have the
+// data. Nothing is written unless the whole page could be built.
+func Render(w io.Writer, rows []results.Row, opt report.Options) error {
+	opt.Latency, opt.Detail = true, true
+	doc, err := report.Build(rows, opt)
+	if err != nil {
+		return err
 	}
-	prof, err := newPageProfiles(tables, data, profileInlineBudget, profilePage)
+	return HTML{}.Write(w, doc)
+}
+
+// HTML writes the page (Writer).
+type HTML struct{}
+
+// Write writes the page of doc in one write, with the detail of the
+// tables (detail.go) and doc's detail lines where it has them, and
+// hands the pages of the profiles it links past its budget to
+// doc.ProfilePage, where not nil.
+func (HTML) Write(w io.Writer, doc report.Document) error {
+	setups, tables, data, d := doc.Setups, doc.Tables, doc.Runs, doc.Detail
+	if d == nil {
+		d = &report.Detail{}
+	}
+	prof, err := profiles.ForPage(tables, data, profiles.InlineBudget, doc.ProfilePage)
 	if err != nil {
 		return err
 	}
@@ -59,37 +72,37 @@ func writeHTML(w io.Writer, setups []Setup, tables []Table, data map[results.Run
 		}
 	}
 	title := "bench: session " + strings.Join(ids, ", ")
-	htmldoc.Head(&b, title, htmldoc.Style+prof.style(), chart.FontCSS())
-	pal := NewPalette(tables)
-	groups := byFamily(tables)
+	htmldoc.Head(&b, title, htmldoc.Style+prof.Style(), chart.FontCSS())
+	pal := report.NewPalette(tables)
+	groups := report.ByFamily(tables)
 	for i, g := range groups {
-		if i == 0 || g.session != groups[i-1].session {
-			var own []familyGroup
+		if i == 0 || g.Session != groups[i-1].Session {
+			var own []report.FamilyGroup
 			for _, o := range groups[i:] {
-				if o.session == g.session {
+				if o.Session == g.Session {
 					own = append(own, o)
 				}
 			}
-			htmlOpening(&b, g.session, d.summaries[g.session], own, setups)
+			htmlOpening(&b, g.Session, d.Summaries[g.Session], own, setups)
 		}
-		if i == 0 || g.session != groups[i-1].session || g.family != groups[i-1].family {
-			fmt.Fprintf(&b, "<h2 id=\"%s\">%s</h2>\n", anchor(g.session, g.family), htmldoc.Esc(g.family))
+		if i == 0 || g.Session != groups[i-1].Session || g.Family != groups[i-1].Family {
+			fmt.Fprintf(&b, "<h2 id=\"%s\">%s</h2>\n", report.Anchor(g.Session, g.Family), htmldoc.Esc(g.Family))
 		}
-		fmt.Fprintf(&b, "<h3 id=\"%s\">%s</h3>\n", anchor(g.session, g.family, g.machine), htmldoc.Esc(g.machine))
+		fmt.Fprintf(&b, "<h3 id=\"%s\">%s</h3>\n", report.Anchor(g.Session, g.Family, g.Machine), htmldoc.Esc(g.Machine))
 		if err := htmlGroup(&b, g, data, pal, d, prof); err != nil {
 			return err
 		}
-		if i+1 == len(groups) || groups[i+1].session != g.session {
+		if i+1 == len(groups) || groups[i+1].Session != g.Session {
 			for _, s := range setups {
-				if s.Session == g.session {
+				if s.Session == g.Session {
 					htmlSetup(&b, s)
 				}
 			}
 		}
 	}
-	prof.write(&b)
+	prof.Write(&b)
 	b.WriteString("</body>\n</html>\n")
-	if err := prof.writeOwn(); err != nil {
+	if err := prof.WriteOwn(); err != nil {
 		return err
 	}
 	_, err = w.Write(b.Bytes())
@@ -98,37 +111,37 @@ func writeHTML(w io.Writer, setups []Setup, tables []Table, data map[results.Run
 
 // htmlOpening opens a session: its heading and line, the summary of its
 // families (summaryLines), and the contents of the page's headings.
-func htmlOpening(b *bytes.Buffer, session, line string, groups []familyGroup, setups []Setup) {
-	fmt.Fprintf(b, "<h1 id=\"%s\">Session %s</h1>\n", anchor("session", session), htmldoc.Esc(session))
+func htmlOpening(b *bytes.Buffer, session, line string, groups []report.FamilyGroup, setups []report.Setup) {
+	fmt.Fprintf(b, "<h1 id=\"%s\">Session %s</h1>\n", report.Anchor("session", session), htmldoc.Esc(session))
 	fmt.Fprintf(b, "<section class=\"answer\" id=\"%s\">\n", summaryID(session))
 	if line != "" {
 		fmt.Fprintf(b, "<p class=\"summary\">%s</p>\n", htmldoc.Esc(line))
 	}
-	var tables []Table
+	var tables []report.Table
 	for _, g := range groups {
-		tables = append(tables, g.tables...)
+		tables = append(tables, g.Tables...)
 	}
-	if lines := summaryLines(session, tables); len(lines) > 0 {
-		fmt.Fprintf(b, "<h2>%s</h2>\n<ul class=\"answer\">\n", summaryHead)
+	if lines := report.SummaryLines(session, tables); len(lines) > 0 {
+		fmt.Fprintf(b, "<h2>%s</h2>\n<ul class=\"answer\">\n", report.SummaryHead)
 		for _, l := range lines {
 			fmt.Fprintf(b, "<li>%s</li>\n", htmldoc.Esc(l))
 		}
-		fmt.Fprintf(b, "</ul>\n<p class=\"caption\">%s</p>\n", htmldoc.Esc(summaryNote))
+		fmt.Fprintf(b, "</ul>\n<p class=\"caption\">%s</p>\n", htmldoc.Esc(report.SummaryNote))
 	}
 	// how the headlines above each table read, once
-	fmt.Fprintf(b, "<p class=\"caption\">Headlines: %s</p>\n", htmldoc.Esc(headlineNote))
+	fmt.Fprintf(b, "<p class=\"caption\">Headlines: %s</p>\n", htmldoc.Esc(report.HeadlineNote))
 	b.WriteString("</section>\n<nav class=\"contents\">\n<h2>Contents</h2>\n<ul>\n")
 	for i, g := range groups {
-		if i > 0 && g.family == groups[i-1].family {
+		if i > 0 && g.Family == groups[i-1].Family {
 			continue
 		}
 		var machines []string
 		for _, o := range groups[i:] {
-			if o.family == g.family {
-				machines = append(machines, fmt.Sprintf("<a href=\"#%s\">%s</a>", anchor(session, o.family, o.machine), htmldoc.Esc(o.machine)))
+			if o.Family == g.Family {
+				machines = append(machines, fmt.Sprintf("<a href=\"#%s\">%s</a>", report.Anchor(session, o.Family, o.Machine), htmldoc.Esc(o.Machine)))
 			}
 		}
-		fmt.Fprintf(b, "<li><a href=\"#%s\">%s</a>", anchor(session, g.family), htmldoc.Esc(g.family))
+		fmt.Fprintf(b, "<li><a href=\"#%s\">%s</a>", report.Anchor(session, g.Family), htmldoc.Esc(g.Family))
 		if len(machines) > 1 {
 			b.WriteString(": " + strings.Join(machines, ", "))
 		}
@@ -136,7 +149,7 @@ func htmlOpening(b *bytes.Buffer, session, line string, groups []familyGroup, se
 	}
 	for _, s := range setups {
 		if s.Session == session && len(s.Rows) > 0 {
-			fmt.Fprintf(b, "<li><a href=\"#%s\">Setup</a></li>\n", anchor(session, "setup"))
+			fmt.Fprintf(b, "<li><a href=\"#%s\">Setup</a></li>\n", report.Anchor(session, "setup"))
 		}
 	}
 	b.WriteString("</ul>\n</nav>\n")
@@ -148,14 +161,14 @@ func htmlOpening(b *bytes.Buffer, session, line string, groups []familyGroup, se
 }
 
 // summaryID is the id of a session's summary on the page.
-func summaryID(session string) string { return anchor("summary", session) }
+func summaryID(session string) string { return report.Anchor("summary", session) }
 
 // htmlGroup writes the tables of a family on a machine, each ranked one
 // with its bar chart, and after them the charts of their runs' data.
-func htmlGroup(b *bytes.Buffer, g familyGroup, data map[results.RunID]*results.RunData, pal chart.Palette, d *detail, prof *pageProfiles) error {
-	var group []Table // the throughput tables (ranked, the first of a triple)
-	for _, t := range g.tables {
-		if t.Kind == kindLatency {
+func htmlGroup(b *bytes.Buffer, g report.FamilyGroup, data map[results.RunID]*results.RunData, pal chart.Palette, d *report.Detail, prof *profiles.Page) error {
+	var group []report.Table // the throughput tables (ranked, the first of a triple)
+	for _, t := range g.Tables {
+		if t.Kind == report.KindLatency {
 			// the latency tables closed, as the charts of the runs' data
 			fmt.Fprintf(b, "<details class=\"latency\">\n<summary>%s</summary>\n", htmldoc.Esc(t.Title))
 			htmlTable(b, t, prof)
@@ -167,7 +180,7 @@ func htmlGroup(b *bytes.Buffer, g familyGroup, data map[results.RunID]*results.R
 		}
 		htmlHeadlines(b, t)
 		htmlTable(b, t, prof)
-		if !ranked(t) {
+		if !report.Ranked(t) {
 			continue
 		}
 		group = append(group, t)
@@ -177,20 +190,20 @@ func htmlGroup(b *bytes.Buffer, g familyGroup, data map[results.RunID]*results.R
 		}
 		if ok {
 			runs := "run"
-			if t.Kind == kindSweep {
+			if t.Kind == report.KindSweep {
 				runs = "search"
 			}
-			htmldoc.Figure(b, ClassBar, svg, "Medians of "+t.Family+" on "+t.Machine+"; whiskers from the slowest "+runs+" to the fastest.")
+			htmldoc.Figure(b, chart.ClassBar, svg, "Medians of "+t.Family+" on "+t.Machine+"; whiskers from the slowest "+runs+" to the fastest.")
 		}
 	}
-	last := g.tables[len(g.tables)-1]
-	if g.family == famSweep {
+	last := g.Tables[len(g.Tables)-1]
+	if g.Family == report.FamSweep {
 		// a search's steps are short windows: their latency against
 		// their rate, not their seconds
 		return htmlSweeps(b, last, pal)
 	}
-	if g.family == famMix {
-		if err := htmlHDR(b, group, data, pal, d.accounting[g.session]); err != nil {
+	if g.Family == report.FamMix {
+		if err := htmlHDR(b, group, data, pal, d.Accounting[g.Session]); err != nil {
 			return err
 		}
 	}
@@ -199,11 +212,11 @@ func htmlGroup(b *bytes.Buffer, g familyGroup, data map[results.RunID]*results.R
 
 // htmlSetup writes a session's Setup table and notes, after its tables
 // (htmlOpening says which files had no metadata).
-func htmlSetup(b *bytes.Buffer, s Setup) {
+func htmlSetup(b *bytes.Buffer, s report.Setup) {
 	if len(s.Rows) == 0 {
 		return
 	}
-	fmt.Fprintf(b, "<h2 id=\"%s\">Setup</h2>\n<table class=\"setup\">\n<tr><th></th>", anchor(s.Session, "setup"))
+	fmt.Fprintf(b, "<h2 id=\"%s\">Setup</h2>\n<table class=\"setup\">\n<tr><th></th>", report.Anchor(s.Session, "setup"))
 	for _, m := range s.Machines {
 		fmt.Fprintf(b, "<th>%s</th>", htmldoc.Esc(m))
 	}
@@ -228,9 +241,9 @@ func htmlSetup(b *bytes.Buffer, s Setup) {
 // htmlTable writes a table as the markdown has it: the figure in bold
 // where marked, the marks after it, a ‖ where the group changes, and its
 // footnotes, failed runs, notes and caption under it.
-func htmlTable(b *bytes.Buffer, t Table, prof *pageProfiles) {
+func htmlTable(b *bytes.Buffer, t report.Table, prof *profiles.Page) {
 	fmt.Fprintf(b, "<table class=\"%s\">\n<tr>", htmldoc.Esc(t.Kind))
-	for i, h := range withBars(t.Groups, t.Corner, t.Columns) {
+	for i, h := range report.WithBars(t.Groups, t.Corner, t.Columns) {
 		if h == "‖" && i > 0 {
 			b.WriteString("<td class=\"bar\">‖</td>")
 			continue
@@ -241,15 +254,15 @@ func htmlTable(b *bytes.Buffer, t Table, prof *pageProfiles) {
 	for _, r := range t.Rows {
 		texts := make([]string, len(r.Cells))
 		for j, c := range r.Cells {
-			text := strings.TrimSuffix(shownText(c), " "+failureText(c))
+			text := strings.TrimSuffix(report.ShownText(c), " "+report.FailureText(c))
 			texts[j] = htmldoc.Esc(text)
 			if c.Bold {
-				texts[j] = "<strong>" + htmldoc.Esc(c.figure) + "</strong>" + htmldoc.Esc(text[len(c.figure):])
+				texts[j] = "<strong>" + htmldoc.Esc(c.Figure) + "</strong>" + htmldoc.Esc(text[len(c.Figure):])
 			}
-			texts[j] += htmlCellDetail(c) + prof.link(c)
+			texts[j] += htmlCellDetail(c) + prof.Link(c)
 		}
 		fmt.Fprintf(b, "<tr><th>%s</th>", htmldoc.Esc(r.Label))
-		for _, c := range withBars(t.Groups, "", texts)[1:] {
+		for _, c := range report.WithBars(t.Groups, "", texts)[1:] {
 			if c == "‖" {
 				b.WriteString("<td class=\"bar\">‖</td>")
 				continue
@@ -260,19 +273,19 @@ func htmlTable(b *bytes.Buffer, t Table, prof *pageProfiles) {
 	}
 	b.WriteString("</table>\n")
 	var text bytes.Buffer
-	markdownWriter{}.searches(&text, t)
+	report.MarkdownWriter{}.Searches(&text, t)
 	htmlParagraphs(b, text.String())
 	htmlLegend(b, t)
 	text.Reset()
-	if l := closedLine(t); l != "" {
+	if l := report.ClosedLine(t); l != "" {
 		text.WriteString(l + "\n\n")
 	}
-	markdownWriter{}.failed(&text, t.Failed)
+	report.MarkdownWriter{}.Failed(&text, t.Failed)
 	htmlParagraphs(b, text.String())
-	if lines := groupNotes(t.runNotes); len(lines) > 0 {
+	if lines := report.GroupNotes(t.RunNotes); len(lines) > 0 {
 		// the notes closed, as the charts of the runs' data: the marks
 		// and the failed runs above say what the figures owe to them
-		fmt.Fprintf(b, "<details class=\"notes\">\n<summary>%s: %d</summary>\n<ul>\n", htmldoc.Esc(groupedNotesHead), len(lines))
+		fmt.Fprintf(b, "<details class=\"notes\">\n<summary>%s: %d</summary>\n<ul>\n", htmldoc.Esc(report.GroupedNotesHead), len(lines))
 		for _, l := range lines {
 			fmt.Fprintf(b, "<li>%s</li>\n", htmldoc.Esc(l))
 		}
@@ -305,29 +318,29 @@ func htmlParagraphs(b *bytes.Buffer, text string) {
 
 // htmlLegend writes t's legend (legendOf) under it, the page's detail
 // included.
-func htmlLegend(b *bytes.Buffer, t Table) {
-	items := legendOf(t, withSpreads)
+func htmlLegend(b *bytes.Buffer, t report.Table) {
+	items := report.LegendOf(t, report.WithSpreads)
 	if len(items) == 0 {
 		return
 	}
-	fmt.Fprintf(b, "<p>%s:</p>\n<ul class=\"legend\">\n", legendHead)
+	fmt.Fprintf(b, "<p>%s:</p>\n<ul class=\"legend\">\n", report.LegendHead)
 	for _, it := range items {
-		mark := htmldoc.Esc(it.mark)
-		if m, ok := strings.CutPrefix(it.mark, markBold); ok {
+		mark := htmldoc.Esc(it.Mark)
+		if m, ok := strings.CutPrefix(it.Mark, report.MarkBold); ok {
 			mark = "<strong>bold</strong>" + htmldoc.Esc(m)
 		}
-		if strings.HasPrefix(it.mark, errorMark) {
+		if strings.HasPrefix(it.Mark, report.ErrorMark) {
 			mark = "<span class=\"err\">" + mark + "</span>"
 		}
-		fmt.Fprintf(b, "<li>%s: %s</li>\n", mark, htmldoc.Esc(it.text))
+		fmt.Fprintf(b, "<li>%s: %s</li>\n", mark, htmldoc.Esc(it.Text))
 	}
 	b.WriteString("</ul>\n")
 }
 
 // htmlHeadlines writes the headlines of t's rows before it (the opening
 // says how they read).
-func htmlHeadlines(b *bytes.Buffer, t Table) {
-	hs := Headlines(t)
+func htmlHeadlines(b *bytes.Buffer, t report.Table) {
+	hs := report.Headlines(t)
 	if len(hs) == 0 {
 		return
 	}
@@ -340,12 +353,12 @@ func htmlHeadlines(b *bytes.Buffer, t Table) {
 
 // htmlCellDetail is what the page writes after a cell's text: its !
 // mark and share, and its spread with the runs' range in its title.
-func htmlCellDetail(c Cell) string {
+func htmlCellDetail(c report.Cell) string {
 	var s string
-	if f := failureText(c); f != "" {
+	if f := report.FailureText(c); f != "" {
 		s += fmt.Sprintf(" <span class=\"err\" title=\"%s of its exchanges failed: errors, timeouts, cut or wrong answers\">%s</span>", text.SharePercent(*c.ErrorShare), htmldoc.Esc(f))
 	}
-	if short, long := cellSpread(c); short != "" {
+	if short, long := report.CellSpread(c); short != "" {
 		s += fmt.Sprintf(" <small class=\"spread\" title=\"%s\">%s</small>", htmldoc.Esc(long), htmldoc.Esc(short))
 	}
 	return s
@@ -353,7 +366,7 @@ func htmlCellDetail(c Cell) string {
 
 // htmlHDR writes the percentile chart of each mix scenario of the tables
 // whose runs kept a histogram, or says that none did.
-func htmlHDR(b *bytes.Buffer, group []Table, data map[results.RunID]*results.RunData, pal chart.Palette, accounting string) error {
+func htmlHDR(b *bytes.Buffer, group []report.Table, data map[results.RunID]*results.RunData, pal chart.Palette, accounting string) error {
 	counted := "every exchange due in the window"
 	if accounting == results.MixAnswered {
 		counted = "the answered exchanges only (bench mix before its fixed window)"
@@ -366,7 +379,7 @@ func htmlHDR(b *bytes.Buffer, group []Table, data map[results.RunID]*results.Run
 			var lines []hdrLine
 			kept := false
 			for j, c := range r.Cells {
-				h, n, err := mergedHistogram(c.ids, data)
+				h, n, err := mergedHistogram(c.IDs, data)
 				if err != nil {
 					return fmt.Errorf("%s, %s on %s: %w", r.Label, c.Proxy, t.Machine, err)
 				}
@@ -386,7 +399,7 @@ func htmlHDR(b *bytes.Buffer, group []Table, data map[results.RunID]*results.Run
 			if err != nil {
 				return chart.ErrChart(r.Label, err)
 			}
-			htmldoc.Figure(&figs, classHDR, svg, "Latency of "+r.Label+" by percentile, "+counted+", the runs of each column merged.")
+			htmldoc.Figure(&figs, chart.ClassHDR, svg, "Latency of "+r.Label+" by percentile, "+counted+", the runs of each column merged.")
 			drawn++
 		}
 	}
@@ -437,7 +450,7 @@ func mergedHistogram(ids []results.RunID, data map[results.RunID]*results.RunDat
 
 // htmlSeries writes the time series of each cell of the tables whose
 // runs kept theirs, or says that none did.
-func htmlSeries(b *bytes.Buffer, group []Table, data map[results.RunID]*results.RunData) error {
+func htmlSeries(b *bytes.Buffer, group []report.Table, data map[results.RunID]*results.RunData) error {
 	var figs bytes.Buffer
 	drawn := 0
 	for _, t := range group {
@@ -445,7 +458,7 @@ func htmlSeries(b *bytes.Buffer, group []Table, data map[results.RunID]*results.
 			label, _, _ := strings.Cut(r.Label, ", ")
 			for j, c := range r.Cells {
 				var runs []*results.RunData
-				for _, id := range c.ids {
+				for _, id := range c.IDs {
 					if d := data[id]; d != nil && (len(d.Intervals) > 0 || len(d.CPU) > 0) {
 						runs = append(runs, d)
 					}
@@ -454,15 +467,15 @@ func htmlSeries(b *bytes.Buffer, group []Table, data map[results.RunID]*results.
 					continue
 				}
 				name := c.Proxy
-				if t.Family == famTunnel || t.Family == famHandshake {
+				if t.Family == report.FamTunnel || t.Family == report.FamHandshake {
 					name = t.Columns[j]
 				}
 				title := label + ", " + name
-				svg, err := seriesChart(title, r.unit, runs)
+				svg, err := seriesChart(title, r.Unit, runs)
 				if err != nil {
 					return chart.ErrChart(title, err)
 				}
-				htmldoc.Figure(&figs, ClassSeries, svg, title+": each second of the window, "+runsTold(len(runs)))
+				htmldoc.Figure(&figs, chart.ClassSeries, svg, title+": each second of the window, "+runsTold(len(runs)))
 				drawn++
 			}
 		}
@@ -484,27 +497,4 @@ func runsTold(n int) string {
 		return text.Plural(n, "run")
 	}
 	return text.Plural(n, "run") + ", told apart by dash, glyph and shade"
-}
-
-// NewPalette gives each column of the tables its colour (chart.PaletteOf).
-func NewPalette(tables []Table) chart.Palette {
-	var names []string
-	for _, t := range tables {
-		switch t.Family {
-		case famTunnel: // its columns are directions (directionColors)
-		case famHandshake: // its one column holds every proxy's rows
-			for _, r := range t.Rows {
-				for _, c := range r.Cells {
-					names = append(names, c.Proxy)
-				}
-			}
-		default:
-			for j, name := range t.Columns {
-				if results.Group(t.Groups[j]) != results.Baseline {
-					names = append(names, name)
-				}
-			}
-		}
-	}
-	return chart.PaletteOf(names, Directions)
 }

@@ -1,4 +1,4 @@
-package report
+package page
 
 import (
 	"bytes"
@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"bench/report"
 	"bench/report/internal/reporttest"
 	"bench/results"
-
 	"github.com/HdrHistogram/hdrhistogram-go"
 )
 
@@ -23,7 +23,7 @@ import (
 // bytes and p99 as given and the second ordinary; each run with its CPU
 // series, a mix's with a histogram, and proxy's runs with a profile in a
 // runs folder named runs of dir.
-func fuzzSession(t *testing.T, dir, proxy, session, machine, note, runs string, seconds float64, requests, nbytes int64, p99 float64) ([]results.Row, Options) {
+func fuzzSession(t *testing.T, dir, proxy, session, machine, note, runs string, seconds float64, requests, nbytes int64, p99 float64) ([]results.Row, report.Options) {
 	t.Helper()
 	folder := filepath.Join(dir, runs)
 	if err := os.MkdirAll(folder, 0o755); err != nil {
@@ -83,7 +83,7 @@ func fuzzSession(t *testing.T, dir, proxy, session, machine, note, runs string, 
 	meta.Machine.Label = machine
 	file := []results.SessionFile{{Path: filepath.Join(dir, runs+".csv"), Meta: meta}}
 	own := func(rel string, page []byte) error { return nil }
-	return rows, Options{Format: FormatHTML, Runs: data, Files: file, ProfilePage: own}
+	return rows, report.Options{Format: report.FormatHTML, Runs: data, Files: file, ProfilePage: own}
 }
 
 var (
@@ -149,7 +149,7 @@ func FuzzPage(f *testing.F) {
 	base := func(t *testing.T) int {
 		rows, opt := fuzzSession(t, t.TempDir(), "nginx", "s", "m", "n", "x.runs", 4, 100000, 1e8, 5)
 		var b bytes.Buffer
-		if err := Render(&b, rows, opt); err != nil {
+		if err := render(&b, rows, opt); err != nil {
 			t.Fatal(err)
 		}
 		return strings.Count(strings.ToLower(b.String()), "<script")
@@ -164,7 +164,7 @@ func FuzzPage(f *testing.F) {
 			return
 		}
 		rows, opt := fuzzSession(t, t.TempDir(), proxy, session, machine, note, runs, seconds, requests, nbytes, p99)
-		page, err := reporttest.RenderSafe(func(b *bytes.Buffer) error { return Render(b, rows, opt) })
+		page, err := reporttest.RenderSafe(func(b *bytes.Buffer) error { return render(b, rows, opt) })
 		if err != nil {
 			if strings.HasPrefix(err.Error(), "panic:") {
 				t.Fatal(err)

@@ -1,4 +1,4 @@
-package report
+package page
 
 import (
 	"bytes"
@@ -17,6 +17,9 @@ import (
 	"bench/internal/chromium"
 	"bench/internal/hotproxy"
 	"bench/internal/testenv"
+	"bench/report"
+	"bench/report/internal/reporttest"
+	"bench/report/profiles"
 	"bench/results"
 )
 
@@ -32,16 +35,16 @@ func profiledSession(t *testing.T) ([]results.Row, map[results.RunID]*results.Ru
 // dir.
 func profiledSessionIn(t *testing.T, dir, runs string) ([]results.Row, map[results.RunID]*results.RunData) {
 	t.Helper()
-	rows, data := pageSession(t)
+	rows, data := reporttest.PageSession(t)
 	dir = filepath.Join(dir, runs)
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	hot, err := os.ReadFile(filepath.Join("testdata", "profile", "hot"+results.FoldedSuffix))
+	hot, err := os.ReadFile(filepath.Join("..", "testdata", "profile", "hot"+results.FoldedSuffix))
 	if err != nil {
 		t.Fatal(err)
 	}
-	after, err := os.ReadFile(filepath.Join("testdata", "profile", "hot-after"+results.FoldedSuffix))
+	after, err := os.ReadFile(filepath.Join("..", "testdata", "profile", "hot-after"+results.FoldedSuffix))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +76,7 @@ var (
 func TestPageProfiles(t *testing.T) {
 	rows, data := profiledSession(t)
 	var b bytes.Buffer
-	if err := Render(&b, rows, Options{Format: FormatHTML, Runs: data}); err != nil {
+	if err := Render(&b, rows, report.Options{Format: report.FormatHTML, Runs: data}); err != nil {
 		t.Fatal(err)
 	}
 	page := b.String()
@@ -116,22 +119,22 @@ func TestPageProfiles(t *testing.T) {
 // is already beside the run's files, and only there.
 func TestPageProfilesBeyondBudget(t *testing.T) {
 	rows, data := profiledSession(t)
-	tables, err := Tables(rows, Options{})
+	tables, err := report.Tables(rows, report.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	written := map[string][]byte{}
 	write := func(rel string, page []byte) error { written[rel] = page; return nil }
-	p, err := newPageProfiles(tables, data, 0, write)
+	p, err := profiles.ForPage(tables, data, 0, write)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	p.write(&b)
+	p.Write(&b)
 	if b.Len() != 0 {
 		t.Errorf("with no budget the page holds %d bytes of profiles; want none", b.Len())
 	}
-	if err := p.writeOwn(); err != nil {
+	if err := p.WriteOwn(); err != nil {
 		t.Fatal(err)
 	}
 	links := pageLinks(t, tables, p)
@@ -158,7 +161,7 @@ func TestPageProfilesBeyondBudget(t *testing.T) {
 			}
 		}
 	}
-	p, err = newPageProfiles(tables, data, 0, nil)
+	p, err = profiles.ForPage(tables, data, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,13 +173,13 @@ func TestPageProfilesBeyondBudget(t *testing.T) {
 
 // pageLinks are the profiles' pages the cells of tables link, by their
 // path from the page's, each checked to be in the runs' folder.
-func pageLinks(t *testing.T, tables []Table, p *pageProfiles) []string {
+func pageLinks(t *testing.T, tables []report.Table, p *profiles.Page) []string {
 	t.Helper()
 	var out []string
 	for _, tb := range tables {
 		for _, r := range tb.Rows {
 			for _, c := range r.Cells {
-				l := p.link(c)
+				l := p.Link(c)
 				if l == "" {
 					continue
 				}
@@ -210,7 +213,7 @@ func TestMedianRun(t *testing.T) {
 		{"odd, out of order", []*results.Row{row(1, 9), row(2, 1), row(3, 5)}, 3},
 		{"even: the lower middle", []*results.Row{row(1, 4), row(2, 3), row(3, 2), row(4, 1)}, 3},
 	} {
-		got := MedianRun(c.runs)
+		got := report.MedianRun(c.runs)
 		switch {
 		case c.want == 0 && got != nil:
 			t.Errorf("MedianRun(%s) = rep %d; want none", c.name, got.Rep)
@@ -228,12 +231,12 @@ func TestMedianRun(t *testing.T) {
 func TestPageProfilesInChromium(t *testing.T) {
 	rows, data := profiledSession(t)
 	var b bytes.Buffer
-	if err := Render(&b, rows, Options{Format: FormatHTML, Runs: data}); err != nil {
+	if err := Render(&b, rows, report.Options{Format: report.FormatHTML, Runs: data}); err != nil {
 		t.Fatal(err)
 	}
 	bars, hdrs, series := wantCharts(t, rows, data)
 	chromium.CheckPage(t, b.Bytes(), "profile-page", bars, hdrs, series)
-	tables, err := Tables(rows, Options{})
+	tables, err := report.Tables(rows, report.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,23 +262,23 @@ var craftedRuns = []string{
 func TestProfileLinksEscaped(t *testing.T) {
 	for _, runs := range craftedRuns {
 		rows, data := profiledSessionIn(t, t.TempDir(), runs)
-		tables, err := Tables(rows, Options{})
+		tables, err := report.Tables(rows, report.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		written := map[string]bool{}
-		p, err := newPageProfiles(tables, data, 0, func(rel string, _ []byte) error { written[rel] = true; return nil })
+		p, err := profiles.ForPage(tables, data, 0, func(rel string, _ []byte) error { written[rel] = true; return nil })
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := p.writeOwn(); err != nil {
+		if err := p.WriteOwn(); err != nil {
 			t.Fatal(err)
 		}
 		n := 0
 		for _, tb := range tables {
 			for _, r := range tb.Rows {
 				for _, c := range r.Cells {
-					m := profileLink.FindStringSubmatch(p.link(c))
+					m := profileLink.FindStringSubmatch(p.Link(c))
 					if m == nil {
 						continue
 					}
@@ -304,8 +307,8 @@ func TestProfileLinksEscaped(t *testing.T) {
 // no script of the name runs, and the link opens the profile's page.
 func TestProfileLinkInChromium(t *testing.T) {
 	testenv.NeedProgram(t, chromium.Binary)
-	defer func(was int) { profileInlineBudget = was }(profileInlineBudget)
-	profileInlineBudget = 0
+	defer func(was int) { profiles.InlineBudget = was }(profiles.InlineBudget)
+	profiles.InlineBudget = 0
 	for i, runs := range craftedRuns {
 		dir := t.TempDir()
 		rows, data := profiledSessionIn(t, dir, runs)
@@ -313,13 +316,13 @@ func TestProfileLinkInChromium(t *testing.T) {
 		own := func(rel string, page []byte) error {
 			return os.WriteFile(filepath.Join(dir, filepath.FromSlash(rel)), page, 0o644)
 		}
-		opt := Options{Format: FormatHTML, Runs: data, ProfilePage: own}
-		tables, err := Tables(rows, Options{})
+		opt := report.Options{Format: report.FormatHTML, Runs: data, ProfilePage: own}
+		tables, err := report.Tables(rows, report.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		// the page holds no profile: each is linked to its own page
-		p, err := newPageProfiles(tables, data, 0, func(string, []byte) error { return nil })
+		p, err := profiles.ForPage(tables, data, 0, func(string, []byte) error { return nil })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -327,8 +330,8 @@ func TestProfileLinkInChromium(t *testing.T) {
 		for _, tb := range tables {
 			for _, r := range tb.Rows {
 				for _, c := range r.Cells {
-					if want == "" && p.link(c) != "" {
-						want = p.byRun[*c.median].file
+					if want == "" && p.Link(c) != "" {
+						want = p.ByRun[*c.MedianRun].File
 					}
 				}
 			}
@@ -336,7 +339,7 @@ func TestProfileLinkInChromium(t *testing.T) {
 		if want == "" {
 			t.Fatal("no cell links a profile's page")
 		}
-		if err := Render(&b, rows, opt); err != nil {
+		if err := render(&b, rows, opt); err != nil {
 			t.Fatal(err)
 		}
 		page := filepath.Join(dir, fmt.Sprintf("page-%d.html", i))

@@ -1,4 +1,4 @@
-package report
+package page
 
 import (
 	"fmt"
@@ -9,9 +9,9 @@ import (
 	"strings"
 
 	"bench/internal/text"
+	"bench/report"
 	"bench/report/chart"
 	"bench/results"
-
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -35,11 +35,11 @@ func repStyle(i int, c color.Color) (draw.LineStyle, draw.GlyphStyle) {
 // seriesTitle is the title of a run's line: its median over the
 // seconds, their count and range.
 func seriesTitle(what string, vals []float64, format func(float64) string) string {
-	s := Summary{Runs: vals}
+	s := report.Summary{Runs: vals}
 	sorted := slices.Clone(vals)
 	slices.Sort(sorted)
-	s.low, s.high, s.Median = sorted[0], sorted[len(sorted)-1], results.Median(sorted)
-	return fmt.Sprintf("%s: %s, the median of %s, %s..%s", what, format(s.Median), text.Plural(len(vals), "second"), format(s.low), format(s.high))
+	s.Low, s.High, s.Median = sorted[0], sorted[len(sorted)-1], results.Median(sorted)
+	return fmt.Sprintf("%s: %s, the median of %s, %s..%s", what, format(s.Median), text.Plural(len(vals), "second"), format(s.Low), format(s.High))
 }
 
 // seriesChart is the small chart of a cell's runs second by second: the

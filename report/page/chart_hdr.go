@@ -1,4 +1,4 @@
-package report
+package page
 
 import (
 	"fmt"
@@ -9,7 +9,6 @@ import (
 
 	"bench/internal/text"
 	"bench/report/chart"
-
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"

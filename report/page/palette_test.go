@@ -1,9 +1,10 @@
-package report
+package page
 
 import (
 	"image/color"
 	"testing"
 
+	"bench/report"
 	"bench/report/chart"
 	"bench/results"
 )
@@ -41,13 +42,13 @@ func TestPalettesApart(t *testing.T) {
 // a tunnel's directions theirs, and the handshakes' proxies their own
 // columns' colours.
 func TestPaletteColors(t *testing.T) {
-	tables := []Table{
-		{Family: famHTTP, Columns: []string{"no proxy", "nginx", "devel"}, Groups: []string{"baseline", "copy", "copy"}},
-		{Family: famTunnel, Columns: Directions, Groups: []string{"", ""}},
-		{Family: famHandshake, Columns: []string{"Connections/s"}, Groups: []string{""},
-			Rows: []TableRow{{Cells: []Cell{{Proxy: "stunnel"}}}, {Cells: []Cell{{Proxy: "nginx"}}}}},
+	tables := []report.Table{
+		{Family: report.FamHTTP, Columns: []string{"no proxy", "nginx", "devel"}, Groups: []string{"baseline", "copy", "copy"}},
+		{Family: report.FamTunnel, Columns: report.Directions, Groups: []string{"", ""}},
+		{Family: report.FamHandshake, Columns: []string{"Connections/s"}, Groups: []string{""},
+			Rows: []report.TableRow{{Cells: []report.Cell{{Proxy: "stunnel"}}}, {Cells: []report.Cell{{Proxy: "nginx"}}}}},
 	}
-	pal := NewPalette(tables)
+	pal := report.NewPalette(tables)
 	for _, c := range []struct {
 		column string
 		want   color.Color
@@ -55,8 +56,8 @@ func TestPaletteColors(t *testing.T) {
 		{"no proxy", chart.BaselineColor},
 		{"nginx", chart.PaletteColors[chart.KnownColumns["nginx"]]},
 		{"stunnel", chart.PaletteColors[chart.KnownColumns["stunnel"]]},
-		{Directions[0], chart.DirectionColors[0]},
-		{Directions[1], chart.DirectionColors[1]},
+		{report.Directions[0], chart.DirectionColors[0]},
+		{report.Directions[1], chart.DirectionColors[1]},
 	} {
 		g := results.Copy
 		if c.column == "no proxy" {

@@ -1,4 +1,4 @@
-package report
+package page
 
 import (
 	"fmt"
@@ -8,137 +8,35 @@ import (
 	"strings"
 
 	"bench/internal/text"
+	"bench/report"
 	"bench/report/chart"
 	"bench/results"
-
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
 )
-
-// BarSet is a column's bars in a panel: each at its median, with a
-// whisker from its slowest run to its fastest, each bar and whisker under
-// a title of its figures.
-type BarSet struct {
-	Column    string    `json:"-"`
-	Median    []float64 `json:"-"` // NaN: no figure
-	Low, High []float64 `json:"-"` // NaN: no runs
-	// failed is the part of a bar's height its failed exchanges would
-	// add (a cell beyond ErrorWarn: failedPart), drawn apart over it,
-	// dashed; NaN for none.
-	failed []float64
-	Titles []string    `json:"-"`
-	offset vg.Length   // from the group's centre
-	Color  color.Color `json:"-"`
-	Tips   *chart.Tips `json:"-"`
-}
-
-// Plot draws the bars.
-func (b *BarSet) Plot(c draw.Canvas, plt *plot.Plot) {
-	trX, trY := plt.Transforms(&c)
-	whisker := draw.LineStyle{Color: color.Black, Width: vg.Points(0.7)}
-	cap := vg.Length(3)
-	for i, m := range b.Median {
-		if math.IsNaN(m) {
-			continue
-		}
-		x := trX(float64(i)) + b.offset
-		b.Tips.Begin(c, chart.TipBar, b.Column, b.Titles[i])
-		lo, hi := x-chart.BarWidth/2, x+chart.BarWidth/2
-		y0, y1 := trY(0), trY(m)
-		c.FillPolygon(b.Color, []vg.Point{{X: lo, Y: y0}, {X: hi, Y: y0}, {X: hi, Y: y1}, {X: lo, Y: y1}})
-		if f := b.failedAt(i); !math.IsNaN(f) {
-			dashed := draw.LineStyle{Color: b.Color, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(2), vg.Points(1.5)}}
-			y2 := trY(m + f)
-			c.StrokeLines(dashed, []vg.Point{{X: lo, Y: y1}, {X: lo, Y: y2}, {X: hi, Y: y2}, {X: hi, Y: y1}})
-		}
-		if !math.IsNaN(b.Low[i]) {
-			wl, wh := trY(b.Low[i]), trY(b.High[i])
-			c.StrokeLine2(whisker, x, wl, x, wh)
-			c.StrokeLine2(whisker, x-cap, wl, x+cap, wl)
-			c.StrokeLine2(whisker, x-cap, wh, x+cap, wh)
-		}
-		b.Tips.End(c)
-	}
-}
-
-// failedAt is the failed part of bar i, NaN where the set has none (a
-// chart that draws no failures leaves failed nil).
-func (b *BarSet) failedAt(i int) float64 {
-	if i >= len(b.failed) {
-		return math.NaN()
-	}
-	return b.failed[i]
-}
-
-// DataRange spans the bars and their whiskers, from zero or below it
-// (compareChart's changes for the worse).
-func (b *BarSet) DataRange() (xmin, xmax, ymin, ymax float64) {
-	xmax = float64(len(b.Median) - 1)
-	for i, m := range b.Median {
-		if !math.IsNaN(m) {
-			ymin, ymax = min(ymin, m), max(ymax, m)
-		}
-		if !math.IsNaN(b.Low[i]) {
-			ymin = min(ymin, b.Low[i])
-		}
-		if f := b.failedAt(i); !math.IsNaN(m) && !math.IsNaN(f) {
-			ymax = max(ymax, m+f)
-		}
-		if !math.IsNaN(b.High[i]) {
-			ymax = max(ymax, b.High[i])
-		}
-	}
-	return
-}
 
 // barTitle is a bar's title: its column and scenario, its figure, and its
 // runs' count and range.
-func barTitle(column, label string, unit results.Unit, s Summary) string {
+func barTitle(column, label string, unit results.Unit, s report.Summary) string {
 	t := column + ", " + label + ": " + unit.Format(s.Median)
 	if len(s.Runs) == 1 {
 		return t + " (1 run)"
 	}
-	return fmt.Sprintf("%s, the median of %d runs, %s..%s", t, len(s.Runs), unit.Format(s.low), unit.Format(s.high))
+	return fmt.Sprintf("%s, the median of %d runs, %s..%s", t, len(s.Runs), unit.Format(s.Low), unit.Format(s.High))
 }
 
 // failedPart is the height of a cell's failed exchanges over its bar:
 // at the answered ones' rate (its median), the failures' share beside
 // them; NaN for a cell within ErrorWarn, or one whose exchanges all
 // failed (no rate to draw them at).
-func failedPart(c Cell, med float64) float64 {
-	if !erring(c) || *c.ErrorShare >= 1 {
+func failedPart(c report.Cell, med float64) float64 {
+	if !report.Erring(c) || *c.ErrorShare >= 1 {
 		return math.NaN()
 	}
 	sh := *c.ErrorShare
 	return med * sh / (1 - sh)
-}
-
-// SlotWidth is the width of a group of a panel: room for its bars, for
-// the widest piece of a label that cannot break, and, short of passing
-// most, for every label in chart.LabelLinesMost lines.
-func SlotWidth(labels []string, ncols int, face font.Face, most vg.Length) vg.Length {
-	pad := 0.3 * vg.Centimeter
-	w := vg.Length(ncols)*chart.BarWidth + pad
-	for _, l := range labels {
-		for _, p := range chart.LabelPieces(l) {
-			w = max(w, face.Width(strings.TrimRight(p, " "))+pad)
-		}
-	}
-	fits := func(w vg.Length) bool {
-		for _, l := range labels {
-			if len(chart.WrapLabel(l, face, w-pad)) > chart.LabelLinesMost {
-				return false
-			}
-		}
-		return true
-	}
-	for !fits(w) && w+0.2*vg.Centimeter <= most {
-		w += 0.2 * vg.Centimeter
-	}
-	return w
 }
 
 // barChart is the grouped bar chart of a throughput table: a group per
@@ -147,7 +45,7 @@ func SlotWidth(labels []string, ncols int, face font.Face, most vg.Length) vg.Le
 // of the rows (results.UnitOf: Gbit/s, k req/s, conn/s) has a panel of its
 // own, so that no figure is drawn on another unit's axis. False when no
 // cell has a median.
-func barChart(t Table, pal chart.Palette) ([]byte, bool, error) {
+func barChart(t report.Table, pal chart.Palette) ([]byte, bool, error) {
 	panels := barPanels(t)
 	if len(panels) == 0 {
 		return nil, false, nil
@@ -176,13 +74,13 @@ func barChart(t Table, pal chart.Palette) ([]byte, bool, error) {
 		plots = append(plots, p)
 	}
 	if marked.bound {
-		legend = append(legend, chart.LegendEntry{Name: boundLegend(t), Thumb: chart.MarkThumb{Glyph: "‡"}})
+		legend = append(legend, chart.LegendEntry{Name: report.BoundLegend(t), Thumb: chart.MarkThumb{Glyph: "‡"}})
 	}
 	if marked.noSplice {
-		legend = append(legend, chart.LegendEntry{Name: legendNoSplice, Thumb: chart.MarkThumb{Glyph: "†"}})
+		legend = append(legend, chart.LegendEntry{Name: report.LegendNoSplice, Thumb: chart.MarkThumb{Glyph: "†"}})
 	}
 	if marked.failed {
-		legend = append(legend, chart.LegendEntry{Name: legendFailed, Thumb: chart.MarkThumb{Glyph: errorMark}})
+		legend = append(legend, chart.LegendEntry{Name: report.LegendFailed, Thumb: chart.MarkThumb{Glyph: report.ErrorMark}})
 	}
 	svg, err := chart.SVGOf(plots, legend, tp, width, vg.Length(len(plots))*chart.BarPanelHeight)
 	return svg, true, err
@@ -192,24 +90,24 @@ func barChart(t Table, pal chart.Palette) ([]byte, bool, error) {
 // names of their groups (their labels up to the first ", ").
 type barPanel struct {
 	unit  results.Unit
-	rows  []TableRow
+	rows  []report.TableRow
 	names []string
 }
 
 // barPanels are the panels of t's bar chart: a panel per unit of the
 // rows that have a cell with a median, in the order of each unit's first
 // row.
-func barPanels(t Table) []*barPanel {
+func barPanels(t report.Table) []*barPanel {
 	var panels []*barPanel
 	byUnit := map[results.Unit]*barPanel{}
 	for _, r := range t.Rows {
-		if !slices.ContainsFunc(r.Cells, func(c Cell) bool { return c.chart.OK }) {
+		if !slices.ContainsFunc(r.Cells, func(c report.Cell) bool { return c.Chart.OK }) {
 			continue
 		}
-		p := byUnit[r.unit]
+		p := byUnit[r.Unit]
 		if p == nil {
-			p = &barPanel{unit: r.unit}
-			byUnit[r.unit] = p
+			p = &barPanel{unit: r.Unit}
+			byUnit[r.Unit] = p
 			panels = append(panels, p)
 		}
 		p.rows = append(p.rows, r)
@@ -230,7 +128,7 @@ func barDataWidth(panels []*barPanel, ncols int, tickFace font.Face) vg.Length {
 	dataWidth := chart.BarWidthMin - chart.BarYAxisRoom
 	for _, pn := range panels {
 		most := (chart.BarWidthMax - chart.BarYAxisRoom) / vg.Length(len(pn.rows))
-		dataWidth = max(dataWidth, vg.Length(len(pn.rows))*SlotWidth(pn.names, ncols, tickFace, most))
+		dataWidth = max(dataWidth, vg.Length(len(pn.rows))*chart.SlotWidth(pn.names, ncols, tickFace, most))
 	}
 	return dataWidth
 }
@@ -264,7 +162,7 @@ func barPanelPlot(pn *barPanel, title string, series []barSeries, ncols int, dat
 		bs, marks := seriesBars(pn, se, ncols, tp, marked)
 		p.Add(bs)
 		if len(marks.XYs) > 0 {
-			lbl, err := chart.LabelsAbove(marks, 9, vg.Point{X: bs.offset, Y: 2})
+			lbl, err := chart.LabelsAbove(marks, 9, vg.Point{X: bs.Offset, Y: 2})
 			if err != nil {
 				return nil, err
 			}
@@ -278,30 +176,30 @@ func barPanelPlot(pn *barPanel, title string, series []barSeries, ncols int, dat
 // series' in each group, and the marks over them: ‡, † and the error
 // mark of their cells, above the bar's whisker or its failed part. The
 // marks it finds are noted in marked.
-func seriesBars(pn *barPanel, se barSeries, ncols int, tp *chart.Tips, marked *barMarks) (*BarSet, plotter.XYLabels) {
+func seriesBars(pn *barPanel, se barSeries, ncols int, tp *chart.Tips, marked *barMarks) (*chart.BarSet, plotter.XYLabels) {
 	j, col := se.col, se.name
 	n := len(pn.rows)
-	bs := &BarSet{Column: col, Median: make([]float64, n), Low: make([]float64, n), High: make([]float64, n),
-		failed: make([]float64, n), Titles: make([]string, n), offset: chart.BarWidth * (vg.Length(j) - vg.Length(ncols-1)/2),
+	bs := &chart.BarSet{Column: col, Median: make([]float64, n), Low: make([]float64, n), High: make([]float64, n),
+		Failed: make([]float64, n), Titles: make([]string, n), Offset: chart.BarWidth * (vg.Length(j) - vg.Length(ncols-1)/2),
 		Color: se.color, Tips: tp}
 	var marks plotter.XYLabels
 	for i, r := range pn.rows {
 		c := r.Cells[j]
-		bs.Median[i], bs.Low[i], bs.High[i], bs.failed[i] = math.NaN(), math.NaN(), math.NaN(), math.NaN()
-		if !c.chart.OK || (se.proxy != "" && c.Proxy != se.proxy) {
+		bs.Median[i], bs.Low[i], bs.High[i], bs.Failed[i] = math.NaN(), math.NaN(), math.NaN(), math.NaN()
+		if !c.Chart.OK || (se.proxy != "" && c.Proxy != se.proxy) {
 			continue
 		}
-		s := c.chart
-		bs.Median[i], bs.Low[i], bs.High[i] = s.Median, s.low, s.high
-		bs.failed[i] = failedPart(c, s.Median)
+		s := c.Chart
+		bs.Median[i], bs.Low[i], bs.High[i] = s.Median, s.Low, s.High
+		bs.Failed[i] = failedPart(c, s.Median)
 		bs.Titles[i] = barTitle(col, pn.names[i], pn.unit, s)
 		var m []string
-		top := s.high
-		if erring(c) {
-			m, marked.failed = append(m, errorMark), true
+		top := s.High
+		if report.Erring(c) {
+			m, marked.failed = append(m, report.ErrorMark), true
 			bs.Titles[i] += "; " + text.SharePercent(*c.ErrorShare) + " of its exchanges failed"
-			if !math.IsNaN(bs.failed[i]) {
-				top = max(top, s.Median+bs.failed[i])
+			if !math.IsNaN(bs.Failed[i]) {
+				top = max(top, s.Median+bs.Failed[i])
 			}
 		}
 		if c.Bound {
@@ -330,9 +228,9 @@ type barSeries struct {
 
 // chartSeries are the bar sets of t's chart: a column each, but for the
 // handshakes' table, a proxy each in its own column's colour.
-func chartSeries(t Table, pal chart.Palette) []barSeries {
+func chartSeries(t report.Table, pal chart.Palette) []barSeries {
 	var out []barSeries
-	if t.Family != famHandshake {
+	if t.Family != report.FamHandshake {
 		for j, name := range t.Columns {
 			out = append(out, barSeries{col: j, name: name, color: pal.Color(name, results.Group(t.Groups[j]))})
 		}

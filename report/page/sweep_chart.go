@@ -1,4 +1,4 @@
-package report
+package page
 
 import (
 	"bytes"
@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"bench/internal/text"
+	"bench/report"
 	"bench/report/chart"
 	"bench/report/htmldoc"
 	"bench/results"
-
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -41,7 +41,7 @@ const (
 // dashes and glyph.
 type sweepPercentile struct {
 	name   string
-	of     func(SearchStep) *float64
+	of     func(report.SearchStep) *float64
 	dashes []vg.Length
 	glyph  draw.GlyphDrawer
 }
@@ -49,8 +49,8 @@ type sweepPercentile struct {
 // sweepPercentiles are the lines of each column, their glyphs and
 // dashes: p99 solid with rings, p50 dashed with squares.
 var sweepPercentiles = []sweepPercentile{
-	{"p99", func(s SearchStep) *float64 { return s.P99 }, nil, draw.RingGlyph{}},
-	{"p50", func(s SearchStep) *float64 { return s.P50 }, []vg.Length{vg.Points(4), vg.Points(2)}, draw.SquareGlyph{}},
+	{"p99", func(s report.SearchStep) *float64 { return s.P99 }, nil, draw.RingGlyph{}},
+	{"p50", func(s report.SearchStep) *float64 { return s.P50 }, []vg.Length{vg.Points(4), vg.Points(2)}, draw.SquareGlyph{}},
 }
 
 // sloDashes are the dots of the line of the p99 bound.
@@ -106,7 +106,7 @@ func (p *tippedPoints) GlyphBoxes(plt *plot.Plot) []plot.GlyphBox {
 
 // stepTitle is a step's point's title: "nginx, rep 1, step 5: 8.00k/s
 // offered, p99 134.6 ms; failed: p99 134.6 ms over 50 ms".
-func stepTitle(column string, rep int, s SearchStep, percentile string, v float64) string {
+func stepTitle(column string, rep int, s report.SearchStep, percentile string, v float64) string {
 	what := "step " + strconv.Itoa(s.N)
 	if s.Confirm {
 		what = "the confirming window"
@@ -115,7 +115,7 @@ func stepTitle(column string, rep int, s SearchStep, percentile string, v float6
 	if !s.Pass {
 		verdict = "failed: " + s.Why
 	}
-	return fmt.Sprintf("%s, rep %d, %s: %s offered, %s %s ms; %s", column, rep, what, rateText(s.Offered), percentile, millis(v), verdict)
+	return fmt.Sprintf("%s, rep %d, %s: %s offered, %s %s ms; %s", column, rep, what, report.RateText(s.Offered), percentile, report.Millis(v), verdict)
 }
 
 // sweepChart is the chart of a row of a Sustainable rate table: for each
@@ -125,11 +125,11 @@ func stepTitle(column string, rep int, s SearchStep, percentile string, v float6
 // the rate; and the bound sw's p99, where it is known, dotted and named
 // in the legend.
 // False when no step has a latency.
-func sweepChart(t Table, row TableRow, sw *results.Sweep, pal chart.Palette) ([]byte, bool, error) {
+func sweepChart(t report.Table, row report.TableRow, sw *results.Sweep, pal chart.Palette) ([]byte, bool, error) {
 	label, _, _ := strings.Cut(row.Label, ", ")
 	p := chart.NewPlot()
 	p.Title.Text = chart.FitTitle(label+" on "+t.Machine+": latency against the offered rate", chart.HdrWidth-2*chart.LegendInset)
-	p.X.Label.Text = "offered, " + string(row.unit)
+	p.X.Label.Text = "offered, " + string(row.Unit)
 	p.Y.Label.Text = "latency, ms"
 	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
 	p.X.Tick.Marker, p.Y.Tick.Marker = chart.LogTicks{}, chart.LogTicks{}
@@ -179,7 +179,7 @@ func sweepChart(t Table, row TableRow, sw *results.Sweep, pal chart.Palette) ([]
 		// named in the legend alone: a label on the line sits on the
 		// curves that cross it, which they do near the rate found
 		p.Add(sloLine)
-		legend = append(legend, chart.LegendEntry{Name: "p99 bound, " + millisSpan(sw.SLO.P99), Thumb: sloLine})
+		legend = append(legend, chart.LegendEntry{Name: "p99 bound, " + report.MillisSpan(sw.SLO.P99), Thumb: sloLine})
 	}
 	p.Add(plotter.NewGrid())
 	svg, err := chart.SVGOf([]*plot.Plot{p}, legend, tp, chart.HdrWidth, chart.HdrHeight)
@@ -202,7 +202,7 @@ func (e *sweepExtent) add(pt sweepPoint) {
 // their glyphs, then where its searches stopped; stopped says whether
 // there are those. The points widen ext. Nil when no step of the column
 // has a latency.
-func sweepPlotters(col string, c Cell, colour color.Color, tp *chart.Tips, ext *sweepExtent) (plotters []plot.Plotter, stopped bool, err error) {
+func sweepPlotters(col string, c report.Cell, colour color.Color, tp *chart.Tips, ext *sweepExtent) (plotters []plot.Plotter, stopped bool, err error) {
 	for _, pc := range sweepPercentiles {
 		pts := sweepPoints(col, c, pc)
 		if len(pts) == 0 {
@@ -246,7 +246,7 @@ func sweepPlotters(col string, c Cell, colour color.Color, tp *chart.Tips, ext *
 // have percentile pc, in the order of their offered rate, each titled
 // (stepTitle); a latency of 0 drawn at 0.001 ms, the log axis having no
 // 0.
-func sweepPoints(col string, c Cell, pc sweepPercentile) []sweepPoint {
+func sweepPoints(col string, c report.Cell, pc sweepPercentile) []sweepPoint {
 	var pts []sweepPoint
 	for _, s := range c.Searches {
 		for _, st := range s.Steps {
@@ -269,7 +269,7 @@ func sweepBoundLine(sw *results.Sweep, xmin, xmax float64, tp *chart.Tips) (*cha
 		return nil, err
 	}
 	line.LineStyle = draw.LineStyle{Color: color.Black, Width: vg.Points(1), Dashes: sloDashes}
-	return &chart.TippedLine{Line: line, Title: "the session's bound: " + sloText(sw.SLO), Tips: tp}, nil
+	return &chart.TippedLine{Line: line, Title: "the session's bound: " + report.SloText(sw.SLO), Tips: tp}, nil
 }
 
 // below125 is the greatest 1-2-5 value (ticks125) under v, above125 the
@@ -303,13 +303,13 @@ func stopStyle(c color.Color) draw.GlyphStyle {
 // stopPoint is the point of the step where search s stopped, at its p99
 // (its p50 where it has none); false where no step failed or it has no
 // latency.
-func stopPoint(column string, s Search) (sweepPoint, bool) {
+func stopPoint(column string, s report.Search) (sweepPoint, bool) {
 	if s.Stop == nil {
 		return sweepPoint{}, false
 	}
 	for _, pc := range sweepPercentiles {
 		if v := pc.of(*s.Stop); v != nil {
-			return sweepPoint{x: results.RateFigure(s.Stop.Offered), y: max(*v, 0.001), title: column + ", rep " + strconv.Itoa(s.Rep) + ": stopped, " + s.stopText()}, true
+			return sweepPoint{x: results.RateFigure(s.Stop.Offered), y: max(*v, 0.001), title: column + ", rep " + strconv.Itoa(s.Rep) + ": stopped, " + s.StopText()}, true
 		}
 	}
 	return sweepPoint{}, false
@@ -319,8 +319,8 @@ func stopPoint(column string, s Search) (sweepPoint, bool) {
 // one search's step and bounds missed, ": stopped at 2.00k/s on failures
 // 0.13% over 0.1%"; several searches' bounds missed, how many on each,
 // ": 3 stopped on p99 over 50 ms".
-func stoppedText(searches []Search) string {
-	var stops []*SearchStep
+func stoppedText(searches []report.Search) string {
+	var stops []*report.SearchStep
 	for _, s := range searches {
 		if s.Stop != nil {
 			stops = append(stops, s.Stop)
@@ -330,7 +330,7 @@ func stoppedText(searches []Search) string {
 	case 0:
 		return ""
 	case 1:
-		return ": stopped at " + rateText(stops[0].Offered) + " on " + unbracketed(stops[0].Why)
+		return ": stopped at " + report.RateText(stops[0].Offered) + " on " + unbracketed(stops[0].Why)
 	}
 	var kinds []string
 	count := map[string]int{}
@@ -387,18 +387,18 @@ func unbracketed(s string) string {
 
 // percentileTitle is the title of a column's line: its steps' range of
 // the percentile and the rate its searches found.
-func percentileTitle(column, percentile string, c Cell, pts []sweepPoint) string {
+func percentileTitle(column, percentile string, c report.Cell, pts []sweepPoint) string {
 	lo := slices.MinFunc(pts, func(a, b sweepPoint) int { return cmp.Compare(a.y, b.y) })
 	hi := slices.MaxFunc(pts, func(a, b sweepPoint) int { return cmp.Compare(a.y, b.y) })
 	found := "no sustainable rate"
 	if c.Median != nil {
-		found = "sustainable rate " + threeFigures(*c.Median) + "k/s (the median of its searches)"
+		found = "sustainable rate " + report.ThreeFigures(*c.Median) + "k/s (the median of its searches)"
 	}
-	return fmt.Sprintf("%s, %s of %s: %s ms to %s ms; %s", column, percentile, text.Plural(len(pts), "step"), millis(lo.y), millis(hi.y), found)
+	return fmt.Sprintf("%s, %s of %s: %s ms to %s ms; %s", column, percentile, text.Plural(len(pts), "step"), report.Millis(lo.y), report.Millis(hi.y), found)
 }
 
 // htmlSweeps writes the chart of each row of a Sustainable rate table.
-func htmlSweeps(b *bytes.Buffer, t Table, pal chart.Palette) error {
+func htmlSweeps(b *bytes.Buffer, t report.Table, pal chart.Palette) error {
 	for _, r := range t.Rows {
 		svg, ok, err := sweepChart(t, r, t.Sweep, pal)
 		if err != nil {
@@ -410,7 +410,7 @@ func htmlSweeps(b *bytes.Buffer, t Table, pal chart.Palette) error {
 		label, _, _ := strings.Cut(r.Label, ", ")
 		bound := "the session's p99 bound unknown (no metadata)"
 		if t.Sweep != nil {
-			bound = "the dotted line the session's p99 bound, " + millisSpan(t.Sweep.SLO.P99)
+			bound = "the dotted line the session's p99 bound, " + report.MillisSpan(t.Sweep.SLO.P99)
 		}
 		htmldoc.Figure(b, classSweep, svg, "p99 and p50 of every step of the searches of "+label+" on "+t.Machine+
 			", every repetition's, against the rate it offered, on log axes; "+bound+".")

@@ -1,4 +1,4 @@
-package report
+package page
 
 import (
 	"bytes"
@@ -11,11 +11,12 @@ import (
 	"time"
 
 	"bench/profile"
+	"bench/report"
 	"bench/report/chart"
 	"bench/report/htmldoc"
 	"bench/report/internal/reporttest"
+	"bench/report/profiles"
 	"bench/results"
-
 	"github.com/HdrHistogram/hdrhistogram-go"
 )
 
@@ -23,9 +24,11 @@ import (
 // page, drawn as text (compare's page: TestComparisonTipsForged): it neither panics the
 // writer nor puts a title of its own choosing, or takes one away.
 func TestChartTipsForged(t *testing.T) {
-	rows, data := pageSession(t)
+	rows, data := reporttest.PageSession(t)
 	page := func(rows []results.Row) func(*bytes.Buffer) error {
-		return func(b *bytes.Buffer) error { return Render(b, rows, Options{Format: FormatHTML, Runs: data}) }
+		return func(b *bytes.Buffer) error {
+			return Render(b, rows, report.Options{Format: report.FormatHTML, Runs: data})
+		}
 	}
 	// the counts of a page where nginx is renamed plainly: a name of
 	// no proxy known draws the charts of one
@@ -58,7 +61,7 @@ func TestChartTipsForged(t *testing.T) {
 // (bench mix writes one where none was due) draws no percentile chart
 // of it, and the page says so in its place, with no panic.
 func TestPageEmptyHistograms(t *testing.T) {
-	rows, data := pageSession(t)
+	rows, data := reporttest.PageSession(t)
 	empty, err := hdrhistogram.New(1, int64(time.Hour/time.Microsecond), 3).Encode(hdrhistogram.V2CompressedEncodingCookieBase)
 	if err != nil {
 		t.Fatal(err)
@@ -68,11 +71,13 @@ func TestPageEmptyHistograms(t *testing.T) {
 			d.Histogram = string(empty)
 		}
 	}
-	page, err := reporttest.RenderSafe(func(b *bytes.Buffer) error { return Render(b, rows, Options{Format: FormatHTML, Runs: data}) })
+	page, err := reporttest.RenderSafe(func(b *bytes.Buffer) error {
+		return Render(b, rows, report.Options{Format: report.FormatHTML, Runs: data})
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := strings.Count(page, `<figure class="`+classHDR+`"`); n != 0 {
+	if n := strings.Count(page, `<figure class="`+chart.ClassHDR+`"`); n != 0 {
 		t.Errorf("the page draws %d percentile charts of empty histograms; want none", n)
 	}
 	if !strings.Contains(page, noExchangeNote) {
@@ -112,12 +117,12 @@ func TestPageFiguresOutOfRange(t *testing.T) {
 			}
 		}},
 	} {
-		rows, data := pageSession(t)
+		rows, data := reporttest.PageSession(t)
 		for i := range rows {
 			c.edit(i, &rows[i])
 		}
-		for _, format := range []string{FormatHTML, FormatMarkdown} {
-			page, err := reporttest.RenderSafe(func(b *bytes.Buffer) error { return Render(b, rows, Options{Format: format, Runs: data}) })
+		for _, format := range []string{report.FormatHTML, report.FormatMarkdown} {
+			page, err := reporttest.RenderSafe(func(b *bytes.Buffer) error { return render(b, rows, report.Options{Format: format, Runs: data}) })
 			if err != nil {
 				t.Errorf("%s, %s: %v", c.name, format, err)
 				continue
@@ -141,7 +146,7 @@ func TestFlameCountsOutOfRange(t *testing.T) {
 		{Frames: []string{"proxy", "main", "b"}, Count: math.MaxInt64 / 2},
 	}
 	var b bytes.Buffer
-	writeFlame(&b, huge, "huge", flameCaption(huge))
+	profiles.WriteFlame(&b, huge, "huge", profiles.FlameCaption(huge))
 	share := regexp.MustCompile(`([0-9.]+)%`)
 	for _, m := range share.FindAllStringSubmatch(b.String(), -1) {
 		if v, _ := strconv.ParseFloat(m[1], 64); v > 100 {
@@ -152,8 +157,8 @@ func TestFlameCountsOutOfRange(t *testing.T) {
 	for _, m := range regexp.MustCompile(`x="([^"]*)"[^>]*width="([^"]*)"`).FindAllStringSubmatch(b.String(), -1) {
 		x, _ := strconv.ParseFloat(m[1], 64)
 		w, _ := strconv.ParseFloat(m[2], 64)
-		if x < 0 || w < 0 || x+w > flameWidth+0.01 {
-			t.Errorf("a frame at x %s, %s wide: past the graph's %g", m[1], m[2], flameWidth)
+		if x < 0 || w < 0 || x+w > profiles.FlameWidth+0.01 {
+			t.Errorf("a frame at x %s, %s wide: past the graph's %g", m[1], m[2], profiles.FlameWidth)
 			break
 		}
 	}
@@ -176,7 +181,9 @@ func TestFlameCountsOutOfRange(t *testing.T) {
 			}
 		}
 		note := regexp.MustCompile(`the CPU profile of [0-9]+-nginx-http-ka-1k-[0-9] \(nginx\): `)
-		page, err := reporttest.RenderSafe(func(b *bytes.Buffer) error { return Render(b, rows, Options{Format: FormatHTML, Runs: data}) })
+		page, err := reporttest.RenderSafe(func(b *bytes.Buffer) error {
+			return Render(b, rows, report.Options{Format: report.FormatHTML, Runs: data})
+		})
 		switch {
 		case err != nil:
 			t.Errorf("%s: the page fails: %v", c.name, err)

@@ -1,4 +1,4 @@
-package report
+package profiles
 
 import (
 	"bytes"
@@ -16,7 +16,7 @@ import (
 
 func readFolded(t *testing.T, name string) []profile.Stack {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", "profile", name+results.FoldedSuffix))
+	b, err := os.ReadFile(filepath.Join("..", "testdata", "profile", name+results.FoldedSuffix))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +31,7 @@ func readFolded(t *testing.T, name string) []profile.Stack {
 func TestFlameGolden(t *testing.T) {
 	var b bytes.Buffer
 	stacks := readFolded(t, "hot")
-	writeFlame(&b, stacks, "hotproxy, tcp-stream, run 1", flameCaption(stacks))
+	WriteFlame(&b, stacks, "hotproxy, tcp-stream, run 1", FlameCaption(stacks))
 	golden.Check(t, filepath.Join("testdata", "golden", "flame-hot.html"), b.Bytes())
 }
 

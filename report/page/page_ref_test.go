@@ -1,4 +1,4 @@
-package report_test
+package page_test
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"bench/harness"
 	"bench/internal/chromium"
 	"bench/report"
+	"bench/report/page"
 	"bench/results"
 )
 
@@ -21,7 +22,7 @@ import (
 // scrolls): its labels
 // are those that were cut or drawn over each other, its HTTPS and mix
 // tables those with two units. It lives apart from page_test.go, in
-// package report_test, because the runs' kept output is read by harness,
+// package page_test, because the runs' kept output is read by harness,
 // which imports report.
 func TestReferencePageLayout(t *testing.T) {
 	page, rows := referencePage(t)
@@ -58,9 +59,9 @@ func TestReferencePageLayout(t *testing.T) {
 // table with figures showing a column of them whole beside its labels,
 // and the labels staying in place as the table scrolls to its right end.
 func TestPublishedSweepPageTables(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("..", "data", "sweeps", "*.csv"))
+	files, err := filepath.Glob(filepath.Join("..", "..", "data", "sweeps", "*.csv"))
 	if err != nil || len(files) == 0 {
-		t.Fatalf("no session file in ../data/sweeps: %v", err)
+		t.Fatalf("no session file in ../../data/sweeps: %v", err)
 	}
 	rows, err := results.ReadFiles(files)
 	if err != nil {
@@ -82,13 +83,13 @@ func TestReferencePageOpening(t *testing.T) {
 }
 
 // referencePage is the reference session's page as bench report renders
-// it from ../data/*.csv, its metadata and its runs' kept output, and the
+// it from ../../data/*.csv, its metadata and its runs' kept output, and the
 // session's runs.
 func referencePage(t *testing.T) ([]byte, []results.Row) {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join("..", "data", "*.csv"))
+	files, err := filepath.Glob(filepath.Join("..", "..", "data", "*.csv"))
 	if err != nil || len(files) == 0 {
-		t.Fatalf("no session file in ../data: %v", err)
+		t.Fatalf("no session file in ../../data: %v", err)
 	}
 	rows, err := results.ReadFiles(files)
 	if err != nil {
@@ -110,7 +111,7 @@ func renderPage(t *testing.T, files []string, rows []results.Row) []byte {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	if err := report.Render(&b, rows, opt); err != nil {
+	if err := page.Render(&b, rows, opt); err != nil {
 		t.Fatal(err)
 	}
 	return b.Bytes()

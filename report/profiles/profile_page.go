@@ -1,4 +1,9 @@
-package report
+// Package profiles draws the CPU profiles a session's page links: each
+// cell's median run's profile as a flame graph with its top functions,
+// held in the page within a budget (InlineBudget) or on a page of its own
+// beside the run's files; and it reads a run's stacks for compare's
+// profile shifts.
+package profiles
 
 import (
 	"bytes"
@@ -7,75 +12,55 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"bench/inputerr"
 	"bench/internal/text"
 	"bench/profile"
+	"bench/report"
 	"bench/report/htmldoc"
 	"bench/results"
 )
 
 // The page's profiles: each cell whose median run kept a CPU profile
 // links it, drawn (writeFlame) at the page's end. The page holds them
-// while their drawings take up to profileInlineBudget in all; a profile
+// while their drawings take up to InlineBudget in all; a profile
 // beyond that is linked to a page of its own beside the run's files
 // (results.FlameSuffix), so that the page stays a file a browser opens at
 // once, offline. Those pages are made with the page and handed to
 // Options.ProfilePage, which writes them: only the profiles the page
 // links have one.
 
-// profileInlineBudget is how many bytes of drawn profiles the page holds:
+// InlineBudget is how many bytes of drawn profiles the page holds:
 // 4 MiB, 45 of the reference session's flame graphs (about 90 kB each),
 // beside the charts' three megabytes; a page past ten megabytes of SVG
 // is one a browser is slow to open and scroll. (A variable, for the
 // tests of the pages of their own.)
-var profileInlineBudget = 4 << 20
-
-// MedianRun is the run whose figure (Figure) is the median of runs, the lower of
-// the two middle ones for an even count: a run that ran, whose profile
-// stands for the cell. Nil without runs.
-func MedianRun(runs []*results.Row) *results.RunID {
-	if len(runs) == 0 {
-		return nil
-	}
-	sorted := make([]*results.Row, len(runs))
-	copy(sorted, runs)
-	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Figure() < sorted[j].Figure() })
-	id := sorted[(len(sorted)-1)/2].ID()
-	return &id
-}
+var InlineBudget = 4 << 20
 
 // pageProfile is a profile the page links: in it (anchor) or in a file
 // beside it (file).
 type pageProfile struct {
-	anchor, file string
+	anchor, File string
 	title        string // the link's tip
 	drawn        []byte // the section, where the page holds it
 }
 
-// pageProfiles are the profiles of a page's cells, by run, in the order
+// Page are the profiles of a page's cells, by run, in the order
 // the cells link them.
-type pageProfiles struct {
-	byRun map[results.RunID]*pageProfile
+type Page struct {
+	ByRun map[results.RunID]*pageProfile
 	order []*pageProfile
 	size  int // bytes held
-	// budget is how many the page holds (profileInlineBudget)
+	// budget is how many the page holds (InlineBudget)
 	budget int
 	// own are the pages of the profiles linked past the budget, by their
 	// path from the page's, where there is a ProfilePage to write them
 	own     []ownPage
-	writeTo ProfilePageFunc
+	writeTo report.ProfilePageFunc
 	// unread say which profiles could not be read, and why: left out
 	unread []string
 }
-
-// ProfilePageFunc writes the page of a profile that a session's page
-// links past its inline budget: rel is its path from the page's folder
-// (its runs' folder, then the run's name and results.FlameSuffix), page
-// the whole file.
-type ProfilePageFunc func(rel string, page []byte) error
 
 // ownPage is a profile's page of its own: its path from the page's folder
 // and its bytes.
@@ -84,25 +69,25 @@ type ownPage struct {
 	page []byte
 }
 
-// newPageProfiles reads and draws the profiles of the cells' median runs
+// ForPage reads and draws the profiles of the cells' median runs
 // among data, holding budget bytes of them; those past it get a page of
 // their own for writeTo, or without it are linked where their page is
 // already beside the run's files. A profile the run's data names that
 // cannot be read is left out, the page saying why (unread).
-func newPageProfiles(tables []Table, data map[results.RunID]*results.RunData, budget int, writeTo ProfilePageFunc) (*pageProfiles, error) {
-	p := &pageProfiles{byRun: map[results.RunID]*pageProfile{}, budget: budget, writeTo: writeTo}
+func ForPage(tables []report.Table, data map[results.RunID]*results.RunData, budget int, writeTo report.ProfilePageFunc) (*Page, error) {
+	p := &Page{ByRun: map[results.RunID]*pageProfile{}, budget: budget, writeTo: writeTo}
 	for _, t := range tables {
 		for _, r := range t.Rows {
 			for _, c := range r.Cells {
-				if c.median == nil || p.byRun[*c.median] != nil || !data[*c.median].Profiled() {
+				if c.MedianRun == nil || p.ByRun[*c.MedianRun] != nil || !data[*c.MedianRun].Profiled() {
 					continue
 				}
-				pp, err := p.draw(data[*c.median], t, len(c.ids))
+				pp, err := p.draw(data[*c.MedianRun], t, len(c.IDs))
 				if err != nil {
-					p.unread = append(p.unread, unreadNote(data[*c.median], err))
+					p.unread = append(p.unread, unreadNote(data[*c.MedianRun], err))
 					continue
 				}
-				p.byRun[*c.median] = pp
+				p.ByRun[*c.MedianRun] = pp
 			}
 		}
 	}
@@ -111,7 +96,7 @@ func newPageProfiles(tables []Table, data map[results.RunID]*results.RunData, bu
 
 // draw draws the profile of d, the median of n runs of a cell of t,
 // within the budget, or links its page beside the run's files.
-func (p *pageProfiles) draw(d *results.RunData, t Table, n int) (*pageProfile, error) {
+func (p *Page) draw(d *results.RunData, t report.Table, n int) (*pageProfile, error) {
 	name := filepath.Base(d.Files)
 	label := fmt.Sprintf("CPU profile of %s in %s, run %d, the median of %d (%s, session %s)",
 		d.Proxy, results.ScenarioName(d.Mode, d.Load), d.Rep, n, t.Machine, d.Session)
@@ -127,7 +112,7 @@ func (p *pageProfiles) draw(d *results.RunData, t Table, n int) (*pageProfile, e
 	var s bytes.Buffer
 	anchor := "profile-" + results.Slug(d.Session) + "-" + name
 	fmt.Fprintf(&s, "<section class=\"profile\" id=\"%s\">\n<h2>%s</h2>\n", htmldoc.Esc(anchor), htmldoc.Esc(label))
-	writeFlame(&s, stacks, label, caption)
+	WriteFlame(&s, stacks, label, caption)
 	s.WriteString("</section>\n")
 	if p.size+s.Len() <= p.budget {
 		p.size += s.Len()
@@ -137,7 +122,7 @@ func (p *pageProfiles) draw(d *results.RunData, t Table, n int) (*pageProfile, e
 	}
 	// beyond the budget: its own page, beside the run's files, by its
 	// path from the page's (the page is beside the runs directory)
-	pp.file = filepath.ToSlash(filepath.Join(filepath.Base(filepath.Dir(d.Files)), name+results.FlameSuffix))
+	pp.File = filepath.ToSlash(filepath.Join(filepath.Base(filepath.Dir(d.Files)), name+results.FlameSuffix))
 	pp.title += ", in a page of its own"
 	if p.writeTo == nil {
 		if _, err := os.Stat(d.Files + results.FlameSuffix); errors.Is(err, fs.ErrNotExist) {
@@ -147,7 +132,7 @@ func (p *pageProfiles) draw(d *results.RunData, t Table, n int) (*pageProfile, e
 	}
 	var own bytes.Buffer
 	writeFlamePage(&own, stacks, label, caption)
-	p.own = append(p.own, ownPage{pp.file, own.Bytes()})
+	p.own = append(p.own, ownPage{pp.File, own.Bytes()})
 	return pp, nil
 }
 
@@ -161,9 +146,9 @@ func unreadNote(d *results.RunData, err error) string {
 	return fmt.Sprintf("the CPU profile of %s (%s): %s", filepath.Base(d.Files), d.Proxy, strings.ToValidUTF8(err.Error(), "?"))
 }
 
-// writeOwn hands the pages of the profiles linked past the budget to
+// WriteOwn hands the pages of the profiles linked past the budget to
 // the ProfilePage that asked for them.
-func (p *pageProfiles) writeOwn() error {
+func (p *Page) WriteOwn() error {
 	if p == nil {
 		return nil
 	}
@@ -192,7 +177,7 @@ func ReadStacks(d *results.RunData) ([]profile.Stack, error) {
 // profileCaption is the caption of a run's flame graph: what it shows and
 // how perf unwound its stacks.
 func profileCaption(d *results.RunData, stacks []profile.Stack) string {
-	s := flameCaption(stacks)
+	s := FlameCaption(stacks)
 	switch d.Profile.CallGraph {
 	case results.CallGraphFP:
 		s += " Stacks unwound by frame pointers: a function of a binary built without them shows under its caller's caller."
@@ -205,27 +190,27 @@ func profileCaption(d *results.RunData, stacks []profile.Stack) string {
 	return s
 }
 
-// link is what the page writes after a cell's text: a link to its median
+// Link is what the page writes after a cell's text: a link to its median
 // run's profile, where it has one.
-func (p *pageProfiles) link(c Cell) string {
-	if p == nil || c.median == nil {
+func (p *Page) Link(c report.Cell) string {
+	if p == nil || c.MedianRun == nil {
 		return ""
 	}
-	pp := p.byRun[*c.median]
+	pp := p.ByRun[*c.MedianRun]
 	switch {
 	case pp == nil:
 		return ""
-	case pp.file != "":
-		return fmt.Sprintf(" <a class=\"profile\" href=\"%s\" title=\"%s\">profile</a>", htmldoc.RelHref(pp.file), htmldoc.Esc(pp.title))
+	case pp.File != "":
+		return fmt.Sprintf(" <a class=\"profile\" href=\"%s\" title=\"%s\">profile</a>", htmldoc.RelHref(pp.File), htmldoc.Esc(pp.title))
 	}
 	return fmt.Sprintf(" <a class=\"profile\" href=\"#%s\" title=\"%s\">profile</a>", htmldoc.Esc(pp.anchor), htmldoc.Esc(pp.title))
 }
 
-// write writes the profiles the page holds, under their heading, in a
+// Write writes the profiles the page holds, under their heading, in a
 // <details> closed as the page opens, so that the drawings keep the page
 // short: a cell's link opens it, as the browser opens the <details> that
 // holds the target of a link it follows.
-func (p *pageProfiles) write(b *bytes.Buffer) {
+func (p *Page) Write(b *bytes.Buffer) {
 	if p == nil {
 		return
 	}
@@ -247,8 +232,8 @@ func (p *pageProfiles) write(b *bytes.Buffer) {
 	b.WriteString("</details>\n")
 }
 
-// style is what the page's style needs for its profiles: none without.
-func (p *pageProfiles) style() string {
+// Style is what the page's style needs for its profiles: none without.
+func (p *Page) Style() string {
 	if p == nil || len(p.order) == 0 {
 		return ""
 	}

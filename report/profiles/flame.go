@@ -1,4 +1,4 @@
-package report
+package profiles
 
 import (
 	"bytes"
@@ -25,7 +25,7 @@ import (
 // The flame graph's geometry, in the SVG's units (CSS pixels at full
 // size; the page scales it to its figure).
 const (
-	flameWidth = 1200.0
+	FlameWidth = 1200.0
 	flameRow   = 17.0 // a frame's height
 	flameFont  = 11.0 // its name's size
 	flamePad   = 3.0  // the name's margin in its frame
@@ -139,18 +139,18 @@ func flameSVG(stacks []profile.Stack, label string) []byte {
 	height := float64(rows) * flameRow
 	var b bytes.Buffer
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" class="flame" viewBox="0 0 %g %g" width="%g" height="%g" font-family="monospace" font-size="%g">`+"\n",
-		flameWidth, height, flameWidth, height, flameFont)
+		FlameWidth, height, FlameWidth, height, flameFont)
 	fmt.Fprintf(&b, "<title>%s</title>\n<style>%s</style>\n", htmldoc.Esc(label), flameFrameStyle)
 	if root.total == 0 {
 		b.WriteString("</svg>")
 		return b.Bytes()
 	}
-	scale := flameWidth / float64(root.total)
+	scale := FlameWidth / float64(root.total)
 	var draw func(n *flameNode, x float64, row int)
 	draw = func(n *flameNode, x float64, row int) {
 		// within the graph, where saturated counts would pass it
-		x = min(x, flameWidth)
-		w := min(float64(n.total)*scale, flameWidth-x)
+		x = min(x, FlameWidth)
+		w := min(float64(n.total)*scale, FlameWidth-x)
 		y := height - float64(row+1)*flameRow
 		fmt.Fprintf(&b, `<g class="frame"><title>%s</title><rect x="%.2f" y="%g" width="%.2f" height="%g" fill="%s"/>`,
 			htmldoc.Esc(frameTitle(n, root.total)), x, y, w, flameRow, flameColor(n.name, row))
@@ -231,9 +231,9 @@ div.flame figure{flex:1 1 40em;min-width:0;margin:0}
 div.flame table.top td{white-space:normal}
 g.frame text{pointer-events:none}`
 
-// writeFlame writes a run's profile: its flame graph and, beside it, its
+// WriteFlame writes a run's profile: its flame graph and, beside it, its
 // ten functions of most self time.
-func writeFlame(b *bytes.Buffer, stacks []profile.Stack, label, caption string) {
+func WriteFlame(b *bytes.Buffer, stacks []profile.Stack, label, caption string) {
 	b.WriteString("<div class=\"flame\">\n")
 	htmldoc.Figure(b, classFlame, flameSVG(stacks, label), caption)
 	flameTop(b, stacks)
@@ -246,12 +246,12 @@ func writeFlame(b *bytes.Buffer, stacks []profile.Stack, label, caption string) 
 func writeFlamePage(b *bytes.Buffer, stacks []profile.Stack, label, caption string) {
 	htmldoc.Head(b, label, htmldoc.Style, flameStyle)
 	fmt.Fprintf(b, "<h1>%s</h1>\n", htmldoc.Esc(label))
-	writeFlame(b, stacks, label, caption)
+	WriteFlame(b, stacks, label, caption)
 	b.WriteString("</body>\n</html>\n")
 }
 
-// flameCaption says what the flame graph shows.
-func flameCaption(stacks []profile.Stack) string {
+// FlameCaption says what the flame graph shows.
+func FlameCaption(stacks []profile.Stack) string {
 	n, _ := foldedSamples(stacks)
 	return fmt.Sprintf("The proxy's %s over the window: a frame's width is its share of them, its callees above it; "+
 		"frames under %s of the samples are left out. Beside it, the ten functions of most self time (self: samples ending in the function; total: samples with it anywhere in their stack).",
