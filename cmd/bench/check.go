@@ -46,7 +46,11 @@ func printChecks(w io.Writer, items []host.CheckItem) error {
 		case !it.OK:
 			result = "warn"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", it.Name, result, it.Status, it.Detail)
+		detail := it.Detail
+		if it.Advice != nil {
+			detail = it.Advice.Text(hostFlagOf)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", it.Name, result, it.Status, detail)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"bench/harness/host"
 	"bench/internal/testenv"
 )
 
@@ -143,4 +144,18 @@ func readFile(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestHostFlags: every setting harness/host's advice names is put as a
+// flag bench run has.
+func TestHostFlags(t *testing.T) {
+	var help bytes.Buffer
+	dispatch(&bytes.Buffer{}, &help, []string{"run", "--help"})
+	for s := host.SettingCPUs; s <= host.SettingProfileOn; s++ {
+		flag := hostFlagOf(s)
+		name, _, _ := strings.Cut(strings.TrimPrefix(flag, "-"), "=") // the flag package lists -name
+		if flag == s.String() || !strings.Contains(help.String(), "\n  "+name+" ") && !strings.Contains(help.String(), "\n  "+name+"\n") {
+			t.Errorf("host's %q is put as %q, which bench run --help does not list", s, flag)
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"bench/harness"
+	"bench/harness/host"
 )
 
 // settingFlags are the flags of the settings the harness names in its
@@ -23,6 +24,22 @@ var settingFlags = map[harness.Setting]string{
 	harness.SettingProxyColumn:    "--proxy's column name",
 }
 
+// hostFlags are the flags of the settings harness/host names in its
+// advice (host.Advice).
+var hostFlags = map[host.Setting]string{
+	host.SettingCPUs:         "--cpus",
+	host.SettingCgroupParent: "--cgroup-parent",
+	host.SettingProfileOn:    "--profile=on",
+}
+
+// hostFlagOf is the flag that gives host's setting s.
+func hostFlagOf(s host.Setting) string {
+	if f, ok := hostFlags[s]; ok {
+		return f
+	}
+	return s.String()
+}
+
 // flagOf is the flag that gives setting s.
 func flagOf(s harness.Setting) string {
 	if f, ok := settingFlags[s]; ok {
@@ -31,32 +48,37 @@ func flagOf(s harness.Setting) string {
 	return s.String()
 }
 
-// flagText is err's message with each setting the harness names in it
-// put as its flag.
+// flagText is err's message with each setting the harness and its host
+// layer name in it put as its flag.
 func flagText(err error) string {
 	msg := err.Error()
-	for _, se := range settingErrors(err) {
-		msg = strings.Replace(msg, se.Error(), se.Text(flagOf), 1)
+	for _, e := range namingErrors(err) {
+		switch e := e.(type) {
+		case *harness.SettingError:
+			msg = strings.Replace(msg, e.Error(), e.Text(flagOf), 1)
+		case *host.Advice:
+			msg = strings.Replace(msg, e.Error(), e.Text(hostFlagOf), 1)
+		}
 	}
 	return msg
 }
 
-// settingErrors are the harness.SettingErrors in err's tree, outermost
-// first.
-func settingErrors(err error) []*harness.SettingError {
+// namingErrors are the errors in err's tree that name settings
+// (harness.SettingError, host.Advice), outermost first.
+func namingErrors(err error) []error {
 	switch e := err.(type) {
 	case nil:
 		return nil
-	case *harness.SettingError:
-		return []*harness.SettingError{e}
+	case *harness.SettingError, *host.Advice:
+		return []error{e}
 	case interface{ Unwrap() []error }:
-		var out []*harness.SettingError
+		var out []error
 		for _, x := range e.Unwrap() {
-			out = append(out, settingErrors(x)...)
+			out = append(out, namingErrors(x)...)
 		}
 		return out
 	case interface{ Unwrap() error }:
-		return settingErrors(e.Unwrap())
+		return namingErrors(e.Unwrap())
 	}
 	return nil
 }

@@ -248,9 +248,9 @@ func (cs *cgroupSet) pin(dir string, r Role, cpus []int) error {
 		return nil
 	}
 	allowed, _ := readCPUs(filepath.Join(filepath.Dir(dir), file))
-	return fmt.Errorf("cgroup %s: %s is %s, not the %s's CPUs %s: the cgroups above it allow only %s "+
+	return advise("cgroup %s: %s is %s, not the %s's CPUs %s: the cgroups above it allow only %s "+
 		"(a systemd slice's AllowedCPUs=, a cpuset), and the %s would be measured on CPUs it does not run on; "+
-		"pass --cpus with CPUs among %s, or lift the limit", dir, file, got, r, want, allowed, r, allowed)
+		"pass %s with CPUs among %s, or lift the limit", dir, file, got, r, want, allowed, r, SettingCPUs, allowed)
 }
 
 // readCPUs reads a cpuset's list of CPUs, in the kernel's list format:

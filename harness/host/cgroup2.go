@@ -63,8 +63,8 @@ func (cgroupV2) make(cs *cgroupSet, prefix, parent string, layout Layout, quota 
 				cs.unit, cs.home = req.unit, t.own[""]
 			}
 			if err != nil {
-				return fmt.Errorf("%w: bench needs a cgroup of its own with cpuset, cpu and memory; "+
-					"pass --cgroup-parent an empty one (made beneath a delegated unit, e.g. of systemd-run -p Delegate=yes)", err)
+				return advise("%w: bench needs a cgroup of its own with cpuset, cpu and memory; "+
+					"pass %s an empty one (made beneath a delegated unit, e.g. of systemd-run -p Delegate=yes)", err, SettingCgroupParent)
 			}
 			parent = p
 		}

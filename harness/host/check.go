@@ -21,6 +21,9 @@ type CheckItem struct {
 	Name   string // what was checked: "root", "cgroups", "wrk"
 	Status string // what was found, short: "cgroup v1 (hybrid)", "4.1.0"
 	Detail string // what it means or what to do: "apt-get install wrk"
+	// Advice is Detail where it names a setting of the caller, which
+	// puts the setting in its own words (Advice.Text); nil otherwise.
+	Advice *Advice
 	// OK is false when the check failed; a failed Required item means
 	// the main job cannot run.
 	OK, Required bool
@@ -151,7 +154,8 @@ func (t *cgroupTree) check() CheckItem {
 		default:
 			procs, _ := procsOf(dir)
 			if len(procs) > 1 && !isRootCgroup(dir) {
-				it.Detail = fmt.Sprintf("cgroup %s holds other processes %v: start bench in a cgroup of its own or pass --cgroup-parent an empty one", dir, procs)
+				it.Advice = advise("cgroup %s holds other processes %v: start bench in a cgroup of its own or pass %s an empty one", dir, procs, SettingCgroupParent)
+				it.Detail = it.Advice.Error()
 				return it
 			}
 			it.Detail = "cpuset, cpu and memory beneath " + dir

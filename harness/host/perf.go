@@ -238,11 +238,12 @@ func (p *Perf) Close() error {
 }
 
 // CheckPerf is bench check's line on perf's events: whether this process
-// may sample every process of a CPU, as --profile=on needs.
+// may sample every process of a CPU, as a profile asked for needs.
 func CheckPerf() CheckItem {
 	it := CheckItem{Name: "perf events"}
 	if err := perfAllowed(); err != nil {
-		it.Status, it.Detail = "refused", err.Error()+"; bench run --profile=on runs without profiles"
+		it.Status, it.Advice = "refused", advise("%v; a session with %s runs without profiles", err, SettingProfileOn)
+		it.Detail = it.Advice.Error()
 		return it
 	}
 	it.Status, it.OK = "allowed", true
