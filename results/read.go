@@ -309,30 +309,47 @@ func oneOf[T ~string](p *rowParser, c int, allowed []T) T {
 	return T(s)
 }
 
-// number parses a numeric column. An empty value is zero when the column
-// is optional or the run failed, an error otherwise. Every figure of a
-// run is a count, a length of time, a share or a size: one that is
-// negative, infinite, not a number or past MaxCount is refused.
-func (p *rowParser) number(c int, isInt bool) (float64, int64, bool) {
+// The numeric columns. An empty value is zero when the column is
+// optional or the run failed, an error otherwise. Every figure of a run
+// is a count, a length of time, a share or a size: one that is negative,
+// infinite, not a number or past MaxCount is refused.
+
+// value is column c's value, and whether it has one.
+func (p *rowParser) value(c int) (string, bool) {
 	s, present := p.field(c)
 	if s == "" {
 		if present && !p.failed && required[c] {
 			p.fail(c, "is empty")
 		}
-		return 0, 0, false
+		return "", false
 	}
-	if isInt {
-		v, err := strconv.ParseInt(s, 10, 64)
-		switch {
-		case errors.Is(err, strconv.ErrRange) && !strings.HasPrefix(s, "-"), err == nil && v > MaxCount:
-			p.fail(c, "%q is past 2^53: no run counts so many", s)
-			v = 0
-		case err != nil:
-			p.fail(c, "%q is not a whole number", s)
-		case v < 0:
-			p.fail(c, "%q is negative: want 0 or more", s)
-		}
-		return float64(v), v, true
+	return s, true
+}
+
+// whole parses a count, and says whether the column has one.
+func (p *rowParser) whole(c int) (int64, bool) {
+	s, ok := p.value(c)
+	if !ok {
+		return 0, false
+	}
+	v, err := strconv.ParseInt(s, 10, 64)
+	switch {
+	case errors.Is(err, strconv.ErrRange) && !strings.HasPrefix(s, "-"), err == nil && v > MaxCount:
+		p.fail(c, "%q is past 2^53: no run counts so many", s)
+		v = 0
+	case err != nil:
+		p.fail(c, "%q is not a whole number", s)
+	case v < 0:
+		p.fail(c, "%q is negative: want 0 or more", s)
+	}
+	return v, true
+}
+
+// real parses any other figure, and says whether the column has one.
+func (p *rowParser) real(c int) (float64, bool) {
+	s, ok := p.value(c)
+	if !ok {
+		return 0, false
 	}
 	v, err := strconv.ParseFloat(s, 64)
 	switch {
@@ -347,16 +364,16 @@ func (p *rowParser) number(c int, isInt bool) (float64, int64, bool) {
 		p.fail(c, "%q is past 2^53: no run's figure is so large", s)
 		v = 0
 	}
-	return v, int64(v), true
+	return v, true
 }
 
 func (p *rowParser) float(c int) float64 {
-	v, _, _ := p.number(c, false)
+	v, _ := p.real(c)
 	return v
 }
 
 func (p *rowParser) int(c int) int64 {
-	_, v, _ := p.number(c, true)
+	v, _ := p.whole(c)
 	return v
 }
 
@@ -391,8 +408,8 @@ func (p *rowParser) parse(r *Row) {
 	r.Errors = p.int(cErrors)
 	r.Timeouts = p.int(cTimeouts)
 	var has50, has99 bool
-	r.P50Ms, _, has50 = p.number(cP50, false)
-	r.P99Ms, _, has99 = p.number(cP99, false)
+	r.P50Ms, has50 = p.real(cP50)
+	r.P99Ms, has99 = p.real(cP99)
 	r.HasLatency = has50 || has99
 	r.CPUProxy = p.float(cCPUProxy)
 	r.CPUClient = p.float(cCPUClient)
@@ -410,13 +427,13 @@ func (p *rowParser) parse(r *Row) {
 	r.Note = p.text(cNote)
 	p.checkTexts(r)
 	var hasPeriods, hasThrottled bool
-	_, r.ThrottledPeriods, hasPeriods = p.number(cThrottledPeriods, true)
-	r.ThrottledS, _, hasThrottled = p.number(cThrottledS, false)
+	r.ThrottledPeriods, hasPeriods = p.whole(cThrottledPeriods)
+	r.ThrottledS, hasThrottled = p.real(cThrottledS)
 	r.Throttling = hasPeriods || hasThrottled
-	_, r.SplicePipes, r.HasPipes = p.number(cSplicePipes, true)
-	r.P999Ms, _, r.HasP999 = p.number(cP999, false)
-	r.OfferedRate, _, r.HasOffered = p.number(cOffered, false)
-	_, r.ClosedReads, r.HasClosed = p.number(cClosed, true)
+	r.SplicePipes, r.HasPipes = p.whole(cSplicePipes)
+	r.P999Ms, r.HasP999 = p.real(cP999)
+	r.OfferedRate, r.HasOffered = p.real(cOffered)
+	r.ClosedReads, r.HasClosed = p.whole(cClosed)
 	if r.Load == LoadSweep {
 		if _, _, err := ParseStep(r.Note); err != nil {
 			p.fail(cNote, "%v", err)
