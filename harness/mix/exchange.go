@@ -47,7 +47,7 @@ func (m *Mix) exchange(s *slot, sched time.Time) {
 	}
 	bp := m.bufs.Get().(*[]byte)
 	var keep bool
-	e.k, keep, e.retried = m.try(s, a, e.half, *bp, e.start)
+	e.k, keep, e.retried = m.try(s, a, &e, *bp)
 	m.bufs.Put(bp)
 	e.done = time.Now()
 	// Counted before s is given back: until then its latencies are this
@@ -169,7 +169,8 @@ func (m *Mix) redial(s *slot) {
 	m.idle <- s
 }
 
-// try sends the request for a on s, opening s first if it is closed,
+// try sends the request for a on s (half-closing it where e says so,
+// by the deadline of e's start), opening s first if it is closed,
 // and reads and checks the answer. keep is false when the connection
 // must not be used again.
 //
@@ -178,9 +179,9 @@ func (m *Mix) redial(s *slot) {
 // only then, the exchange is tried once more on a new connection, as HTTP
 // clients do (retried). Once a byte of the answer has come, a reset is
 // the exchange's failure: the proxy cut the answer.
-func (m *Mix) try(s *slot, a *answer, half bool, buf []byte, start time.Time) (k kind, keep, retried bool) {
+func (m *Mix) try(s *slot, a *answer, e *outcome, buf []byte) (k kind, keep, retried bool) {
 	reused := s.conn != nil
-	k, keep, read := m.tryOn(s, a, half, buf, start)
+	k, keep, read := m.tryOn(s, a, e, buf)
 	if k != reset || !reused || read {
 		return k, keep, false
 	}
@@ -188,13 +189,13 @@ func (m *Mix) try(s *slot, a *answer, half bool, buf []byte, start time.Time) (k
 		s.conn.Close()
 		s.conn = nil
 	}
-	k, keep, _ = m.tryOn(s, a, half, buf, start)
+	k, keep, _ = m.tryOn(s, a, e, buf)
 	return k, keep, true
 }
 
 // tryOn is one try of an exchange on s, opening s first if it is closed;
 // read says whether any of the answer came.
-func (m *Mix) tryOn(s *slot, a *answer, half bool, buf []byte, start time.Time) (k kind, keep, read bool) {
+func (m *Mix) tryOn(s *slot, a *answer, e *outcome, buf []byte) (k kind, keep, read bool) {
 	if s.conn == nil {
 		c, k := m.dial(context.Background(), buf)
 		if k != ok {
@@ -203,23 +204,23 @@ func (m *Mix) tryOn(s *slot, a *answer, half bool, buf []byte, start time.Time) 
 		s.conn = c
 	}
 	c := s.conn
-	if err := c.SetDeadline(start.Add(m.cfg.Timeout)); err != nil {
+	if err := c.SetDeadline(e.start.Add(m.cfg.Timeout)); err != nil {
 		return reset, false, false
 	}
 	req := a.req
-	if half {
+	if e.half {
 		req = a.reqClose
 	}
 	if _, err := c.Write(req); err != nil {
 		return ioKind(err), false, false
 	}
-	if half {
+	if e.half {
 		if err := tlswrap.CloseWrite(c); err != nil {
 			return ioKind(err), false, false
 		}
 	}
 	k, closing, read := readAnswer(c, a.body, buf, m.work)
-	return k, k == ok && !half && !closing, read
+	return k, k == ok && !e.half && !closing, read
 }
 
 // dial opens a connection to the origin through the proxy, with the

@@ -308,7 +308,7 @@ func (m *Mix) RunFrom(ctx context.Context, start time.Time) scenarios.MixResult 
 // Close closes the connections. It may be called more than once; the
 // exchanges must have ended.
 func (m *Mix) Close() error {
-	m.awaitRefill(false)
+	m.abandonRefill()
 	for i := range m.slots {
 		if c := m.slots[i].conn; c != nil {
 			c.Close()

@@ -53,23 +53,30 @@ func (m *Mix) Step(ctx context.Context, start time.Time, w scenarios.MixWindow) 
 // step, then opens those closed since by the proxy. It never fails: a
 // connection that does not open is the step's to count.
 func (m *Mix) Ready(ctx context.Context) error {
-	m.awaitRefill(true)
+	m.finishRefill()
 	m.refill(ctx)
 	return nil
 }
 
-// awaitRefill waits for the connections being opened again after the
-// last step, all of them when whole is set, or gives the rest up (Close).
-func (m *Mix) awaitRefill(whole bool) {
+// finishRefill waits for the connections being opened again after the
+// last step, all of them.
+func (m *Mix) finishRefill() {
 	if m.refilled == nil {
 		return
-	}
-	if !whole {
-		m.stopRefill()
 	}
 	<-m.refilled
 	m.stopRefill()
 	m.refilled, m.stopRefill = nil, nil
+}
+
+// abandonRefill gives up the connections still being opened again after
+// the last step (Close), once those being dialled have ended.
+func (m *Mix) abandonRefill() {
+	if m.refilled == nil {
+		return
+	}
+	m.stopRefill()
+	m.finishRefill()
 }
 
 // refill opens again the connections closed, so that a step begins with

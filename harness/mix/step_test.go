@@ -64,7 +64,7 @@ func TestStep(t *testing.T) {
 			t.Errorf("step at %g/s: histogram of %d; want the step's %d due alone", rate, n, r.Due)
 		}
 	}
-	if m.awaitRefill(true); m.open() != 100 {
+	if m.finishRefill(); m.open() != 100 {
 		t.Errorf("%d connections open after the steps; want all 100 kept for the next", m.open())
 	}
 	closed := config(Relay, o.Addr, o.Addr)
