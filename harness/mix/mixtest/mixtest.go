@@ -428,23 +428,33 @@ type bucket struct {
 	next  time.Time
 }
 
-// take takes a token: waiting for its turn when queue is set, else only
-// when one is there now, saying whether it took one.
-func (b *bucket) take(queue bool) bool {
+// queue takes a token, waiting for its turn.
+func (b *bucket) queue() {
 	b.mu.Lock()
-	now := time.Now()
-	if b.next.Before(now) {
-		b.next = now
-	}
-	at := b.next.Add(-b.burst)
-	if !queue && at.After(now) {
-		b.mu.Unlock()
-		return false
-	}
+	at := b.turn(time.Now())
 	b.next = b.next.Add(b.per)
 	b.mu.Unlock()
 	time.Sleep(time.Until(at))
+}
+
+// take takes a token if one is there now, saying whether it took one.
+func (b *bucket) take() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := time.Now()
+	if b.turn(now).After(now) {
+		return false
+	}
+	b.next = b.next.Add(b.per)
 	return true
+}
+
+// turn is when the next token is there, now or later; b.mu is held.
+func (b *bucket) turn(now time.Time) time.Time {
+	if b.next.Before(now) {
+		b.next = now
+	}
+	return b.next.Add(-b.burst)
 }
 
 // Holder is a relay to an origin that reads the HTTP/1.1 exchanges it
@@ -481,8 +491,8 @@ func (h *Holder) limit() {
 	switch {
 	case h.bucket == nil:
 	case h.f.HoldOver == 0:
-		h.bucket.take(true)
-	case !h.bucket.take(false):
+		h.bucket.queue()
+	case !h.bucket.take():
 		h.HeldOver.Add(1)
 		time.Sleep(h.f.HoldOver)
 	}
