@@ -14,7 +14,7 @@ func FuzzOpen(f *testing.F) {
 	f.Add([]byte("GET / HTTP/1.1\r\n\r\n"), byte(recordApplicationData), -1, byte(0))
 	f.Add([]byte{}, byte(recordApplicationData), 3, byte(1))
 	f.Add(bytes.Repeat([]byte{0}, 100), byte(recordAlert), 20, byte(0x80))
-	f.Add(keyUpdate(true), byte(recordHandshake), 0, byte(recordChangeCipherSpec^recordApplicationData))
+	f.Add(keyUpdate(updateRequested), byte(recordHandshake), 0, byte(recordChangeCipherSpec^recordApplicationData))
 	f.Fuzz(func(t *testing.T, content []byte, typ byte, at int, flip byte) {
 		if len(content) > maxRecord || typ == 0 {
 			return

@@ -190,14 +190,18 @@ func (p *protection) open(rec []byte) ([]byte, byte, error) {
 	return pt[:i], pt[i], nil
 }
 
-// keyUpdate is a KeyUpdate message; requested asks the peer for one in
-// return.
-func keyUpdate(requested bool) []byte {
-	m := []byte{handshakeKeyUpdate, 0, 0, 1, 0, recordHandshake}
-	if requested {
-		m[4] = 1
-	}
-	return m
+// keyUpdateRequest is a KeyUpdate's request_update (RFC 8446, 4.6.3):
+// whether the peer is asked for a KeyUpdate in return.
+type keyUpdateRequest byte
+
+const (
+	updateNotRequested keyUpdateRequest = 0
+	updateRequested    keyUpdateRequest = 1
+)
+
+// keyUpdate is a KeyUpdate message with its request_update.
+func keyUpdate(req keyUpdateRequest) []byte {
+	return []byte{handshakeKeyUpdate, 0, 0, 1, byte(req), recordHandshake}
 }
 
 // closeNotify is the close_notify alert, with its content type.

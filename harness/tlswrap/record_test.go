@@ -66,7 +66,7 @@ func TestOpenAll(t *testing.T) {
 	ticket := []byte{handshakeNewSessionTicket, 0, 0, 4, 1, 2, 3, 4}
 	stream = send.seal(stream, inner(ticket[:3], recordHandshake))
 	stream = send.seal(stream, inner(ticket[3:], recordHandshake))
-	stream = send.seal(stream, keyUpdate(true))
+	stream = send.seal(stream, keyUpdate(updateRequested))
 	if err := send.update(); err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func TestOpenAllRefuses(t *testing.T) {
 			return send.seal(s, inner([]byte("x"), recordApplicationData))
 		}, "broken by a record of another type"},
 		{"a KeyUpdate before more of its record", func(send *protection) []byte {
-			return send.seal(nil, inner(append(keyUpdate(false)[:5], handshakeNewSessionTicket, 0, 0, 0), recordHandshake))
+			return send.seal(nil, inner(append(keyUpdate(updateNotRequested)[:5], handshakeNewSessionTicket, 0, 0, 0), recordHandshake))
 		}, "not at the end of its record"},
 		{"a huge post-handshake message", func(send *protection) []byte {
 			return send.seal(nil, inner([]byte{handshakeNewSessionTicket, 0xff, 0, 0}, recordHandshake))

@@ -44,7 +44,7 @@ func encrypt(plain, raw net.Conn, p *protection, owed *atomic.Bool) {
 		out = out[:0]
 		if owed.Swap(false) {
 			// Answer with our own, before our next data.
-			out = p.seal(out, keyUpdate(false))
+			out = p.seal(out, keyUpdate(updateNotRequested))
 			if uerr := p.update(); uerr != nil {
 				plain.Close()
 				raw.Close()
