@@ -3,6 +3,7 @@ package host
 import (
 	"errors"
 	"io/fs"
+	"strings"
 	"testing"
 )
 
@@ -23,4 +24,14 @@ func TestAdvice(t *testing.T) {
 	if errors.Unwrap(advise("no error here: %s", SettingProfileOn)) != nil {
 		t.Error("an advice without an error unwraps to one")
 	}
+}
+
+// advises reports whether err holds an advice that names setting.
+func advises(err error, setting Setting) bool {
+	var a *Advice
+	if !errors.As(err, &a) {
+		return false
+	}
+	mark := func(s Setting) string { return "<setting " + s.String() + ">" }
+	return strings.Contains(a.Text(mark), mark(setting))
 }

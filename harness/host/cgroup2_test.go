@@ -204,10 +204,13 @@ func TestV2SliceAllowsFewerCPUs(t *testing.T) {
 	}
 	_, err := newCgroupSet(k.tree(benchPID, map[string]string{"": own}, sd), "bench-", "", fakeLayout, 0)
 	t.Logf("refused: %v", err)
-	for _, want := range []string{"bench-proxy: cpuset.cpus.effective is 0-3, not the proxy's CPUs 4:", "allow only 0-3", "--cpus"} {
+	for _, want := range []string{"bench-proxy: cpuset.cpus.effective is 0-3, not the proxy's CPUs 4:", "allow only 0-3"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("newCgroupSet in a slice of CPUs 0-3 = %v; want %q", err, want)
 		}
+	}
+	if !advises(err, SettingCPUs) {
+		t.Errorf("newCgroupSet in a slice of CPUs 0-3 = %v; want advice to set %s", err, SettingCPUs)
 	}
 	if got := sd.asked[0].slice; got != "system-ci.slice" {
 		t.Errorf("scope asked for in %q; want the caller's system-ci.slice", got)
@@ -253,7 +256,7 @@ func TestV2DelegationFails(t *testing.T) {
 	k, sd := systemdTree(t, own)
 	sd.fail = errors.New("reach systemd over D-Bus: connection refused")
 	_, err := newCgroupSet(k.tree(benchPID, map[string]string{"": own}, sd), "bench-", "", fakeLayout, 0)
-	if err == nil || !strings.Contains(err.Error(), "connection refused") || !strings.Contains(err.Error(), "--cgroup-parent") {
+	if err == nil || !strings.Contains(err.Error(), "connection refused") || !advises(err, SettingCgroupParent) {
 		t.Errorf("newCgroupSet with systemd out of reach = %v; want its error and the way round it", err)
 	}
 	if left := k.named("bench-"); len(left) > 0 {

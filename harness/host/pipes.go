@@ -13,20 +13,24 @@ import (
 // it for each run's proxy, once WaitAccepted has seen it take the
 // readiness probes' connections: before, it may not have made them yet.
 func (h *Host) ProxyReady() {
-	own := h.proxyPipes(h.PIDs(RoleProxy), false, make([]byte, dirBufSize), nil)
+	own := h.proxyPipes(h.PIDs(RoleProxy), nil, make([]byte, dirBufSize), nil)
 	h.pipesMu.Lock()
 	h.ownPipes = own
 	h.pipesMu.Unlock()
 }
 
-// proxyPipes returns the distinct pipes (by inode) that pids hold, less
-// those noted by ProxyReady when notNoted is set; dents is the buffer of
-// the descriptors' listing (dirBufSize). step, when not nil, is called
-// before each descriptor's link is looked at (the sampler's breather).
-func (h *Host) proxyPipes(pids []int, notNoted bool, dents []byte, step func()) map[uint64]bool {
+// notedPipes are the proxy's own pipes, which ProxyReady noted.
+func (h *Host) notedPipes() map[uint64]bool {
 	h.pipesMu.Lock()
-	own := h.ownPipes
-	h.pipesMu.Unlock()
+	defer h.pipesMu.Unlock()
+	return h.ownPipes
+}
+
+// proxyPipes returns the distinct pipes (by inode) that pids hold, less
+// those of except (nil: none); dents is the buffer of the descriptors'
+// listing (dirBufSize). step, when not nil, is called before each
+// descriptor's link is looked at (the sampler's breather).
+func (h *Host) proxyPipes(pids []int, except map[uint64]bool, dents []byte, step func()) map[uint64]bool {
 	found := map[uint64]bool{}
 	var buf [64]byte
 	for _, pid := range pids {
@@ -39,7 +43,7 @@ func (h *Host) proxyPipes(pids []int, notNoted bool, dents []byte, step func()) 
 				step()
 			}
 			ino, ok := pipeInode(link)
-			if ok && !(notNoted && own[ino]) {
+			if ok && !except[ino] {
 				found[ino] = true
 			}
 		})

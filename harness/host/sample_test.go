@@ -904,11 +904,11 @@ func TestProxyPipes(t *testing.T) {
 	if len(want) < 7 {
 		t.Fatalf("the helper holds %d pipes; want 7 at least", len(want))
 	}
-	if got := len(h.proxyPipes(pids, true, make([]byte, dirBufSize), nil)); got != len(want) {
+	if got := len(h.proxyPipes(pids, h.notedPipes(), make([]byte, dirBufSize), nil)); got != len(want) {
 		t.Errorf("%d pipes counted; os.Readlink finds %d", got, len(want))
 	}
 	h.ProxyReady()
-	if got := len(h.proxyPipes(pids, true, make([]byte, dirBufSize), nil)); got != 0 {
+	if got := len(h.proxyPipes(pids, h.notedPipes(), make([]byte, dirBufSize), nil)); got != 0 {
 		t.Errorf("%d pipes counted beyond those held when ready; want 0", got)
 	}
 }
@@ -1137,10 +1137,10 @@ func birthBracket(pid int) (bracket, error) {
 // been read before it ended: its bracket has no upper bound. One first
 // seen as the poll ends was born (or came into a role) during it: its
 // bracket spans the poll, from a count of 0.
-func (w *watch) poll(end bool) {
+func (w *watch) poll(at pollPoint) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if !end {
+	if at == pollBegins {
 		w.began = time.Now()
 		w.each(func(pid, tid int) { w.thread(tid).pid = pid })
 		for tid, th := range w.threads {

@@ -83,6 +83,14 @@ const (
 	lastPoll                  // the window's last: the proxy's pipes are counted too
 )
 
+// pollPoint is where a poll is, for samplerHooks.pollWatch.
+type pollPoint int
+
+const (
+	pollBegins pollPoint = iota // before its first reading
+	pollEnds                    // after its last
+)
+
 // samplerHooks are what the tests change in the samplers a Host starts;
 // the zero value is the real sampler.
 type samplerHooks struct {
@@ -90,12 +98,12 @@ type samplerHooks struct {
 	// holds the poll's thread off the CPU, as a loaded machine does.
 	pollHold func()
 	// pollWatch, when set, is called on the poll's thread as each poll
-	// begins, before its first reading (end false), and as it ends,
-	// after its last (end true): what the tests read there of the
+	// begins, before its first reading (pollBegins), and as it ends,
+	// after its last (pollEnds): what the tests read there of the
 	// scheduler's own count of a thread brackets each of the poll's
 	// readings of it, in time and in value, so that a thread's share is
 	// checked against the scheduler's over the same span.
-	pollWatch func(end bool)
+	pollWatch func(at pollPoint)
 	// schedstatOnly makes the sampler read the threads' schedstat files
 	// where taskstats would answer.
 	schedstatOnly bool
@@ -184,8 +192,8 @@ func (b *breather) end() {
 func (s *Sampler) poll(kind pollKind) {
 	s.polls = append(s.polls, time.Now())
 	if w := s.hooks.pollWatch; w != nil {
-		w(false)
-		defer w(true)
+		w(pollBegins)
+		defer w(pollEnds)
 	}
 	s.breath.start()
 	defer s.breath.end()
@@ -199,7 +207,7 @@ func (s *Sampler) poll(kind pollKind) {
 	if kind == lastPoll {
 		// First, at the window's edge, where it was planned.
 		at := time.Now()
-		pipes := s.h.proxyPipes(pids[RoleProxy], true, s.dents, func() { s.breath.step(breathReads) })
+		pipes := s.h.proxyPipes(pids[RoleProxy], s.h.notedPipes(), s.dents, func() { s.breath.step(breathReads) })
 		s.pipes = append(s.pipes, pipeObs{at, len(pipes)})
 	}
 	// Known threads first, so that a process one of whose threads ended
