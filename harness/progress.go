@@ -121,14 +121,15 @@ func (p *progress) step(w sweep.Window, row results.Row, took time.Duration) {
 }
 
 // endSweep prints the line of a sweep that ended: the rate its search
-// found, or that it found none, and in how many windows.
-func (p *progress) endSweep(r RunSpec, s *sweep.Search, failed bool, took time.Duration) {
+// found, or that it found none, or that it FAILED where failure (the
+// step error that ended it) is not nil, and in how many windows.
+func (p *progress) endSweep(r RunSpec, s *sweep.Search, failure error, took time.Duration) {
 	summary := fmt.Sprintf("no sustainable rate in %s", text.Plural(s.Windows(), "window"))
 	if rate, found := s.Result(); found {
 		summary = fmt.Sprintf("sustainable rate %.0f/s, confirmed, in %s", rate, text.Plural(s.Windows(), "window"))
 	} else if rate, found := s.Unconfirmed(); found {
 		summary = fmt.Sprintf("sustainable rate %.0f/s, not confirmed, in %s", rate, text.Plural(s.Windows(), "window"))
-	} else if failed {
+	} else if failure != nil {
 		summary = fmt.Sprintf("FAILED after %s", text.Plural(s.Windows(), "window"))
 	}
 	p.endLine(r, summary, took)

@@ -65,7 +65,7 @@ func (s *runner) run(ctx context.Context, r RunSpec) results.Row {
 		row = s.rowOf(r)
 		err = s.runIn(ctx, r, dir, &row)
 	}
-	s.keep(dir, name, err != nil)
+	s.keep(dir, name, err)
 	// The run directory is on /run, in memory: what is worth keeping is
 	// now beside the CSV.
 	os.RemoveAll(dir)
@@ -120,11 +120,12 @@ func (s *runner) keepConfig(name string, ends []end) {
 
 // keep copies what the run's load tool printed in the measured window
 // into the session's output directory, with the proxy's log when the run
-// failed, so that every figure of the CSV can be traced to the tool's own
-// words after the run directory is gone.
-func (s *runner) keep(dir, name string, failed bool) {
+// failed (runErr, nil for a run that did not), so that every figure of
+// the CSV can be traced to the tool's own words after the run directory
+// is gone.
+func (s *runner) keep(dir, name string, runErr error) {
 	files, _ := filepath.Glob(filepath.Join(dir, "load", "*.out"))
-	if failed {
+	if runErr != nil {
 		more, _ := filepath.Glob(filepath.Join(dir, "*", "*.log"))
 		files = append(files, more...)
 		files = append(files, filepath.Join(dir, "proxy.log"))

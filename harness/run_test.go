@@ -43,7 +43,7 @@ func TestRunsFilesFollowNoLink(t *testing.T) {
 		}
 	}
 	s := &runner{OutputDir: out}
-	s.keep(dir, name, true)
+	s.keep(dir, name, errors.New("the proxy exited"))
 	s.keepConfig(name, []end{{role: host.RoleProxy, inst: proxies.Instance{
 		Files: []proxies.File{{Path: "nginx.conf", Data: []byte("events {}\n")}},
 		Argv:  []string{"nginx", "-g", "daemon off;"},

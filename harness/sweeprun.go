@@ -41,7 +41,8 @@ func (s *Session) runSweep(ctx context.Context, r RunSpec, p *progress) error {
 	name := runName(r)
 	dir := filepath.Join(s.host.RunDir(), "runs", name)
 	defer os.RemoveAll(dir)
-	began, failed := time.Now(), false
+	began := time.Now()
+	var failure error // the step error that ended the search, nil for none
 	err = s.sweepIn(ctx, r, search, dir, p)
 	var stepErr stepError
 	switch {
@@ -50,7 +51,7 @@ func (s *Session) runSweep(ctx context.Context, r RunSpec, p *progress) error {
 	case errors.As(err, &stepErr):
 		// A failed row: of the step in flight, or of the search when it
 		// could not start.
-		failed = true
+		failure = stepErr
 		row := s.rowOf(r)
 		// stamped, so that it reads as its search's last step
 		row.Started = time.Now().UTC()
@@ -69,8 +70,8 @@ func (s *Session) runSweep(ctx context.Context, r RunSpec, p *progress) error {
 	case err != nil:
 		return err
 	}
-	s.keep(dir, name, failed)
-	p.endSweep(r, search, failed, time.Since(began))
+	s.keep(dir, name, failure)
+	p.endSweep(r, search, failure, time.Since(began))
 	return nil
 }
 
