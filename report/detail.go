@@ -165,11 +165,27 @@ func rowLoad(r TableRow) string {
 	return ""
 }
 
-// rankedBy is what a headline ranks a cell by: its figure, or at a
-// fixed rate its p99 (its median and its runs'); ok false for a cell
-// that takes no part.
-func rankedBy(c Cell, fixedRate bool) (m float64, runs []float64, ok bool) {
-	if fixedRate {
+// ranking is what a row's headline ranks its cells by.
+type ranking int
+
+const (
+	byFigure ranking = iota // the cells' figures, higher is better
+	byP99                   // at a fixed rate, the cells' p99, lower is better
+)
+
+// rankingOf is the ranking of the rows of load.
+func rankingOf(load string) ranking {
+	if results.FixedRate(load) {
+		return byP99
+	}
+	return byFigure
+}
+
+// rankedBy is what a headline ranks a cell by, as rank says: its figure
+// or its p99 (its median and its runs'); ok false for a cell that takes
+// no part.
+func rankedBy(c Cell, rank ranking) (m float64, runs []float64, ok bool) {
+	if rank == byP99 {
 		if c.P99 == nil || len(c.p99s) == 0 {
 			return 0, nil, false
 		}
@@ -195,12 +211,13 @@ func Headlines(t Table) []Headline {
 	var out []Headline
 	for _, r := range t.Rows {
 		load := rowLoad(r)
-		fixedRate := results.FixedRate(load)
+		rank := rankingOf(load)
+		fixedRate := rank == byP99
 		var proxies []ranking
 		var base *ranking
 		var failing []string
 		for _, c := range r.Cells {
-			m, runs, ok := rankedBy(c, fixedRate)
+			m, runs, ok := rankedBy(c, rank)
 			switch {
 			case fixedRate && Erring(c):
 				failing = append(failing, c.Proxy+" "+FailureText(c))

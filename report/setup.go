@@ -82,7 +82,7 @@ func Setups(runs []results.Row, files []results.SessionFile, opt Options) []Setu
 			st.Missing = missing
 		}
 		if found {
-			st.Rows = setupRows(metas, opt.Detail)
+			st.Rows = setupRows(metas, opt)
 			st.Notes = setupNotes(machines, metas)
 		}
 		out = append(out, st)
@@ -92,11 +92,11 @@ func Setups(runs []results.Row, files []results.SessionFile, opt Options) []Setu
 
 // setupRows are the rows of the machines' metadata, nil for a machine
 // without any, the build of bench that ran the session among them;
-// provenance adds its command line (Options.Detail: the reference
-// results have none).
-func setupRows(metas []*results.Meta, provenance bool) []SetupRow {
+// with opt.Detail, its command line too (the reference results have
+// none).
+func setupRows(metas []*results.Meta, opt Options) []SetupRow {
 	var rows []SetupRow
-	for _, f := range setupFieldsOf(metas, provenance) {
+	for _, f := range setupFieldsOf(metas, opt) {
 		if r, known := f.row(metas); known {
 			rows = append(rows, r)
 		}
@@ -130,11 +130,11 @@ func (f setupField) row(metas []*results.Meta) (SetupRow, bool) {
 }
 
 // setupFieldsOf are the fields of the machines' setup table: sessionFields;
-// with provenance, the command line; the versions of the columns
+// with opt.Detail, the command line; the versions of the columns
 // (versionedColumns), then those of the tools, by name.
-func setupFieldsOf(metas []*results.Meta, provenance bool) []setupField {
+func setupFieldsOf(metas []*results.Meta, opt Options) []setupField {
 	fields := slices.Clone(sessionFields)
-	if provenance {
+	if opt.Detail {
 		fields = append(fields, setupField{"command line", func(m *results.Meta) string { return commandLine(m.CommandLine) }})
 	}
 	for _, name := range versionedColumns(metas) {

@@ -149,7 +149,7 @@ func Compare(old, new []results.Row, opt Options) (*Comparison, error) {
 	if opt.Metric != report.MetricThroughput {
 		c.Metric = opt.Metric
 	}
-	machine, err := compareMachine(c.Old.Machines, c.New.Machines, opt.AcrossMachines)
+	machine, err := compareMachine(c.Old.Machines, c.New.Machines, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -163,14 +163,14 @@ func Compare(old, new []results.Row, opt Options) (*Comparison, error) {
 
 // compareMachine is the machine a run's cell is compared on: its own,
 // when old and new runs are from the same machines (om and nm), or, when
-// across (Options.AcrossMachines) and each side is of one
+// opt.AcrossMachines is set and each side is of one
 // machine, both machines' names in one label. Other machines are refused
 // as inputerr.Error.
-func compareMachine(om, nm []string, across bool) (func(*results.Row) string, error) {
+func compareMachine(om, nm []string, opt Options) (func(*results.Row) string, error) {
 	machine := func(r *results.Row) string { return r.Machine }
 	if !sameSet(om, nm) {
 		from := fmt.Sprintf("old runs are from %s, new from %s", strings.Join(om, ", "), strings.Join(nm, ", "))
-		if !across {
+		if !opt.AcrossMachines {
 			return nil, inputerr.Bad(fmt.Errorf("%w: %s", ErrAcrossMachines, from))
 		}
 		if len(om) > 1 || len(nm) > 1 {
