@@ -192,9 +192,13 @@ func TestMixDescriptorSplit(t *testing.T) {
 
 // TestMixSplitRate: a fixed rate split over processes keeps the spacing
 // of one process. The requests of 3000 a second, straight to the origin,
-// arrive there with gaps whose 99th percentile over 4 processes is within
-// twice that of one (the better of two runs each): the processes share
-// a start and take turns, rather than each sending at once every 4/3000 s.
+// arrive there with a median gap over 4 processes at least half that of
+// one (the better of two runs each): the processes share a start and
+// take turns, rather than each sending at once every 4/3000 s, which
+// would leave three gaps of four next to none and the median gap a few
+// microseconds. (The gaps' 99th percentile was compared, within twice
+// one process's: a tail the machine's other load sets, which a loaded
+// 2-CPU machine drew past it with the turns kept.)
 // The requests the origin saw are bracketed by what bench mix says was
 // due: in the window, no more than were due in it and in the clock's
 // uncertainty before it (splitClock: the processes' start is a wall
@@ -208,7 +212,7 @@ func TestMixDescriptorSplit(t *testing.T) {
 func TestMixSplitRate(t *testing.T) {
 	const window, timeout = 2 * time.Second, 2 * time.Second // the timeout: bench mix's default
 	exe := buildBench(t)
-	p99 := func(procs string) time.Duration {
+	gap := func(procs string) time.Duration {
 		o := mixtest.StartOrigin(t, mixtest.None)
 		out := runMix(t, exe, "", "--mode", "relay", "--proxy", o.Addr, "--origin", o.Addr,
 			"--conns", "200", "--rate", "3000", "--duration", "2s", "--procs", procs)
@@ -241,16 +245,16 @@ func TestMixSplitRate(t *testing.T) {
 			gaps[i] = at[i+1].Sub(at[i])
 		}
 		slices.Sort(gaps)
-		q := gaps[len(gaps)*99/100]
-		t.Logf("--procs %s: %d requests, gaps p50 %v p99 %v, errors %+v", procs, len(at), gaps[len(gaps)/2], q, r.Errors)
-		return q
+		median := gaps[len(gaps)/2]
+		t.Logf("--procs %s: %d requests, gaps p50 %v p99 %v, errors %+v", procs, len(at), median, gaps[len(gaps)*99/100], r.Errors)
+		return median
 	}
 	// The better of two runs each, taking turns, so that another load on
 	// the machine in one run does not decide.
-	one, four := p99("1"), p99("4")
-	one, four = min(one, p99("1")), min(four, p99("4"))
-	if four > 2*one {
-		t.Errorf("gaps' p99 %v over 4 processes; want within twice the %v of one", four, one)
+	one, four := gap("1"), gap("4")
+	one, four = max(one, gap("1")), max(four, gap("4"))
+	if 2*four < one {
+		t.Errorf("median gap %v over 4 processes; want at least half the %v of one", four, one)
 	}
 }
 
