@@ -72,6 +72,15 @@ func top(each func(yield func(leafFirst []string, v int64)), n int) (funcs []Fun
 	for _, f := range byName {
 		funcs = append(funcs, *f)
 	}
+	sortFuncs(funcs)
+	if len(funcs) > n {
+		funcs = funcs[:n]
+	}
+	return funcs, samples
+}
+
+// sortFuncs orders funcs by self time, ties by total then name.
+func sortFuncs(funcs []Func) {
 	sort.Slice(funcs, func(i, j int) bool {
 		a, b := funcs[i], funcs[j]
 		if a.Self != b.Self {
@@ -82,10 +91,6 @@ func top(each func(yield func(leafFirst []string, v int64)), n int) (funcs []Fun
 		}
 		return a.Name < b.Name
 	})
-	if len(funcs) > n {
-		funcs = funcs[:n]
-	}
-	return funcs, samples
 }
 
 // Share is part's share of all, 0 where all is none.
