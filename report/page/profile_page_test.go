@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"html"
+	"io"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -361,5 +362,163 @@ func TestProfileLinkInChromium(t *testing.T) {
 			t.Errorf("%s: the profile link, followed, shows %s (data-pwned %q, title %q); want %s, no data-pwned, a profile's title",
 				runs, v.URL, v.Pwned, v.Title, wantURL)
 		}
+	}
+}
+
+// TestOwnPageLinks: a profile's page of its own links back to its
+// session's page, at the tables of its cell's family, and to each of the
+// run's files beside it (its config, the tools' output, its data), and
+// every link resolves to a file there, whatever the runs' folder is
+// named.
+func TestOwnPageLinks(t *testing.T) {
+	defer func(was int) { profiles.InlineBudget = was }(profiles.InlineBudget)
+	profiles.InlineBudget = 0
+	for _, runs := range append([]string{"s.runs"}, craftedRuns...) {
+		dir := t.TempDir()
+		rows, data := profiledSessionIn(t, dir, runs)
+		for _, d := range data {
+			if d.Profiled() { // the run's other files, as a session keeps them
+				for _, suffix := range []string{".proxy.nginx.conf", ".load.wrk.out"} {
+					if err := os.WriteFile(d.Files+suffix, []byte("x\n"), 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+		}
+		session := results.PagePath(filepath.Join(dir, strings.TrimSuffix(runs, ".runs")+".csv"))
+		if err := os.WriteFile(session, []byte("<html></html>\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		written := map[string][]byte{}
+		opt := report.Options{Runs: data, ProfilePage: func(rel string, page []byte) error {
+			written[rel] = page
+			return nil
+		}}
+		if err := Render(io.Discard, rows, opt); err != nil {
+			t.Fatal(err)
+		}
+		if len(written) == 0 {
+			t.Fatalf("%s: no profile's page written", runs)
+		}
+		href := regexp.MustCompile(`<li><a href="([^"]*)">([^<]*)</a></li>`)
+		for rel, page := range written {
+			nav, _, _ := strings.Cut(string(page), "</nav>")
+			links := href.FindAllStringSubmatch(nav, -1)
+			if len(links) < 4 || !strings.HasPrefix(links[0][2], "the session&#39;s page: ") {
+				t.Errorf("%s: %s links %q; want the session's page, the config, the tool's output and the profile's files", runs, rel, links)
+				continue
+			}
+			for i, l := range links {
+				u, err := url.Parse(html.UnescapeString(l[1]))
+				if err != nil || u.Scheme != "" || !strings.HasPrefix(l[1], "./") {
+					t.Errorf("%s: %s links %q (%v); want a path from its folder", runs, rel, l[1], err)
+					continue
+				}
+				target := filepath.Join(dir, filepath.Dir(filepath.FromSlash(rel)), filepath.FromSlash(u.Path))
+				if _, err := os.Stat(target); err != nil {
+					t.Errorf("%s: %s links %q, which resolves to no file: %v", runs, rel, l[1], err)
+				}
+				if i == 0 && !strings.HasPrefix(u.Fragment, report.Anchor(rows[0].Session)) {
+					t.Errorf("%s: %s links the session's page at %q; want its family's tables", runs, rel, u.Fragment)
+				}
+			}
+		}
+	}
+}
+
+// flameToolsProbe clicks a frame of the first flame graph that is
+// neither the root nor already whole, then searches for its function:
+// what it measures says whether the frame was drawn across the graph,
+// its callers whole, the frames beside it hidden, and the search marked
+// the frame.
+const flameToolsProbe = `(() => {
+	const svg = document.querySelector("svg.flame");
+	if (!svg) return {error: "no flame graph"};
+	const frames = [...svg.querySelectorAll("g.frame")];
+	const width = f => +f.querySelector("rect").getAttribute("width");
+	const y = f => +f.querySelector("rect").getAttribute("y");
+	const root = frames[0];
+	const pick = frames.find(f => f !== root && y(f) < y(root) - 17 && width(f) < 600);
+	if (!pick) return {error: "no frame to zoom into"};
+	const name = pick.querySelector("title").textContent.split(": ")[0];
+	pick.dispatchEvent(new MouseEvent("click", {bubbles: true}));
+	const out = {name, zoomed: width(pick), root: width(root), hidden: frames.filter(f => f.style.display === "none").length};
+	const input = document.querySelector("input.flame-search");
+	if (!input) return Object.assign(out, {error: "no search field"});
+	input.value = name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+	input.dispatchEvent(new Event("input"));
+	out.marked = frames.filter(f => f.querySelector("rect").getAttribute("fill") === "#e040e0").length;
+	out.found = document.querySelector(".flame-found").textContent;
+	document.querySelector("div.flame-tools button").click();
+	out.reset = frames.filter(f => f.style.display === "none").length;
+	return out;
+})()`
+
+// TestFlameZoomAndSearch: in headless Chromium, as wide as a desktop's
+// window and as a phone's, a click on a frame of a profile's page of its
+// own zooms into it (the frame drawn across the graph, its callers
+// whole, the others hidden), a search for its function marks it and says
+// so, and Reset draws the whole again; the page makes no request but
+// its own and logs no error.
+func TestFlameZoomAndSearch(t *testing.T) {
+	testenv.NeedProgram(t, chromium.Binary)
+	defer func(was int) { profiles.InlineBudget = was }(profiles.InlineBudget)
+	profiles.InlineBudget = 0
+	dir := t.TempDir()
+	rows, data := profiledSessionIn(t, dir, "s.runs")
+	var own string
+	opt := report.Options{Runs: data, ProfilePage: func(rel string, page []byte) error {
+		path := filepath.Join(dir, filepath.FromSlash(rel))
+		if own == "" {
+			own = path
+		}
+		return os.WriteFile(path, page, 0o644)
+	}}
+	if err := Render(io.Discard, rows, opt); err != nil {
+		t.Fatal(err)
+	}
+	if own == "" {
+		t.Fatal("no profile's page written")
+	}
+	for _, width := range []int{1400, 420} {
+		p, err := chromium.Open(context.Background(), own, filepath.Join(t.TempDir(), "profile"), flameToolsProbe, width)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v struct {
+			Error, Name, Found    string
+			Zoomed, Root          float64
+			Hidden, Marked, Reset int
+		}
+		if err := json.Unmarshal(p.Value, &v); err != nil {
+			t.Fatalf("%s: %v", p.Value, err)
+		}
+		switch {
+		case v.Error != "":
+			t.Errorf("at %d px: %s", width, v.Error)
+		case v.Zoomed < profiles.FlameWidth-0.01 || v.Root < profiles.FlameWidth-0.01 || v.Hidden == 0:
+			t.Errorf("at %d px: a click on %s drew it %.2f wide, the root %.2f, %d frames hidden; want both %g, some hidden",
+				width, v.Name, v.Zoomed, v.Root, v.Hidden, profiles.FlameWidth)
+		case v.Marked == 0 || !strings.Contains(v.Found, "match"):
+			t.Errorf("at %d px: a search for %s marked %d frames and says %q; want it marked and said", width, v.Name, v.Marked, v.Found)
+		case v.Reset != 0:
+			t.Errorf("at %d px: Reset left %d frames hidden", width, v.Reset)
+		}
+		if len(p.Errors) > 0 {
+			t.Errorf("at %d px: the page logged %q", width, p.Errors)
+		}
+		for _, r := range p.Requests {
+			if r != "file://"+own {
+				t.Errorf("at %d px: the page requested %s", width, r)
+			}
+		}
+	}
+}
+
+// TestOwnScriptID: the tests' browser tells the pages' one script by the
+// id the profiles give it.
+func TestOwnScriptID(t *testing.T) {
+	if chromium.OwnScriptID != profiles.FlameScriptID || !strings.HasPrefix(profiles.FlameScript, `<script id="`+profiles.FlameScriptID+`">`) {
+		t.Errorf("chromium.OwnScriptID %q, profiles.FlameScriptID %q, the script begins %.40q; want one id", chromium.OwnScriptID, profiles.FlameScriptID, profiles.FlameScript)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"hash/fnv"
 	"math"
 	"sort"
+	"strings"
 
 	"bench/internal/text"
 	"bench/profile"
@@ -16,9 +17,10 @@ import (
 // root (all the proxy's samples) at the bottom, each frame as wide as
 // its share of the samples and its callees above it, in the order of
 // their names, as Brendan Gregg's flamegraph.pl draws them. It is SVG
-// alone, no script: every frame's <title> says its function, its share
-// of the proxy's samples and its self share, and its name is written in
-// it where it fits. Names are set in the reader's monospace font and
+// that reads whole without script: every frame's <title> says its
+// function, its share of the proxy's samples and its self share, and its
+// name is written in it where it fits; a page's one script
+// (flameScript) adds zoom and search. Names are set in the reader's monospace font and
 // fitted by its advance, so that the drawing needs no font of its own:
 // a page of a session holds a hundred of them.
 
@@ -215,12 +217,55 @@ func flameTop(b *bytes.Buffer, stacks []profile.Stack) {
 		b.WriteString("</table>\n")
 		return
 	}
+	topRows(b, stacks)
+	b.WriteString("</table>\n")
+	if machine, _ := profile.MachineShare(stacks); flameShare(machine, foldedTotal(stacks)) >= machineWarn {
+		fmt.Fprintf(b, "<table class=\"top own\">\n<tr><th>function, the machine's samples counted to their callers</th><th>self</th><th>total</th></tr>\n")
+		topRows(b, profile.WithoutMachine(stacks))
+		b.WriteString("</table>\n")
+	}
+}
+
+// topRows writes the rows of the top ten of stacks.
+func topRows(b *bytes.Buffer, stacks []profile.Stack) {
 	funcs, samples := profile.TopFolded(stacks, profile.TopN)
 	for _, f := range funcs {
 		fmt.Fprintf(b, "<tr><td>%s</td><td>%s</td><td>%s</td></tr>\n", htmldoc.Esc(f.Name),
 			text.SharePercent(flameShare(f.Self, samples)), text.SharePercent(flameShare(f.Total, samples)))
 	}
-	b.WriteString("</table>\n")
+}
+
+// machineWarn is the share of a profile's samples in the machine's own
+// functions (profile.Machine) from which its caption says so and its top
+// view adds the proxy's own functions, the machine's samples counted to
+// their callers: a quarter.
+const machineWarn = 0.25
+
+// foldedTotal is the stacks' samples, saturating.
+func foldedTotal(stacks []profile.Stack) int64 {
+	n, _ := foldedSamples(stacks)
+	return n
+}
+
+// MachineCaption says what share of the stacks' samples the machine's
+// functions hold and which, where it is machineWarn or more; empty
+// otherwise.
+func MachineCaption(stacks []profile.Stack) string {
+	machine, funcs := profile.MachineShare(stacks)
+	all := foldedTotal(stacks)
+	if flameShare(machine, all) < machineWarn {
+		return ""
+	}
+	var names []string
+	for i, f := range funcs {
+		if i == 3 {
+			break
+		}
+		names = append(names, f.Name+" "+text.SharePercent(flameShare(f.Self, all)))
+	}
+	return fmt.Sprintf(" %s of the samples end in the machine's own functions (%s): the hypervisor's, where it takes the CPU back "+
+		"(as the guest re-enables interrupts or writes a register that traps), not the proxy's work; "+
+		"the second table counts them to the functions that called them.", text.SharePercent(flameShare(machine, all)), strings.Join(names, ", "))
 }
 
 // flameStyle is the style of a profile's drawing: the flame graph and
@@ -229,7 +274,78 @@ func flameTop(b *bytes.Buffer, stacks []profile.Stack) {
 const flameStyle = `div.flame{display:flex;flex-wrap:wrap;gap:1em;align-items:flex-start}
 div.flame figure{flex:1 1 40em;min-width:0;margin:0}
 div.flame table.top td{white-space:normal}
-g.frame text{pointer-events:none}`
+g.frame text{pointer-events:none}
+div.flame-tools{margin:0.3em 0}div.flame-tools input{width:20em;max-width:60%}`
+
+// flameScript zooms and searches the page's flame graphs: a click on a
+// frame draws it and its callees across the whole width, its callers
+// under it whole, and hides the rest; a click on the root (or Reset)
+// draws the whole again; a search field above each graph marks the
+// frames whose function matches (a regular expression, any case) and
+// says how many do. The page reads the same
+// without it (every frame keeps its title); it makes no request, sets
+// no markup from a name (textContent alone), and writes its controls
+// itself, so that a page read without script shows none.
+const flameScript = `<script id="` + FlameScriptID + `">
+(function () {
+  var NS = "http://www.w3.org/2000/svg", ADV = 0.62 * 11, PAD = 3, W = 1200, MARK = "#e040e0";
+  var tail = /: (<?[0-9.]+)% of the proxy's samples \((\d+)\), self .*$/;
+  function fname(g) { return g.querySelector("title").textContent.replace(tail, ""); }
+  function label(g, x, w) {
+    var t = g.querySelector("text"), r = g.querySelector("rect"), n = Math.floor((w - 2 * PAD) / ADV), s = fname(g);
+    if (n < 4) { if (t) t.style.display = "none"; return; }
+    if (s.length > n) s = s.slice(0, n - 2) + "..";
+    if (!t) { t = document.createElementNS(NS, "text"); t.setAttribute("y", +r.getAttribute("y") + 12); g.appendChild(t); }
+    t.style.display = ""; t.setAttribute("x", x + PAD); t.textContent = s;
+  }
+  function zoom(svg, g) {
+    var r = g.querySelector("rect"), x0 = +r.dataset.x, w0 = +r.dataset.w, y0 = +r.getAttribute("y"), e = 1e-6;
+    svg.querySelectorAll("g.frame").forEach(function (f) {
+      var fr = f.querySelector("rect"), x = +fr.dataset.x, w = +fr.dataset.w, y = +fr.getAttribute("y"), nx, nw;
+      if (y <= y0 && x >= x0 - e && x + w <= x0 + w0 + e) { nx = (x - x0) * W / w0; nw = w * W / w0; }
+      else if (y > y0 && x <= x0 + e && x + w >= x0 + w0 - e) { nx = 0; nw = W; }
+      else { f.style.display = "none"; return; }
+      f.style.display = ""; fr.setAttribute("x", nx.toFixed(2)); fr.setAttribute("width", nw.toFixed(2)); label(f, nx, nw);
+    });
+  }
+  document.querySelectorAll("svg.flame").forEach(function (svg) {
+    var frames = svg.querySelectorAll("g.frame"), root = frames[0];
+    if (!root) return;
+    frames.forEach(function (f) {
+      var r = f.querySelector("rect");
+      r.dataset.x = r.getAttribute("x"); r.dataset.w = r.getAttribute("width"); r.dataset.fill = r.getAttribute("fill");
+      f.style.cursor = "pointer";
+      f.addEventListener("click", function () { zoom(svg, f); });
+    });
+    var bar = document.createElement("div"), input = document.createElement("input"), reset = document.createElement("button"), found = document.createElement("span");
+    bar.className = "flame-tools"; input.type = "search"; input.className = "flame-search"; input.placeholder = "search functions (a regular expression)";
+    reset.type = "button"; reset.textContent = "Reset zoom"; found.className = "flame-found";
+    reset.addEventListener("click", function () { zoom(svg, root); });
+    input.addEventListener("input", function () {
+      var re = null, n = 0;
+      try { re = input.value ? new RegExp(input.value, "i") : null; } catch (e) { re = null; }
+      frames.forEach(function (f) {
+        var hit = re !== null && re.test(fname(f)), r = f.querySelector("rect");
+        r.setAttribute("fill", hit ? MARK : r.dataset.fill);
+        if (hit) n++;
+      });
+      found.textContent = re ? " " + n + (n == 1 ? " frame matches" : " frames match") : "";
+    });
+    bar.appendChild(input); bar.appendChild(reset); bar.appendChild(found);
+    var box = svg.closest("div.flame") || svg; box.parentNode.insertBefore(bar, box);
+  });
+})();
+</script>
+`
+
+// FlameScriptID is the id of the pages' one script (flameScript), by
+// which their tests tell it from any other (chromium.OwnScriptID, held
+// equal to it by report/page's TestOwnScriptID).
+const FlameScriptID = "bench-flame"
+
+// FlameScript is the script the pages with flame graphs hold, as they
+// hold it: the tests of those pages find it whole.
+const FlameScript = flameScript
 
 // WriteFlame writes a run's profile: its flame graph and, beside it, its
 // ten functions of most self time.
@@ -242,11 +358,24 @@ func WriteFlame(b *bytes.Buffer, stacks []profile.Stack, label, caption string) 
 
 // writeFlamePage writes a run's profile as a page of its own, one
 // self-contained file: its flame graph and top ten under label, its
-// heading, and caption.
-func writeFlamePage(b *bytes.Buffer, stacks []profile.Stack, label, caption string) {
+// heading, and caption, after the links back to the session's page and
+// to the run's files (runLinks).
+func writeFlamePage(b *bytes.Buffer, stacks []profile.Stack, label, caption string, links []link) {
 	htmldoc.Head(b, label, htmldoc.Style, flameStyle)
 	fmt.Fprintf(b, "<h1>%s</h1>\n", htmldoc.Esc(label))
+	if len(links) > 0 {
+		b.WriteString("<nav class=\"run\"><ul>\n")
+		for _, l := range links {
+			href := htmldoc.RelHref(l.rel)
+			if l.fragment != "" {
+				href += "#" + htmldoc.Esc(l.fragment)
+			}
+			fmt.Fprintf(b, "<li><a href=\"%s\">%s</a></li>\n", href, htmldoc.Esc(l.text))
+		}
+		b.WriteString("</ul></nav>\n")
+	}
 	WriteFlame(b, stacks, label, caption)
+	b.WriteString(flameScript)
 	b.WriteString("</body>\n</html>\n")
 }
 

@@ -82,3 +82,32 @@ func TestFlameMinShare(t *testing.T) {
 		t.Errorf("flameSVG of a frame of 5 in 10005 samples: want it left out, its sibling of 10000 drawn:\n%s", svg)
 	}
 }
+
+// TestMachineCaption: a profile whose samples end mostly in the
+// machine's functions says so in its caption, naming them, and its top
+// view adds the proxy's own functions, the machine's samples counted to
+// their callers; one with few says nothing of it.
+func TestMachineCaption(t *testing.T) {
+	machine := []profile.Stack{
+		{Frames: []string{"nginx", "tcp_sendmsg", "pvm_irq_enable"}, Count: 40},
+		{Frames: []string{"nginx", "x2apic_send_IPI", "pvm_write_msr"}, Count: 22},
+		{Frames: []string{"nginx", "[nginx]"}, Count: 38},
+	}
+	c := MachineCaption(machine)
+	for _, want := range []string{" 62% of the samples end in the machine's own functions (pvm_irq_enable 40%, pvm_write_msr 22%)", "second table"} {
+		if !strings.Contains(c, want) {
+			t.Errorf("caption %q; want %q", c, want)
+		}
+	}
+	var b bytes.Buffer
+	flameTop(&b, machine)
+	if !strings.Contains(b.String(), `<table class="top own">`) || !strings.Contains(b.String(), "<tr><td>tcp_sendmsg</td><td>40%</td>") {
+		t.Errorf("top view %s; want a second table with tcp_sendmsg's 40%% self", b.String())
+	}
+	own := machine[2:]
+	b.Reset()
+	flameTop(&b, own)
+	if c := MachineCaption(own); c != "" || strings.Contains(b.String(), "top own") {
+		t.Errorf("a profile with no machine's samples: caption %q, top view %s; want neither", c, b.String())
+	}
+}

@@ -131,9 +131,39 @@ func (p *Page) draw(d *results.RunData, t report.Table, n int) (*pageProfile, er
 		return pp, nil
 	}
 	var own bytes.Buffer
-	writeFlamePage(&own, stacks, label, caption)
+	writeFlamePage(&own, stacks, label, caption, runLinks(d, t))
 	p.own = append(p.own, ownPage{pp.File, own.Bytes()})
 	return pp, nil
+}
+
+// link is a link of a profile's own page: the file's path from the
+// page's folder, the run's, a fragment in it (empty for none), and the
+// link's text.
+type link struct{ rel, fragment, text string }
+
+// runLinks are the links of the own page of d's profile, a run of a cell
+// of t: the session's page at t's tables (beside the runs' folder), then
+// the run's files beside it (its config, the tools' output, its data, the
+// profile's files), by their names less the run's.
+func runLinks(d *results.RunData, t report.Table) []link {
+	dir := filepath.Dir(d.Files)
+	session := filepath.Base(results.PagePath(strings.TrimSuffix(dir, ".runs") + ".csv"))
+	out := []link{{"../" + session, report.Anchor(t.Session, t.Family, t.Machine), "the session's page: " + t.Family + " on " + t.Machine}}
+	files, _ := filepath.Glob(globEscape(d.Files) + ".*")
+	name := filepath.Base(d.Files)
+	for _, f := range files {
+		base := filepath.Base(f)
+		if strings.HasSuffix(base, results.FlameSuffix) {
+			continue // this page
+		}
+		out = append(out, link{base, "", strings.TrimPrefix(base, name+".")})
+	}
+	return out
+}
+
+// globEscape escapes what filepath.Match reads as a pattern in a path.
+func globEscape(path string) string {
+	return strings.NewReplacer(`\`, `\\`, "*", `\*`, "?", `\?`, "[", `\[`).Replace(path)
 }
 
 // unreadNote says that d's profile could not be read, and why, without
@@ -187,7 +217,7 @@ func profileCaption(d *results.RunData, stacks []profile.Stack) string {
 	if d.Profile.Others > 0 {
 		s += fmt.Sprintf(" %s of other processes on the proxy's CPUs are left out.", text.Plural(d.Profile.Others, "sample"))
 	}
-	return s
+	return s + MachineCaption(stacks)
 }
 
 // Link is what the page writes after a cell's text: a link to its median
@@ -230,6 +260,7 @@ func (p *Page) Write(b *bytes.Buffer) {
 		b.Write(pp.drawn)
 	}
 	b.WriteString("</details>\n")
+	b.WriteString(flameScript)
 }
 
 // Style is what the page's style needs for its profiles: none without.
