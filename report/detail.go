@@ -30,12 +30,14 @@ import (
 // by cell (groupNotes) and each table's legend (legend.go).
 
 // ErrorWarn is the share of a cell's exchanges that failed (errors and
-// timeouts less results.Row.Closed) beyond which the cell carries the !
-// mark and the share.
+// timeouts less results.Row.Closed) beyond which the cell is failing:
+// its ! mark in full on the page, its failures drawn on its bar, the
+// headlines and the summary naming it. Every cell with a failed exchange
+// carries the ! mark and the share.
 const ErrorWarn = 0.01
 
-// ErrorMark is the mark of a cell beyond ErrorWarn, which its share of
-// failed exchanges follows: "1.0 (1.0k/s) !77%".
+// ErrorMark is the mark of a cell with failed exchanges, which their
+// share follows: "1.0 (1.0k/s) !77%".
 const ErrorMark = "!"
 
 // errorShare is the share of the runs' exchanges that failed (errors,
@@ -66,16 +68,29 @@ func closedCount(runs []*results.Row) int64 {
 	return n
 }
 
-// FailureText is the mark of a cell beyond ErrorWarn with its share,
-// "!77%"; empty for another.
+// FailureText is the mark of a cell with failed exchanges with their
+// share, "!77%", "!0.3%", below 0.1% to its first significant digit,
+// "!0.002%"; empty for a cell where none failed. The page sets it lighter
+// within ErrorWarn.
 func FailureText(c Cell) string {
-	if !Erring(c) {
+	if c.ErrorShare == nil || *c.ErrorShare <= 0 {
 		return ""
+	}
+	if p := *c.ErrorShare * 100; p < 0.095 {
+		return ErrorMark + strconv.FormatFloat(p, 'f', int(math.Ceil(-math.Log10(p))), 64) + "%"
 	}
 	return ErrorMark + text.SharePercent(*c.ErrorShare)
 }
 
-// Erring reports whether a cell carries the ! mark.
+// failedShare is the share of c's exchanges that failed, 0 for none.
+func failedShare(c Cell) float64 {
+	if c.ErrorShare == nil {
+		return 0
+	}
+	return *c.ErrorShare
+}
+
+// Erring reports whether a cell is failing: beyond ErrorWarn.
 func Erring(c Cell) bool { return c.ErrorShare != nil && *c.ErrorShare > ErrorWarn }
 
 // CellSpread is what the detail adds to a cell with two runs or more:
@@ -104,262 +119,6 @@ func detailSuffix(c Cell) string {
 
 // ThreeFigures formats a figure with three figures or so, as millis does.
 func ThreeFigures(v float64) string { return Millis(v) }
-
-// Headline is the answer of a row of a ranked table: its fastest column,
-// how much faster than the runner-up and than no proxy, and whether the
-// difference to the runner-up is real. A row of a fixed-rate load
-// (results.FixedRate), where every healthy proxy delivers the rate
-// asked, ranks by its p99 latency instead, lowest first, among the cells
-// that failed no more than ErrorWarn of their exchanges; those that did
-// are named apart.
-type Headline struct {
-	Label   string `json:"label"`
-	Fastest string `json:"fastest"`
-	// Metric is what the row ranks by: empty for its figure (higher is
-	// better), MetricP99 at a fixed rate (lower is better); Value the
-	// fastest's p99 there, in milliseconds.
-	Metric string  `json:"metric,omitempty"`
-	Value  float64 `json:"value,omitempty"`
-	// RunnerUp is the next column by median, empty where the row has no
-	// other proxy; Ratio the fastest's median over its, Err the ratio's
-	// uncertainty from the two cells' ranges.
-	RunnerUp string  `json:"runner_up,omitempty"`
-	Ratio    float64 `json:"ratio,omitempty"`
-	Err      float64 `json:"err,omitempty"`
-	// Real: the two can be told apart, by Test (TestU or TestRange), as
-	// bench compare decides, and the ratio's interval excludes no change
-	// (Ratio ± Err does not reach 1); Wide where the test told them
-	// apart but the interval reaches 1. P is the U test's.
-	Real bool     `json:"real"`
-	Wide bool     `json:"wide,omitempty"`
-	Test string   `json:"test,omitempty"`
-	P    *float64 `json:"p,omitempty"`
-	// Baseline is no proxy's column, empty where the row has none; the
-	// fastest's median over its, and the ratio's uncertainty.
-	Baseline     string  `json:"baseline,omitempty"`
-	BaseRatio    float64 `json:"base_ratio,omitempty"`
-	BaseRatioErr float64 `json:"base_ratio_err,omitempty"`
-	// Beyond says why the fastest beat no proxy, where it did
-	// (beyondBaseline); empty where it did not.
-	Beyond string `json:"beyond_baseline,omitempty"`
-	// Failing are the cells of a fixed-rate row left out of its ranking,
-	// having failed more than ErrorWarn of their exchanges: "squid !62%".
-	Failing []string `json:"failing,omitempty"`
-}
-
-// Headlined reports whether t's rows get headlines: a ranked table whose
-// columns are the proxies of one machine (not a tunnel's directions, nor
-// the combined layout's averages over machines).
-func Headlined(t Table) bool {
-	return Ranked(t) && t.Family != FamTunnel && t.Family != FamHandshake && t.Family != famCombined
-}
-
-// rowLoad is the load of a row's runs, empty where none of its cells has
-// one.
-func rowLoad(r TableRow) string {
-	for _, c := range r.Cells {
-		if len(c.IDs) > 0 {
-			return c.IDs[0].Load
-		}
-	}
-	return ""
-}
-
-// ranking is what a row's headline ranks its cells by.
-type ranking int
-
-const (
-	byFigure ranking = iota // the cells' figures, higher is better
-	byP99                   // at a fixed rate, the cells' p99, lower is better
-)
-
-// rankingOf is the ranking of the rows of load.
-func rankingOf(load string) ranking {
-	if results.FixedRate(load) {
-		return byP99
-	}
-	return byFigure
-}
-
-// rankedBy is what a headline ranks a cell by, as rank says: its figure
-// or its p99 (its median and its runs'); ok false for a cell that takes
-// no part.
-func rankedBy(c Cell, rank ranking) (m float64, runs []float64, ok bool) {
-	if rank == byP99 {
-		if c.P99 == nil || len(c.p99s) == 0 {
-			return 0, nil, false
-		}
-		return *c.P99, c.p99s, true
-	}
-	if c.Median == nil || len(c.Runs) == 0 {
-		return 0, nil, false
-	}
-	return *c.Median, c.Runs, true
-}
-
-// Headlines are the headlines of t's rows that have a fastest proxy and
-// something to set it against.
-func Headlines(t Table) []Headline {
-	if !Headlined(t) {
-		return nil
-	}
-	type ranking struct {
-		c    Cell
-		m    float64
-		runs []float64
-	}
-	var out []Headline
-	for _, r := range t.Rows {
-		load := rowLoad(r)
-		rank := rankingOf(load)
-		fixedRate := rank == byP99
-		var proxies []ranking
-		var base *ranking
-		var failing []string
-		for _, c := range r.Cells {
-			m, runs, ok := rankedBy(c, rank)
-			switch {
-			case fixedRate && Erring(c):
-				failing = append(failing, c.Proxy+" "+FailureText(c))
-			case !ok:
-			case c.Group == results.Baseline:
-				base = &ranking{c, m, runs}
-			default:
-				proxies = append(proxies, ranking{c, m, runs})
-			}
-		}
-		slices.SortStableFunc(proxies, func(a, b ranking) int {
-			if fixedRate {
-				a, b = b, a // the lowest latency first
-			}
-			switch {
-			case a.m > b.m:
-				return -1
-			case a.m < b.m:
-				return 1
-			}
-			return 0
-		})
-		if len(proxies) == 0 || (len(proxies) == 1 && base == nil && len(failing) == 0) {
-			continue
-		}
-		first := proxies[0]
-		h := Headline{Label: r.Label, Fastest: first.c.Proxy, Failing: failing}
-		if fixedRate {
-			h.Metric, h.Value = MetricP99, first.m
-		}
-		if len(proxies) > 1 {
-			next := proxies[1]
-			h.RunnerUp = next.c.Proxy
-			h.Ratio, h.Err = ratio(first.m, first.runs, next.m, next.runs)
-			h.Real, h.Test, h.P = Decide(next.runs, first.runs)
-			if h.Real && math.Abs(h.Ratio-1) <= h.Err {
-				h.Real, h.Wide = false, true
-			}
-		}
-		if base != nil {
-			h.Baseline = base.c.Proxy
-			h.BaseRatio, h.BaseRatioErr = ratio(first.m, first.runs, base.m, base.runs)
-			if better := h.BaseRatio > 1 != fixedRate; better && h.BaseRatio != 1 {
-				h.Beyond = beyondBaseline(load, base.c, h.BaseRatio, h.BaseRatioErr)
-			}
-		}
-		out = append(out, h)
-	}
-	return out
-}
-
-// beyondBaseline says why a proxy beat no proxy by q ± e in a row of
-// load, where base is no proxy's cell: within the ±, no change; no
-// proxy's runs paced by the client or the origin (they share CPUs, and
-// without a proxy they had the more work); a load that opens a
-// connection for each exchange, which a proxy keeps open to the origin;
-// else what the files do not explain.
-func beyondBaseline(load string, base Cell, q, e float64) string {
-	switch {
-	case math.Abs(q-1) <= e:
-		return "faster than no proxy within the ±: no change"
-	case base.pace.Elsewhere():
-		return "faster than no proxy: the " + string(base.pace) + " set the pace of no proxy's runs"
-	case strings.HasPrefix(load, "close"):
-		return "faster than no proxy: it keeps its connections to the origin open, where without it each exchange opens one"
-	}
-	return "faster than no proxy beyond the ±, which neither the runs' pace nor the load explains"
-}
-
-// ratio is a over b, the medians of the runs ra and rb, and its
-// uncertainty as hyperfine gives it, with half of each cell's range in
-// place of the standard deviation.
-func ratio(a float64, ra []float64, b float64, rb []float64) (float64, float64) {
-	if b == 0 {
-		return math.Inf(1), 0
-	}
-	half := func(runs []float64, m float64) float64 {
-		if m == 0 {
-			return 0
-		}
-		return (slices.Max(runs) - slices.Min(runs)) / 2 / m
-	}
-	q := a / b
-	return q, q * math.Hypot(half(ra, a), half(rb, b))
-}
-
-// String is the headline as the page and the markdown print it:
-// "ka-1k, k req/s: nginx: 1.23 ± 0.05 times haproxy (real, range),
-// 0.81 ± 0.02 times no proxy"; at a fixed rate "mix-http-3k, p99 at
-// its fixed rate: nginx: 4.10 ms, 0.52 ± 0.10 times haproxy's (real,
-// range); failed more than 1% of their exchanges: squid !62%".
-func (h Headline) String() string {
-	times := func(q, e float64, of string) string {
-		s := text.Fixed(q, 2)
-		if e >= 0.005 {
-			s += " ± " + text.Fixed(e, 2)
-		}
-		if h.Metric != "" {
-			of += "'s"
-		}
-		return s + " times " + of
-	}
-	label, parts := h.Label, []string(nil)
-	if h.Metric != "" {
-		label += ", " + h.Metric + " at its fixed rate"
-		parts = append(parts, Millis(h.Value)+" ms")
-	}
-	if h.RunnerUp != "" {
-		v := "within noise, " + h.Test
-		switch {
-		case h.Test == TestOneRun:
-			v = "one run: no spread to tell it from noise"
-		case h.Real:
-			v = "real, " + h.Test
-		case h.Wide:
-			v = "within noise: the ± reaches no change, though " + h.Test + " tells them apart"
-		}
-		if h.P != nil {
-			v += " p=" + strconv.FormatFloat(*h.P, 'f', 3, 64)
-		}
-		parts = append(parts, times(h.Ratio, h.Err, h.RunnerUp)+" ("+v+")")
-	}
-	if h.Baseline != "" {
-		b := times(h.BaseRatio, h.BaseRatioErr, h.Baseline)
-		if h.Beyond != "" {
-			b += " (" + h.Beyond + ")"
-		}
-		parts = append(parts, b)
-	}
-	s := label + ": " + h.Fastest + ": " + strings.Join(parts, ", ")
-	if len(h.Failing) > 0 {
-		s += "; failed more than " + text.SharePercent(ErrorWarn) + " of their exchanges: " + strings.Join(h.Failing, ", ")
-	}
-	return s
-}
-
-// HeadlineNote says how the headlines read, under them.
-const HeadlineNote = "Fastest of each row by median (at a fixed rate, the lowest p99 of the cells that failed no more than 1% of their exchanges: " +
-	"every healthy proxy delivers the rate asked); ± from the two cells' ranges (slowest to fastest run); " +
-	"real to the runner-up as bench compare decides it (U test where there are runs enough, " +
-	"else range: real when their runs' ranges do not overlap; nothing where a cell has one run) and only where the ± does not reach no change, " +
-	"else within noise."
 
 // GroupedNotesHead introduces the grouped notes.
 const GroupedNotesHead = "Notes of the runs counted, by cell (a range where the cell's runs differ; " +

@@ -8,12 +8,17 @@ import (
 )
 
 // TestHeadlines: the fastest proxy of a row against the runner-up and no
-// proxy, real where their runs' ranges do not overlap, no verdict where a
-// cell has a single run.
+// proxy, real where their runs' ranges do not overlap, else the two
+// level, no leader named; no verdict where a cell has a single run; a
+// lead of a splicing column that never spliced says so.
 func TestHeadlines(t *testing.T) {
 	cell := func(proxy string, g results.Group, runs ...float64) Cell {
 		s := summaryOf(runs)
 		c := cellOf(column{proxy, g}, s, "")
+		return c
+	}
+	neverSpliced := func(c Cell) Cell {
+		c.NoSplice = true
 		return c
 	}
 	for _, c := range []struct {
@@ -26,16 +31,23 @@ func TestHeadlines(t *testing.T) {
 			"r: b: 2.00 ± 0.13 times a (real, range), 0.53 ± 0.03 times no proxy"},
 		// overlapping ranges
 		{"noise", []Cell{cell("a", results.Copy, 10, 11, 12), cell("b", results.Splice, 11.5, 11.6, 11.7)},
-			"r: b: 1.05 ± 0.10 times a (within noise, range)"},
+			"r: b and a level: 1.05 ± 0.10 (within noise, range)"},
 		// 4 runs a side: the U test decides
 		{"U", []Cell{cell("a", results.Copy, 1, 1, 1, 1), cell("b", results.Copy, 2, 2, 2, 2)},
 			"r: b: 2.00 times a (real, U p=0.029)"},
 		// one run each: no spread, so no verdict, however far apart
 		{"one run", []Cell{cell("a", results.Copy, 10), cell("b", results.Copy, 20)},
-			"r: b: 2.00 times a (one run: no spread to tell it from noise)"},
+			"r: b and a, not told apart: 2.00 times a (one run: no spread to tell it from noise)"},
 		// one proxy and no proxy
 		{"alone", []Cell{cell("no proxy", results.Baseline, 10), cell("a", results.Copy, 5)},
 			"r: a: 0.50 times no proxy"},
+		// level, and no proxy beside them: the ratio to no proxy is the
+		// first's, and says so
+		{"level with no proxy", []Cell{cell("no proxy", results.Baseline, 20, 20, 20), cell("a", results.Copy, 10, 11, 12), cell("b", results.Copy, 11.5, 11.6, 11.7)},
+			"r: b and a level: 1.05 ± 0.10 (within noise, range), b 0.58 times no proxy"},
+		// a splicing column that never spliced leads as a copying proxy
+		{"never spliced", []Cell{cell("a", results.Copy, 10, 10.5, 11), neverSpliced(cell("s", results.Splice, 20, 21, 22))},
+			"r: s (never spliced: its lead is a copying proxy's): 2.00 ± 0.13 times a (real, range)"},
 	} {
 		hs := Headlines(Table{Kind: "throughput", Family: FamHTTP, Rows: []TableRow{{Label: "r", Cells: c.cells}}})
 		if len(hs) != 1 || hs[0].String() != c.want {
@@ -134,12 +146,20 @@ func TestHeadlinesByLoad(t *testing.T) {
 		want  string
 	}{
 		// at a fixed rate, by p99: b's lower latency wins though a
-		// delivers more, c's 9% of failed exchanges keep it out
+		// delivers more, each failing as few, and says its failures;
+		// c's 9% of failed exchanges keep it out
 		{"fixed rate", []Cell{
-			latency(cell("a", "mix-3k", results.Copy, 3.0, 3.0, 3.0), nil, 8, 9, 10),
+			latency(cell("a", "mix-3k", results.Copy, 3.0, 3.0, 3.0), share(0.001), 8, 9, 10),
 			latency(cell("b", "mix-3k", results.Copy, 2.9, 2.9, 2.9), share(0.001), 4, 4.5, 5),
 			latency(cell("c", "mix-3k", results.Copy, 2.0, 2.0, 2.0), share(0.09), 1, 1, 1),
-		}, "r, p99 at its fixed rate: b: 4.50 ms, 0.50 ± 0.08 times a's (real, range); failed more than 1% of their exchanges: c !9%"},
+		}, "r, p99 at its fixed rate: b !0.1%: 4.50 ms, 0.50 ± 0.08 times a's (real, range); left out, having failed more of their exchanges: c !9%"},
+		// a cell never leads over one that failed less: b, faster, left
+		// out for its 0.1% beside a's none
+		{"fewest failed", []Cell{
+			cell("a", "ka-1k", results.Copy, 10, 10.5, 11),
+			latency(cell("b", "ka-1k", results.Copy, 20, 21, 22), share(0.001), 1, 1, 1),
+			cell("c", "ka-1k", results.Copy, 5, 5.5, 6),
+		}, "r: a: 1.91 ± 0.20 times c (real, range); left out, having failed more of their exchanges: b !0.1%"},
 		// the closed-loop mix still ranks by its figure
 		{"closed loop", []Cell{
 			latency(cell("a", "mix", results.Copy, 10, 10.5, 11), nil, 8, 9, 10),
@@ -147,7 +167,7 @@ func TestHeadlinesByLoad(t *testing.T) {
 		}, "r: b: 2.00 ± 0.13 times a (real, range)"},
 		// apart by range, but the ± (0.23) reaches no change
 		{"wide", []Cell{cell("a", "ka-1k", results.Copy, 8, 10, 10.1), cell("b", "ka-1k", results.Copy, 10.2, 12, 14)},
-			"r: b: 1.20 ± 0.23 times a (within noise: the ± reaches no change, though range tells them apart)"},
+			"r: b and a level: 1.20 ± 0.23 (within noise: the ± reaches no change, though range tells them apart)"},
 		// faster than no proxy whose runs the client paced
 		{"client paced", []Cell{paced(cell("no proxy", "ka-1k", results.Baseline, 10, 10, 10), results.BoundClient), cell("a", "ka-1k", results.Copy, 12, 12, 12)},
 			"r: a: 1.20 times no proxy (faster than no proxy: the client set the pace of no proxy's runs)"},
@@ -174,18 +194,23 @@ func TestHeadlinesByLoad(t *testing.T) {
 }
 
 // TestSummaryLeadRatios: a leader's ratios to its runner-up in the
-// summary line are each at least 1, its first row's among them: at a
+// summary line are each at least 1, its first row's among them; a level
+// row leads for no one, and a lead that never spliced says so: at a
 // fixed rate the runner-up's p99 over the leader's, else the leader's
 // figure over the runner-up's; a row with no runner-up gives none. (The
 // first row's had been taken as it came, a p99 ratio uninverted: "ahead
 // of the runner-up 0.95–1.05 times".)
 func TestSummaryLeadRatios(t *testing.T) {
 	fc := &familyCounts{}
-	fc.lead(Headline{Fastest: "nginx", Metric: MetricP99, RunnerUp: "haproxy", Ratio: 0.95})
-	fc.lead(Headline{Fastest: "nginx", Metric: MetricP99, RunnerUp: "haproxy", Ratio: 0.8})
-	fc.lead(Headline{Fastest: "haproxy", RunnerUp: "nginx", Ratio: 1.3})
+	fc.lead(Headline{Fastest: "nginx", Metric: MetricP99, RunnerUp: "haproxy", Ratio: 0.95, Real: true})
+	fc.lead(Headline{Fastest: "nginx", Metric: MetricP99, RunnerUp: "haproxy", Ratio: 0.8, Real: true})
+	fc.lead(Headline{Fastest: "haproxy splice-auto", RunnerUp: "nginx", Ratio: 1.3, Real: true, NeverSpliced: true})
 	fc.lead(Headline{Fastest: "squid"})
-	if got, want := leadsText(fc.leads, 4), "nginx led 2 of 4 rows (ahead of the runner-up 1.05–1.25 times, none real), haproxy 1 (ahead of the runner-up 1.30 times, none real), squid 1"; got != want {
+	fc.lead(Headline{Fastest: "tinyproxy", RunnerUp: "squid", Ratio: 1.0, Level: true})
+	if got, want := leadsText(fc.leads, 5), "nginx led 2 of 5 rows (ahead of the runner-up 1.05–1.25 times), haproxy splice-auto 1 (ahead of the runner-up 1.30 times; never spliced in 1), squid 1"; got != want {
 		t.Errorf("leads %q; want %q", got, want)
+	}
+	if fc.level != 1 {
+		t.Errorf("%d rows level; want tinyproxy's and squid's, where neither leads", fc.level)
 	}
 }

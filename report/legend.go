@@ -30,7 +30,7 @@ func LegendOf(t Table, s spreadView) []legendItem {
 			star = star || c.Star
 			bound = bound || c.Bound
 			noSplice = noSplice || c.NoSplice
-			failed = failed || Erring(c)
+			failed = failed || FailureText(c) != ""
 			none = none || (c.Median == nil && strings.HasPrefix(c.Text, noValue))
 			if short, _ := CellSpread(c); s == WithSpreads && short != "" {
 				spread = true
@@ -41,10 +41,10 @@ func LegendOf(t Table, s spreadView) []legendItem {
 	starOnly := markingOf(t.Family) == markStarOnly
 	switch {
 	case bold && starOnly:
-		out = append(out, legendItem{MarkBold + " *", "the best median of the row, and any other whose fastest run reaches the best one's slowest: they cannot be told apart"})
+		out = append(out, legendItem{MarkBold + " *", "the best median of the row, and any other whose fastest run reaches the best one's slowest: they cannot be told apart; " + fewestRule})
 	case bold:
 		out = append(out, legendItem{MarkBold, "the best median of its group in the row (the copying proxies, or the splicing ones after ‖), " +
-			"and any other of the group whose fastest run reaches the best one's slowest: they cannot be told apart"})
+			"and any other of the group whose fastest run reaches the best one's slowest: they cannot be told apart; " + fewestRule})
 	}
 	if star && !starOnly {
 		out = append(out, legendItem{"*", "the best of the row over both groups, by the same rule"})
@@ -56,8 +56,9 @@ func LegendOf(t Table, s spreadView) []legendItem {
 		out = append(out, legendItem{"‡", BoundLegend(t)})
 	}
 	if failed {
-		out = append(out, legendItem{ErrorMark + "p%", fmt.Sprintf("p%% of the cell's exchanges failed (errors, timeouts, cut or wrong answers), more than %s: "+
-			"its figure counts the answered ones alone", text.SharePercent(ErrorWarn))})
+		out = append(out, legendItem{ErrorMark + "p%", fmt.Sprintf("p%% of the cell's exchanges failed (errors, timeouts, cut or wrong answers): "+
+			"its figure counts the answered ones alone; more than %s, the cell is failing (on the page, %s or less in a lighter mark)",
+			text.SharePercent(ErrorWarn), text.SharePercent(ErrorWarn))})
 	}
 	if spread {
 		out = append(out, legendItem{"±p% n=r", "the furthest of the cell's r runs from its median is p% of it away"})
@@ -135,7 +136,7 @@ const (
 	legendBound     = "most runs bound by the client or the origin"
 	legendToolBound = "within 10% of no proxy's rate: the load tool's limit"
 	LegendNoSplice  = "never spliced: the figure is a copying proxy's"
-	LegendFailed    = "over 1% of exchanges failed: their part dashed"
+	LegendFailed    = "exchanges failed; over 1%, their part dashed"
 )
 
 // BoundLegend is the legend of t's ‡: what the mark says in its table.
@@ -145,3 +146,6 @@ func BoundLegend(t Table) string {
 	}
 	return legendBound
 }
+
+// fewestRule is the marking rule's word on failures (markBest).
+const fewestRule = "of the cells that failed the fewest of their exchanges (none, where one failed none)"

@@ -22,6 +22,7 @@ type spread struct {
 	star     bool
 	eligible bool // takes part in the marking (not the baseline)
 	group    results.Group
+	failed   float64 // the share of its exchanges that failed (Cell.ErrorShare)
 }
 
 // reaches is the reference results' "cannot be told apart" test: the fastest run of
@@ -73,7 +74,8 @@ func markingOf(fam string) marking {
 
 // markRow applies the reference results' rule to one row. Bold: the best median of its
 // group (copy or splice) and any other of the group whose fastest run
-// reaches the best's slowest. Star: the same over both groups. By
+// reaches the best's slowest, of the cells that failed the fewest of
+// their exchanges (markBest). Star: the same over both groups. By
 // markStarOnly only the star is decided, and a starred cell is bold too.
 // The baseline takes no part.
 func markRow(cells []*spread, rule marking) {
@@ -91,15 +93,24 @@ func markRow(cells []*spread, rule marking) {
 	}
 }
 
-// markBest applies mark to each cell among those in(c) accepts whose
-// fastest run reaches the slowest run of the best of them.
+// markBest applies mark to each cell among those in(c) accepts that
+// failed the fewest of their exchanges (none, where one of them failed
+// none) whose fastest run reaches the slowest run of the best of those:
+// a cell is never the best over one that failed less.
 func markBest(cells []*spread, in func(*spread) bool, mark func(*spread)) {
-	low, ok := threshold(cells, in)
+	least := math.Inf(1)
+	for _, c := range cells {
+		if c.ok && c.eligible && in(c) {
+			least = min(least, c.failed)
+		}
+	}
+	fewest := func(c *spread) bool { return in(c) && c.failed <= least }
+	low, ok := threshold(cells, fewest)
 	if !ok {
 		return
 	}
 	for _, c := range cells {
-		if c.ok && c.eligible && in(c) && reaches(c.high, low) {
+		if c.ok && c.eligible && fewest(c) && reaches(c.high, low) {
 			mark(c)
 		}
 	}
@@ -107,6 +118,11 @@ func markBest(cells []*spread, in func(*spread) bool, mark func(*spread)) {
 
 // markCells marks a row's cells by the rule of markRow and sets their text.
 func markCells(cells []Cell, spreads []*spread, rule marking) {
+	for i := range cells {
+		if e := cells[i].ErrorShare; e != nil {
+			spreads[i].failed = *e
+		}
+	}
 	markRow(spreads, rule)
 	for i := range cells {
 		cells[i].Bold, cells[i].Star = spreads[i].bold, spreads[i].star
@@ -161,8 +177,20 @@ func WriteNoisy(w io.Writer, tables []Table) {
 		"their medians may move with more runs: add repetitions (--reps 5), or let bench repeat each cell until its median is settled (--reps auto):\n",
 		text.Percent(SpreadWarn))
 	for _, n := range noisy {
-		fmt.Fprintf(w, "  %s, %s, %s: %s over %d runs\n", n.Table.Family, n.Label, n.Column, text.Percent(n.Spread), len(n.Cell.Runs))
+		fmt.Fprintf(w, "  %s\n", n)
 	}
+}
+
+// String is the noisy cell as the session's closing summary and the page
+// name it: "HTTP proxy, ka-1k, k req/s, nginx: 14% over 5 runs".
+func (n NoisyCell) String() string {
+	return fmt.Sprintf("%s, %s, %s: %s over %d runs", n.Table.Family, n.Label, n.Column, text.Percent(n.Spread), len(n.Cell.Runs))
+}
+
+// NoisyHead introduces the noisy cells on the page.
+func NoisyHead(n int) string {
+	return fmt.Sprintf("The runs of %s spread more than %s of the median from the fastest to the slowest: those medians may move with more runs",
+		text.Plural(n, "cell"), text.Percent(SpreadWarn))
 }
 
 // columnName names a cell's column: its proxy; in a table whose columns

@@ -121,3 +121,81 @@ func TestBoundElsewhere(t *testing.T) {
 		}
 	}
 }
+
+// TestTunnelAndHandshakeBound: the TLS tunnel's and the handshakes'
+// cells carry ‡ where most of their runs were paced by the client or the
+// origin, as every other table's do, and not where the proxy set it.
+func TestTunnelAndHandshakeBound(t *testing.T) {
+	var rows []results.Row
+	for rep := 1; rep <= 3; rep++ {
+		client := results.BoundClient
+		if rep == 3 {
+			client = results.BoundProxy // a minority: still the client's
+		}
+		for _, r := range []results.Row{
+			{Proxy: "stunnel", Mode: results.TLSTunnel, Load: "TLS_AES_128_GCM_SHA256-up", Bound: client, Bytes: 1e9},
+			{Proxy: "stunnel", Mode: results.TLSTunnel, Load: "TLS_AES_128_GCM_SHA256-down", Bound: results.BoundProxy, Bytes: 1e9},
+			{Proxy: "stunnel", Mode: results.TLSHandshake, Load: "full", Bound: results.BoundOrigin, Requests: 300},
+			{Proxy: "stunnel", Mode: results.TLSHandshake, Load: "resumed", Bound: results.BoundProxy, Requests: 900},
+		} {
+			r.Machine, r.Session, r.Kind, r.Group, r.Rep, r.Seconds, r.Status = "m", "s", "stunnel", results.Copy, rep, 1, results.OK
+			rows = append(rows, r)
+		}
+	}
+	tables, err := Tables(rows, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bound := map[string]bool{}
+	for _, tb := range tables {
+		for _, r := range tb.Rows {
+			for j, c := range r.Cells {
+				bound[tb.Family+" "+r.Label+" "+tb.Columns[j]] = c.Bound
+				if c.Bound != strings.Contains(c.Text, "‡") {
+					t.Errorf("%s %s: Bound %v, text %q", tb.Family, r.Label, c.Bound, c.Text)
+				}
+			}
+		}
+	}
+	want := map[string]bool{
+		FamTunnel + " TLS_AES_128_GCM_SHA256 Client to server": true,
+		FamTunnel + " TLS_AES_128_GCM_SHA256 Server to client": false,
+		FamHandshake + " Full handshake Connections/s":         true,
+		FamHandshake + " Resumed session Connections/s":        false,
+	}
+	for k, w := range want {
+		if got, ok := bound[k]; !ok || got != w {
+			t.Errorf("%s: ‡ %v (found %v); want %v", k, got, ok, w)
+		}
+	}
+}
+
+// TestMarkFewestFailed: bold and * go to the best of the cells that
+// failed the fewest of their exchanges: a faster cell with 0.1% failed is
+// not the best over one with none, and where every cell failed some, the
+// one that failed least is.
+func TestMarkFewestFailed(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		failed []float64 // each cell's share; its figure is 10, 20, 30
+		best   int
+	}{
+		{"none failed", []float64{0, 0, 0}, 2},
+		{"the fastest failed some", []float64{0, 0, 0.001}, 1},
+		{"every one failed some", []float64{0.02, 0.001, 0.003}, 1},
+	} {
+		spreads := handSpreads([]hand{{results.Copy, []float64{10, 10, 10}}, {results.Copy, []float64{20, 20, 20}}, {results.Copy, []float64{30, 30, 30}}})
+		cells := make([]Cell, len(spreads))
+		for i := range cells {
+			if c.failed[i] > 0 {
+				cells[i].ErrorShare = &c.failed[i]
+			}
+		}
+		markCells(cells, spreads, markGroups)
+		for i, cell := range cells {
+			if want := i == c.best; cell.Bold != want || cell.Star != want {
+				t.Errorf("%s: cell %d bold %v, star %v; want %v", c.name, i, cell.Bold, cell.Star, want)
+			}
+		}
+	}
+}

@@ -40,10 +40,10 @@ func ByFamily(tables []Table) []FamilyGroup {
 }
 
 // summaryLine is the summary of a family on a machine: "HTTP proxy on
-// EPYC: nginx led 4 of 5 rows (ahead of the runner-up 1.01–1.76 times,
-// real in 2), haproxy 1 (...); the pace set by the proxy in 20 cells, the
-// client in 4; more than 1% of the exchanges failed in 5 cells:
-// tinyproxy 3 (up to 99%), squid 2 (up to 3%)". At a fixed rate a
+// EPYC: nginx led 2 of 5 rows (ahead of the runner-up 1.01–1.76 times),
+// haproxy 1 (...); 2 rows level; the pace set by the proxy in 20 cells,
+// the client in 4; exchanges failed in 7 cells, more than 1% of theirs
+// in 5: tinyproxy 3 (up to 99%), squid 2 (up to 3%)". At a fixed rate a
 // leader is ahead by the runner-up's p99 over its own. Empty for a
 // family with no ranked table.
 func summaryLine(f FamilyGroup) string {
@@ -55,20 +55,24 @@ func summaryLine(f FamilyGroup) string {
 	if len(fc.leads) > 0 {
 		parts = append(parts, leadsText(fc.leads, fc.rows))
 	}
+	if fc.level > 0 {
+		parts = append(parts, text.Plural(fc.level, "row")+" level")
+	}
 	if p := paceText(fc.pace); p != "" {
 		parts = append(parts, p)
 	}
-	parts = append(parts, failingText(fc.fails, fc.failed))
+	parts = append(parts, failingText(fc.fails, fc.failed, fc.failedAny))
 	return f.Family + " on " + f.Machine + ": " + strings.Join(parts, "; ") + "."
 }
 
-// familyLead is a column that led rows of a family's ranked tables: how
-// many, how many of them by a real difference, and the range of its
-// ratios to the runner-up.
+// familyLead is a column that led rows of a family's ranked tables by a
+// real difference (or with no runner-up): how many, how many of them
+// without splicing (a splicing column that never spliced), and the range
+// of its ratios to the runner-up.
 type familyLead struct {
-	name       string
-	rows, real int
-	lo, hi     float64 // the ratios to the runner-up
+	name          string
+	rows, copying int
+	lo, hi        float64 // the ratios to the runner-up
 }
 
 // familyFailing is a column with cells beyond ErrorWarn in a family's
@@ -86,12 +90,14 @@ type familyFailing struct {
 // first, and the failing cells. Ranked is false when the family has no
 // ranked table.
 type familyCounts struct {
-	leads  []*familyLead
-	rows   int
-	pace   map[results.Bound]int
-	fails  []*familyFailing
-	failed int
-	ranked bool
+	leads     []*familyLead
+	rows      int
+	level     int // rows whose fastest and runner-up cannot be told apart
+	pace      map[results.Bound]int
+	fails     []*familyFailing
+	failed    int // cells beyond ErrorWarn
+	failedAny int // cells with a failed exchange
+	ranked    bool
 }
 
 // countFamily counts the leaders, the paces and the failing cells of
@@ -115,6 +121,9 @@ func countFamily(f FamilyGroup) familyCounts {
 				if c.pace != "" {
 					fc.pace[c.pace]++
 				}
+				if FailureText(c) != "" {
+					fc.failedAny++
+				}
 				if Erring(c) {
 					fc.failed++
 					fc.failing(c)
@@ -128,8 +137,13 @@ func countFamily(f FamilyGroup) familyCounts {
 }
 
 // lead counts headline h's row for its leader, and its ratio to the
-// runner-up: at a fixed rate, the runner-up's p99 over the leader's.
+// runner-up: at a fixed rate, the runner-up's p99 over the leader's; or,
+// where the two are level, as a level row.
 func (fc *familyCounts) lead(h Headline) {
+	if h.Level {
+		fc.level++
+		return
+	}
 	i := slices.IndexFunc(fc.leads, func(l *familyLead) bool { return l.name == h.Fastest })
 	if i < 0 {
 		fc.leads = append(fc.leads, &familyLead{name: h.Fastest})
@@ -137,8 +151,8 @@ func (fc *familyCounts) lead(h Headline) {
 	}
 	l := fc.leads[i]
 	l.rows++
-	if h.Real {
-		l.real++
+	if h.NeverSpliced {
+		l.copying++
 	}
 	if h.RunnerUp != "" && h.Ratio > 0 {
 		q := h.Ratio
@@ -163,9 +177,10 @@ func (fc *familyCounts) failing(c Cell) {
 	fc.fails[i].worst = max(fc.fails[i].worst, *c.ErrorShare)
 }
 
-// leadsText is the leaders' part of a summary line: "nginx led 4 of 5
-// rows (ahead of the runner-up 1.01–1.76 times, real in 2), haproxy 1
-// (...)", of rows in all.
+// leadsText is the leaders' part of a summary line, each lead real:
+// "nginx led 4 of 5 rows (ahead of the runner-up 1.01–1.76 times),
+// haproxy splice-auto 1 (ahead of the runner-up 1.10 times; never
+// spliced in 1)", of rows in all.
 func leadsText(leads []*familyLead, rows int) string {
 	var ls []string
 	for i, l := range leads {
@@ -178,11 +193,11 @@ func leadsText(leads []*familyLead, rows int) string {
 			if text.Fixed(l.hi, 2) != by {
 				by += "–" + text.Fixed(l.hi, 2)
 			}
-			real := "none real"
-			if l.real > 0 {
-				real = fmt.Sprintf("real in %d", l.real)
+			s += fmt.Sprintf(" (ahead of the runner-up %s times", by)
+			if l.copying > 0 {
+				s += fmt.Sprintf("; never spliced in %d", l.copying)
 			}
-			s += fmt.Sprintf(" (ahead of the runner-up %s times, %s)", by, real)
+			s += ")"
 		}
 		ls = append(ls, s)
 	}
@@ -216,19 +231,101 @@ func paceText(pace map[results.Bound]int) string {
 	return "the pace set by " + strings.Join(ps, ", ")
 }
 
-// failingText is the failures' part of a summary line: "more than 1% of
-// the exchanges failed in 5 cells: tinyproxy 3 (up to 99%), squid 2 (up
-// to 3%)", or that no cell did.
-func failingText(fails []*familyFailing, failed int) string {
-	if failed == 0 {
-		return "no cell failed more than " + text.SharePercent(ErrorWarn) + " of its exchanges"
+// failingText is the failures' part of a summary line: "exchanges
+// failed in 7 cells, more than 1% of theirs in 5: tinyproxy 3 (up to
+// 99%), squid 2 (up to 3%)", of failed cells beyond ErrorWarn and any
+// cells with a failed exchange; or that none failed any.
+func failingText(fails []*familyFailing, failed, any int) string {
+	switch {
+	case any == 0:
+		return "no cell failed an exchange"
+	case failed == 0:
+		return fmt.Sprintf("exchanges failed in %s, none more than %s of theirs", text.Plural(any, "cell"), text.SharePercent(ErrorWarn))
 	}
 	var fs []string
 	for _, x := range fails {
 		fs = append(fs, fmt.Sprintf("%s %d (up to %s)", x.name, x.cells, text.SharePercent(x.worst)))
 	}
-	return fmt.Sprintf("more than %s of the exchanges failed in %d cells: %s", text.SharePercent(ErrorWarn), failed, strings.Join(fs, ", "))
+	return fmt.Sprintf("exchanges failed in %s, more than %s of theirs in %d: %s", text.Plural(any, "cell"), text.SharePercent(ErrorWarn), failed, strings.Join(fs, ", "))
 }
+
+// FamilySummary is the summary of a family's ranked tables on a machine
+// in short parts, a row of the page's first screen: the leaders (their
+// rows, and how far ahead of the runner-up), the rows level, the cells
+// with failed exchanges, and the roles that set the pace.
+type FamilySummary struct {
+	Family, Machine string
+	Rows            int    // the ranked rows
+	Leads           string // "nginx 3 (1.50–1.96×), haproxy 1 (1.10×)"; "none"
+	Level           int    // the rows whose fastest and runner-up are level
+	Failed          string // "none"; "7 cells, none over 1%"; "7 cells; over 1%: squid 2 (up to 3%)"
+	Pace            string // "proxy 22, client 8"
+}
+
+// FamilySummaries are the summaries of a session's families that have
+// ranked tables, in the order of the report.
+func FamilySummaries(session string, tables []Table) []FamilySummary {
+	var out []FamilySummary
+	for _, f := range ByFamily(tables) {
+		if f.Session != session {
+			continue
+		}
+		fc := countFamily(f)
+		if !fc.ranked {
+			continue
+		}
+		fs := FamilySummary{Family: f.Family, Machine: f.Machine, Rows: fc.rows, Level: fc.level, Leads: "none", Failed: "none"}
+		var leads []string
+		for _, l := range fc.leads {
+			s := fmt.Sprintf("%s %d", l.name, l.rows)
+			var why []string
+			if l.lo > 0 {
+				by := text.Fixed(l.lo, 2)
+				if text.Fixed(l.hi, 2) != by {
+					by += "–" + text.Fixed(l.hi, 2)
+				}
+				why = append(why, by+"×")
+			}
+			if l.copying > 0 {
+				why = append(why, fmt.Sprintf("never spliced in %d", l.copying))
+			}
+			if len(why) > 0 {
+				s += " (" + strings.Join(why, "; ") + ")"
+			}
+			leads = append(leads, s)
+		}
+		if len(leads) > 0 {
+			fs.Leads = strings.Join(leads, ", ")
+		}
+		switch {
+		case fc.failedAny > 0 && fc.failed == 0:
+			fs.Failed = fmt.Sprintf("%s, none over %s", text.Plural(fc.failedAny, "cell"), text.SharePercent(ErrorWarn))
+		case fc.failedAny > 0:
+			var ws []string
+			for _, x := range fc.fails {
+				ws = append(ws, fmt.Sprintf("%s %d (up to %s)", x.name, x.cells, text.SharePercent(x.worst)))
+			}
+			fs.Failed = fmt.Sprintf("%s; over %s: %s", text.Plural(fc.failedAny, "cell"), text.SharePercent(ErrorWarn), strings.Join(ws, ", "))
+		}
+		var ps []string
+		for _, b := range results.Bounds {
+			if n := fc.pace[b]; n > 0 {
+				role := string(b)
+				if b == results.BoundNone {
+					role = "no role"
+				}
+				ps = append(ps, fmt.Sprintf("%s %d", role, n))
+			}
+		}
+		fs.Pace = strings.Join(ps, ", ")
+		out = append(out, fs)
+	}
+	return out
+}
+
+// FamilySummaryHeader is the header of the page's table of the family
+// summaries, in FamilySummary's order.
+var FamilySummaryHeader = []string{"Family", "Led (rows; × the runner-up)", "Level", "Failed exchanges", "Pace set by (cells)"}
 
 // SummaryLines are the summary of a session's tables, a line a family on
 // a machine.
@@ -246,8 +343,9 @@ func SummaryLines(session string, tables []Table) []string {
 }
 
 // SummaryNote says how the summary reads, under it.
-const SummaryNote = "Led: the headline's fastest of the row (at a fixed rate, the lowest p99 of the cells that did not fail); " +
-	"the pace: the role that set the pace of most of a cell's runs."
+const SummaryNote = "Led: the rows whose fastest is ahead of the runner-up by a real difference (the headlines'), " +
+	"and by how much (×): its figure over the runner-up's (at a fixed rate, the runner-up's p99 over its own); level: the rows where the two cannot be told apart; " +
+	"failed exchanges: the cells where any failed, and those where more than 1% did; the pace: the role that set the pace of most of a cell's runs."
 
 // Anchor is the id of a heading of the page: its words lower case,
 // joined by "-", anything else dropped.

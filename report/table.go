@@ -120,6 +120,7 @@ const (
 	famCombined  = "Throughput"
 )
 
+// Families are the tables' families in the order of the report.
 var Families = []string{FamHTTP, famConnect, famSocks, famRelay, famHTTPS, FamMix, FamSweep, FamTunnel, FamHandshake}
 
 // FamilyOf maps a mode and a load to their family: a sweep's steps

@@ -120,6 +120,7 @@ type Summary struct {
 	Runs              []float64
 }
 
+// Summarize is the summary of the figures f gives of runs.
 func Summarize(runs []*results.Row, f func(*results.Row) float64) Summary {
 	return summaryOf(Figures(runs, f))
 }

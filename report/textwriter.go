@@ -108,6 +108,7 @@ func (f MarkdownWriter) marks(w *bytes.Buffer, t Table) {
 	}
 }
 
+// Failed lists the failed runs of a table.
 func (f MarkdownWriter) Failed(w *bytes.Buffer, failed []Failure) {
 	if len(failed) == 0 {
 		return
@@ -142,6 +143,7 @@ func (f MarkdownWriter) setupNotes(w *bytes.Buffer, notes []string) {
 // tripleEnd writes nothing: each cell has its spread.
 func (MarkdownWriter) tripleEnd(*bytes.Buffer, Table) {}
 
+// Legend writes the legend of a comparison, s.
 func (MarkdownWriter) Legend(w *bytes.Buffer, s string) { w.WriteString(s + "\n") }
 
 // tsvWriter writes the reference results' tab-separated text.
@@ -178,6 +180,7 @@ func (tsvWriter) marks(w *bytes.Buffer, t Table) {
 	}
 }
 
+// Failed lists the failed runs of a table.
 func (tsvWriter) Failed(w *bytes.Buffer, failed []Failure) {
 	if len(failed) == 0 {
 		return

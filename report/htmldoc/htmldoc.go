@@ -46,7 +46,7 @@ p.caption{font-size:0.9em;color:#444}
 p.summary{font-size:1.05em}
 ul.headline{font-weight:bold;margin:0.3em 0}
 small.spread{color:#666}
-span.err{color:#b00;font-weight:bold}
+span.err{color:#b00;font-weight:bold}span.err.minor{color:#c66;font-weight:normal}
 p:has(+ ul.legend){display:inline;font-size:0.9em;color:#444;margin:0}
 ul.legend{display:inline;list-style:none;padding:0;margin:0;font-size:0.9em;color:#444}
 ul.legend li{display:inline}

@@ -7,10 +7,10 @@ import (
 	"slices"
 	"strings"
 
-	"bench/internal/text"
 	"bench/report"
 	"bench/report/chart"
 	"bench/results"
+
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
@@ -195,9 +195,9 @@ func seriesBars(pn *barPanel, se barSeries, ncols int, tp *chart.Tips, marked *b
 		bs.Titles[i] = barTitle(col, pn.names[i], pn.unit, s)
 		var m []string
 		top := s.High
-		if report.Erring(c) {
+		if f := report.FailureText(c); f != "" {
 			m, marked.failed = append(m, report.ErrorMark), true
-			bs.Titles[i] += "; " + text.SharePercent(*c.ErrorShare) + " of its exchanges failed"
+			bs.Titles[i] += "; " + strings.TrimPrefix(f, report.ErrorMark) + " of its exchanges failed"
 			if !math.IsNaN(bs.Failed[i]) {
 				top = max(top, s.Median+bs.Failed[i])
 			}

@@ -121,12 +121,18 @@ func htmlOpening(b *bytes.Buffer, session, line string, groups []report.FamilyGr
 	for _, g := range groups {
 		tables = append(tables, g.Tables...)
 	}
-	if lines := report.SummaryLines(session, tables); len(lines) > 0 {
-		fmt.Fprintf(b, "<h2>%s</h2>\n<ul class=\"answer\">\n", report.SummaryHead)
-		for _, l := range lines {
-			fmt.Fprintf(b, "<li>%s</li>\n", htmldoc.Esc(l))
+	if fams := report.FamilySummaries(session, tables); len(fams) > 0 {
+		fmt.Fprintf(b, "<h2>%s</h2>\n", report.SummaryHead)
+		familyTable(b, session, fams)
+		fmt.Fprintf(b, "<p class=\"caption\">%s</p>\n", htmldoc.Esc(report.SummaryNote))
+	}
+	// what the session's closing summary says of its noisy cells
+	if noisy := report.Noisy(tables); len(noisy) > 0 {
+		fmt.Fprintf(b, "<details class=\"caveats\">\n<summary>%s.</summary>\n<ul>\n", htmldoc.Esc(report.NoisyHead(len(noisy))))
+		for _, n := range noisy {
+			fmt.Fprintf(b, "<li>%s</li>\n", htmldoc.Esc(n.String()))
 		}
-		fmt.Fprintf(b, "</ul>\n<p class=\"caption\">%s</p>\n", htmldoc.Esc(report.SummaryNote))
+		b.WriteString("</ul>\n</details>\n")
 	}
 	// how the headlines above each table read, once
 	fmt.Fprintf(b, "<p class=\"caption\">Headlines: %s</p>\n", htmldoc.Esc(report.HeadlineNote))
@@ -158,6 +164,33 @@ func htmlOpening(b *bytes.Buffer, session, line string, groups []report.FamilyGr
 			fmt.Fprintf(b, "<p class=\"absent\">No metadata beside %s.</p>\n", htmldoc.Esc(strings.Join(s.Missing, ", ")))
 		}
 	}
+}
+
+// familyTable writes the session's families as a table, a row a family
+// on a machine (the machine named where the session has several), its
+// name a link to its tables.
+func familyTable(b *bytes.Buffer, session string, fams []report.FamilySummary) {
+	machines := map[string]bool{}
+	for _, f := range fams {
+		machines[f.Machine] = true
+	}
+	b.WriteString("<table class=\"families\">\n<tr>")
+	for _, h := range report.FamilySummaryHeader {
+		fmt.Fprintf(b, "<th>%s</th>", htmldoc.Esc(h))
+	}
+	b.WriteString("</tr>\n")
+	for _, f := range fams {
+		name := f.Family
+		if len(machines) > 1 {
+			name += " on " + f.Machine
+		}
+		fmt.Fprintf(b, "<tr><td><a href=\"#%s\">%s</a></td>", report.Anchor(session, f.Family, f.Machine), htmldoc.Esc(name))
+		for _, c := range []string{f.Leads, fmt.Sprintf("%d of %d", f.Level, f.Rows), f.Failed, f.Pace} {
+			fmt.Fprintf(b, "<td>%s</td>", htmldoc.Esc(c))
+		}
+		b.WriteString("</tr>\n")
+	}
+	b.WriteString("</table>\n")
 }
 
 // summaryID is the id of a session's summary on the page.
@@ -352,11 +385,16 @@ func htmlHeadlines(b *bytes.Buffer, t report.Table) {
 }
 
 // htmlCellDetail is what the page writes after a cell's text: its !
-// mark and share, and its spread with the runs' range in its title.
+// mark and share (lighter within report.ErrorWarn), and its spread with
+// the runs' range in its title.
 func htmlCellDetail(c report.Cell) string {
 	var s string
 	if f := report.FailureText(c); f != "" {
-		s += fmt.Sprintf(" <span class=\"err\" title=\"%s of its exchanges failed: errors, timeouts, cut or wrong answers\">%s</span>", text.SharePercent(*c.ErrorShare), htmldoc.Esc(f))
+		class := "err"
+		if !report.Erring(c) {
+			class = "err minor" // within report.ErrorWarn: lighter
+		}
+		s += fmt.Sprintf(" <span class=\"%s\" title=\"%s of its exchanges failed: errors, timeouts, cut or wrong answers\">%s</span>", class, strings.TrimPrefix(f, report.ErrorMark), htmldoc.Esc(f))
 	}
 	if short, long := report.CellSpread(c); short != "" {
 		s += fmt.Sprintf(" <small class=\"spread\" title=\"%s\">%s</small>", htmldoc.Esc(long), htmldoc.Esc(short))

@@ -47,9 +47,12 @@ func TestPageDetail(t *testing.T) {
 		t.Fatalf("pageSession has %d cells of 2 runs or more and %d headlined rows; want some of each", multi, headlines)
 	}
 	spreadRE := regexp.MustCompile(`<small class="spread" title="3 runs: [^"]+">±[0-9.]+% n=3</small>`)
-	headlineRE := regexp.MustCompile(`<li>[^<]+: [^<:]+: ([0-9.]+ ms, )?[0-9.]+ (± [0-9.]+ )?times [^<]+ \((real|within noise), range\), [0-9.]+ (± [0-9.]+ )?times no proxy(&#39;s)?</li>`)
+	// a leader and its ratio to the runner-up, or two level and their
+	// ratio, then the fastest's to no proxy; the cells left out for
+	// failing more after
+	headlineRE := regexp.MustCompile(`<li>[^<]+: [^<:]+: ([0-9.]+ ms, )?[0-9.]+ (± [0-9.]+ )?(times [^<]+ )?\((real|within noise), range\), ([^<,]+ )?[0-9.]+ (± [0-9.]+ )?times no proxy(&#39;s)?(; left out, having failed more of their exchanges: [^<]+)?</li>`)
 	markdownSpread := regexp.MustCompile(`±[0-9.]+% n=3`)
-	markdownHeadline := regexp.MustCompile(`(?m)^- [^\n]+: [^\n:]+: ([0-9.]+ ms, )?[0-9.]+ (± [0-9.]+ )?times [^\n]+ \((real|within noise), range\)`)
+	markdownHeadline := regexp.MustCompile(`(?m)^- [^\n]+: [^\n:]+: ([0-9.]+ ms, )?[0-9.]+ (± [0-9.]+ )?(times [^\n]+ )?\((real|within noise), range\)`)
 	html := page(t, rows, detailMeta())
 	var md, plainMD bytes.Buffer
 	files := []results.SessionFile{{Path: "s.csv", Meta: detailMeta()}}

@@ -3,6 +3,7 @@ package page_test
 import (
 	"bytes"
 	"fmt"
+	"html"
 	"path/filepath"
 	"testing"
 
@@ -115,4 +116,27 @@ func renderPage(t *testing.T, files []string, rows []results.Row) []byte {
 		t.Fatal(err)
 	}
 	return b.Bytes()
+}
+
+// TestReferencePageNoisy: the reference session's page says what the
+// session's closing summary says of it, the cells whose runs spread more
+// than report.SpreadWarn, each of them by name.
+func TestReferencePageNoisy(t *testing.T) {
+	page, rows := referencePage(t)
+	tables, err := report.Tables(rows, report.Options{Latency: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	noisy := report.Noisy(tables)
+	if len(noisy) == 0 {
+		t.Fatal("the reference session has no cell spread more than 10%; the test needs one")
+	}
+	if head := html.EscapeString(report.NoisyHead(len(noisy))); !bytes.Contains(page, []byte(head)) {
+		t.Errorf("the page does not say %q", head)
+	}
+	for _, n := range noisy {
+		if !bytes.Contains(page, []byte("<li>"+html.EscapeString(n.String())+"</li>")) {
+			t.Errorf("the page does not name the noisy cell %q", n)
+		}
+	}
 }

@@ -250,7 +250,7 @@ var (
 		{"*", regexp.MustCompile(` \*( |<|$)`)},
 		{"†", regexp.MustCompile(`†`)},
 		{"‡", regexp.MustCompile(`‡`)},
-		{"!", regexp.MustCompile(`class="err"`)},
+		{"!", regexp.MustCompile(`class="err( minor)?"`)},
 		{"±", regexp.MustCompile(`class="spread"`)},
 		{"–", regexp.MustCompile(`<td>–`)},
 	}

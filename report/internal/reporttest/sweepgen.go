@@ -23,10 +23,11 @@ func StepRow(rep int, step results.Step, offered float64, more ...string) result
 		P50Ms: 1, P99Ms: 10, HasLatency: true}
 }
 
-// Pass and fail are the steps of the tests' searches: step n (0: the
-// confirming window) passing, or failing for why.
+// Pass is step n (0: the confirming window) of the tests' searches,
+// passing.
 func Pass(n int) results.Step { return results.Step{N: n, Confirm: n == 0, Pass: true} }
 
+// Fail is step n (0: the confirming window) failing for why.
 func Fail(n int, why string) results.Step {
 	return results.Step{N: n, Confirm: n == 0, Why: why}
 }
