@@ -185,7 +185,11 @@ func familyTable(b *bytes.Buffer, session string, fams []report.FamilySummary) {
 			name += " on " + f.Machine
 		}
 		fmt.Fprintf(b, "<tr><td><a href=\"#%s\">%s</a></td>", report.Anchor(session, f.Family, f.Machine), htmldoc.Esc(name))
-		for _, c := range []string{f.Leads, fmt.Sprintf("%d of %d", f.Level, f.Rows), f.Failed, f.Pace} {
+		level := fmt.Sprintf("%d of %d", f.Level, f.Rows)
+		if f.Rows == 0 {
+			level = "no row to rank" // one proxy a row, and no proxy none
+		}
+		for _, c := range []string{f.Leads, level, f.Failed, f.Pace} {
 			fmt.Fprintf(b, "<td>%s</td>", htmldoc.Esc(c))
 		}
 		b.WriteString("</tr>\n")
