@@ -143,3 +143,58 @@ func checkPublished(t *testing.T, files []string, glob string) []byte {
 	}
 	return got
 }
+
+// TestDataVerdicts holds the reference session's verdicts to what its
+// files say: haproxy splice-auto's TCP relay ka-50k-2000 cell, whose
+// runs timed out 165 exchanges, carries its share and is not the row's
+// best over cells that failed none; no headline names a leader over a
+// runner-up it cannot be told from; every TLS tunnel and handshake cell
+// of a proxy whose runs the client or the origin paced carries ‡; and
+// every cell with a failed exchange carries !.
+func TestDataVerdicts(t *testing.T) {
+	_, rows := dataSession(t)
+	tables, err := report.Tables(rows, report.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	paced := map[string]int{} // a cell's runs paced elsewhere, by proxy and load
+	runs := map[string]int{}
+	for _, r := range rows {
+		k := r.Proxy + " " + string(r.Mode) + " " + r.Load
+		runs[k]++
+		if r.Bound.Elsewhere() {
+			paced[k]++
+		}
+	}
+	found := false
+	for _, tb := range tables {
+		for _, r := range tb.Rows {
+			for _, c := range r.Cells {
+				if c.ErrorShare != nil && !strings.Contains(c.Text, report.ErrorMark) {
+					t.Errorf("%s %s %s: %.4f%% of its exchanges failed and its text %q has no !", tb.Family, r.Label, c.Proxy, *c.ErrorShare*100, c.Text)
+				}
+				if tb.Family == report.FamilyOf(results.Relay, "ka-50k-2000") && r.Label == "ka-50k-2000, k req/s" && c.Proxy == "haproxy splice-auto" {
+					found = true
+					if c.Star || !strings.Contains(c.Text, report.ErrorMark) {
+						t.Errorf("haproxy splice-auto's relay ka-50k-2000: %q, star %v; want its failures marked and not the row's best", c.Text, c.Star)
+					}
+				}
+				if (tb.Family == report.FamTunnel || tb.Family == report.FamHandshake) && c.Median != nil && len(c.IDs) > 0 {
+					id := c.IDs[0]
+					k := id.Proxy + " " + string(id.Mode) + " " + id.Load
+					if want := 2*paced[k] > runs[k] && c.Group != results.Baseline; c.Bound != want { // no proxy's, as in every table
+						t.Errorf("%s %s %s: ‡ %v; %d of its %d runs paced by the client or the origin", tb.Family, r.Label, c.Proxy, c.Bound, paced[k], runs[k])
+					}
+				}
+			}
+		}
+		for _, h := range report.Headlines(tb) {
+			if h.RunnerUp != "" && !h.Real && (!h.Level || !strings.Contains(h.String(), " level") && !strings.Contains(h.String(), "not told apart")) {
+				t.Errorf("%s: a leader named over a runner-up it cannot be told from: %s", tb.Family, h)
+			}
+		}
+	}
+	if !found {
+		t.Error("no haproxy splice-auto cell in the relay's ka-50k-2000 row")
+	}
+}
