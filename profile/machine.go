@@ -7,9 +7,11 @@ import "strings"
 // operations: PVM's, Xen's, Hyper-V's, KVM's, VMware's), where a sample
 // lands when the hypervisor takes the CPU back, as it does when the guest
 // re-enables interrupts (pvm_irq_enable) or writes a register that traps
-// (pvm_write_msr, an IPI sent by x2apic_send_IPI). A stack's first frame
-// is its command, never the machine's.
-var MachinePrefixes = []string{"pvm_", "xen_", "hv_", "kvm_", "vmware_", "pv_", "__pv_"}
+// (pvm_write_msr, an IPI sent by x2apic_send_IPI), and the thunks that
+// save a paravirtual call's registers around them
+// (__raw_callee_save_pvm_irq_enable). A stack's first frame is its
+// command, never the machine's.
+var MachinePrefixes = []string{"pvm_", "xen_", "hv_", "kvm_", "vmware_", "pv_", "__pv_", "__raw_callee_save_"}
 
 // Machine reports whether the function name is the machine's work
 // (MachinePrefixes).

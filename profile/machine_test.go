@@ -11,7 +11,7 @@ import (
 func TestWithoutMachine(t *testing.T) {
 	stacks := []Stack{
 		{[]string{"nginx", "__GI___writev", "x2apic_send_IPI", "pvm_write_msr"}, 144},
-		{[]string{"nginx", "tcp_sendmsg", "pvm_irq_enable"}, 300},
+		{[]string{"nginx", "tcp_sendmsg", "__raw_callee_save_pvm_irq_enable", "pvm_irq_enable"}, 300},
 		{[]string{"nginx", "pvm_irq_enable"}, 5},
 		{[]string{"nginx", "[nginx]", "memcpy"}, 50},
 	}
@@ -26,7 +26,7 @@ func TestWithoutMachine(t *testing.T) {
 		t.Error("WithoutMachine changed the stacks it was given")
 	}
 	samples, funcs := MachineShare(stacks)
-	if samples != 449 || len(funcs) != 2 || funcs[0].Name != "pvm_irq_enable" || funcs[0].Self != 305 || funcs[1].Name != "pvm_write_msr" {
+	if samples != 449 || len(funcs) != 2 || funcs[0].Name != "pvm_irq_enable" || funcs[0].Self != 305 || funcs[1].Name != "pvm_write_msr" || stacks[1].Frames[2] != "__raw_callee_save_pvm_irq_enable" {
 		t.Errorf("MachineShare = %d, %+v; want 449: pvm_irq_enable 305, pvm_write_msr 144", samples, funcs)
 	}
 	if Machine("tcp_sendmsg") || !Machine("xen_hypercall_sched_op") {
