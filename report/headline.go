@@ -247,10 +247,7 @@ func ratio(a float64, ra []float64, b float64, rb []float64) (float64, float64) 
 // says so.
 func (h Headline) String() string {
 	times := func(q, e float64, of string) string {
-		s := text.Fixed(q, 2)
-		if e >= 0.005 {
-			s += " ± " + text.Fixed(e, 2)
-		}
+		s := ratioText(q, e)
 		if h.Metric != "" {
 			of += "'s"
 		}
@@ -276,10 +273,7 @@ func (h Headline) String() string {
 		}
 		r := times(h.Ratio, h.Err, h.RunnerUp)
 		if h.Level && h.Test != TestOneRun { // the two named already: the ratio alone
-			r = text.Fixed(h.Ratio, 2)
-			if h.Err >= 0.005 {
-				r += " ± " + text.Fixed(h.Err, 2)
-			}
+			r = ratioText(h.Ratio, h.Err)
 		}
 		parts = append(parts, r+" ("+v+")")
 	}
@@ -325,3 +319,13 @@ const HeadlineNote = "Fastest of each row by median, of the cells that failed th
 	"real to the runner-up as bench compare decides it (U test where there are runs enough, " +
 	"else range: real when their runs' ranges do not overlap; nothing where a cell has one run) and only where the ± does not reach no change, " +
 	"else within noise, and the two level: no leader."
+
+// ratioText is a ratio q and its uncertainty e as a headline prints them:
+// "1.23 ± 0.05", the ± left out where it rounds to nothing.
+func ratioText(q, e float64) string {
+	s := text.Fixed(q, 2)
+	if e >= 0.005 {
+		s += " ± " + text.Fixed(e, 2)
+	}
+	return s
+}

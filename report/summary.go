@@ -75,6 +75,16 @@ type familyLead struct {
 	lo, hi        float64 // the ratios to the runner-up
 }
 
+// ratios is the range of l's ratios to the runner-up: "1.01–1.76", or
+// one figure where they round the same.
+func (l *familyLead) ratios() string {
+	by := text.Fixed(l.lo, 2)
+	if hi := text.Fixed(l.hi, 2); hi != by {
+		by += "–" + hi
+	}
+	return by
+}
+
 // familyFailing is a column with cells beyond ErrorWarn in a family's
 // ranked tables: how many, and the largest share of failed exchanges of
 // them.
@@ -82,6 +92,12 @@ type familyFailing struct {
 	name  string
 	cells int
 	worst float64
+}
+
+// String is the failing column as the summary names it: "squid 2 (up to
+// 3%)".
+func (x *familyFailing) String() string {
+	return fmt.Sprintf("%s %d (up to %s)", x.name, x.cells, text.SharePercent(x.worst))
 }
 
 // familyCounts are what summaryLine says of a family's ranked tables:
@@ -189,11 +205,7 @@ func leadsText(leads []*familyLead, rows int) string {
 			s = fmt.Sprintf("%s led %d of %d rows", l.name, l.rows, rows)
 		}
 		if l.lo > 0 {
-			by := text.Fixed(l.lo, 2)
-			if text.Fixed(l.hi, 2) != by {
-				by += "–" + text.Fixed(l.hi, 2)
-			}
-			s += fmt.Sprintf(" (ahead of the runner-up %s times", by)
+			s += fmt.Sprintf(" (ahead of the runner-up %s times", l.ratios())
 			if l.copying > 0 {
 				s += fmt.Sprintf("; never spliced in %d", l.copying)
 			}
@@ -244,7 +256,7 @@ func failingText(fails []*familyFailing, failed, any int) string {
 	}
 	var fs []string
 	for _, x := range fails {
-		fs = append(fs, fmt.Sprintf("%s %d (up to %s)", x.name, x.cells, text.SharePercent(x.worst)))
+		fs = append(fs, x.String())
 	}
 	return fmt.Sprintf("exchanges failed in %s, more than %s of theirs in %d: %s", text.Plural(any, "cell"), text.SharePercent(ErrorWarn), failed, strings.Join(fs, ", "))
 }
@@ -280,11 +292,7 @@ func FamilySummaries(session string, tables []Table) []FamilySummary {
 			s := fmt.Sprintf("%s %d", l.name, l.rows)
 			var why []string
 			if l.lo > 0 {
-				by := text.Fixed(l.lo, 2)
-				if text.Fixed(l.hi, 2) != by {
-					by += "–" + text.Fixed(l.hi, 2)
-				}
-				why = append(why, by+"×")
+				why = append(why, l.ratios()+"×")
 			}
 			if l.copying > 0 {
 				why = append(why, fmt.Sprintf("never spliced in %d", l.copying))
@@ -303,7 +311,7 @@ func FamilySummaries(session string, tables []Table) []FamilySummary {
 		case fc.failedAny > 0:
 			var ws []string
 			for _, x := range fc.fails {
-				ws = append(ws, fmt.Sprintf("%s %d (up to %s)", x.name, x.cells, text.SharePercent(x.worst)))
+				ws = append(ws, x.String())
 			}
 			fs.Failed = fmt.Sprintf("%s; over %s: %s", text.Plural(fc.failedAny, "cell"), text.SharePercent(ErrorWarn), strings.Join(ws, ", "))
 		}

@@ -20,7 +20,7 @@ import (
 // that reads whole without script: every frame's <title> says its
 // function, its share of the proxy's samples and its self share, and its
 // name is written in it where it fits; a page's one script
-// (flameScript) adds zoom and search. Names are set in the reader's monospace font and
+// (FlameScript) adds zoom and search. Names are set in the reader's monospace font and
 // fitted by its advance, so that the drawing needs no font of its own:
 // a page of a session holds a hundred of them.
 
@@ -277,7 +277,7 @@ div.flame table.top td{white-space:normal}
 g.frame text{pointer-events:none}
 div.flame-tools{margin:0.3em 0}div.flame-tools input{width:20em;max-width:60%}`
 
-// flameScript zooms and searches the page's flame graphs: a click on a
+// FlameScript zooms and searches the page's flame graphs: a click on a
 // frame draws it and its callees across the whole width, its callers
 // under it whole, and hides the rest; a click on the root (or Reset)
 // draws the whole again; a search field above each graph marks the
@@ -286,7 +286,7 @@ div.flame-tools{margin:0.3em 0}div.flame-tools input{width:20em;max-width:60%}`
 // without it (every frame keeps its title); it makes no request, sets
 // no markup from a name (textContent alone), and writes its controls
 // itself, so that a page read without script shows none.
-const flameScript = `<script id="` + FlameScriptID + `">
+const FlameScript = `<script id="` + FlameScriptID + `">
 (function () {
   var NS = "http://www.w3.org/2000/svg", ADV = 0.62 * 11, PAD = 3, W = 1200, MARK = "#e040e0";
   var tail = /: (<?[0-9.]+)% of the proxy's samples \((\d+)\), self .*$/;
@@ -338,14 +338,10 @@ const flameScript = `<script id="` + FlameScriptID + `">
 </script>
 `
 
-// FlameScriptID is the id of the pages' one script (flameScript), by
+// FlameScriptID is the id of the pages' one script (FlameScript), by
 // which their tests tell it from any other (chromium.OwnScriptID, held
 // equal to it by report/page's TestOwnScriptID).
 const FlameScriptID = "bench-flame"
-
-// FlameScript is the script the pages with flame graphs hold, as they
-// hold it: the tests of those pages find it whole.
-const FlameScript = flameScript
 
 // WriteFlame writes a run's profile: its flame graph and, beside it, its
 // ten functions of most self time.
@@ -375,7 +371,7 @@ func writeFlamePage(b *bytes.Buffer, stacks []profile.Stack, label, caption stri
 		b.WriteString("</ul></nav>\n")
 	}
 	WriteFlame(b, stacks, label, caption)
-	b.WriteString(flameScript)
+	b.WriteString(FlameScript)
 	b.WriteString("</body>\n</html>\n")
 }
 

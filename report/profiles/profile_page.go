@@ -260,7 +260,7 @@ func (p *Page) Write(b *bytes.Buffer) {
 		b.Write(pp.drawn)
 	}
 	b.WriteString("</details>\n")
-	b.WriteString(flameScript)
+	b.WriteString(FlameScript)
 }
 
 // Style is what the page's style needs for its profiles: none without.
