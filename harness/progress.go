@@ -129,6 +129,8 @@ func (p *progress) endSweep(r RunSpec, s *sweep.Search, failure error, took time
 		summary = fmt.Sprintf("sustainable rate %.0f/s, confirmed, in %s", rate, text.Plural(s.Windows(), "window"))
 	} else if rate, found := s.Unconfirmed(); found {
 		summary = fmt.Sprintf("sustainable rate %.0f/s, not confirmed, in %s", rate, text.Plural(s.Windows(), "window"))
+	} else if s.Flat() {
+		summary = fmt.Sprintf("no sustainable rate: fails at every rate, in %s", text.Plural(s.Windows(), "window"))
 	} else if failure != nil {
 		summary = fmt.Sprintf("FAILED after %s", text.Plural(s.Windows(), "window"))
 	}

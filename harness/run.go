@@ -391,7 +391,7 @@ func halfCloseNote(c proxies.Column, m scenarios.Measurement) string {
 	if !ok {
 		return ""
 	}
-	return fmt.Sprintf("%d of the failed exchanges half-closed: %s", m.HalfCloseFailed, cutter.HalfCloseCut())
+	return results.HalfCloseNote(m.HalfCloseFailed, cutter.HalfCloseCut())
 }
 
 // selfArgv is argv with bench itself (scenarios.ToolBench: bench mix, the

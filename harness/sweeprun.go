@@ -330,7 +330,7 @@ func replaySweep(cfg results.Sweep, rows []results.Row) (s *sweep.Search, done b
 			err = fmt.Errorf("note %q: not a sweep's step", row.Note)
 		}
 		if err == nil {
-			err = s.Replay(row.OfferedRate, st)
+			err = s.Replay(row.OfferedRate, st, sweep.FiguresOfRow(&row))
 		}
 		if err != nil {
 			return s, false, fmt.Errorf("%s:%d: the search of %s in %s, rep %d: %w", row.Source, row.Line, row.Proxy, row.Cell().Scenario(), row.Rep, err)

@@ -115,9 +115,10 @@ func TestScheduleResumesSweep(t *testing.T) {
 		t.Fatal(err)
 	}
 	ended := []results.Row{sweepRow(results.Step{N: 1, Why: "p99 60 ms over 50 ms"}, 500)}
-	for rate := 250.0; rate >= 1; rate = float64(int(rate/2 + 0.5)) {
+	// halved from 500/s to the floor, 50/s, every step failed
+	for rate := 250.0; ; rate = max(float64(int(rate/2+0.5)), sweep.Floor(d.SLO)) {
 		ended = append(ended, sweepRow(results.Step{N: len(ended) + 1, Why: "p99 60 ms over 50 ms"}, rate))
-		if rate == 1 {
+		if rate == sweep.Floor(d.SLO) {
 			break
 		}
 	}
@@ -146,7 +147,8 @@ func TestScheduleResumesSweep(t *testing.T) {
 	for _, want := range []string{
 		"resuming the search of no proxy in mix-http-sweep, rep 2, after the 1 window the file has of it",
 		"sweeps: from 500/s, doubled until a step fails, then halved to within 2%; a step passes with p99=50ms,errors=0.1%, 99% of its rate achieved",
-		"each sweep: at most 15 windows, steps of 2s warm-up + 5s window (at most 13) and confirms of 2s + 10s: at most 2m25s;",
+		"each sweep: at most 15 windows, steps of 2s warm-up + 5s window (at most 13) and confirms of 2s + 10s: at most 4m29s;",
+		"a window holds 998 exchanges due at least, to tell 0.1% of failures from chance: longer at low rates, up to 20s; the search halves no lower than 50/s",
 	} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("the plan:\n%s\nwant %q", b.String(), want)

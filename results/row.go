@@ -297,3 +297,27 @@ func IsMix(load string) bool {
 	rest, ok := strings.CutPrefix(load, "mix")
 	return ok && (rest == "" || rest[0] == '-')
 }
+
+// halfCloseFailed parts a run's half-close note, its count before and
+// the cause after: "12 of the failed exchanges half-closed: squid
+// closes a connection whose client half-closed ...".
+const halfCloseFailed = " of the failed exchanges half-closed: "
+
+// HalfCloseNote is the part of a run's note that says n of its failed
+// exchanges half-closed and why the proxy cuts those (cause, its
+// adapter's word).
+func HalfCloseNote(n int64, cause string) string {
+	return strconv.FormatInt(n, 10) + halfCloseFailed + cause
+}
+
+// HalfCloseCause finds the half-close part of a run's note (its parts
+// parted by "; "), as HalfCloseNote wrote it; ok is false where it has
+// none.
+func HalfCloseCause(note string) (part string, ok bool) {
+	for _, p := range strings.Split(note, "; ") {
+		if n, _, found := strings.Cut(p, halfCloseFailed); found && n != "" && strings.Trim(n, "0123456789") == "" {
+			return p, true
+		}
+	}
+	return "", false
+}

@@ -2,6 +2,7 @@ package results
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -25,7 +26,14 @@ type Step struct {
 	Confirm bool   // the confirming window, of the full duration
 	Pass    bool   // the window met every bound
 	Why     string // the bound it missed, e.g. "p99 63.2 ms over 50 ms"; empty when it passed
+	// Flat is a failed window that ended its search: its load fails at
+	// every rate, about as large a share of its exchanges at this rate
+	// as at one four times higher, and has no sustainable rate.
+	Flat bool
 }
+
+// flatVerdict is a Flat step's verdict in its note, before why.
+const flatVerdict = "fails at every rate: "
 
 // stepPrefix begins the note of every sweep step.
 const stepPrefix = "sweep "
@@ -39,11 +47,16 @@ func (s Step) what() string {
 }
 
 // String is the note of s: "sweep step 3: pass", "sweep step 7: fail:
-// p99 63.2 ms over 50 ms", "sweep confirm: pass".
+// p99 63.2 ms over 50 ms", "sweep confirm: pass", "sweep step 3: fails
+// at every rate: failures 6.72% over 0.1% (42 of 625 due), as 10.12% at
+// 500/s".
 func (s Step) String() string {
 	what := s.what()
-	if s.Pass {
+	switch {
+	case s.Pass:
 		return stepPrefix + what + ": pass"
+	case s.Flat:
+		return stepPrefix + what + ": " + flatVerdict + s.Why
 	}
 	return stepPrefix + what + ": fail: " + s.Why
 }
@@ -75,8 +88,10 @@ func ParseStep(note string) (s Step, ok bool, err error) {
 		s.Pass = true
 	case strings.HasPrefix(verdict, "fail: ") && len(verdict) > len("fail: "):
 		s.Why = strings.TrimPrefix(verdict, "fail: ")
+	case strings.HasPrefix(verdict, flatVerdict) && len(verdict) > len(flatVerdict):
+		s.Why, s.Flat = strings.TrimPrefix(verdict, flatVerdict), true
 	default:
-		return Step{}, false, fmt.Errorf("sweep note %q: want pass or \"fail: why\"", note)
+		return Step{}, false, fmt.Errorf("sweep note %q: want pass, \"fail: why\" or \"%swhy\"", note, flatVerdict)
 	}
 	return s, true, nil
 }
@@ -109,4 +124,24 @@ func Unconfirmed(passed []float64, lowestFailed float64) (rate float64, found bo
 		}
 	}
 	return rate, rate > 0
+}
+
+// Significance is the chance the sweep's rule on failures takes of
+// being wrong: a window fails on its failures where its budget would
+// give as many less often than this, and holds enough exchanges to
+// tell the budget from chance (MinDue).
+const Significance = 0.05
+
+// MinDue is how many exchanges a sweep's window needs due for its
+// failures to tell a budget (a share) from chance: enough that a load
+// failing three times the budget shows a failure in 1 - Significance of
+// them, 998 at 0.1%; none for a budget of none, where any failure fails.
+func MinDue(budget float64) int64 {
+	switch {
+	case budget <= 0:
+		return 0
+	case 3*budget >= 1:
+		return 1
+	}
+	return int64(math.Ceil(math.Log(1/Significance) / -math.Log1p(-3*budget)))
 }

@@ -249,6 +249,8 @@ func runSweep(ctx context.Context, st mix.Stepper, cfg results.Sweep, c mix.Conf
 		fmt.Fprintf(stderr, "sustainable rate %g exchanges a second (%s), confirmed over %s, in %d windows\n", rate, sweep.FormatSLO(cfg.SLO), c.Duration, s.Windows())
 	} else if rate, found := s.Unconfirmed(); found {
 		fmt.Fprintf(stderr, "sustainable rate %g exchanges a second (%s), not confirmed: its confirms over %s failed, in %d windows\n", rate, sweep.FormatSLO(cfg.SLO), c.Duration, s.Windows())
+	} else if s.Flat() {
+		fmt.Fprintf(stderr, "no sustainable rate (%s): the load fails at every rate, as the last of %d windows says\n", sweep.FormatSLO(cfg.SLO), s.Windows())
 	} else {
 		fmt.Fprintf(stderr, "no sustainable rate (%s) in %d windows: the last step says why\n", sweep.FormatSLO(cfg.SLO), s.Windows())
 	}

@@ -354,7 +354,10 @@ func TestMixSweep(t *testing.T) {
 		if !ok || err != nil || st.Procs != 2 {
 			t.Errorf("line %d: step %q (%v), %d processes; want a step's note, over 2", i+1, st.Step, err, st.Procs)
 		}
-		if length := map[bool]float64{false: 1, true: 2}[step.Confirm]; st.Seconds != length {
+		// a step of half the window, a confirm of it, each lengthened to
+		// hold the exchanges its failures are judged by
+		base := map[bool]time.Duration{false: time.Second, true: 2 * time.Second}[step.Confirm]
+		if length := sweep.Length(sweep.DefaultSLO, st.Rate, base).Seconds(); st.Seconds != length {
 			t.Errorf("line %d: %s over %gs; want %gs", i+1, st.Step, st.Seconds, length)
 		}
 		tried = append(tried, sweep.Tried{Rate: st.Rate, Step: step})

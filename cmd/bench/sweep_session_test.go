@@ -58,7 +58,7 @@ func checkSearch(t *testing.T, csvPath, proxy string, rows []results.Row, window
 		if !ok || err != nil || !r.HasOffered || r.Status != results.OK && !failedLast {
 			t.Fatalf("%s, row %d: note %q (%v), offered %v, status %s; want an ok step, or a failed one last", proxy, i+1, r.Note, err, r.HasOffered, r.Status)
 		}
-		if err := s.Replay(r.OfferedRate, st); err != nil {
+		if err := s.Replay(r.OfferedRate, st, sweep.FiguresOfRow(&r)); err != nil {
 			t.Errorf("%s, row %d: %v", proxy, i+1, err)
 		}
 		tried = append(tried, sweep.Tried{Rate: r.OfferedRate, Step: st})
@@ -72,10 +72,13 @@ func checkSearch(t *testing.T, csvPath, proxy string, rows []results.Row, window
 		if st.Pass {
 			passed = max(passed, r.OfferedRate)
 		}
+		// lengthened at a low rate to hold the exchanges its failures
+		// are judged by
 		length := sweep.StepWindow(window)
 		if st.Confirm {
 			length = window
 		}
+		length = sweep.Length(sweep.DefaultSLO, r.OfferedRate, length)
 		if r.Seconds != length.Seconds() || !r.Started.After(last) {
 			t.Errorf("%s, %s: window of %gs from %v; want %v, after the last (%v)", proxy, st, r.Seconds, r.Started, length, last)
 		}

@@ -20,6 +20,8 @@ import (
 	"sync"
 	"time"
 
+	"gonum.org/v1/gonum/stat/distuv"
+
 	"bench/results"
 	"bench/scenarios"
 )
@@ -49,8 +51,27 @@ const (
 	// the steps' precision above 8000/s (9999/s found at 9750/s).
 	confirmReserve = 1
 	// MinRate is the least rate the search halves to, an exchange a
-	// second: below it a load that fails every step has no rate.
+	// second: below it a load that fails every step has no rate. A
+	// bound on failures raises it (Floor).
 	MinRate = 1
+	// Significance is the chance the failures' rule takes of being
+	// wrong: a window fails on its failures where the budget would give
+	// as many less often than this (a binomial bound), and holds enough
+	// exchanges (MinDue) to tell the budget from chance.
+	Significance = results.Significance
+	// MaxLength is the longest window the search measures: a window at
+	// a low rate is lengthened until it holds MinDue exchanges, up to
+	// this (Length), and the search halves no lower than the rate at
+	// which it holds them (Floor).
+	MaxLength = 20 * time.Second
+	// flatRatio and flatShare are the failures' rule of a load that
+	// fails at every rate: a window that failed on its failures, its p99
+	// within the bound, at flatRatio of the rate of another that failed
+	// on its failures or less, and with at least flatShare of that
+	// one's share; a load whose failures come from its rate fails far
+	// less at a quarter of it.
+	flatRatio = 0.25
+	flatShare = 0.5
 )
 
 // DefaultSLO is the bound a step must meet by default: a p99 of 50 ms
@@ -77,6 +98,10 @@ func Check(s results.Sweep) error {
 		return fmt.Errorf("a p99 bound of %s: want more than 0", time.Duration(s.SLO.P99))
 	case !(s.SLO.Errors >= 0 && s.SLO.Errors < 1):
 		return fmt.Errorf("an error bound of %g%%: want 0%% or more and less than 100%%", s.SLO.Errors*100)
+	case s.From < Floor(s.SLO):
+		return fmt.Errorf("a first rate of %g a second under an error bound of %g%%: a window needs %d exchanges due to tell that bound from chance, "+
+			"%g a second over %s, the longest window; want a first rate of %g or more, or a larger bound",
+			s.From, s.SLO.Errors*100, MinDue(s.SLO.Errors), Floor(s.SLO), MaxLength, Floor(s.SLO))
 	}
 	return nil
 }
@@ -148,23 +173,51 @@ func FiguresOf(r scenarios.MixResult) Figures {
 	}
 }
 
+// FiguresOfRow reads a step's row of a session's file, as a resumed
+// session replays its search: every exchange due answered or failed.
+func FiguresOfRow(r *results.Row) Figures {
+	f := Figures{Offered: r.OfferedRate, Seconds: r.Seconds, Answered: r.Requests,
+		Failed: r.Errors + r.Timeouts, P99: time.Duration(r.P99Ms * float64(time.Millisecond))}
+	f.Due = f.Answered + f.Failed
+	return f
+}
+
+// verdict is a window judged by the bound: whether it passed, the bounds
+// it missed, whether it failed on its failures (more than the budget
+// explains by chance), with its p99 within the bound or not, and the
+// share of its due exchanges that failed.
+type verdict struct {
+	pass, failures, latencyOK bool
+	why                       string
+	share                     float64
+	// flat is set by the search: the window ends it, its load failing
+	// at every rate.
+	flat bool
+}
+
 // Pass says whether a window meets the bound slo: its exchanges answered
-// on time at results.AchievedShare of the offered rate or more, its failures at
-// most slo.Errors of the exchanges due, and the p99 of every due exchange
-// at most slo.P99. why names each bound it missed, with the figures, as
-// a step's note gives it ("p99 63.2 ms over 50 ms"); empty when it
-// passed.
+// on time at results.AchievedShare of the offered rate or more, its
+// failures no more than slo.Errors of the exchanges due explains by
+// chance (Beyond), and the p99 of every due exchange at most slo.P99.
+// why names each bound it missed, with the figures, as a step's note
+// gives it ("p99 63.2 ms over 50 ms"); empty when it passed.
 func Pass(slo results.SLO, f Figures) (pass bool, why string) {
+	v := judge(slo, f)
+	return v.pass, v.why
+}
+
+func judge(slo results.SLO, f Figures) verdict {
 	if f.Due == 0 || f.Seconds <= 0 {
-		return false, "no exchange was due"
+		return verdict{why: "no exchange was due"}
 	}
+	v := verdict{latencyOK: f.P99 <= time.Duration(slo.P99), share: float64(f.Failed) / float64(f.Due)}
 	var missed []string
-	if f.P99 > time.Duration(slo.P99) {
+	if !v.latencyOK {
 		missed = append(missed, fmt.Sprintf("p99 %s over %s", ms(f.P99, 1), ms(time.Duration(slo.P99), -1)))
 	}
-	if float64(f.Failed) > slo.Errors*float64(f.Due) {
+	if v.failures = Beyond(f.Failed, f.Due, slo.Errors); v.failures {
 		missed = append(missed, fmt.Sprintf("failures %s%% over %s%% (%d of %d due)",
-			pct(float64(f.Failed)/float64(f.Due), 2), pct(slo.Errors, -1), f.Failed, f.Due))
+			pct(v.share, 2), pct(slo.Errors, -1), f.Failed, f.Due))
 	}
 	if achieved := float64(f.Answered) / f.Seconds; achieved < results.AchievedShare*f.Offered {
 		missed = append(missed, fmt.Sprintf("achieved %.0f/s of %.0f/s (%s%%, under %s%%)",
@@ -172,7 +225,47 @@ func Pass(slo results.SLO, f Figures) (pass bool, why string) {
 	}
 	// One note a step: the bounds are joined with ", ", never with the
 	// "; " that parts a row's notes.
-	return len(missed) == 0, strings.Join(missed, ", ")
+	v.pass, v.why = len(missed) == 0, strings.Join(missed, ", ")
+	return v
+}
+
+// Beyond says whether failed of due exchanges are more than a budget
+// (a share) explains by chance: a share over the budget that the budget
+// gives, or more, less often than Significance (a binomial bound), so
+// that one failure in 20 at a budget of 0.1% fails a window, and 5 in
+// 2500 (twice the budget, which gives as many one time in nine) does not. Any
+// failure is beyond a budget of none.
+func Beyond(failed, due int64, budget float64) bool {
+	switch {
+	case failed <= 0:
+		return false
+	case budget <= 0:
+		return true
+	case float64(failed) <= budget*float64(due):
+		return false
+	}
+	return distuv.Binomial{N: float64(due), P: budget}.Survival(float64(failed-1)) < Significance
+}
+
+// MinDue is results.MinDue: how many exchanges a window needs due for
+// its failures to tell a budget from chance.
+func MinDue(budget float64) int64 { return results.MinDue(budget) }
+
+// Length is how long the search measures a window at rate, whose length
+// would be base (StepWindow's or the session's window): long enough to
+// hold MinDue exchanges at the budget slo.Errors, within MaxLength (or
+// base where it is longer), in whole seconds.
+func Length(slo results.SLO, rate float64, base time.Duration) time.Duration {
+	need := time.Duration(math.Ceil(float64(MinDue(slo.Errors))/rate)) * time.Second
+	return min(max(base, need), max(base, MaxLength))
+}
+
+// Floor is the least rate the search halves to under the bound slo: the
+// rate at which a window of MaxLength holds MinDue exchanges, 17/s at
+// 0.1%, and MinRate at least. Below it, no window tells the budget from
+// chance.
+func Floor(slo results.SLO) float64 {
+	return max(MinRate, math.Ceil(float64(MinDue(slo.Errors))/MaxLength.Seconds()))
 }
 
 // ms writes d in milliseconds with digits decimals (-1: as few as it
@@ -199,29 +292,25 @@ func StepWindow(window time.Duration) time.Duration {
 // Longest is the most a search with the settings cfg takes, its windows
 // and their warm-ups: the longest of every way its windows may pass or
 // fail. A step is warmup and StepWindow(window), a confirm warmup and
-// window; a confirm that fails is paid for out of the steps but costs a
-// whole window, so the longest search is one whose confirms fail (from
-// 500/s at 2%, 10 s windows after 2 s: 2m25s).
+// window, each lengthened at a low rate (Length); a confirm that fails
+// is paid for out of the steps but costs a whole window, so the longest
+// search is one whose confirms fail.
 func Longest(cfg results.Sweep, window, warmup time.Duration) time.Duration {
 	key := longestKey{cfg, window, warmup}
 	if d, ok := longest.Load(key); ok {
 		return d.(time.Duration)
 	}
-	step, confirm := warmup+StepWindow(window), warmup+window
 	var rest func(s *Search) time.Duration
 	rest = func(s *Search) time.Duration {
-		_, c, done := s.Next()
+		rate, c, done := s.Next()
 		if done {
 			return 0
 		}
-		d := step
-		if c {
-			d = confirm
-		}
+		d := warmup + s.Window(rate, c, window).Length
 		var most time.Duration
 		for _, pass := range []bool{true, false} {
 			t := s.clone()
-			t.record(pass, "")
+			t.record(verdict{pass: pass})
 			most = max(most, rest(t))
 		}
 		return d + most
@@ -244,6 +333,7 @@ var longest sync.Map
 func (s *Search) clone() *Search {
 	t := *s
 	t.passes = slices.Clone(s.passes)
+	t.failed = slices.Clone(s.failed)
 	return &t
 }
 
@@ -266,10 +356,8 @@ func (s *Search) Run(window, warmup time.Duration, measure func(Window) (Figures
 		if end {
 			return nil
 		}
-		w := Window{Rate: rate, Confirm: confirm, Warmup: warmup, Length: StepWindow(window)}
-		if confirm {
-			w.Length = window
-		}
+		w := s.Window(rate, confirm, window)
+		w.Warmup = warmup
 		f, err := measure(w)
 		if err != nil {
 			return err
@@ -278,6 +366,18 @@ func (s *Search) Run(window, warmup time.Duration, measure func(Window) (Figures
 			return err
 		}
 	}
+}
+
+// Window is the window Next gave (rate, and whether it confirms) where
+// the session's window is window: a step of StepWindow(window), a
+// confirm of window, each lengthened to hold the exchanges its failures
+// are judged by (Length). Its warm-up is the caller's.
+func (s *Search) Window(rate float64, confirm bool, window time.Duration) Window {
+	base := StepWindow(window)
+	if confirm {
+		base = window
+	}
+	return Window{Rate: rate, Confirm: confirm, Length: Length(s.cfg.SLO, rate, base)}
 }
 
 // ErrReplay is the error of a search's recorded step that is not the one
@@ -294,7 +394,10 @@ type Search struct {
 	// passes are the rates of the steps that passed, of which the
 	// highest below every failure is the rate of a search whose confirms
 	// all failed (Unconfirmed).
-	passes  []float64
+	passes []float64
+	// failed are the windows that failed on their failures, by rate and
+	// share, as the rule of a load that fails at every rate reads them
+	failed  []failing
 	steps   int // the search's steps, confirms left out
 	windows int // every window, confirms included
 	// below counts the confirms that failed, while none has passed:
@@ -309,7 +412,12 @@ type Search struct {
 	rate          float64
 	confirm, done bool
 	stopped       bool // ended by Stop or Abort, without a rate
+	flat          bool // ended by a load that fails at every rate
 }
+
+// failing is a window that failed on its failures: its rate and the
+// share of its due exchanges that failed.
+type failing struct{ rate, share float64 }
 
 // New starts a search with the settings cfg (Check them first).
 func New(cfg results.Sweep) *Search { return &Search{cfg: cfg} }
@@ -335,7 +443,7 @@ func (s *Search) Next() (rate float64, confirm, done bool) {
 
 // plan decides the next window: the first rate; double the last pass
 // while none failed; halve the first failure while none passed (down to
-// MinRate); the middle of the last pass and the first failure while they
+// Floor); the middle of the last pass and the first failure while they
 // are more than the precision apart (twice the precision, with one step
 // left before the windows kept for confirms); else, or when no step is
 // left, the confirming window of the last pass. Once a confirm has failed, every
@@ -356,7 +464,8 @@ func (s *Search) plan() (rate float64, confirm, ok bool) {
 	case s.hi == 0:
 		next = s.lo * 2
 	case s.lo == 0:
-		if next = math.Round(s.hi / 2); next < MinRate || next >= s.hi {
+		// no lower than the floor, which it tries once
+		if next = max(math.Round(s.hi/2), Floor(s.cfg.SLO)); next >= s.hi {
 			return 0, false, false
 		}
 	case s.hi > s.lo*(1+s.cfg.Precision) && (left > confirmReserve+2 || s.hi > s.lo*(1+2*s.cfg.Precision)):
@@ -408,10 +517,10 @@ func (s *Search) planConfirm() (rate float64, confirm, ok bool) {
 
 // gallop is the next confirm below a confirm that failed: the lowest
 // failure less 2^(below-1) precisions, in whole exchanges a second, and
-// at least one less; 0 below MinRate.
+// at least one less; 0 below Floor.
 func (s *Search) gallop() float64 {
 	g := min(math.Round(s.hi/math.Pow(1+s.cfg.Precision, math.Exp2(float64(s.below-1)))), s.hi-1)
-	if g < MinRate {
+	if g < Floor(s.cfg.SLO) {
 		return 0
 	}
 	return g
@@ -419,14 +528,32 @@ func (s *Search) gallop() float64 {
 
 // Record takes what the window Next gave measured, judges it by the
 // search's bound (Pass) and returns the step as its row's note tells it.
+// A window that fails on its failures, its p99 within the bound, at a
+// quarter or less of the rate of another that failed on its failures
+// and with half that one's share or more, ends the search: its load
+// fails at every rate (results.Step.Flat), its failures coming from
+// something else than its rate.
 func (s *Search) Record(f Figures) results.Step {
-	pass, why := Pass(s.cfg.SLO, f)
-	return s.record(pass, why)
+	v := judge(s.cfg.SLO, f)
+	v.flat = s.flatAt(v)
+	return s.record(v)
+}
+
+// flatAt says whether v, the verdict of the window Next gave, ends the
+// search as a load failing at every rate.
+func (s *Search) flatAt(v verdict) bool {
+	if !v.failures || !v.latencyOK {
+		return false
+	}
+	return slices.ContainsFunc(s.failed, func(f failing) bool {
+		return s.rate <= flatRatio*f.rate && v.share >= flatShare*f.share
+	})
 }
 
 // Replay records a step a session's file has, as a resumed session
-// continues its search: rate and st must be the window Next gives.
-func (s *Search) Replay(rate float64, st results.Step) error {
+// continues its search: rate and st must be the window Next gives, f
+// what it measured (FiguresOfRow), st's verdict kept as the file has it.
+func (s *Search) Replay(rate float64, st results.Step, f Figures) error {
 	next, confirm, done := s.Next()
 	switch {
 	case done:
@@ -434,7 +561,9 @@ func (s *Search) Replay(rate float64, st results.Step) error {
 	case next != rate || confirm != st.Confirm || (!confirm && st.N != s.steps+1):
 		return fmt.Errorf("%w: %s at %g/s where it asks for %s at %g/s", ErrReplay, st, rate, describe(confirm, s.steps+1), next)
 	}
-	s.record(st.Pass, st.Why)
+	v := judge(s.cfg.SLO, f)
+	v.pass, v.why, v.flat = st.Pass, st.Why, st.Flat
+	s.record(v)
 	return nil
 }
 
@@ -446,7 +575,7 @@ func (s *Search) Abort(why string) (st results.Step, ok bool) {
 	if _, _, done := s.Next(); done {
 		return results.Step{}, false
 	}
-	st = s.record(false, why)
+	st = s.record(verdict{why: why})
 	s.Stop()
 	return st, true
 }
@@ -463,12 +592,27 @@ func describe(confirm bool, n int) string {
 	return "step " + strconv.Itoa(n)
 }
 
-func (s *Search) record(pass bool, why string) results.Step {
+func (s *Search) record(v verdict) results.Step {
 	if !s.asked {
 		panic("sweep: Record without Next")
 	}
+	pass, why := v.pass, v.why
 	s.asked = false
 	s.windows++
+	if v.failures {
+		s.failed = append(s.failed, failing{s.rate, v.share})
+	}
+	if v.flat {
+		// no rate: whatever passed before, its failures are not the
+		// rate's
+		s.done, s.flat = true, true
+		st := results.Step{Confirm: s.confirm, Flat: true, Why: why + s.flatAs(v)}
+		if !s.confirm {
+			s.steps++
+			st.N = s.steps
+		}
+		return st
+	}
 	if s.confirm {
 		switch {
 		case pass && s.below == 0:
@@ -513,10 +657,27 @@ func (s *Search) Result() (rate float64, found bool) { return s.confirmed, s.con
 // confirmed rate, where it was stopped, and where no step passed below
 // its failures.
 func (s *Search) Unconfirmed() (rate float64, found bool) {
-	if !s.done || s.stopped || s.confirmed > 0 {
+	if !s.done || s.stopped || s.flat || s.confirmed > 0 {
 		return 0, false
 	}
 	return results.Unconfirmed(s.passes, s.hi)
+}
+
+// Flat reports whether the search ended as its load failed at every
+// rate (Record): it found no rate.
+func (s *Search) Flat() bool { return s.flat }
+
+// flatAs is what a window v that ends the search adds to its bounds
+// missed: the window whose share it kept, at a higher rate. ", as
+// 10.12% at 500/s".
+func (s *Search) flatAs(v verdict) string {
+	i := slices.IndexFunc(s.failed, func(f failing) bool {
+		return s.rate <= flatRatio*f.rate && v.share >= flatShare*f.share
+	})
+	if i < 0 {
+		return ""
+	}
+	return fmt.Sprintf(", as %s%% at %g/s", pct(s.failed[i].share, 2), s.failed[i].rate)
 }
 
 // Windows is how many windows the search has had.

@@ -80,7 +80,11 @@ func TestCheck(t *testing.T) {
 		// and whole, as the file keeps a rate to a tenth
 		{"from 333.33", results.Sweep{From: 333.33, Precision: 0.02, SLO: DefaultSLO}, false},
 		{"from 0.5", results.Sweep{From: 0.5, Precision: 0.02, SLO: DefaultSLO}, false},
-		{"from 1", results.Sweep{From: 1, Precision: 0.02, SLO: DefaultSLO}, true},
+		// and at the floor or above, where a window tells the bound on
+		// failures from chance; any, with no failure allowed
+		{"from 1", results.Sweep{From: 1, Precision: 0.02, SLO: DefaultSLO}, false},
+		{"from the floor", results.Sweep{From: Floor(DefaultSLO), Precision: 0.02, SLO: DefaultSLO}, true},
+		{"from 1, no failure", results.Sweep{From: 1, Precision: 0.02, SLO: results.SLO{P99: DefaultSLO.P99}}, true},
 		// a precision of none or all
 		{"precision 0", results.Sweep{From: 500, SLO: DefaultSLO}, false},
 		{"precision 100%", results.Sweep{From: 500, Precision: 1, SLO: DefaultSLO}, false},
@@ -109,9 +113,16 @@ func TestPass(t *testing.T) {
 		// the p99 at the bound passes, above it fails
 		{"p99 at the bound", with(func(f *Figures) { f.P99 = 50 * time.Millisecond }), true, ""},
 		{"p99 over", with(func(f *Figures) { f.P99 = 63200 * time.Microsecond }), false, "p99 63.2 ms over 50 ms"},
-		// 20 of 20000 failed is 0.1%: at the bound; 21 is over it
+		// 20 of 20000 failed is 0.1%: at the bound; 21 is over it, but
+		// the bound gives as many 44% of the time; 28 or more 5.2% of
+		// the time, 29 or more 3.4%: beyond chance
 		{"failures at the bound", with(func(f *Figures) { f.Failed, f.Answered = 20, 19980 }), true, ""},
-		{"failures over", with(func(f *Figures) { f.Failed, f.Answered = 21, 19979 }), false, "failures 0.10% over 0.1% (21 of 20000 due)"},
+		{"failures over by chance", with(func(f *Figures) { f.Failed, f.Answered = 21, 19979 }), true, ""},
+		{"failures over, as likely as one time in 19", with(func(f *Figures) { f.Failed, f.Answered = 28, 19972 }), true, ""},
+		{"failures beyond chance", with(func(f *Figures) { f.Failed, f.Answered = 29, 19971 }), false, "failures 0.14% over 0.1% (29 of 20000 due)"},
+		// one in 20 at 0.1% is beyond chance (the bound gives it 2% of
+		// the time); none in 20 passes
+		{"one in 20", Figures{Offered: 4, Seconds: 5, Answered: 19, Due: 20, Failed: 1, P99: time.Millisecond}, false, "failures 5.00% over 0.1% (1 of 20 due), achieved 4/s of 4/s (95.0%, under 99%)"},
 		// 99% of the rate achieved passes; less fails, the failures too
 		{"achieved 99%", with(func(f *Figures) { f.Answered, f.Due = 19800, 19800 }), true, ""},
 		{"achieved under 99%", with(func(f *Figures) { f.Answered, f.Due = 19000, 19000 }), false, "achieved 3800/s of 4000/s (95.0%, under 99%)"},
@@ -181,7 +192,7 @@ func run(t testing.TB, cfg results.Sweep, c capacity) (s *Search, rates []float6
 // before the precision and the rate found is within 5%.
 func TestSearchFindsCapacity(t *testing.T) {
 	cfg := Defaults()
-	for _, cap := range []float64{1, 3, 37, 250, 499, 500, 501, 700, 1500, 3000, 4000, 4100, 9999, 33333, 64000, 100000, 127000} {
+	for _, cap := range []float64{50, 51, 70, 250, 499, 500, 501, 700, 1500, 3000, 4000, 4100, 9999, 33333, 64000, 100000, 127000} {
 		s, rates, steps := run(t, cfg, capacity{rate: cap})
 		got, found := s.Result()
 		within := cfg.Precision
@@ -224,10 +235,11 @@ func TestSearchFromAbove(t *testing.T) {
 	}
 }
 
-// TestSearchNoRate: a load that fails at every rate halves to MinRate and
+// TestSearchNoRate: a load that fails at every rate halves to Floor and
 // finds none, within MaxWindows, and without a confirm: nothing passed.
 func TestSearchNoRate(t *testing.T) {
-	s, rates, steps := run(t, Defaults(), capacity{rate: 0.5})
+	// below the floor, 50/s, as at none
+	s, rates, steps := run(t, Defaults(), capacity{rate: 37})
 	if got, found := s.Result(); found {
 		t.Errorf("found %g/s; want none", got)
 	}
@@ -239,8 +251,8 @@ func TestSearchNoRate(t *testing.T) {
 			t.Errorf("window %+v; want failed steps, each with why", st)
 		}
 	}
-	if last := rates[len(rates)-1]; last < MinRate {
-		t.Errorf("last window at %g/s; want none below %d/s", last, MinRate)
+	if last := rates[len(rates)-1]; last != Floor(DefaultSLO) {
+		t.Errorf("last window at %g/s; want the floor, %g/s", last, Floor(DefaultSLO))
 	}
 }
 
@@ -383,7 +395,7 @@ func TestSearchInvariants(t *testing.T) {
 				break
 			}
 			rates = append(rates, rate)
-			steps = append(steps, s.record(rng.IntN(2) == 0, "coin"))
+			steps = append(steps, s.record(verdict{pass: rng.IntN(2) == 0, why: "coin"}))
 		}
 		invariants(t, s, rates, steps)
 		_, found := s.Result()
@@ -416,7 +428,7 @@ func TestReplay(t *testing.T) {
 	for cut := 0; cut < len(steps); cut++ {
 		s := New(cfg)
 		for i := range cut {
-			if err := s.Replay(rates[i], steps[i]); err != nil {
+			if err := s.Replay(rates[i], steps[i], Figures{}); err != nil {
 				t.Fatalf("Replay(%g, %+v) after %d steps: %v", rates[i], steps[i], i, err)
 			}
 		}
@@ -427,21 +439,21 @@ func TestReplay(t *testing.T) {
 	}
 	got, _ := orig.Result()
 	s := New(cfg)
-	if err := s.Replay(cfg.From*2, results.Step{N: 1, Pass: true}); !errors.Is(err, ErrReplay) {
+	if err := s.Replay(cfg.From*2, results.Step{N: 1, Pass: true}, Figures{}); !errors.Is(err, ErrReplay) {
 		t.Errorf("Replay of step 1 at %g/s = %v; want ErrReplay (step 1 is at %g/s)", cfg.From*2, err, cfg.From)
 	}
-	if err := s.Replay(cfg.From, results.Step{Confirm: true, Pass: true}); !errors.Is(err, ErrReplay) {
+	if err := s.Replay(cfg.From, results.Step{Confirm: true, Pass: true}, Figures{}); !errors.Is(err, ErrReplay) {
 		t.Errorf("Replay of a confirm first = %v; want ErrReplay", err)
 	}
 	for i := range steps {
-		if err := s.Replay(rates[i], steps[i]); err != nil {
+		if err := s.Replay(rates[i], steps[i], Figures{}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if r, found := s.Result(); !found || r != got {
 		t.Errorf("replayed whole: Result() = %g, %v; want %g", r, found, got)
 	}
-	if err := s.Replay(got, results.Step{N: len(steps)}); !errors.Is(err, ErrReplay) {
+	if err := s.Replay(got, results.Step{N: len(steps)}, Figures{}); !errors.Is(err, ErrReplay) {
 		t.Errorf("Replay after the end = %v; want ErrReplay", err)
 	}
 }
@@ -479,11 +491,8 @@ func TestLongest(t *testing.T) {
 			if done {
 				return d
 			}
-			d += warmup + StepWindow(window)
-			if confirm {
-				d += window - StepWindow(window)
-			}
-			s.record(passes(rate, confirm), "")
+			d += warmup + s.Window(rate, confirm, window).Length
+			s.record(verdict{pass: passes(rate, confirm)})
 		}
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -499,7 +508,7 @@ func TestLongest(t *testing.T) {
 		return rate <= 2000 && !confirm || rate == 2125 && !confirm || rate < 2000
 	})
 	t.Logf("haproxy's search takes %v", haproxy)
-	if most := MaxWindows * (warmup + window); longest < haproxy || longest < MaxSteps*(warmup+StepWindow(window))+warmup+window || longest > most {
+	if most := MaxWindows * (warmup + MaxLength); longest < haproxy || longest < MaxSteps*(warmup+StepWindow(window))+warmup+window || longest > most {
 		t.Errorf("Longest = %v; want at least haproxy's %v and 1m50s, at most %v", longest, haproxy, most)
 	}
 	t.Logf("Longest(%v, %v) = %v", window, warmup, longest)
@@ -602,5 +611,113 @@ func TestVerify(t *testing.T) {
 		if err := Verify(c.tried, c.rate, c.confirmed); (err == nil) != c.ok {
 			t.Errorf("%s: Verify(%v, %g, %v) = %v; want ok %v", c.name, c.tried, c.rate, c.confirmed, err, c.ok)
 		}
+	}
+}
+
+// TestSearchFailsAtEveryRate: a load that fails as large a share of its
+// exchanges whatever the rate ends its search with no rate, once a
+// window at a quarter of a rate that failed on its failures fails about
+// as much with its p99 within the bound: the reference session's squid
+// and tinyproxy (one exchange in ten half-closed, cut by the proxy),
+// their shares at 500, 250, 125 and 63/s as they measured them; a load
+// whose failures fall with its rate goes on and finds its rate.
+func TestSearchFailsAtEveryRate(t *testing.T) {
+	type window struct {
+		share float64
+		p99   time.Duration
+	}
+	cases := []struct {
+		name    string
+		windows map[float64]window // by rate; any other rate fails 10%
+		flatAt  int                // the step that ends the search; 0 for a rate found
+	}{
+		{"squid, mix-http", map[float64]window{500: {0.1012, 30 * time.Millisecond}, 250: {0.1232, 11 * time.Millisecond},
+			125: {0.0672, 8 * time.Millisecond}}, 3},
+		{"tinyproxy, mix-http", map[float64]window{500: {0.0708, 26 * time.Millisecond}, 250: {0.0896, 14 * time.Millisecond},
+			125: {0.0368, 9 * time.Millisecond}}, 3},
+		// its p99 over the bound at 125/s: the next window ends it
+		{"squid, mix-connect", map[float64]window{500: {0.0984, 18 * time.Millisecond}, 250: {0.1224, 26 * time.Millisecond},
+			125: {0.0656, 1069 * time.Millisecond}, 63: {0.0667, 7 * time.Millisecond}}, 4},
+		// an overloaded proxy that sustains 100/s: its share falls
+		// with the rate, and its rate is found
+		{"overloaded", nil, 0},
+	}
+	for _, c := range cases {
+		s := New(Defaults())
+		var rates []float64
+		var steps []results.Step
+		for {
+			rate, _, done := s.Next()
+			if done {
+				break
+			}
+			w, ok := c.windows[rate]
+			if !ok {
+				w = window{0.10, 8 * time.Millisecond}
+			}
+			if c.windows == nil {
+				w = window{max(0, (rate-100)/rate), 8 * time.Millisecond}
+			}
+			f := Figures{Offered: rate, Seconds: s.Window(rate, false, 10*time.Second).Length.Seconds(), P99: w.p99}
+			f.Due = int64(rate * f.Seconds)
+			f.Failed = int64(math.Round(w.share * float64(f.Due)))
+			f.Answered = f.Due - f.Failed
+			rates = append(rates, rate)
+			steps = append(steps, s.Record(f))
+		}
+		invariants(t, s, rates, steps)
+		last := steps[len(steps)-1]
+		rate, found := s.Result()
+		if c.flatAt == 0 {
+			if !found || rate > 100 || rate < 90 || s.Flat() {
+				t.Errorf("%s: found %g, %v, flat %v in %v; want a rate from 90 to 100/s", c.name, rate, found, s.Flat(), rates)
+			}
+			continue
+		}
+		if _, un := s.Unconfirmed(); found || un || !s.Flat() || !last.Flat || last.N != c.flatAt || len(steps) != c.flatAt {
+			t.Errorf("%s: windows %v, last %+v, found %v, flat %v; want no rate, the search ended by step %d failing at every rate", c.name, rates, last, found, s.Flat(), c.flatAt)
+		}
+		if !strings.HasPrefix(last.String(), "sweep step ") || !strings.Contains(last.String(), ": fails at every rate: failures ") || !strings.Contains(last.Why, "% at 500/s") && !strings.Contains(last.Why, "% at 250/s") {
+			t.Errorf("%s: last step's note %q; want its failures and the share it kept from a rate four times higher", c.name, last)
+		}
+		// a resumed session replays it to the same end
+		r := New(Defaults())
+		for i, st := range steps {
+			parsed, ok, err := results.ParseStep(st.String())
+			if !ok || err != nil || parsed != st {
+				t.Fatalf("%s: ParseStep(%q) = %+v, %v, %v; want %+v", c.name, st, parsed, ok, err, st)
+			}
+			if err := r.Replay(rates[i], parsed, Figures{}); err != nil {
+				t.Fatalf("%s: Replay of window %d: %v", c.name, i+1, err)
+			}
+		}
+		if _, _, done := r.Next(); !done || !r.Flat() {
+			t.Errorf("%s: replayed, done %v, flat %v; want the search ended, failing at every rate", c.name, done, r.Flat())
+		}
+	}
+}
+
+// TestLength: a window holds the exchanges its failures are judged by,
+// within MaxLength; the search halves no lower than the rate at which a
+// window of MaxLength holds them.
+func TestLength(t *testing.T) {
+	slo := DefaultSLO
+	need := MinDue(slo.Errors)
+	for _, rate := range []float64{Floor(slo), 63, 125, 200, 500} {
+		for _, base := range []time.Duration{5 * time.Second, 10 * time.Second} {
+			l := Length(slo, rate, base)
+			if l < base || l > max(base, MaxLength) || l%time.Second != 0 {
+				t.Errorf("Length(%g/s, %v) = %v; want whole seconds from %v to %v", rate, base, l, base, max(base, MaxLength))
+			}
+			if int64(rate*l.Seconds()) < need {
+				t.Errorf("Length(%g/s, %v) = %v: %g due; want %d at least", rate, base, l, rate*l.Seconds(), need)
+			}
+		}
+	}
+	if got := float64(need) / MaxLength.Seconds(); Floor(slo) < got || Floor(slo) > got+1 {
+		t.Errorf("Floor = %g; want %d due over %v, %g/s, rounded up", Floor(slo), need, MaxLength, got)
+	}
+	if Length(results.SLO{P99: slo.P99}, 1, 5*time.Second) != 5*time.Second || Floor(results.SLO{P99: slo.P99}) != MinRate {
+		t.Errorf("with no failure allowed: Length %v, Floor %g; want the window as it is and MinRate", Length(results.SLO{P99: slo.P99}, 1, 5*time.Second), Floor(results.SLO{P99: slo.P99}))
 	}
 }
