@@ -293,17 +293,29 @@ func splitNote(s string) []string {
 }
 
 // sessionSummary is the line that opens a session in the detail: its
-// machines, what ran, and how many runs failed.
+// machines, what ran, and how many runs failed. A sweep's search counts
+// as a run, by the window it found (SearchResults): the tables' cells,
+// not the steps between.
 func sessionSummary(id string, rows []results.Row, files []results.SessionFile) string {
 	var machines, cols []string
 	scenarios := map[string]bool{}
 	runs, failed, reps := 0, 0, 0
 	erred, beyond := 0, 0 // ok runs with failed exchanges, and beyond ErrorWarn of theirs
+	searches, windows := 0, 0
+	var own []results.Row
 	for _, r := range rows {
-		if r.Session != id {
-			continue
+		if r.Session == id {
+			own = append(own, r)
+			if r.Load == results.LoadSweep {
+				windows++
+			}
 		}
+	}
+	for _, r := range SearchResults(own) {
 		runs++
+		if r.Load == results.LoadSweep {
+			searches++
+		}
 		if r.Status != results.OK {
 			failed++
 		} else if f := r.Failures(); f > 0 {
@@ -342,6 +354,11 @@ func sessionSummary(id string, rows []results.Row, files []results.SessionFile) 
 	if erred > 0 {
 		exchanges = fmt.Sprintf("%d with failed exchanges, %d of them in more than %s of theirs", erred, beyond, text.SharePercent(ErrorWarn))
 	}
-	return fmt.Sprintf("On %s: %d scenarios, %d columns (%s), %s: %d runs, %d failed, %s.",
-		strings.Join(machines, "; "), len(scenarios), len(cols), strings.Join(cols, ", "), method, runs, failed, exchanges)
+	ran := fmt.Sprintf("%d runs, %d failed", runs, failed)
+	if searches > 0 {
+		ran = fmt.Sprintf("%d runs, %d of them searches for a sustainable rate (%s, each counted by the window it found), %d failed or found none",
+			runs, searches, text.Plural(windows, "window"), failed)
+	}
+	return fmt.Sprintf("On %s: %d scenarios, %d columns (%s), %s: %s, %s.",
+		strings.Join(machines, "; "), len(scenarios), len(cols), strings.Join(cols, ", "), method, ran, exchanges)
 }

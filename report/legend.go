@@ -133,16 +133,16 @@ func ShownText(c Cell) string {
 
 // Legend texts of the marks.
 const (
-	legendBound     = "most runs bound by the client or the origin"
-	legendToolBound = "within 10% of no proxy's rate: the load tool's limit"
-	LegendNoSplice  = "never spliced: the figure is a copying proxy's"
-	LegendFailed    = "exchanges failed; over 1%, their part dashed"
+	legendBound      = "most runs bound by the client or the origin"
+	legendSweepBound = "most of the windows found bound by the client or the origin"
+	LegendNoSplice   = "never spliced: the figure is a copying proxy's"
+	LegendFailed     = "exchanges failed; over 1%, their part dashed"
 )
 
 // BoundLegend is the legend of t's ‡: what the mark says in its table.
 func BoundLegend(t Table) string {
 	if t.Kind == KindSweep {
-		return legendToolBound
+		return legendSweepBound
 	}
 	return legendBound
 }

@@ -17,8 +17,9 @@ import (
 // sustains within the session's bounds (results.Sweep's SLO). A search's
 // result is the rate of its last confirming window that passed; the
 // table's cell is the median of its repetitions' results, marked as the
-// other tables mark theirs, and ‡ where the proxy came within 10% of no
-// proxy's rate, the rate the load tool itself reached.
+// other tables mark theirs, ‡ where the client or the origin set the
+// pace of most of the windows found. A search whose load failed at
+// every rate (results.Step.Flat) found none, and its cell says so.
 
 // KindSweep is the kind of the Sustainable rate table.
 const KindSweep = "sustainable"
@@ -31,9 +32,9 @@ const noRate = "none"
 // 1.97 against 1.96 says nothing.
 const minSearches = 2
 
-// toolBound is the share of no proxy's rate from which a proxy's is held
-// to be the load tool's limit rather than its own (‡): within 10% of it.
-const toolBound = 0.9
+// everyRate is the cell of a column whose searches all ended as its load
+// failed at every rate.
+const everyRate = "fails at every rate"
 
 // Search is one repetition's search for a column's sustainable rate, as
 // its steps' rows tell it.
@@ -45,6 +46,11 @@ type Search struct {
 	// Unconfirmed is set; null where it found no rate.
 	Rate        *float64 `json:"rate_per_s"`
 	Unconfirmed bool     `json:"unconfirmed,omitempty"`
+	// Flat is a search ended by a load that failed at every rate, and
+	// Cause what its last window's run says of why, where it says
+	// (results.HalfCloseCause).
+	Flat  bool   `json:"fails_at_every_rate,omitempty"`
+	Cause string `json:"cause,omitempty"`
 	// Stop is its last step that failed, the one that bounds the rate
 	// from above (or, where it found none, says why); null where none
 	// failed.
@@ -65,7 +71,8 @@ type SearchStep struct {
 	Confirm bool          `json:"confirm,omitempty"`
 	Offered float64       `json:"offered_per_s"` // exchanges a second
 	Pass    bool          `json:"pass"`
-	Why     string        `json:"why,omitempty"` // the bound it missed, or why its run failed
+	Flat    bool          `json:"fails_at_every_rate,omitempty"` // it ended the search: the load fails at every rate
+	Why     string        `json:"why,omitempty"`                 // the bound it missed, or why its run failed
 	Bound   results.Bound `json:"bound,omitempty"`
 	// P50 and P99 are its latency in milliseconds, every exchange due
 	// in its window; absent where its run gave none.
@@ -79,7 +86,7 @@ type SearchStep struct {
 func stepOf(r *results.Row) SearchStep {
 	st, ok, _ := results.ParseStep(r.Note)
 	s := SearchStep{N: st.N, Confirm: st.Confirm, Offered: r.OfferedRate, Pass: ok && st.Pass && r.Status == results.OK,
-		Why: st.Why, Bound: r.Bound}
+		Flat: ok && st.Flat, Why: st.Why, Bound: r.Bound}
 	if !ok {
 		s.Why = noteOrNone(r.Note)
 	}
@@ -132,6 +139,10 @@ func searchOf(rep int, rows []*results.Row) Search {
 			passed = append(passed, st.Offered)
 		default:
 			s.Stop = &s.Steps[i]
+			s.Flat = st.Flat
+			if st.Flat {
+				s.Cause, _ = results.HalfCloseCause(r.Note)
+			}
 			confirmFailed = confirmFailed || st.Confirm
 			if lowest == 0 || st.Offered < lowest {
 				lowest = st.Offered
@@ -141,7 +152,7 @@ func searchOf(rep int, rows []*results.Row) Search {
 	// A search whose confirms all failed, and that ended as a search
 	// does rather than by a failed run, has the rate of its highest pass
 	// below them, not confirmed.
-	if s.result < 0 && confirmFailed && rows[len(rows)-1].Status == results.OK {
+	if s.result < 0 && confirmFailed && !s.Flat && rows[len(rows)-1].Status == results.OK {
 		if rate, ok := results.Unconfirmed(passed, lowest); ok {
 			s.Rate, s.Unconfirmed = &rate, true
 			s.unconfirmed = slices.IndexFunc(s.Steps, func(st SearchStep) bool { return st.Pass && !st.Confirm && st.Offered == rate })
@@ -235,9 +246,16 @@ func (s Search) StopText() string {
 	if st.Confirm {
 		what = "the confirming window"
 	}
-	t := fmt.Sprintf("%s at %s failed: %s", what, RateText(st.Offered), st.Why)
+	verdict := "failed"
+	if st.Flat {
+		verdict = "failed, as at every rate"
+	}
+	t := fmt.Sprintf("%s at %s %s: %s", what, RateText(st.Offered), verdict, st.Why)
 	if st.Bound != "" {
 		t += " (bound: " + string(st.Bound) + ")"
+	}
+	if s.Cause != "" {
+		t += "; " + s.Cause
 	}
 	return t
 }
@@ -247,8 +265,11 @@ func (s Search) StopText() string {
 // ...".
 func (s Search) String() string {
 	found := "no rate"
-	if s.Rate != nil {
+	switch {
+	case s.Rate != nil:
 		found = RateText(*s.Rate)
+	case s.Flat:
+		found = "no rate, failing at every rate"
 	}
 	if s.Unconfirmed {
 		found += " not confirmed"
@@ -259,8 +280,11 @@ func (s Search) String() string {
 // sweepTable is the Sustainable rate table of a machine's sweeps: a row
 // per mix mode, a cell per column, each the median of its repetitions'
 // sustainable rates in k req/s, bold and * by the rule of the other
-// tables, ‡ within 10% of no proxy's, "none" where no search found a
-// rate, and under it each cell's searches: where each stopped and why.
+// tables, ‡ where the client or the origin set the pace of most of the
+// windows found, "none" where no search found a rate ("fails at every
+// rate" where each ended so), and under it each cell's searches: where
+// each stopped and why. Where no proxy found no rate, or a lower one
+// than a proxy's, a note says why that is no ceiling of the proxies'.
 func sweepTable(machine string, rows []*results.Row) Table {
 	g := newGrid(rows, func(r *results.Row) (string, string) {
 		label := RowLabel(r.Mode, r.Load)
@@ -284,18 +308,13 @@ func sweepTable(machine string, rows []*results.Row) Table {
 		unit := results.UnitOf(g.modes[k], g.loads[k])
 		cells := make([]Cell, len(g.cols))
 		spreads := make([]*spread, len(g.cols))
-		var base *Summary
 		for i, c := range g.cols {
 			var s Summary
 			cells[i], s = sweepCell(c, steps[[2]string{k, c.proxy}])
 			spreads[i] = newSpread(c.group, s)
-			if c.group == results.Baseline && s.OK {
-				base = &s
-			}
 		}
-		for i := range cells {
-			c := &cells[i]
-			c.Bound = base != nil && c.Group != results.Baseline && c.Median != nil && *c.Median >= toolBound*base.Median
+		if n, ok := baselineNote(cells, g.modes[k], RowLabel(g.modes[k], g.loads[k])); ok {
+			t.Notes = append(t.Notes, n)
 		}
 		if tooFewSearches(cells) {
 			for _, sp := range spreads {
@@ -330,15 +349,21 @@ func sweepSteps(rows []*results.Row) map[[2]string]map[int][]*results.Row {
 func sweepCell(c column, reps map[int][]*results.Row) (Cell, Summary) {
 	var searches []Search
 	var rates []float64
-	unconfirmed := 0
+	var found, flatRows []*results.Row // the windows of the rates found; the windows of searches ended failing at every rate
+	unconfirmed, flat := 0, 0
 	for _, rep := range slices.Sorted(maps.Keys(reps)) {
 		s := searchOf(rep, reps[rep])
 		searches = append(searches, s)
 		if s.Rate != nil {
 			rates = append(rates, results.RateFigure(*s.Rate))
+			found = append(found, s.rows[max(s.result, s.unconfirmed)])
 		}
 		if s.Unconfirmed {
 			unconfirmed++
+		}
+		if s.Flat {
+			flat++
+			flatRows = append(flatRows, s.rows...)
 		}
 	}
 	s := summaryOf(rates)
@@ -349,6 +374,8 @@ func sweepCell(c column, reps map[int][]*results.Row) (Cell, Summary) {
 		fig = fmt.Sprintf("%s (%d of %d found)", ThreeFigures(s.Median), len(rates), len(searches))
 	case s.OK:
 		fig = ThreeFigures(s.Median)
+	case flat > 0 && flat == len(searches):
+		fig = everyRate
 	case len(searches) > 0:
 		fig = noRate
 	}
@@ -358,7 +385,49 @@ func sweepCell(c column, reps map[int][]*results.Row) (Cell, Summary) {
 	cell := cellOf(c, s, fig)
 	cell.Searches = searches
 	cell.Chart = s
+	cell.Bound = c.group != results.Baseline && boundElsewhere(found)
+	// the failures of the windows found, as any cell's; where none was,
+	// those of the windows that failed at every rate
+	cell.ErrorShare = errorShare(found)
+	if len(found) == 0 && len(flatRows) > 0 {
+		cell.ErrorShare = errorShare(flatRows)
+	}
 	return cell, s
+}
+
+// baselineNote is the note of a Sustainable rate row of mode (label)
+// whose no proxy cell found no rate, or a lower one than a proxy's: no
+// proxy is the client straight to the origin, so that what stopped its
+// search is the client's or the origin's own limit in that load, not a
+// ceiling of the proxies' rates; ok is false where its rate is the row's
+// highest.
+func baselineNote(cells []Cell, mode results.Mode, label string) (Note, bool) {
+	i := slices.IndexFunc(cells, func(c Cell) bool { return c.Group == results.Baseline })
+	if i < 0 || len(cells[i].Searches) == 0 {
+		return Note{}, false
+	}
+	base := cells[i]
+	var above *Cell
+	for j := range cells {
+		c := &cells[j]
+		if c.Group != results.Baseline && c.Median != nil && (base.Median == nil || *c.Median > *base.Median) && (above == nil || *c.Median > *above.Median) {
+			above = c
+		}
+	}
+	if above == nil {
+		return Note{}, false
+	}
+	what := "found no rate"
+	if base.Median != nil {
+		what = fmt.Sprintf("found %sk/s, less than %s's %sk/s", ThreeFigures(*base.Median), above.Proxy, ThreeFigures(*above.Median))
+	}
+	alone := "the client and the origin do in this load on their own"
+	if mode == results.MixTLS {
+		alone = "the client and the origin do on their own, the origin ending the TLS (bench's own, in Go) where the proxy does in the other columns"
+	}
+	return Note{Text: fmt.Sprintf("%s %s: its search stopped where %s. No proxy is the client straight to the origin: "+
+		"this is what %s, not a ceiling of the proxies' rates", base.Proxy, what, base.Searches[0].StopText(), alone),
+		Proxies: []string{base.Proxy}, Loads: []string{label}}, true
 }
 
 // tooFewSearches reports whether a proxy's cell of a row found a rate in
@@ -372,16 +441,21 @@ func tooFewSearches(cells []Cell) bool {
 // sweepLegend are the marks of a Sustainable rate table of its own:
 // "none", and a row left unmarked for too few searches.
 func sweepLegend(t Table) []legendItem {
-	var none, unmarked bool
+	var none, flat, unmarked bool
 	for _, r := range t.Rows {
 		unmarked = unmarked || tooFewSearches(r.Cells)
 		for _, c := range r.Cells {
 			none = none || (c.Median == nil && strings.HasPrefix(c.Text, noRate))
+			flat = flat || (c.Median == nil && strings.HasPrefix(c.Text, everyRate))
 		}
 	}
 	var out []legendItem
 	if none {
 		out = append(out, legendItem{noRate, "no search of the column found a sustainable rate: where each stopped, and why, is under the table and on the chart"})
+	}
+	if flat {
+		out = append(out, legendItem{everyRate, "each search of the column ended with no rate, its load failing about as large a share of its exchanges " +
+			"at a rate as at four times it: no rate is within the bound on failures, and the failures are not the load's (why, where its runs say, is under the table)"})
 	}
 	if unmarked {
 		out = append(out, legendItem{"no bold, no *", fmt.Sprintf("a row where a proxy's cell has fewer than %d searches: "+
@@ -403,7 +477,19 @@ func sweepCaption(sw *results.Sweep) string {
 		"found by a search of such windows and confirmed over a whole one; the median of the repetitions " +
 		"(\"(2 of 3 found)\": the median of those that found one; " +
 		"\"(1 not confirmed)\": of those, searches whose confirms all failed, their rate the highest a step passed below every rate that failed). " +
-		"‡ at least 90% of no proxy's rate: within 10% of it, the load tool, not the proxy, set the limit."
+		"A window fails on its failures where they are more than the bound explains by chance (a binomial bound at " +
+		text.SharePercent(results.Significance) + ")" + minDueText(sw) + "."
+}
+
+// minDueText is what the caption says of the exchanges a window holds
+// under sw's bound on failures: ", each holding 998 exchanges due at
+// least to tell it (longer at a low rate)"; empty without its bounds or
+// with no failure allowed.
+func minDueText(sw *results.Sweep) string {
+	if sw == nil || results.MinDue(sw.SLO.Errors) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", each holding %d exchanges due at least to tell it (longer at a low rate)", results.MinDue(sw.SLO.Errors))
 }
 
 // SloText is a sweep's bounds in words: "p99 at most 50 ms, failures at

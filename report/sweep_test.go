@@ -194,13 +194,32 @@ func TestSweepMarks(t *testing.T) {
 }
 
 // TestSweepCells: a cell is the median of its repetitions' rates, the
-// best bold, ‡ from 90% of no proxy's rate up, "none" where no search
-// found a rate, and no step in any other table.
+// best bold, ‡ where the client or the origin set the pace of the window
+// found (its step above it failing, whatever it was bound by), "none"
+// where no search found a rate, "fails at every rate" where each search
+// ended so, and no step in any other table.
 func TestSweepCells(t *testing.T) {
 	var rows []results.Row
 	rows = append(rows, confirmed("no proxy", results.Baseline, 10000, 10200, 9800)...)
-	rows = append(rows, confirmed("nginx", results.Copy, 9100)...)   // 9% below no proxy's
-	rows = append(rows, confirmed("haproxy", results.Copy, 8900)...) // 11% below
+	// nginx's window found bound by the client, haproxy's by itself
+	for _, r := range confirmed("nginx", results.Copy, 9100) {
+		if r.Bound = results.BoundProxy; r.Note == reporttest.Pass(0).String() {
+			r.Bound = results.BoundClient
+		}
+		rows = append(rows, r)
+	}
+	for _, r := range confirmed("haproxy", results.Copy, 8900) {
+		r.Bound = results.BoundProxy
+		rows = append(rows, r)
+	}
+	// stunnel: its load failed at every rate, half-closed exchanges cut
+	for i, st := range []results.Step{reporttest.Fail(1, "failures 10.12% over 0.1% (253 of 2500 due)"), reporttest.Fail(2, "failures 12.32% over 0.1% (154 of 1250 due)"),
+		{N: 3, Flat: true, Why: "failures 6.72% over 0.1% (42 of 625 due), as 10.12% at 500/s"}} {
+		r := reporttest.StepRow(1, st, 500/float64(int(1)<<i))
+		r.Proxy, r.Started = "stunnel", time.Date(2026, 12, 1, 7, i, 0, 0, time.UTC)
+		r.Note += "; " + results.HalfCloseNote(42, "stunnel cuts them")
+		rows = append(rows, r)
+	}
 	rows = append(rows, confirmed("squid", results.Copy, 4000, 5000, 4400, 6000)...)
 	none := reporttest.StepRow(1, reporttest.Fail(1, "errors 2.1% over 0.1%"), 500)
 	none.Proxy = "tinyproxy"
@@ -229,8 +248,9 @@ func TestSweepCells(t *testing.T) {
 		bold        bool
 	}{
 		{"no proxy", "10.0", false},                  // the median of three; the baseline is never marked
-		{"nginx", "9.10 ‡", false},                   // 91% of no proxy's: the tool's limit; one search, no mark
-		{"haproxy", "8.90", false},                   // 89%: the proxy's
+		{"nginx", "9.10 ‡", false},                   // bound by the client; one search, no mark
+		{"haproxy", "8.90", false},                   // bound by itself
+		{"stunnel", "fails at every rate", false},    // no rate, its failures not the rate's
 		{"squid", "4.70", false},                     // the median of four: the mean of the middle two
 		{"tinyproxy", "none", false},                 // no rate found
 		{"dante", "3.00 (1 of 3 found)", false},      // one search of three found one
@@ -243,6 +263,10 @@ func TestSweepCells(t *testing.T) {
 	}
 	if n := len(cells["squid"].Runs); n != 4 {
 		t.Errorf("squid's cell has %d runs; want 4, one a search", n)
+	}
+	if s := cells["stunnel"].Searches; len(s) != 1 || !s[0].Flat || !strings.Contains(s[0].String(), "step 3 at 0.125k/s failed, as at every rate: failures 6.72%") ||
+		!strings.HasSuffix(s[0].String(), "; 42 of the failed exchanges half-closed: stunnel cuts them") {
+		t.Errorf("stunnel's searches %+v; want one, failing at every rate, saying where, and why", s)
 	}
 	tables, err := Tables(rows, Options{})
 	if err != nil {

@@ -66,8 +66,7 @@ type Cell struct {
 	Bold   bool     `json:"bold"`
 	Star   bool     `json:"star"`
 	// Bound: most runs bound by the client or the origin (‡); in the
-	// Sustainable rate table, a rate within 10% of no proxy's, the load
-	// tool's own limit.
+	// Sustainable rate table, most of the windows its searches found.
 	Bound bool `json:"bound"`
 	// NoSplice: a splicing column whose runs all counted the proxy's
 	// pipes and found none (†): it copied, whatever its group says.
