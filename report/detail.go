@@ -94,16 +94,18 @@ func failedShare(c Cell) float64 {
 func Erring(c Cell) bool { return c.ErrorShare != nil && *c.ErrorShare > ErrorWarn }
 
 // CellSpread is what the detail adds to a cell with two runs or more:
-// the furthest of its runs from the median, relative to it, and their
-// number, "±3% n=3"; and a longer form, "3 runs: 27.1 to 28.9". Empty
-// for a cell with fewer.
+// half the range of its runs (slowest to fastest), relative to the
+// median, and their number, "±3% n=3", the ± of a headline's ratio and
+// of bench compare's change, half the width of a range from the runs'
+// extremes; and a longer form, "3 runs: 27.1 to 28.9". Empty for a cell
+// with fewer.
 func CellSpread(c Cell) (short, long string) {
 	if c.Median == nil || len(c.Runs) < 2 || *c.Median == 0 {
 		return "", ""
 	}
 	m := *c.Median
 	lo, hi := slices.Min(c.Runs), slices.Max(c.Runs)
-	dev := max(hi-m, m-lo) / math.Abs(m)
+	dev := (hi - lo) / 2 / math.Abs(m)
 	return fmt.Sprintf("±%s n=%d", text.SharePercent(dev), len(c.Runs)),
 		fmt.Sprintf("%d runs: %s to %s", len(c.Runs), ThreeFigures(lo), ThreeFigures(hi))
 }

@@ -91,7 +91,7 @@ const (
 
 // latencyTable is the latency of throughput table t's cells, p50 / p99
 // (and p99.9 in the mix family) in milliseconds, in the same rows and
-// columns, unmarked; accounting is that of the session's mix rows
+// columns, unmarked but for their failed exchanges' share (!p%); accounting is that of the session's mix rows
 // (results.MixDue, results.MixAnswered), which its caption says.
 func latencyTable(t Table, accounting string) Table {
 	mix := t.Family == FamMix
@@ -119,10 +119,14 @@ func latencyTable(t Table, accounting string) Table {
 					texts[j] = Millis(*p)
 				}
 			}
-			lc := Cell{Proxy: c.Proxy, Group: c.Group, Runs: []float64{}, P50: c.P50, P99: c.P99, P999: c.P999}
+			// the failures are the throughput cell's, marked as there
+			lc := Cell{Proxy: c.Proxy, Group: c.Group, Runs: []float64{}, P50: c.P50, P99: c.P99, P999: c.P999, ErrorShare: c.ErrorShare}
 			lc.Text = strings.Join(texts, " / ")
 			if c.P50 == nil {
-				lc.Text = "–"
+				lc.Text, lc.ErrorShare = "–", nil
+			}
+			if f := FailureText(lc); f != "" {
+				lc.Text += " " + f
 			}
 			row.Cells[i] = lc
 		}

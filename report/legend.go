@@ -56,12 +56,16 @@ func LegendOf(t Table, s spreadView) []legendItem {
 		out = append(out, legendItem{"‡", BoundLegend(t)})
 	}
 	if failed {
+		counts := "its figure counts the answered ones alone"
+		if t.Kind == KindLatency {
+			counts = "wrk's latency is of the answered ones alone, bench mix's of every exchange due, a failed one at the time it ended (a timed-out one at its timeout)"
+		}
 		out = append(out, legendItem{ErrorMark + "p%", fmt.Sprintf("p%% of the cell's exchanges failed (errors, timeouts, cut or wrong answers): "+
-			"its figure counts the answered ones alone; more than %s, the cell is failing (on the page, %s or less in a lighter mark)",
-			text.SharePercent(ErrorWarn), text.SharePercent(ErrorWarn))})
+			"%s; more than %s, the cell is failing (on the page, %s or less in a lighter mark)",
+			counts, text.SharePercent(ErrorWarn), text.SharePercent(ErrorWarn))})
 	}
 	if spread {
-		out = append(out, legendItem{"±p% n=r", "the furthest of the cell's r runs from its median is p% of it away"})
+		out = append(out, legendItem{"±p% n=r", "half the range of the cell's r runs, slowest to fastest, is p% of its median (the ± of a headline's ratio and of bench compare's change is half a range too)"})
 	}
 	if none {
 		text := "no figure: the proxy cannot do the mode, or no run of it was ok"

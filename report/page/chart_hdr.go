@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"bench/internal/text"
+	"bench/report"
 	"bench/report/chart"
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"gonum.org/v1/plot"
@@ -22,12 +23,15 @@ var hdrTicks = []float64{50, 90, 99, 99.9, 99.99}
 func hdrX(p float64) float64 { return -math.Log10(1 - p/100) }
 
 // hdrLine is a column's line in an HDR chart: the merged histogram of
-// its runs, in microseconds.
+// its runs, in microseconds, and the mark of its cell's failed
+// exchanges (report.FailureText; empty where none failed), which its
+// legend and title carry as the tables do.
 type hdrLine struct {
-	name  string
-	color color.Color
-	runs  int
-	h     *hdrhistogram.Histogram
+	name   string
+	color  color.Color
+	runs   int
+	h      *hdrhistogram.Histogram
+	failed string
 }
 
 // title is the line's title: its percentiles at the axis' ticks.
@@ -36,7 +40,11 @@ func (l hdrLine) title() string {
 	for _, p := range hdrTicks {
 		ps = append(ps, fmt.Sprintf("p%s %s ms", strconv.FormatFloat(p, 'f', -1, 64), text.Fixed(float64(l.h.ValueAtQuantile(p))/1e3, 3)))
 	}
-	return fmt.Sprintf("%s: %s; %s merged, %d exchanges", l.name, strings.Join(ps, ", "), text.Plural(l.runs, "run"), l.h.TotalCount())
+	t := fmt.Sprintf("%s: %s; %s merged, %d exchanges", l.name, strings.Join(ps, ", "), text.Plural(l.runs, "run"), l.h.TotalCount())
+	if l.failed != "" {
+		t += "; " + strings.TrimPrefix(l.failed, report.ErrorMark) + " of them failed"
+	}
+	return t
 }
 
 // hdrChart is the percentile chart of a mix scenario: a line per column
@@ -79,7 +87,11 @@ func hdrChart(title string, lines []hdrLine) ([]byte, error) {
 		line.Width = vg.Points(1.5)
 		tl := &chart.TippedLine{Line: line, Column: l.name, Title: l.title(), Tips: tp}
 		p.Add(tl)
-		legend = append(legend, chart.LegendEntry{Name: l.name, Thumb: tl})
+		name := l.name
+		if l.failed != "" {
+			name += " " + l.failed
+		}
+		legend = append(legend, chart.LegendEntry{Name: name, Thumb: tl})
 	}
 	if !(hi > lo) {
 		// one latency throughout (or no line): gonum would widen the

@@ -428,7 +428,7 @@ func htmlHDR(b *bytes.Buffer, group []report.Table, data map[results.RunID]*resu
 				kept = kept || h != nil
 				// a histogram of no exchange has no latency to draw
 				if h != nil && h.TotalCount() > 0 {
-					lines = append(lines, hdrLine{name: t.Columns[j], color: pal.Color(t.Columns[j], c.Group), runs: n, h: h})
+					lines = append(lines, hdrLine{name: t.Columns[j], color: pal.Color(t.Columns[j], c.Group), runs: n, h: h, failed: report.FailureText(c)})
 				}
 			}
 			if len(lines) == 0 {
