@@ -186,7 +186,7 @@ func overlap(a, b []int) (int, bool) {
 }
 
 // parseCPUList reads the kernel's list format, "0-3,5,7-8", into sorted,
-// distinct CPU numbers.
+// distinct CPU numbers, none beyond maxCPU.
 func parseCPUList(s string) ([]int, error) {
 	var cpus []int
 	if strings.TrimSpace(s) == "" {
@@ -206,6 +206,9 @@ func parseCPUList(s string) ([]int, error) {
 				return nil, fmt.Errorf("%q is not a CPU range (want low-high)", part)
 			}
 		}
+		if b > maxCPU {
+			return nil, fmt.Errorf("%q: CPU %d is beyond the kernel's %d", part, b, maxCPU)
+		}
 		for c := a; c <= b; c++ {
 			cpus = append(cpus, c)
 		}
@@ -213,6 +216,11 @@ func parseCPUList(s string) ([]int, error) {
 	slices.Sort(cpus)
 	return slices.Compact(cpus), nil
 }
+
+// maxCPU is the highest CPU number a list may name: the kernel's
+// NR_CPUS at its largest (8192 CPUs), so that a list read from a file
+// cannot ask for a slice of any size.
+const maxCPU = 8191
 
 // CPUList writes CPUs in the kernel's list format, "0-3,5".
 func CPUList(cpus []int) string {
