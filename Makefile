@@ -76,6 +76,7 @@ UNLOADED_PKGS += ./internal/accept
 UNLOADED_PKGS += ./internal/child
 UNLOADED_PKGS += ./internal/chromium
 UNLOADED_PKGS += ./internal/golden
+UNLOADED_PKGS += ./internal/hostlab
 UNLOADED_PKGS += ./internal/nights
 UNLOADED_PKGS += ./internal/text
 UNLOADED_PKGS += ./profile

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"bench/internal/hostlab"
+	"bench/internal/testenv"
+	"bench/scenarios"
+)
+
+// TestCheckHosts: bench check --hosts on the lab's hosts, each a network
+// namespace with its own sshd: hosts that have what their roles need
+// pass; a host whose key known_hosts has not, one without wrk and one
+// where nothing listens are each refused by name, exit 2, before any
+// session; and a hosts file that cannot be read says its line.
+func TestCheckHosts(t *testing.T) {
+	testenv.NeedRoot(t, "the hosts' lab: network namespaces and sshd")
+	testenv.NeedProgram(t, hostlab.Sshd)
+	testenv.NeedProgram(t, scenarios.ToolWrk)
+	lab := hostlab.New(t, hostlab.Option{}, hostlab.Option{Hide: []string{scenarios.ToolWrk}}, hostlab.Option{Unknown: true}, hostlab.Option{Down: true})
+	good, noWrk, unknown, down := lab.Hosts[0], lab.Hosts[1], lab.Hosts[2], lab.Hosts[3]
+	write := func(name, text string) string {
+		p := filepath.Join(lab.Dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	check := func(file string, more ...string) (int, string, string) {
+		var stdout, cmdErr, stderr bytes.Buffer
+		status := exitStatus(dispatch(&stdout, &cmdErr, append([]string{"check", "--hosts", file, "--ssh-config", lab.Config}, more...)), &stderr)
+		return status, stdout.String(), stderr.String()
+	}
+	// one host with the three roles, and the same with two client hosts
+	ok := write("ok", fmt.Sprintf("client %s data=10.1.0.1 cpus=0\nproxy %s data=10.1.0.1\norigin %s data=10.1.0.1\n", good.Addr, good.Addr, good.Addr))
+	if status, out, says := check(ok); status != exitOK || !regexp.MustCompile(`(?m)^`+regexp.QuoteMeta(good.Addr)+` +ok +reached: Linux`).MatchString(out) {
+		t.Errorf("a host with every role: exit %d, %s\n%s; want 0, the host reached", status, says, out)
+	}
+	bad := write("bad", fmt.Sprintf("client %s data=10.1.0.2\nproxy %s data=10.1.0.3\norigin %s data=10.1.0.4 # down\n", noWrk.Addr, unknown.Addr, down.Addr))
+	status, out, says := check(bad)
+	if status != exitUsage {
+		t.Errorf("hosts that lack: exit %d; want %d", status, exitUsage)
+	}
+	for _, want := range []string{
+		noWrk.Addr + ": wrk", "missing", // the host without wrk, by name
+		unknown.Addr, "its host key is not in known_hosts", "--accept-new-host-keys", // the unknown key
+		down.Addr, "it cannot be reached", // nothing listening
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("hosts that lack: %q not in\n%s", want, out)
+		}
+	}
+	for _, want := range []string{"bad: a session cannot use these hosts: ", noWrk.Addr + ": wrk", unknown.Addr, down.Addr} {
+		if !strings.Contains(says, want) {
+			t.Errorf("hosts that lack: %q not in %q", want, says)
+		}
+	}
+	// CPUs the host has not
+	cpus := write("cpus", fmt.Sprintf("client %s data=10.1.0.1 cpus=0,8190\nproxy %s data=10.1.0.1\norigin %s data=10.1.0.1\n", good.Addr, good.Addr, good.Addr))
+	if status, out, _ := check(cpus); status != exitUsage || !strings.Contains(out, "cpus, line 1: cpus=0,8190 names CPUs it does not have: 8190") {
+		t.Errorf("CPUs it has not: exit %d\n%s; want 2, the line named", status, out)
+	}
+	// a file that cannot be read: its line, before any host is asked
+	broken := write("broken", "client "+good.Addr+" data=10.1.0.1\nproxy "+good.Addr+"\n")
+	if status, out, says := check(broken); status != exitUsage || out != "" || !strings.Contains(says, "broken:2: \"proxy "+good.Addr+"\": want ROLE DESTINATION data=ADDRESS") {
+		t.Errorf("a broken file: exit %d, %q, %q; want 2 and its line", status, out, says)
+	}
+}

@@ -1,0 +1,209 @@
+// Package hostlab is the tests' lab of hosts on one machine: each host a
+// network namespace of its own running its own OpenSSH server (Debian's
+// openssh-server: sshd -D -f CONFIG, its own host key), reached from the
+// test's namespace over a veth pair of its own, the lab's control
+// network. A key made for the lab logs in as root; an ssh config of the
+// lab's (ssh -F) holds the key and a known_hosts with the hosts' keys.
+// Everything it makes (namespaces, links, servers) is removed when the
+// test ends, however it ends.
+package hostlab
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Sshd is Debian's OpenSSH server, which must be started by its path.
+const Sshd = "/usr/sbin/sshd"
+
+// Host is a host of the lab: its namespace and its address on the
+// control network, where its sshd listens on port 22.
+type Host struct {
+	Name string // its namespace
+	Addr string // its sshd's address
+	pid  int
+}
+
+// Lab is a lab of hosts and the ssh config that reaches them.
+type Lab struct {
+	Dir    string // the lab's files: keys, configs, known_hosts
+	Config string // ssh's config file for the lab (ssh -F)
+	Hosts  []*Host
+	prefix string
+}
+
+// Option changes a host of the lab as it is made.
+type Option struct {
+	// Unknown leaves the host's key out of the lab's known_hosts.
+	Unknown bool
+	// Hide are programs the host has not: each file bind-mounted over
+	// with /dev/null in a mount namespace of the host's sshd.
+	Hide []string
+	// Down makes the host without its sshd: nothing listens at its
+	// address.
+	Down bool
+}
+
+// subnet is the lab's control network, a /30 a host: 10.213.N.0/30, the
+// test's end .1, the host's .2.
+const subnet = "10.213."
+
+// New makes a lab of len(opts) hosts, the ith as opts[i] says. It fails
+// the test where the machine cannot (not root, no sshd).
+func New(t testing.TB, opts ...Option) *Lab {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Fatal("the hosts' lab needs root: network namespaces and sshd")
+	}
+	if _, err := os.Stat(Sshd); err != nil {
+		t.Fatalf("the hosts' lab needs OpenSSH's server (apt-get install openssh-server): %v", err)
+	}
+	if taken(subnet) {
+		t.Fatalf("the machine routes %s0.0/16 already: the lab's control network would shadow it", subnet)
+	}
+	l := &Lab{Dir: t.TempDir(), prefix: "bl" + strconv.Itoa(os.Getpid()%100000)}
+	// sshd's privilege separation wants its folder, which the package's
+	// service makes at its start
+	if err := os.MkdirAll("/run/sshd", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	key := filepath.Join(l.Dir, "id_ed25519")
+	run(t, "ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "bench-lab", "-f", key)
+	pub, err := os.ReadFile(key + ".pub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(l.Dir, "authorized_keys"), pub, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var known bytes.Buffer
+	for i, o := range opts {
+		h := l.addHost(t, i+1, o)
+		hostPub, err := os.ReadFile(filepath.Join(l.Dir, h.Name+".key.pub"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !o.Unknown {
+			f := strings.Fields(string(hostPub))
+			fmt.Fprintf(&known, "%s %s %s\n", h.Addr, f[0], f[1])
+		}
+	}
+	knownHosts := filepath.Join(l.Dir, "known_hosts")
+	if err := os.WriteFile(knownHosts, known.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l.Config = filepath.Join(l.Dir, "ssh_config")
+	cfg := fmt.Sprintf("Host *\n  User root\n  IdentityFile %s\n  IdentitiesOnly yes\n  UserKnownHostsFile %s\n  GlobalKnownHostsFile /dev/null\n  LogLevel ERROR\n", key, knownHosts)
+	if err := os.WriteFile(l.Config, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range l.Hosts {
+		if h.pid != 0 {
+			waitListening(t, h)
+		}
+	}
+	return l
+}
+
+// addHost makes the nth host: its namespace, its veth pair, its host key
+// and config, and its sshd unless o.Down.
+func (l *Lab) addHost(t testing.TB, n int, o Option) *Host {
+	t.Helper()
+	h := &Host{Name: fmt.Sprintf("%s-h%d", l.prefix, n), Addr: fmt.Sprintf("%s%d.2", subnet, n)}
+	l.Hosts = append(l.Hosts, h)
+	outer, inner := fmt.Sprintf("%sh%da", l.prefix, n), fmt.Sprintf("%sh%db", l.prefix, n)
+	run(t, "ip", "netns", "add", h.Name)
+	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", h.Name).Run() })
+	run(t, "ip", "link", "add", outer, "type", "veth", "peer", "name", inner)
+	t.Cleanup(func() { _ = exec.Command("ip", "link", "del", outer).Run() })
+	run(t, "ip", "link", "set", inner, "netns", h.Name)
+	run(t, "ip", "addr", "add", fmt.Sprintf("%s%d.1/30", subnet, n), "dev", outer)
+	run(t, "ip", "link", "set", outer, "up")
+	run(t, "ip", "-n", h.Name, "addr", "add", h.Addr+"/30", "dev", inner)
+	run(t, "ip", "-n", h.Name, "link", "set", inner, "up")
+	run(t, "ip", "-n", h.Name, "link", "set", "lo", "up")
+	hostKey := filepath.Join(l.Dir, h.Name+".key")
+	run(t, "ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", h.Name, "-f", hostKey)
+	cfg := filepath.Join(l.Dir, h.Name+".sshd_config")
+	conf := fmt.Sprintf("Port 22\nListenAddress %s\nHostKey %s\nPidFile none\nAuthorizedKeysFile %s\n"+
+		"PermitRootLogin prohibit-password\nPasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\n"+
+		"PrintMotd no\nLogLevel ERROR\n", h.Addr, hostKey, filepath.Join(l.Dir, "authorized_keys"))
+	if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	run(t, Sshd, "-t", "-f", cfg)
+	if o.Down {
+		return h
+	}
+	// sshd in the host's namespace, in a mount namespace of its own
+	// where the hidden programs are /dev/null
+	var script strings.Builder
+	for _, p := range o.Hide {
+		path, err := exec.LookPath(p)
+		if err != nil {
+			t.Fatalf("hide %s: %v", p, err)
+		}
+		fmt.Fprintf(&script, "mount --bind /dev/null '%s' && ", path)
+	}
+	fmt.Fprintf(&script, "exec ip netns exec '%s' '%s' -D -e -f '%s'", h.Name, Sshd, cfg)
+	cmd := exec.Command("unshare", "--mount", "--propagation", "private", "--", "sh", "-c", script.String())
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start sshd of %s: %v", h.Name, err)
+	}
+	h.pid = cmd.Process.Pid
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if t.Failed() && stderr.Len() > 0 {
+			t.Logf("sshd of %s said: %s", h.Name, stderr.String())
+		}
+	})
+	return h
+}
+
+// waitListening waits until h's sshd answers on port 22.
+func waitListening(t testing.TB, h *Host) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", net.JoinHostPort(h.Addr, "22"), time.Second)
+		if err == nil {
+			c.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sshd of %s does not listen at %s:22: %v", h.Name, h.Addr, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// taken reports whether the machine has an address or a route in
+// prefix's /16 already (another lab's, or a network of its own).
+func taken(prefix string) bool {
+	out, _ := exec.Command("ip", "-4", "route", "show", "table", "all").Output()
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Fields(line)
+		if len(f) > 0 && strings.HasPrefix(f[0], prefix) || len(f) > 1 && f[0] == "local" && strings.HasPrefix(f[1], prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+func run(t testing.TB, argv ...string) {
+	t.Helper()
+	if out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v: %s", strings.Join(argv, " "), err, out)
+	}
+}
