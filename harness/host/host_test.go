@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -476,6 +477,40 @@ func TestTeardownLeavesNothing(t *testing.T) {
 	}
 	if after := snapshot(t, prefix); !reflect.DeepEqual(after, before) {
 		t.Errorf("after Close: %+v; before: %+v", after, before)
+	}
+}
+
+// TestTeardownAfterIPNetnsAdd: a namespace another program adds with
+// iproute2 while a host is up (a lab's, a user's) leaves the host's
+// teardown whole: the session shared netnsDir as ip does before making
+// its own, so ip mounts nothing over them.
+func TestTeardownAfterIPNetnsAdd(t *testing.T) {
+	testenv.NeedRoot(t, "makes network namespaces")
+	testenv.NeedProgram(t, "ip")
+	prefix := testPrefix(t)
+	before := snapshot(t, prefix)
+	h, err := New(Config{Prefix: prefix, Layout: testLayout(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	other := fmt.Sprintf("iplab%d", os.Getpid()) // none of the host's
+	if out, err := exec.Command("ip", "netns", "add", other).CombinedOutput(); err != nil {
+		t.Fatalf("ip netns add: %v: %s", err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", other).Run() })
+	if err := h.Close(); err != nil {
+		t.Fatalf("Close after ip netns add: %v", err)
+	}
+	if after := snapshot(t, prefix); !reflect.DeepEqual(after.Namespaces, before.Namespaces) {
+		t.Errorf("after Close: namespaces %v; before: %v", after.Namespaces, before.Namespaces)
+	}
+	mounts, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`(?m)^\S+ \S+ \S+ \S+ ` + netnsDir + ` .* shared:`).Match(mounts) {
+		t.Errorf("%s is no shared mount point:\n%s", netnsDir, mounts)
 	}
 }
 

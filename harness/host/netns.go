@@ -70,6 +70,9 @@ func onThread(fn func() error) error {
 // (as the kernel makes it) and leaves the calling goroutine's thread where
 // it was.
 func createNamespace(name string) error {
+	if err := shareNetnsDir(); err != nil {
+		return err
+	}
 	return onThread(func() error {
 		// NewNamed switches the thread into the new namespace.
 		h, err := netns.NewNamed(name)
@@ -78,6 +81,29 @@ func createNamespace(name string) error {
 		}
 		return h.Close()
 	})
+}
+
+// shareNetnsDir makes netnsDir a shared mount point, as iproute2's `ip
+// netns add` does (and leaves it): a mount of itself where it is none
+// yet. Without it, the first `ip netns add` run while a session holds its
+// namespaces makes netnsDir a mount point over them, copies of their
+// mounts on top, and the session's own can no longer be removed (the
+// file stays a mount point below: "device or resource busy").
+func shareNetnsDir() error {
+	if err := os.MkdirAll(netnsDir, 0o755); err != nil {
+		return err
+	}
+	err := unix.Mount("", netnsDir, "none", unix.MS_SHARED|unix.MS_REC, "")
+	if errors.Is(err, unix.EINVAL) {
+		// not a mount point: make it one, as ip does
+		if err = unix.Mount(netnsDir, netnsDir, "none", unix.MS_BIND|unix.MS_REC, ""); err == nil {
+			err = unix.Mount("", netnsDir, "none", unix.MS_SHARED|unix.MS_REC, "")
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("share %s as ip netns does: %w", netnsDir, err)
+	}
+	return nil
 }
 
 // deleteNamespace unmounts and removes a named network namespace; one
