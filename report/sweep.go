@@ -314,7 +314,10 @@ func sweepTable(machine string, rows []*results.Row) Table {
 			spreads[i] = newSpread(c.group, s)
 		}
 		if n, ok := baselineNote(cells, g.modes[k], RowLabel(g.modes[k], g.loads[k])); ok {
+			// in the data, and among the cells' notes the page and the
+			// markdown print
 			t.Notes = append(t.Notes, n)
+			t.RunNotes = append(t.RunNotes, runNote{proxy: n.Proxies[0], load: n.Loads[0], text: n.Text})
 		}
 		if tooFewSearches(cells) {
 			for _, sp := range spreads {

@@ -265,3 +265,60 @@ func readPageSweep(t testing.TB) ([]results.Row, []results.SessionFile) {
 	t.Helper()
 	return reporttest.ReadSession(t, []string{filepath.Join("..", "testdata", "sweep", "xeon-2-cpus-2026-12-01-sweep.csv")})
 }
+
+// TestPublishedSweepVerdicts: the published sweep's squid and tinyproxy,
+// which fail one exchange in ten at every rate (each cuts the exchanges
+// that half-close), find no rate: their cells read so, with the share
+// that failed, and their searches say why, squid's mix-http first among
+// them; no cell reads a rate of a few exchanges a second; and where no
+// proxy found no rate, or less than a proxy, a note says why.
+func TestPublishedSweepVerdicts(t *testing.T) {
+	paths, err := filepath.Glob(filepath.Join("..", "..", "data", "sweeps", "*.csv"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no session file in ../data/sweeps: %v", err)
+	}
+	rows, files := reporttest.ReadSession(t, paths)
+	tables, err := report.Tables(rows, report.Options{Files: files})
+	if err != nil {
+		t.Fatal(err)
+	}
+	flat := map[string]bool{}
+	for _, tb := range tables {
+		if tb.Kind != report.KindSweep {
+			continue
+		}
+		for _, r := range tb.Rows {
+			mode, _, _ := strings.Cut(r.Label, ", ")
+			var base *report.Cell
+			for i, c := range r.Cells {
+				if c.Group == results.Baseline {
+					base = &r.Cells[i]
+				}
+				if c.Median != nil && *c.Median < 0.05 {
+					t.Errorf("%s, %s: %q; want no rate below 50/s, the search's floor", mode, c.Proxy, c.Text)
+				}
+				if c.Proxy != "squid" && c.Proxy != "tinyproxy" || len(c.Searches) == 0 {
+					continue
+				}
+				s := c.Searches[0]
+				if !s.Flat || !strings.HasPrefix(c.Text, "fails at every rate !") || !strings.Contains(s.Cause, "of the failed exchanges half-closed: "+c.Proxy) {
+					t.Errorf("%s, %s: %q, search %q; want it failing at every rate, its share marked, and why", mode, c.Proxy, c.Text, s)
+				}
+				flat[c.Proxy+" "+mode] = true
+			}
+			var above bool
+			for _, c := range r.Cells {
+				above = above || base != nil && c.Group != results.Baseline && c.Median != nil && (base.Median == nil || *c.Median > *base.Median)
+			}
+			noted := slices.ContainsFunc(tb.Notes, func(n report.Note) bool {
+				return slices.Contains(n.Loads, strings.TrimSuffix(mode, ", k req/s")) && strings.HasPrefix(n.Text, "no proxy found")
+			})
+			if above != noted {
+				t.Errorf("%s: no proxy below a proxy %v, noted %v; want a note where it is", mode, above, noted)
+			}
+		}
+	}
+	if !flat["squid mix-http-sweep"] {
+		t.Errorf("squid's mix-http: not found failing at every rate (%v)", flat)
+	}
+}
