@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -340,5 +341,37 @@ func TestSearchResultsUnconfirmed(t *testing.T) {
 	want := "not confirmed: the confirming window at 0.735k/s failed: p99 63.2 ms over 50 ms (bound: proxy)"
 	if len(got) != 1 || got[0].Status != results.OK || got[0].OfferedRate != 500 || got[0].Note != want {
 		t.Errorf("searchResults(%d rows) = %+v; want the step at 500/s, ok, noting %q", len(rows), got, want)
+	}
+}
+
+// TestSweepBaselineNote: where no proxy found no rate, or less than a
+// proxy, the table notes why among its cells' notes, with where its
+// search stopped; where it found the row's highest, nothing.
+func TestSweepBaselineNote(t *testing.T) {
+	none := reporttest.StepRow(1, reporttest.Fail(1, "p99 60 ms over 50 ms"), 500)
+	none.Proxy, none.Group = "no proxy", results.Baseline
+	for _, c := range []struct {
+		name string
+		base []results.Row
+		want string
+	}{
+		{"none", []results.Row{none}, "no proxy found no rate: its search stopped where step 1 at 0.500k/s failed: p99 60 ms over 50 ms"},
+		{"lower", confirmed("no proxy", results.Baseline, 8000), "no proxy found 8.00k/s, less than nginx's 9.10k/s"},
+		{"higher", confirmed("no proxy", results.Baseline, 10000), ""},
+	} {
+		rows := append(slices.Clone(c.base), confirmed("nginx", results.Copy, 9100)...)
+		tables, err := Tables(rows, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := slices.IndexFunc(tables, func(tb Table) bool { return tb.Kind == KindSweep })
+		var notes []string
+		for _, n := range tables[i].RunNotes {
+			notes = append(notes, n.text)
+		}
+		got := strings.Join(notes, "\n")
+		if c.want == "" && got != "" || c.want != "" && !strings.Contains(got, c.want) || len(tables[i].Notes) != len(notes) {
+			t.Errorf("%s: notes %q (%d in the data); want %q", c.name, got, len(tables[i].Notes), c.want)
+		}
 	}
 }
