@@ -296,13 +296,13 @@ func readFile(t *testing.T, path string) string {
 
 // TestTestDeps: scripts/deps --tests, which make test-deps runs, installs
 // the packages of the programs only the tests run, of the system's
-// family, from internal/testenv/packages.txt: on Debian chromium and
-// shellcheck, on Fedora its names for them; an argument it does not know
-// is refused.
+// family, from internal/testenv/packages.txt: on Debian chromium,
+// shellcheck and openssh-server, on Fedora its names for them; an
+// argument it does not know is refused.
 func TestTestDeps(t *testing.T) {
 	for file, want := range map[string]string{
-		"debian-12": "apt-get install -y -qq --no-install-recommends chromium shellcheck",
-		"fedora-42": "dnf install -y chromium ShellCheck",
+		"debian-12": "apt-get install -y -qq --no-install-recommends chromium shellcheck openssh-server",
+		"fedora-42": "dnf install -y chromium ShellCheck openssh-server",
 	} {
 		cmd := exec.Command("sh", "scripts/deps", "--tests", "--dry-run")
 		cmd.Env = append(os.Environ(), "OS_RELEASE="+filepath.Join("testdata", "os-release", file))
