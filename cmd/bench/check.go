@@ -84,7 +84,7 @@ type hostsFlags struct {
 
 func addHostsFlags(fs *flag.FlagSet) hostsFlags {
 	return hostsFlags{
-		file:      fs.String("hosts", "", "a hosts file: a line per role and host, \"ROLE [user@]host[:port] data=ADDRESS [cpus=LIST] [nic=NAME]\" (docs/hosts.md)"),
+		file:      fs.String("hosts", "", "a hosts file, a line per role and host: ROLE [user@]host[:port] data=ADDRESS [cpus=] [nic=]"),
 		sshConfig: fs.String("ssh-config", "", "ssh's config file for the hosts instead of yours (ssh -F)"),
 		acceptNew: fs.Bool("accept-new-host-keys", false, "take a host's key that known_hosts does not have, and record it (a changed key is refused all the same)"),
 	}

@@ -505,7 +505,11 @@ func TestTeardownAfterIPNetnsAdd(t *testing.T) {
 	if after := snapshot(t, prefix); !reflect.DeepEqual(after.Namespaces, before.Namespaces) {
 		t.Errorf("after Close: namespaces %v; before: %v", after.Namespaces, before.Namespaces)
 	}
-	mounts, err := os.ReadFile("/proc/self/mountinfo")
+	// this thread's mounts: the process's main thread may have been
+	// left in a mount namespace of its own by another test (withSysfs)
+	runtime.LockOSThread()
+	mounts, err := os.ReadFile("/proc/thread-self/mountinfo")
+	runtime.UnlockOSThread()
 	if err != nil {
 		t.Fatal(err)
 	}
