@@ -368,7 +368,7 @@ func (s *Schedule) printSweep(w io.Writer) {
 	fmt.Fprintf(w, "each sweep: at most %d windows, steps of %s warm-up + %s window (at most %d) and confirms of %s + %s: at most %s; %s, at most %d windows\n",
 		sweep.MaxWindows, warmup, sweep.StepWindow(window), sweep.MaxSteps, warmup, window,
 		formatDuration(sweep.Longest(sw, window, warmup)), text.Plural(n, "search"), n*sweep.MaxWindows)
-	if need := sweep.MinDue(sw.SLO.Errors); need > 0 {
+	if need := results.MinDue(sw.SLO.Errors); need > 0 {
 		fmt.Fprintf(w, "a window holds %d exchanges due at least, to tell %s of failures from chance: longer at low rates, up to %s; the search halves no lower than %g/s\n",
 			need, text.SharePercent(sw.SLO.Errors), max(window, sweep.MaxLength), sweep.Floor(sw.SLO))
 	}

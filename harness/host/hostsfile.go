@@ -223,7 +223,7 @@ func validName(s, extra string) bool {
 // validNIC says whether s is an interface's name as Linux takes it, in
 // the characters a file or a command line passes on as they are.
 func validNIC(s string) bool {
-	return len(s) <= 15 && validName(s, ".-_") && s != "." && s != ".."
+	return len(s) <= maxLinkName && validName(s, ".-_") && s != "." && s != ".."
 }
 
 // Of is the lines of role, in the file's order.

@@ -207,14 +207,9 @@ func (p *Perf) Script(ctx context.Context, fields string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, PerfProgram, "script", "-i", p.data, "-F", fields)
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := runChild(cmd); err != nil {
-		return nil, &PerfError{fmt.Sprintf("perf script: %v: %s", err, lastLine(errb.String()))}
+		return nil, &PerfError{fmt.Sprintf("perf script: %v: %s", err, lastLines(errb.String(), 1))}
 	}
 	return out.Bytes(), nil
-}
-
-func lastLine(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return lines[len(lines)-1]
 }
 
 // Close stops perf if it still runs and closes the FIFOs; the files stay

@@ -162,16 +162,12 @@ func Beyond(failed, due int64, budget float64) bool {
 	return distuv.Binomial{N: float64(due), P: budget}.Survival(float64(failed-1)) < Significance
 }
 
-// MinDue is results.MinDue: how many exchanges a window needs due for
-// its failures to tell a budget from chance.
-func MinDue(budget float64) int64 { return results.MinDue(budget) }
-
 // Length is how long the search measures a window at rate, whose length
 // would be base (StepWindow's or the session's window): long enough to
 // hold MinDue exchanges at the budget slo.Errors, within MaxLength (or
 // base where it is longer), in whole seconds.
 func Length(slo results.SLO, rate float64, base time.Duration) time.Duration {
-	need := time.Duration(math.Ceil(float64(MinDue(slo.Errors))/rate)) * time.Second
+	need := time.Duration(math.Ceil(float64(results.MinDue(slo.Errors))/rate)) * time.Second
 	return min(max(base, need), max(base, MaxLength))
 }
 
@@ -180,7 +176,7 @@ func Length(slo results.SLO, rate float64, base time.Duration) time.Duration {
 // 0.1%, and MinRate at least. Below it, no window tells the budget from
 // chance.
 func Floor(slo results.SLO) float64 {
-	return max(MinRate, math.Ceil(float64(MinDue(slo.Errors))/MaxLength.Seconds()))
+	return max(MinRate, math.Ceil(float64(results.MinDue(slo.Errors))/MaxLength.Seconds()))
 }
 
 // ms writes d in milliseconds with digits decimals (-1: as few as it

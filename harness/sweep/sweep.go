@@ -92,7 +92,7 @@ func Check(s results.Sweep) error {
 	case s.From < Floor(s.SLO):
 		return fmt.Errorf("a first rate of %g a second under an error bound of %g%%: a window needs %d exchanges due to tell that bound from chance, "+
 			"%g a second over %s, the longest window; want a first rate of %g or more, or a larger bound",
-			s.From, s.SLO.Errors*100, MinDue(s.SLO.Errors), Floor(s.SLO), MaxLength, Floor(s.SLO))
+			s.From, s.SLO.Errors*100, results.MinDue(s.SLO.Errors), Floor(s.SLO), MaxLength, Floor(s.SLO))
 	}
 	return nil
 }
@@ -350,12 +350,24 @@ func (s *Search) Record(f Figures) results.Step {
 // flatAt says whether v, the verdict of the window Next gave, ends the
 // search as a load failing at every rate.
 func (s *Search) flatAt(v verdict) bool {
-	if !v.failures || !v.latencyOK {
-		return false
+	_, ok := s.flatAgainst(v)
+	return ok && v.latencyOK
+}
+
+// flatAgainst is the window that failed on its failures at four times
+// the rate of v's or more, with at most twice v's share, that v failing
+// on its failures too would fail as much as; ok is false where none is.
+func (s *Search) flatAgainst(v verdict) (f failing, ok bool) {
+	if !v.failures {
+		return failing{}, false
 	}
-	return slices.ContainsFunc(s.failed, func(f failing) bool {
+	i := slices.IndexFunc(s.failed, func(f failing) bool {
 		return s.rate <= flatRatio*f.rate && v.share >= flatShare*f.share
 	})
+	if i < 0 {
+		return failing{}, false
+	}
+	return s.failed[i], true
 }
 
 // Replay records a step a session's file has, as a resumed session
@@ -479,13 +491,11 @@ func (s *Search) Flat() bool { return s.flat }
 // missed: the window whose share it kept, at a higher rate. ", as
 // 10.12% at 500/s".
 func (s *Search) flatAs(v verdict) string {
-	i := slices.IndexFunc(s.failed, func(f failing) bool {
-		return s.rate <= flatRatio*f.rate && v.share >= flatShare*f.share
-	})
-	if i < 0 {
+	f, ok := s.flatAgainst(v)
+	if !ok {
 		return ""
 	}
-	return fmt.Sprintf(", as %s%% at %g/s", pct(s.failed[i].share, 2), s.failed[i].rate)
+	return fmt.Sprintf(", as %s%% at %g/s", pct(f.share, 2), f.rate)
 }
 
 // Windows is how many windows the search has had.

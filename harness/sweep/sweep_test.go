@@ -702,7 +702,7 @@ func TestSearchFailsAtEveryRate(t *testing.T) {
 // window of MaxLength holds them.
 func TestLength(t *testing.T) {
 	slo := DefaultSLO
-	need := MinDue(slo.Errors)
+	need := results.MinDue(slo.Errors)
 	for _, rate := range []float64{Floor(slo), 63, 125, 200, 500} {
 		for _, base := range []time.Duration{5 * time.Second, 10 * time.Second} {
 			l := Length(slo, rate, base)
