@@ -174,6 +174,7 @@ var sessionFields = []setupField{
 		return joinSet(m.Machine.Distribution, m.Machine.Kernel, m.Machine.Arch)
 	}},
 	{"CPU layout", func(m *results.Meta) string { return m.Layout }},
+	{"hosts", hostsField},
 	{"proxy CPU quota", func(m *results.Meta) string {
 		if m.ProxyCPU == 0 {
 			return ""
@@ -327,4 +328,16 @@ func stamp(t time.Time) string {
 		return ""
 	}
 	return t.UTC().Format("2006-01-02 15:04 UTC")
+}
+
+// hostsField says the hosts of their own a session's roles ran on, a
+// host each: "proxy on bench@p (data 192.0.2.20; p1, Linux 6.12.1 x86_64,
+// CPUs 0-7; proxy=1; clock +0.31 ms ± 0.05)".
+func hostsField(m *results.Meta) string {
+	var parts []string
+	for _, h := range m.Hosts {
+		parts = append(parts, fmt.Sprintf("%s on %s (data %s; %s, %s, CPUs %s; %s; clock %+.2f ms ± %.2f)",
+			strings.Join(h.Roles, " and "), h.Destination, h.Data, h.Hostname, h.Kernel, h.Online, h.Layout, h.ClockOffsetMS, h.ClockWithinMS))
+	}
+	return strings.Join(parts, "; ")
 }

@@ -55,6 +55,26 @@ type Meta struct {
 	// recorded.
 	Rows      int    `json:"rows,omitempty"`
 	CSVSHA256 string `json:"csv_sha256,omitempty"`
+	// Hosts are the hosts of their own the roles ran on (bench run
+	// --hosts), as the session found them at its start; none where the
+	// roles ran on Machine.
+	Hosts []HostInfo `json:"hosts,omitempty"`
+}
+
+// HostInfo is a host of its own that held roles of a session: how it was
+// reached, its address on the data path, what it is, the roles' CPUs on
+// it, and its clock's offset from the session's machine (milliseconds,
+// known within ClockWithinMS).
+type HostInfo struct {
+	Roles         []string `json:"roles"`
+	Destination   string   `json:"destination"`
+	Data          string   `json:"data"`
+	Hostname      string   `json:"hostname"`
+	Kernel        string   `json:"kernel"`
+	Online        string   `json:"online_cpus"`
+	Layout        string   `json:"cpu_layout"`
+	ClockOffsetMS float64  `json:"clock_offset_ms"`
+	ClockWithinMS float64  `json:"clock_within_ms"`
 }
 
 // The accountings of the mix rows (Meta.MixAccounting): which exchanges
