@@ -16,7 +16,26 @@ import (
 
 // harnessCPUs returns the CPUs the harness runs on beside a layout: the
 // client's, or every online CPU but the proxy's when the client has none.
-func harnessCPUs(l Layout, online []int) []int {
+// On a host of its own (own), where the harness is the agent, the CPUs
+// its roles leave free, or where they leave none, the client's and the
+// origin's, or where the proxy holds them all, all of them.
+func harnessCPUs(l Layout, online []int, own bool) []int {
+	if own {
+		var free []int
+		for _, c := range online {
+			if !slices.Contains(l.Client, c) && !slices.Contains(l.Proxy, c) && !slices.Contains(l.Origin, c) {
+				free = append(free, c)
+			}
+		}
+		if len(free) == 0 {
+			free = append(slices.Clone(l.Client), l.Origin...)
+		}
+		if len(free) == 0 {
+			return online
+		}
+		slices.Sort(free)
+		return slices.Compact(free)
+	}
 	if len(l.Client) > 0 {
 		return l.Client
 	}

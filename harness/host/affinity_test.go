@@ -81,11 +81,26 @@ func TestHarnessPinnedOffTheProxy(t *testing.T) {
 
 func TestHarnessCPUs(t *testing.T) {
 	l := Layout{Client: []int{0, 1}, Proxy: []int{2}, Origin: []int{3}}
-	if got := harnessCPUs(l, []int{0, 1, 2, 3}); !reflect.DeepEqual(got, []int{0, 1}) {
+	if got := harnessCPUs(l, []int{0, 1, 2, 3}, false); !reflect.DeepEqual(got, []int{0, 1}) {
 		t.Errorf("harnessCPUs(%s) = %v; want the client's [0 1]", l, got)
 	}
 	l.Client = nil
-	if got := harnessCPUs(l, []int{0, 1, 2, 3}); !reflect.DeepEqual(got, []int{0, 1, 3}) {
+	if got := harnessCPUs(l, []int{0, 1, 2, 3}, false); !reflect.DeepEqual(got, []int{0, 1, 3}) {
 		t.Errorf("harnessCPUs with no client CPUs = %v; want all but the proxy's, [0 1 3]", got)
+	}
+	// A host of its own: the CPUs its roles leave free; else the
+	// client's and the origin's; else, the proxy holding all, all.
+	for _, c := range []struct {
+		l    Layout
+		want []int
+	}{
+		{Layout{Proxy: []int{1, 2}}, []int{0, 3}},
+		{Layout{Client: []int{0, 1}, Origin: []int{1, 2, 3}}, []int{0, 1, 2, 3}},
+		{Layout{Client: []int{0}, Proxy: []int{1, 2}, Origin: []int{3}}, []int{0, 3}},
+		{Layout{Proxy: []int{0, 1, 2, 3}}, []int{0, 1, 2, 3}},
+	} {
+		if got := harnessCPUs(c.l, []int{0, 1, 2, 3}, true); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("harnessCPUs(%s) on a host of its own = %v; want %v", c.l, got, c.want)
+		}
 	}
 }

@@ -348,7 +348,7 @@ func (cs *cgroupSet) killProcs(deadline time.Duration) {
 	}
 	var pids []int
 	for _, r := range roles {
-		p, _ := cs.pids(r)
+		p, _ := cs.pids(r) // none for a role not held
 		if len(p) == 0 {
 			continue
 		}

@@ -37,7 +37,7 @@ func (t *cgroupTree) v1Mount(controller string) (string, error) {
 // make makes a cgroup per role in each v1 hierarchy it uses: the cpuset
 // of each, the proxy's memory and, with a quota, its cpu.
 func (cgroupV1) make(cs *cgroupSet, prefix, parent string, layout Layout, quota float64) error {
-	for _, r := range roles {
+	for _, r := range layout.held() {
 		var g roleGroups
 		controllers := []string{"cpuset"}
 		if r == RoleProxy {

@@ -91,7 +91,7 @@ func (cgroupV2) make(cs *cgroupSet, prefix, parent string, layout Layout, quota 
 			return err
 		}
 	}
-	for _, r := range roles {
+	for _, r := range layout.held() {
 		dir := filepath.Join(pdir, prefix+string(r))
 		if err := t.mkdir(dir); err != nil {
 			return err

@@ -43,6 +43,16 @@ type Config struct {
 	// systemd delegates to the session; elsewhere this process's own
 	// cgroup).
 	CgroupParent string
+	// Own says the host is one of its own, holding only the roles its
+	// Layout gives CPUs, in its own network: no namespaces or links, its
+	// processes on the host's own interfaces (a host of a hosts file,
+	// driven by an Agent). Its Layout names no default.
+	Own bool
+	// Hosts puts the roles on hosts of their own, a hosts file's lines,
+	// each held through an agent (Deploy) over the ssh SSHOf gives it;
+	// this machine then holds none, and Layout and Own are not read.
+	Hosts Hosts
+	SSHOf func(Destination) SSH
 	// RunDir is the session's private directory for logs and files ("" =
 	// a new directory /run/<prefix>run-<random>, mode 0700, removed by
 	// Close).
@@ -56,6 +66,7 @@ type Config struct {
 type Host struct {
 	prefix   string
 	layout   Layout
+	own      bool
 	runDir   string
 	ownRun   bool
 	lock     *os.File
@@ -80,6 +91,11 @@ type Host struct {
 	// processes are signalled with.
 	sampling samplerHooks
 	kill     func(pid int, sig syscall.Signal) error
+	// remotes are the hosts of their own holding the roles, by role, and
+	// placed every host an agent was deployed to (spread.go).
+	remotes map[Role]*placed
+	placed  []*placed
+	addrs   Addrs // the hosts' (Addrs)
 }
 
 // newHooks are what the tests change in New; the zero value is the real
@@ -175,6 +191,15 @@ func (c *Config) Check(online []int) error {
 	if err := validatePrefix(c.Prefix); err != nil {
 		return err
 	}
+	if len(c.Hosts.Lines) > 0 {
+		if c.SSHOf == nil {
+			return errors.New("hosts of their own and no ssh to reach them")
+		}
+		return nil
+	}
+	if c.Own {
+		return c.checkOwn(online)
+	}
 	if len(c.Layout.Client)+len(c.Layout.Proxy)+len(c.Layout.Origin) == 0 {
 		l, err := DefaultLayout(online)
 		if err != nil {
@@ -211,7 +236,7 @@ func newHost(cfg Config, hooks newHooks) (_ *Host, err error) {
 	if !hooks.root() {
 		return nil, errors.New("not root: network namespaces and cgroups need root; run with sudo")
 	}
-	h := &Host{prefix: cfg.Prefix, layout: cfg.Layout, logNames: map[string]int{}, procs: map[*Proc]struct{}{}}
+	h := &Host{prefix: cfg.Prefix, layout: cfg.Layout, own: cfg.Own, logNames: map[string]int{}, procs: map[*Proc]struct{}{}}
 	if h.lock, err = takeLock(cfg.Prefix); err != nil {
 		return nil, err
 	}
@@ -220,7 +245,10 @@ func newHost(cfg Config, hooks newHooks) (_ *Host, err error) {
 			err = errors.Join(err, h.Close())
 		}
 	}()
-	if h.affinity, err = pinSelf(harnessCPUs(cfg.Layout, online)); err != nil {
+	if len(cfg.Hosts.Lines) > 0 {
+		return h.newSpread(cfg)
+	}
+	if h.affinity, err = pinSelf(harnessCPUs(cfg.Layout, online, cfg.Own)); err != nil {
 		return nil, err
 	}
 	h.pinned = true
@@ -239,11 +267,14 @@ func newHost(cfg Config, hooks newHooks) (_ *Host, err error) {
 	}
 	// Moving into a cpuset (a delegated scope, a leaf) resets a process's
 	// affinity on kernels before 6.2: pinned again.
-	if _, err := pinSelf(harnessCPUs(cfg.Layout, online)); err != nil {
+	if _, err := pinSelf(harnessCPUs(cfg.Layout, online, cfg.Own)); err != nil {
 		return nil, err
 	}
 	if err := h.saveState(); err != nil {
 		return nil, err
+	}
+	if cfg.Own {
+		return h, nil
 	}
 	h.nsMade = roles
 	if err := buildTopology(cfg.Prefix, h.Namespace, cfg.Layout, hooks.afterLinks); err != nil {
@@ -371,6 +402,9 @@ func (h *Host) Namespace(r Role) string { return h.prefix + string(r) }
 // 0755 on dir, a directory beneath the run directory: Close unmounts it
 // with the run directory if Unmount did not.
 func (h *Host) MountTmpfs(dir, size string) error {
+	if p := h.remotes[RoleOrigin]; p != nil {
+		return h.mountRemote(p, dir, size)
+	}
 	if err := unix.Mount("tmpfs", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "size="+size+",mode=0755"); err != nil {
 		return fmt.Errorf("mount tmpfs on %s: %w", dir, err)
 	}
@@ -389,6 +423,15 @@ func Unmount(dir string) error {
 // SetForwarding turns IPv4 forwarding in the proxy's namespace on (the "no
 // proxy" baseline: the kernel routes between client and origin) or off.
 func (h *Host) SetForwarding(on bool) error {
+	if h.Spread() {
+		return nil // the client reaches the origin on the hosts' network
+	}
+	if h.own {
+		if on {
+			return errors.New("no proxy across hosts of their own: the proxy's host forwards nothing")
+		}
+		return nil
+	}
 	return setForwarding(h.Namespace(RoleProxy), on)
 }
 
@@ -396,11 +439,28 @@ func (h *Host) SetForwarding(on bool) error {
 // each run's proxy starts. On cgroup v2 before Linux 6.12 it makes the
 // proxy's cgroup afresh, which must then be empty: it waits up to two
 // seconds for a stopped proxy's processes to go.
-func (h *Host) ResetPeakMemory() error { return h.cgroups.resetPeak() }
+func (h *Host) ResetPeakMemory() error {
+	if h.remotes[RoleProxy] != nil {
+		return h.callProxy("ResetPeak", nil)
+	}
+	if !h.Holds(RoleProxy) {
+		return nil
+	}
+	return h.cgroups.resetPeak()
+}
 
 // PeakMemory returns the proxy cgroup's peak memory in bytes since the
 // last ResetPeakMemory.
-func (h *Host) PeakMemory() (int64, error) { return h.cgroups.peak() }
+func (h *Host) PeakMemory() (int64, error) {
+	if h.remotes[RoleProxy] != nil {
+		var peak int64
+		return peak, h.callProxy("Peak", &peak)
+	}
+	if !h.Holds(RoleProxy) {
+		return 0, nil
+	}
+	return h.cgroups.peak()
+}
 
 // PIDs returns the processes in role r's cgroup now.
 func (h *Host) PIDs(r Role) []int {
@@ -436,6 +496,9 @@ func (h *Host) Close() error {
 	h.procsMu.Unlock()
 
 	var errs []error
+	if err := h.closeRemotes(); err != nil {
+		errs = append(errs, err)
+	}
 	var wg sync.WaitGroup
 	for _, p := range procs {
 		wg.Add(1)

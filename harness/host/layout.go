@@ -45,6 +45,31 @@ func (l Layout) cpus(r Role) []int {
 	return nil
 }
 
+// with is the layout with role r's CPUs cpus.
+func (l Layout) with(r Role, cpus []int) Layout {
+	switch r {
+	case RoleClient:
+		l.Client = cpus
+	case RoleProxy:
+		l.Proxy = cpus
+	case RoleOrigin:
+		l.Origin = cpus
+	}
+	return l
+}
+
+// held returns the roles the layout gives CPUs, in the roles' order: all
+// three on one machine, a host's own on a host of its own.
+func (l Layout) held() []Role {
+	var held []Role
+	for _, r := range roles {
+		if len(l.cpus(r)) > 0 {
+			held = append(held, r)
+		}
+	}
+	return held
+}
+
 // String returns the layout in the form ParseLayout reads:
 // "client=0-3,proxy=4,origin=5-7".
 func (l Layout) String() string {
@@ -155,14 +180,7 @@ func ParseLayout(spec string, online []int) (Layout, error) {
 				return Layout{}, fmt.Errorf("cpu layout %q: %s: CPU %d is not online (online: %s)", spec, r, c, CPUList(online))
 			}
 		}
-		switch r {
-		case RoleClient:
-			l.Client = cpus
-		case RoleProxy:
-			l.Proxy = cpus
-		case RoleOrigin:
-			l.Origin = cpus
-		}
+		l = l.with(r, cpus)
 	}
 	for _, other := range []Role{RoleClient, RoleOrigin} {
 		if c, ok := overlap(l.Proxy, l.cpus(other)); ok {

@@ -55,6 +55,9 @@ func parseAcceptQueues(data []byte, name string, queued map[int]int) error {
 // before its first. A port with no listener in the namespace is not
 // waited for. It fails when deadline passes or ctx ends first.
 func (h *Host) WaitAccepted(ctx context.Context, role Role, addrs []string, deadline time.Duration) error {
+	if p := h.remotes[role]; p != nil {
+		return h.waitRemote(ctx, p, "WaitAccepted", role, addrs, deadline)
+	}
 	ctx, cancel := context.WithTimeout(ctx, deadline)
 	defer cancel()
 	var ports []int
@@ -69,7 +72,7 @@ func (h *Host) WaitAccepted(ctx context.Context, role Role, addrs []string, dead
 	delay := 2 * time.Millisecond
 	for {
 		queued := map[int]int{}
-		err := inNamespace(h.Namespace(role), func() error {
+		err := h.in(role, func() error {
 			for _, t := range tcpTables {
 				data, err := os.ReadFile(t)
 				if err != nil {
@@ -96,6 +99,47 @@ func (h *Host) WaitAccepted(ctx context.Context, role Role, addrs []string, dead
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("connections to %s in %s not taken by the process within %v", strings.Join(waiting, ", "), role, deadline)
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, 100*time.Millisecond)
+	}
+}
+
+// WaitReady dials each of addrs (host:port) over TCP from inside role
+// from's namespace until it accepts, and returns as soon as all have; it
+// fails when deadline passes or ctx ends first, naming what did not
+// answer and why.
+func (h *Host) WaitReady(ctx context.Context, from Role, addrs []string, deadline time.Duration) error {
+	if p := h.remotes[from]; p != nil {
+		return h.waitRemote(ctx, p, "WaitReady", from, addrs, deadline)
+	}
+	ctx, cancel := context.WithTimeout(ctx, deadline)
+	defer cancel()
+	pending := append([]string(nil), addrs...)
+	delay := 2 * time.Millisecond
+	var last error
+	for {
+		var still []string
+		for _, a := range pending {
+			err := h.in(from, func() error {
+				d := net.Dialer{Timeout: 250 * time.Millisecond}
+				c, err := d.DialContext(ctx, "tcp", a)
+				if err != nil {
+					return err
+				}
+				return c.Close()
+			})
+			if err != nil {
+				last = err
+				still = append(still, a)
+			}
+		}
+		if pending = still; len(pending) == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s not accepting from %s within %v: %w", strings.Join(pending, ", "), from, deadline, last)
 		case <-time.After(delay):
 		}
 		delay = min(2*delay, 100*time.Millisecond)

@@ -13,6 +13,10 @@ import (
 // it for each run's proxy, once WaitAccepted has seen it take the
 // readiness probes' connections: before, it may not have made them yet.
 func (h *Host) ProxyReady() {
+	if h.remotes[RoleProxy] != nil {
+		h.callProxy("ProxyReady", nil)
+		return
+	}
 	own := h.proxyPipes(h.PIDs(RoleProxy), nil, make([]byte, dirBufSize), nil)
 	h.pipesMu.Lock()
 	h.ownPipes = own

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -35,7 +34,7 @@ const execEnv = "BENCH_HARNESS_EXEC"
 
 // placement is what the child does before it executes the command.
 type placement struct {
-	Netns   string   `json:"netns"`   // file of the network namespace to join
+	Netns   string   `json:"netns"`   // file of the network namespace to join; "" on a host of its own
 	Cgroups []string `json:"cgroups"` // cgroup.procs files to write the PID to
 	UID     int      `json:"uid"`
 	GID     int      `json:"gid"`
@@ -83,14 +82,16 @@ func placeAndExec(p placement) error {
 			return fmt.Errorf("join cgroup %s: %w", filepath.Dir(f), err)
 		}
 	}
-	fd, err := unix.Open(p.Netns, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return fmt.Errorf("open network namespace %s: %w", p.Netns, err)
+	if p.Netns != "" {
+		fd, err := unix.Open(p.Netns, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("open network namespace %s: %w", p.Netns, err)
+		}
+		if err := unix.Setns(fd, unix.CLONE_NEWNET); err != nil {
+			return fmt.Errorf("join network namespace %s: %w", p.Netns, err)
+		}
+		unix.Close(fd)
 	}
-	if err := unix.Setns(fd, unix.CLONE_NEWNET); err != nil {
-		return fmt.Errorf("join network namespace %s: %w", p.Netns, err)
-	}
-	unix.Close(fd)
 	var lim syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
 		return fmt.Errorf("get descriptor limit: %w", err)
@@ -161,6 +162,8 @@ type Proc struct {
 	// process, so the group is no longer signalled by its ID.
 	mu     sync.Mutex
 	reaped bool
+	// remote is the process on a host of its own, nil for one here.
+	remote *remoteProc
 }
 
 // minimalEnv is the environment every process starts from.
@@ -177,19 +180,22 @@ func (h *Host) Start(r Role, spec ProcSpec) (*Proc, error) {
 	if len(spec.Argv) == 0 {
 		return nil, errors.New("start: empty command")
 	}
-	h.procsMu.Lock()
-	closed := h.closed
-	h.procsMu.Unlock()
-	if closed {
+	if h.isClosed() {
 		return nil, fmt.Errorf("start %s: host is closed", spec.Argv[0])
+	}
+	if p := h.remotes[r]; p != nil {
+		return h.startRemote(p, r, spec)
 	}
 	path, err := exec.LookPath(spec.Argv[0])
 	if err != nil {
 		return nil, fmt.Errorf("start %s in %s: %w", spec.Argv[0], r, err)
 	}
+	if !h.Holds(r) {
+		return nil, fmt.Errorf("start %s: this host holds no %s", spec.Argv[0], r)
+	}
 	pl := placement{
 		Status:  3, // the first of ExtraFiles
-		Netns:   filepath.Join(netnsDir, h.Namespace(r)),
+		Netns:   h.netnsFile(r),
 		Cgroups: h.cgroups.roles[r].procsFiles(),
 		Path:    path,
 		Argv:    spec.Argv,
@@ -247,6 +253,13 @@ func (h *Host) Start(r Role, spec ProcSpec) (*Proc, error) {
 		return nil, fmt.Errorf("start %s in %s: %s", spec.Argv[0], r, msg)
 	}
 	return p, nil
+}
+
+// isClosed says whether Close has begun.
+func (h *Host) isClosed() bool {
+	h.procsMu.Lock()
+	defer h.procsMu.Unlock()
+	return h.closed
 }
 
 // forker runs the functions sent to it on a thread that never ends. It
@@ -391,7 +404,12 @@ func (h *Host) Run(ctx context.Context, r Role, spec ProcSpec) error {
 }
 
 // PID returns the process's ID, which is also its process group's.
-func (p *Proc) PID() int { return p.cmd.Process.Pid }
+func (p *Proc) PID() int {
+	if p.cmd == nil {
+		return 0 // on a host of its own
+	}
+	return p.cmd.Process.Pid
+}
 
 // Done is closed once the process has exited and been reaped.
 func (p *Proc) Done() <-chan struct{} { return p.done }
@@ -414,6 +432,10 @@ func (p *Proc) Err() error {
 // found in the role's cgroup. It returns an error only when the process
 // could not be reaped; calling it again returns the same.
 func (p *Proc) Stop(grace time.Duration) error {
+	if p.remote != nil {
+		p.stopOnce.Do(func() { p.stopErr = p.stopRemote(grace, false) })
+		return p.stopErr
+	}
 	p.stopOnce.Do(func() {
 		select {
 		case <-p.done:
@@ -438,6 +460,10 @@ func (p *Proc) Stop(grace time.Duration) error {
 // Interrupt sends the process's group SIGINT, as a terminal's ^C, and
 // waits grace for its exit before Stop.
 func (p *Proc) Interrupt(grace time.Duration) error {
+	if p.remote != nil {
+		p.stopOnce.Do(func() { p.stopErr = p.stopRemote(grace, true) })
+		return p.stopErr
+	}
 	select {
 	case <-p.done:
 	default:
@@ -516,6 +542,9 @@ func (h *Host) leads(pgid int, except *Proc) bool {
 // LogTail returns the last n lines of the process's log, for the note of
 // a failed run.
 func (p *Proc) LogTail(n int) string {
+	if p.remote != nil {
+		return p.remoteTail(n)
+	}
 	return strings.Join(TailLines(p.log, n), "\n")
 }
 
@@ -537,43 +566,4 @@ func TailLines(path string, n int) []string {
 		lines = lines[len(lines)-n:]
 	}
 	return lines
-}
-
-// WaitReady dials each of addrs (host:port) over TCP from inside role
-// from's namespace until it accepts, and returns as soon as all have; it
-// fails when deadline passes or ctx ends first, naming what did not
-// answer and why.
-func (h *Host) WaitReady(ctx context.Context, from Role, addrs []string, deadline time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, deadline)
-	defer cancel()
-	ns := h.Namespace(from)
-	pending := append([]string(nil), addrs...)
-	delay := 2 * time.Millisecond
-	var last error
-	for {
-		var still []string
-		for _, a := range pending {
-			err := inNamespace(ns, func() error {
-				d := net.Dialer{Timeout: 250 * time.Millisecond}
-				c, err := d.DialContext(ctx, "tcp", a)
-				if err != nil {
-					return err
-				}
-				return c.Close()
-			})
-			if err != nil {
-				last = err
-				still = append(still, a)
-			}
-		}
-		if pending = still; len(pending) == 0 {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%s not accepting from %s within %v: %w", strings.Join(pending, ", "), from, deadline, last)
-		case <-time.After(delay):
-		}
-		delay = min(2*delay, 100*time.Millisecond)
-	}
 }

@@ -123,6 +123,9 @@ type Sampler struct {
 	// bootWall is the wall-clock time of boot, to place a thread's start
 	// time.
 	bootWall time.Time
+	// parts are the samplers of the hosts of their own, where the roles
+	// are on them (spreadrun.go).
+	parts []remoteSampling
 	// mu guards what follows and the readings: the loop takes it for
 	// each round, and stops once finished is set.
 	mu       sync.Mutex
@@ -160,6 +163,9 @@ type Sampler struct {
 // or StopWindow, with the polls plan places (the zero Plan: from now
 // to Stop).
 func (h *Host) StartSampling(plan Plan) (*Sampler, error) {
+	if h.Spread() {
+		return h.startSpread(plan)
+	}
 	s := &Sampler{h: h, hooks: h.sampling, began: time.Now(), plan: plan, cpuIndex: map[int]int{}, threads: map[int]*threadRec{}, procs: map[int]*procRec{},
 		statBuf: make([]byte, 4096), thrBuf: make([]byte, 1024),
 		dents: make([]byte, dirBufSize), path: make([]byte, 0, 64), buf: make([]byte, 128), line: make([]byte, 1024)}
@@ -215,6 +221,15 @@ func (h *Host) StartSampling(plan Plan) (*Sampler, error) {
 // its window begins the plan's Warmup later. A second call, or one
 // without a Deferred plan, changes nothing.
 func (s *Sampler) Begin(at time.Time) {
+	if s.h.Spread() {
+		s.mu.Lock()
+		if s.plan.Deferred && s.planned.IsZero() {
+			s.planned = at.Add(s.plan.Warmup)
+		}
+		s.mu.Unlock()
+		s.beginSpread(at)
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.plan.Deferred && s.planned.IsZero() && !s.finished {
@@ -457,6 +472,9 @@ func (s *Sampler) lastNear(now, lastAt time.Time, maxGap time.Duration) bool {
 // (StartSampling's first poll) to now. Calling it (or StopWindow) again
 // returns an error.
 func (s *Sampler) Stop() (Window, error) {
+	if s.h.Spread() {
+		return s.stopSpread(time.Now(), 0)
+	}
 	return s.finish(func(last cpuSnap, snaps []cpuSnap) (Window, error) {
 		from := s.first.t
 		if len(s.polls) > 0 {
@@ -475,6 +493,9 @@ func (s *Sampler) Stop() (Window, error) {
 func (s *Sampler) StopWindow(end time.Time, window time.Duration) (Window, error) {
 	if window <= 0 {
 		return Window{}, fmt.Errorf("sampler window %v: want a positive length", window)
+	}
+	if s.h.Spread() {
+		return s.stopSpread(end, window)
 	}
 	return s.finish(func(last cpuSnap, snaps []cpuSnap) (Window, error) {
 		lo := maxTime(end.Add(-window), s.first.t)

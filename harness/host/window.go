@@ -21,6 +21,10 @@ type Window struct {
 	// summed, at each reading.
 	Times []time.Time
 	Ticks map[Role][]uint64
+	// RoleTimes, where a role's readings are another host's (a session
+	// spread over hosts of their own), are its readings' times instead of
+	// Times, on this machine's clock.
+	RoleTimes map[Role][]time.Time
 	// CPUs is each role's number of CPUs.
 	CPUs map[Role]int
 	// Threads are the threads of the roles' processes observed inside the
@@ -46,6 +50,14 @@ type Window struct {
 	// loop's thread, and its first and last polls where the caller made
 	// them.
 	Cost time.Duration
+}
+
+// TimesOf are the times of role r's readings (Ticks[r]).
+func (w Window) TimesOf(r Role) []time.Time {
+	if t, ok := w.RoleTimes[r]; ok {
+		return t
+	}
+	return w.Times
 }
 
 // window gathers what the sampler observed inside [lo, hi].

@@ -1,0 +1,546 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/rpc"
+	"net/rpc/jsonrpc"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/procfs"
+)
+
+// An agent is bench on a host of its own, which a session starts over
+// ssh (Deploy) as `bench agent DIR`, DIR the private folder its binary
+// was copied to. It serves the session's calls (net/rpc's JSON codec on
+// its standard input and output): it places the roles the host holds
+// (a Host of its own: their cgroups, no namespaces), starts and stops
+// their processes, writes and reads their files. When the calls end,
+// however they end (the session closes its input, the connection drops
+// and sshd closes it, no call comes for AgentIdle, a signal), it tears
+// down all it made: its processes, which also die with it (their
+// parent-death signal), their cgroups, its run directory, and DIR with
+// the binary in it. Nothing of the session stays on the host.
+
+// AgentCommand is the subcommand of bench that runs an agent.
+const AgentCommand = "agent"
+
+// The session calls the agent at least every AgentPing (Remote's
+// heartbeat); an agent that hears nothing for AgentIdle takes the session
+// for lost and tears down.
+const (
+	AgentPing = time.Second
+	AgentIdle = 5 * time.Second
+)
+
+// agentName is the name of an agent's folder past the prefix, and the
+// pattern of the folder mktemp makes.
+const agentName = "agent."
+
+// agentBinary is the name of the binary in an agent's folder.
+const agentBinary = "bench"
+
+// maxStdout bounds what the agent keeps of a process's standard output:
+// a load tool's report is a few kilobytes.
+const maxStdout = 16 << 20
+
+// Agent is the agent's side of the calls. Its exported methods are the
+// calls (net/rpc's form: args, a reply pointer, an error).
+type Agent struct {
+	dir  string
+	last atomic.Int64 // when a call last came, in Unix nanoseconds
+
+	mu       sync.Mutex
+	host     *Host
+	procs    map[int]*agentProc
+	samplers map[int]*Sampler
+	next     int
+}
+
+// agentProc is a process the agent started, and what it printed.
+type agentProc struct {
+	p   *Proc
+	out *cappedBuffer
+}
+
+// cappedBuffer is a process's standard output, up to maxStdout.
+type cappedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *cappedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if room := maxStdout - b.buf.Len(); room > 0 {
+		b.buf.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
+}
+
+func (b *cappedBuffer) bytes() []byte {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return bytes.Clone(b.buf.Bytes())
+}
+
+// ServeAgent serves a session's calls on in and out until they end, then
+// tears down what the calls made and removes dir (the agent's folder),
+// and returns. It also ends on SIGTERM, SIGINT or SIGHUP, and when no
+// call came for AgentIdle.
+func ServeAgent(in io.Reader, out io.Writer, dir string) error {
+	// Its output gone with the connection, a write fails instead of
+	// killing it before it tears down.
+	signal.Ignore(syscall.SIGPIPE)
+	a := &Agent{dir: dir, procs: map[int]*agentProc{}}
+	a.last.Store(time.Now().UnixNano())
+	srv := rpc.NewServer()
+	if err := srv.RegisterName("Agent", a); err != nil {
+		return err
+	}
+	ended := make(chan string, 3)
+	go func() {
+		srv.ServeCodec(jsonrpc.NewServerCodec(readWriter{in, out, a}))
+		ended <- "the session closed the connection"
+	}()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	go func() { ended <- "signal " + (<-sigs).String() }()
+	go func() {
+		for {
+			time.Sleep(AgentIdle / 5)
+			if time.Since(time.Unix(0, a.last.Load())) > AgentIdle {
+				ended <- fmt.Sprintf("no call for %v", AgentIdle)
+				return
+			}
+		}
+	}()
+	why := <-ended
+	err := a.teardown()
+	fmt.Fprintf(os.Stderr, "bench agent: %s: torn down\n", why)
+	return err
+}
+
+// readWriter is the agent's standard input and output as the codec's
+// connection; each read is a call's sign of life.
+type readWriter struct {
+	in  io.Reader
+	out io.Writer
+	a   *Agent
+}
+
+func (rw readWriter) Read(p []byte) (int, error) {
+	n, err := rw.in.Read(p)
+	if n > 0 {
+		rw.a.last.Store(time.Now().UnixNano())
+	}
+	return n, err
+}
+
+func (rw readWriter) Write(p []byte) (int, error) { return rw.out.Write(p) }
+func (rw readWriter) Close() error                { return nil }
+
+// teardown closes the host (its processes, cgroups and run directory) and
+// removes the agent's folder.
+func (a *Agent) teardown() error {
+	a.mu.Lock()
+	h, samplers := a.host, a.samplers
+	a.host, a.samplers = nil, nil
+	a.mu.Unlock()
+	for _, sm := range samplers {
+		sm.Stop()
+	}
+	err := h.Close()
+	if a.dir != "" {
+		err = errors.Join(err, os.RemoveAll(a.dir))
+	}
+	return err
+}
+
+// AgentFacts is what a host says of itself to a session.
+type AgentFacts struct {
+	Hostname string
+	Kernel   string
+	Online   []int
+	PID      int // the agent's
+	UID      int
+}
+
+// Facts answers the host's facts.
+func (a *Agent) Facts(_ struct{}, f *AgentFacts) error {
+	var u syscall.Utsname
+	if err := syscall.Uname(&u); err != nil {
+		return err
+	}
+	online, err := OnlineCPUs()
+	if err != nil {
+		return err
+	}
+	f.Hostname, _ = os.Hostname()
+	f.Kernel = strings.Join([]string{utsString(u.Sysname[:]), utsString(u.Release[:]), utsString(u.Machine[:])}, " ")
+	f.Online, f.PID, f.UID = online, os.Getpid(), os.Geteuid()
+	return nil
+}
+
+func utsString(b []int8) string {
+	s := make([]byte, 0, len(b))
+	for _, c := range b {
+		if c == 0 {
+			break
+		}
+		s = append(s, byte(c))
+	}
+	return string(s)
+}
+
+// Ping answers the host's clock, in Unix nanoseconds: the session's
+// heartbeat, and its measure of the clocks' offset.
+func (a *Agent) Ping(_ struct{}, now *int64) error {
+	*now = time.Now().UnixNano()
+	return nil
+}
+
+// AgentOpen places the roles a host holds: a Host of its own with the
+// session's prefix, its layout (the held roles' CPUs), the proxy's
+// quota, and the run directory ("" for a new one; the session's own
+// path, so that its files have the same paths on every host).
+type AgentOpen struct {
+	Prefix string
+	Layout Layout
+	Quota  float64
+	RunDir string
+}
+
+// Open places the host's roles and answers its run directory, beneath
+// which every file of the session's on the host goes; the run directory
+// is the host's to remove, named or not.
+func (a *Agent) Open(o AgentOpen, runDir *string) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.host != nil {
+		return errors.New("the host's roles are placed already")
+	}
+	if o.RunDir != "" {
+		if err := validatePrefix(o.Prefix); err != nil {
+			return err
+		}
+		if rest, ok := strings.CutPrefix(o.RunDir, filepath.Join(runBase, o.Prefix)); !ok || !runDirRE.MatchString(rest) {
+			return fmt.Errorf("run directory %q: not one of prefix %s's", o.RunDir, o.Prefix)
+		}
+	}
+	h, err := New(Config{Prefix: o.Prefix, Layout: o.Layout, ProxyCPUQuota: o.Quota, Own: true, RunDir: o.RunDir})
+	if err != nil {
+		return err
+	}
+	if !h.ownRun {
+		h.ownRun = true
+		if err := h.saveState(); err != nil {
+			return errors.Join(err, h.Close())
+		}
+	}
+	a.host, *runDir = h, h.RunDir()
+	return nil
+}
+
+// opened is the agent's host, or an error before Open.
+func (a *Agent) opened() (*Host, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.host == nil {
+		return nil, errors.New("the host's roles are not placed (no Open)")
+	}
+	return a.host, nil
+}
+
+// AgentFile is a file of the session's on the host.
+type AgentFile struct {
+	Path string // absolute, beneath the run directory
+	Data []byte
+}
+
+// AgentFiles are files, or the paths of files to read, and folders to
+// make.
+type AgentFiles struct {
+	Files []AgentFile
+	Dirs  []string
+}
+
+// within checks that path is beneath the host's run directory.
+func within(h *Host, path string) error {
+	rel, err := filepath.Rel(h.RunDir(), filepath.Clean(path))
+	if err != nil || !filepath.IsAbs(path) || rel == "." || strings.HasPrefix(rel, "..") {
+		return fmt.Errorf("%q: not beneath the session's run directory %s", path, h.RunDir())
+	}
+	return nil
+}
+
+// Put writes files, making their folders.
+func (a *Agent) Put(fs AgentFiles, _ *struct{}) error {
+	h, err := a.opened()
+	if err != nil {
+		return err
+	}
+	for _, d := range fs.Dirs {
+		if err := within(h, d); err != nil {
+			return err
+		}
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+	}
+	for _, f := range fs.Files {
+		if err := within(h, f.Path); err != nil {
+			return err
+		}
+		if err := os.MkdirAll(filepath.Dir(f.Path), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(f.Path, f.Data, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Get answers the files asked: a file's contents, a folder's files
+// beneath it, each with its path; what is not there is left out.
+func (a *Agent) Get(ask AgentFiles, got *AgentFiles) error {
+	h, err := a.opened()
+	if err != nil {
+		return err
+	}
+	for _, f := range ask.Files {
+		if err := within(h, f.Path); err != nil {
+			return err
+		}
+		err := filepath.WalkDir(f.Path, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || !d.Type().IsRegular() {
+				return nil // gone, or no regular file
+			}
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			got.Files = append(got.Files, AgentFile{Path: p, Data: data})
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// AgentStart is a process to start in a role the host holds: ProcSpec's
+// fields that cross the connection (its standard output is kept, for
+// Wait and Stop to answer).
+type AgentStart struct {
+	Role Role
+	Argv []string
+	Dir  string
+	Log  string
+	Env  []string
+	User string
+}
+
+// Start starts a process and answers its number for Wait and Stop.
+func (a *Agent) Start(s AgentStart, id *int) error {
+	h, err := a.opened()
+	if err != nil {
+		return err
+	}
+	for _, p := range []string{s.Dir, s.Log} {
+		if p != "" {
+			if err := within(h, p); err != nil {
+				return err
+			}
+		}
+	}
+	out := &cappedBuffer{}
+	p, err := h.Start(s.Role, ProcSpec{Argv: s.Argv, Dir: s.Dir, Log: s.Log, Env: s.Env, User: s.User, Stdout: out})
+	if err != nil {
+		return err
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.next++
+	a.procs[a.next] = &agentProc{p: p, out: out}
+	*id = a.next
+	return nil
+}
+
+// AgentWait asks after process ID, waiting up to Wait for it to exit
+// (Stop: the grace before SIGKILL).
+type AgentWait struct {
+	ID   int
+	Wait time.Duration
+}
+
+// AgentExit is what became of a process: whether it exited, how, what it
+// printed, the end of its log.
+type AgentExit struct {
+	Exited  bool
+	Err     string
+	Stdout  []byte
+	LogTail string
+}
+
+// Wait waits up to w.Wait for process w.ID to exit and answers what
+// became of it; an exited process is forgotten.
+func (a *Agent) Wait(w AgentWait, x *AgentExit) error {
+	ap, err := a.proc(w.ID)
+	if err != nil {
+		return err
+	}
+	select {
+	case <-ap.p.Done():
+	case <-time.After(w.Wait):
+	}
+	a.exit(w.ID, ap, x)
+	return nil
+}
+
+// Stop stops process w.ID (SIGTERM, SIGKILL after w.Wait) and answers
+// what became of it.
+func (a *Agent) Stop(w AgentWait, x *AgentExit) error {
+	ap, err := a.proc(w.ID)
+	if err != nil {
+		return err
+	}
+	ap.p.Stop(w.Wait)
+	a.exit(w.ID, ap, x)
+	return nil
+}
+
+func (a *Agent) proc(id int) (*agentProc, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	ap, ok := a.procs[id]
+	if !ok {
+		return nil, fmt.Errorf("no process %d", id)
+	}
+	return ap, nil
+}
+
+// exit fills x with what became of ap, forgetting it once it exited.
+func (a *Agent) exit(id int, ap *agentProc, x *AgentExit) {
+	select {
+	case <-ap.p.Done():
+		x.Exited = true
+		if err := ap.p.Err(); err != nil {
+			x.Err = err.Error()
+		}
+		a.mu.Lock()
+		delete(a.procs, id)
+		a.mu.Unlock()
+	default:
+	}
+	x.Stdout, x.LogTail = ap.out.bytes(), ap.p.LogTail(5)
+}
+
+// AgentReady asks the host to dial addresses from a role it holds until
+// they accept, within Deadline.
+type AgentReady struct {
+	From     Role
+	Addrs    []string
+	Deadline time.Duration
+}
+
+// WaitReady dials r.Addrs until each accepts (Host.WaitReady).
+func (a *Agent) WaitReady(r AgentReady, _ *struct{}) error {
+	h, err := a.opened()
+	if err != nil {
+		return err
+	}
+	return h.WaitReady(context.Background(), r.From, r.Addrs, r.Deadline)
+}
+
+// Close tears down the host's roles now; the agent serves on until its
+// input ends.
+func (a *Agent) Close(_ struct{}, _ *struct{}) error {
+	a.mu.Lock()
+	h, samplers := a.host, a.samplers
+	a.host, a.procs, a.samplers = nil, map[int]*agentProc{}, nil
+	a.mu.Unlock()
+	for _, sm := range samplers {
+		sm.Stop()
+	}
+	return h.Close()
+}
+
+// Clean removes what sessions with prefix left on the host: the agents
+// of the prefix still running (their connections not yet seen lost), each
+// asked to end (SIGTERM, then SIGKILL) so that it tears down, the folders
+// they or a killed one left, and then what Clean(prefix) removes. It
+// answers what it removed; the calling agent's own folder stays until it
+// ends.
+func (a *Agent) Clean(prefix string, removed *[]string) error {
+	if _, err := a.opened(); err == nil {
+		return errors.New("clean: this agent holds roles itself")
+	}
+	if err := validatePrefix(prefix); err != nil {
+		return err
+	}
+	folders, _ := filepath.Glob(filepath.Join(filepath.Dir(a.dir), prefix+agentName+"*"))
+	var pids []int
+	for _, d := range folders {
+		if d == a.dir || !agentDirRE.MatchString(d) {
+			continue
+		}
+		for _, pid := range runningFrom(d) {
+			if pid != os.Getpid() {
+				syscall.Kill(pid, syscall.SIGTERM)
+				pids = append(pids, pid)
+				*removed = append(*removed, fmt.Sprintf("agent %d (%s)", pid, d))
+			}
+		}
+	}
+	end := time.Now().Add(closeGrace + time.Second)
+	for _, pid := range pids {
+		for processAlive(pid) && time.Now().Before(end) {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	killAndWait(pids, time.Second)
+	var errs []error
+	for _, d := range folders {
+		if d == a.dir || !agentDirRE.MatchString(d) {
+			continue
+		}
+		if _, err := os.Stat(d); err != nil {
+			continue // its agent removed it as it ended
+		}
+		if err := os.RemoveAll(d); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		*removed = append(*removed, "folder "+d)
+	}
+	more, err := Clean(prefix)
+	*removed = append(*removed, more...)
+	return errors.Join(append(errs, err)...)
+}
+
+// runningFrom returns the processes whose executable is in folder dir
+// (also once removed: the kernel then reads "PATH (deleted)").
+func runningFrom(dir string) []int {
+	procs, _ := procfs.AllProcs()
+	var pids []int
+	for _, p := range procs {
+		if exe, err := p.Executable(); err == nil && strings.HasPrefix(exe, dir+"/") {
+			pids = append(pids, p.PID)
+		}
+	}
+	return pids
+}

@@ -1,0 +1,36 @@
+package host
+
+import (
+	"reflect"
+	"testing"
+	"time"
+)
+
+// A host's window, its clock a second ahead of this one's, is merged on
+// this machine's clock: only the roles the host holds, each with its own
+// readings' times; the proxy's host's pipes and quota.
+func TestWindowMerge(t *testing.T) {
+	t0 := time.Date(2026, 12, 7, 6, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	proxyHost := &placed{roles: []Role{RoleProxy}, offset: time.Second}
+	clientHost := &placed{roles: []Role{RoleClient}}
+	m := Window{Ticks: map[Role][]uint64{}, CPUs: map[Role]int{}, RoleTimes: map[Role][]time.Time{}}
+	m.merge(proxyHost, Window{From: at(1), To: at(3), Times: []time.Time{at(1.05), at(2.95)},
+		Ticks: map[Role][]uint64{RoleProxy: {10, 200}, RoleClient: {1, 1}}, CPUs: map[Role]int{RoleProxy: 1, RoleClient: 4},
+		Threads: []Thread{{Role: RoleProxy, T: []time.Time{at(1.2)}, NS: []uint64{5}}, {Role: RoleClient, T: []time.Time{at(1.2)}, NS: []uint64{9}}},
+		Pipes:   3, PipesCounted: true, Polls: []time.Time{at(1.2)}})
+	m.merge(clientHost, Window{From: at(0), To: at(2), Times: []time.Time{at(0.1), at(1.9)},
+		Ticks: map[Role][]uint64{RoleClient: {7, 9}}, CPUs: map[Role]int{RoleClient: 2}, Polls: []time.Time{at(0.1)}})
+	if !reflect.DeepEqual(m.RoleTimes[RoleProxy], []time.Time{at(0.05), at(1.95)}) || !reflect.DeepEqual(m.RoleTimes[RoleClient], []time.Time{at(0.1), at(1.9)}) {
+		t.Errorf("role times %v; want the proxy's readings a second earlier, the client's as read", m.RoleTimes)
+	}
+	if m.CPUs[RoleClient] != 2 || !reflect.DeepEqual(m.Ticks[RoleClient], []uint64{7, 9}) {
+		t.Errorf("the client's CPUs %d, ticks %v; want its own host's, 2 and [7 9]", m.CPUs[RoleClient], m.Ticks[RoleClient])
+	}
+	if len(m.Threads) != 1 || m.Threads[0].Role != RoleProxy || !m.Threads[0].T[0].Equal(at(0.2)) {
+		t.Errorf("threads %+v; want the proxy's alone, at 0.2 s", m.Threads)
+	}
+	if m.Pipes != 3 || !m.PipesCounted || !m.From.Equal(at(0)) || !m.To.Equal(at(2)) || !reflect.DeepEqual(m.Polls, []time.Time{at(0.1), at(0.2)}) {
+		t.Errorf("pipes %d %v, window %v to %v, polls %v; want 3 counted, 0 to 2 s, polls in order", m.Pipes, m.PipesCounted, m.From, m.To, m.Polls)
+	}
+}
