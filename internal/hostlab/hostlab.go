@@ -10,13 +10,16 @@ package hostlab
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -29,8 +32,21 @@ const Sshd = "/usr/sbin/sshd"
 type Host struct {
 	Name string // its namespace
 	Addr string // its sshd's address
+	// Data is its address on the lab's data network, where the hosts
+	// reach each other (a switch: a bridge in a namespace of its own),
+	// on its interface DataNIC.
+	Data string
 	pid  int
+	dir  string // the lab's
 }
+
+// DataNIC is the name of a lab host's interface on the data network.
+const DataNIC = "data0"
+
+// Run is the folder that is the host's /run; Tmp its temporary
+// directory (TMPDIR of its logins).
+func (h *Host) Run() string { return filepath.Join(h.dir, h.Name+".run") }
+func (h *Host) Tmp() string { return filepath.Join(h.dir, h.Name+".tmp") }
 
 // Lab is a lab of hosts and the ssh config that reaches them.
 type Lab struct {
@@ -53,8 +69,12 @@ type Option struct {
 }
 
 // subnet is the lab's control network, a /30 a host: 10.213.N.0/30, the
-// test's end .1, the host's .2.
-const subnet = "10.213."
+// test's end .1, the host's .2. dataNet is its data network, one /24:
+// the nth host 10.214.0.N.
+const (
+	subnet  = "10.213."
+	dataNet = "10.214.0."
+)
 
 // New makes a lab of len(opts) hosts, the ith as opts[i] says. It fails
 // the test where the machine cannot (not root, no sshd).
@@ -70,6 +90,7 @@ func New(t testing.TB, opts ...Option) *Lab {
 		t.Fatalf("the machine routes %s0.0/16 already: the lab's control network would shadow it", subnet)
 	}
 	l := &Lab{Dir: t.TempDir(), prefix: "bl" + strconv.Itoa(os.Getpid()%100000)}
+	l.makeSwitch(t)
 	// sshd's privilege separation wants its folder, which the package's
 	// service makes at its start
 	if err := os.MkdirAll("/run/sshd", 0o755); err != nil {
@@ -117,7 +138,7 @@ func New(t testing.TB, opts ...Option) *Lab {
 // and config, and its sshd unless o.Down.
 func (l *Lab) addHost(t testing.TB, n int, o Option) *Host {
 	t.Helper()
-	h := &Host{Name: fmt.Sprintf("%s-h%d", l.prefix, n), Addr: fmt.Sprintf("%s%d.2", subnet, n)}
+	h := &Host{Name: fmt.Sprintf("%s-h%d", l.prefix, n), Addr: fmt.Sprintf("%s%d.2", subnet, n), Data: fmt.Sprintf("%s%d", dataNet, n), dir: l.Dir}
 	l.Hosts = append(l.Hosts, h)
 	outer, inner := fmt.Sprintf("%sh%da", l.prefix, n), fmt.Sprintf("%sh%db", l.prefix, n)
 	run(t, "ip", "netns", "add", h.Name)
@@ -130,12 +151,13 @@ func (l *Lab) addHost(t testing.TB, n int, o Option) *Host {
 	run(t, "ip", "-n", h.Name, "addr", "add", h.Addr+"/30", "dev", inner)
 	run(t, "ip", "-n", h.Name, "link", "set", inner, "up")
 	run(t, "ip", "-n", h.Name, "link", "set", "lo", "up")
+	l.plug(t, h, n)
 	hostKey := filepath.Join(l.Dir, h.Name+".key")
 	run(t, "ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", h.Name, "-f", hostKey)
 	cfg := filepath.Join(l.Dir, h.Name+".sshd_config")
 	conf := fmt.Sprintf("Port 22\nListenAddress %s\nHostKey %s\nPidFile none\nAuthorizedKeysFile %s\n"+
 		"PermitRootLogin prohibit-password\nPasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\n"+
-		"PrintMotd no\nLogLevel ERROR\n", h.Addr, hostKey, filepath.Join(l.Dir, "authorized_keys"))
+		"PrintMotd no\nLogLevel ERROR\nSetEnv TMPDIR=%s\n", h.Addr, hostKey, filepath.Join(l.Dir, "authorized_keys"), h.Tmp())
 	if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +166,9 @@ func (l *Lab) addHost(t testing.TB, n int, o Option) *Host {
 		return h
 	}
 	// sshd in the host's namespace, in a mount namespace of its own
-	// where the hidden programs are /dev/null
+	// where the hidden programs are /dev/null and /run is the host's
+	// own, in a cgroup of its own: what a session makes on one host
+	// (its lock, run directory, cgroups) is no other's
 	var script strings.Builder
 	for _, p := range o.Hide {
 		path, err := exec.LookPath(p)
@@ -153,7 +177,16 @@ func (l *Lab) addHost(t testing.TB, n int, o Option) *Host {
 		}
 		fmt.Fprintf(&script, "mount --bind /dev/null '%s' && ", path)
 	}
-	fmt.Fprintf(&script, "exec ip netns exec '%s' '%s' -D -e -f '%s'", h.Name, Sshd, cfg)
+	for _, d := range []string{h.Run(), h.Tmp()} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range l.cgroup(t, h) {
+		fmt.Fprintf(&script, "echo $$ > '%s' && ", f)
+	}
+	fmt.Fprintf(&script, "exec nsenter --net=/run/netns/'%s' -- sh -c \"mount --bind '%s' /run && mkdir -p /run/sshd && exec '%s' -D -e -f '%s'\"",
+		h.Name, h.Run(), Sshd, cfg)
 	cmd := exec.Command("unshare", "--mount", "--propagation", "private", "--", "sh", "-c", script.String())
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -169,6 +202,111 @@ func (l *Lab) addHost(t testing.TB, n int, o Option) *Host {
 		}
 	})
 	return h
+}
+
+// Processes returns the processes in h's network namespace other than its
+// sshd's listener: what a session runs or left there (a connection's own
+// sshd process too, while it lasts).
+func (h *Host) Processes() []int {
+	var want syscall.Stat_t
+	if err := syscall.Stat(filepath.Join("/run/netns", h.Name), &want); err != nil {
+		return nil
+	}
+	entries, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == h.pid {
+			continue
+		}
+		var st syscall.Stat_t
+		if syscall.Stat(filepath.Join("/proc", e.Name(), "ns", "net"), &st) == nil && st.Ino == want.Ino && st.Dev == want.Dev {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// makeSwitch makes the data network's switch: a namespace holding a
+// bridge, which plug joins each host to.
+func (l *Lab) makeSwitch(t testing.TB) {
+	t.Helper()
+	ns := l.prefix + "-sw"
+	run(t, "ip", "netns", "add", ns)
+	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", ns).Run() })
+	run(t, "ip", "-n", ns, "link", "add", "br0", "type", "bridge")
+	run(t, "ip", "-n", ns, "link", "set", "br0", "up")
+}
+
+// plug joins host h, the nth, to the data network: a veth pair, its end
+// in the host DataNIC with its address Data, the other on the switch's
+// bridge.
+func (l *Lab) plug(t testing.TB, h *Host, n int) {
+	t.Helper()
+	ns, port := l.prefix+"-sw", fmt.Sprintf("p%d", n)
+	run(t, "ip", "-n", h.Name, "link", "add", DataNIC, "type", "veth", "peer", "name", port, "netns", ns)
+	run(t, "ip", "-n", ns, "link", "set", port, "master", "br0")
+	run(t, "ip", "-n", ns, "link", "set", port, "up")
+	run(t, "ip", "-n", h.Name, "addr", "add", h.Data+"/24", "dev", DataNIC)
+	run(t, "ip", "-n", h.Name, "link", "set", DataNIC, "up")
+}
+
+// cgroupControllers are the v1 hierarchies a session's roles use: the
+// lab host's sshd is in a cgroup of its own in each.
+var cgroupControllers = []string{"cpuset", "memory", "cpu"}
+
+// cgroup makes h's cgroups beneath the test's own, a cpuset with every
+// CPU and memory node of its parent's, and returns their cgroup.procs
+// files, for its sshd to join; they are removed when the test ends. On
+// cgroup v2 the host shares the test's (none is made).
+func (l *Lab) cgroup(t testing.TB, h *Host) []string {
+	t.Helper()
+	own, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for _, line := range strings.Split(string(own), "\n") {
+		f := strings.SplitN(line, ":", 3)
+		if len(f) != 3 {
+			continue
+		}
+		for _, c := range strings.Split(f[1], ",") {
+			if !slices.Contains(cgroupControllers, c) {
+				continue
+			}
+			parent := filepath.Join("/sys/fs/cgroup", c, f[2])
+			dir := filepath.Join(parent, h.Name)
+			if err := os.Mkdir(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { removeCgroup(dir) })
+			if c == "cpuset" {
+				for _, file := range []string{"cpuset.cpus", "cpuset.mems"} {
+					v, err := os.ReadFile(filepath.Join(parent, file))
+					if err == nil {
+						err = os.WriteFile(filepath.Join(dir, file), v, 0)
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			files = append(files, filepath.Join(dir, "cgroup.procs"))
+		}
+	}
+	return files
+}
+
+// removeCgroup removes a lab host's cgroup once its processes are gone
+// (its sshd is killed first; its connections' processes follow).
+func removeCgroup(dir string) {
+	for range 100 {
+		if os.Remove(dir) == nil || errors.Is(os.Remove(dir), os.ErrNotExist) {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // waitListening waits until h's sshd answers on port 22.
