@@ -39,9 +39,9 @@ func (s *runner) proxySite(c proxies.Column, dir string) proxies.Site {
 	limit := proxyLimit(hard)
 	return proxies.Site{
 		Dir:         dir,
-		ClientSide:  host.ProxyClientAddr,
-		OriginSide:  host.ProxyOriginAddr,
-		Origin:      host.OriginAddr,
+		ClientSide:  s.host.Addrs().ProxyClient,
+		OriginSide:  s.host.Addrs().ProxyOrigin,
+		Origin:      s.host.Addrs().Origin,
 		MaxConns:    host.ProxyConns(limit, c.Group == results.Splice),
 		Descriptors: int(limit),
 		CertFile:    filepath.Join(s.tlsDir(), "server.pem"),
@@ -91,7 +91,7 @@ func (s *runner) instances(r RunSpec, dir string) ([]end, error) {
 		return nil, err
 	}
 	client := s.siteFor(r, filepath.Join(dir, "peer"))
-	client.ClientSide, client.OriginSide, client.Origin = scenarios.TunnelEntry, host.ClientAddr, host.ProxyClientAddr
+	client.ClientSide, client.OriginSide, client.Origin = scenarios.TunnelEntry, s.host.Addrs().Client, s.host.Addrs().ProxyClient
 	ci, err := s.prepare(c, results.TLSInit, client)
 	if err != nil {
 		return nil, err

@@ -88,7 +88,7 @@ func ColumnVersion(c proxies.Column) string {
 
 // newMeta describes a starting session and writes it to path; a resumed
 // session keeps its first start and records the resumption.
-func newMeta(cfg SessionConfig, l host.Layout, notes []string, path string) (*results.Meta, error) {
+func newMeta(cfg SessionConfig, l host.Layout, hosts []host.PlacedHost, notes []string, path string) (*results.Meta, error) {
 	now := time.Now().UTC()
 	if cfg.Resume {
 		if m, err := results.ReadMeta(path); err == nil {
@@ -107,6 +107,18 @@ func newMeta(cfg SessionConfig, l host.Layout, notes []string, path string) (*re
 	m.Machine = describeMachine(cfg.Machine)
 	m.Settings = cfg.Settings
 	m.Layout, m.LayoutNote = l.String(), l.Warning
+	if len(hosts) > 0 {
+		m.LayoutNote = "" // the hosts file's layout, not this machine's
+	}
+	for _, ph := range hosts {
+		info := results.HostInfo{Destination: ph.Dest.String(), Data: ph.Data, Hostname: ph.Facts.Hostname, Kernel: ph.Facts.Kernel,
+			Online: host.CPUList(ph.Facts.Online), Layout: ph.Layout.Held(),
+			ClockOffsetMS: float64(ph.Offset) / 1e6, ClockWithinMS: float64(ph.Uncertainty) / 1e6}
+		for _, r := range ph.Roles {
+			info.Roles = append(info.Roles, string(r))
+		}
+		m.Hosts = append(m.Hosts, info)
+	}
 	m.Notes = notes
 	m.CommandLine = cfg.CommandLine
 	b := Build()

@@ -41,7 +41,7 @@ func startOrigin(ctx context.Context, h *host.Host, cert scenarios.OriginTLS) (o
 	if err := h.MountTmpfs(www, "64m"); err != nil {
 		return nil, err
 	}
-	o.setup = scenarios.Origin(dir, host.OriginAddr, len(h.Layout().Origin), cert)
+	o.setup = scenarios.Origin(dir, h.Addrs().Origin, len(h.Layout().Origin), cert)
 	for _, f := range o.setup.Files {
 		if err := writeFile(filepath.Join(dir, f.Path), f.Data); err != nil {
 			return nil, fmt.Errorf("origin file %s: %w", f.Path, err)

@@ -41,9 +41,13 @@ func figuresOf(w host.Window) figures {
 		if n < 2 {
 			continue
 		}
-		f.busy[r] = pace.Busy(ticks[0], ticks[n-1], w.Times[n-1].Sub(w.Times[0]), w.CPUs[r])
+		times := w.TimesOf(r)
+		if len(times) != n {
+			continue
+		}
+		f.busy[r] = pace.Busy(ticks[0], ticks[n-1], times[n-1].Sub(times[0]), w.CPUs[r])
 		f.cpu[r] = f.busy[r] * f.seconds * float64(w.CPUs[r])
-		f.perSecond[r] = pace.PerSecond(w.Times, ticks, w.CPUs[r])
+		f.perSecond[r] = pace.PerSecond(times, ticks, w.CPUs[r])
 	}
 	for _, t := range w.Threads {
 		f.thread[t.Role] = max(f.thread[t.Role], pace.Thread(t.T, t.NS, w.From, w.To))

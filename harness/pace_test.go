@@ -54,3 +54,22 @@ func TestFiguresOf(t *testing.T) {
 		t.Errorf("pipes counted in the window: HasPipes %v, SplicePipes %d; want 4", row.HasPipes, row.SplicePipes)
 	}
 }
+
+// A window merged from hosts of their own reads each role's busy over
+// its own host's readings (RoleTimes), not another host's times.
+func TestFiguresOfHosts(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 6, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	w := host.Window{
+		From: at(0), To: at(2),
+		// the proxy's host read at 0.05 and 1.95 s, the client's at 0.1
+		// and 1.1 s: the client's one CPU busy 0.5 s of its 1 s
+		Ticks:     map[host.Role][]uint64{host.RoleProxy: {1000, 1190}, host.RoleClient: {500, 550}},
+		RoleTimes: map[host.Role][]time.Time{host.RoleProxy: {at(0.05), at(1.95)}, host.RoleClient: {at(0.1), at(1.1)}},
+		CPUs:      map[host.Role]int{host.RoleProxy: 1, host.RoleClient: 1},
+	}
+	f := figuresOf(w)
+	if math.Abs(f.busy[host.RoleProxy]-1) > 1e-9 || math.Abs(f.busy[host.RoleClient]-0.5) > 1e-9 {
+		t.Errorf("busy %v; want the proxy 1 and the client 0.5, each over its own host's readings", f.busy)
+	}
+}

@@ -252,7 +252,7 @@ type measured struct {
 // target is where the load of r goes through the column st started, and
 // the CA its TLS clients verify the TLS ends with.
 func (s *runner) target(r RunSpec, st *started) scenarios.Target {
-	t := scenarios.TargetFor(r.Scenario.Mode, st.ends[0].inst.Forward, host.ProxyClientAddr, host.OriginAddr)
+	t := scenarios.TargetFor(r.Scenario.Mode, st.ends[0].inst.Forward, s.host.Addrs().ProxyClient, s.host.Addrs().Origin)
 	t.CA = filepath.Join(s.tlsDir(), "ca.pem")
 	return t
 }
@@ -286,6 +286,9 @@ func (s *runner) measure(ctx context.Context, r RunSpec, st *started, dir string
 	// tool's window: bench mix's starts after its own warm-up, which
 	// begins once its connections are open, as it says (MixOpened).
 	plan := host.Plan{Warmup: itself, Length: time.Duration(method.Window), Deferred: scenarios.WarmsUp(r.Scenario)}
+	if err := s.alignClocks(ctx, plan.Length); err != nil {
+		return x, err
+	}
 	// perf starts before the sampler, its events off until the window.
 	prof := s.startProfile(st, filepath.Join(dir, "perf"))
 	defer prof.close()
@@ -296,6 +299,7 @@ func (s *runner) measure(ctx context.Context, r RunSpec, st *started, dir string
 	var opened func(time.Time)
 	if plan.Deferred {
 		opened = func(at time.Time) {
+			at = s.host.ToLocal(host.RoleClient, at) // the tool's clock
 			sampler.Begin(at)
 			prof.begin(at.Add(itself))
 		}
@@ -315,6 +319,28 @@ func (s *runner) measure(ctx context.Context, r RunSpec, st *started, dir string
 	return x, err
 }
 
+// clockShare is the most of a window the hosts' clocks may be unknown
+// by: a session over hosts of their own places each host's window by its
+// clock's offset, measured before each run.
+const clockShare = 0.01
+
+// alignClocks measures the hosts' clocks anew, where the roles are on
+// hosts of their own, and fails the run where two hosts' windows could
+// be apart by more than clockShare of its window.
+func (s *runner) alignClocks(ctx context.Context, window time.Duration) error {
+	if !s.host.Spread() {
+		return nil
+	}
+	unknown, err := s.host.Clocks(ctx)
+	if err != nil {
+		return err
+	}
+	if float64(unknown) > clockShare*float64(window) {
+		return fmt.Errorf("the hosts' clocks are known within %v, more than %g%% of the %v window: their windows could differ by that much", unknown, clockShare*100, window)
+	}
+	return nil
+}
+
 // closeWindow takes the sampler's figures of the tool's window of m, the
 // proxy's peak memory, and checks that the proxy lived through it. The
 // CPU figures cover the tool's own window, not its start-up, connection
@@ -323,7 +349,7 @@ func (s *runner) measure(ctx context.Context, r RunSpec, st *started, dir string
 func (s *runner) closeWindow(r RunSpec, st *started, sampler *host.Sampler, m scenarios.Measurement, ended time.Time) (x measured, err error) {
 	window := time.Duration(m.Seconds * float64(time.Second))
 	if !m.Started.IsZero() {
-		ended = m.Started.Add(window)
+		ended = s.host.ToLocal(host.RoleClient, m.Started).Add(window)
 	}
 	w, err := sampler.StopWindow(ended, window)
 	if err != nil {

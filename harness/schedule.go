@@ -238,12 +238,16 @@ func (s *Schedule) Print(w io.Writer) {
 			fmt.Fprintf(w, "not installed, so not run: %s\n", strings.Join(absent, ", "))
 		}
 	}
-	fmt.Fprintf(w, "cpus: %s", cfg.Host.Layout)
+	if hs := cfg.Host.Hosts; len(hs.Lines) > 0 {
+		fmt.Fprintf(w, "hosts: %s", hostsLine(hs))
+	} else {
+		fmt.Fprintf(w, "cpus: %s", cfg.Host.Layout)
+	}
 	if cfg.Host.ProxyCPUQuota > 0 {
 		fmt.Fprintf(w, ", proxy quota %g CPU", cfg.Host.ProxyCPUQuota)
 	}
 	fmt.Fprintln(w)
-	if cfg.Host.Layout.Warning != "" {
+	if cfg.Host.Layout.Warning != "" && len(cfg.Host.Hosts.Lines) == 0 {
 		fmt.Fprintf(w, "warning: %s\n", cfg.Host.Layout.Warning)
 	}
 	for _, n := range s.Notes() {
@@ -571,4 +575,18 @@ func formatDuration(d time.Duration) string {
 	default:
 		return fmt.Sprintf("%ds", s)
 	}
+}
+
+// hostsLine says where a hosts file puts the roles: "client on
+// bench@load1 (data 192.0.2.11, cpus 0-15), proxy on ...".
+func hostsLine(hs host.Hosts) string {
+	var parts []string
+	for _, l := range hs.Lines {
+		cpus := "all but the first"
+		if l.CPUs != nil {
+			cpus = host.CPUList(l.CPUs)
+		}
+		parts = append(parts, fmt.Sprintf("%s on %s (data %s, cpus %s)", l.Role, l.Dest, l.Data, cpus))
+	}
+	return strings.Join(parts, ", ")
 }

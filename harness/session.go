@@ -102,7 +102,7 @@ func NewSession(ctx context.Context, sched *Schedule) (s *Session, err error) {
 	if s.host, err = host.New(cfg.Host); err != nil {
 		return nil, err
 	}
-	if s.pki, err = proxies.GeneratePKI([]string{host.ProxyClientAddr, host.ProxyOriginAddr, host.OriginAddr}); err != nil {
+	if s.pki, err = proxies.GeneratePKI([]string{s.host.Addrs().ProxyClient, s.host.Addrs().ProxyOrigin, s.host.Addrs().Origin}); err != nil {
 		return nil, fmt.Errorf("certificates: %w", err)
 	}
 	if err := s.writePKI(); err != nil {
@@ -129,7 +129,7 @@ func NewSession(ctx context.Context, sched *Schedule) (s *Session, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if s.meta, err = newMeta(cfg, s.host.Layout(), s.notes, s.MetaPath); err != nil {
+	if s.meta, err = newMeta(cfg, s.host.Layout(), s.host.Placed(), s.notes, s.MetaPath); err != nil {
 		return nil, err
 	}
 	return s, nil
