@@ -21,8 +21,10 @@ toolchain:
 # tree whose .git go build cannot read). Outside a checkout, none.
 git_commit = $(shell git rev-parse HEAD 2>/dev/null)
 git_modified = $(shell git status --porcelain 2>/dev/null | grep -q . && echo true)
+# Built without cgo: a session copies bench to the hosts of a hosts file
+# (docs/hosts.md), which need only the same architecture, not this libc.
 build: toolchain
-	$(go) build -buildvcs=auto -ldflags "-X bench/harness.linkedCommit=$(git_commit) -X bench/harness.linkedModified=$(git_modified)" -o bin/bench ./cmd/bench
+	CGO_ENABLED=0 $(go) build -buildvcs=auto -ldflags "-X bench/harness.linkedCommit=$(git_commit) -X bench/harness.linkedModified=$(git_modified)" -o bin/bench ./cmd/bench
 
 # install puts bench on the PATH.
 install: build

@@ -38,6 +38,7 @@ func init() {
 		{"check", "say what is missing on this machine; changes nothing", cmdCheck},
 		{"mix", "open many connections through a proxy and run checked exchanges on them (JSON)", cmdMix},
 		{"clean", "remove what a killed session left behind (root)", cmdClean},
+		{"agent", "what a session runs on a host of its own over ssh; not for direct use", cmdAgent},
 		{"version", "print bench's version and the commit it was built from", cmdVersion},
 	}
 }
@@ -121,6 +122,7 @@ var failures = map[string][]exitMeaning{
 	"mix":     {{exitError, "the mix could not run (its connections could not be opened, the proxy failed it), or its origin could not serve"}},
 	"mix tls": {{exitError, "a connection failed to connect or handshake, or the command after -- failed"}},
 	"clean":   {{exitError, "something left behind could not be removed"}},
+	"agent":   {{exitError, "what the session made on the host could not all be removed"}},
 	"version": nil,
 }
 

@@ -23,9 +23,12 @@ import (
 // `bench history add` in a process of its own environment. Before the
 // tests it cleans up after the test binaries that were killed.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && (os.Args[1] == "mix" || os.Args[1] == "history") {
+	if len(os.Args) > 1 && (os.Args[1] == "mix" || os.Args[1] == "history" || os.Args[1] == host.AgentCommand) {
 		main()
 		os.Exit(0)
+	}
+	if spec, ok := os.LookupEnv(orchestrateEnv); ok {
+		orchestrate(spec)
 	}
 	testenv.CleanKilled(host.CleanKilled)
 	os.Exit(m.Run())

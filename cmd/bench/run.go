@@ -16,9 +16,11 @@ import (
 
 	"bench/harness"
 	"bench/harness/host"
+	"bench/inputerr"
 	"bench/report"
 	"bench/results"
 	"bench/scenarios"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -83,7 +85,11 @@ func cmdRun(stdout, stderr io.Writer, args []string) error {
 	if os.Geteuid() != 0 {
 		return errors.New("run needs root (namespaces, cgroups): sudo bench run ...")
 	}
-	if err := sched.Tools(); err != nil {
+	if len(cfg.Host.Hosts.Lines) > 0 {
+		if err := hostsReady(stderr, cfg.Host); err != nil {
+			return err
+		}
+	} else if err := sched.Tools(); err != nil {
 		return withAdvice(err)
 	}
 
@@ -124,8 +130,14 @@ func runConfig(stderr io.Writer, args []string) (cfg harness.SessionConfig, dryR
 	var hc host.Config
 	fs.StringVar(&hc.Prefix, "prefix", host.DefaultPrefix, "prefix of the namespaces, links and cgroups the session creates")
 	fs.StringVar(&hc.CgroupParent, "cgroup-parent", "", "cgroup beneath which the session's cgroups are created (default: see above)")
+	hf := addHostsFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return harness.SessionConfig{}, false, err
+	}
+	if *hf.file != "" {
+		if hc, err = runHosts(fs, hf, hc, profile.on, *sw.on); err != nil {
+			return harness.SessionConfig{}, false, err
+		}
 	}
 	if fs.NArg() > 0 {
 		return harness.SessionConfig{}, false, usageError{fmt.Errorf("run: unexpected argument %q", fs.Arg(0))}
@@ -184,6 +196,7 @@ func execute(cfg harness.SessionConfig, sched *harness.Schedule, stderr io.Write
 			if hc.CgroupParent != "" {
 				again += " --cgroup-parent " + hc.CgroupParent
 			}
+			again += hostsArgs(cfg.CommandLine)
 			fmt.Fprintf(stderr, "\ninterrupted: the runs done are in %s; continue with: %s\n", s.CSVPath, again)
 			return "", errors.Join(errors.New("interrupted"), closeErr)
 		}
@@ -340,4 +353,61 @@ func (o *onOff) Set(v string) error {
 		return fmt.Errorf("%q: want off or on", v)
 	}
 	return nil
+}
+
+// runHosts puts the session's roles on the hosts of the file the flags
+// name: what a hosts file cannot go with yet is refused.
+func runHosts(fs *flag.FlagSet, hf hostsFlags, hc host.Config, profile, sweep bool) (host.Config, error) {
+	for _, f := range []string{"cpus", "cgroup-parent"} {
+		if visited(fs, f) {
+			return hc, usageError{fmt.Errorf("run: --%s and --hosts: the hosts file gives each host's CPUs (cpus=), and each host places its roles in cgroups of its own", f)}
+		}
+	}
+	if profile || sweep {
+		return hc, usageError{errors.New("run: --profile and --sweep run on one machine only for now, not with --hosts")}
+	}
+	h, err := hf.read()
+	if err != nil {
+		return hc, err
+	}
+	hc.Hosts, hc.SSHOf = h, hf.sshOf
+	return hc, nil
+}
+
+// hostsReady checks the hosts of a session as bench check --hosts does,
+// and refuses them, naming each that lacks what the session needs.
+func hostsReady(stderr io.Writer, hc host.Config) error {
+	items := harness.HostChecks(context.Background(), hc.Hosts, hc.SSHOf)
+	var failed []string
+	for _, it := range items {
+		if !it.OK && it.Required {
+			failed = append(failed, it.Name+": "+it.Detail)
+		}
+	}
+	if len(failed) > 0 {
+		return &inputerr.Error{File: hc.Hosts.Name, Err: fmt.Errorf("a session cannot use these hosts:\n  %s", strings.Join(failed, "\n  "))}
+	}
+	fmt.Fprintf(stderr, "hosts: %d reached, each has what its roles need\n", len(hc.Hosts.Destinations()))
+	return nil
+}
+
+// hostsArgs are the flags of a command line that put a session on hosts
+// of their own, for the command that continues it: " --hosts FILE ...".
+func hostsArgs(cmdline []string) string {
+	var out string
+	for i := 0; i < len(cmdline); i++ {
+		name, value, inline := strings.Cut(strings.TrimLeft(cmdline[i], "-"), "=")
+		switch {
+		case !strings.HasPrefix(cmdline[i], "-"):
+		case name == "accept-new-host-keys":
+			out += " " + cmdline[i]
+		case name == "hosts" || name == "ssh-config":
+			if !inline && i+1 < len(cmdline) {
+				i++
+				value = cmdline[i]
+			}
+			out += " --" + name + " " + value
+		}
+	}
+	return out
 }
