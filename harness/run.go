@@ -38,6 +38,9 @@ type runner struct {
 	// OutputDir keeps what each run's load tool printed, and the proxy's
 	// log of a failed run, beside the CSV: <csv without .csv>.runs/.
 	OutputDir string
+	// lost is why the last run failed where a host of its own was lost
+	// (host.ErrHostLost): the session stops after it.
+	lost error
 }
 
 func (s *runner) tlsDir() string { return filepath.Join(s.host.RunDir(), "tls") }
@@ -64,6 +67,9 @@ func (s *runner) run(ctx context.Context, r RunSpec) results.Row {
 		os.RemoveAll(dir)
 		row = s.rowOf(r)
 		err = s.runIn(ctx, r, dir, &row)
+	}
+	if errors.Is(err, host.ErrHostLost) {
+		s.lost = err
 	}
 	s.keep(dir, name, err)
 	// The run directory is on /run, in memory: what is worth keeping is

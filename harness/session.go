@@ -270,6 +270,9 @@ func (s *Session) Execute(ctx context.Context) error {
 				return err
 			}
 			p.end(r, row, time.Since(start))
+			if s.lost != nil {
+				return s.lost
+			}
 			if err := s.origin.alive(); err != nil {
 				return err
 			}

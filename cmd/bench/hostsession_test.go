@@ -1,11 +1,20 @@
 package main
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
+
+	"bench/harness"
+	"bench/harness/host"
 
 	"bench/internal/hostlab"
 	"bench/internal/testenv"
@@ -81,4 +90,84 @@ func TestHostsArgs(t *testing.T) {
 			t.Errorf("hostsArgs(%q) = %q; want %q", c.cmdline, got, c.want)
 		}
 	}
+}
+
+// killOn is a writer that kills the agents on host h once what it is
+// given holds mark: a session's progress, its host lost mid-session.
+type killOn struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	mark string
+	h    *hostlab.Host
+	done bool
+}
+
+func (k *killOn) Write(p []byte) (int, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.buf.Write(p)
+	if !k.done && strings.Contains(k.buf.String(), k.mark) {
+		k.done = true
+		for _, pid := range k.h.Processes() {
+			if strings.Contains(cmdline(pid), "/bench agent /") {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	}
+	return len(p), nil
+}
+
+// TestSessionHostLost: the proxy's host lost mid-session (its agent
+// killed outright after the first run): the run in flight fails naming
+// the host, the session stops with the runs done and says how to
+// continue it, bench clean --hosts removes what the agent left, and the
+// session resumed with the line it printed completes.
+func TestSessionHostLost(t *testing.T) {
+	testenv.NeedRoot(t, "the hosts' lab: network namespaces and sshd")
+	testenv.NeedProgram(t, hostlab.Sshd)
+	testenv.NeedProgram(t, scenarios.ToolWrk)
+	testenv.NeedProgram(t, "nginx")
+	lab := hostlab.New(t, hostlab.Option{}, hostlab.Option{}, hostlab.Option{})
+	c, p, o := lab.Hosts[0], lab.Hosts[1], lab.Hosts[2]
+	hosts := filepath.Join(lab.Dir, "hosts")
+	text := fmt.Sprintf("client %s data=%s cpus=0\nproxy %s data=%s cpus=1\norigin %s data=%s cpus=0\n", c.Addr, c.Data, p.Addr, p.Data, o.Addr, o.Data)
+	if err := os.WriteFile(hosts, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	prefix, out := testenv.Prefix(t), t.TempDir()
+	stderr := &killOn{mark: "[1/3]", h: p}
+	var stdout bytes.Buffer
+	err := dispatch(&stdout, stderr, []string{"run", "--scenario", "http-ka-1k", "--proxy", "nginx", "--out", out, "--session", "lost",
+		"--machine", "test machine", "--prefix", prefix, "--reps", "3", "--duration", "2s", "--warmup", "1s", "--hosts", hosts, "--ssh-config", lab.Config})
+	says := stderr.buf.String()
+	t.Logf("stderr:\n%s", says)
+	if status := exitStatus(err, io.Discard); status != exitError || !errors.Is(err, host.ErrHostLost) {
+		t.Fatalf("the session with its proxy's host lost: exit %d, %v; want 1, the host lost", status, err)
+	}
+	m := regexp.MustCompile(`(?m)^stopped: .*` + regexp.QuoteMeta(p.Addr) + `.*continue with: sudo bench (run --resume .*)$`).FindStringSubmatch(says)
+	if m == nil {
+		t.Fatalf("no line naming the host lost and how to continue:\n%s", says)
+	}
+	csvPath, _ := harness.SessionPaths(out, "test machine", "lost")
+	rows, err := results.ReadFiles([]string{csvPath})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 || rows[0].Status != results.OK || rows[1].Status != results.Failed || !strings.Contains(rows[1].Note, "connection was lost") {
+		t.Fatalf("rows %+v; want the first ok and the second failed, its host lost", rows)
+	}
+	var cleaned bytes.Buffer
+	if err := dispatch(&cleaned, &cleaned, []string{"clean", "--hosts", hosts, "--ssh-config", lab.Config, "--prefix", prefix}); err != nil {
+		t.Fatalf("bench clean --hosts: %v\n%s", err, cleaned.String())
+	}
+	waitNothingLeft(t, lab, prefix)
+	var resumed bytes.Buffer
+	// exit 3: it completes, the run its host was lost in failed
+	if err := dispatch(&resumed, &resumed, strings.Fields(m[1])); !errors.As(err, new(failedRunsError)) {
+		t.Fatalf("bench %s: %v; want the session completed, one run failed\n%s", m[1], err, resumed.String())
+	}
+	if rows, err = results.ReadFiles([]string{csvPath}); err != nil || len(rows) != 3 || rows[2].Status != results.OK {
+		t.Errorf("the session resumed: rows %+v, %v; want the third run ok", rows, err)
+	}
+	waitNothingLeft(t, lab, prefix)
 }

@@ -110,7 +110,7 @@ const (
 // command, for its help; 0 and 2 mean the same for every one.
 var failures = map[string][]exitMeaning{
 	"run": {
-		{exitError, "the session could not complete: interrupted (the --resume command that continues it is printed), or the host could not be set up"},
+		{exitError, "the session could not complete: interrupted or a host of its own lost (the --resume command that continues it is printed), or the host could not be set up"},
 		{exitFailedRuns, "the session completed but some of its runs failed: its file and tables are whole, the failed runs listed under their tables"},
 	},
 	"report":  {{exitError, "the tables or the page could not be rendered or written"}},

@@ -166,6 +166,9 @@ func runConfig(stderr io.Writer, args []string) (cfg harness.SessionConfig, dryR
 		if st, err = resumable(fs, *out, st.Session); err != nil {
 			return harness.SessionConfig{}, false, err
 		}
+		if err := sameHosts(*out, st, *hf.file != ""); err != nil {
+			return harness.SessionConfig{}, false, err
+		}
 		fmt.Fprintf(stderr, "resuming session %s\n", st.Session)
 	}
 
@@ -188,7 +191,7 @@ func execute(cfg harness.SessionConfig, sched *harness.Schedule, stderr io.Write
 	execErr := s.Execute(ctx)
 	closeErr := s.Close()
 	if execErr != nil {
-		if ctx.Err() != nil {
+		if lost := errors.Is(execErr, host.ErrHostLost); lost || ctx.Err() != nil {
 			again := fmt.Sprintf("sudo bench run --resume --session %s --out %s", cfg.Session, cfg.OutDir)
 			if hc.Prefix != host.DefaultPrefix {
 				again += " --prefix " + hc.Prefix
@@ -197,6 +200,10 @@ func execute(cfg harness.SessionConfig, sched *harness.Schedule, stderr io.Write
 				again += " --cgroup-parent " + hc.CgroupParent
 			}
 			again += hostsArgs(cfg.CommandLine)
+			if lost {
+				fmt.Fprintf(stderr, "\nstopped: %v; the runs done are in %s; once the host is back, continue with: %s\n", execErr, s.CSVPath, again)
+				return "", errors.Join(execErr, closeErr)
+			}
 			fmt.Fprintf(stderr, "\ninterrupted: the runs done are in %s; continue with: %s\n", s.CSVPath, again)
 			return "", errors.Join(errors.New("interrupted"), closeErr)
 		}
@@ -282,7 +289,8 @@ func visited(fs *flag.FlagSet, names ...string) bool {
 // resumeFlags are the flags a --resume command may give: what names the
 // session and how the host is set up. The rest come from the session's
 // own settings, so that the runs it adds are like the ones it has.
-var resumeFlags = map[string]bool{"resume": true, "session": true, "out": true, "dry-run": true, "prefix": true, "cgroup-parent": true}
+var resumeFlags = map[string]bool{"resume": true, "session": true, "out": true, "dry-run": true, "prefix": true, "cgroup-parent": true,
+	"hosts": true, "ssh-config": true, "accept-new-host-keys": true}
 
 // resumable returns the settings of the session to resume, refusing flags
 // that would change them.
@@ -410,4 +418,22 @@ func hostsArgs(cmdline []string) string {
 		}
 	}
 	return out
+}
+
+// sameHosts refuses to resume a session across hosts of their own on
+// this machine, and one of this machine across hosts (hosts: whether
+// --hosts is given): its rows would mix two setups.
+func sameHosts(out string, st results.Settings, hosts bool) error {
+	_, metaPath := harness.SessionPaths(out, st.Machine, st.Session)
+	m, err := results.ReadMeta(metaPath)
+	if err != nil {
+		return nil // Resumable read it; a file gone since is the session's to say
+	}
+	switch {
+	case len(m.Hosts) > 0 && !hosts:
+		return usageError{fmt.Errorf("--resume: session %s ran on hosts of their own: give them again with --hosts", st.Session)}
+	case len(m.Hosts) == 0 && hosts:
+		return usageError{fmt.Errorf("--resume: session %s ran on one machine: leave out --hosts", st.Session)}
+	}
+	return nil
 }
