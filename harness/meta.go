@@ -113,7 +113,8 @@ func newMeta(cfg SessionConfig, l host.Layout, hosts []host.PlacedHost, notes []
 	for _, ph := range hosts {
 		info := results.HostInfo{Destination: ph.Dest.String(), Data: ph.Data, Hostname: ph.Facts.Hostname, Kernel: ph.Facts.Kernel,
 			Online: host.CPUList(ph.Facts.Online), Layout: ph.Layout.Held(),
-			ClockOffsetMS: float64(ph.Offset) / 1e6, ClockWithinMS: float64(ph.Uncertainty) / 1e6}
+			ClockOffsetMS: float64(ph.Offset) / 1e6, ClockWithinMS: float64(ph.Uncertainty) / 1e6,
+			NIC: results.NICInfo{Name: ph.NIC.Name, Driver: ph.NIC.Driver, SpeedMbps: ph.NIC.SpeedMbps, MTU: ph.NIC.MTU, Queues: ph.NIC.Queues, IRQs: ph.NIC.IRQs}}
 		for _, r := range ph.Roles {
 			info.Roles = append(info.Roles, string(r))
 		}

@@ -331,13 +331,50 @@ func stamp(t time.Time) string {
 }
 
 // hostsField says the hosts of their own a session's roles ran on, a
-// host each: "proxy on bench@p (data 192.0.2.20; p1, Linux 6.12.1 x86_64,
-// CPUs 0-7; proxy=1; clock +0.31 ms ± 0.05)".
+// host each: "proxy on bench@p (data 192.0.2.20 on enp1s0: mlx5_core,
+// 100000 Mb/s, MTU 1500, 8 rx queues RPS none, 8 tx queues XPS 0-7, 8
+// IRQs; p1, Linux 6.12.1 x86_64, CPUs 0-7; proxy=1; clock +0.31 ms ±
+// 0.05)".
 func hostsField(m *results.Meta) string {
 	var parts []string
 	for _, h := range m.Hosts {
-		parts = append(parts, fmt.Sprintf("%s on %s (data %s; %s, %s, CPUs %s; %s; clock %+.2f ms ± %.2f)",
-			strings.Join(h.Roles, " and "), h.Destination, h.Data, h.Hostname, h.Kernel, h.Online, h.Layout, h.ClockOffsetMS, h.ClockWithinMS))
+		parts = append(parts, fmt.Sprintf("%s on %s (data %s on %s; %s, %s, CPUs %s; %s; clock %+.2f ms ± %.2f)",
+			strings.Join(h.Roles, " and "), h.Destination, h.Data, nicText(h.NIC), h.Hostname, h.Kernel, h.Online, h.Layout, h.ClockOffsetMS, h.ClockWithinMS))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// nicText says a host's interface in short: its name, driver, speed and
+// MTU, its queues by steering ("8 rx queues RPS none"), its IRQs' count.
+func nicText(n results.NICInfo) string {
+	var items []string
+	if n.Driver != "" {
+		items = append(items, n.Driver)
+	}
+	if n.SpeedMbps > 0 {
+		items = append(items, fmt.Sprintf("%d Mb/s", n.SpeedMbps))
+	}
+	items = append(items, fmt.Sprintf("MTU %d", n.MTU))
+	var steers []string
+	count := map[string]int{}
+	for _, q := range n.Queues {
+		f := strings.Fields(q) // "rx-0 rps 0-3"
+		if len(f) != 3 {
+			continue
+		}
+		dir, _, _ := strings.Cut(f[0], "-")
+		key := dir + "\x00" + strings.ToUpper(f[1]) + " " + f[2]
+		if count[key] == 0 {
+			steers = append(steers, key)
+		}
+		count[key]++
+	}
+	for _, k := range steers {
+		dir, steer, _ := strings.Cut(k, "\x00")
+		items = append(items, text.Plural(count[k], dir+" queue")+" "+steer)
+	}
+	if len(n.IRQs) > 0 {
+		items = append(items, text.Plural(len(n.IRQs), "IRQ"))
+	}
+	return n.Name + ": " + strings.Join(items, ", ")
 }

@@ -75,3 +75,16 @@ func TestSetupColumns(t *testing.T) {
 		t.Errorf("Setup tables without files: %+v", s)
 	}
 }
+
+// A host's interface in Setup: its queues counted by their steering.
+func TestNICText(t *testing.T) {
+	n := results.NICInfo{Name: "enp1s0", Driver: "mlx5_core", SpeedMbps: 100000, MTU: 9000,
+		Queues: []string{"rx-0 rps none", "rx-1 rps none", "tx-0 xps 0", "tx-1 xps 1"}, IRQs: []string{"45 enp1s0-0 0", "46 enp1s0-1 1"}}
+	want := "enp1s0: mlx5_core, 100000 Mb/s, MTU 9000, 2 rx queues RPS none, 1 tx queue XPS 0, 1 tx queue XPS 1, 2 IRQs"
+	if got := nicText(n); got != want {
+		t.Errorf("nicText = %q; want %q", got, want)
+	}
+	if got := nicText(results.NICInfo{Name: "data0", MTU: 1500}); got != "data0: MTU 1500" {
+		t.Errorf("nicText of what is unknown = %q", got)
+	}
+}

@@ -75,6 +75,19 @@ type HostInfo struct {
 	Layout        string   `json:"cpu_layout"`
 	ClockOffsetMS float64  `json:"clock_offset_ms"`
 	ClockWithinMS float64  `json:"clock_within_ms"`
+	NIC           NICInfo  `json:"nic"`
+}
+
+// NICInfo is a host's interface on the data path: its driver, link
+// speed (0 unknown) and MTU, each queue's steering ("rx-0 rps 0-3", "tx-0
+// xps none") and its interrupts with their CPUs ("45 eth0-TxRx-0 0-3").
+type NICInfo struct {
+	Name      string   `json:"name"`
+	Driver    string   `json:"driver,omitempty"`
+	SpeedMbps int      `json:"speed_mbps,omitempty"`
+	MTU       int      `json:"mtu"`
+	Queues    []string `json:"queues,omitempty"`
+	IRQs      []string `json:"irqs,omitempty"`
 }
 
 // The accountings of the mix rows (Meta.MixAccounting): which exchanges

@@ -34,6 +34,7 @@ func TestAgentOnLabHost(t *testing.T) {
 	lab := hostlab.New(t, hostlab.Option{})
 	h := lab.Hosts[0]
 	prefix := testenv.Prefix(t)
+	t.Cleanup(func() { host.ForgetPrefix(prefix) })
 	ctx := context.Background()
 	r, err := host.Deploy(ctx, host.SSH{Dest: host.Destination{Host: h.Addr}, Config: lab.Config}, prefix)
 	if err != nil {
@@ -84,6 +85,12 @@ func TestAgentOnLabHost(t *testing.T) {
 		if err := r.Call(ctx, "Get", host.AgentFiles{Files: []host.AgentFile{{Path: p}}}, &got); err == nil {
 			t.Errorf("Get %s outside the run directory: no error", p)
 		}
+	}
+	// its interface on the data path, as its own namespace has it
+	var nic host.NICFacts
+	if err := r.Call(ctx, "NIC", host.AgentNIC{Data: h.Data}, &nic); err != nil || nic.Name != hostlab.DataNIC || nic.Driver != "veth" ||
+		nic.MTU != 1500 || !slices.Contains(nic.Queues, "rx-0 rps none") {
+		t.Errorf("the lab host's data interface: %+v, %v; want %s, veth, MTU 1500, its rx queue without RPS", nic, err, hostlab.DataNIC)
 	}
 	// the host's clock is this machine's: the offset measured is within
 	// half the round trip it was read in
@@ -209,6 +216,7 @@ func TestAgentsOrchestratorKilled(t *testing.T) {
 	testenv.NeedProgram(t, hostlab.Sshd)
 	lab := hostlab.New(t, hostlab.Option{}, hostlab.Option{}, hostlab.Option{})
 	prefix := testenv.Prefix(t)
+	t.Cleanup(func() { host.ForgetPrefix(prefix) })
 	spec := prefix + " " + lab.Config
 	for _, h := range lab.Hosts {
 		spec += " " + h.Addr

@@ -49,6 +49,7 @@ func TestSessionOnLabHosts(t *testing.T) {
 		t.Fatal(err)
 	}
 	prefix := testenv.Prefix(t)
+	t.Cleanup(func() { host.ForgetPrefix(prefix) })
 	ts := runTestSession(t, prefix, t.TempDir(), "hosts", labFamilies, "--proxy", labColumns, "--mix-conns", "200",
 		"--reps", "1", "--duration", "2s", "--warmup", "1s", "--hosts", hosts, "--ssh-config", lab.Config)
 	modes := map[results.Mode]bool{}
@@ -66,10 +67,11 @@ func TestSessionOnLabHosts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(meta.Hosts) != 3 || meta.Hosts[1].Destination != p.Addr || meta.Hosts[1].Layout != "proxy=1" || meta.Hosts[1].Kernel == "" {
-		t.Errorf("the metadata's hosts %+v; want the three, the proxy's on %s with CPU 1", meta.Hosts, p.Addr)
+	if len(meta.Hosts) != 3 || meta.Hosts[1].Destination != p.Addr || meta.Hosts[1].Layout != "proxy=1" || meta.Hosts[1].Kernel == "" ||
+		meta.Hosts[1].NIC.Name != hostlab.DataNIC || meta.Hosts[1].NIC.Driver != "veth" || meta.Hosts[1].NIC.MTU != 1500 {
+		t.Errorf("the metadata's hosts %+v; want the three, the proxy's on %s with CPU 1 and its veth", meta.Hosts, p.Addr)
 	}
-	if !strings.Contains(ts.report, "proxy on "+p.Addr+" (data "+p.Data) {
+	if !strings.Contains(ts.report, "proxy on "+p.Addr+" (data "+p.Data+" on "+hostlab.DataNIC+": veth") {
 		t.Errorf("Setup does not name the proxy's host:\n%s", ts.report)
 	}
 	waitNothingLeft(t, lab, prefix)
@@ -135,6 +137,7 @@ func TestSessionHostLost(t *testing.T) {
 		t.Fatal(err)
 	}
 	prefix, out := testenv.Prefix(t), t.TempDir()
+	t.Cleanup(func() { host.ForgetPrefix(prefix) })
 	stderr := &killOn{mark: "[1/3]", h: p}
 	var stdout bytes.Buffer
 	err := dispatch(&stdout, stderr, []string{"run", "--scenario", "http-ka-1k", "--proxy", "nginx", "--out", out, "--session", "lost",

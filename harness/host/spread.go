@@ -49,6 +49,7 @@ type placed struct {
 	roles  []Role
 	layout Layout // its roles' CPUs
 	facts  AgentFacts
+	nic    NICFacts // its interface on the data path
 
 	mu          sync.Mutex
 	offset      time.Duration
@@ -123,6 +124,10 @@ func (h *Host) place(ctx context.Context, cfg Config, dest Destination) (*placed
 			return p, fmt.Errorf("%s: the proxy shares CPUs with the %s (%s): give each its own with cpus=", dest, r, CPUList(layout.Proxy))
 		}
 	}
+	line := cfg.Hosts.RolesOf(dest)[0]
+	if err := r.Call(ctx, "NIC", AgentNIC{Name: line.NIC, Data: line.Data.String()}, &p.nic); err != nil {
+		return p, err
+	}
 	var runDir string
 	if err := r.Call(ctx, "Open", AgentOpen{Prefix: cfg.Prefix, Layout: *layout, Quota: cfg.ProxyCPUQuota, RunDir: h.runDir}, &runDir); err != nil {
 		return p, err
@@ -169,6 +174,7 @@ type PlacedHost struct {
 	Layout      Layout
 	Data        string
 	Facts       AgentFacts
+	NIC         NICFacts
 	Offset      time.Duration
 	Uncertainty time.Duration
 }
@@ -179,7 +185,7 @@ func (h *Host) Placed() []PlacedHost {
 	var out []PlacedHost
 	for _, p := range h.placedHosts() {
 		p.mu.Lock()
-		ph := PlacedHost{Dest: p.dest, Roles: p.roles, Layout: p.layout, Facts: p.facts, Offset: p.offset, Uncertainty: p.uncertainty}
+		ph := PlacedHost{Dest: p.dest, Roles: p.roles, Layout: p.layout, Facts: p.facts, NIC: p.nic, Offset: p.offset, Uncertainty: p.uncertainty}
 		p.mu.Unlock()
 		if a := h.Addrs(); slices.Contains(p.roles, RoleProxy) {
 			ph.Data = a.ProxyClient

@@ -34,3 +34,12 @@ func TestWindowMerge(t *testing.T) {
 		t.Errorf("pipes %d %v, window %v to %v, polls %v; want 3 counted, 0 to 2 s, polls in order", m.Pipes, m.PipesCounted, m.From, m.To, m.Polls)
 	}
 }
+
+// A CPU mask as sysfs writes it, read as a list of CPUs.
+func TestMaskCPUs(t *testing.T) {
+	for mask, want := range map[string]string{"0\n": "none", "00000000,0000000f\n": "0-3", "1,00000000": "32", "a": "1,3"} {
+		if got := maskCPUs(mask); got != want {
+			t.Errorf("maskCPUs(%q) = %q; want %q", mask, got, want)
+		}
+	}
+}

@@ -166,9 +166,10 @@ func (l *Lab) addHost(t testing.TB, n int, o Option) *Host {
 		return h
 	}
 	// sshd in the host's namespace, in a mount namespace of its own
-	// where the hidden programs are /dev/null and /run is the host's
-	// own, in a cgroup of its own: what a session makes on one host
-	// (its lock, run directory, cgroups) is no other's
+	// where the hidden programs are /dev/null, /run is the host's own
+	// and /sys shows its interfaces, in a cgroup of its own: what a
+	// session makes on one host (its lock, run directory, cgroups) is no
+	// other's
 	var script strings.Builder
 	for _, p := range o.Hide {
 		path, err := exec.LookPath(p)
@@ -185,8 +186,11 @@ func (l *Lab) addHost(t testing.TB, n int, o Option) *Host {
 	for _, f := range l.cgroup(t, h) {
 		fmt.Fprintf(&script, "echo $$ > '%s' && ", f)
 	}
-	fmt.Fprintf(&script, "exec nsenter --net=/run/netns/'%s' -- sh -c \"mount --bind '%s' /run && mkdir -p /run/sshd && exec '%s' -D -e -f '%s'\"",
-		h.Name, h.Run(), Sshd, cfg)
+	// a sysfs of its namespace (its interfaces, as ip netns exec mounts
+	// it), the cgroup hierarchies moved back beneath it
+	fmt.Fprintf(&script, "exec nsenter --net=/run/netns/'%s' -- sh -c \"mount --bind '%s' /run && mkdir -p /run/sshd /run/.cgroup && "+
+		"mount --rbind /sys/fs/cgroup /run/.cgroup && mount -t sysfs sysfs /sys && mount --move /run/.cgroup /sys/fs/cgroup && "+
+		"exec '%s' -D -e -f '%s'\"", h.Name, h.Run(), Sshd, cfg)
 	cmd := exec.Command("unshare", "--mount", "--propagation", "private", "--", "sh", "-c", script.String())
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
