@@ -19,6 +19,7 @@ import (
 	"bench/harness/host"
 	"bench/internal/hostlab"
 	"bench/internal/testenv"
+	"bench/scenarios"
 
 	"golang.org/x/sys/unix"
 )
@@ -34,7 +35,7 @@ func TestAgentOnLabHost(t *testing.T) {
 	lab := hostlab.New(t, hostlab.Option{})
 	h := lab.Hosts[0]
 	prefix := testenv.Prefix(t)
-	t.Cleanup(func() { host.ForgetPrefix(prefix) })
+	t.Cleanup(func() { forget(prefix) })
 	ctx := context.Background()
 	r, err := host.Deploy(ctx, host.SSH{Dest: host.Destination{Host: h.Addr}, Config: lab.Config}, prefix)
 	if err != nil {
@@ -170,120 +171,94 @@ func waitNothingLeft(t *testing.T, lab *hostlab.Lab, prefix string) {
 	}
 }
 
-// orchestrateEnv runs the test binary as a session that places a role on
-// each of the lab's hosts and holds them (orchestrate): its value is the
-// prefix, the lab's ssh config and the hosts' addresses.
+// orchestrateEnv runs the test binary as bench run across the lab's
+// hosts (orchestrate): its value is the prefix, the lab's ssh config,
+// the hosts file and the session's folder.
 const orchestrateEnv = "BENCH_TEST_ORCHESTRATE"
 
-// orchestrate deploys to each host, opens its proxy role on its last CPU
-// and starts a process in it, says so on stdout a line a host, then waits
-// to be killed.
+// orchestrate runs a session of http-ka-1k through nginx, three runs,
+// across the hosts of the file spec names, and exits with its status.
 func orchestrate(spec string) {
 	f := strings.Fields(spec)
-	prefix, config := f[0], f[1]
-	online, _ := host.OnlineCPUs()
-	ctx := context.Background()
-	for _, addr := range f[2:] {
-		r, err := host.Deploy(ctx, host.SSH{Dest: host.Destination{Host: addr}, Config: config}, prefix)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		var runDir string
-		var id int
-		if err := r.Call(ctx, "Open", host.AgentOpen{Prefix: prefix, Layout: host.Layout{Proxy: online[len(online)-1:]}}, &runDir); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		if err := r.Call(ctx, "Start", host.AgentStart{Role: host.RoleProxy, Argv: []string{"sleep", "600"}}, &id); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		fmt.Println("placed", addr)
-	}
-	select {}
+	err := dispatch(os.Stdout, os.Stderr, []string{"run", "--scenario", "http-ka-1k", "--proxy", "nginx", "--reps", "3",
+		"--duration", "2s", "--warmup", "1s", "--prefix", f[0], "--ssh-config", f[1], "--hosts", f[2], "--out", f[3], "--machine", "lab"})
+	os.Exit(exitStatus(err, os.Stderr))
 }
 
-// TestAgentsOrchestratorKilled: a session holding roles on three lab
-// hosts, killed with SIGKILL at a random moment (while it copies bench,
-// starts an agent, places a role or holds them), five times: each time
-// nothing is left on any host. Then one stopped (SIGSTOP: its
-// connections open, no call on them): its agents tear down by
-// themselves. Then bench clean --hosts removes what an agent killed
-// outright left (its folder, cgroups and run directory).
-func TestAgentsOrchestratorKilled(t *testing.T) {
+// TestSessionKilled: a session across three lab hosts killed with
+// SIGKILL at a random moment (while it checks the hosts, copies bench,
+// places the roles, validates, starts the origin or runs), five times:
+// each time nothing is left on any host (no process, folder, cgroup or
+// run directory). Then one stopped (SIGSTOP: its connections open, no
+// call on them): its agents tear down by themselves. Then bench clean
+// --hosts removes what agents killed outright left (their cgroups and
+// run directories).
+func TestSessionKilled(t *testing.T) {
 	testenv.NeedRoot(t, "the hosts' lab: network namespaces and sshd")
 	testenv.NeedProgram(t, hostlab.Sshd)
+	testenv.NeedProgram(t, scenarios.ToolWrk)
+	testenv.NeedProgram(t, "nginx")
 	lab := hostlab.New(t, hostlab.Option{}, hostlab.Option{}, hostlab.Option{})
 	prefix := testenv.Prefix(t)
-	t.Cleanup(func() { host.ForgetPrefix(prefix) })
-	spec := prefix + " " + lab.Config
-	for _, h := range lab.Hosts {
-		spec += " " + h.Addr
-	}
+	t.Cleanup(func() { forget(prefix) })
+	hosts := labHosts(t, lab)
 	self, _ := os.Executable()
-	start := func() (*exec.Cmd, *bufio.Scanner) {
+	// start starts the session; ran is closed once its first run ended
+	start := func() (*exec.Cmd, <-chan struct{}) {
 		cmd := exec.Command(self)
-		cmd.Env = append(os.Environ(), orchestrateEnv+"="+spec)
-		out, _ := cmd.StdoutPipe()
-		cmd.Stderr = os.Stderr
+		cmd.Env = append(os.Environ(), orchestrateEnv+"="+strings.Join([]string{prefix, lab.Config, hosts, t.TempDir()}, " "))
+		progress, _ := cmd.StderrPipe()
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		return cmd, bufio.NewScanner(out)
+		ran := make(chan struct{})
+		go func() {
+			sc, once := bufio.NewScanner(progress), false
+			for sc.Scan() {
+				if strings.HasPrefix(sc.Text(), "[1/3]") && !once {
+					close(ran)
+					once = true
+				}
+			}
+		}()
+		return cmd, ran
 	}
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 0))
 	for range 5 {
-		cmd, out := start()
-		// the whole placement takes a second or so here: a moment
-		// within 4 s finds it at any of its steps, or holding them
-		after := time.Duration(rng.Int64N(int64(4 * time.Second)))
+		cmd, ran := start()
+		// the hosts checked and placed, the first run done in about 6 s
+		// here: a moment within 8 s finds the session at any of its steps
+		after := time.Duration(rng.Int64N(int64(8 * time.Second)))
 		time.Sleep(after)
 		cmd.Process.Signal(syscall.SIGKILL)
-		placed := 0
-		for out.Scan() {
-			placed++
-		}
 		cmd.Wait()
-		t.Logf("killed after %v, %d of %d hosts placed", after.Round(time.Millisecond), placed, len(lab.Hosts))
+		select {
+		case <-ran:
+			t.Logf("killed after %v, its first run done", after.Round(time.Millisecond))
+		default:
+			t.Logf("killed after %v, before its first run ended", after.Round(time.Millisecond))
+		}
 		waitNothingLeft(t, lab, prefix)
 	}
 	// stopped, its connections open: the agents hear nothing
-	cmd, out := start()
-	for range lab.Hosts {
-		if !out.Scan() {
-			t.Fatalf("the session did not place its roles")
-		}
-	}
+	cmd, ran := start()
+	<-ran
 	cmd.Process.Signal(syscall.SIGSTOP)
 	waitNothingLeft(t, lab, prefix)
 	cmd.Process.Kill()
 	cmd.Wait()
-	// an agent killed outright (SIGKILL) leaves its cgroups and run
-	// directory, and its shell the folder until it sees it end: bench
-	// clean --hosts removes them
-	cmd, out = start()
-	for range lab.Hosts {
-		if !out.Scan() {
-			t.Fatalf("the session did not place its roles")
-		}
-	}
+	// agents killed outright leave their cgroups and run directories
+	// (their processes die with them, their shells remove their folders)
+	cmd, ran = start()
+	<-ran
 	for _, h := range lab.Hosts {
 		for _, pid := range h.Processes() {
 			if strings.Contains(cmdline(pid), "/bench agent /") {
 				syscall.Kill(pid, syscall.SIGKILL)
 			}
 		}
-	}
-	hosts := filepath.Join(lab.Dir, "hosts")
-	var lines []string
-	for i, h := range lab.Hosts {
-		lines = append(lines, fmt.Sprintf("%s %s data=10.1.0.%d", []string{"client", "proxy", "origin"}[i], h.Addr, i+1))
-	}
-	if err := os.WriteFile(hosts, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
-		t.Fatal(err)
 	}
 	var stdout, stderr bytes.Buffer
 	err := dispatch(&stdout, &stderr, []string{"clean", "--hosts", hosts, "--ssh-config", lab.Config, "--prefix", prefix})
@@ -298,4 +273,11 @@ func TestAgentsOrchestratorKilled(t *testing.T) {
 		}
 	}
 	waitNothingLeft(t, lab, prefix)
+}
+
+// forget removes what a session of prefix left on this machine (a
+// killed one's run directory) and its lock file.
+func forget(prefix string) {
+	host.Clean(prefix)
+	host.ForgetPrefix(prefix)
 }

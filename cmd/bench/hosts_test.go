@@ -72,3 +72,38 @@ func TestCheckHosts(t *testing.T) {
 		t.Errorf("a broken file: exit %d, %q, %q; want 2 and its line", status, out, says)
 	}
 }
+
+// TestRunRefusesHosts: bench run --hosts refuses, before its first run
+// and by name, exit 2, a host whose key known_hosts has not, one without
+// wrk and one where nothing listens.
+func TestRunRefusesHosts(t *testing.T) {
+	testenv.NeedRoot(t, "the hosts' lab: network namespaces and sshd")
+	testenv.NeedProgram(t, hostlab.Sshd)
+	testenv.NeedProgram(t, scenarios.ToolWrk)
+	lab := hostlab.New(t, hostlab.Option{Hide: []string{scenarios.ToolWrk}}, hostlab.Option{Unknown: true}, hostlab.Option{Down: true})
+	noWrk, unknown, down := lab.Hosts[0], lab.Hosts[1], lab.Hosts[2]
+	hosts := filepath.Join(lab.Dir, "hosts")
+	text := fmt.Sprintf("client %s data=%s\nproxy %s data=%s\norigin %s data=%s\n", noWrk.Addr, noWrk.Data, unknown.Addr, unknown.Data, down.Addr, down.Data)
+	if err := os.WriteFile(hosts, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	err := dispatch(&stdout, &stderr, []string{"run", "--scenario", "http-ka-1k", "--proxy", "nginx", "--out", out, "--session", "refused",
+		"--prefix", testenv.Prefix(t), "--hosts", hosts, "--ssh-config", lab.Config})
+	var says bytes.Buffer
+	if status := exitStatus(err, &says); status != exitUsage {
+		t.Fatalf("bench run on hosts that lack: exit %d, %v; want 2", status, err)
+	}
+	for _, want := range []string{noWrk.Addr + ": wrk", unknown.Addr, "its host key is not in known_hosts", down.Addr, "it cannot be reached"} {
+		if !strings.Contains(says.String(), want) {
+			t.Errorf("%q not in what bench run said:\n%s", want, says.String())
+		}
+	}
+	if strings.Contains(stderr.String(), "[1/") {
+		t.Errorf("a run began:\n%s", stderr.String())
+	}
+	if csvs, _ := filepath.Glob(filepath.Join(out, "*.csv")); len(csvs) > 0 {
+		t.Errorf("a session file was written: %v", csvs)
+	}
+}

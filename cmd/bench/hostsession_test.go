@@ -42,16 +42,12 @@ func TestSessionOnLabHosts(t *testing.T) {
 		testenv.NeedProgram(t, p)
 	}
 	lab := hostlab.New(t, hostlab.Option{}, hostlab.Option{}, hostlab.Option{})
-	c, p, o := lab.Hosts[0], lab.Hosts[1], lab.Hosts[2]
-	hosts := filepath.Join(lab.Dir, "hosts")
-	text := fmt.Sprintf("client %s data=%s cpus=0\nproxy %s data=%s cpus=1\norigin %s data=%s cpus=0\n", c.Addr, c.Data, p.Addr, p.Data, o.Addr, o.Data)
-	if err := os.WriteFile(hosts, []byte(text), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	hosts := labHosts(t, lab)
+	p := lab.Hosts[1]
 	prefix := testenv.Prefix(t)
-	t.Cleanup(func() { host.ForgetPrefix(prefix) })
+	t.Cleanup(func() { forget(prefix) })
 	ts := runTestSession(t, prefix, t.TempDir(), "hosts", labFamilies, "--proxy", labColumns, "--mix-conns", "200",
-		"--reps", "1", "--duration", "2s", "--warmup", "1s", "--hosts", hosts, "--ssh-config", lab.Config)
+		"--reps", "1", "--duration", "1s", "--warmup", "0s", "--hosts", hosts, "--ssh-config", lab.Config)
 	modes := map[results.Mode]bool{}
 	for _, r := range ts.rows {
 		modes[r.Mode] = true
@@ -130,14 +126,10 @@ func TestSessionHostLost(t *testing.T) {
 	testenv.NeedProgram(t, scenarios.ToolWrk)
 	testenv.NeedProgram(t, "nginx")
 	lab := hostlab.New(t, hostlab.Option{}, hostlab.Option{}, hostlab.Option{})
-	c, p, o := lab.Hosts[0], lab.Hosts[1], lab.Hosts[2]
-	hosts := filepath.Join(lab.Dir, "hosts")
-	text := fmt.Sprintf("client %s data=%s cpus=0\nproxy %s data=%s cpus=1\norigin %s data=%s cpus=0\n", c.Addr, c.Data, p.Addr, p.Data, o.Addr, o.Data)
-	if err := os.WriteFile(hosts, []byte(text), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	hosts := labHosts(t, lab)
+	p := lab.Hosts[1]
 	prefix, out := testenv.Prefix(t), t.TempDir()
-	t.Cleanup(func() { host.ForgetPrefix(prefix) })
+	t.Cleanup(func() { forget(prefix) })
 	stderr := &killOn{mark: "[1/3]", h: p}
 	var stdout bytes.Buffer
 	err := dispatch(&stdout, stderr, []string{"run", "--scenario", "http-ka-1k", "--proxy", "nginx", "--out", out, "--session", "lost",
@@ -173,4 +165,18 @@ func TestSessionHostLost(t *testing.T) {
 		t.Errorf("the session resumed: rows %+v, %v; want the third run ok", rows, err)
 	}
 	waitNothingLeft(t, lab, prefix)
+}
+
+// labHosts writes a hosts file of the lab's first three hosts: the
+// client on the first, on CPU 0; the proxy on the second, on CPU 1; the
+// origin on the third, on CPU 0.
+func labHosts(t *testing.T, lab *hostlab.Lab) string {
+	t.Helper()
+	c, p, o := lab.Hosts[0], lab.Hosts[1], lab.Hosts[2]
+	hosts := filepath.Join(lab.Dir, "hosts")
+	text := fmt.Sprintf("client %s data=%s cpus=0\nproxy %s data=%s cpus=1\norigin %s data=%s cpus=0\n", c.Addr, c.Data, p.Addr, p.Data, o.Addr, o.Data)
+	if err := os.WriteFile(hosts, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return hosts
 }

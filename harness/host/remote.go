@@ -36,6 +36,10 @@ type Remote struct {
 	exited chan struct{} // closed when ssh exited
 	stop   chan struct{} // closed by Close: the heartbeat ends
 	once   sync.Once
+	// clock are the readings of the host's clock of the last
+	// clockMemory, oldest first.
+	clockMu sync.Mutex
+	clock   []clockSample
 }
 
 // ErrHostLost is the error of a call to a host whose agent is gone: its
@@ -168,10 +172,44 @@ func (r *Remote) heartbeat() {
 		case <-r.exited:
 			return
 		case <-t.C:
-			var now int64
-			r.client.Go("Agent.Ping", struct{}{}, &now, nil)
+			ctx, cancel := context.WithTimeout(context.Background(), AgentIdle)
+			r.ping(ctx)
+			cancel()
 		}
 	}
+}
+
+// clockSample is one ping's reading of the host's clock: when it was
+// sent, its round trip, and the host's clock less this one's at its
+// middle.
+type clockSample struct {
+	sent   time.Time
+	rtt    time.Duration
+	offset time.Duration
+}
+
+// clockMemory is how long a ping's reading of the host's clock is kept:
+// long enough that one of the heartbeat's went through quickly where a
+// loaded machine held the others up (a real-time task holding a CPU a
+// fifth of a second), short enough that two clocks drift apart by
+// little more than microseconds meanwhile (50 ppm: 0.5 ms).
+const clockMemory = 10 * time.Second
+
+// ping reads the host's clock once and keeps the reading.
+func (r *Remote) ping(ctx context.Context) error {
+	var at int64
+	sent := time.Now()
+	if err := r.Call(ctx, "Ping", struct{}{}, &at); err != nil {
+		return err
+	}
+	took := time.Since(sent)
+	r.clockMu.Lock()
+	defer r.clockMu.Unlock()
+	r.clock = append(r.clock, clockSample{sent: sent, rtt: took, offset: time.Unix(0, at).Sub(sent.Add(took / 2))})
+	for len(r.clock) > 0 && time.Since(r.clock[0].sent) > clockMemory {
+		r.clock = r.clock[1:]
+	}
+	return nil
 }
 
 // Call calls the agent's method (Agent's exported methods) with args and
@@ -204,24 +242,34 @@ func (r *Remote) lost() error {
 	return fmt.Errorf("%s: %w (%s)", r.SSH.Dest, ErrHostLost, said)
 }
 
-// Clock measures the host's clock against this one's: n pings, the one
-// of the shortest round trip taken, the host's time read at its middle.
-// offset is the host's clock less this one's.
+// Clock measures the host's clock against this one's: n pings now, the
+// one of the shortest round trip taken, the host's time read at its
+// middle. offset is the host's clock less this one's.
+//
+// The heartbeat's pings of the last clockMemory count too: a loaded
+// machine may hold up every one of a burst.
 func (r *Remote) Clock(ctx context.Context, n int) (offset, rtt time.Duration, err error) {
-	rtt = -1
 	for range max(n, 1) {
-		var at int64
-		sent := time.Now()
-		if err := r.Call(ctx, "Ping", struct{}{}, &at); err != nil {
+		if err := r.ping(ctx); err != nil {
 			return 0, 0, err
 		}
-		took := time.Since(sent)
-		if rtt < 0 || took < rtt {
-			rtt = took
-			offset = time.Unix(0, at).Sub(sent.Add(took / 2))
+	}
+	r.clockMu.Lock()
+	defer r.clockMu.Unlock()
+	best := bestClock(r.clock)
+	return best.offset, best.rtt, nil
+}
+
+// bestClock is the reading of the shortest round trip, the first of
+// those as short.
+func bestClock(samples []clockSample) clockSample {
+	best := samples[0]
+	for _, s := range samples[1:] {
+		if s.rtt < best.rtt {
+			best = s
 		}
 	}
-	return offset, rtt, nil
+	return best
 }
 
 // Close ends the agent: its input closed, it tears down what it made and

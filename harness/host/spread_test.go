@@ -43,3 +43,18 @@ func TestMaskCPUs(t *testing.T) {
 		}
 	}
 }
+
+// The host's clock is read by the ping of the shortest round trip: on a
+// loaded machine a burst's pings all waited for a CPU (100 ms and more)
+// while one of the heartbeat's before went through in 0.4 ms.
+func TestBestClock(t *testing.T) {
+	t0 := time.Date(2026, 12, 7, 6, 0, 0, 0, time.UTC)
+	samples := []clockSample{
+		{sent: t0, rtt: 400 * time.Microsecond, offset: 3 * time.Millisecond},
+		{sent: t0.Add(time.Second), rtt: 180 * time.Millisecond, offset: -87 * time.Millisecond},
+		{sent: t0.Add(2 * time.Second), rtt: 120 * time.Millisecond, offset: 60 * time.Millisecond},
+	}
+	if b := bestClock(samples); b.rtt != 400*time.Microsecond || b.offset != 3*time.Millisecond {
+		t.Errorf("bestClock = %+v; want the 0.4 ms ping's offset, 3 ms", b)
+	}
+}
