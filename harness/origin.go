@@ -72,7 +72,7 @@ func (o *origin) alive() error {
 	for _, p := range o.procs {
 		select {
 		case <-p.Done():
-			return fmt.Errorf("origin server pid %d exited: %v%s", p.PID(), p.Err(), "\n"+p.LogTail(5))
+			return fmt.Errorf("origin server %s exited: %w%s", p, p.Exit(), "\n"+p.LogTail(5))
 		default:
 		}
 	}

@@ -64,7 +64,7 @@ func (s *runner) run(ctx context.Context, r RunSpec) results.Row {
 		case <-ctx.Done():
 		case <-time.After(wait):
 		}
-		os.RemoveAll(dir)
+		s.host.RemoveAll(dir)
 		row = s.rowOf(r)
 		err = s.runIn(ctx, r, dir, &row)
 	}
@@ -74,7 +74,7 @@ func (s *runner) run(ctx context.Context, r RunSpec) results.Row {
 	s.keep(dir, name, err)
 	// The run directory is on /run, in memory: what is worth keeping is
 	// now beside the CSV.
-	os.RemoveAll(dir)
+	s.host.RemoveAll(dir)
 	if err != nil {
 		row.Status = results.Failed
 		row.Note = joinNotes(oneLine(err.Error()), r.Scaled())
@@ -364,7 +364,7 @@ func (s *runner) closeWindow(r RunSpec, st *started, sampler *host.Sampler, m sc
 	if p := st.proxy; p != nil {
 		select {
 		case <-p.Done():
-			return x, fmt.Errorf("%s exited during the run: %v; log: %s", r.Column.Name, p.Err(), p.LogTail(5))
+			return x, fmt.Errorf("%s exited during the run: %w; log: %s", r.Column.Name, p.Exit(), p.LogTail(5))
 		default:
 		}
 	}
@@ -509,9 +509,11 @@ func (s *runner) load(ctx context.Context, r RunSpec, t scenarios.Target, window
 	defer cancel()
 	runErr := s.host.Run(lctx, host.RoleClient, host.ProcSpec{
 		Argv: inv.Argv, Dir: dir, Env: inv.Env, Stdout: stdout,
-		Log: filepath.Join(dir, drv.Tool()+".log"),
+		Log: filepath.Join(dir, drv.Tool()+".log"), Ended: &ended,
 	})
-	ended = time.Now()
+	if ended.IsZero() {
+		ended = time.Now() // stopped: it ran to now
+	}
 	_ = os.WriteFile(filepath.Join(dir, drv.Tool()+".out"), out.Bytes(), 0o644)
 	m, err = drv.Parse(out.Bytes())
 	if err == nil || errors.Is(err, scenarios.ErrServerBusy) {

@@ -87,6 +87,20 @@ func TestAgentOnLabHost(t *testing.T) {
 			t.Errorf("Get %s outside the run directory: no error", p)
 		}
 	}
+	// a link a process planted in the run directory leads nowhere out
+	// of it (the host's /run is a folder of the lab's)
+	planted := filepath.Join(h.Run(), filepath.Base(runDir), "evil")
+	if err := os.Symlink("/etc", planted); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Call(ctx, "Put", host.AgentFiles{Files: []host.AgentFile{{Path: runDir + "/evil/bench-test", Data: []byte("x")}}}, nil); err == nil {
+		t.Errorf("Put through a link to /etc: no error")
+	}
+	var through host.AgentFiles
+	r.Call(ctx, "Get", host.AgentFiles{Files: []host.AgentFile{{Path: runDir + "/evil/hostname"}}}, &through)
+	if _, err := os.Stat("/etc/bench-test"); err == nil || len(through.Files) > 0 {
+		t.Errorf("a link out of the run directory was followed: /etc/bench-test %v, read %d files", err, len(through.Files))
+	}
 	// its interface on the data path, as its own namespace has it
 	var nic host.NICFacts
 	if err := r.Call(ctx, "NIC", host.AgentNIC{Data: h.Data}, &nic); err != nil || nic.Name != hostlab.DataNIC || nic.Driver != "veth" ||

@@ -83,6 +83,7 @@ func TestHostsArgs(t *testing.T) {
 		{[]string{"bench", "run", "--scenario", "x"}, ""},
 		{[]string{"bench", "run", "--hosts", "h.txt", "--ssh-config=lab.cfg", "--accept-new-host-keys", "--reps", "1"}, " --hosts h.txt --ssh-config lab.cfg --accept-new-host-keys"},
 		{[]string{"bench", "run", "-hosts=h.txt"}, " --hosts h.txt"},
+		{[]string{"bench", "run", "--hosts", "my hosts's.txt"}, ` --hosts 'my hosts'\''s.txt'`},
 	} {
 		if got := hostsArgs(c.cmdline); got != c.want {
 			t.Errorf("hostsArgs(%q) = %q; want %q", c.cmdline, got, c.want)

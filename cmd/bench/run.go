@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -192,7 +193,7 @@ func execute(cfg harness.SessionConfig, sched *harness.Schedule, stderr io.Write
 	closeErr := s.Close()
 	if execErr != nil {
 		if lost := errors.Is(execErr, host.ErrHostLost); lost || ctx.Err() != nil {
-			again := fmt.Sprintf("sudo bench run --resume --session %s --out %s", cfg.Session, cfg.OutDir)
+			again := fmt.Sprintf("sudo bench run --resume --session %s --out %s", cfg.Session, shellWord(cfg.OutDir))
 			if hc.Prefix != host.DefaultPrefix {
 				again += " --prefix " + hc.Prefix
 			}
@@ -414,10 +415,22 @@ func hostsArgs(cmdline []string) string {
 				i++
 				value = cmdline[i]
 			}
-			out += " --" + name + " " + value
+			out += " --" + name + " " + shellWord(value)
 		}
 	}
 	return out
+}
+
+// safeWord is what a shell reads as one word as it is.
+var safeWord = regexp.MustCompile(`^[A-Za-z0-9@%_+=:,./-]+$`)
+
+// shellWord is s as a shell reads it back as one word: as it is, or in
+// single quotes.
+func shellWord(s string) string {
+	if safeWord.MatchString(s) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // sameHosts refuses to resume a session across hosts of their own on

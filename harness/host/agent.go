@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"net/rpc"
 	"net/rpc/jsonrpc"
 	"os"
@@ -63,6 +62,8 @@ type Agent struct {
 
 	mu       sync.Mutex
 	host     *Host
+	root     *os.Root // the run directory's (agentfiles.go)
+	put      map[string]fileStamp
 	procs    map[int]*agentProc
 	samplers map[int]*Sampler
 	next     int
@@ -103,7 +104,7 @@ func ServeAgent(in io.Reader, out io.Writer, dir string) error {
 	// Its output gone with the connection, a write fails instead of
 	// killing it before it tears down.
 	signal.Ignore(syscall.SIGPIPE)
-	a := &Agent{dir: dir, procs: map[int]*agentProc{}}
+	a := &Agent{dir: dir, procs: map[int]*agentProc{}, put: map[string]fileStamp{}}
 	a.last.Store(time.Now().UnixNano())
 	srv := rpc.NewServer()
 	if err := srv.RegisterName("Agent", a); err != nil {
@@ -155,11 +156,14 @@ func (rw readWriter) Close() error                { return nil }
 // removes the agent's folder.
 func (a *Agent) teardown() error {
 	a.mu.Lock()
-	h, samplers := a.host, a.samplers
-	a.host, a.samplers = nil, nil
+	h, samplers, root := a.host, a.samplers, a.root
+	a.host, a.samplers, a.root = nil, nil, nil
 	a.mu.Unlock()
 	for _, sm := range samplers {
 		sm.Stop()
+	}
+	if root != nil {
+		root.Close()
 	}
 	err := h.Close()
 	if a.dir != "" {
@@ -263,85 +267,6 @@ func (a *Agent) opened() (*Host, error) {
 	return a.host, nil
 }
 
-// AgentFile is a file of the session's on the host.
-type AgentFile struct {
-	Path string // absolute, beneath the run directory
-	Data []byte
-}
-
-// AgentFiles are files, or the paths of files to read, and folders to
-// make.
-type AgentFiles struct {
-	Files []AgentFile
-	Dirs  []string
-}
-
-// within checks that path is beneath the host's run directory.
-func within(h *Host, path string) error {
-	rel, err := filepath.Rel(h.RunDir(), filepath.Clean(path))
-	if err != nil || !filepath.IsAbs(path) || rel == "." || strings.HasPrefix(rel, "..") {
-		return fmt.Errorf("%q: not beneath the session's run directory %s", path, h.RunDir())
-	}
-	return nil
-}
-
-// Put writes files, making their folders.
-func (a *Agent) Put(fs AgentFiles, _ *struct{}) error {
-	h, err := a.opened()
-	if err != nil {
-		return err
-	}
-	for _, d := range fs.Dirs {
-		if err := within(h, d); err != nil {
-			return err
-		}
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return err
-		}
-	}
-	for _, f := range fs.Files {
-		if err := within(h, f.Path); err != nil {
-			return err
-		}
-		if err := os.MkdirAll(filepath.Dir(f.Path), 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(f.Path, f.Data, 0o644); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// Get answers the files asked: a file's contents, a folder's files
-// beneath it, each with its path; what is not there is left out.
-func (a *Agent) Get(ask AgentFiles, got *AgentFiles) error {
-	h, err := a.opened()
-	if err != nil {
-		return err
-	}
-	for _, f := range ask.Files {
-		if err := within(h, f.Path); err != nil {
-			return err
-		}
-		err := filepath.WalkDir(f.Path, func(p string, d fs.DirEntry, err error) error {
-			if err != nil || !d.Type().IsRegular() {
-				return nil // gone, or no regular file
-			}
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			got.Files = append(got.Files, AgentFile{Path: p, Data: data})
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // AgentStart is a process to start in a role the host holds: ProcSpec's
 // fields that cross the connection (its standard output is kept, for
 // Wait and Stop to answer).
@@ -356,15 +281,25 @@ type AgentStart struct {
 
 // Start starts a process and answers its number for Wait and Stop.
 func (a *Agent) Start(s AgentStart, id *int) error {
-	h, err := a.opened()
+	root, h, err := a.rooted()
 	if err != nil {
 		return err
 	}
-	for _, p := range []string{s.Dir, s.Log} {
-		if p != "" {
-			if err := within(h, p); err != nil {
-				return err
-			}
+	// its folder and its log's a folder, neither a link; the log a file
+	// or none yet ("" for each: the run directory, a log of its own)
+	if s.Dir != "" {
+		if err := plainDir(root, h, s.Dir); err != nil {
+			return err
+		}
+	}
+	if s.Log != "" {
+		if err := plainDir(root, h, filepath.Dir(s.Log)); err != nil {
+			return err
+		}
+		if rel, err := relPath(h.RunDir(), s.Log, false); err != nil {
+			return err
+		} else if info, err := root.Lstat(rel); err == nil && !info.Mode().IsRegular() {
+			return fmt.Errorf("%s: not a file", s.Log)
 		}
 	}
 	out := &cappedBuffer{}
@@ -391,6 +326,7 @@ type AgentWait struct {
 // printed, the end of its log.
 type AgentExit struct {
 	Exited  bool
+	Ended   time.Time // when it exited, by the host's clock
 	Err     string
 	Stdout  []byte
 	LogTail string
@@ -407,7 +343,7 @@ func (a *Agent) Wait(w AgentWait, x *AgentExit) error {
 	case <-ap.p.Done():
 	case <-time.After(w.Wait):
 	}
-	a.exit(w.ID, ap, x)
+	a.exit(w.ID, ap, x, true)
 	return nil
 }
 
@@ -419,7 +355,7 @@ func (a *Agent) Stop(w AgentWait, x *AgentExit) error {
 		return err
 	}
 	ap.p.Stop(w.Wait)
-	a.exit(w.ID, ap, x)
+	a.exit(w.ID, ap, x, false)
 	return nil
 }
 
@@ -433,17 +369,21 @@ func (a *Agent) proc(id int) (*agentProc, error) {
 	return ap, nil
 }
 
-// exit fills x with what became of ap, forgetting it once it exited.
-func (a *Agent) exit(id int, ap *agentProc, x *AgentExit) {
+// exit fills x with what became of ap, forgetting it once it exited
+// where forget (Wait's answer is the last the session asks for; Stop's
+// is not: the session's Wait is still to come).
+func (a *Agent) exit(id int, ap *agentProc, x *AgentExit, forget bool) {
 	select {
 	case <-ap.p.Done():
-		x.Exited = true
+		x.Exited, x.Ended = true, ap.p.Ended()
 		if err := ap.p.Err(); err != nil {
 			x.Err = err.Error()
 		}
-		a.mu.Lock()
-		delete(a.procs, id)
-		a.mu.Unlock()
+		if forget {
+			a.mu.Lock()
+			delete(a.procs, id)
+			a.mu.Unlock()
+		}
 	default:
 	}
 	x.Stdout, x.LogTail = ap.out.bytes(), ap.p.LogTail(5)
@@ -470,11 +410,14 @@ func (a *Agent) WaitReady(r AgentReady, _ *struct{}) error {
 // input ends.
 func (a *Agent) Close(_ struct{}, _ *struct{}) error {
 	a.mu.Lock()
-	h, samplers := a.host, a.samplers
-	a.host, a.procs, a.samplers = nil, map[int]*agentProc{}, nil
+	h, samplers, root := a.host, a.samplers, a.root
+	a.host, a.procs, a.samplers, a.root = nil, map[int]*agentProc{}, nil, nil
 	a.mu.Unlock()
 	for _, sm := range samplers {
 		sm.Stop()
+	}
+	if root != nil {
+		root.Close()
 	}
 	return h.Close()
 }
@@ -490,6 +433,9 @@ func (a *Agent) Clean(prefix string, removed *[]string) error {
 		return errors.New("clean: this agent holds roles itself")
 	}
 	if err := validatePrefix(prefix); err != nil {
+		return err
+	}
+	if err := lockFree(prefix, AgentIdle+closeGrace+time.Second); err != nil {
 		return err
 	}
 	folders, _ := filepath.Glob(filepath.Join(filepath.Dir(a.dir), prefix+agentName+"*"))
@@ -530,6 +476,28 @@ func (a *Agent) Clean(prefix string, removed *[]string) error {
 	more, err := Clean(prefix)
 	*removed = append(*removed, more...)
 	return errors.Join(append(errs, err)...)
+}
+
+// lockFree waits up to wait for no session to hold prefix's lock: an
+// agent whose session is gone tears down within AgentIdle and its grace,
+// and a session that holds it still is a live one, which Clean refuses
+// to touch (ErrPrefixBusy).
+func lockFree(prefix string, wait time.Duration) error {
+	_, statErr := os.Stat(lockPath(prefix))
+	end := time.Now().Add(wait)
+	for {
+		lock, err := takeLock(prefix)
+		if err == nil {
+			if errors.Is(statErr, os.ErrNotExist) {
+				os.Remove(lockPath(prefix)) // made only to look
+			}
+			return lock.Close()
+		}
+		if !errors.Is(err, ErrPrefixBusy) || time.Now().After(end) {
+			return err
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // runningFrom returns the processes whose executable is in folder dir

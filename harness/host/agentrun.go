@@ -3,7 +3,6 @@ package host
 import (
 	"context"
 	"fmt"
-	"os"
 	"time"
 )
 
@@ -14,14 +13,18 @@ import (
 
 // Mount mounts a tmpfs on m.Dir, beneath the run directory.
 func (a *Agent) Mount(m AgentMount, _ *struct{}) error {
-	h, err := a.opened()
+	root, h, err := a.rooted()
 	if err != nil {
 		return err
 	}
-	if err := within(h, m.Dir); err != nil {
+	rel, err := relPath(h.RunDir(), m.Dir, false)
+	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(m.Dir, 0o755); err != nil {
+	if err := root.MkdirAll(rel, 0o755); err != nil {
+		return err
+	}
+	if err := plainDir(root, h, m.Dir); err != nil {
 		return err
 	}
 	return h.MountTmpfs(m.Dir, m.Size)
@@ -149,6 +152,6 @@ func (a *Agent) Interrupt(w AgentWait, x *AgentExit) error {
 		return err
 	}
 	ap.p.Interrupt(w.Wait)
-	a.exit(w.ID, ap, x)
+	a.exit(w.ID, ap, x, false)
 	return nil
 }

@@ -96,6 +96,11 @@ type Host struct {
 	remotes map[Role]*placed
 	placed  []*placed
 	addrs   Addrs // the hosts' (Addrs)
+	// root is the run directory's, which the files brought back from
+	// the hosts are written through; follows counts the processes on
+	// them still followed (spreadrun.go).
+	root    *os.Root
+	follows sync.WaitGroup
 }
 
 // newHooks are what the tests change in New; the zero value is the real
@@ -498,6 +503,9 @@ func (h *Host) Close() error {
 	var errs []error
 	if err := h.closeRemotes(); err != nil {
 		errs = append(errs, err)
+	}
+	if h.root != nil {
+		h.root.Close()
 	}
 	var wg sync.WaitGroup
 	for _, p := range procs {

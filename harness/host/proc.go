@@ -145,6 +145,10 @@ type ProcSpec struct {
 	// Stdin, when set, is the command's standard input (a stepping bench
 	// mix reads its steps there); none otherwise.
 	Stdin io.Reader
+	// Ended, when set, receives from Run when the command exited, on
+	// this machine's clock (on a host of its own, its host's moment, not
+	// when the session heard of it).
+	Ended *time.Time
 }
 
 // Proc is a process a Host started. The host reaps it.
@@ -164,6 +168,8 @@ type Proc struct {
 	reaped bool
 	// remote is the process on a host of its own, nil for one here.
 	remote *remoteProc
+	// ended is when it exited, set before done is closed.
+	ended time.Time
 }
 
 // minimalEnv is the environment every process starts from.
@@ -262,46 +268,6 @@ func (h *Host) isClosed() bool {
 	return h.closed
 }
 
-// forker runs the functions sent to it on a thread that never ends. It
-// is the process's, not a Host's: the thread must outlive every child
-// started by startChild, of every Host and of none (CheckSystem, perf),
-// and a thread locked for good cannot be handed back.
-var forker = sync.OnceValue(func() chan<- func() {
-	c := make(chan func())
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread ends with the process
-		for f := range c {
-			f()
-		}
-	}()
-	return c
-})
-
-// startChild starts cmd with SIGKILL as its parent-death signal, so that
-// a harness killed (SIGKILL, a panic) before its teardown takes its
-// children with it. The kernel sends that signal when the thread that
-// forked the child ends, not the process (https://go.dev/issue/27505),
-// and the runtime ends a thread whose locked goroutine returns locked
-// (the sampler's loop, a namespace's switch that failed): so every child
-// is forked by one locked thread that lives as long as the process.
-func startChild(cmd *exec.Cmd) error {
-	if cmd.SysProcAttr == nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{}
-	}
-	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
-	errc := make(chan error, 1)
-	forker() <- func() { errc <- cmd.Start() }
-	return <-errc
-}
-
-// runChild runs cmd as startChild starts it, and waits for it.
-func runChild(cmd *exec.Cmd) error {
-	if err := startChild(cmd); err != nil {
-		return err
-	}
-	return cmd.Wait()
-}
-
 // command is the command that starts spec: this executable, which
 // places itself as placement enc says and then executes spec, with the
 // minimal environment, spec's and home, its output in log.
@@ -348,6 +314,7 @@ func (pl *placement) asUser(name string) (home string, err error) {
 // closes its log once its output is copied into it, and forgets it.
 func (p *Proc) reap(log *os.File) {
 	waitExit(p.cmd.Process.Pid)
+	p.ended = time.Now()
 	p.mu.Lock()
 	p.reaped = true
 	p.mu.Unlock()
@@ -393,6 +360,9 @@ func (h *Host) Run(ctx context.Context, r Role, spec ProcSpec) error {
 	}
 	select {
 	case <-p.Done():
+		if spec.Ended != nil {
+			*spec.Ended = p.Ended()
+		}
 		if err := p.Err(); err != nil {
 			return fmt.Errorf("%s: %w", spec.Argv[0], err)
 		}
@@ -409,6 +379,34 @@ func (p *Proc) PID() int {
 		return 0 // on a host of its own
 	}
 	return p.cmd.Process.Pid
+}
+
+// String names the process where it runs: "pid 1234", or on a host of
+// its own "on bench@proxy".
+func (p *Proc) String() string {
+	if p.remote != nil {
+		return "on " + p.remote.p.dest.String()
+	}
+	return "pid " + strconv.Itoa(p.PID())
+}
+
+// Exit is how the process exited, once Done is closed: Err, or where it
+// exited with status 0, an error that says so.
+func (p *Proc) Exit() error {
+	if err := p.Err(); err != nil {
+		return err
+	}
+	return errors.New("exit status 0")
+}
+
+// Ended is when the process exited, once Done is closed.
+func (p *Proc) Ended() time.Time {
+	select {
+	case <-p.done:
+		return p.ended
+	default:
+		return time.Time{}
+	}
 }
 
 // Done is closed once the process has exited and been reaped.

@@ -216,22 +216,36 @@ func (r *Remote) ping(ctx context.Context) error {
 // fills reply. It fails with ErrHostLost, and what ssh said, where the
 // connection is gone, and when ctx ends first.
 func (r *Remote) Call(ctx context.Context, method string, args, reply any) error {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, callLimit)
+		defer cancel()
+	}
 	c := r.client.Go("Agent."+method, args, reply, make(chan *rpc.Call, 1))
 	select {
 	case <-c.Done:
-		if errors.Is(c.Error, rpc.ErrShutdown) || errors.Is(c.Error, io.ErrUnexpectedEOF) {
-			return r.lost()
+		var said rpc.ServerError
+		switch {
+		case c.Error == nil:
+			return nil
+		case errors.As(c.Error, &said):
+			return fmt.Errorf("%s: %s", r.SSH.Dest, said)
 		}
-		if c.Error != nil {
-			return fmt.Errorf("%s: %s", r.SSH.Dest, c.Error)
-		}
-		return nil
+		// the connection failed under the call: a write to ssh gone,
+		// its output closed, the codec shut down
+		return r.lost()
 	case <-r.exited:
 		return r.lost()
 	case <-ctx.Done():
-		return ctx.Err()
+		return fmt.Errorf("%s: %s: %w", r.SSH.Dest, method, ctx.Err())
 	}
 }
+
+// callLimit bounds a call given no deadline: an agent that answers the
+// heartbeat but not a call (stuck) fails the run rather than holding
+// the session for good. The longest call, a file's transfer or a stop
+// of a process with its grace, takes seconds.
+const callLimit = 2 * time.Minute
 
 // lost is the error of a call to a host whose connection ended.
 func (r *Remote) lost() error {

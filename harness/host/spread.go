@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -32,6 +31,9 @@ func (h *Host) newSpread(cfg Config) (_ *Host, err error) {
 	if err := h.makeRunDir(cfg.RunDir); err != nil {
 		return nil, err
 	}
+	if h.root, err = os.OpenRoot(h.runDir); err != nil {
+		return nil, err
+	}
 	if err := h.saveState(); err != nil {
 		return nil, err
 	}
@@ -54,7 +56,10 @@ type placed struct {
 	mu          sync.Mutex
 	offset      time.Duration
 	uncertainty time.Duration
-	sent        map[string]fileStamp // what was sent there, as it was
+	// sent is what was sent there, or brought from there, as it is
+	// here since (spreadfiles.go)
+	sentMu sync.Mutex
+	sent   map[string]fileStamp
 }
 
 // fileStamp is what tells a file's version: its size and time.
@@ -277,76 +282,16 @@ func (h *Host) ToLocal(r Role, t time.Time) time.Time {
 	return t
 }
 
-// send sends the host the files beneath dirs that changed since it was
-// last sent them, and makes the folders.
-func (p *placed) send(ctx context.Context, dirs ...string) error {
-	var fs AgentFiles
-	p.mu.Lock()
-	for _, d := range dirs {
-		if d == "" {
-			continue
-		}
-		fs.Dirs = append(fs.Dirs, d)
-		filepath.WalkDir(d, func(path string, e os.DirEntry, err error) error {
-			if err != nil || !e.Type().IsRegular() {
-				return nil
-			}
-			info, err := e.Info()
-			if err != nil {
-				return nil
-			}
-			st := fileStamp{info.Size(), info.ModTime()}
-			if p.sent[path] == st {
-				return nil
-			}
-			data, err := os.ReadFile(path)
-			if err != nil {
-				return nil
-			}
-			p.sent[path] = st
-			fs.Files = append(fs.Files, AgentFile{Path: path, Data: data})
-			return nil
-		})
-	}
-	p.mu.Unlock()
-	return p.remote.Call(ctx, "Put", fs, nil)
-}
-
-// bring brings back the files beneath dirs from the host, written at the
-// same paths here, and notes them as sent (they need not go back).
-func (p *placed) bring(ctx context.Context, dirs ...string) error {
-	var ask, got AgentFiles
-	for _, d := range dirs {
-		ask.Files = append(ask.Files, AgentFile{Path: d})
-	}
-	if err := p.remote.Call(ctx, "Get", ask, &got); err != nil {
-		return err
-	}
-	var errs []error
-	for _, f := range got.Files {
-		if err := os.MkdirAll(filepath.Dir(f.Path), 0o755); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if err := os.WriteFile(f.Path, f.Data, 0o644); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if info, err := os.Stat(f.Path); err == nil {
-			p.mu.Lock()
-			p.sent[f.Path] = fileStamp{info.Size(), info.ModTime()}
-			p.mu.Unlock()
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// closeRemotes ends every host's agent: each tears down what it made.
+// closeRemotes ends every host's agent, all at once: each tears down
+// what it made. The processes followed end with them, their files
+// brought back or not, before it returns.
 func (h *Host) closeRemotes() error {
-	var errs []error
-	for _, p := range h.placed {
-		errs = append(errs, p.remote.Close())
+	errs := make([]error, len(h.placed))
+	var wg sync.WaitGroup
+	for i, p := range h.placed {
+		wg.Go(func() { errs[i] = p.remote.Close() })
 	}
-	h.remotes, h.placed = nil, nil
+	wg.Wait()
+	h.follows.Wait()
 	return errors.Join(errs...)
 }

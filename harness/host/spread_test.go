@@ -58,3 +58,29 @@ func TestBestClock(t *testing.T) {
 		t.Errorf("bestClock = %+v; want the 0.4 ms ping's offset, 3 ms", b)
 	}
 }
+
+// A path the session gives is taken beneath the run directory only: a
+// name that starts with two dots is a name, ".." is not.
+func TestRelPath(t *testing.T) {
+	for _, c := range []struct {
+		path string
+		self bool
+		want string // "" for refused
+	}{
+		{"/run/b-run-1/x/y", false, "x/y"},
+		{"/run/b-run-1/..x", false, "..x"},
+		{"/run/b-run-1/x/../../etc", false, ""},
+		{"/run/b-run-1", false, ""},
+		{"/run/b-run-1", true, "."},
+		{"x/y", false, ""},
+		{"/etc/passwd", false, ""},
+	} {
+		got, err := relPath("/run/b-run-1", c.path, c.self)
+		if got != c.want || (err == nil) != (c.want != "") {
+			t.Errorf("relPath(%q, self %v) = %q, %v; want %q", c.path, c.self, got, err, c.want)
+		}
+	}
+	if !beneathAny("/r/a/b", []string{"/r/x", "/r/a"}) || beneathAny("/r/ab", []string{"/r/a"}) || beneathAny("/r/a/../b", []string{"/r/a"}) {
+		t.Error("beneathAny: want /r/a/b beneath /r/a, /r/ab and /r/b not")
+	}
+}

@@ -52,6 +52,7 @@ func (h *Host) startRemote(p *placed, r Role, spec ProcSpec) (*Proc, error) {
 	}
 	rp := &remoteProc{p: p, id: id, dirs: []string{dir, logPath}}
 	proc := &Proc{h: h, role: r, log: logPath, done: make(chan struct{}), remote: rp}
+	h.follows.Add(1)
 	go proc.follow(spec)
 	return proc, nil
 }
@@ -59,6 +60,7 @@ func (h *Host) startRemote(p *placed, r Role, spec ProcSpec) (*Proc, error) {
 // follow waits for a remote process's end, passing its standard output
 // on to spec.Stdout as it comes, then brings back its files.
 func (p *Proc) follow(spec ProcSpec) {
+	defer p.h.follows.Done()
 	rp := p.remote
 	ctx := context.Background()
 	passed := 0
@@ -77,13 +79,14 @@ func (p *Proc) follow(spec ProcSpec) {
 		rp.tail = x.LogTail
 		p.mu.Unlock()
 		if x.Exited {
+			p.ended = rp.p.fromHost(x.Ended)
 			if x.Err != "" {
 				p.err = errors.New(x.Err)
 			}
 			break
 		}
 	}
-	if err := rp.p.bring(ctx, rp.dirs...); err != nil && p.err == nil && !errors.Is(err, ErrHostLost) {
+	if err := rp.p.bring(ctx, p.h.root, rp.dirs...); err != nil && p.err == nil && !errors.Is(err, ErrHostLost) {
 		p.err = err
 	}
 	close(p.done)
