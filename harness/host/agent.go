@@ -155,17 +155,7 @@ func (rw readWriter) Close() error                { return nil }
 // teardown closes the host (its processes, cgroups and run directory) and
 // removes the agent's folder.
 func (a *Agent) teardown() error {
-	a.mu.Lock()
-	h, samplers, root := a.host, a.samplers, a.root
-	a.host, a.samplers, a.root = nil, nil, nil
-	a.mu.Unlock()
-	for _, sm := range samplers {
-		sm.Stop()
-	}
-	if root != nil {
-		root.Close()
-	}
-	err := h.Close()
+	err := a.closeHost()
 	if a.dir != "" {
 		err = errors.Join(err, os.RemoveAll(a.dir))
 	}
@@ -408,7 +398,11 @@ func (a *Agent) WaitReady(r AgentReady, _ *struct{}) error {
 
 // Close tears down the host's roles now; the agent serves on until its
 // input ends.
-func (a *Agent) Close(_ struct{}, _ *struct{}) error {
+func (a *Agent) Close(_ struct{}, _ *struct{}) error { return a.closeHost() }
+
+// closeHost stops the samplers, lets the run directory's root go and
+// closes the host: its processes, cgroups and run directory.
+func (a *Agent) closeHost() error {
 	a.mu.Lock()
 	h, samplers, root := a.host, a.samplers, a.root
 	a.host, a.procs, a.samplers, a.root = nil, map[int]*agentProc{}, nil, nil

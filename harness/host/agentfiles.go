@@ -48,12 +48,6 @@ func relPath(dir, path string, self bool) (string, error) {
 	return rel, nil
 }
 
-// within checks that path is beneath the host's run directory.
-func within(h *Host, path string) error {
-	_, err := relPath(h.RunDir(), path, false)
-	return err
-}
-
 // chownName gives the file rel of root to the user name, as the host
 // knows it.
 func chownName(root *os.Root, rel, name string) error {

@@ -408,7 +408,7 @@ func (h *Host) Namespace(r Role) string { return h.prefix + string(r) }
 // with the run directory if Unmount did not.
 func (h *Host) MountTmpfs(dir, size string) error {
 	if p := h.remotes[RoleOrigin]; p != nil {
-		return h.mountRemote(p, dir, size)
+		return p.mount(dir, size)
 	}
 	if err := unix.Mount("tmpfs", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "size="+size+",mode=0755"); err != nil {
 		return fmt.Errorf("mount tmpfs on %s: %w", dir, err)

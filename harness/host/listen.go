@@ -56,7 +56,7 @@ func parseAcceptQueues(data []byte, name string, queued map[int]int) error {
 // waited for. It fails when deadline passes or ctx ends first.
 func (h *Host) WaitAccepted(ctx context.Context, role Role, addrs []string, deadline time.Duration) error {
 	if p := h.remotes[role]; p != nil {
-		return h.waitRemote(ctx, p, "WaitAccepted", role, addrs, deadline)
+		return p.wait(ctx, "WaitAccepted", role, addrs, deadline)
 	}
 	ctx, cancel := context.WithTimeout(ctx, deadline)
 	defer cancel()
@@ -111,7 +111,7 @@ func (h *Host) WaitAccepted(ctx context.Context, role Role, addrs []string, dead
 // answer and why.
 func (h *Host) WaitReady(ctx context.Context, from Role, addrs []string, deadline time.Duration) error {
 	if p := h.remotes[from]; p != nil {
-		return h.waitRemote(ctx, p, "WaitReady", from, addrs, deadline)
+		return p.wait(ctx, "WaitReady", from, addrs, deadline)
 	}
 	ctx, cancel := context.WithTimeout(ctx, deadline)
 	defer cancel()

@@ -211,15 +211,15 @@ func (h *Host) callProxy(method string, reply any) error {
 	return p.remote.Call(context.Background(), method, struct{}{}, reply)
 }
 
-// waitRemote asks role from's host to dial addrs until they accept, or
-// (accepted) to wait until its listeners at addrs have taken what they
-// queued.
-func (h *Host) waitRemote(ctx context.Context, p *placed, method string, from Role, addrs []string, deadline time.Duration) error {
+// wait asks the host to dial addrs from role from until they accept
+// (WaitReady), or to wait until its listeners at addrs have taken what
+// they queued (WaitAccepted).
+func (p *placed) wait(ctx context.Context, method string, from Role, addrs []string, deadline time.Duration) error {
 	return p.remote.Call(ctx, method, AgentReady{From: from, Addrs: addrs, Deadline: deadline}, nil)
 }
 
-// mountRemote mounts a tmpfs on dir on the origin's host.
-func (h *Host) mountRemote(p *placed, dir, size string) error {
+// mount mounts a tmpfs on dir on the host (the origin's).
+func (p *placed) mount(dir, size string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
