@@ -38,7 +38,8 @@ deps:
 	@sh scripts/deps
 
 # test-deps installs the programs only the tests run (headless Chromium
-# for the report's pages, shellcheck for the workflows' scripts), from
+# for the report's pages, shellcheck for the workflows' scripts, OpenSSH's
+# server for the hosts' lab), from
 # internal/testenv/packages.txt, the same way.
 test-deps:
 	@sh scripts/deps --tests
