@@ -102,11 +102,30 @@ type RunData struct {
 	// Profile says how the proxy's CPU was profiled in the window, or why
 	// it has no profile; nil where profiling was off.
 	Profile *ProfileNote `json:"profile,omitempty"`
+	// Windows are, where the roles are on hosts of their own, each
+	// host's window on the session's clock: its sampler's, and of
+	// several client hosts each one's load tool's.
+	Windows []HostWindow `json:"windows,omitempty"`
 	// Files is where the run's files are, their common part: the runs
 	// directory and the run's name (<Files>RunDataSuffix); empty for data
 	// not read from a file.
 	Files string `json:"-"`
 }
+
+// HostWindow is one host's part of a run's window, on the clock of the
+// machine that ran the session.
+type HostWindow struct {
+	Host     string    `json:"host"` // as the hosts file names it
+	Of       string    `json:"of"`   // WindowSampler or WindowLoad
+	From     time.Time `json:"from"`
+	To       time.Time `json:"to"`
+}
+
+// What a HostWindow is of.
+const (
+	WindowSampler = "sampler" // its CPU readings
+	WindowLoad    = "load"    // its share of the load (several client hosts)
+)
 
 // Profiled reports whether the run kept a profile, in
 // <Files>FoldedSuffix and <Files>ProfileSuffix.
