@@ -3,6 +3,7 @@ package scenarios
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -13,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -137,9 +139,22 @@ func TestOriginServes(t *testing.T) {
 // dir, its standard output returned.
 func runTool(t *testing.T, inv Invocation, dir string, window time.Duration) []byte {
 	t.Helper()
+	out, exit, err := toolOutput(inv, dir, window)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if exit != nil {
+		t.Log(exit)
+	}
+	return out
+}
+
+// toolOutput is runTool's work, its failures returned: the tool's exit
+// with an error apart (exit), as what it printed still counts.
+func toolOutput(inv Invocation, dir string, window time.Duration) (out []byte, exit, err error) {
 	for name, data := range inv.Files {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
-			t.Fatal(err)
+			return nil, nil, err
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), window+inv.Grace+5*time.Second)
@@ -148,14 +163,14 @@ func runTool(t *testing.T, inv Invocation, dir string, window time.Duration) []b
 	cmd.Env = append(os.Environ(), inv.Env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := child.Run(cmd)
+	err = child.Run(cmd)
 	if ctx.Err() != nil {
-		t.Fatalf("%s: still running after %v", strings.Join(inv.Argv, " "), window+inv.Grace)
+		return nil, nil, fmt.Errorf("%s: still running after %v", strings.Join(inv.Argv, " "), window+inv.Grace)
 	}
 	if err != nil {
-		t.Logf("%s: %v\n%s", strings.Join(inv.Argv, " "), err, stderr.String())
+		exit = fmt.Errorf("%s: %v\n%s", strings.Join(inv.Argv, " "), err, stderr.String())
 	}
-	return stdout.Bytes()
+	return stdout.Bytes(), exit, nil
 }
 
 // TestDirectRuns runs each tool through Build against a real origin and
@@ -209,5 +224,73 @@ func runScenarios(t *testing.T, target Target, names ...string) {
 				t.Errorf("Parse(%q) = %+v; want requests and latency", out, m)
 			}
 		})
+	}
+}
+
+// TestWrkSharesMerge: http-ka-1k split over two wrk, as over two client
+// hosts, run at once against the origin: each writes its histogram
+// whole, its percentiles wrk's own (Parse checks them), and the merge
+// has both's exchanges, its latency every bucket of both.
+func TestWrkSharesMerge(t *testing.T) {
+	testenv.NeedProgram(t, ToolWrk)
+	addr := startOrigin(t)
+	s, ok := byName("http-ka-1k")
+	if !ok {
+		t.Fatal("no scenario http-ka-1k")
+	}
+	s.Load.Conns = 21 // the test shares the machine; 11 and 10
+	shares := make([]Scenario, 2)
+	ms := make([]Measurement, 2)
+	outs := make([][]byte, 2)
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	for i := range shares {
+		var err error
+		if shares[i], err = ShareOf(s, i, 2); err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		inv, d, err := Build(shares[i], Target{Direct: true, Origin: addr}, time.Second, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// the start there from the first: the script says it is ready
+		// and goes
+		if err := os.WriteFile(filepath.Join(dir, ShareStartFile), []byte("0\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		wg.Go(func() {
+			out, exit, err := toolOutput(inv, dir, time.Second)
+			outs[i] = out
+			if err = errors.Join(err, exit); err == nil {
+				ms[i], err = d.Parse(out)
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	var want, buckets int64
+	for i, m := range ms {
+		if errs[i] != nil || m.Requests == 0 || len(m.Latencies) == 0 || !strings.HasPrefix(string(outs[i]), ShareReady+"\n") ||
+			time.Since(m.Started) > time.Minute || time.Since(m.Started) < time.Second {
+			t.Fatalf("share %d: %+v, %v; want exchanges, its start said and the histogram whole", i+1, m, errs[i])
+		}
+		for _, b := range m.Latencies {
+			want += b.Count
+		}
+		buckets += int64(len(m.Latencies))
+	}
+	got, err := MergeShares(shares, ms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var count int64
+	for _, b := range got.Latencies {
+		count += b.Count
+	}
+	if got.Requests != ms[0].Requests+ms[1].Requests || count != want || int64(len(got.Latencies)) > buckets ||
+		!got.HasLatency || got.P50Ms > got.P99Ms || got.P99Ms < min(ms[0].P99Ms, ms[1].P99Ms) || got.P99Ms > max(ms[0].P99Ms, ms[1].P99Ms) {
+		t.Errorf("merged %d and %d exchanges into %d, %d latencies into %d, p50 %.3f ms and p99 %.3f ms (the shares' p99 %.3f and %.3f); want the sums and a p99 between",
+			ms[0].Requests, ms[1].Requests, got.Requests, want, count, got.P50Ms, got.P99Ms, ms[0].P99Ms, ms[1].P99Ms)
 	}
 }

@@ -167,6 +167,10 @@ type Load struct {
 	// the session sets it from its own warm-up, which it then does not
 	// run apart.
 	Warmup time.Duration
+	// Whole: the tool writes its latency distribution whole (wrk's own
+	// buckets, Measurement.Latencies), where the load is a client host's
+	// share of one split over several (ShareOf), to be merged exactly.
+	Whole bool
 }
 
 // WarmsUp says whether the load tool of s runs the session's warm-up
@@ -228,7 +232,8 @@ type Measurement struct {
 	P999Ms       float64 // the 99.9th percentile, when HasP999
 	HasP999      bool
 	// Started is when the tool's window began, where the tool says so
-	// (bench mix): the window is then [Started, Started + Seconds],
+	// (bench mix; wrk's share of a split load, when its threads
+	// started): the window is then [Started, Started + Seconds],
 	// wherever the tool's exit falls. Zero: it ended when the tool
 	// exited.
 	Started time.Time
@@ -249,6 +254,13 @@ type Measurement struct {
 	// tool gives it whole: bench mix's HdrHistogram, V2 compressed, in
 	// base64, in microseconds.
 	Histogram string
+	// Latencies is wrk's own histogram whole, a bucket per microsecond
+	// that any exchange took, in order, where the load asked for it
+	// (Load.Whole); nil otherwise.
+	Latencies []LatencyCount
+	// Windows are each client host's window, where several shared the
+	// load, on the session's clock (the session sets them).
+	Windows []results.HostWindow
 }
 
 // Driver turns a scenario into a load tool's command line and reads back

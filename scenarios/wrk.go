@@ -38,6 +38,22 @@ const wrkScript = "wrk.lua"
 // wrkLinePrefix starts the line the script's done() prints.
 const wrkLinePrefix = "bench-wrk:"
 
+// wrkStartPrefix starts the line that says when the threads of a share
+// of a split load started, in Unix nanoseconds.
+const wrkStartPrefix = "bench-wrk-start:"
+
+// wrkStartPolls is how many times, a millisecond apart, wrk's script looks for
+// the start file of a split load before it gives up: a minute and more.
+const wrkStartPolls = 60000
+
+// wrkLatencyPrefix starts the lines of wrk's histogram whole, where the
+// load asks for it (Load.Whole): "µs:count" pairs, wrkLatencyPairs a
+// line.
+const (
+	wrkLatencyPrefix = "bench-wrk-latency:"
+	wrkLatencyPairs  = 256
+)
+
 // Wrk drives wrk for the HTTP loads.
 type Wrk struct{}
 
@@ -101,7 +117,11 @@ func (Wrk) Invocation(s Scenario, t Target, window time.Duration, dir string) (I
 	if timeout <= 0 {
 		timeout = wrkTimeout
 	}
-	script, err := WrkLua(wrkRequest{Path: path, Host: origin, PostBytes: l.PostBytes, Close: l.Close})
+	req := wrkRequest{Path: path, Host: origin, PostBytes: l.PostBytes, Close: l.Close, Whole: l.Whole}
+	if l.Whole {
+		req.Start = filepath.Join(dir, ShareStartFile)
+	}
+	script, err := WrkLua(req)
 	if err != nil {
 		return Invocation{}, fmt.Errorf("scenario %s: %w", s.Name, err)
 	}
@@ -142,6 +162,10 @@ type wrkRequest struct {
 	Host      string // Host header
 	PostBytes int    // POST body size; 0 sends GET
 	Close     bool   // adds Connection: close
+	Whole     bool   // done() writes the latency histogram whole
+	// Start, where set, is the file whose coming starts wrk's threads:
+	// its setup() says ShareReady, then waits for it.
+	Start string
 }
 
 var wrkLua = template.Must(template.New(wrkScript).Parse(`-- wrk script written by bench: the request of one scenario and a
@@ -156,6 +180,44 @@ wrk.body = string.rep("x", {{.PostBytes}})
 {{- if .Close}}
 wrk.headers["Connection"] = "close"
 {{- end}}
+{{- if .Start}}
+
+-- a share of a load split over client hosts: the threads start, on
+-- every host at once, when the session writes the start file; where
+-- LuaJIT's FFI serves, the wait sleeps a millisecond at a time and the
+-- start is said to the nanosecond
+local waited = false
+setup = function(thread)
+  if waited then return end
+  waited = true
+  io.write("` + ShareReady + `\n")
+  io.stdout:flush()
+  local ok, ffi = pcall(require, "ffi")
+  if ok then
+    ffi.cdef[[
+      struct bench_ts { long sec; long nsec; };
+      int clock_gettime(int clock, struct bench_ts *ts);
+      int usleep(unsigned int usec);
+    ]]
+  end
+  for i = 1, {{.Polls}} do
+    local f = io.open("{{.Start}}")
+    if f then
+      f:close()
+      if ok then
+        local ts = ffi.new("struct bench_ts")
+        ffi.C.clock_gettime(0, ts)
+        io.write(string.format("` + wrkStartPrefix + ` %d%09d\n", tonumber(ts.sec), tonumber(ts.nsec)))
+        io.stdout:flush()
+      end
+      return
+    end
+    if ok then ffi.C.usleep(1000) else os.execute("sleep 0.001") end
+  end
+  io.stderr:write("no start in {{.Start}}\n")
+  os.exit(1)
+end
+{{- end}}
 
 done = function(summary, latency, requests)
   local e = summary.errors
@@ -163,12 +225,51 @@ done = function(summary, latency, requests)
     summary.requests, summary.bytes, summary.duration,
     e.connect, e.read, e.write, e.status, e.timeout,
     latency:percentile(50), latency:percentile(99)))
+{{- if .Whole}}
+  -- the histogram whole: each latency (µs) any exchange took, and how
+  -- many took it, for the merge of a load split over client hosts. Read
+  -- through LuaJIT's FFI from wrk's own array (its stats: count, limit,
+  -- min, max, then a count a microsecond), where min and max say it is
+  -- that array: latency(i) scans the array from its start at each call,
+  -- minutes for a wide distribution.
+  local buckets = {}
+  local ok, ffi = pcall(require, "ffi")
+  if ok then
+    local s = ffi.cast("uint64_t **", latency)[0]
+    local lo, hi = tonumber(s[2]), tonumber(s[3])
+    if lo == latency.min and hi == latency.max then
+      local sum = 0
+      for v = lo, hi do
+        local c = tonumber(s[4 + v])
+        if c > 0 then
+          buckets[#buckets + 1] = string.format("%d:%d", v, c)
+          sum = sum + c
+        end
+      end
+      if sum ~= tonumber(s[0]) then buckets = nil end
+    else
+      buckets = nil
+    end
+  else
+    buckets = nil
+  end
+  if buckets == nil then
+    buckets = {}
+    for i = 1, #latency do
+      local v, c = latency(i)
+      buckets[#buckets + 1] = string.format("%d:%d", v, c)
+    end
+  end
+  for i = 1, #buckets, {{.Pairs}} do
+    io.write("` + wrkLatencyPrefix + ` " .. table.concat(buckets, " ", i, math.min(i + {{.Pairs}} - 1, #buckets)) .. "\n")
+  end
+{{- end}}
 end
 `))
 
 // WrkLua renders the Lua script for r.
 func WrkLua(r wrkRequest) ([]byte, error) {
-	for _, s := range []string{r.Path, r.Host} {
+	for _, s := range []string{r.Path, r.Host, r.Start} {
 		if strings.ContainsAny(s, "\"\\\r\n") {
 			return nil, fmt.Errorf("wrk request %q: quotes, backslashes and line breaks are not allowed", s)
 		}
@@ -181,7 +282,9 @@ func WrkLua(r wrkRequest) ([]byte, error) {
 	err := wrkLua.Execute(&b, struct {
 		wrkRequest
 		Method string
-	}{r, method})
+		Pairs  int
+		Polls  int
+	}{r, method, wrkLatencyPairs, wrkStartPolls})
 	return b.Bytes(), err
 }
 
@@ -189,9 +292,11 @@ func WrkLua(r wrkRequest) ([]byte, error) {
 // checked against wrk's own "Requests/sec:" line.
 func (Wrk) Parse(stdout []byte) (Measurement, error) {
 	var (
-		f       map[string]int64
-		rps     float64
-		haveRPS bool
+		f         map[string]int64
+		rps       float64
+		haveRPS   bool
+		latencies []LatencyCount
+		started   time.Time
 	)
 	sc := bufio.NewScanner(bytes.NewReader(stdout))
 	for sc.Scan() {
@@ -208,6 +313,17 @@ func (Wrk) Parse(stdout []byte) (Measurement, error) {
 				return Measurement{}, fmt.Errorf("wrk output: %q: %w", line, err)
 			}
 			rps, haveRPS = v, true
+		case strings.HasPrefix(line, wrkStartPrefix):
+			ns, err := strconv.ParseInt(strings.TrimSpace(strings.TrimPrefix(line, wrkStartPrefix)), 10, 64)
+			if err != nil {
+				return Measurement{}, fmt.Errorf("wrk output: %q: %w", line, err)
+			}
+			started = time.Unix(0, ns)
+		case strings.HasPrefix(line, wrkLatencyPrefix):
+			var err error
+			if latencies, err = parseLatencies(latencies, strings.TrimPrefix(line, wrkLatencyPrefix)); err != nil {
+				return Measurement{}, fmt.Errorf("wrk output: %w", err)
+			}
 		}
 	}
 	if f == nil {
@@ -240,11 +356,49 @@ func (Wrk) Parse(stdout []byte) (Measurement, error) {
 		P99Ms:      float64(f["p99_us"]) / 1e3,
 		HasLatency: f["requests"] > f["timeout"], // late answers are left out of the latency
 	}
+	m.Started = started // its threads' start, where a split load's share said it
+	if latencies != nil {
+		if err := checkLatencies(latencies, f); err != nil {
+			return Measurement{}, fmt.Errorf("wrk output: %w", err)
+		}
+		m.Latencies = latencies
+	}
 	// wrk prints requests / duration with two decimals.
 	if got := float64(f["requests"]) / m.Seconds; math.Abs(got-rps) > 0.006+rps*1e-9 {
 		return Measurement{}, fmt.Errorf("wrk output: summary line gives %.2f requests/s, wrk printed %.2f", got, rps)
 	}
 	return m, nil
+}
+
+// parseLatencies adds the "µs:count" pairs of s to bs.
+func parseLatencies(bs []LatencyCount, s string) ([]LatencyCount, error) {
+	for _, pair := range strings.Fields(s) {
+		v, c, ok := strings.Cut(pair, ":")
+		micros, err1 := strconv.ParseInt(v, 10, 64)
+		count, err2 := strconv.ParseInt(c, 10, 64)
+		if !ok || err1 != nil || err2 != nil || micros < 0 || count < 1 {
+			return nil, fmt.Errorf("latency bucket %q: want µs:count", pair)
+		}
+		if n := len(bs); n > 0 && bs[n-1].Micros >= micros {
+			return nil, fmt.Errorf("latency bucket %q after %d µs: want them in order", pair, bs[n-1].Micros)
+		}
+		bs = append(bs, LatencyCount{micros, count})
+	}
+	return bs, nil
+}
+
+// checkLatencies checks wrk's histogram whole against its summary: its
+// percentiles are wrk's own.
+func checkLatencies(bs []LatencyCount, f map[string]int64) error {
+	for _, p := range []struct {
+		key string
+		p   float64
+	}{{"p50_us", 50}, {"p99_us", 99}} {
+		if got := WrkPercentile(bs, p.p); got != f[p.key] {
+			return fmt.Errorf("the histogram's %gth percentile is %d µs, wrk's %d µs", p.p, got, f[p.key])
+		}
+	}
+	return nil
 }
 
 // parseFields reads "k=v k=v" with integer values.
