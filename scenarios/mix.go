@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -219,37 +220,9 @@ func (Mix) Invocation(s Scenario, t Target, window time.Duration, dir string) (I
 	if l.Conns < 1 || paced != 1 {
 		return Invocation{}, fmt.Errorf("scenario %s: bench mix needs connections and one of active, rate or sweep, has %d, %d, %d, %v", s.Name, l.Conns, l.Active, l.Rate, l.Sweep)
 	}
-	if t.Origin == "" {
-		return Invocation{}, fmt.Errorf("scenario %s: target has no origin address", s.Name)
-	}
-	if t.Proxy == "" && !t.Direct {
-		return Invocation{}, fmt.Errorf("scenario %s: target has no proxy address", s.Name)
-	}
-	// The half-closed exchanges reach the origin through tunnels and
-	// relays, and nginx gives up an answer whose client shut its sending
-	// side: there the origin is bench mix --serve, which writes it whole.
-	// An HTTP proxy asks the origin's nginx, as the other HTTP loads do.
-	origin := net.JoinHostPort(t.Origin, strconv.Itoa(PortMix))
-	mode, proxy := string(BaseMode(s.Mode)), t.Proxy
-	var tlsCA string
-	switch {
-	case s.Mode == results.MixTLS:
-		// A relay in TLS: the proxy's TLS listener in front of the
-		// origin's mix, or for the baseline the origin's own TLS wrapper.
-		if t.CA == "" {
-			return Invocation{}, fmt.Errorf("scenario %s: target has no CA to verify the TLS end with", s.Name)
-		}
-		h, port, _ := tlsEntry(results.TLSTerm, t, PortMix)
-		mode, proxy, tlsCA = string(results.Relay), net.JoinHostPort(h, strconv.Itoa(port)), t.CA
-	case t.Direct:
-		// Straight to the origin is a relay that is the origin.
-		mode, proxy = string(results.Relay), origin
-	case s.Mode == results.MixHTTP:
-		origin = net.JoinHostPort(t.Origin, strconv.Itoa(PortHTTP))
-	case s.Mode == results.MixRelay:
-		proxy = net.JoinHostPort(relayHost(t), strconv.Itoa(relayPort(s.Mode, PortMix)))
-	case s.Mode != results.MixConnect && s.Mode != results.MixSocks:
-		return Invocation{}, fmt.Errorf("scenario %s: bench mix cannot run mode %q", s.Name, s.Mode)
+	mode, proxy, origin, tlsCA, err := mixEnds(s, t)
+	if err != nil {
+		return Invocation{}, err
 	}
 	timeout := l.Timeout
 	if timeout <= 0 {
@@ -280,12 +253,56 @@ func (Mix) Invocation(s Scenario, t Target, window time.Duration, dir string) (I
 	// The warm-up is the session's, run by bench mix on the connections
 	// it then measures with.
 	argv = append(argv, "--duration", window.String(), "--warmup", l.Warmup.String(), "--timeout", timeout.String())
+	if l.Whole {
+		// a share of a load split over client hosts: it starts when
+		// every host's connections are open, where the session says
+		argv = append(argv, "--start-file", filepath.Join(dir, ShareStartFile))
+	}
 	return Invocation{
 		Argv: argv,
 		// The opening, the warm-up, the last exchanges' timeout (twice,
 		// for one retried) and the report.
 		Grace: opening + l.Warmup + 2*timeout,
 	}, nil
+}
+
+// mixEnds are where bench mix goes in s's mode against t: its mode,
+// its proxy (the relay's client-side address for mix-relay, the TLS
+// listener for mix-tls, the origin's mix when t is Direct), the origin
+// as the proxy reaches it, and the CA of a TLS end.
+func mixEnds(s Scenario, t Target) (mode, proxy, origin, tlsCA string, err error) {
+	if t.Origin == "" {
+		return "", "", "", "", fmt.Errorf("scenario %s: target has no origin address", s.Name)
+	}
+	if t.Proxy == "" && !t.Direct {
+		return "", "", "", "", fmt.Errorf("scenario %s: target has no proxy address", s.Name)
+	}
+	// The half-closed exchanges reach the origin through tunnels and
+	// relays, and nginx gives up an answer whose client shut its sending
+	// side: there the origin is bench mix --serve, which writes it whole.
+	// An HTTP proxy asks the origin's nginx, as the other HTTP loads do.
+	origin = net.JoinHostPort(t.Origin, strconv.Itoa(PortMix))
+	mode, proxy = string(BaseMode(s.Mode)), t.Proxy
+	switch {
+	case s.Mode == results.MixTLS:
+		// A relay in TLS: the proxy's TLS listener in front of the
+		// origin's mix, or for the baseline the origin's own TLS wrapper.
+		if t.CA == "" {
+			return "", "", "", "", fmt.Errorf("scenario %s: target has no CA to verify the TLS end with", s.Name)
+		}
+		h, port, _ := tlsEntry(results.TLSTerm, t, PortMix)
+		mode, proxy, tlsCA = string(results.Relay), net.JoinHostPort(h, strconv.Itoa(port)), t.CA
+	case t.Direct:
+		// Straight to the origin is a relay that is the origin.
+		mode, proxy = string(results.Relay), origin
+	case s.Mode == results.MixHTTP:
+		origin = net.JoinHostPort(t.Origin, strconv.Itoa(PortHTTP))
+	case s.Mode == results.MixRelay:
+		proxy = net.JoinHostPort(relayHost(t), strconv.Itoa(relayPort(s.Mode, PortMix)))
+	case s.Mode != results.MixConnect && s.Mode != results.MixSocks:
+		return "", "", "", "", fmt.Errorf("scenario %s: bench mix cannot run mode %q", s.Name, s.Mode)
+	}
+	return mode, proxy, origin, tlsCA, nil
 }
 
 // StepGrace is how long past a step's warm-up and window a stepping

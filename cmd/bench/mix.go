@@ -66,6 +66,7 @@ func cmdMix(stdout, stderr io.Writer, args []string) error {
 	serve := fs.String("serve", "", "host:port: serve the mix's answers there, as its origin, until stopped")
 	sw := sweepFlags(fs, "search for the sustainable rate: the highest whose window meets --slo")
 	steps := fs.Bool("steps", false, "run the steps asked for on standard input, a line each, over the same connections")
+	startFile := fs.String("start-file", "", "once the connections are open, print \""+scenarios.ShareReady+"\" and wait for this `file` to give the warm-up's start in Unix nanoseconds (a load split over client hosts)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -89,6 +90,12 @@ func cmdMix(stdout, stderr io.Writer, args []string) error {
 		}
 	}
 	stepped := *sw.on || *steps
+	if *startFile != "" {
+		if stepped {
+			return usageError{errors.New("mix: --start-file starts one window; the steps choose their own starts")}
+		}
+		c.Start = mix.FileStart(*startFile, func() { fmt.Fprintln(stdout, scenarios.ShareReady) })
+	}
 	if stepped && *worker == "" {
 		switch {
 		case *sw.on && *steps:
@@ -175,7 +182,7 @@ func mixWith(c mix.Config, o mixRun, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	r, err := mix.RunProcs(ctx, exe, append([]string{"mix"}, o.args...), n, stderr, opened)
+	r, err := mix.RunProcs(ctx, exe, append([]string{"mix"}, o.args...), n, stderr, c.Start, opened)
 	if err != nil {
 		return err
 	}

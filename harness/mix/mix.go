@@ -67,6 +67,9 @@ type Config struct {
 	// start and are offset by i/rate, so that together they keep the
 	// spacing of one process.
 	Offset time.Duration
+	// Start, where set, says when the warm-up begins once the
+	// connections are open (FileStart); nil: at once.
+	Start StartFrom
 }
 
 // Check reports what is wrong with c.

@@ -2,13 +2,16 @@ package mix
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -36,27 +39,18 @@ func DefaultProcs(c Config, perProc int) int {
 	return max(1, min(n, c.Conns))
 }
 
-// part is the i-th of n nearly equal parts of total.
-func part(total, i, n int) int {
-	p := total / n
-	if i < total%n {
-		p++
-	}
-	return p
-}
-
 // Share is process i's part of c split over n processes: its
 // connections, exchanges at a time, rate and opening pace, the number of
 // its first connection, and at a fixed rate its schedule's offset, i/rate,
 // so that the processes' exchanges, started together, take turns.
 func Share(c Config, i, n int) Config {
 	s := c
-	s.Conns = part(c.Conns, i, n)
+	s.Conns = scenarios.Part(c.Conns, i, n)
 	for j := range i {
-		s.FirstConn += part(c.Conns, j, n)
+		s.FirstConn += scenarios.Part(c.Conns, j, n)
 	}
 	if c.Active > 0 {
-		s.Active = max(1, part(c.Active, i, n))
+		s.Active = max(1, scenarios.Part(c.Active, i, n))
 	}
 	if c.Rate > 0 {
 		var off time.Duration
@@ -64,7 +58,7 @@ func Share(c Config, i, n int) Config {
 		s.Offset = c.Offset + off
 	}
 	s.OpenRate = c.OpenRate / float64(n)
-	s.OpenParallel = max(1, part(c.OpenParallel, i, n))
+	s.OpenParallel = max(1, scenarios.Part(c.OpenParallel, i, n))
 	return s
 }
 
@@ -97,7 +91,11 @@ func Run(ctx context.Context, c Config, opened func(scenarios.MixOpened)) (scena
 		return scenarios.MixResult{}, err
 	}
 	m.Open(ctx)
-	start := time.Now()
+	start, err := c.Start.at(ctx, time.Now())
+	if err != nil {
+		m.Close()
+		return scenarios.MixResult{}, err
+	}
 	if opened != nil {
 		opened(scenarios.MixOpened{Start: start})
 	}
@@ -312,12 +310,15 @@ func StartProcs(ctx context.Context, exe string, argv []string, n int, stderr io
 // RunProcs runs the mix over n processes of exe (StartProcs): they open
 // their connections, start together from one time once all are open, and
 // their results are merged.
-func RunProcs(ctx context.Context, exe string, argv []string, n int, stderr io.Writer, opened func(scenarios.MixOpened)) (scenarios.MixResult, error) {
+func RunProcs(ctx context.Context, exe string, argv []string, n int, stderr io.Writer, from StartFrom, opened func(scenarios.MixOpened)) (scenarios.MixResult, error) {
 	p, err := StartProcs(ctx, exe, argv, n, stderr)
 	if err != nil {
 		return scenarios.MixResult{}, err
 	}
-	start := time.Now().Add(startDelay)
+	start, err := from.at(ctx, time.Now().Add(startDelay))
+	if err != nil {
+		return scenarios.MixResult{}, p.failed(err)
+	}
 	if opened != nil {
 		opened(scenarios.MixOpened{Start: start})
 	}
@@ -451,4 +452,48 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// StartFrom says when a mix's warm-up begins, once its connections are
+// open.
+type StartFrom func(ctx context.Context) (time.Time, error)
+
+// at is when the warm-up begins: now where f is nil.
+func (f StartFrom) at(ctx context.Context, now time.Time) (time.Time, error) {
+	if f == nil {
+		return now, nil
+	}
+	return f(ctx)
+}
+
+// startWait is how long a mix waits for its start once it said it is
+// ready: the other client hosts' opening of their connections.
+const startWait = 2 * time.Minute
+
+// FileStart is the start of a load split over several client hosts:
+// the mix says it is ready (ready, once its connections are open), then
+// waits for path to hold the start the hosts share, in Unix nanoseconds,
+// which the session writes once every host is ready.
+func FileStart(path string, ready func()) StartFrom {
+	return func(ctx context.Context) (time.Time, error) {
+		ready()
+		ctx, cancel := context.WithTimeout(ctx, startWait)
+		defer cancel()
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if b, err := os.ReadFile(path); err == nil && bytes.HasSuffix(b, []byte("\n")) {
+				ns, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+				if err != nil {
+					return time.Time{}, fmt.Errorf("the start in %s: %q is not a time in Unix nanoseconds", path, b)
+				}
+				return time.Unix(0, ns), nil
+			}
+			select {
+			case <-ctx.Done():
+				return time.Time{}, fmt.Errorf("no start in %s after %v: %w", path, startWait, context.Cause(ctx))
+			case <-tick.C:
+			}
+		}
+	}
 }
