@@ -95,6 +95,9 @@ type Host struct {
 	// placed every host an agent was deployed to (spread.go).
 	remotes map[Role]*placed
 	placed  []*placed
+	// clients are the client hosts, where several share the load, in
+	// the file's order; remotes holds the first.
+	clients []*placed
 	addrs   Addrs // the hosts' (Addrs)
 	// root is the run directory's, which the files brought back from
 	// the hosts are written through; follows counts the processes on

@@ -3,11 +3,14 @@ package host
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -111,7 +114,15 @@ func (h *Host) WaitAccepted(ctx context.Context, role Role, addrs []string, dead
 // answer and why.
 func (h *Host) WaitReady(ctx context.Context, from Role, addrs []string, deadline time.Duration) error {
 	if p := h.remotes[from]; p != nil {
-		return p.wait(ctx, "WaitReady", from, addrs, deadline)
+		errs := make([]error, len(h.placed))
+		var wg sync.WaitGroup
+		for i, p := range h.placed {
+			if slices.Contains(p.roles, from) {
+				wg.Go(func() { errs[i] = p.wait(ctx, "WaitReady", from, addrs, deadline) })
+			}
+		}
+		wg.Wait()
+		return errors.Join(errs...)
 	}
 	ctx, cancel := context.WithTimeout(ctx, deadline)
 	defer cancel()

@@ -149,6 +149,9 @@ type ProcSpec struct {
 	// this machine's clock (on a host of its own, its host's moment, not
 	// when the session heard of it).
 	Ended *time.Time
+	// On is which of the role's hosts runs it, from 0: of several client
+	// hosts sharing a load, the on-th (Host.Clients).
+	On int
 }
 
 // Proc is a process a Host started. The host reaps it.
@@ -189,8 +192,8 @@ func (h *Host) Start(r Role, spec ProcSpec) (*Proc, error) {
 	if h.isClosed() {
 		return nil, fmt.Errorf("start %s: host is closed", spec.Argv[0])
 	}
-	if p := h.remotes[r]; p != nil {
-		return h.startRemote(p, r, spec)
+	if on, err := h.remoteOn(r, spec.On); err != nil || on != nil {
+		return h.startRemote(on, r, spec, err)
 	}
 	path, err := exec.LookPath(spec.Argv[0])
 	if err != nil {

@@ -52,6 +52,7 @@ type placed struct {
 	layout Layout // its roles' CPUs
 	facts  AgentFacts
 	nic    NICFacts // its interface on the data path
+	data   string   // its address on the data path
 
 	mu          sync.Mutex
 	offset      time.Duration
@@ -76,9 +77,6 @@ const clockPings = 5
 // it for its facts and clock and places its roles, each on its line's
 // CPUs or all the host's but its first; h.remotes holds them by role.
 func (h *Host) spread(ctx context.Context, cfg Config) error {
-	if n := len(cfg.Hosts.Of(RoleClient)); n > 1 {
-		return fmt.Errorf("%s: %d client hosts: a session takes one client host for now", cfg.Hosts.Name, n)
-	}
 	h.addrs = addrsOf(cfg.Hosts)
 	dests := cfg.Hosts.Destinations()
 	ps := make([]*placed, len(dests))
@@ -95,8 +93,13 @@ func (h *Host) spread(ctx context.Context, cfg Config) error {
 		}
 		h.placed = append(h.placed, p)
 		for _, r := range p.roles {
-			h.remotes[r] = p
-			h.layout = h.layout.with(r, p.layout.cpus(r))
+			if r == RoleClient {
+				h.clients = append(h.clients, p)
+			}
+			if h.remotes[r] == nil {
+				h.remotes[r] = p // a role's first host
+				h.layout = h.layout.with(r, p.layout.cpus(r))
+			}
 		}
 	}
 	return errors.Join(errs...)
@@ -108,7 +111,7 @@ func (h *Host) place(ctx context.Context, cfg Config, dest Destination) (*placed
 	if err != nil {
 		return nil, err
 	}
-	p := &placed{dest: dest, remote: r, sent: map[string]fileStamp{}}
+	p := &placed{dest: dest, remote: r, sent: map[string]fileStamp{}, data: cfg.Hosts.RolesOf(dest)[0].Data.String()}
 	if err := r.Call(ctx, "Facts", struct{}{}, &p.facts); err != nil {
 		return p, err
 	}
@@ -190,15 +193,8 @@ func (h *Host) Placed() []PlacedHost {
 	var out []PlacedHost
 	for _, p := range h.placedHosts() {
 		p.mu.Lock()
-		ph := PlacedHost{Dest: p.dest, Roles: p.roles, Layout: p.layout, Facts: p.facts, NIC: p.nic, Offset: p.offset, Uncertainty: p.uncertainty}
+		ph := PlacedHost{Dest: p.dest, Roles: p.roles, Layout: p.layout, Data: p.data, Facts: p.facts, NIC: p.nic, Offset: p.offset, Uncertainty: p.uncertainty}
 		p.mu.Unlock()
-		if a := h.Addrs(); slices.Contains(p.roles, RoleProxy) {
-			ph.Data = a.ProxyClient
-		} else if slices.Contains(p.roles, RoleClient) {
-			ph.Data = a.Client
-		} else {
-			ph.Data = a.Origin
-		}
 		out = append(out, ph)
 	}
 	return out
@@ -259,15 +255,34 @@ func (h *Host) Clocks(ctx context.Context) (time.Duration, error) {
 	return sum, nil
 }
 
-// placedHosts are the hosts of their own, each once, in the roles' order.
+// placedHosts are the hosts of their own, each once, in the roles' order
+// (the client hosts in the file's).
 func (h *Host) placedHosts() []*placed {
 	var ps []*placed
 	for _, r := range roles {
-		if p := h.remotes[r]; p != nil && !slices.Contains(ps, p) {
-			ps = append(ps, p)
+		for _, p := range h.placed {
+			if slices.Contains(p.roles, r) && !slices.Contains(ps, p) {
+				ps = append(ps, p)
+			}
 		}
 	}
 	return ps
+}
+
+// Clients is how many client hosts share the load: those of the hosts
+// file's client lines, one on one machine.
+func (h *Host) Clients() int { return max(1, len(h.clients)) }
+
+// remoteOn is role r's host, the on-th of the client hosts (from 0);
+// nil where this machine holds r.
+func (h *Host) remoteOn(r Role, on int) (*placed, error) {
+	switch {
+	case on == 0:
+		return h.remotes[r], nil
+	case r == RoleClient && on < len(h.clients):
+		return h.clients[on], nil
+	}
+	return nil, fmt.Errorf("no %s host %d: the session has %d", r, on+1, h.Clients())
 }
 
 // Spread says whether the roles are on hosts of their own.
@@ -275,11 +290,42 @@ func (h *Host) Spread() bool { return len(h.placed) > 0 }
 
 // ToLocal is a time a role's tool gave, by its host's clock, on this
 // machine's.
-func (h *Host) ToLocal(r Role, t time.Time) time.Time {
-	if p := h.remotes[r]; p != nil {
+func (h *Host) ToLocal(r Role, t time.Time) time.Time { return h.ToLocalOn(r, 0, t) }
+
+// ToLocalOn is ToLocal of a tool on the on-th of the client hosts.
+func (h *Host) ToLocalOn(r Role, on int, t time.Time) time.Time {
+	if p, _ := h.remoteOn(r, on); p != nil {
 		return p.fromHost(t)
 	}
 	return t
+}
+
+// ToHostOn is a time of this machine's clock on the clock of role r's
+// on-th host.
+func (h *Host) ToHostOn(r Role, on int, t time.Time) time.Time {
+	if p, _ := h.remoteOn(r, on); p != nil {
+		return p.toHost(t)
+	}
+	return t
+}
+
+// ClientDest is the on-th client host (from 0), as the hosts file names
+// it; "" on one machine.
+func (h *Host) ClientDest(on int) string {
+	if p, _ := h.remoteOn(RoleClient, on); p != nil {
+		return p.dest.String()
+	}
+	return ""
+}
+
+// Send sends the files beneath dir, as they are here, to role r's on-th
+// host, before a process there reads them; nothing on one machine.
+func (h *Host) Send(r Role, on int, dir string) error {
+	p, err := h.remoteOn(r, on)
+	if p == nil {
+		return err
+	}
+	return p.send(context.Background(), dir)
 }
 
 // closeRemotes ends every host's agent, all at once: each tears down

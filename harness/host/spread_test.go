@@ -18,9 +18,9 @@ func TestWindowMerge(t *testing.T) {
 	m.merge(proxyHost, Window{From: at(1), To: at(3), Times: []time.Time{at(1.05), at(2.95)},
 		Ticks: map[Role][]uint64{RoleProxy: {10, 200}, RoleClient: {1, 1}}, CPUs: map[Role]int{RoleProxy: 1, RoleClient: 4},
 		Threads: []Thread{{Role: RoleProxy, T: []time.Time{at(1.2)}, NS: []uint64{5}}, {Role: RoleClient, T: []time.Time{at(1.2)}, NS: []uint64{9}}},
-		Pipes:   3, PipesCounted: true, Polls: []time.Time{at(1.2)}})
+		Pipes:   3, PipesCounted: true, Polls: []time.Time{at(1.2)}}, false)
 	m.merge(clientHost, Window{From: at(0), To: at(2), Times: []time.Time{at(0.1), at(1.9)},
-		Ticks: map[Role][]uint64{RoleClient: {7, 9}}, CPUs: map[Role]int{RoleClient: 2}, Polls: []time.Time{at(0.1)}})
+		Ticks: map[Role][]uint64{RoleClient: {7, 9}}, CPUs: map[Role]int{RoleClient: 2}, Polls: []time.Time{at(0.1)}}, false)
 	if !reflect.DeepEqual(m.RoleTimes[RoleProxy], []time.Time{at(0.05), at(1.95)}) || !reflect.DeepEqual(m.RoleTimes[RoleClient], []time.Time{at(0.1), at(1.9)}) {
 		t.Errorf("role times %v; want the proxy's readings a second earlier, the client's as read", m.RoleTimes)
 	}
@@ -32,6 +32,22 @@ func TestWindowMerge(t *testing.T) {
 	}
 	if m.Pipes != 3 || !m.PipesCounted || !m.From.Equal(at(0)) || !m.To.Equal(at(2)) || !reflect.DeepEqual(m.Polls, []time.Time{at(0.1), at(0.2)}) {
 		t.Errorf("pipes %d %v, window %v to %v, polls %v; want 3 counted, 0 to 2 s, polls in order", m.Pipes, m.PipesCounted, m.From, m.To, m.Polls)
+	}
+}
+
+// Where two client hosts share the load, each one's readings are kept
+// (Window.Clients) and the first's are the client's.
+func TestWindowMergeClients(t *testing.T) {
+	t0 := time.Date(2026, 12, 7, 6, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	m := Window{Ticks: map[Role][]uint64{}, CPUs: map[Role]int{}, RoleTimes: map[Role][]time.Time{}}
+	for i, ticks := range [][]uint64{{1, 5}, {2, 90}} {
+		h := &placed{roles: []Role{RoleClient}, offset: time.Duration(i) * time.Second}
+		m.merge(h, Window{From: at(1), To: at(3), Times: []time.Time{at(1), at(3)}, Ticks: map[Role][]uint64{RoleClient: ticks}, CPUs: map[Role]int{RoleClient: 1 + i}}, true)
+	}
+	if len(m.Clients) != 2 || !reflect.DeepEqual(m.Clients[1], Series{Times: []time.Time{at(0), at(2)}, Ticks: []uint64{2, 90}, CPUs: 2}) ||
+		!reflect.DeepEqual(m.Ticks[RoleClient], []uint64{1, 5}) || m.CPUs[RoleClient] != 1 {
+		t.Errorf("clients %+v, the client's ticks %v on %d CPUs; want both hosts' readings, the second's a second earlier, the first's the client's", m.Clients, m.Ticks[RoleClient], m.CPUs[RoleClient])
 	}
 }
 

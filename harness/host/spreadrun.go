@@ -24,8 +24,12 @@ type remoteProc struct {
 
 // startRemote starts spec in role r on its host p: the files of its
 // folder and of the session's TLS sent first, this executable as the
-// host's copy of it, its standard output passed on as it comes.
-func (h *Host) startRemote(p *placed, r Role, spec ProcSpec) (*Proc, error) {
+// host's copy of it, its standard output passed on as it comes. It
+// fails with onErr, where finding the host failed.
+func (h *Host) startRemote(p *placed, r Role, spec ProcSpec, onErr error) (*Proc, error) {
+	if onErr != nil {
+		return nil, fmt.Errorf("start %s: %w", spec.Argv[0], onErr)
+	}
 	ctx := context.Background()
 	if spec.Stdin != nil {
 		return nil, fmt.Errorf("start %s on %s: a process reading its input runs on this machine only", spec.Argv[0], p.dest)
@@ -164,7 +168,7 @@ func (s *Sampler) stopSpread(end time.Time, window time.Duration) (Window, error
 			errs = append(errs, err)
 			continue
 		}
-		merged.merge(part.p, w)
+		merged.merge(part.p, w, len(s.h.clients) > 1)
 	}
 	if window > 0 {
 		merged.From, merged.To = end.Add(-window), end
@@ -173,8 +177,9 @@ func (s *Sampler) stopSpread(end time.Time, window time.Duration) (Window, error
 }
 
 // merge adds the observations of the roles host p holds, from its
-// window w, to m, their times on this machine's clock.
-func (m *Window) merge(p *placed, w Window) {
+// window w, to m, their times on this machine's clock; several says
+// that several client hosts share the load (Window.Clients).
+func (m *Window) merge(p *placed, w Window, several bool) {
 	shift := func(ts []time.Time) []time.Time {
 		out := make([]time.Time, len(ts))
 		for i, t := range ts {
@@ -182,6 +187,7 @@ func (m *Window) merge(p *placed, w Window) {
 		}
 		return out
 	}
+	m.Hosts = append(m.Hosts, HostSpan{Dest: p.dest, From: p.fromHost(w.From), To: p.fromHost(w.To)})
 	if m.From.IsZero() || p.fromHost(w.From).Before(m.From) {
 		m.From = p.fromHost(w.From)
 	}
@@ -189,6 +195,12 @@ func (m *Window) merge(p *placed, w Window) {
 		m.To = p.fromHost(w.To)
 	}
 	for _, r := range p.roles {
+		if r == RoleClient && several {
+			m.Clients = append(m.Clients, Series{Times: shift(w.Times), Ticks: w.Ticks[r], CPUs: w.CPUs[r]})
+			if len(m.Clients) > 1 {
+				continue // the first's are the client's
+			}
+		}
 		m.Ticks[r], m.CPUs[r], m.RoleTimes[r] = w.Ticks[r], w.CPUs[r], shift(w.Times)
 	}
 	for _, t := range w.Threads {

@@ -27,6 +27,13 @@ type Window struct {
 	RoleTimes map[Role][]time.Time
 	// CPUs is each role's number of CPUs.
 	CPUs map[Role]int
+	// Clients are each client host's readings, where several share the
+	// load (the first's are also the client's in Ticks, CPUs and
+	// RoleTimes); none otherwise.
+	Clients []Series
+	// Hosts are each host's window on this machine's clock, where the
+	// roles are on hosts of their own.
+	Hosts []HostSpan
 	// Threads are the threads of the roles' processes observed inside the
 	// window, with their observations inside it.
 	Threads []Thread
@@ -50,6 +57,22 @@ type Window struct {
 	// loop's thread, and its first and last polls where the caller made
 	// them.
 	Cost time.Duration
+}
+
+// HostSpan is a host's window: its readings' bounds, on this machine's
+// clock.
+type HostSpan struct {
+	Dest     Destination
+	From, To time.Time
+}
+
+// Series are one host's readings of a role: their times, on this
+// machine's clock, the busy ticks of the role's CPUs summed at each, and
+// how many CPUs.
+type Series struct {
+	Times []time.Time
+	Ticks []uint64
+	CPUs  int
 }
 
 // TimesOf are the times of role r's readings (Ticks[r]).
