@@ -25,6 +25,9 @@ type figures struct {
 	pipes   int
 	counted bool
 	bound   results.Bound
+	// windows are each host's sampler's window, where the roles are on
+	// hosts of their own.
+	windows []results.HostWindow
 }
 
 // figuresOf reads a window's observations as a run's figures.
@@ -49,6 +52,10 @@ func figuresOf(w host.Window) figures {
 		f.cpu[r] = f.busy[r] * f.seconds * float64(w.CPUs[r])
 		f.perSecond[r] = pace.PerSecond(times, ticks, w.CPUs[r])
 	}
+	clientHosts(&f, w)
+	for _, h := range w.Hosts {
+		f.windows = append(f.windows, results.HostWindow{Host: h.Dest.String(), Of: results.WindowSampler, From: h.From.UTC(), To: h.To.UTC()})
+	}
 	for _, t := range w.Threads {
 		f.thread[t.Role] = max(f.thread[t.Role], pace.Thread(t.T, t.NS, w.From, w.To))
 	}
@@ -56,4 +63,27 @@ func figuresOf(w host.Window) figures {
 	f.bound = pace.Bound(pace.Proxy{Load: load(host.RoleProxy), CPUs: w.CPUs[host.RoleProxy], Quota: w.Quota,
 		Throttled: pace.ThrottledShare(w.ThrottledPeriods, f.seconds)}, load(host.RoleClient), load(host.RoleOrigin))
 	return f
+}
+
+// clientHosts makes the client's figures those of several client hosts
+// sharing the load: its CPU time theirs summed, its busy share and
+// per-second series the busiest host's, since a client host at its limit
+// sets the pace as a client CPU does on one machine.
+func clientHosts(f *figures, w host.Window) {
+	if len(w.Clients) < 2 {
+		return
+	}
+	f.cpu[host.RoleClient], f.busy[host.RoleClient] = 0, 0
+	for _, c := range w.Clients {
+		n := len(c.Ticks)
+		if n < 2 || len(c.Times) != n {
+			continue
+		}
+		busy := pace.Busy(c.Ticks[0], c.Ticks[n-1], c.Times[n-1].Sub(c.Times[0]), c.CPUs)
+		f.cpu[host.RoleClient] += busy * f.seconds * float64(c.CPUs)
+		if busy >= f.busy[host.RoleClient] {
+			f.busy[host.RoleClient] = busy
+			f.perSecond[host.RoleClient] = pace.PerSecond(c.Times, c.Ticks, c.CPUs)
+		}
+	}
 }

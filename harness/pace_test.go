@@ -73,3 +73,25 @@ func TestFiguresOfHosts(t *testing.T) {
 		t.Errorf("busy %v; want the proxy 1 and the client 0.5, each over its own host's readings", f.busy)
 	}
 }
+
+// Two client hosts sharing a load: the client's CPU time is both's, its
+// busy share the busier's, which sets the pace when it is at its limit.
+func TestFiguresOfClientHosts(t *testing.T) {
+	t0 := time.Date(2026, 12, 7, 6, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	times := []time.Time{at(0), at(2)}
+	w := host.Window{
+		From: at(0), To: at(2),
+		// the proxy half busy; the first client host 30% of its 2 CPUs,
+		// the second 99% of its one
+		Ticks:     map[host.Role][]uint64{host.RoleProxy: {0, 100}, host.RoleClient: {0, 120}},
+		RoleTimes: map[host.Role][]time.Time{host.RoleProxy: times, host.RoleClient: times},
+		CPUs:      map[host.Role]int{host.RoleProxy: 1, host.RoleClient: 2},
+		Clients:   []host.Series{{Times: times, Ticks: []uint64{0, 120}, CPUs: 2}, {Times: times, Ticks: []uint64{0, 198}, CPUs: 1}},
+	}
+	f := figuresOf(w)
+	if math.Abs(f.busy[host.RoleClient]-0.99) > 1e-9 || math.Abs(f.cpu[host.RoleClient]-(1.2+1.98)) > 1e-9 || f.bound != "client" {
+		t.Errorf("client busy %.3f, CPU %.3f s, bound %q; want the busier host's 0.99, both's 3.18 s, and the client setting the pace",
+			f.busy[host.RoleClient], f.cpu[host.RoleClient], f.bound)
+	}
+}

@@ -1,11 +1,9 @@
 package harness
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -130,10 +128,14 @@ func (s *runner) keepConfig(name string, ends []end) {
 // the CSV can be traced to the tool's own words after the run directory
 // is gone.
 func (s *runner) keep(dir, name string, runErr error) {
+	// a load split over client hosts: each host's in load/client-N
 	files, _ := filepath.Glob(filepath.Join(dir, "load", "*.out"))
+	shares, _ := filepath.Glob(filepath.Join(dir, "load", sharePrefix+"*", "*.out"))
+	files = append(files, shares...)
 	if runErr != nil {
 		more, _ := filepath.Glob(filepath.Join(dir, "*", "*.log"))
-		files = append(files, more...)
+		shares, _ := filepath.Glob(filepath.Join(dir, "load", sharePrefix+"*", "*.log"))
+		files = append(files, append(more, shares...)...)
 		files = append(files, filepath.Join(dir, "proxy.log"))
 	}
 	for _, f := range files {
@@ -284,7 +286,7 @@ func (s *runner) measure(ctx context.Context, r RunSpec, st *started, dir string
 		r.Scenario.Load.Warmup, itself, warmup = warmup, warmup, 0
 	}
 	if warmup > 0 {
-		if _, _, err := s.load(ctx, r, target, warmup, filepath.Join(dir, "warmup"), nil); err != nil {
+		if _, _, err := s.load(ctx, r, target, warmup, filepath.Join(dir, "warmup"), nil, false); err != nil {
 			return x, fmt.Errorf("warm-up: %w", err)
 		}
 	}
@@ -305,14 +307,13 @@ func (s *runner) measure(ctx context.Context, r RunSpec, st *started, dir string
 	var opened func(time.Time)
 	if plan.Deferred {
 		opened = func(at time.Time) {
-			at = s.host.ToLocal(host.RoleClient, at) // the tool's clock
 			sampler.Begin(at)
 			prof.begin(at.Add(itself))
 		}
 	} else {
 		prof.begin(time.Now())
 	}
-	m, ended, loadErr := s.load(ctx, r, target, plan.Length, filepath.Join(dir, "load"), opened)
+	m, ended, loadErr := s.load(ctx, r, target, plan.Length, filepath.Join(dir, "load"), opened, true)
 	prof.end(s.host)
 	if loadErr != nil {
 		sampler.Stop()
@@ -355,7 +356,7 @@ func (s *runner) alignClocks(ctx context.Context, window time.Duration) error {
 func (s *runner) closeWindow(r RunSpec, st *started, sampler *host.Sampler, m scenarios.Measurement, ended time.Time) (x measured, err error) {
 	window := time.Duration(m.Seconds * float64(time.Second))
 	if !m.Started.IsZero() {
-		ended = s.host.ToLocal(host.RoleClient, m.Started).Add(window)
+		ended = m.Started.Add(window)
 	}
 	w, err := sampler.StopWindow(ended, window)
 	if err != nil {
@@ -472,66 +473,6 @@ func readyProbes(addrs []string) []string {
 	return keep
 }
 
-// load runs the scenario's load tool in the client namespace for window
-// and parses what it printed, returning also when it exited. The tool's
-// output is kept in dir.
-func (s *runner) load(ctx context.Context, r RunSpec, t scenarios.Target, window time.Duration, dir string, opened func(time.Time)) (m scenarios.Measurement, ended time.Time, err error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return m, ended, err
-	}
-	inv, drv, err := scenarios.Build(r.Scenario, t, window, dir)
-	if err != nil {
-		return m, ended, err
-	}
-	if inv.Argv, err = selfArgv(inv.Argv); err != nil {
-		return m, ended, err
-	}
-	inv.Argv = pinned(inv.Argv, r.pin)
-	for name, data := range inv.Files {
-		if err := writeFile(filepath.Join(dir, name), data); err != nil {
-			return m, ended, err
-		}
-	}
-	var out bytes.Buffer
-	var stdout io.Writer = &out
-	if opened != nil {
-		stdout = &firstLine{w: &out, line: func(l []byte) {
-			if o, ok := scenarios.ParseMixOpened(l); ok {
-				opened(o.Start)
-			}
-		}}
-	}
-	grace := inv.Grace
-	if grace <= 0 {
-		grace = 10 * time.Second
-	}
-	lctx, cancel := context.WithTimeout(ctx, window+grace)
-	defer cancel()
-	runErr := s.host.Run(lctx, host.RoleClient, host.ProcSpec{
-		Argv: inv.Argv, Dir: dir, Env: inv.Env, Stdout: stdout,
-		Log: filepath.Join(dir, drv.Tool()+".log"), Ended: &ended,
-	})
-	if ended.IsZero() {
-		ended = time.Now() // stopped: it ran to now
-	}
-	_ = os.WriteFile(filepath.Join(dir, drv.Tool()+".out"), out.Bytes(), 0o644)
-	m, err = drv.Parse(out.Bytes())
-	if err == nil || errors.Is(err, scenarios.ErrServerBusy) {
-		return m, ended, err // a busy server: the run is made again
-	}
-	switch {
-	case errors.Is(lctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil:
-		return m, ended, fmt.Errorf("%s still ran %s after its %s window and was stopped", drv.Tool(), formatDuration(grace), window)
-	case runErr != nil:
-		// runErr names the program; the log's end says why.
-		if tail := strings.TrimSpace(strings.Join(host.TailLines(filepath.Join(dir, drv.Tool()+".log"), 3), " | ")); tail != "" {
-			return m, ended, fmt.Errorf("%w: %s", runErr, tail)
-		}
-		return m, ended, runErr
-	}
-	return m, ended, err // the parsers name the tool's output
-}
-
 // errorNote speaks of a run's errors when they are more than 1% of its
 // exchanges, so that the tables' reader can tell a fast proxy from a fast
 // failing one, or when they are no failed exchanges (results.Row.Closed:
@@ -570,25 +511,4 @@ func oneLine(s string) string {
 		cut--
 	}
 	return s[:cut] + "…"
-}
-
-// firstLine passes what is written to w on, and the first line of it,
-// once whole, to line: bench mix's line that its connections are open.
-type firstLine struct {
-	w    io.Writer
-	buf  []byte
-	done bool
-	line func([]byte)
-}
-
-func (f *firstLine) Write(p []byte) (int, error) {
-	if !f.done {
-		f.buf = append(f.buf, p...)
-		if i := bytes.IndexByte(f.buf, '\n'); i >= 0 {
-			f.done = true
-			f.line(f.buf[:i])
-			f.buf = nil
-		}
-	}
-	return f.w.Write(p)
 }

@@ -3,6 +3,7 @@ package harness
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"bench/results"
@@ -21,6 +22,7 @@ func (s *runner) keepData(name string, row *results.Row, m scenarios.Measurement
 	for r, v := range sample.perSecond {
 		d.CPU[string(r)] = v
 	}
+	d.Windows = append(slices.Clone(sample.windows), m.Windows...)
 	_ = results.WriteRunData(s.OutputDir, name, d)
 }
 

@@ -588,5 +588,9 @@ func hostsLine(hs host.Hosts) string {
 		}
 		parts = append(parts, fmt.Sprintf("%s on %s (data %s, cpus %s)", l.Role, l.Dest, l.Data, cpus))
 	}
-	return strings.Join(parts, ", ")
+	line := strings.Join(parts, ", ")
+	if n := len(hs.Of(host.RoleClient)); n > 1 {
+		line += fmt.Sprintf("; the load split over the %d client hosts", n)
+	}
+	return line
 }

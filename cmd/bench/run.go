@@ -80,6 +80,9 @@ func cmdRun(stdout, stderr io.Writer, args []string) error {
 	if err := sched.Fit(); err != nil {
 		return err
 	}
+	if err := sched.Shares(); err != nil {
+		return usageError{fmt.Errorf("run: the client hosts cannot share these loads:\n%w", err)}
+	}
 	if dryRun {
 		return nil
 	}

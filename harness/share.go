@@ -1,0 +1,192 @@
+package harness
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"bench/harness/host"
+	"bench/results"
+	"bench/scenarios"
+)
+
+// A load split over several client hosts (a hosts file with several
+// client lines): each host runs its share of the scenario's load
+// (scenarios.ShareOf) at once, its output in a folder of its own; bench
+// mix's shares begin together, at a start the session gives each once
+// every host's connections are open. Their figures add up and their
+// latency merges whole (scenarios.MergeShares); hosts whose windows lie
+// further apart than clockShare of the window fail the run.
+
+// sharePrefix names the folders of the client hosts' shares in a run's
+// load folder: client-1, client-2, ...
+const sharePrefix = "client-"
+
+// Shares says which scenarios of the session cannot be split over its
+// client hosts, where several share the load (scenarios.ShareOf).
+func (s *Schedule) Shares() error {
+	n := len(s.cfg.Host.Hosts.Of(host.RoleClient))
+	var errs []error
+	for _, sc := range s.cfg.Scenarios {
+		if _, err := scenarios.ShareOf(sc, 0, n); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// shareDir is the folder of client host i's share (from 0) in a run's
+// load folder.
+func shareDir(dir string, i int) string { return filepath.Join(dir, sharePrefix+strconv.Itoa(i+1)) }
+
+// share is what one client host's tool measured of its share.
+type share struct {
+	m     scenarios.Measurement
+	ended time.Time
+	err   error
+}
+
+// loadShares is load where several client hosts share it. opened, where
+// set, is told the shared start of bench mix's warm-up; measured says
+// that the hosts' windows must agree.
+func (s *runner) loadShares(ctx context.Context, r RunSpec, t scenarios.Target, window time.Duration, dir string, opened func(time.Time), measured bool) (scenarios.Measurement, time.Time, error) {
+	n := s.host.Clients()
+	specs := make([]scenarios.Scenario, n)
+	for i := range n {
+		var err error
+		if specs[i], err = scenarios.ShareOf(r.Scenario, i, n); err != nil {
+			return scenarios.Measurement{}, time.Time{}, err
+		}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ready := make(chan int, n)
+	shares := make([]share, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		ri := r
+		ri.Scenario = specs[i]
+		watch := func(l []byte) {
+			if string(bytes.TrimSpace(l)) == scenarios.ShareReady {
+				ready <- i
+			}
+		}
+		wg.Go(func() {
+			x := &shares[i]
+			x.m, x.ended, x.err = s.runLoad(ctx, ri, t, window, shareDir(dir, i), i, watch)
+			if x.err != nil {
+				cancel() // the others' shares are no run without it
+			}
+		})
+	}
+	start, startErr := s.startShares(ctx, ready, n, dir)
+	if startErr != nil {
+		cancel()
+	} else if opened != nil {
+		opened(start)
+	}
+	wg.Wait()
+	return s.mergeShares(specs, shares, window, measured, startErr)
+}
+
+// startShares waits for every client host's tool to say it is ready
+// (bench mix once its connections are open), then gives each the start
+// they share, in its own clock, far enough ahead that each has it
+// before it comes (wrk starts as it comes).
+func (s *runner) startShares(ctx context.Context, ready <-chan int, n int, dir string) (time.Time, error) {
+	for range n {
+		select {
+		case <-ctx.Done():
+			return time.Time{}, errors.New("a client host's share ended before every host's connections were open")
+		case <-ready:
+		}
+	}
+	unknown, err := s.host.Clocks(ctx)
+	if err != nil {
+		return time.Time{}, err
+	}
+	start := time.Now().Add(shareStartAhead + 2*unknown)
+	for i := range n {
+		at := s.host.ToHostOn(host.RoleClient, i, start)
+		d := shareDir(dir, i)
+		if err := os.WriteFile(filepath.Join(d, scenarios.ShareStartFile), []byte(strconv.FormatInt(at.UnixNano(), 10)+"\n"), 0o644); err != nil {
+			return time.Time{}, err
+		}
+		if err := s.host.Send(host.RoleClient, i, d); err != nil {
+			return time.Time{}, fmt.Errorf("give client host %d its start: %w", i+1, err)
+		}
+	}
+	return start, nil
+}
+
+// shareStartAhead is how far ahead of the moment the last client host
+// is ready the shared start is set, beside twice the clocks'
+// uncertainty: time to give each host its start.
+const shareStartAhead = 500 * time.Millisecond
+
+// mergeShares merges the client hosts' measurements, their starts on
+// this machine's clock, and fails the run where one failed or, where
+// measured, their windows lie apart by more than clockShare of window:
+// their starts, or their ends beyond the tool's own slack at its end
+// (scenarios.EndSlack).
+func (s *runner) mergeShares(specs []scenarios.Scenario, shares []share, window time.Duration, measured bool, startErr error) (scenarios.Measurement, time.Time, error) {
+	var errs []error
+	ms := make([]scenarios.Measurement, len(shares))
+	var windows []results.HostWindow
+	for i, x := range shares {
+		if x.err != nil {
+			errs = append(errs, fmt.Errorf("client host %d: %w", i+1, x.err))
+			continue
+		}
+		ms[i] = x.m
+		end := x.ended
+		if !x.m.Started.IsZero() {
+			ms[i].Started = s.host.ToLocalOn(host.RoleClient, i, x.m.Started)
+			end = ms[i].Started.Add(time.Duration(x.m.Seconds * float64(time.Second)))
+		}
+		from := end.Add(-time.Duration(x.m.Seconds * float64(time.Second)))
+		windows = append(windows, results.HostWindow{Host: s.host.ClientDest(i), Of: results.WindowLoad, From: from.UTC(), To: end.UTC()})
+	}
+	if err := errors.Join(startErr, errors.Join(errs...)); err != nil {
+		return scenarios.Measurement{}, time.Time{}, err
+	}
+	starts, ends := spread(windows, func(w results.HostWindow) time.Time { return w.From }), spread(windows, func(w results.HostWindow) time.Time { return w.To })
+	last := windows[0].To
+	for _, w := range windows {
+		if w.To.After(last) {
+			last = w.To
+		}
+	}
+	apart := max(starts, ends-scenarios.EndSlack(specs[0].Load.Tool))
+	if measured && float64(apart) > clockShare*float64(window) {
+		var each []string
+		for i, w := range windows {
+			each = append(each, fmt.Sprintf("client host %d's %.3f s from +%v", i+1, w.To.Sub(w.From).Seconds(), w.From.Sub(windows[0].From).Round(time.Millisecond)))
+		}
+		return scenarios.Measurement{}, last, fmt.Errorf("the client hosts' windows started %v and ended %v apart, more than %g%% of the %v window (%s)",
+			starts.Round(time.Millisecond), ends.Round(time.Millisecond), clockShare*100, window, strings.Join(each, ", "))
+	}
+	m, err := scenarios.MergeShares(specs, ms)
+	m.Windows = windows
+	return m, last, err
+}
+
+// spread is how far apart the times at of windows lie.
+func spread(windows []results.HostWindow, at func(results.HostWindow) time.Time) time.Duration {
+	lo, hi := at(windows[0]), at(windows[0])
+	for _, w := range windows[1:] {
+		if t := at(w); t.Before(lo) {
+			lo = t
+		} else if t.After(hi) {
+			hi = t
+		}
+	}
+	return hi.Sub(lo)
+}
