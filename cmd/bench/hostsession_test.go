@@ -12,6 +12,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"bench/harness"
 	"bench/harness/host"
@@ -180,4 +181,88 @@ func labHosts(t *testing.T, lab *hostlab.Lab) string {
 		t.Fatal(err)
 	}
 	return hosts
+}
+
+// TestSessionClientHosts: http-ka-1k and mix-http through two client
+// hosts against a proxy host and an origin host: each host runs its
+// share at once, every row ok, its figure both hosts' summed (the kept
+// outputs of each), and the mix's merged histogram holds every exchange
+// of both hosts'.
+func TestSessionClientHosts(t *testing.T) {
+	testenv.NeedRoot(t, "the hosts' lab: network namespaces and sshd")
+	testenv.NeedProgram(t, hostlab.Sshd)
+	testenv.NeedProgram(t, scenarios.ToolWrk)
+	testenv.NeedProgram(t, "nginx")
+	lab := hostlab.New(t, hostlab.Option{}, hostlab.Option{}, hostlab.Option{}, hostlab.Option{})
+	c1, c2, p, o := lab.Hosts[0], lab.Hosts[1], lab.Hosts[2], lab.Hosts[3]
+	hosts := filepath.Join(lab.Dir, "hosts")
+	// the origin beside the proxy: on the client hosts' CPU, the
+	// origin's server fell behind one host's connections
+	text := fmt.Sprintf("client %s data=%s cpus=0\nclient %s data=%s cpus=0\nproxy %s data=%s cpus=1\norigin %s data=%s cpus=1\n",
+		c1.Addr, c1.Data, c2.Addr, c2.Data, p.Addr, p.Data, o.Addr, o.Data)
+	if err := os.WriteFile(hosts, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	prefix, out := testenv.Prefix(t), t.TempDir()
+	t.Cleanup(func() { forget(prefix) })
+	ts := runTestSession(t, prefix, out, "clients", "http-ka-1k,mix-http", "--proxy", "no proxy,nginx", "--reps", "1", "--mix-conns", "200",
+		"--duration", "2s", "--warmup", "1s", "--hosts", hosts, "--ssh-config", lab.Config)
+	runs := results.RunsDir(ts.csvPath)
+	if len(ts.rows) != 4 {
+		t.Fatalf("%d rows; want 4, two scenarios through two columns", len(ts.rows))
+	}
+	for _, r := range ts.rows {
+		tool := "wrk"
+		if r.Mode == results.MixHTTP {
+			tool = "bench"
+		}
+		var shares []scenarios.Measurement
+		for i := 1; i <= 2; i++ {
+			outs, _ := filepath.Glob(filepath.Join(runs, fmt.Sprintf("*-%s-%s-*.client-%d.%s.out", strings.ReplaceAll(r.Proxy, " ", "-"), r.Mode, i, tool)))
+			if len(outs) != 1 {
+				t.Fatalf("%s %s: kept outputs of client host %d %v; want one", r.Proxy, r.Mode, i, outs)
+			}
+			b, err := os.ReadFile(outs[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := scenarios.DriverFor(scenarios.Scenario{Load: scenarios.Load{Tool: tool}}).Parse(b)
+			if err != nil {
+				t.Fatalf("%s: %v", outs[0], err)
+			}
+			shares = append(shares, m)
+		}
+		if r.Status != results.OK || r.Requests != shares[0].Requests+shares[1].Requests || shares[0].Requests == 0 || shares[1].Requests == 0 {
+			t.Errorf("%s %s %s: %s, %d exchanges, the hosts' %d and %d, note %q; want ok, both hosts' summed",
+				r.Proxy, r.Mode, r.Load, r.Status, r.Requests, shares[0].Requests, shares[1].Requests, r.Note)
+		}
+		data, err := harness.ReadRunData([]string{ts.csvPath}, []results.Row{r})
+		if err != nil || data[r.ID()] == nil {
+			t.Fatalf("%s's run data: %v", r.Proxy, err)
+		}
+		var samplers, loads int
+		for _, w := range data[r.ID()].Windows {
+			if w.Of == results.WindowSampler {
+				samplers++
+			} else if w.Of == results.WindowLoad && w.To.Sub(w.From) > time.Second {
+				loads++
+			}
+		}
+		if samplers != 4 || loads != 2 {
+			t.Errorf("%s %s: the run's windows %+v; want each host's sampler's and each client host's load's", r.Proxy, r.Mode, data[r.ID()].Windows)
+		}
+		if r.Mode != results.MixHTTP {
+			continue
+		}
+		merged, err := scenarios.HistogramCount(data[r.ID()].Histogram)
+		a, _ := scenarios.HistogramCount(shares[0].Histogram)
+		b, _ := scenarios.HistogramCount(shares[1].Histogram)
+		if err != nil || merged != a+b || a == 0 || b == 0 {
+			t.Errorf("%s mix-http: the merged histogram holds %d (%v), the hosts' %d and %d; want their sum", r.Proxy, merged, err, a, b)
+		}
+	}
+	if !strings.Contains(ts.report, c2.Addr) {
+		t.Errorf("Setup does not name the second client host %s:\n%s", c2.Addr, ts.report)
+	}
+	waitNothingLeft(t, lab, prefix)
 }
