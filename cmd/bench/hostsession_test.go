@@ -74,6 +74,39 @@ func TestSessionOnLabHosts(t *testing.T) {
 	waitNothingLeft(t, lab, prefix)
 }
 
+// TestSessionOnOneLabHost: the three roles on one lab host across ssh
+// (its own machine, reached as another would be): one agent places all
+// three, the proxy on a CPU of its own; the row is ok and the metadata
+// has the one host holding the three.
+func TestSessionOnOneLabHost(t *testing.T) {
+	testenv.NeedRoot(t, "the hosts' lab: network namespaces and sshd")
+	testenv.NeedProgram(t, hostlab.Sshd)
+	testenv.NeedProgram(t, scenarios.ToolWrk)
+	testenv.NeedProgram(t, "nginx")
+	lab := hostlab.New(t, hostlab.Option{})
+	h := lab.Hosts[0]
+	hosts := filepath.Join(lab.Dir, "hosts")
+	text := fmt.Sprintf("client %[1]s data=%[2]s cpus=0\nproxy %[1]s data=%[2]s cpus=1\norigin %[1]s data=%[2]s cpus=0\n", h.Addr, h.Data)
+	if err := os.WriteFile(hosts, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	prefix := testenv.Prefix(t)
+	t.Cleanup(func() { forget(prefix) })
+	ts := runTestSession(t, prefix, t.TempDir(), "one", "http-ka-1k", "--proxy", "nginx", "--reps", "1", "--duration", "1s", "--warmup", "0s",
+		"--hosts", hosts, "--ssh-config", lab.Config)
+	if len(ts.rows) != 1 || ts.rows[0].Status != results.OK || ts.rows[0].Requests == 0 || ts.rows[0].CPUProxy <= 0 {
+		t.Errorf("rows %+v; want one ok, with its figure and the proxy's CPU", ts.rows)
+	}
+	meta, err := results.ReadMeta(results.MetaPath(ts.csvPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(meta.Hosts) != 1 || meta.Hosts[0].Layout != "client=0,proxy=1,origin=0" {
+		t.Errorf("the metadata's hosts %+v; want the one, holding the three roles", meta.Hosts)
+	}
+	waitNothingLeft(t, lab, prefix)
+}
+
 // The command that continues an interrupted session across hosts gives
 // the hosts again, in either form of a flag.
 func TestHostsArgs(t *testing.T) {
@@ -117,7 +150,8 @@ func (k *killOn) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// TestSessionHostLost: the proxy's host lost mid-session (its agent
+// TestSessionHostLost: on two hosts (the client and the origin on one,
+// the proxy on the other), the proxy's host lost mid-session (its agent
 // killed outright after the first run): the run in flight fails naming
 // the host, the session stops with the runs done and says how to
 // continue it, bench clean --hosts removes what the agent left, and the
@@ -127,9 +161,14 @@ func TestSessionHostLost(t *testing.T) {
 	testenv.NeedProgram(t, hostlab.Sshd)
 	testenv.NeedProgram(t, scenarios.ToolWrk)
 	testenv.NeedProgram(t, "nginx")
-	lab := hostlab.New(t, hostlab.Option{}, hostlab.Option{}, hostlab.Option{})
-	hosts := labHosts(t, lab)
-	p := lab.Hosts[1]
+	// two hosts: the client and the origin on one, the proxy on the other
+	lab := hostlab.New(t, hostlab.Option{}, hostlab.Option{})
+	co, p := lab.Hosts[0], lab.Hosts[1]
+	hosts := filepath.Join(lab.Dir, "hosts")
+	text := fmt.Sprintf("client %s data=%s cpus=0\norigin %s data=%s cpus=0\nproxy %s data=%s cpus=1\n", co.Addr, co.Data, co.Addr, co.Data, p.Addr, p.Data)
+	if err := os.WriteFile(hosts, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	prefix, out := testenv.Prefix(t), t.TempDir()
 	t.Cleanup(func() { forget(prefix) })
 	stderr := &killOn{mark: "[1/3]", h: p}
