@@ -139,7 +139,7 @@ func runConfig(stderr io.Writer, args []string) (cfg harness.SessionConfig, dryR
 		return harness.SessionConfig{}, false, err
 	}
 	if *hf.file != "" {
-		if hc, err = runHosts(fs, hf, hc, profile.on, *sw.on); err != nil {
+		if hc, err = runHosts(fs, hf, hc, *sw.on); err != nil {
 			return harness.SessionConfig{}, false, err
 		}
 	}
@@ -369,14 +369,14 @@ func (o *onOff) Set(v string) error {
 
 // runHosts puts the session's roles on the hosts of the file the flags
 // name: what a hosts file cannot go with yet is refused.
-func runHosts(fs *flag.FlagSet, hf hostsFlags, hc host.Config, profile, sweep bool) (host.Config, error) {
+func runHosts(fs *flag.FlagSet, hf hostsFlags, hc host.Config, sweep bool) (host.Config, error) {
 	for _, f := range []string{"cpus", "cgroup-parent"} {
 		if visited(fs, f) {
 			return hc, usageError{fmt.Errorf("run: --%s and --hosts: the hosts file gives each host's CPUs (cpus=), and each host places its roles in cgroups of its own", f)}
 		}
 	}
-	if profile || sweep {
-		return hc, usageError{errors.New("run: --profile and --sweep run on one machine only for now, not with --hosts")}
+	if sweep {
+		return hc, usageError{errors.New("run: --sweep runs on one machine only for now, not with --hosts")}
 	}
 	h, err := hf.read()
 	if err != nil {

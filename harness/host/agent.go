@@ -66,6 +66,7 @@ type Agent struct {
 	put      map[string]fileStamp
 	procs    map[int]*agentProc
 	samplers map[int]*Sampler
+	perf     *Perf // its perf record (agentperf.go)
 	next     int
 }
 
@@ -404,9 +405,10 @@ func (a *Agent) Close(_ struct{}, _ *struct{}) error { return a.closeHost() }
 // closes the host: its processes, cgroups and run directory.
 func (a *Agent) closeHost() error {
 	a.mu.Lock()
-	h, samplers, root := a.host, a.samplers, a.root
-	a.host, a.procs, a.samplers, a.root = nil, map[int]*agentProc{}, nil, nil
+	h, samplers, root, perf := a.host, a.samplers, a.root, a.perf
+	a.host, a.procs, a.samplers, a.root, a.perf = nil, map[int]*agentProc{}, nil, nil, nil
 	a.mu.Unlock()
+	perf.Close()
 	for _, sm := range samplers {
 		sm.Stop()
 	}

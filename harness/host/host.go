@@ -1,6 +1,7 @@
 package host
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -472,6 +473,11 @@ func (h *Host) PeakMemory() (int64, error) {
 
 // PIDs returns the processes in role r's cgroup now.
 func (h *Host) PIDs(r Role) []int {
+	if p := h.remotes[r]; p != nil {
+		var pids []int
+		p.remote.Call(context.Background(), "PIDs", r, &pids)
+		return pids
+	}
 	if h.cgroups == nil {
 		return nil
 	}

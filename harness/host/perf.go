@@ -50,6 +50,7 @@ type PerfSpec struct {
 
 // Perf is a perf record started with its events disabled.
 type Perf struct {
+	remote   *remotePerf // on the host of the role, where it is one of its own
 	proc     *Proc
 	data     string
 	ctl, ack *os.File
@@ -66,6 +67,9 @@ func (e *PerfError) Error() string { return e.Reason }
 // StartPerf starts perf record on spec.Role's CPUs, its events disabled
 // until Enable. An error is a *PerfError.
 func (h *Host) StartPerf(spec PerfSpec) (p *Perf, err error) {
+	if on := h.remotes[spec.Role]; on != nil {
+		return startRemotePerf(on, spec)
+	}
 	if _, err := exec.LookPath(PerfProgram); err != nil {
 		return nil, &PerfError{fmt.Sprintf("perf not found: %s", perfInstall)}
 	}
@@ -103,7 +107,7 @@ func (h *Host) StartPerf(spec PerfSpec) (p *Perf, err error) {
 	p.acks = bufio.NewReader(p.ack)
 	argv := append([]string{PerfProgram, "record", "-F", strconv.Itoa(spec.Freq), "-a", "-C", CPUList(cpus)}, callGraphArgs(spec.CallGraph)...)
 	argv = append(argv, "-D", "-1", "--control", "fifo:"+ctl+","+ack, "-o", p.data)
-	p.proc, err = h.Start(RoleClient, ProcSpec{Argv: argv, Dir: spec.Dir, Log: filepath.Join(spec.Dir, "perf.log")})
+	p.proc, err = h.Start(h.perfRole(), ProcSpec{Argv: argv, Dir: spec.Dir, Log: filepath.Join(spec.Dir, "perf.log")})
 	if err != nil {
 		return p, &PerfError{fmt.Sprintf("perf record: %v", err)}
 	}
@@ -173,6 +177,9 @@ func (p *Perf) command(cmd string) error {
 
 // Enable starts the sampling: the window's start.
 func (p *Perf) Enable() error {
+	if p.remote != nil {
+		return p.remote.call("PerfEnable", struct{}{}, nil)
+	}
 	if err := p.command("enable"); err != nil {
 		return err
 	}
@@ -183,6 +190,9 @@ func (p *Perf) Enable() error {
 // Stop ends the sampling, the window's end, and perf with SIGINT, which
 // writes its file; it returns once perf has exited.
 func (p *Perf) Stop() error {
+	if p != nil && p.remote != nil {
+		return p.remote.call("PerfStop", struct{}{}, nil)
+	}
 	if p == nil || p.proc == nil {
 		return nil
 	}
@@ -200,9 +210,14 @@ func (p *Perf) Stop() error {
 }
 
 // Script runs perf script on the recording, resolving its symbols on
-// this machine, and returns its output with the fields given (perf
+// the machine it recorded (the role's host), and returns its output with the fields given (perf
 // script -F).
 func (p *Perf) Script(ctx context.Context, fields string) ([]byte, error) {
+	if p.remote != nil {
+		var out []byte
+		err := p.remote.call("PerfScript", fields, &out)
+		return out, err
+	}
 	var out, errb bytes.Buffer
 	cmd := exec.CommandContext(ctx, PerfProgram, "script", "-i", p.data, "-F", fields)
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -217,6 +232,13 @@ func (p *Perf) Script(ctx context.Context, fields string) ([]byte, error) {
 func (p *Perf) Close() error {
 	if p == nil {
 		return nil
+	}
+	if p.remote != nil {
+		err := p.remote.call("PerfClose", struct{}{}, nil)
+		if errors.Is(err, ErrHostLost) {
+			return nil // its agent tore it down
+		}
+		return err
 	}
 	var errs []error
 	if p.proc != nil {

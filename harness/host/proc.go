@@ -199,7 +199,7 @@ func (h *Host) Start(r Role, spec ProcSpec) (*Proc, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start %s in %s: %w", spec.Argv[0], r, err)
 	}
-	if !h.Holds(r) {
+	if !h.Holds(r) && (r != roleHost || !h.own) {
 		return nil, fmt.Errorf("start %s: this host holds no %s", spec.Argv[0], r)
 	}
 	pl := placement{
