@@ -107,3 +107,29 @@ func TestRunRefusesHosts(t *testing.T) {
 		t.Errorf("a session file was written: %v", csvs)
 	}
 }
+
+// A load the client hosts cannot share (iperf3's streams, one test at a
+// time at the origin; openssl's handshakes) is refused before any host
+// is reached, naming it, exit 2.
+func TestRunRefusesUnsharedLoads(t *testing.T) {
+	hosts := filepath.Join(t.TempDir(), "hosts")
+	text := "client a data=192.0.2.1\nclient b data=192.0.2.2\nproxy c data=192.0.2.3\norigin d data=192.0.2.4\n"
+	if err := os.WriteFile(hosts, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	err := dispatch(&stdout, &stderr, []string{"run", "--scenario", "http-ka-1k,relay-stream1,tls-handshake-full", "--proxy", "nginx", "--out", t.TempDir(),
+		"--prefix", testenv.Prefix(t), "--hosts", hosts, "--dry-run"})
+	var says bytes.Buffer
+	if status := exitStatus(err, &says); status != exitUsage {
+		t.Fatalf("bench run of streams over two client hosts: exit %d, %v; want 2", status, err)
+	}
+	for _, want := range []string{"relay-stream1: its streams run from one client host", "tls-handshake-full: its handshakes run from one client host"} {
+		if !strings.Contains(says.String(), want) {
+			t.Errorf("%q not in what bench run said:\n%s", want, says.String())
+		}
+	}
+	if strings.Contains(says.String(), "http-ka-1k") {
+		t.Errorf("http-ka-1k, which the hosts share, named among the refused:\n%s", says.String())
+	}
+}

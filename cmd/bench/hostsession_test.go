@@ -223,10 +223,11 @@ func labHosts(t *testing.T, lab *hostlab.Lab) string {
 }
 
 // TestSessionClientHosts: http-ka-1k and mix-http through two client
-// hosts against a proxy host and an origin host: each host runs its
-// share at once, every row ok, its figure both hosts' summed (the kept
-// outputs of each), and the mix's merged histogram holds every exchange
-// of both hosts'.
+// hosts against a proxy host and an origin host, the proxy profiled:
+// each host runs its share at once, every row ok, its figure both
+// hosts' summed (the kept outputs of each), the mix's merged histogram
+// holds every exchange of both hosts', and nginx's profile was taken on
+// its host.
 func TestSessionClientHosts(t *testing.T) {
 	testenv.NeedRoot(t, "the hosts' lab: network namespaces and sshd")
 	testenv.NeedProgram(t, hostlab.Sshd)
@@ -245,7 +246,7 @@ func TestSessionClientHosts(t *testing.T) {
 	prefix, out := testenv.Prefix(t), t.TempDir()
 	t.Cleanup(func() { forget(prefix) })
 	ts := runTestSession(t, prefix, out, "clients", "http-ka-1k,mix-http", "--proxy", "no proxy,nginx", "--reps", "1", "--mix-conns", "200",
-		"--duration", "2s", "--warmup", "1s", "--hosts", hosts, "--ssh-config", lab.Config)
+		"--duration", "2s", "--warmup", "1s", "--profile=on", "--hosts", hosts, "--ssh-config", lab.Config)
 	runs := results.RunsDir(ts.csvPath)
 	if len(ts.rows) != 4 {
 		t.Fatalf("%d rows; want 4, two scenarios through two columns", len(ts.rows))
@@ -289,6 +290,11 @@ func TestSessionClientHosts(t *testing.T) {
 		}
 		if samplers != 4 || loads != 2 {
 			t.Errorf("%s %s: the run's windows %+v; want each host's sampler's and each client host's load's", r.Proxy, r.Mode, data[r.ID()].Windows)
+		}
+		// perf on the proxy's host, outside its cgroups, its samples
+		// read there
+		if prof := data[r.ID()].Profile; r.Proxy == "nginx" && (prof == nil || prof.Absent != "" || prof.Samples == 0 || !data[r.ID()].Profiled()) {
+			t.Errorf("nginx %s: profile %+v; want the proxy's samples, taken on its host", r.Mode, prof)
 		}
 		if r.Mode != results.MixHTTP {
 			continue
