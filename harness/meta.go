@@ -75,6 +75,12 @@ func defaultMachineLabel() string {
 
 // ColumnVersion is the version string of a column's binary.
 func ColumnVersion(c proxies.Column) string {
+	return columnVersion(c, func(_ host.Role, argv []string) string { return host.CommandOutput(argv) })
+}
+
+// columnVersion is the version string of a column's binary, its
+// command's output as out gives it (on the proxy's host).
+func columnVersion(c proxies.Column, out func(host.Role, []string) string) string {
 	a, ok := proxies.Lookup(c.Kind)
 	if !ok {
 		return ""
@@ -83,12 +89,14 @@ func ColumnVersion(c proxies.Column) string {
 	if len(argv) == 0 {
 		return ""
 	}
-	return a.ParseVersion([]byte(host.CommandOutput(argv)))
+	return a.ParseVersion([]byte(out(host.RoleProxy, argv)))
 }
 
 // newMeta describes a starting session and writes it to path; a resumed
-// session keeps its first start and records the resumption.
-func newMeta(cfg SessionConfig, l host.Layout, hosts []host.PlacedHost, notes []string, path string) (*results.Meta, error) {
+// session keeps its first start and records the resumption. out gives
+// a command's output run in a role, on its host: the tools' versions
+// are the client's, the columns' the proxy's.
+func newMeta(cfg SessionConfig, l host.Layout, hosts []host.PlacedHost, notes []string, path string, out func(host.Role, []string) string) (*results.Meta, error) {
 	now := time.Now().UTC()
 	if cfg.Resume {
 		if m, err := results.ReadMeta(path); err == nil {
@@ -128,14 +136,14 @@ func newMeta(cfg SessionConfig, l host.Layout, hosts []host.PlacedHost, notes []
 	m.Tools = map[string]string{}
 	for _, p := range programs {
 		if p.Tool || (cfg.Profile && p.Name == host.PerfProgram) {
-			m.Tools[p.Name] = toolVersion(p)
+			m.Tools[p.Name] = toolVersion(p, out)
 		}
 	}
 	m.Columns = nil
 	for _, c := range cfg.Columns {
 		m.Columns = append(m.Columns, results.ColumnMeta{
 			Name: c.Name, Kind: c.Kind, Group: string(c.Group), Binary: c.Binary,
-			Flags: c.Flags, Options: c.Options, Version: ColumnVersion(c),
+			Flags: c.Flags, Options: c.Options, Version: columnVersion(c, out),
 		})
 	}
 	return m, m.Write(path)

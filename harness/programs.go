@@ -83,14 +83,19 @@ func (p program) lookup(lookPath func(string) (string, error)) (string, bool) {
 	return p.Name, false
 }
 
-// toolVersion is the first line of a load tool's version output; for a
-// tool that prints none, the version of its package.
-func toolVersion(p program) string {
+// toolVersion is the first line of a load tool's version output, as
+// out gives it run in the client's role (perf's in the proxy's, which it
+// profiles); for a tool that prints none, the version of its package.
+func toolVersion(p program, out func(host.Role, []string) string) string {
 	argv := p.Version
 	if argv == nil {
 		argv = packageVersionArgv(OSFamily(osRelease()), p.Name)
 	}
-	s, _, _ := strings.Cut(strings.TrimSpace(host.CommandOutput(argv)), "\n")
+	role := host.RoleClient
+	if p.Name == host.PerfProgram {
+		role = host.RoleProxy
+	}
+	s, _, _ := strings.Cut(strings.TrimSpace(out(role, argv)), "\n")
 	return s
 }
 

@@ -129,7 +129,7 @@ func NewSession(ctx context.Context, sched *Schedule) (s *Session, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if s.meta, err = newMeta(cfg, s.host.Layout(), s.host.Placed(), s.notes, s.MetaPath); err != nil {
+	if s.meta, err = newMeta(cfg, s.host.Layout(), s.host.Placed(), s.notes, s.MetaPath, s.host.Output); err != nil {
 		return nil, err
 	}
 	return s, nil

@@ -68,6 +68,16 @@ func TestSessionOnLabHosts(t *testing.T) {
 		meta.Hosts[1].NIC.Name != hostlab.DataNIC || meta.Hosts[1].NIC.Driver != "veth" || meta.Hosts[1].NIC.MTU != 1500 {
 		t.Errorf("the metadata's hosts %+v; want the three, the proxy's on %s with CPU 1 and its veth", meta.Hosts, p.Addr)
 	}
+	// the versions asked of the hosts: the proxies' of the proxy's, the
+	// tools' of the client's
+	for _, c := range meta.Columns {
+		if c.Version == "" && c.Kind != "direct" {
+			t.Errorf("column %s has no version: its host was not asked, or did not answer", c.Name)
+		}
+	}
+	if meta.Tools[scenarios.ToolWrk] == "" {
+		t.Errorf("the tools' versions %v; want wrk's, asked of the client's host", meta.Tools)
+	}
 	if !strings.Contains(ts.report, "proxy on "+p.Addr+" (data "+p.Data+" on "+hostlab.DataNIC+": veth") {
 		t.Errorf("Setup does not name the proxy's host:\n%s", ts.report)
 	}

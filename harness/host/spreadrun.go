@@ -237,3 +237,26 @@ func (p *placed) mount(dir, size string) error {
 	}
 	return p.remote.Call(context.Background(), "Mount", AgentMount{Dir: dir, Size: size}, nil)
 }
+
+// outputLimit is how long a command whose output is asked for may run.
+const outputLimit = 5 * time.Second
+
+// Output is what argv prints, its standard output and error, run in
+// role r: on its host where the role is on one of its own (a program's
+// version, there), else here as CommandOutput; "" where it cannot run.
+func (h *Host) Output(r Role, argv []string) string {
+	if h.remotes[r] == nil || len(argv) == 0 {
+		return CommandOutput(argv)
+	}
+	dir := filepath.Join(h.runDir, "output")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return ""
+	}
+	defer h.RemoveAll(dir)
+	log := filepath.Join(dir, filepath.Base(argv[0])+".log")
+	ctx, cancel := context.WithTimeout(context.Background(), outputLimit)
+	defer cancel()
+	h.Run(ctx, r, ProcSpec{Argv: argv, Dir: dir, Log: log})
+	b, _ := os.ReadFile(log)
+	return string(b)
+}
