@@ -2,8 +2,11 @@ package harness
 
 import (
 	"context"
+	"fmt"
+	"slices"
 
 	"bench/harness/host"
+	"bench/proxies"
 	"bench/scenarios"
 )
 
@@ -13,6 +16,31 @@ import (
 // name.
 func HostChecks(ctx context.Context, h host.Hosts, sshOf func(host.Destination) host.SSH) []host.CheckItem {
 	return host.CheckHosts(ctx, h, sshOf, rolePrograms)
+}
+
+// HostsLack names the session's columns whose packaged proxy the
+// proxy's host has not, as its checks (items, HostChecks's) found:
+// "squid: squid is not on root@proxy1". A column of the user's own
+// binary is not checked there.
+func HostsLack(items []host.CheckItem, hs host.Hosts, cols []proxies.Column) []string {
+	on := hs.Of(host.RoleProxy)
+	if len(on) == 0 {
+		return nil
+	}
+	dest := on[0].Dest.String()
+	var lack []string
+	for _, c := range cols {
+		for _, p := range programs {
+			if p.Column == "" || p.Column != c.Kind || c.Source != "default" {
+				continue
+			}
+			i := slices.IndexFunc(items, func(it host.CheckItem) bool { return it.Name == dest+": "+p.Name })
+			if i >= 0 && !items[i].OK {
+				lack = append(lack, fmt.Sprintf("%s: %s is not on %s", c.Name, p.Name, dest))
+			}
+		}
+	}
+	return lack
 }
 
 // rolePrograms are the programs a role's host needs (required) and

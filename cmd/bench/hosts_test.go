@@ -133,3 +133,26 @@ func TestRunRefusesUnsharedLoads(t *testing.T) {
 		t.Errorf("http-ka-1k, which the hosts share, named among the refused:\n%s", says.String())
 	}
 }
+
+// A column whose proxy the proxy's host has not is refused before the
+// first run, naming the column and the host, exit 2.
+func TestRunRefusesColumnNotOnHost(t *testing.T) {
+	testenv.NeedRoot(t, "the hosts' lab: network namespaces and sshd")
+	testenv.NeedProgram(t, hostlab.Sshd)
+	testenv.NeedProgram(t, scenarios.ToolWrk)
+	testenv.NeedProgram(t, "squid")
+	lab := hostlab.New(t, hostlab.Option{}, hostlab.Option{Hide: []string{"squid"}}, hostlab.Option{})
+	hosts := labHosts(t, lab)
+	p := lab.Hosts[1]
+	out := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	err := dispatch(&stdout, &stderr, []string{"run", "--scenario", "http-ka-1k", "--proxy", "nginx,squid", "--out", out, "--session", "refused",
+		"--prefix", testenv.Prefix(t), "--hosts", hosts, "--ssh-config", lab.Config})
+	var says bytes.Buffer
+	if status := exitStatus(err, &says); status != exitUsage || !strings.Contains(says.String(), "squid: squid is not on "+p.Addr) {
+		t.Fatalf("bench run of squid on a proxy host without it: exit %d, %q; want 2, naming squid and the host", status, says.String())
+	}
+	if strings.Contains(says.String(), "nginx:") || strings.Contains(stderr.String(), "[1/") {
+		t.Errorf("nginx, on the host, named among the refused, or a run began:\n%s%s", says.String(), stderr.String())
+	}
+}

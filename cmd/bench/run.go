@@ -18,6 +18,7 @@ import (
 	"bench/harness"
 	"bench/harness/host"
 	"bench/inputerr"
+	"bench/proxies"
 	"bench/report"
 	"bench/results"
 	"bench/scenarios"
@@ -90,7 +91,7 @@ func cmdRun(stdout, stderr io.Writer, args []string) error {
 		return errors.New("run needs root (namespaces, cgroups): sudo bench run ...")
 	}
 	if len(cfg.Host.Hosts.Lines) > 0 {
-		if err := hostsReady(stderr, cfg.Host); err != nil {
+		if err := hostsReady(stderr, cfg.Host, cfg.Columns); err != nil {
 			return err
 		}
 	} else if err := sched.Tools(); err != nil {
@@ -387,14 +388,18 @@ func runHosts(fs *flag.FlagSet, hf hostsFlags, hc host.Config, sweep bool) (host
 }
 
 // hostsReady checks the hosts of a session as bench check --hosts does,
-// and refuses them, naming each that lacks what the session needs.
-func hostsReady(stderr io.Writer, hc host.Config) error {
+// and refuses them, naming each that lacks what the session needs: the
+// programs of its roles, and the proxies of its columns on the proxy's.
+func hostsReady(stderr io.Writer, hc host.Config, cols []proxies.Column) error {
 	items := harness.HostChecks(context.Background(), hc.Hosts, hc.SSHOf)
 	var failed []string
 	for _, it := range items {
 		if !it.OK && it.Required {
 			failed = append(failed, it.Name+": "+it.Detail)
 		}
+	}
+	for _, lack := range harness.HostsLack(items, hc.Hosts, cols) {
+		failed = append(failed, lack+" (install it there, or leave the column out with --proxy)")
 	}
 	if len(failed) > 0 {
 		return &inputerr.Error{File: hc.Hosts.Name, Err: fmt.Errorf("a session cannot use these hosts:\n  %s", strings.Join(failed, "\n  "))}
