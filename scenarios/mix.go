@@ -240,7 +240,10 @@ func (Mix) Invocation(s Scenario, t Target, window time.Duration, dir string) (I
 	// Opening: 20000 connections take a few seconds at bench mix's pace,
 	// and up to 4 ms each through a slow proxy (squid opens about 300
 	// tunnels a second on one CPU).
-	opening := 5*time.Second + time.Duration(l.Conns)*4*time.Millisecond
+	// A share of a split load opens as slowly as the whole load through
+	// the proxy, then waits for the slowest host's (ShareWait).
+	opening := 5*time.Second + time.Duration(max(l.Conns, l.Shared))*4*time.Millisecond
+	opening += shareWait(l)
 	if l.Sweep {
 		argv = append(argv, "--steps", "--timeout", timeout.String())
 		return Invocation{Argv: argv, Grace: opening}, nil
@@ -253,7 +256,7 @@ func (Mix) Invocation(s Scenario, t Target, window time.Duration, dir string) (I
 	// The warm-up is the session's, run by bench mix on the connections
 	// it then measures with.
 	argv = append(argv, "--duration", window.String(), "--warmup", l.Warmup.String(), "--timeout", timeout.String())
-	if l.Whole {
+	if l.Shared > 0 {
 		// a share of a load split over client hosts: it starts when
 		// every host's connections are open, where the session says
 		argv = append(argv, "--start-file", filepath.Join(dir, ShareStartFile))

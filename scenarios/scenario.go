@@ -167,10 +167,13 @@ type Load struct {
 	// the session sets it from its own warm-up, which it then does not
 	// run apart.
 	Warmup time.Duration
-	// Whole: the tool writes its latency distribution whole (wrk's own
-	// buckets, Measurement.Latencies), where the load is a client host's
-	// share of one split over several (ShareOf), to be merged exactly.
-	Whole bool
+	// Shared is, where the load is a client host's share of one split
+	// over several (ShareOf), the whole load's connections, 0 otherwise:
+	// the tool then waits for the hosts' shared start, writes its latency
+	// whole (wrk's own buckets, Measurement.Latencies) to be merged
+	// exactly, and has time to open as many connections as the whole
+	// load's through the proxy.
+	Shared int
 }
 
 // WarmsUp says whether the load tool of s runs the session's warm-up
@@ -256,11 +259,13 @@ type Measurement struct {
 	Histogram string
 	// Latencies is wrk's own histogram whole, a bucket per microsecond
 	// that any exchange took, in order, where the load asked for it
-	// (Load.Whole); nil otherwise.
+	// (Load.Shared); nil otherwise.
 	Latencies []LatencyCount
 	// Windows are each client host's window, where several shared the
-	// load, on the session's clock (the session sets them).
+	// load, on the session's clock, and Lags the hosts whose share
+	// lagged the others' (the session sets them).
 	Windows []results.HostWindow
+	Lags    []Lag
 }
 
 // Driver turns a scenario into a load tool's command line and reads back

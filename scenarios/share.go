@@ -28,6 +28,19 @@ const (
 	ShareStartFile = "start"
 )
 
+// ShareWait is how long past its own a share's tool may wait for the
+// start it shares with the other client hosts: their tools' start-up,
+// and the session's giving each its start.
+const ShareWait = 5 * time.Second
+
+// shareWait is ShareWait where l is a share of a split load, else 0.
+func shareWait(l Load) time.Duration {
+	if l.Shared > 0 {
+		return ShareWait
+	}
+	return 0
+}
+
 // Part is the i-th of n nearly equal parts of total, the first ones a
 // larger by one where n does not divide it.
 func Part(total, i, n int) int {
@@ -41,7 +54,7 @@ func Part(total, i, n int) int {
 // ShareOf is client host i's part of s's load split over n client
 // hosts: the i-th of n nearly equal parts of its connections, exchanges
 // at a time and rate, its tool writing its latency distribution whole
-// (Load.Whole) so that the parts merge exactly. One host takes the
+// (Load.Shared) so that the parts merge exactly. One host takes the
 // whole load as it is.
 func ShareOf(s Scenario, i, n int) (Scenario, error) {
 	if n <= 1 {
@@ -69,7 +82,7 @@ func ShareOf(s Scenario, i, n int) (Scenario, error) {
 	if l.Rate > 0 {
 		l.Rate = Part(l.Rate, i, n)
 	}
-	l.Whole = true
+	l.Shared = s.Load.Conns
 	s.Load = l
 	return s, nil
 }
@@ -92,9 +105,7 @@ type LatencyCount struct {
 }
 
 // behindShare is the least a client host's exchanges per connection
-// may be of the whole load's: below it the host fell behind its share
-// (its CPU, its link), and the sum would be a slower figure that says
-// nothing of the proxy.
+// may be of the whole load's: below it the host lags the others (Lag).
 const behindShare = 0.5
 
 // MergeShares adds up what each client host's tool measured of its
@@ -102,9 +113,8 @@ const behindShare = 0.5
 // the counts summed, each host's window the longest, the latency merged
 // from the hosts' whole distributions (bench mix's HdrHistogram, wrk's
 // own buckets). Started is the earliest, on the clock the caller gave
-// them. A host that fell behind its share in a closed loop is an error,
-// naming it by its place (from 1), as is a distribution that cannot be
-// merged.
+// them. A distribution that cannot be merged is an error, naming its
+// host by its place (from 1).
 func MergeShares(shares []Scenario, ms []Measurement) (Measurement, error) {
 	if len(ms) == 0 || len(ms) != len(shares) {
 		return Measurement{}, fmt.Errorf("%d measurements of %d shares", len(ms), len(shares))
@@ -142,18 +152,28 @@ func MergeShares(shares []Scenario, ms []Measurement) (Measurement, error) {
 		}
 	}
 	m.Detail, m.Note = strings.Join(details, "; "), strings.Join(notes, "; ")
-	if err := behind(shares, ms); err != nil {
-		return m, err
-	}
 	return m, mergeLatency(&m, ms)
 }
 
-// behind says which host fell behind its share in a closed loop: its
-// exchanges per connection below behindShare of the whole load's. At a
-// fixed rate a host behind its schedule fails the exchanges it could
-// not begin in time (bench mix's late and dropped), which count as
-// failed already.
-func behind(shares []Scenario, ms []Measurement) error {
+// Lag is a client host whose share fell behind the others' in a closed
+// loop: its exchanges a connection below behindShare of the whole
+// load's. Whether it fell behind (its CPUs at their limit) or was served
+// less (by the proxy or the origin) its host's CPU tells, which the
+// session reads.
+type Lag struct {
+	Host       int     // its place, from 0
+	Own, Whole float64 // exchanges a connection: its own, the load's
+}
+
+func (l Lag) String() string {
+	return fmt.Sprintf("client host %d had %.1f exchanges a connection, the load's %.1f", l.Host+1, l.Own, l.Whole)
+}
+
+// Lagging are the client hosts whose share lags the others' (shares and
+// ms in order, as for MergeShares) in a closed loop. At a fixed rate a
+// host behind its schedule fails the exchanges it could not begin in
+// time (bench mix's late and dropped), which count as failed already.
+func Lagging(shares []Scenario, ms []Measurement) []Lag {
 	var conns int
 	var done int64
 	for i, s := range shares {
@@ -167,15 +187,14 @@ func behind(shares []Scenario, ms []Measurement) error {
 		return nil
 	}
 	whole := float64(done) / float64(conns)
-	var errs []error
+	var lags []Lag
 	for i, s := range shares {
 		x := ms[i]
-		own := float64(x.Requests+x.Errors+x.Timeouts) / float64(s.Load.Conns)
-		if own < behindShare*whole {
-			errs = append(errs, fmt.Errorf("client host %d fell behind its share: %.1f exchanges a connection, the load's %.1f", i+1, own, whole))
+		if own := float64(x.Requests+x.Errors+x.Timeouts) / float64(s.Load.Conns); own < behindShare*whole {
+			lags = append(lags, Lag{Host: i, Own: own, Whole: whole})
 		}
 	}
-	return errors.Join(errs...)
+	return lags
 }
 
 // mergeLatency sets m's percentiles from the hosts' distributions.

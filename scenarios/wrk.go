@@ -47,7 +47,7 @@ const wrkStartPrefix = "bench-wrk-start:"
 const wrkStartPolls = 60000
 
 // wrkLatencyPrefix starts the lines of wrk's histogram whole, where the
-// load asks for it (Load.Whole): "µs:count" pairs, wrkLatencyPairs a
+// load asks for it (Load.Shared): "µs:count" pairs, wrkLatencyPairs a
 // line.
 const (
 	wrkLatencyPrefix = "bench-wrk-latency:"
@@ -117,8 +117,8 @@ func (Wrk) Invocation(s Scenario, t Target, window time.Duration, dir string) (I
 	if timeout <= 0 {
 		timeout = wrkTimeout
 	}
-	req := wrkRequest{Path: path, Host: origin, PostBytes: l.PostBytes, Close: l.Close, Whole: l.Whole}
-	if l.Whole {
+	req := wrkRequest{Path: path, Host: origin, PostBytes: l.PostBytes, Close: l.Close, Whole: l.Shared > 0}
+	if l.Shared > 0 {
 		req.Start = filepath.Join(dir, ShareStartFile)
 	}
 	script, err := WrkLua(req)
@@ -141,7 +141,7 @@ func (Wrk) Invocation(s Scenario, t Target, window time.Duration, dir string) (I
 		// the proxy has answered the tunnel's request, and 2000 of them
 		// through a proxy at its CPU limit can hold a thread for many
 		// seconds (measured here: squid through CONNECT, 2000 POSTs).
-		Grace: wrkGrace(timeout, l.Conns, tunnelled(s, t)),
+		Grace: wrkGrace(timeout, max(l.Conns, l.Shared), tunnelled(s, t)) + shareWait(l),
 	}, nil
 }
 
