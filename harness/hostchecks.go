@@ -19,7 +19,8 @@ func HostChecks(ctx context.Context, h host.Hosts, sshOf func(host.Destination) 
 }
 
 // HostsLack names the session's columns whose packaged proxy the
-// proxy's host has not, as its checks (items, HostChecks's) found:
+// proxy's host has not by any of its names, as its checks (items,
+// HostChecks's) found:
 // "squid: squid is not on root@proxy1". A column of the user's own
 // binary is not checked there.
 func HostsLack(items []host.CheckItem, hs host.Hosts, cols []proxies.Column) []string {
@@ -34,8 +35,13 @@ func HostsLack(items []host.CheckItem, hs host.Hosts, cols []proxies.Column) []s
 			if p.Column == "" || p.Column != c.Kind || c.Source != "default" {
 				continue
 			}
-			i := slices.IndexFunc(items, func(it host.CheckItem) bool { return it.Name == dest+": "+p.Name })
-			if i >= 0 && !items[i].OK {
+			// asked of the host, and found by none of its names
+			names := append([]string{p.Name}, p.Also...)
+			asked := slices.ContainsFunc(items, func(it host.CheckItem) bool { return it.Name == dest+": "+p.Name })
+			found := slices.ContainsFunc(items, func(it host.CheckItem) bool {
+				return it.OK && slices.ContainsFunc(names, func(n string) bool { return it.Name == dest+": "+n })
+			})
+			if asked && !found {
 				lack = append(lack, fmt.Sprintf("%s: %s is not on %s", c.Name, p.Name, dest))
 			}
 		}
@@ -60,7 +66,8 @@ func rolePrograms(role host.Role) (required, optional []string) {
 	case host.RoleProxy:
 		for _, p := range programs {
 			if p.Column != "" {
-				optional = append(optional, p.Name)
+				// each name it goes by (dante's sockd, stunnel4)
+				optional = append(append(optional, p.Name), p.Also...)
 			}
 		}
 		optional = append(optional, host.PerfProgram)

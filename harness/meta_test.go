@@ -16,7 +16,13 @@ import (
 func TestMetaVersionsByRole(t *testing.T) {
 	var asked []string
 	out := func(r host.Role, argv []string) string {
+		if len(argv) == 0 {
+			return ""
+		}
 		asked = append(asked, string(r)+" "+filepath.Base(argv[0]))
+		if argv[0] == "cat" {
+			return "ID=debian\n" // the client host's system
+		}
 		if r == host.RoleProxy {
 			return "nginx version: nginx/9.9.9 (on the proxy's host)\n"
 		}
@@ -30,7 +36,7 @@ func TestMetaVersionsByRole(t *testing.T) {
 	if len(m.Columns) != 1 || m.Columns[0].Version != "9.9.9" || !strings.Contains(m.Tools["wrk"], "on the client's host") {
 		t.Errorf("columns %+v, tools %v; want nginx's version from the proxy's role, wrk's from the client's", m.Columns, m.Tools)
 	}
-	if !slices.Contains(asked, "proxy nginx") || !slices.Contains(asked, "client wrk") {
-		t.Errorf("asked %v; want nginx of the proxy, wrk of the client", asked)
+	if !slices.Contains(asked, "proxy nginx") || !slices.Contains(asked, "client wrk") || !slices.Contains(asked, "client cat") || !slices.Contains(asked, "client dpkg-query") {
+		t.Errorf("asked %v; want nginx of the proxy, wrk of the client, and proxychains4's package of the client's system", asked)
 	}
 }

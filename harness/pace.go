@@ -26,8 +26,10 @@ type figures struct {
 	counted bool
 	bound   results.Bound
 	// windows are each host's sampler's window, where the roles are on
-	// hosts of their own.
+	// hosts of their own; clients each client host's busy share, where
+	// several share the load.
 	windows []results.HostWindow
+	clients []float64
 }
 
 // figuresOf reads a window's observations as a run's figures.
@@ -77,9 +79,11 @@ func clientHosts(f *figures, w host.Window) {
 	for _, c := range w.Clients {
 		n := len(c.Ticks)
 		if n < 2 || len(c.Times) != n {
+			f.clients = append(f.clients, 0) // unread: no limit seen
 			continue
 		}
 		busy := pace.Busy(c.Ticks[0], c.Ticks[n-1], c.Times[n-1].Sub(c.Times[0]), c.CPUs)
+		f.clients = append(f.clients, busy)
 		f.cpu[host.RoleClient] += busy * f.seconds * float64(c.CPUs)
 		if busy >= f.busy[host.RoleClient] {
 			f.busy[host.RoleClient] = busy

@@ -3,6 +3,7 @@ package harness
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"sync"
@@ -91,7 +92,9 @@ func (p *profiler) end(h *host.Host) {
 		return
 	}
 	p.enabled.Wait()
-	p.pids = h.PIDs(host.RoleProxy)
+	if p.pids = h.PIDs(host.RoleProxy); len(p.pids) == 0 {
+		p.fail(errors.New("the proxy's processes could not be listed at the window's end, so none of the samples can be told to be its"))
+	}
 	if err := p.perf.Stop(); err != nil {
 		p.fail(err)
 	}

@@ -87,13 +87,14 @@ func (p program) lookup(lookPath func(string) (string, error)) (string, bool) {
 // out gives it run in the client's role (perf's in the proxy's, which it
 // profiles); for a tool that prints none, the version of its package.
 func toolVersion(p program, out func(host.Role, []string) string) string {
-	argv := p.Version
-	if argv == nil {
-		argv = packageVersionArgv(OSFamily(osRelease()), p.Name)
-	}
 	role := host.RoleClient
 	if p.Name == host.PerfProgram {
 		role = host.RoleProxy
+	}
+	argv := p.Version
+	if argv == nil {
+		// the system of the host that runs it
+		argv = packageVersionArgv(OSFamily(out(role, []string{"cat", "/etc/os-release"})), p.Name)
 	}
 	s, _, _ := strings.Cut(strings.TrimSpace(out(role, argv)), "\n")
 	return s

@@ -134,7 +134,7 @@ func (s *runner) keep(dir, name string, runErr error) {
 	files = append(files, shares...)
 	if runErr != nil {
 		more, _ := filepath.Glob(filepath.Join(dir, "*", "*.log"))
-		shares, _ := filepath.Glob(filepath.Join(dir, "load", sharePrefix+"*", "*.log"))
+		shares, _ := filepath.Glob(filepath.Join(dir, "*", sharePrefix+"*", "*.log"))
 		files = append(files, append(more, shares...)...)
 		files = append(files, filepath.Join(dir, "proxy.log"))
 	}
@@ -143,10 +143,10 @@ func (s *runner) keep(dir, name string, runErr error) {
 		if err != nil || len(b) == 0 {
 			continue
 		}
-		part := filepath.Base(filepath.Dir(f)) + "." + filepath.Base(f)
-		if filepath.Dir(f) == dir {
-			part = filepath.Base(f)
-		}
+		// its path in the run's folder, dotted: load.wrk.out,
+		// load.client-2.wrk.out
+		rel, _ := filepath.Rel(dir, f)
+		part := strings.ReplaceAll(rel, string(filepath.Separator), ".")
 		_ = results.WriteFile(filepath.Join(s.OutputDir, name+"."+part), b)
 	}
 }
@@ -255,6 +255,7 @@ type measured struct {
 	peak    int64                 // the proxy's peak memory; 0 for the baseline, which runs none
 	tlsNote string                // what TLS the proxy negotiated, where the run's shape reads it back
 	profile *results.ProfileNote  // the proxy's CPU profile, or why it has none; nil where the session profiles none
+	lagNote string                // the client hosts whose share lagged, served less than the others
 }
 
 // target is where the load of r goes through the column st started, and
@@ -293,7 +294,9 @@ func (s *runner) measure(ctx context.Context, r RunSpec, st *started, dir string
 	// The sampler's first and last polls of the threads go inside the
 	// tool's window: bench mix's starts after its own warm-up, which
 	// begins once its connections are open, as it says (MixOpened).
-	plan := host.Plan{Warmup: itself, Length: time.Duration(method.Window), Deferred: scenarios.WarmsUp(r.Scenario)}
+	// So do the shares of a load split over client hosts, from the start
+	// they share once every host is ready (loadShares).
+	plan := host.Plan{Warmup: itself, Length: time.Duration(method.Window), Deferred: scenarios.WarmsUp(r.Scenario) || s.host.Clients() > 1}
 	if err := s.alignClocks(ctx, plan.Length); err != nil {
 		return x, err
 	}
@@ -322,6 +325,9 @@ func (s *runner) measure(ctx context.Context, r RunSpec, st *started, dir string
 	tls := x.tlsNote
 	x, err = s.closeWindow(r, st, sampler, m, ended)
 	x.tlsNote = tls
+	if err == nil {
+		x.lagNote, err = lagged(m.Lags, x.sample.clients)
+	}
 	x.profile = s.keepProfile(ctx, prof, runName(r))
 	return x, err
 }
@@ -408,7 +414,7 @@ func (x measured) fill(row *results.Row, r RunSpec) {
 	// A window whose pipes were not counted in it is unknown, not unspliced.
 	row.SplicePipes, row.HasPipes = int64(sample.pipes), sample.counted
 	row.PeakMemBytes = x.peak
-	row.Note = joinNotes(r.Scaled(), x.tlsNote, errorNote(m, r.Scenario.Load.Name), halfCloseNote(r.Column, m), m.Note)
+	row.Note = joinNotes(r.Scaled(), x.tlsNote, errorNote(m, r.Scenario.Load.Name), halfCloseNote(r.Column, m), x.lagNote, m.Note)
 }
 
 // halfCloseNote says why the column's proxy cuts answers, where its

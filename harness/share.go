@@ -10,9 +10,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"bench/harness/host"
+	"bench/harness/pace"
 	"bench/results"
 	"bench/scenarios"
 )
@@ -73,20 +75,21 @@ func (s *runner) loadShares(ctx context.Context, r RunSpec, t scenarios.Target, 
 	for i := range n {
 		ri := r
 		ri.Scenario = specs[i]
+		var said atomic.Bool
 		watch := func(l []byte) {
-			if string(bytes.TrimSpace(l)) == scenarios.ShareReady {
-				ready <- i
+			if string(bytes.TrimSpace(l)) == scenarios.ShareReady && said.CompareAndSwap(false, true) {
+				ready <- i // once a host, so that the channel never fills
 			}
 		}
 		wg.Go(func() {
 			x := &shares[i]
 			x.m, x.ended, x.err = s.runLoad(ctx, ri, t, window, shareDir(dir, i), i, watch)
-			if x.err != nil {
+			if x.err != nil || !said.Load() {
 				cancel() // the others' shares are no run without it
 			}
 		})
 	}
-	start, startErr := s.startShares(ctx, ready, n, dir)
+	start, startErr := s.startShares(ctx, ready, n, dir, r.Scenario.Load.Tool == scenarios.ToolBench)
 	if startErr != nil {
 		cancel()
 	} else if opened != nil {
@@ -97,33 +100,44 @@ func (s *runner) loadShares(ctx context.Context, r RunSpec, t scenarios.Target, 
 }
 
 // startShares waits for every client host's tool to say it is ready
-// (bench mix once its connections are open), then gives each the start
-// they share, in its own clock, far enough ahead that each has it
-// before it comes (wrk starts as it comes).
-func (s *runner) startShares(ctx context.Context, ready <-chan int, n int, dir string) (time.Time, error) {
+// (bench mix once its connections are open, wrk before its threads
+// start), then gives every host its start file at once: bench mix's
+// holds the start they share, on the host's clock, far enough ahead
+// (timed) that each has it before it comes; wrk starts as its file
+// comes, and its start is then. It returns the start on this machine's
+// clock.
+func (s *runner) startShares(ctx context.Context, ready <-chan int, n int, dir string, timed bool) (time.Time, error) {
 	for range n {
 		select {
 		case <-ctx.Done():
-			return time.Time{}, errors.New("a client host's share ended before every host's connections were open")
+			return time.Time{}, errors.New("a client host's share ended before every host was ready")
 		case <-ready:
 		}
 	}
-	unknown, err := s.host.Clocks(ctx)
-	if err != nil {
-		return time.Time{}, err
+	start := time.Now()
+	if timed {
+		unknown, err := s.host.Clocks(ctx)
+		if err != nil {
+			return time.Time{}, err
+		}
+		start = time.Now().Add(shareStartAhead + 2*unknown)
 	}
-	start := time.Now().Add(shareStartAhead + 2*unknown)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
 	for i := range n {
 		at := s.host.ToHostOn(host.RoleClient, i, start)
 		d := shareDir(dir, i)
 		if err := os.WriteFile(filepath.Join(d, scenarios.ShareStartFile), []byte(strconv.FormatInt(at.UnixNano(), 10)+"\n"), 0o644); err != nil {
 			return time.Time{}, err
 		}
-		if err := s.host.Send(host.RoleClient, i, d); err != nil {
-			return time.Time{}, fmt.Errorf("give client host %d its start: %w", i+1, err)
-		}
+		wg.Go(func() {
+			if err := s.host.Send(host.RoleClient, i, d); err != nil {
+				errs[i] = fmt.Errorf("give client host %d its start: %w", i+1, err)
+			}
+		})
 	}
-	return start, nil
+	wg.Wait()
+	return start, errors.Join(errs...)
 }
 
 // shareStartAhead is how far ahead of the moment the last client host
@@ -135,7 +149,7 @@ const shareStartAhead = 500 * time.Millisecond
 // this machine's clock, and fails the run where one failed or, where
 // measured, their windows lie apart by more than clockShare of window:
 // their starts, or their ends beyond the tool's own slack at its end
-// (scenarios.EndSlack).
+// (scenarios.EndSlack). The hosts whose share lagged are in its Lags.
 func (s *runner) mergeShares(specs []scenarios.Scenario, shares []share, window time.Duration, measured bool, startErr error) (scenarios.Measurement, time.Time, error) {
 	var errs []error
 	ms := make([]scenarios.Measurement, len(shares))
@@ -174,8 +188,30 @@ func (s *runner) mergeShares(specs []scenarios.Scenario, shares []share, window 
 			starts.Round(time.Millisecond), ends.Round(time.Millisecond), clockShare*100, window, strings.Join(each, ", "))
 	}
 	m, err := scenarios.MergeShares(specs, ms)
-	m.Windows = windows
+	m.Windows, m.Lags = windows, scenarios.Lagging(specs, ms)
 	return m, last, err
+}
+
+// lagged reads the client hosts whose share lagged the others' (lags)
+// by their CPUs' busy share over the window (busy, by host): one at its
+// limit (pace.Threshold) fell behind its share, and the run fails, its
+// figure the host's and not the proxy's; the others were served less
+// than the rest by the proxy or the origin, which the row's note says.
+func lagged(lags []scenarios.Lag, busy []float64) (string, error) {
+	var notes []string
+	var errs []error
+	for _, l := range lags {
+		b := 0.0
+		if l.Host < len(busy) {
+			b = busy[l.Host]
+		}
+		if b >= pace.Threshold {
+			errs = append(errs, fmt.Errorf("client host %d fell behind its share, its CPUs %.0f%% busy: %s", l.Host+1, b*100, l))
+			continue
+		}
+		notes = append(notes, fmt.Sprintf("%s, its CPUs %.0f%% busy: the hosts were served unequally", l, b*100))
+	}
+	return strings.Join(notes, "; "), errors.Join(errs...)
 }
 
 // spread is how far apart the times at of windows lie.
