@@ -38,10 +38,14 @@ them) and achieve 99% of its rate. With --steps it holds the connections
 open and runs the steps asked for on standard input, a line each ("step
 RATE WARMUP DURATION"), printing each one's result as a line of JSON, as
 bench run --sweep drives it. --procs 0 runs a process per CPU this one may
-run on, but no more than --mix-active, more if the descriptor limit needs. The second is the origin of the mix: it
-serves the mix's answers until it is stopped, writing each one whole
-even to a client that has shut its sending side. The third is the TLS
-stream wrapper (bench mix tls -h).`
+run on, but no more than --mix-active, more if the descriptor limit
+needs. With --start-file, once the connections are open it prints
+"` + scenarios.ShareReady + `" and waits for the file to hold the warm-up's start in Unix
+nanoseconds, so that the shares of a load split over client hosts start
+together. The second is the origin of the mix: it serves the mix's
+answers until it is stopped, writing each one whole even to a client
+that has shut its sending side. The third is the TLS stream wrapper
+(bench mix tls -h).`
 
 func cmdMix(stdout, stderr io.Writer, args []string) error {
 	if len(args) > 0 && args[0] == "tls" {
@@ -66,7 +70,7 @@ func cmdMix(stdout, stderr io.Writer, args []string) error {
 	serve := fs.String("serve", "", "host:port: serve the mix's answers there, as its origin, until stopped")
 	sw := sweepFlags(fs, "search for the sustainable rate: the highest whose window meets --slo")
 	steps := fs.Bool("steps", false, "run the steps asked for on standard input, a line each, over the same connections")
-	startFile := fs.String("start-file", "", "once the connections are open, print \""+scenarios.ShareReady+"\" and wait for this `file` to give the warm-up's start in Unix nanoseconds (a load split over client hosts)")
+	startFile := fs.String("start-file", "", "wait for this `file` to give the warm-up's start in Unix nanoseconds (a share of a split load)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
