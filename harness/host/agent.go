@@ -170,6 +170,7 @@ type AgentFacts struct {
 	Online   []int
 	PID      int // the agent's
 	UID      int
+	Machine  Machine
 }
 
 // Facts answers the host's facts.
@@ -185,6 +186,7 @@ func (a *Agent) Facts(_ struct{}, f *AgentFacts) error {
 	f.Hostname, _ = os.Hostname()
 	f.Kernel = strings.Join([]string{utsString(u.Sysname[:]), utsString(u.Release[:]), utsString(u.Machine[:])}, " ")
 	f.Online, f.PID, f.UID = online, os.Getpid(), os.Geteuid()
+	f.Machine = DescribeMachine()
 	return nil
 }
 

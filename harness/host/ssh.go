@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -151,25 +152,58 @@ func (s SSH) Run(ctx context.Context, command string) ([]byte, error) {
 	return stdout.Bytes(), fmt.Errorf("%s: %w", s.Dest, err)
 }
 
-// RemoteFacts are what a host says of itself to a check: its kernel, its
-// online CPUs, and where each program asked for is, "" for none.
+// RemoteFacts are what a host says of itself to a check: its kernel
+// ("Linux 6.1.0-28-amd64 x86_64"), its CPU model ("" where /proc/cpuinfo
+// names none), its online CPUs, and where each program asked for is,
+// "" for none.
 type RemoteFacts struct {
 	Kernel   string
+	CPUModel string
 	Online   []int
 	Programs map[string]string
 }
 
+// Label is the label the tables give the host when the user gives none:
+// its CPU model shortened, or its architecture.
+func (f RemoteFacts) Label() string {
+	arch := ""
+	if k := strings.Fields(f.Kernel); len(k) > 0 {
+		arch = k[len(k)-1]
+	}
+	return ModelLabel(f.CPUModel, arch)
+}
+
+// MachineItem is the name of a host's check item whose status is the
+// label the tables give the host when the user gives none (RemoteFacts.Label).
+const MachineItem = "machine"
+
 // factsScript is the command that prints a host's facts, a line each:
-// "kernel ...", "online 0-7", "program NAME PATH" or "program NAME -" (a
-// program is an executable file in PATH). Its programs are names
-// validName takes, each quoted; it runs in sh whatever the user's shell.
+// "kernel ...", "cpu MODEL", "online 0-7", "program NAME PATH" or
+// "program NAME -" (a program is an executable file in PATH), and for
+// an absolute path, "path + PATH" or "path - PATH" (an executable file
+// there or not). Its programs are names validName takes or paths
+// validPath takes, each quoted; it runs in sh whatever the user's shell.
 func factsScript(programs []string) string {
 	var b strings.Builder
-	b.WriteString(`echo "kernel $(uname -srm)"; echo "online $(cat /sys/devices/system/cpu/online)"; `)
 	for _, p := range programs {
+		if filepath.IsAbs(p) {
+			fmt.Fprintf(&b, `if [ -f %[1]s ] && [ -x %[1]s ]; then printf 'path + %%s\n' %[1]s; else printf 'path - %%s\n' %[1]s; fi; `, shellQuote(p))
+		}
+	}
+	b.WriteString(`echo "kernel $(uname -srm)"; echo "cpu $(sed -n 's/^model name[[:space:]]*: *//p' /proc/cpuinfo | head -n 1)"; echo "online $(cat /sys/devices/system/cpu/online)"; `)
+	for _, p := range programs {
+		if filepath.IsAbs(p) {
+			continue
+		}
 		fmt.Fprintf(&b, `if p=$(command -v '%s') && [ -f "$p" ] && [ -x "$p" ]; then echo "program %s $p"; else echo "program %s -"; fi; `, p, p, p)
 	}
 	return "exec sh -c " + shellQuote(b.String())
+}
+
+// validPath says whether p is an absolute path a line of the facts
+// carries whole: no newline, no NUL, at most 4096 bytes.
+func validPath(p string) bool {
+	return filepath.IsAbs(p) && len(p) <= 4096 && !strings.ContainsAny(p, "\n\x00")
 }
 
 // shellQuote quotes s for the remote user's shell: in single quotes, a
@@ -178,10 +212,12 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// Facts asks the host for its facts and where programs are.
+// Facts asks the host for its facts and where programs are: a name is
+// looked for in PATH, an absolute path is the file's own (Programs has
+// it, "" for none there).
 func (s SSH) Facts(ctx context.Context, programs []string) (RemoteFacts, error) {
 	for _, p := range programs {
-		if !validName(p, ".-_+") {
+		if !validName(p, ".-_+") && !validPath(p) {
 			return RemoteFacts{}, fmt.Errorf("program %q: not a program's name", p)
 		}
 	}
@@ -200,6 +236,8 @@ func parseFacts(out []byte) (RemoteFacts, error) {
 		switch key {
 		case "kernel":
 			f.Kernel = rest
+		case "cpu":
+			f.CPUModel = rest
 		case "online":
 			cpus, err := parseCPUList(rest)
 			if err != nil {
@@ -212,6 +250,12 @@ func parseFacts(out []byte) (RemoteFacts, error) {
 				path = ""
 			}
 			f.Programs[name] = path
+		case "path":
+			there, path, _ := strings.Cut(rest, " ")
+			f.Programs[path] = ""
+			if there == "+" {
+				f.Programs[path] = path
+			}
 		}
 	}
 	if f.Online == nil {
@@ -255,6 +299,8 @@ func CheckHosts(ctx context.Context, h Hosts, sshOf func(Destination) SSH, progr
 		}
 		items = append(items, CheckItem{Name: name, Status: "reached: " + facts.Kernel, OK: true, Required: true,
 			Detail: "roles " + rolesText(lines)})
+		items = append(items, CheckItem{Name: name + ": " + MachineItem, Status: facts.Label(), OK: true,
+			Detail: "the tables' label of a session whose proxy it holds, unless --machine gives one"})
 		for _, p := range required {
 			items = append(items, programItem(name, p, facts.Programs[p], true))
 		}
