@@ -18,21 +18,27 @@ func HostChecks(ctx context.Context, h host.Hosts, sshOf func(host.Destination) 
 	return host.CheckHosts(ctx, h, sshOf, rolePrograms)
 }
 
-// HostsLack names the session's columns whose packaged proxy the
-// proxy's host has not by any of its names, as its checks (items,
-// HostChecks's) found:
-// "squid: squid is not on root@proxy1". A column of the user's own
-// binary is not checked there.
-func HostsLack(items []host.CheckItem, hs host.Hosts, cols []proxies.Column) []string {
+// HostsLack names the session's columns whose proxy the proxy's host
+// has not: a packaged proxy by none of its names, as its checks (items,
+// HostChecks's) found; a binary of the user's own (a columns file's
+// binary=), asked of the host through sshOf:
+// "squid: squid is not on root@proxy1". A host that cannot be asked is
+// an error.
+func HostsLack(ctx context.Context, items []host.CheckItem, hs host.Hosts, sshOf func(host.Destination) host.SSH, cols []proxies.Column) ([]string, error) {
 	on := hs.Of(host.RoleProxy)
 	if len(on) == 0 {
-		return nil
+		return nil, nil
 	}
 	dest := on[0].Dest.String()
 	var lack []string
+	var own []proxies.Column // of a binary of the user's
 	for _, c := range cols {
+		if c.Binary != "" && c.Source != "default" {
+			own = append(own, c)
+			continue
+		}
 		for _, p := range programs {
-			if p.Column == "" || p.Column != c.Kind || c.Source != "default" {
+			if p.Column == "" || p.Column != c.Kind {
 				continue
 			}
 			// asked of the host, and found by none of its names
@@ -46,7 +52,24 @@ func HostsLack(items []host.CheckItem, hs host.Hosts, cols []proxies.Column) []s
 			}
 		}
 	}
-	return lack
+	reached := slices.ContainsFunc(items, func(it host.CheckItem) bool { return it.Name == dest && it.OK })
+	if len(own) == 0 || !reached { // an unreached host is refused already
+		return lack, nil
+	}
+	var paths []string
+	for _, c := range own {
+		paths = append(paths, c.Binary)
+	}
+	f, err := sshOf(on[0].Dest).Facts(ctx, paths)
+	if err != nil {
+		return lack, fmt.Errorf("the columns' binaries on %s: %w", dest, err)
+	}
+	for _, c := range own {
+		if f.Programs[c.Binary] == "" {
+			lack = append(lack, fmt.Sprintf("%s: %s is not on %s", c.Name, c.Binary, dest))
+		}
+	}
+	return lack, nil
 }
 
 // rolePrograms are the programs a role's host needs (required) and
@@ -73,4 +96,21 @@ func rolePrograms(role host.Role) (required, optional []string) {
 		optional = append(optional, host.PerfProgram)
 	}
 	return required, optional
+}
+
+// HostsLabel is the label the tables give a session across hosts when
+// the user gives none, as its checks (items, HostChecks's) found it: the
+// proxy's host's CPU model, shortened; "" when that host was not reached.
+func HostsLabel(items []host.CheckItem, hs host.Hosts) string {
+	on := hs.Of(host.RoleProxy)
+	if len(on) == 0 {
+		return ""
+	}
+	name := on[0].Dest.String() + ": " + host.MachineItem
+	for _, it := range items {
+		if it.Name == name {
+			return it.Status
+		}
+	}
+	return ""
 }

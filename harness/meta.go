@@ -2,75 +2,30 @@ package harness
 
 import (
 	"fmt"
-	"os"
-	"runtime"
-	"slices"
-	"strings"
 	"time"
-
-	"github.com/prometheus/procfs"
-	"golang.org/x/sys/unix"
 
 	"bench/harness/host"
 	"bench/proxies"
 	"bench/results"
 )
 
-// describeMachine reads the machine's facts from /proc, uname and os-release.
+// describeMachine is this machine's description with the tables' label.
 func describeMachine(label string) results.MachineInfo {
-	m := results.MachineInfo{Label: label, CPUs: runtime.NumCPU(), Arch: runtime.GOARCH}
-	if fs, err := procfs.NewDefaultFS(); err == nil {
-		if ci, err := fs.CPUInfo(); err == nil && len(ci) > 0 {
-			m.CPUModel = ci[0].ModelName
-		}
-		if mi, err := fs.Meminfo(); err == nil && mi.MemTotal != nil {
-			m.MemoryBytes = *mi.MemTotal * 1024
-		}
-	}
-	m.Host = firmwareHost()
-	var u unix.Utsname
-	if unix.Uname(&u) == nil {
-		m.Kernel = "Linux " + unix.ByteSliceToString(u.Release[:])
-	}
-	if b, err := os.ReadFile("/etc/os-release"); err == nil {
-		for _, l := range strings.Split(string(b), "\n") {
-			if v, ok := strings.CutPrefix(l, "PRETTY_NAME="); ok {
-				m.Distribution = strings.Trim(v, `"`)
-			}
-		}
-	}
-	return m
+	return machineInfo(label, host.DescribeMachine())
 }
 
-// firmwareHost is the system's maker and product as the firmware (DMI)
-// names them, "" where it names none.
-func firmwareHost() string {
-	var parts []string
-	for _, f := range []string{"sys_vendor", "product_name"} {
-		b, err := os.ReadFile("/sys/class/dmi/id/" + f)
-		if s := strings.TrimSpace(string(b)); err == nil && s != "" && !slices.Contains(parts, s) {
-			parts = append(parts, s)
-		}
-	}
-	return strings.Join(parts, " ")
+// machineInfo is the metadata's record of a machine, m, labelled label
+// ("" for a host of a session's, whose label is the session's).
+func machineInfo(label string, m host.Machine) results.MachineInfo {
+	return results.MachineInfo{Label: label, CPUModel: m.CPUModel, Host: m.Host, CPUs: m.CPUs, MemoryBytes: m.MemoryBytes,
+		Kernel: m.Kernel, Distribution: m.Distribution, Arch: m.Arch}
 }
 
 // defaultMachineLabel is the label the tables print when --machine is not
 // given: the CPU model, shortened.
 func defaultMachineLabel() string {
-	m := describeMachine("")
-	s := m.CPUModel
-	for _, junk := range []string{"(R)", "(TM)", "(tm)", " CPU", " Processor", "  "} {
-		s = strings.ReplaceAll(s, junk, " ")
-	}
-	s = strings.Join(strings.Fields(s), " ")
-	if i := strings.Index(s, " @ "); i > 0 {
-		s = s[:i]
-	}
-	if s == "" {
-		s = runtime.GOARCH
-	}
-	return s
+	m := host.DescribeMachine()
+	return host.ModelLabel(m.CPUModel, m.Arch)
 }
 
 // ColumnVersion is the version string of a column's binary.
@@ -119,12 +74,18 @@ func newMeta(cfg SessionConfig, l host.Layout, hosts []host.PlacedHost, notes []
 		m.LayoutNote = "" // the hosts file's layout, not this machine's
 	}
 	for _, ph := range hosts {
-		info := results.HostInfo{Destination: ph.Dest.String(), Data: ph.Data, Hostname: ph.Facts.Hostname, Kernel: ph.Facts.Kernel,
+		machine := machineInfo("", ph.Facts.Machine)
+		info := results.HostInfo{Destination: ph.Dest.String(), Data: ph.Data, Hostname: ph.Facts.Hostname, Kernel: ph.Facts.Kernel, Machine: &machine,
 			Online: host.CPUList(ph.Facts.Online), Layout: ph.Layout.Held(),
 			ClockOffsetMS: float64(ph.Offset) / 1e6, ClockWithinMS: float64(ph.Uncertainty) / 1e6,
 			NIC: results.NICInfo{Name: ph.NIC.Name, Driver: ph.NIC.Driver, SpeedMbps: ph.NIC.SpeedMbps, MTU: ph.NIC.MTU, Queues: ph.NIC.Queues, IRQs: ph.NIC.IRQs}}
 		for _, r := range ph.Roles {
 			info.Roles = append(info.Roles, string(r))
+			if r == host.RoleProxy {
+				// the tables' machine is the proxy's, whatever
+				// machine bench ran the session from
+				m.Machine = machineInfo(cfg.Machine, ph.Facts.Machine)
+			}
 		}
 		m.Hosts = append(m.Hosts, info)
 	}

@@ -333,13 +333,19 @@ func stamp(t time.Time) string {
 // hostsField says the hosts of their own a session's roles ran on, a
 // host each: "proxy on bench@p (data 192.0.2.20 on enp1s0: mlx5_core,
 // 100000 Mb/s, MTU 1500, 8 rx queues RPS none, 8 tx queues XPS 0-7, 8
-// IRQs; p1, Linux 6.12.1 x86_64, CPUs 0-7; proxy=1; clock +0.31 ms ±
-// 0.05)".
+// IRQs; p1, Dell Inc. PowerEdge R650, 8 CPUs (Intel(R) Xeon(R) Gold
+// 6338 CPU @ 2.00GHz), 32 GB, Linux 6.12.1 x86_64, CPUs 0-7; proxy=1;
+// clock +0.31 ms ± 0.05)".
 func hostsField(m *results.Meta) string {
 	var parts []string
 	for _, h := range m.Hosts {
-		parts = append(parts, fmt.Sprintf("%s on %s (data %s on %s; %s, %s, CPUs %s; %s; clock %+.2f ms ± %.2f)",
-			strings.Join(h.Roles, " and "), h.Destination, h.Data, nicText(h.NIC), h.Hostname, h.Kernel, h.Online, h.Layout, h.ClockOffsetMS, h.ClockWithinMS))
+		machine := []string{h.Hostname}
+		if h.Machine != nil {
+			machine = append(machine, h.Machine.Host, cpusAndMemory(*h.Machine))
+		}
+		machine = append(machine, h.Kernel, "CPUs "+h.Online)
+		parts = append(parts, fmt.Sprintf("%s on %s (data %s on %s; %s; %s; clock %+.2f ms ± %.2f)",
+			strings.Join(h.Roles, " and "), h.Destination, h.Data, nicText(h.NIC), joinSet(machine...), h.Layout, h.ClockOffsetMS, h.ClockWithinMS))
 	}
 	return strings.Join(parts, "; ")
 }

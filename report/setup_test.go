@@ -88,3 +88,21 @@ func TestNICText(t *testing.T) {
 		t.Errorf("nicText of what is unknown = %q", got)
 	}
 }
+
+// A host in Setup: its roles, its interface, what machine it is (where
+// the metadata recorded it), its layout and clock.
+func TestHostsField(t *testing.T) {
+	h := results.HostInfo{Roles: []string{"proxy"}, Destination: "bench@p", Data: "192.0.2.20", Hostname: "p1", Kernel: "Linux 6.12.1 x86_64",
+		Online: "0-7", Layout: "proxy=1", ClockOffsetMS: 0.31, ClockWithinMS: 0.05, NIC: results.NICInfo{Name: "enp1s0", MTU: 1500},
+		Machine: &results.MachineInfo{CPUModel: "Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz", Host: "Dell Inc. PowerEdge R650", CPUs: 8, MemoryBytes: 32 << 30}}
+	want := "proxy on bench@p (data 192.0.2.20 on enp1s0: MTU 1500; p1, Dell Inc. PowerEdge R650, 8 CPUs (Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz), 32 GB, " +
+		"Linux 6.12.1 x86_64, CPUs 0-7; proxy=1; clock +0.31 ms ± 0.05)"
+	if got := hostsField(&results.Meta{Hosts: []results.HostInfo{h}}); got != want {
+		t.Errorf("hostsField =\n%q; want\n%q", got, want)
+	}
+	h.Machine = nil // recorded before the hosts' machines were
+	want = "proxy on bench@p (data 192.0.2.20 on enp1s0: MTU 1500; p1, Linux 6.12.1 x86_64, CPUs 0-7; proxy=1; clock +0.31 ms ± 0.05)"
+	if got := hostsField(&results.Meta{Hosts: []results.HostInfo{h}}); got != want {
+		t.Errorf("hostsField without the machine =\n%q; want\n%q", got, want)
+	}
+}

@@ -66,16 +66,20 @@ type Meta struct {
 // it, and its clock's offset from the session's machine (milliseconds,
 // known within ClockWithinMS).
 type HostInfo struct {
-	Roles         []string `json:"roles"`
-	Destination   string   `json:"destination"`
-	Data          string   `json:"data"`
-	Hostname      string   `json:"hostname"`
-	Kernel        string   `json:"kernel"`
-	Online        string   `json:"online_cpus"`
-	Layout        string   `json:"cpu_layout"`
-	ClockOffsetMS float64  `json:"clock_offset_ms"`
-	ClockWithinMS float64  `json:"clock_within_ms"`
-	NIC           NICInfo  `json:"nic"`
+	Roles       []string `json:"roles"`
+	Destination string   `json:"destination"`
+	Data        string   `json:"data"`
+	Hostname    string   `json:"hostname"`
+	Kernel      string   `json:"kernel"`
+	// Machine is what the host is: its CPU model, firmware, CPUs and
+	// memory (no label: the session's is the tables'); nil in the
+	// metadata of a session before it was recorded.
+	Machine       *MachineInfo `json:"machine,omitempty"`
+	Online        string       `json:"online_cpus"`
+	Layout        string       `json:"cpu_layout"`
+	ClockOffsetMS float64      `json:"clock_offset_ms"`
+	ClockWithinMS float64      `json:"clock_within_ms"`
+	NIC           NICInfo      `json:"nic"`
 }
 
 // NICInfo is a host's interface on the data path: its driver, link
@@ -331,6 +335,12 @@ func (m *Meta) check() error {
 	}
 	count("machine's cpus", int64(m.Machine.CPUs))
 	count("machine's memory_bytes", int64(min(m.Machine.MemoryBytes, MaxCount+1)))
+	for i, h := range m.Hosts {
+		if h.Machine != nil {
+			count(fmt.Sprintf("host %d's cpus", i+1), int64(h.Machine.CPUs))
+			count(fmt.Sprintf("host %d's memory_bytes", i+1), int64(min(h.Machine.MemoryBytes, MaxCount+1)))
+		}
+	}
 	count("reps", int64(m.Reps))
 	count("reps_max", int64(m.RepsMax))
 	count("mix_conns", int64(m.MixConns))

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"bench/harness/host"
 	"bench/internal/hostlab"
 	"bench/internal/testenv"
 	"bench/scenarios"
@@ -41,6 +43,9 @@ func TestCheckHosts(t *testing.T) {
 	ok := write("ok", fmt.Sprintf("client %s data=10.1.0.1 cpus=0\nproxy %s data=10.1.0.1\norigin %s data=10.1.0.1\n", good.Addr, good.Addr, good.Addr))
 	if status, out, says := check(ok); status != exitOK || !regexp.MustCompile(`(?m)^`+regexp.QuoteMeta(good.Addr)+` +ok +reached: Linux`).MatchString(out) {
 		t.Errorf("a host with every role: exit %d, %s\n%s; want 0, the host reached", status, says, out)
+	} else if m := host.DescribeMachine(); !strings.Contains(out, good.Addr+": "+host.MachineItem) || m.CPUModel != "" && !strings.Contains(out, host.ModelLabel(m.CPUModel, "")) {
+		// the lab's hosts are this machine: the label its CPU model's
+		t.Errorf("a host with every role: its machine not said, or not by its CPU model %q:\n%s", m.CPUModel, out)
 	}
 	bad := write("bad", fmt.Sprintf("client %s data=10.1.0.2\nproxy %s data=10.1.0.3\norigin %s data=10.1.0.4 # down\n", noWrk.Addr, unknown.Addr, down.Addr))
 	status, out, says := check(bad)
@@ -135,24 +140,44 @@ func TestRunRefusesUnsharedLoads(t *testing.T) {
 }
 
 // A column whose proxy the proxy's host has not is refused before the
-// first run, naming the column and the host, exit 2.
+// first run, naming the column and the host, exit 2: a packaged proxy
+// by its names, a columns file's binary= by its path.
 func TestRunRefusesColumnNotOnHost(t *testing.T) {
 	testenv.NeedRoot(t, "the hosts' lab: network namespaces and sshd")
 	testenv.NeedProgram(t, hostlab.Sshd)
 	testenv.NeedProgram(t, scenarios.ToolWrk)
 	testenv.NeedProgram(t, "squid")
-	lab := hostlab.New(t, hostlab.Option{}, hostlab.Option{Hide: []string{"squid"}}, hostlab.Option{})
+	testenv.NeedProgram(t, "nginx")
+	nginx, err := exec.LookPath("nginx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// a build of the user's, here and not on the proxy's host
+	mine := filepath.Join(t.TempDir(), "nginx-mine")
+	b, err := os.ReadFile(nginx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(mine, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cols := filepath.Join(t.TempDir(), "columns")
+	if err := os.WriteFile(cols, []byte(fmt.Sprintf("mine nginx binary=%s\ntheirs nginx binary=%s\n", mine, nginx)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lab := hostlab.New(t, hostlab.Option{}, hostlab.Option{Hide: []string{"squid", mine}}, hostlab.Option{})
 	hosts := labHosts(t, lab)
 	p := lab.Hosts[1]
 	out := t.TempDir()
 	var stdout, stderr bytes.Buffer
-	err := dispatch(&stdout, &stderr, []string{"run", "--scenario", "http-ka-1k", "--proxy", "nginx,squid", "--out", out, "--session", "refused",
-		"--prefix", testenv.Prefix(t), "--hosts", hosts, "--ssh-config", lab.Config})
+	err = dispatch(&stdout, &stderr, []string{"run", "--scenario", "http-ka-1k", "--proxy", "nginx,squid,mine,theirs", "--columns", cols, "--out", out,
+		"--session", "refused", "--prefix", testenv.Prefix(t), "--hosts", hosts, "--ssh-config", lab.Config})
 	var says bytes.Buffer
-	if status := exitStatus(err, &says); status != exitUsage || !strings.Contains(says.String(), "squid: squid is not on "+p.Addr) {
-		t.Fatalf("bench run of squid on a proxy host without it: exit %d, %q; want 2, naming squid and the host", status, says.String())
+	if status := exitStatus(err, &says); status != exitUsage || !strings.Contains(says.String(), "squid: squid is not on "+p.Addr) ||
+		!strings.Contains(says.String(), "mine: "+mine+" is not on "+p.Addr) {
+		t.Fatalf("bench run of squid and a build of one's own on a proxy host without them: exit %d, %q; want 2, naming each and the host", status, says.String())
 	}
-	if strings.Contains(says.String(), "nginx:") || strings.Contains(stderr.String(), "[1/") {
-		t.Errorf("nginx, on the host, named among the refused, or a run began:\n%s%s", says.String(), stderr.String())
+	if strings.Contains(says.String(), "nginx:") || strings.Contains(says.String(), "theirs:") || strings.Contains(stderr.String(), "[1/") {
+		t.Errorf("nginx or a build on the host named among the refused, or a run began:\n%s%s", says.String(), stderr.String())
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -81,7 +82,48 @@ func TestSessionOnLabHosts(t *testing.T) {
 	if !strings.Contains(ts.report, "proxy on "+p.Addr+" (data "+p.Data+" on "+hostlab.DataNIC+": veth") {
 		t.Errorf("Setup does not name the proxy's host:\n%s", ts.report)
 	}
+	// the tables' machine is the proxy's host, each host recorded
+	for _, h := range meta.Hosts {
+		if h.Machine == nil || h.Machine.CPUs <= 0 || h.Machine.MemoryBytes == 0 {
+			t.Errorf("host %s's machine %+v; want its CPUs and memory", h.Destination, h.Machine)
+		}
+	}
+	if pm := meta.Hosts[1].Machine; pm != nil && (meta.Machine.Label != "test machine" || meta.Machine.CPUModel != pm.CPUModel || meta.Machine.Kernel != pm.Kernel) {
+		t.Errorf("the session's machine %+v; want the proxy's host's %+v, labelled test machine", meta.Machine, *pm)
+	}
+	readAsOneMachine(t, ts)
 	waitNothingLeft(t, lab, prefix)
+}
+
+// readAsOneMachine: compare and trend read a session across hosts as
+// they read one on one machine: compared with itself, every cell of it
+// within noise; filed in a history, a trend of its cells.
+func readAsOneMachine(t *testing.T, ts testSession) {
+	t.Helper()
+	var out, says bytes.Buffer
+	if err := dispatch(&out, &says, []string{"compare", ts.csvPath, ts.csvPath}); err != nil {
+		t.Fatalf("bench compare of the session with itself: %v\n%s", err, says.String())
+	}
+	if want := fmt.Sprintf("No real regression, no real improvement, %d cells within noise", len(ts.rows)); !strings.HasPrefix(out.String(), want) {
+		t.Errorf("bench compare of the session with itself:\n%s\nwant it to begin %q", out.String(), want)
+	}
+	hist := t.TempDir()
+	out.Reset()
+	if err := dispatch(&out, &says, []string{"history", "add", hist, ts.csvPath}); err != nil {
+		t.Fatalf("bench history add: %v\n%s", err, says.String())
+	}
+	out.Reset()
+	if err := dispatch(&out, &says, []string{"trend", hist}); err != nil {
+		t.Fatalf("bench trend: %v\n%s", err, says.String())
+	}
+	m := regexp.MustCompile(`1 session of 1 machine, [-0-9]+ to [-0-9]+; (\d+) series`).FindStringSubmatch(out.String())
+	series := -1
+	if m != nil {
+		series, _ = strconv.Atoi(m[1])
+	}
+	if series < len(ts.rows) {
+		t.Errorf("bench trend of the history of the session:\n%s\nwant its %d cells among the series", out.String(), len(ts.rows))
+	}
 }
 
 // TestSessionOnOneLabHost: the three roles on one lab host across ssh

@@ -59,7 +59,7 @@ then a confirming window of --duration (docs/sweep.md). A step must also
 achieve 99% of its rate.`
 
 func cmdRun(stdout, stderr io.Writer, args []string) error {
-	cfg, dryRun, err := runConfig(stderr, args)
+	cfg, dryRun, checks, err := runConfig(stderr, args)
 	if err != nil {
 		return err
 	}
@@ -91,7 +91,7 @@ func cmdRun(stdout, stderr io.Writer, args []string) error {
 		return errors.New("run needs root (namespaces, cgroups): sudo bench run ...")
 	}
 	if len(cfg.Host.Hosts.Lines) > 0 {
-		if err := hostsReady(stderr, cfg.Host, cfg.Columns); err != nil {
+		if err := hostsReady(stderr, checks, cfg.Host, cfg.Columns); err != nil {
 			return err
 		}
 	} else if err := sched.Tools(); err != nil {
@@ -106,8 +106,10 @@ func cmdRun(stdout, stderr io.Writer, args []string) error {
 }
 
 // runConfig parses bench run's flags and resolves the session's settings
-// on this machine (harness.Configure); dryRun is --dry-run.
-func runConfig(stderr io.Writer, args []string) (cfg harness.SessionConfig, dryRun bool, err error) {
+// on this machine (harness.Configure); dryRun is --dry-run. A session
+// across hosts, but for a dry run, has them checked first (checks): the
+// proxy's host gives the machine's label unless --machine does.
+func runConfig(stderr io.Writer, args []string) (cfg harness.SessionConfig, dryRun bool, checks []host.CheckItem, err error) {
 	fs := newFlagSet("run", stderr, runSynopsis)
 	var st results.Settings
 	fs.StringVar(&st.Scenario, "scenario", "all", "scenarios: all, a name, a comma list or globs (socks-*); see bench list")
@@ -120,7 +122,7 @@ func runConfig(stderr io.Writer, args []string) (cfg harness.SessionConfig, dryR
 	fs.Var(&precision, "precision", "with --reps auto: how far one run may move a cell's median, in `percent`")
 	window := fs.Duration("duration", 10*time.Second, "measured window of each run")
 	warmup := fs.Duration("warmup", 2*time.Second, "load before each window, not measured")
-	fs.StringVar(&st.Machine, "machine", "", "the machine's label in the tables (default: the CPU model)")
+	fs.StringVar(&st.Machine, "machine", "", "the machine's label in the tables (default: the CPU model; with --hosts the proxy host's)")
 	out := fs.String("out", "data", "directory of the session files")
 	fs.StringVar(&st.Session, "session", "", "session id (default: the minute it starts, e.g. 2026-10-13-1930, -2 if taken)")
 	resume := fs.Bool("resume", false, "continue a killed session (--session's, else the newest unfinished one in --out)")
@@ -137,15 +139,15 @@ func runConfig(stderr io.Writer, args []string) (cfg harness.SessionConfig, dryR
 	fs.StringVar(&hc.CgroupParent, "cgroup-parent", "", "cgroup beneath which the session's cgroups are created (default: see above)")
 	hf := addHostsFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
-		return harness.SessionConfig{}, false, err
+		return harness.SessionConfig{}, false, nil, err
 	}
 	if *hf.file != "" {
 		if hc, err = runHosts(fs, hf, hc, *sw.on); err != nil {
-			return harness.SessionConfig{}, false, err
+			return harness.SessionConfig{}, false, nil, err
 		}
 	}
 	if fs.NArg() > 0 {
-		return harness.SessionConfig{}, false, usageError{fmt.Errorf("run: unexpected argument %q", fs.Arg(0))}
+		return harness.SessionConfig{}, false, nil, usageError{fmt.Errorf("run: unexpected argument %q", fs.Arg(0))}
 	}
 	st.Window, st.Warmup = results.Span(*window), results.Span(*warmup)
 	st.Profile = profile.on
@@ -153,34 +155,37 @@ func runConfig(stderr io.Writer, args []string) (cfg harness.SessionConfig, dryR
 	if st.RepsAuto {
 		st.RepsMax, st.Precision = *repsMax, precision.value/100
 	} else if visited(fs, "reps-max", "precision") {
-		return harness.SessionConfig{}, false, usageError{errors.New("run: --reps-max and --precision go with --reps auto")}
+		return harness.SessionConfig{}, false, nil, usageError{errors.New("run: --reps-max and --precision go with --reps auto")}
 	}
 	given := harness.Given{Reps: visited(fs, "reps"), Window: visited(fs, "duration"), Warmup: visited(fs, "warmup")}
 	search, err := sw.settings()
 	if err != nil {
-		return harness.SessionConfig{}, false, usageError{fmt.Errorf("run: %w", err)}
+		return harness.SessionConfig{}, false, nil, usageError{fmt.Errorf("run: %w", err)}
 	}
 	req := harness.SweepRequest{Sweeps: *sw.on, Search: search, SearchGiven: visited(fs, "sweep-from", "sweep-precision", "slo")}
 	if st, err = harness.Sweeping(st, req); err != nil {
-		return harness.SessionConfig{}, false, withAdvice(err)
+		return harness.SessionConfig{}, false, nil, withAdvice(err)
 	}
 	if st.Methods, err = harness.OwnMethods(st, given); err != nil {
-		return harness.SessionConfig{}, false, withAdvice(err)
+		return harness.SessionConfig{}, false, nil, withAdvice(err)
 	}
 	if *resume {
 		if st, err = resumable(fs, *out, st.Session); err != nil {
-			return harness.SessionConfig{}, false, err
+			return harness.SessionConfig{}, false, nil, err
 		}
 		if err := sameHosts(*out, st, *hf.file != ""); err != nil {
-			return harness.SessionConfig{}, false, err
+			return harness.SessionConfig{}, false, nil, err
 		}
 		fmt.Fprintf(stderr, "resuming session %s\n", st.Session)
 	}
 
-	if cfg, err = harness.Configure(st, *out, *resume, hc); err != nil {
-		return cfg, false, withAdvice(err)
+	if *hf.file != "" && !dryRun {
+		checks = checkedHosts(hc, &st)
 	}
-	return cfg, dryRun, nil
+	if cfg, err = harness.Configure(st, *out, *resume, hc); err != nil {
+		return cfg, false, nil, withAdvice(err)
+	}
+	return cfg, dryRun, checks, nil
 }
 
 // execute runs the session of cfg's schedule, sched, and returns the path
@@ -387,18 +392,31 @@ func runHosts(fs *flag.FlagSet, hf hostsFlags, hc host.Config, sweep bool) (host
 	return hc, nil
 }
 
-// hostsReady checks the hosts of a session as bench check --hosts does,
-// and refuses them, naming each that lacks what the session needs: the
+// checkedHosts checks a session's hosts, as bench check --hosts does,
+// and labels the session by its proxy's host where st has no label.
+func checkedHosts(hc host.Config, st *results.Settings) []host.CheckItem {
+	checks := harness.HostChecks(context.Background(), hc.Hosts, hc.SSHOf)
+	if st.Machine == "" {
+		st.Machine = harness.HostsLabel(checks, hc.Hosts)
+	}
+	return checks
+}
+
+// hostsReady reads the checks of a session's hosts, items (as bench
+// check --hosts makes them), and refuses the hosts, naming each that lacks what the session needs: the
 // programs of its roles, and the proxies of its columns on the proxy's.
-func hostsReady(stderr io.Writer, hc host.Config, cols []proxies.Column) error {
-	items := harness.HostChecks(context.Background(), hc.Hosts, hc.SSHOf)
+func hostsReady(stderr io.Writer, items []host.CheckItem, hc host.Config, cols []proxies.Column) error {
 	var failed []string
 	for _, it := range items {
 		if !it.OK && it.Required {
 			failed = append(failed, it.Name+": "+it.Detail)
 		}
 	}
-	for _, lack := range harness.HostsLack(items, hc.Hosts, cols) {
+	lacks, err := harness.HostsLack(context.Background(), items, hc.Hosts, hc.SSHOf, cols)
+	if err != nil && len(failed) == 0 {
+		failed = append(failed, err.Error())
+	}
+	for _, lack := range lacks {
 		failed = append(failed, lack+" (install it there, or leave the column out with --proxy)")
 	}
 	if len(failed) > 0 {
