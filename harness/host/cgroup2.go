@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -232,10 +233,11 @@ func (t *cgroupTree) disableV2(parent string, controllers []string, ours ...stri
 		}
 	}
 	if err := t.write(parent, subtreeControlFile, toggle(disable, controllers)); err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			// Gone since it was listed: systemd prunes a scope whose
-			// last cgroup was just removed, and what was handed to its
-			// children goes with it.
+		if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENODEV) {
+			// Gone since it was listed, or going (the kernel answers
+			// ENODEV for a cgroup being removed): systemd prunes a
+			// scope whose last cgroup was just removed, and what was
+			// handed to its children goes with it.
 			return false, nil
 		}
 		return false, err

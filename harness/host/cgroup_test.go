@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -78,6 +79,32 @@ func TestDisableV2Vanished(t *testing.T) {
 	done, err := tree.disableV2(parent, []string{"cpuset", "memory"})
 	if err != nil || done {
 		t.Errorf("disableV2 of a parent pruned under it = %v, %v; want not done, no error", done, err)
+	}
+}
+
+// dyingFS is the kernel's file systems where the cgroup dying is being
+// removed as it is written to: the kernel answers ENODEV.
+type dyingFS struct {
+	kernelFS
+	dying string
+}
+
+func (f dyingFS) write(dir, file, value string) error {
+	if dir == f.dying {
+		return &os.PathError{Op: "write", Path: filepath.Join(dir, file), Err: syscall.ENODEV}
+	}
+	return f.kernelFS.write(dir, file, value)
+}
+
+// TestDisableV2Dying: a parent systemd is removing as its controllers are
+// taken back (bench clean after a killed session, its scope stopping by
+// itself) has nothing left to take back either.
+func TestDisableV2Dying(t *testing.T) {
+	parent := fakeV2Parent(t)
+	tree := &cgroupTree{fs: dyingFS{dying: parent}}
+	done, err := tree.disableV2(parent, []string{"cpuset", "memory"})
+	if err != nil || done {
+		t.Errorf("disableV2 of a parent being removed = %v, %v; want not done, no error", done, err)
 	}
 }
 
