@@ -115,10 +115,10 @@ type RunData struct {
 // HostWindow is one host's part of a run's window, on the clock of the
 // machine that ran the session.
 type HostWindow struct {
-	Host     string    `json:"host"` // as the hosts file names it
-	Of       string    `json:"of"`   // WindowSampler or WindowLoad
-	From     time.Time `json:"from"`
-	To       time.Time `json:"to"`
+	Host string    `json:"host"` // as the hosts file names it
+	Of   string    `json:"of"`   // WindowSampler or WindowLoad
+	From time.Time `json:"from"`
+	To   time.Time `json:"to"`
 }
 
 // What a HostWindow is of.
