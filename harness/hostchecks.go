@@ -30,6 +30,10 @@ func HostsLack(ctx context.Context, items []host.CheckItem, hs host.Hosts, sshOf
 		return nil, nil
 	}
 	dest := on[0].Dest.String()
+	ok := func(name string) bool {
+		it, found := itemOf(items, name)
+		return found && it.OK
+	}
 	var lack []string
 	var own []proxies.Column // of a binary of the user's
 	for _, c := range cols {
@@ -43,17 +47,14 @@ func HostsLack(ctx context.Context, items []host.CheckItem, hs host.Hosts, sshOf
 			}
 			// asked of the host, and found by none of its names
 			names := append([]string{p.Name}, p.Also...)
-			asked := slices.ContainsFunc(items, func(it host.CheckItem) bool { return it.Name == dest+": "+p.Name })
-			found := slices.ContainsFunc(items, func(it host.CheckItem) bool {
-				return it.OK && slices.ContainsFunc(names, func(n string) bool { return it.Name == dest+": "+n })
-			})
+			_, asked := itemOf(items, dest+": "+p.Name)
+			found := slices.ContainsFunc(names, func(n string) bool { return ok(dest + ": " + n) })
 			if asked && !found {
 				lack = append(lack, fmt.Sprintf("%s: %s is not on %s", c.Name, p.Name, dest))
 			}
 		}
 	}
-	reached := slices.ContainsFunc(items, func(it host.CheckItem) bool { return it.Name == dest && it.OK })
-	if len(own) == 0 || !reached { // an unreached host is refused already
+	if len(own) == 0 || !ok(dest) { // an unreached host is refused already
 		return lack, nil
 	}
 	var paths []string
@@ -106,11 +107,15 @@ func HostsLabel(items []host.CheckItem, hs host.Hosts) string {
 	if len(on) == 0 {
 		return ""
 	}
-	name := on[0].Dest.String() + ": " + host.MachineItem
-	for _, it := range items {
-		if it.Name == name {
-			return it.Status
-		}
+	it, _ := itemOf(items, on[0].Dest.String()+": "+host.MachineItem)
+	return it.Status
+}
+
+// itemOf is the check item of items named name, and whether there is one.
+func itemOf(items []host.CheckItem, name string) (host.CheckItem, bool) {
+	i := slices.IndexFunc(items, func(it host.CheckItem) bool { return it.Name == name })
+	if i < 0 {
+		return host.CheckItem{}, false
 	}
-	return ""
+	return items[i], true
 }

@@ -71,17 +71,6 @@ func (f vanishingFS) write(dir, file, value string) error {
 	return f.kernelFS.write(dir, file, value)
 }
 
-// TestDisableV2Vanished: a parent gone between its listing and the
-// write (systemd pruned it) has nothing left to take back: not an error.
-func TestDisableV2Vanished(t *testing.T) {
-	parent := fakeV2Parent(t)
-	tree := &cgroupTree{fs: vanishingFS{gone: parent}}
-	done, err := tree.disableV2(parent, []string{"cpuset", "memory"})
-	if err != nil || done {
-		t.Errorf("disableV2 of a parent pruned under it = %v, %v; want not done, no error", done, err)
-	}
-}
-
 // dyingFS is the kernel's file systems where the cgroup dying is being
 // removed as it is written to: the kernel answers ENODEV.
 type dyingFS struct {
@@ -96,15 +85,21 @@ func (f dyingFS) write(dir, file, value string) error {
 	return f.kernelFS.write(dir, file, value)
 }
 
-// TestDisableV2Dying: a parent systemd is removing as its controllers are
-// taken back (bench clean after a killed session, its scope stopping by
-// itself) has nothing left to take back either.
-func TestDisableV2Dying(t *testing.T) {
-	parent := fakeV2Parent(t)
-	tree := &cgroupTree{fs: dyingFS{dying: parent}}
-	done, err := tree.disableV2(parent, []string{"cpuset", "memory"})
-	if err != nil || done {
-		t.Errorf("disableV2 of a parent being removed = %v, %v; want not done, no error", done, err)
+// TestDisableV2Gone: a parent gone between its listing and the write
+// (systemd pruned it), or being removed as it is written (bench clean
+// after a killed session, its scope stopping by itself: the kernel
+// answers ENODEV), has nothing left to take back: not an error.
+func TestDisableV2Gone(t *testing.T) {
+	for name, fs := range map[string]func(parent string) cgroupFS{
+		"vanished": func(parent string) cgroupFS { return vanishingFS{gone: parent} },
+		"dying":    func(parent string) cgroupFS { return dyingFS{dying: parent} },
+	} {
+		parent := fakeV2Parent(t)
+		tree := &cgroupTree{fs: fs(parent)}
+		done, err := tree.disableV2(parent, []string{"cpuset", "memory"})
+		if err != nil || done {
+			t.Errorf("disableV2 of a parent %s = %v, %v; want not done, no error", name, done, err)
+		}
 	}
 }
 

@@ -185,14 +185,10 @@ const MachineItem = "machine"
 // validPath takes, each quoted; it runs in sh whatever the user's shell.
 func factsScript(programs []string) string {
 	var b strings.Builder
-	for _, p := range programs {
-		if filepath.IsAbs(p) {
-			fmt.Fprintf(&b, `if [ -f %[1]s ] && [ -x %[1]s ]; then printf 'path + %%s\n' %[1]s; else printf 'path - %%s\n' %[1]s; fi; `, shellQuote(p))
-		}
-	}
 	b.WriteString(`echo "kernel $(uname -srm)"; echo "cpu $(sed -n 's/^model name[[:space:]]*: *//p' /proc/cpuinfo | head -n 1)"; echo "online $(cat /sys/devices/system/cpu/online)"; `)
 	for _, p := range programs {
 		if filepath.IsAbs(p) {
+			fmt.Fprintf(&b, `if [ -f %[1]s ] && [ -x %[1]s ]; then printf 'path + %%s\n' %[1]s; else printf 'path - %%s\n' %[1]s; fi; `, shellQuote(p))
 			continue
 		}
 		fmt.Fprintf(&b, `if p=$(command -v '%s') && [ -f "$p" ] && [ -x "$p" ]; then echo "program %s $p"; else echo "program %s -"; fi; `, p, p, p)
