@@ -236,7 +236,8 @@ func (a *Agent) Open(o AgentOpen, runDir *string) error {
 			return fmt.Errorf("run directory %q: not one of prefix %s's", o.RunDir, o.Prefix)
 		}
 	}
-	h, err := New(Config{Prefix: o.Prefix, Layout: o.Layout, ProxyCPUQuota: o.Quota, Own: true, RunDir: o.RunDir})
+	h, err := New(Config{Prefix: o.Prefix, Layout: o.Layout, ProxyCPUQuota: o.Quota, Own: true, RunDir: o.RunDir,
+		scope: agentScope(o.Prefix, os.Getpid())})
 	if err != nil {
 		return err
 	}

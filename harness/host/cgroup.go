@@ -36,8 +36,10 @@ type cgroupTree struct {
 	pid     int               // this process
 	fs      cgroupFS          // what changes the hierarchy
 	// systemd delegates a cgroup of the session's own on v2 where it is
-	// the init; nil elsewhere.
+	// the init; nil elsewhere. scope is the name of the scope it is asked
+	// for ("": scopeUnit of the session's prefix).
 	systemd delegator
+	scope   string
 	// scopeGrace is how long a stopped scope's cgroup is given to go
 	// before the clean-up removes it (0: scopeGrace).
 	scopeGrace time.Duration

@@ -56,7 +56,11 @@ func (cgroupV2) make(cs *cgroupSet, prefix, parent string, layout Layout, quota 
 	if parent == "" {
 		parent = t.own[""]
 		if t.systemd != nil {
-			req := newScopeRequest(scopeUnit(prefix), t.pid, t.own[""])
+			unit := t.scope
+			if unit == "" {
+				unit = scopeUnit(prefix)
+			}
+			req := newScopeRequest(unit, t.pid, t.own[""])
 			p, started, err := t.systemd.delegate(req)
 			if started {
 				// Recorded before anything else can fail: bench may be

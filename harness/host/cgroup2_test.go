@@ -4,6 +4,7 @@ import (
 	"errors"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -459,6 +460,43 @@ func TestV2HomeGone(t *testing.T) {
 	}
 	if !slices.Equal(sd.stopped, []string{"bench-session.scope"}) {
 		t.Errorf("stopped %v; want the session's scope", sd.stopped)
+	}
+	if left := k.named("bench-"); len(left) > 0 {
+		t.Errorf("left: %v", left)
+	}
+}
+
+// Two hosts' agents of one session on one systemd (the tests' lab of
+// hosts; containers), each with its own /run and so its own lock: each
+// places its roles in a scope of its own, named by its process, and
+// stops only its own.
+func TestV2AgentsShareSystemd(t *testing.T) {
+	own := "/system.slice/sshd.service"
+	k, sd := systemdTree(t, own)
+	const other = benchPID + 1
+	k.movePID(filepath.Join(k.root, own), strconv.Itoa(other))
+	var sets []*cgroupSet
+	for _, pid := range []int{benchPID, other} {
+		tree := k.tree(pid, map[string]string{"": own}, sd)
+		tree.scope = agentScope("bench-", pid)
+		cs, err := newCgroupSet(tree, "bench-", "", fakeLayout, 0)
+		if err != nil {
+			t.Fatalf("agent %d: %v", pid, err)
+		}
+		sets = append(sets, cs)
+	}
+	want := []string{"bench-session-4242.scope", "bench-session-4243.scope"}
+	if got := []string{sd.asked[0].unit, sd.asked[1].unit}; !slices.Equal(got, want) {
+		t.Errorf("scopes asked for %v; want %v", got, want)
+	}
+	if err := sets[0].close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := sd.units[want[1]]; !slices.Equal(sd.stopped, want[:1]) || !ok {
+		t.Errorf("stopped %v, loaded %v; want only the first agent's scope stopped", sd.stopped, sd.units)
+	}
+	if err := sets[1].close(); err != nil {
+		t.Fatal(err)
 	}
 	if left := k.named("bench-"); len(left) > 0 {
 		t.Errorf("left: %v", left)

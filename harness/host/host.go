@@ -49,6 +49,9 @@ type Config struct {
 	// processes on the host's own interfaces (a host of a hosts file,
 	// driven by an Agent). Its Layout names no default.
 	Own bool
+	// scope is the systemd scope's name where one is asked for ("":
+	// scopeUnit of the prefix; an agent's is agentScope).
+	scope string
 	// Hosts puts the roles on hosts of their own, a hosts file's lines,
 	// each held through an agent (Deploy) over the ssh SSHOf gives it;
 	// this machine then holds none, and Layout and Own are not read.
@@ -271,6 +274,7 @@ func newHost(cfg Config, hooks newHooks) (_ *Host, err error) {
 	if err != nil {
 		return nil, err
 	}
+	tree.scope = cfg.scope
 	if h.cgroups, err = newCgroupSet(tree, cfg.Prefix, cfg.CgroupParent, cfg.Layout, cfg.ProxyCPUQuota); err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -42,6 +43,15 @@ type delegator interface {
 // allows one session per prefix.
 func scopeUnit(prefix string) string {
 	return prefix + "session.scope"
+}
+
+// agentScope is the name of the scope of a host's roles that an agent
+// places: named by the agent's process too, since hosts may share one
+// systemd (containers, the tests' lab of hosts), each with its own /run
+// and so its own lock. A killed agent's scope is found by the name its
+// lock recorded.
+func agentScope(prefix string, pid int) string {
+	return prefix + "session-" + strconv.Itoa(pid) + ".scope"
 }
 
 // scopeRequest is the scope a session asks systemd for.
