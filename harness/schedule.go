@@ -125,12 +125,6 @@ func (s *Schedule) Notes() []string {
 	for i, t := range texts {
 		notes[i] = t + ": " + strings.Join(scs[t], ", ")
 	}
-	for _, r := range s.Runs {
-		if r.shape().tunnel {
-			notes = append(notes, tunnelNote(s.cfg.Host.Layout))
-			break
-		}
-	}
 	return notes
 }
 
@@ -250,7 +244,15 @@ func (s *Schedule) Print(w io.Writer) {
 	if cfg.Host.Layout.Warning != "" && len(cfg.Host.Hosts.Lines) == 0 {
 		fmt.Fprintf(w, "warning: %s\n", cfg.Host.Layout.Warning)
 	}
-	for _, n := range s.Notes() {
+	notes := s.Notes()
+	switch {
+	case !s.tunneled():
+	case len(cfg.Host.Hosts.Lines) > 0: // the CPUs are the hosts', known once they are reached
+		notes = append(notes, tunnelHostsNote)
+	default:
+		notes = append(notes, tunnelNote(cfg.Host.Layout))
+	}
+	for _, n := range notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
 	est := s.estimate()

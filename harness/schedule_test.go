@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"bench/harness/host"
 	"bench/proxies"
 	"bench/results"
 	"bench/scenarios"
@@ -183,5 +184,46 @@ func TestNewScheduleResumes(t *testing.T) {
 	}
 	if _, err := NewSchedule(cfg); err == nil || !strings.Contains(err.Error(), csvPath+":2: ") {
 		t.Errorf("NewSchedule of a session with a bad line = %v; want an error at %s:2", err, csvPath)
+	}
+}
+
+// The plan says where a tls-tunnel's ends run: on this machine, the
+// layout's CPUs; across hosts, each host's, which the plan does not
+// know yet, and so names none of this machine's.
+func TestPlanTunnelNote(t *testing.T) {
+	scs, err := scenarios.Select("tls-tunnel-TLS_AES_128_GCM_SHA256-up")
+	if err != nil {
+		t.Fatal(err)
+	}
+	layout, err := host.ParseLayout("client=0-3,proxy=4,origin=5-7", []int{0, 1, 2, 3, 4, 5, 6, 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs, err := host.ParseHosts("hosts", strings.NewReader("client bench@c data=192.0.2.1 cpus=0\nproxy bench@p data=192.0.2.2 cpus=1\norigin bench@o data=192.0.2.3\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		hosts host.Hosts
+		want  string
+	}{
+		{"here", host.Hosts{}, "note: tls-tunnel: the tunnel's client end on CPU 3, iperf3's client on 0-2, the server end on the proxy's 4"},
+		{"hosts", hs, "note: " + tunnelHostsNote + "\n"},
+	} {
+		cfg := SessionConfig{
+			Settings:  results.Settings{Reps: 1, Machine: "m", Session: "s", Window: results.Span(time.Second)},
+			Scenarios: scs, Columns: []proxies.Column{{Name: "stunnel", Kind: "stunnel"}},
+			Host: host.Config{Layout: layout, Hosts: tc.hosts},
+		}
+		sched, err := NewSchedule(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var plan strings.Builder
+		sched.Print(&plan)
+		if !strings.Contains(plan.String(), tc.want) || tc.name == "hosts" && strings.Contains(plan.String(), "CPU 3") {
+			t.Errorf("%s: the plan:\n%s\nwant %q", tc.name, plan.String(), tc.want)
+		}
 	}
 }

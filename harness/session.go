@@ -102,6 +102,9 @@ func NewSession(ctx context.Context, sched *Schedule) (s *Session, err error) {
 	if s.host, err = host.New(cfg.Host); err != nil {
 		return nil, err
 	}
+	if sched.tunneled() { // the CPUs as the host placed the roles (across hosts, each host's)
+		s.notes = append(s.notes, tunnelNote(s.host.Layout()))
+	}
 	if s.pki, err = proxies.GeneratePKI([]string{s.host.Addrs().ProxyClient, s.host.Addrs().ProxyOrigin, s.host.Addrs().Origin}); err != nil {
 		return nil, fmt.Errorf("certificates: %w", err)
 	}

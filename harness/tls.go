@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -36,6 +37,17 @@ func tunnelNote(l host.Layout) string {
 	return fmt.Sprintf("tls-tunnel: the tunnel's client end on CPU %s, iperf3's client on %s, the server end on the proxy's %s, iperf3's server on the origin's %s",
 		host.CPUList(peer), host.CPUList(load), host.CPUList(l.Proxy), host.CPUList(l.Origin))
 }
+
+// tunneled says whether a run of the schedule is a tls-tunnel's, whose
+// CPUs the plan and the session's notes say (tunnelNote).
+func (s *Schedule) tunneled() bool {
+	return slices.ContainsFunc(s.Runs, func(r RunSpec) bool { return r.shape().tunnel })
+}
+
+// tunnelHostsNote is what the plan of a session across hosts says of the
+// tunnel's CPUs, each role's host's (tunnelCPUs on the client's).
+const tunnelHostsNote = "tls-tunnel: on the client's host the tunnel's client end runs on its last CPU and iperf3's client on the others " +
+	"(both on its CPU where it has one); the server end on the proxy's CPUs, iperf3's server on the origin's"
 
 // pinned runs argv on cpus (taskset), or as it is when cpus is nil.
 func pinned(argv []string, cpus []int) []string {
