@@ -3,6 +3,9 @@ package harness
 import (
 	"context"
 	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
 	"slices"
 
 	"bench/harness/host"
@@ -118,4 +121,59 @@ func itemOf(items []host.CheckItem, name string) (host.CheckItem, bool) {
 		return host.CheckItem{}, false
 	}
 	return items[i], true
+}
+
+// Finder looks for the packaged proxies of a session where it runs them,
+// and stats the binaries of its columns file: on this machine (the zero
+// Finder), or on its proxy's host as that host's checks found them
+// (ProxyHostFinder).
+type Finder struct {
+	host  string // the proxy's host; "" for this machine
+	items []host.CheckItem
+	// named: the columns are named (--proxy), and one whose proxy the
+	// host has not is kept where this machine has it, for HostsLack to
+	// name it missing there rather than as no column at all.
+	named bool
+}
+
+// ProxyHostFinder finds a session's proxies on its proxy's host, as its
+// checks (items, HostChecks's) found them.
+func ProxyHostFinder(items []host.CheckItem, hs host.Hosts) Finder {
+	on := hs.Of(host.RoleProxy)
+	if len(on) == 0 {
+		return Finder{}
+	}
+	return Finder{host: on[0].Dest.String(), items: items}
+}
+
+// lookPath is exec.LookPath where the proxies run.
+func (f Finder) lookPath(name string) (string, error) {
+	if f.host == "" {
+		return exec.LookPath(name)
+	}
+	if it, ok := itemOf(f.items, f.host+": "+name); ok && it.OK {
+		return it.Status, nil
+	}
+	if f.named {
+		return exec.LookPath(name)
+	}
+	return "", fmt.Errorf("%s: not on %s", name, f.host)
+}
+
+// stat is os.Stat on this machine; nil on a host, which HostsLack asks
+// for the binaries before the first run.
+func (f Finder) stat() func(string) (fs.FileInfo, error) {
+	if f.host != "" {
+		return nil
+	}
+	return os.Stat
+}
+
+// on is where the proxies were looked for, for the plan: "" or " on
+// HOST".
+func (f Finder) on() string {
+	if f.host == "" {
+		return ""
+	}
+	return " on " + f.host
 }

@@ -228,8 +228,8 @@ func (s *Schedule) Print(w io.Writer) {
 		fmt.Fprintf(w, "not run (no scenario in their modes): %s\n", strings.Join(idle, ", "))
 	}
 	if cfg.Proxy == "" {
-		if absent := absentProxies(exec.LookPath); len(absent) > 0 {
-			fmt.Fprintf(w, "not installed, so not run: %s\n", strings.Join(absent, ", "))
+		if absent := absentProxies(cfg.Found.lookPath); len(absent) > 0 {
+			fmt.Fprintf(w, "not installed%s, so not run: %s\n", cfg.Found.on(), strings.Join(absent, ", "))
 		}
 	}
 	if hs := cfg.Host.Hosts; len(hs.Lines) > 0 {

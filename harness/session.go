@@ -31,6 +31,7 @@ type SessionConfig struct {
 	OutDir      string
 	Resume      bool // continue the session file, skipping runs it has
 	Host        host.Config
+	Found       Finder   // where the packaged proxies were looked for
 	CommandLine []string // recorded in the metadata
 
 	// Progress receives the plan, a line per run and warnings.

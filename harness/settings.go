@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -158,14 +157,15 @@ func OwnMethods(st results.Settings, given Given) (map[results.Mode]results.Meth
 }
 
 // Configure resolves the settings into a session's configuration on this
-// machine: the scenarios, the columns found here and in the columns file,
+// machine: the scenarios, the columns found where found looks (here, or
+// on the proxy's host) and in the columns file,
 // the CPU layout, and the defaults of the machine's label and the session
 // id. hc names the session's namespaces and cgroups; its layout and quota
 // come from st. Nothing is started. Settings that cannot be run (a
 // number out of range, a scenario or column that does not exist, a CPU
 // layout that does not parse or fit, a bad columns file) are refused as
 // inputerr.Error.
-func Configure(st results.Settings, outDir string, resume bool, hc host.Config) (SessionConfig, error) {
+func Configure(st results.Settings, outDir string, resume bool, hc host.Config, found Finder) (SessionConfig, error) {
 	if err := checkSettings(st); err != nil {
 		return SessionConfig{}, inputerr.Bad(err)
 	}
@@ -186,7 +186,7 @@ func Configure(st results.Settings, outDir string, resume bool, hc host.Config) 
 			}
 		}
 	}
-	cols, err := LoadColumns(st.ColumnsFile, st.Proxy)
+	cols, err := found.columns(st.ColumnsFile, st.Proxy)
 	if err != nil {
 		return SessionConfig{}, err
 	}
@@ -221,7 +221,7 @@ func Configure(st results.Settings, outDir string, resume bool, hc host.Config) 
 	if err := errors.Join(checkName(SettingSession, st.Session), checkName(SettingMachine, st.Machine)); err != nil {
 		return SessionConfig{}, inputerr.Bad(err) // the history files a session by them
 	}
-	return SessionConfig{Settings: st, Scenarios: scs, Columns: cols, OutDir: outDir, Resume: resume, Host: hc}, nil
+	return SessionConfig{Settings: st, Scenarios: scs, Columns: cols, OutDir: outDir, Resume: resume, Host: hc, Found: found}, nil
 }
 
 // freeSession is the default id of a session started at now: the minute
@@ -253,7 +253,14 @@ func exists(path string) bool {
 // file that cannot be read or declares what cannot run, and a name of no
 // column, are refused as inputerr.Error.
 func LoadColumns(file, names string) ([]proxies.Column, error) {
-	cols := proxies.DefaultColumns(exec.LookPath)
+	return Finder{}.columns(file, names)
+}
+
+// columns is LoadColumns with the packaged proxies looked for where f
+// finds them.
+func (f Finder) columns(file, names string) ([]proxies.Column, error) {
+	f.named = names != ""
+	cols := proxies.DefaultColumns(f.lookPath)
 	if file != "" {
 		b, err := results.ReadInput(file)
 		if err != nil {
@@ -265,7 +272,7 @@ func LoadColumns(file, names string) ([]proxies.Column, error) {
 		}
 		cols = append(cols, own...)
 	}
-	if err := proxies.Validate(cols, os.Stat); err != nil {
+	if err := proxies.Validate(cols, f.stat()); err != nil {
 		return nil, inputerr.Bad(err)
 	}
 	if names == "" {

@@ -241,8 +241,10 @@ func where(c Column) string {
 // Validate checks a session's columns before anything starts: a name
 // the label rule refuses (results.CheckLabel), two columns with one name, an unknown kind, group, option or mode, a kind
 // that needs a binary and has none, a binary that is missing, not a file
-// or not executable (stat is os.Stat on a real machine). It returns every
-// problem found, each naming the line that declared the column.
+// or not executable (stat is os.Stat on a real machine; nil where the
+// binaries are on another host, which is asked for them before the first
+// run). It returns every problem found, each naming the line that
+// declared the column.
 func Validate(cols []Column, stat func(path string) (fs.FileInfo, error)) error {
 	var errs []error
 	first := map[string]Column{}
@@ -280,8 +282,8 @@ func Validate(cols []Column, stat func(path string) (fs.FileInfo, error)) error 
 			bad("%s needs binary=PATH: there is no packaged %s", c.Kind, c.Kind)
 			continue
 		}
-		if !strings.Contains(bin, "/") {
-			continue // looked up in PATH when run
+		if !strings.Contains(bin, "/") || stat == nil {
+			continue // looked up in PATH when run, or on the proxy's host
 		}
 		fi, err := stat(bin)
 		switch {

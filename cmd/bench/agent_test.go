@@ -187,14 +187,16 @@ func waitNothingLeft(t *testing.T, lab *hostlab.Lab, prefix string) {
 
 // orchestrateEnv runs the test binary as bench run across the lab's
 // hosts (orchestrate): its value is the prefix, the lab's ssh config,
-// the hosts file and the session's folder.
+// the hosts file, the session's folder and, optionally, the column and
+// the repetitions (nginx, 3).
 const orchestrateEnv = "BENCH_TEST_ORCHESTRATE"
 
-// orchestrate runs a session of http-ka-1k through nginx, three runs,
-// across the hosts of the file spec names, and exits with its status.
+// orchestrate runs a session of http-ka-1k through nginx (or the column
+// spec names), three runs (or as many as it names), across the hosts of
+// the file spec names, and exits with its status.
 func orchestrate(spec string) {
-	f := strings.Fields(spec)
-	err := dispatch(os.Stdout, os.Stderr, []string{"run", "--scenario", "http-ka-1k", "--proxy", "nginx", "--reps", "3",
+	f := append(strings.Fields(spec), "nginx", "3")
+	err := dispatch(os.Stdout, os.Stderr, []string{"run", "--scenario", "http-ka-1k", "--proxy", f[4], "--reps", f[5],
 		"--duration", "2s", "--warmup", "1s", "--prefix", f[0], "--ssh-config", f[1], "--hosts", f[2], "--out", f[3], "--machine", "lab"})
 	os.Exit(exitStatus(err, os.Stderr))
 }

@@ -13,6 +13,7 @@ import (
 	"bench/harness/host"
 	"bench/internal/hostlab"
 	"bench/internal/testenv"
+	"bench/results"
 	"bench/scenarios"
 )
 
@@ -180,4 +181,36 @@ func TestRunRefusesColumnNotOnHost(t *testing.T) {
 	if strings.Contains(says.String(), "nginx:") || strings.Contains(says.String(), "theirs:") || strings.Contains(stderr.String(), "[1/") {
 		t.Errorf("nginx or a build on the host named among the refused, or a run began:\n%s%s", says.String(), stderr.String())
 	}
+}
+
+// A proxy on the proxy's host and not on the machine bench runs from is
+// a column all the same: the proxies are looked for where they run. The
+// session runs from a mount namespace where tinyproxy is /dev/null.
+func TestRunFindsColumnOnHost(t *testing.T) {
+	testenv.NeedRoot(t, "the hosts' lab: network namespaces and sshd")
+	testenv.NeedProgram(t, hostlab.Sshd)
+	testenv.NeedProgram(t, scenarios.ToolWrk)
+	testenv.NeedProgram(t, "tinyproxy")
+	tinyproxy, err := exec.LookPath("tinyproxy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lab := hostlab.New(t, hostlab.Option{}, hostlab.Option{}, hostlab.Option{})
+	hosts := labHosts(t, lab)
+	prefix := testenv.Prefix(t)
+	t.Cleanup(func() { forget(prefix) })
+	out := t.TempDir()
+	self, _ := os.Executable()
+	cmd := exec.Command("unshare", "--mount", "--propagation", "private", "--", "sh", "-c", `mount --bind /dev/null "$1" && exec "$2"`, "sh", tinyproxy, self)
+	cmd.Env = append(os.Environ(), orchestrateEnv+"="+strings.Join([]string{prefix, lab.Config, hosts, out, "tinyproxy", "1"}, " "))
+	said, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("bench run of tinyproxy, on the proxy's host only: %v\n%s", err, said)
+	}
+	csvs, _ := filepath.Glob(filepath.Join(out, "*.csv"))
+	rows, err := results.ReadFiles(csvs)
+	if err != nil || len(rows) != 1 || rows[0].Proxy != "tinyproxy" || rows[0].Status != results.OK || rows[0].Requests == 0 {
+		t.Fatalf("the session's rows %+v (%v); want tinyproxy's, ok\n%s", rows, err, said)
+	}
+	waitNothingLeft(t, lab, prefix)
 }

@@ -108,7 +108,8 @@ func cmdRun(stdout, stderr io.Writer, args []string) error {
 // runConfig parses bench run's flags and resolves the session's settings
 // on this machine (harness.Configure); dryRun is --dry-run. A session
 // across hosts, but for a dry run, has them checked first (checks): the
-// proxy's host gives the machine's label unless --machine does.
+// proxy's host gives the machine's label unless --machine does, and the
+// proxies found there are its columns.
 func runConfig(stderr io.Writer, args []string) (cfg harness.SessionConfig, dryRun bool, checks []host.CheckItem, err error) {
 	fs := newFlagSet("run", stderr, runSynopsis)
 	var st results.Settings
@@ -179,10 +180,12 @@ func runConfig(stderr io.Writer, args []string) (cfg harness.SessionConfig, dryR
 		fmt.Fprintf(stderr, "resuming session %s\n", st.Session)
 	}
 
+	var found harness.Finder // the proxies: here, or where the session runs them
 	if *hf.file != "" && !dryRun {
 		checks = checkedHosts(hc, &st)
+		found = harness.ProxyHostFinder(checks, hc.Hosts)
 	}
-	if cfg, err = harness.Configure(st, *out, *resume, hc); err != nil {
+	if cfg, err = harness.Configure(st, *out, *resume, hc, found); err != nil {
 		return cfg, false, nil, withAdvice(err)
 	}
 	return cfg, dryRun, checks, nil
