@@ -136,12 +136,13 @@ test-handicap: toolchain deps test-deps
 # vm-test boots Debian 13 under qemu (systemd, cgroup v2 only, 8 vCPUs,
 # no network device) and runs bench there as users do: from a systemd
 # service and from a login session's sudo, a service stopped in the
-# middle of its session, one in a slice of fewer CPUs, and a killed
-# session followed by bench clean (vmtest/). Its root image (vm-image)
+# middle of its session, one in a slice of fewer CPUs, a killed session
+# followed by bench clean, and a session across the hosts' lab, each
+# host's roles in a scope of its own (vmtest/). Its root image (vm-image)
 # is built once per change of its inputs and kept in VMTEST_CACHE.
 VMTEST_CACHE ?= /var/cache/bench-vm
 vm-test: toolchain vm-image
-	$(go) vet -tags vmtest ./vmtest
+	$(go) vet -tags vmtest ./vmtest ./cmd/bench
 	cd vmtest && VMTEST_CACHE=$(VMTEST_CACHE) $(go) test -tags vmtest -count=1 -timeout 80m -v .
 
 # vm-deps installs what the VM test needs on the host: qemu, debootstrap,

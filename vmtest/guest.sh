@@ -10,6 +10,7 @@
 #             and next/ the short session run right after it
 #   cpus.log  a session from a service in a slice of CPUs 0-3: refused
 #   killed/   a session killed with SIGKILL mid-run, then bench clean
+#   lab.log   bench's test of the hosts' lab under systemd
 #   *.left    what was left after each (namespaces, cgroups, units,
 #             processes): empty files when nothing was
 #   info      the VM's CPUs, kernel, cgroup mounts, OpenSSL
@@ -160,4 +161,12 @@ bench clean >>"$out/killed.log" 2>&1
 echo "vmtest: bench clean exited $?" >>"$out/killed.log"
 cat "$out/killed.log"
 left killed
+
+echo "vmtest: the hosts' lab under systemd"
+# Three hosts, each a network namespace running its own sshd, sharing
+# this systemd: a session across them, then one whose service is stopped
+# (cmd/bench/vmlab_test.go).
+"$io/bench.test" -test.run '^TestLabUnderSystemd$' -test.v -test.count 1 -test.timeout 30m >"$out/lab.log" 2>&1
+echo "vmtest: lab test exited $?" >>"$out/lab.log"
+cat "$out/lab.log"
 echo "vmtest: done"

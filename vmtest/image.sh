@@ -71,9 +71,10 @@ trap cleanup EXIT
 
 echo "vmtest: building the $suite root from $mirror (once per change of its inputs)" >&2
 # systemd as init; logind, D-Bus and PAM's systemd module make the login
-# sessions a user's sudo runs in; sudo for that user.
+# sessions a user's sudo runs in; sudo for that user; OpenSSH's server
+# for the hosts' lab, whose hosts each run one of their own.
 debootstrap --variant=minbase \
-	--include=systemd,systemd-sysv,udev,dbus,libpam-systemd,sudo,linux-image-amd64,kmod,procps,iproute2,e2fsprogs \
+	--include=systemd,systemd-sysv,udev,dbus,libpam-systemd,sudo,linux-image-amd64,kmod,procps,iproute2,e2fsprogs,openssh-server \
 	"$suite" "$root" "$mirror" >"$work/debootstrap.log" 2>&1 || {
 	tail -n 30 "$work/debootstrap.log" >&2
 	exit 1

@@ -5,8 +5,9 @@
 // run it: from a systemd service, as a CI runner does, and with sudo from
 // a login session, without --cgroup-parent; then a session whose service
 // is stopped in the middle, and the next one; one in a slice that allows
-// fewer CPUs than the layout's; and a session killed with SIGKILL and
-// bench clean. `make vm-test` runs it (as root: debootstrap, chroot).
+// fewer CPUs than the layout's; a session killed with SIGKILL and
+// bench clean; and bench's test of the hosts' lab under systemd
+// (cmd/bench/vmlab_test.go), each lab host's roles in a scope of its own. `make vm-test` runs it (as root: debootstrap, chroot).
 //
 // The settings come from the environment: VMTEST_CACHE, where the root
 // image is kept between runs (default /var/cache/bench-vm); VMTEST_ACCEL,
@@ -109,10 +110,17 @@ func TestDebian13(t *testing.T) {
 	// The test's disk: bench built from this tree, the guest's script and
 	// settings; the guest writes its results to it.
 	ioDir := t.TempDir()
-	build := exec.Command("go", "build", "-o", filepath.Join(ioDir, "bench"), "bench/cmd/bench")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := child.CombinedOutput(build); err != nil {
-		t.Fatalf("build bench: %v\n%s", err, out)
+	// and bench's tests, of which the guest runs the hosts' lab's (built
+	// with this tag only: cmd/bench/vmlab_test.go)
+	for what, argv := range map[string][]string{
+		"bench":      {"build", "-o", filepath.Join(ioDir, "bench"), "bench/cmd/bench"},
+		"bench.test": {"test", "-c", "-tags", "vmtest", "-o", filepath.Join(ioDir, "bench.test"), "bench/cmd/bench"},
+	} {
+		build := exec.Command("go", argv...)
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := child.CombinedOutput(build); err != nil {
+			t.Fatalf("build %s: %v\n%s", what, err, out)
+		}
 	}
 	guest, err := os.ReadFile("guest.sh")
 	if err != nil {
@@ -331,6 +339,12 @@ func check(t *testing.T, out string) {
 		}
 	}
 	checkStopped(t, out)
+	lab, _ := os.ReadFile(filepath.Join(out, "lab.log"))
+	for _, want := range []string{"--- PASS: TestLabUnderSystemd", "vmtest: lab test exited 0"} {
+		if !strings.Contains(string(lab), want) {
+			t.Errorf("the hosts' lab under systemd:\n%s\nwant %q", tail(lab, 60), want)
+		}
+	}
 	for _, s := range []string{"service", "login", "stopped", "cpus", "killed"} {
 		b, err := os.ReadFile(filepath.Join(out, s+".left"))
 		if err != nil {

@@ -154,14 +154,7 @@ func (l *Lab) addHost(t testing.TB, n int, o Option) *Host {
 	l.plug(t, h, n)
 	hostKey := filepath.Join(l.Dir, h.Name+".key")
 	run(t, "ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", h.Name, "-f", hostKey)
-	cfg := filepath.Join(l.Dir, h.Name+".sshd_config")
-	conf := fmt.Sprintf("Port 22\nListenAddress %s\nHostKey %s\nPidFile none\nAuthorizedKeysFile %s\n"+
-		"PermitRootLogin prohibit-password\nPasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\n"+
-		"PrintMotd no\nLogLevel ERROR\nSetEnv TMPDIR=%s\n", h.Addr, hostKey, filepath.Join(l.Dir, "authorized_keys"), h.Tmp())
-	if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	run(t, Sshd, "-t", "-f", cfg)
+	cfg := l.sshdConfig(t, h, hostKey)
 	if o.Down {
 		return h
 	}
@@ -186,9 +179,14 @@ func (l *Lab) addHost(t testing.TB, n int, o Option) *Host {
 	for _, f := range l.cgroup(t, h) {
 		fmt.Fprintf(&script, "echo $$ > '%s' && ", f)
 	}
+	// under systemd, its manager and the system bus in the host's /run,
+	// as a host has them: the lab's hosts share the machine's systemd
+	for _, d := range systemdRun() {
+		fmt.Fprintf(&script, "mkdir -p '%[1]s/%[2]s' && mount --rbind '/run/%[2]s' '%[1]s/%[2]s' && ", h.Run(), d)
+	}
 	// a sysfs of its namespace (its interfaces, as ip netns exec mounts
 	// it), the cgroup hierarchies moved back beneath it
-	fmt.Fprintf(&script, "exec nsenter --net=/run/netns/'%s' -- sh -c \"mount --bind '%s' /run && mkdir -p /run/sshd /run/.cgroup && "+
+	fmt.Fprintf(&script, "exec nsenter --net=/run/netns/'%s' -- sh -c \"mount --rbind '%s' /run && mkdir -p /run/sshd /run/.cgroup && "+
 		"mount --rbind /sys/fs/cgroup /run/.cgroup && mount -t sysfs sysfs /sys && mount --move /run/.cgroup /sys/fs/cgroup && "+
 		"exec '%s' -D -e -f '%s'\"", h.Name, h.Run(), Sshd, cfg)
 	cmd := exec.Command("unshare", "--mount", "--propagation", "private", "--", "sh", "-c", script.String())
@@ -206,6 +204,32 @@ func (l *Lab) addHost(t testing.TB, n int, o Option) *Host {
 		}
 	})
 	return h
+}
+
+// sshdConfig writes the config of h's sshd, whose host key is hostKey,
+// checks it with sshd -t and returns its path.
+func (l *Lab) sshdConfig(t testing.TB, h *Host, hostKey string) string {
+	t.Helper()
+	cfg := filepath.Join(l.Dir, h.Name+".sshd_config")
+	conf := fmt.Sprintf("Port 22\nListenAddress %s\nHostKey %s\nPidFile none\nAuthorizedKeysFile %s\n"+
+		"PermitRootLogin prohibit-password\nPasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\n"+
+		"PrintMotd no\nLogLevel ERROR\nSetEnv TMPDIR=%s\n", h.Addr, hostKey, filepath.Join(l.Dir, "authorized_keys"), h.Tmp())
+	if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	run(t, Sshd, "-t", "-f", cfg)
+	return cfg
+}
+
+// systemdRun are the folders of /run a lab host shares with the machine
+// where systemd is its init (/run/systemd/system is there): systemd's
+// private socket and the system bus, which place a session's roles in
+// units. None elsewhere.
+func systemdRun() []string {
+	if _, err := os.Stat("/run/systemd/system"); err != nil {
+		return nil
+	}
+	return []string{"systemd", "dbus"}
 }
 
 // Processes returns the processes in h's network namespace other than its
