@@ -89,7 +89,7 @@ func (s *runner) loadShares(ctx context.Context, r RunSpec, t scenarios.Target, 
 			}
 		})
 	}
-	start, startErr := s.startShares(ctx, ready, n, dir, r.Scenario.Load.Tool == scenarios.ToolBench)
+	start, startErr := s.startShares(ctx, ready, n, dir)
 	if startErr != nil {
 		cancel()
 	} else if opened != nil {
@@ -101,12 +101,11 @@ func (s *runner) loadShares(ctx context.Context, r RunSpec, t scenarios.Target, 
 
 // startShares waits for every client host's tool to say it is ready
 // (bench mix once its connections are open, wrk before its threads
-// start), then gives every host its start file at once: bench mix's
-// holds the start they share, on the host's clock, far enough ahead
-// (timed) that each has it before it comes; wrk starts as its file
-// comes, and its start is then. It returns the start on this machine's
-// clock.
-func (s *runner) startShares(ctx context.Context, ready <-chan int, n int, dir string, timed bool) (time.Time, error) {
+// start), then gives every host its start file: the start they share,
+// on the host's clock, far enough ahead that each has it before it
+// comes, however late its copy goes. It returns the start on this
+// machine's clock.
+func (s *runner) startShares(ctx context.Context, ready <-chan int, n int, dir string) (time.Time, error) {
 	for range n {
 		select {
 		case <-ctx.Done():
@@ -114,14 +113,11 @@ func (s *runner) startShares(ctx context.Context, ready <-chan int, n int, dir s
 		case <-ready:
 		}
 	}
-	start := time.Now()
-	if timed {
-		unknown, err := s.host.Clocks(ctx)
-		if err != nil {
-			return time.Time{}, err
-		}
-		start = time.Now().Add(shareStartAhead + 2*unknown)
+	unknown, err := s.host.Clocks(ctx)
+	if err != nil {
+		return time.Time{}, err
 	}
+	start := time.Now().Add(shareStartAhead + 2*unknown)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i := range n {

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -228,7 +229,8 @@ func runScenarios(t *testing.T, target Target, names ...string) {
 }
 
 // TestWrkSharesMerge: http-ka-1k split over two wrk, as over two client
-// hosts, run at once against the origin: each writes its histogram
+// hosts, run at once against the origin, their start file holding a
+// start ahead: neither starts before it, each writes its histogram
 // whole, its percentiles wrk's own (Parse checks them), and the merge
 // has both's exchanges, its latency every bucket of both.
 func TestWrkSharesMerge(t *testing.T) {
@@ -244,6 +246,7 @@ func TestWrkSharesMerge(t *testing.T) {
 	outs := make([][]byte, 2)
 	errs := make([]error, 2)
 	var wg sync.WaitGroup
+	at := time.Now().Add(300 * time.Millisecond)
 	for i := range shares {
 		var err error
 		if shares[i], err = ShareOf(s, i, 2); err != nil {
@@ -255,8 +258,8 @@ func TestWrkSharesMerge(t *testing.T) {
 			t.Fatal(err)
 		}
 		// the start there from the first: the script says it is ready
-		// and goes
-		if err := os.WriteFile(filepath.Join(dir, ShareStartFile), []byte("0\n"), 0o644); err != nil {
+		// and waits for the time it holds
+		if err := os.WriteFile(filepath.Join(dir, ShareStartFile), []byte(strconv.FormatInt(at.UnixNano(), 10)+"\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		wg.Go(func() {
@@ -272,8 +275,8 @@ func TestWrkSharesMerge(t *testing.T) {
 	var want, buckets int64
 	for i, m := range ms {
 		if errs[i] != nil || m.Requests == 0 || len(m.Latencies) == 0 || !strings.HasPrefix(string(outs[i]), ShareReady+"\n") ||
-			time.Since(m.Started) > time.Minute || time.Since(m.Started) < time.Second {
-			t.Fatalf("share %d: %+v, %v; want exchanges, its start said and the histogram whole", i+1, m, errs[i])
+			time.Since(m.Started) > time.Minute || m.Started.Before(at) {
+			t.Fatalf("share %d: %+v, %v; want exchanges, its start said (not before %v) and the histogram whole", i+1, m, errs[i], at)
 		}
 		for _, b := range m.Latencies {
 			want += b.Count

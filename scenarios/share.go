@@ -21,8 +21,8 @@ import (
 // to begin its share (bench mix --start-file once its connections are
 // open, wrk's script before its threads start); it then waits for the
 // file ShareStartFile in its load folder, which the session writes on
-// every host once all have said it: wrk begins as the file comes, bench
-// mix's warm-up at the time it holds, in Unix nanoseconds.
+// every host once all have said it, ahead of the time it holds, in Unix
+// nanoseconds: bench mix's warm-up begins then, and wrk's threads.
 const (
 	ShareReady     = "ready"
 	ShareStartFile = "start"

@@ -183,9 +183,11 @@ wrk.headers["Connection"] = "close"
 {{- if .Start}}
 
 -- a share of a load split over client hosts: the threads start, on
--- every host at once, when the session writes the start file; where
--- LuaJIT's FFI serves, the wait sleeps a millisecond at a time and the
--- start is said to the nanosecond
+-- every host at once, at the time the start file holds (Unix
+-- nanoseconds on this host's clock), the session writing it ahead of
+-- that time on every host; where LuaJIT's FFI serves, the waits sleep a
+-- millisecond at most and the start is said to the nanosecond, and
+-- elsewhere the threads start as the file comes
 local waited = false
 setup = function(thread)
   if waited then return end
@@ -203,10 +205,16 @@ setup = function(thread)
   for i = 1, {{.Polls}} do
     local f = io.open("{{.Start}}")
     if f then
+      local at = f:read("*n")
       f:close()
       if ok then
         local ts = ffi.new("struct bench_ts")
         ffi.C.clock_gettime(0, ts)
+        while at and tonumber(ts.sec) * 1e9 + tonumber(ts.nsec) < at do
+          local left = (at - (tonumber(ts.sec) * 1e9 + tonumber(ts.nsec))) / 1000
+          ffi.C.usleep(math.max(1, math.min(1000, math.floor(left))))
+          ffi.C.clock_gettime(0, ts)
+        end
         io.write(string.format("` + wrkStartPrefix + ` %d%09d\n", tonumber(ts.sec), tonumber(ts.nsec)))
         io.stdout:flush()
       end
