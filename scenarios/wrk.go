@@ -209,11 +209,14 @@ setup = function(thread)
       f:close()
       if ok then
         local ts = ffi.new("struct bench_ts")
-        ffi.C.clock_gettime(0, ts)
-        while at and tonumber(ts.sec) * 1e9 + tonumber(ts.nsec) < at do
-          local left = (at - (tonumber(ts.sec) * 1e9 + tonumber(ts.nsec))) / 1000
-          ffi.C.usleep(math.max(1, math.min(1000, math.floor(left))))
+        local function now()
           ffi.C.clock_gettime(0, ts)
+          return tonumber(ts.sec) * 1e9 + tonumber(ts.nsec)
+        end
+        local t = now()
+        while at and t < at do
+          ffi.C.usleep(math.max(1, math.min(1000, math.floor((at - t) / 1000))))
+          t = now()
         end
         io.write(string.format("` + wrkStartPrefix + ` %d%09d\n", tonumber(ts.sec), tonumber(ts.nsec)))
         io.stdout:flush()
