@@ -203,10 +203,12 @@ setup = function(thread)
     ]]
   end
   for i = 1, {{.Polls}} do
+    -- the file whole (its line ended), not one its copy is still writing
     local f = io.open("{{.Start}}")
-    if f then
-      local at = f:read("*n")
-      f:close()
+    local text = f and f:read("*a")
+    if f then f:close() end
+    if text and text:sub(-1) == "\n" then
+      local at = tonumber(text)
       if ok then
         local ts = ffi.new("struct bench_ts")
         local function now()
