@@ -36,9 +36,17 @@ func stunnelConf(t testing.TB, dir, name, suite, body string) string {
 	return p
 }
 
-// echoThrough sends 8 MB through entry, shuts the sending side, and
-// checks that every byte came back and the end was passed on.
-func echoThrough(t *testing.T, entry string) {
+// echoThrough sends 8 MB through entry and checks that every byte came
+// back; then it shuts the sending side and checks that the end was
+// passed on, both ways. It does not shut its side while data is still
+// coming back: stunnel 5.68 drops what it has not read from its socket
+// when it sees the socket hang up after a half-close (its log, "TLS
+// closed (SSL_read)", "Read socket closed (HUP)", "8357888 byte(s) sent
+// to TLS, 8388731 byte(s) sent to socket"), which a half-close with data
+// in flight through stunnel's server would fail on. TestTunnelEcho
+// checks that case through the wrapper's two sides. When a byte is
+// missing it says whether a wrapper of ws broke.
+func echoThrough(t *testing.T, entry string, ws ...*Wrapper) {
 	t.Helper()
 	c, err := net.Dial("tcp", entry)
 	if err != nil {
@@ -48,16 +56,20 @@ func echoThrough(t *testing.T, entry string) {
 	c.SetDeadline(time.Now().Add(20 * time.Second))
 	want := make([]byte, 8<<20+123)
 	rand.Read(want)
-	go func() {
-		c.Write(want)
-		c.(*net.TCPConn).CloseWrite()
-	}()
-	got, err := io.ReadAll(c)
-	if err != nil {
-		t.Fatalf("read back: %v", err)
+	go c.Write(want)
+	got := make([]byte, len(want))
+	if n, err := io.ReadFull(c, got); err != nil {
+		relayedWhole(t, ws...)
+		t.Fatalf("read back %d of the %d bytes sent: %v", n, len(want), err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Fatalf("got %d bytes back, want the %d sent", len(got), len(want))
+		t.Fatal("the bytes read back are not the bytes sent")
+	}
+	if err := c.(*net.TCPConn).CloseWrite(); err != nil {
+		t.Fatal(err)
+	}
+	if rest, err := io.ReadAll(c); err != nil || len(rest) > 0 {
+		t.Fatalf("after the echo and a half-close: %d bytes more, %v; want the end", len(rest), err)
 	}
 }
 
@@ -84,7 +96,7 @@ func TestStunnelPeers(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			echoThrough(t, serve(t, client))
+			echoThrough(t, serve(t, client), client)
 
 			server, err := New(Config{Side: Server, Connect: back, Cert: filepath.Join(dir, "cert.pem"), Key: filepath.Join(dir, "key.pem")})
 			if err != nil {
@@ -95,13 +107,9 @@ func TestStunnelPeers(t *testing.T) {
 			start(t, "stunnel", stunnelConf(t, dir, name+"-client.conf", name, fmt.Sprintf("client = yes\naccept = %s\nconnect = %s\nCAfile = %s\nverifyChain = yes\ncheckIP = 127.0.0.1\n",
 				sCli, wSrv, filepath.Join(dir, "ca.pem"))))
 			nettest.WaitAccepting(t, sCli)
-			echoThrough(t, sCli)
+			echoThrough(t, sCli, server)
 
-			for _, w := range []*Wrapper{client, server} {
-				if n, err := w.Failed(); n > 0 {
-					t.Errorf("%s side: %d failed: %v", w.cfg.Side, n, err)
-				}
-			}
+			relayedWhole(t, client, server)
 		})
 	}
 }
@@ -176,9 +184,7 @@ func TestKeyUpdate(t *testing.T) {
 	waitFor("<<< TLS 1.3, Handshake [length 0005], KeyUpdate")
 	waitFor("\nafter\n")
 	stdin.Close()
-	if n, err := server.Failed(); n > 0 {
-		t.Errorf("%d failed: %v", n, err)
-	}
+	relayedWhole(t, server)
 }
 
 // TestRecordSizes: data of every length around a record's boundaries

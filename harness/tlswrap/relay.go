@@ -8,6 +8,9 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // bufSize is what the wrapper reads from a socket at most in one call:
@@ -21,22 +24,50 @@ const maxRecord = 16 << 10
 // ended, passing a half-close on: the end of one direction's data is
 // sent on (close_notify and a TCP FIN, or a FIN) while the other goes on.
 // rc is the TLS side after crypto/tls's handshake, read and write its
-// protections.
-func relay(plain net.Conn, rc *rawConn, read, write *protection) {
+// protections. It returns the first failure of either direction, nil
+// when both ended as they should.
+func relay(plain net.Conn, rc *rawConn, read, write *protection) error {
 	var owed atomic.Bool // a KeyUpdate asked for one in return
+	b := &breaker{plain: plain, raw: rc.Conn}
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		encrypt(plain, rc.Conn, write, &owed)
+		encrypt(plain, rc.Conn, write, &owed, b)
 	}()
-	decrypt(rc, plain, read, &owed)
+	decrypt(rc, plain, read, &owed, b)
 	wg.Wait()
+	return b.err
+}
+
+// breaker ends a relay that failed: both of its connections reset, so
+// that neither side takes a broken stream for one that ended (a FIN
+// alone passes for an end here, after data between records), and the
+// first failure kept.
+type breaker struct {
+	once       sync.Once
+	err        error
+	plain, raw net.Conn
+	// plainShut and rawShut: the relay has sent its end on that
+	// connection (see wasReset)
+	plainShut, rawShut atomic.Bool
+}
+
+func (b *breaker) fail(err error) {
+	b.once.Do(func() {
+		b.err = err
+		for _, c := range []net.Conn{b.plain, b.raw} {
+			if t, ok := c.(*net.TCPConn); ok {
+				_ = t.SetLinger(0) // a close sends a reset
+			}
+			c.Close()
+		}
+	})
 }
 
 // encrypt reads plain in batches and sends each batch as records in one
 // write.
-func encrypt(plain, raw net.Conn, p *protection, owed *atomic.Bool) {
+func encrypt(plain, raw net.Conn, p *protection, owed *atomic.Bool, b *breaker) {
 	in := make([]byte, bufSize+1) // one more: sealData borrows the byte after the data
 	out := make([]byte, 0, bufSize+(bufSize/maxRecord+3)*recordOverhead)
 	for {
@@ -46,17 +77,18 @@ func encrypt(plain, raw net.Conn, p *protection, owed *atomic.Bool) {
 			// Answer with our own, before our next data.
 			out = p.seal(out, keyUpdate(updateNotRequested))
 			if uerr := p.update(); uerr != nil {
-				plain.Close()
-				raw.Close()
+				b.fail(uerr)
 				return
 			}
 		}
 		out = p.sealData(out, in[:n])
+		if errors.Is(err, io.EOF) && wasReset(plain, &b.plainShut) {
+			err = syscall.ECONNRESET // the write the other way was told
+		}
 		if err != nil && !errors.Is(err, io.EOF) {
 			// Not an end but a failure: no close_notify, which would
 			// say that the data is whole.
-			plain.Close()
-			raw.Close()
+			b.fail(fmt.Errorf("read the plain side: %w", err))
 			return
 		}
 		if err != nil {
@@ -66,12 +98,12 @@ func encrypt(plain, raw net.Conn, p *protection, owed *atomic.Bool) {
 		}
 		if len(out) > 0 {
 			if _, werr := raw.Write(out); werr != nil {
-				plain.Close()
-				raw.Close()
+				b.fail(fmt.Errorf("write the TLS side: %w", werr))
 				return
 			}
 		}
 		if err != nil {
+			b.rawShut.Store(true)
 			_ = CloseWrite(raw)
 			return
 		}
@@ -80,29 +112,64 @@ func encrypt(plain, raw net.Conn, p *protection, owed *atomic.Bool) {
 
 // decrypt reads records, as many as have arrived, opens them where they
 // lie and sends their plaintext on in one gathered write.
-func decrypt(rc *rawConn, plain net.Conn, p *protection, owed *atomic.Bool) {
+func decrypt(rc *rawConn, plain net.Conn, p *protection, owed *atomic.Bool, b *breaker) {
 	r := records{inbuf: rc.inbuf, p: p, owed: owed}
 	for {
 		data, done, err := r.openAll()
 		if err == nil && len(data) > 0 {
-			b := data
-			_, err = b.WriteTo(plain)
+			if _, werr := data.WriteTo(plain); werr != nil {
+				err = fmt.Errorf("write the plain side: %w", werr)
+			}
 		}
 		if err == nil && !done {
 			err = r.fill(rc.Conn)
+		}
+		if errors.Is(err, io.EOF) && wasReset(rc.Conn, &b.rawShut) {
+			err = fmt.Errorf("read the TLS side: %w", syscall.ECONNRESET)
 		}
 		switch {
 		case done || errors.Is(err, io.EOF) && r.start == r.end:
 			// The peer's close_notify, or its FIN between records
 			// (some shut their side without close_notify).
+			b.plainShut.Store(true)
 			_ = CloseWrite(plain)
 			return
+		case errors.Is(err, io.EOF):
+			b.fail(fmt.Errorf("the TLS side ended inside a record, %d bytes of it read", r.end-r.start))
+			return
 		case err != nil:
-			plain.Close()
-			rc.Close()
+			b.fail(err)
 			return
 		}
 	}
+}
+
+// wasReset says whether a connection whose read returned the end was
+// reset rather than ended by a FIN; shut says the relay sent its own end
+// on it. The kernel reports a reset once, to whichever direction asks
+// first: the other direction's read then returns the end as after a FIN,
+// and would pass a broken stream on as a whole one. A reset leaves the
+// connection closed; so does a close both sides made, the relay's end
+// first (the socket closes as its TIME_WAIT begins), and only then. A
+// FIN that came first leaves it half-open.
+func wasReset(c net.Conn, shut *atomic.Bool) bool {
+	t, ok := c.(*net.TCPConn)
+	if !ok || shut.Load() {
+		return false
+	}
+	rc, err := t.SyscallConn()
+	if err != nil {
+		return true
+	}
+	state := uint8(unix.BPF_TCP_CLOSE)
+	if cerr := rc.Control(func(fd uintptr) {
+		if info, err := unix.GetsockoptTCPInfo(int(fd), unix.IPPROTO_TCP, unix.TCP_INFO); err == nil {
+			state = info.State
+		}
+	}); cerr != nil {
+		return true
+	}
+	return state == unix.BPF_TCP_CLOSE
 }
 
 // records are the records read from the TLS side and not yet opened,

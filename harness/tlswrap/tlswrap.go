@@ -162,6 +162,8 @@ type Wrapper struct {
 	failed   int   // connections that failed to connect or handshake
 	firstErr error // the first of them
 	conns    int   // connections relayed
+	broken   int   // relayed connections that broke: reset, or a record that did not open
+	brokeErr error // the first of them
 }
 
 // New checks c and loads its certificates.
@@ -183,6 +185,16 @@ func (w *Wrapper) Failed() (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.failed, w.firstErr
+}
+
+// Broken returns how many connections broke while relaying (a reset, a
+// write that failed, a record that did not open, the TLS side's end
+// inside a record), each passed on as a reset, and the first of their
+// errors.
+func (w *Wrapper) Broken() (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.broken, w.brokeErr
 }
 
 func (w *Wrapper) fail(err error) {
@@ -276,7 +288,14 @@ func (w *Wrapper) handle(ctx context.Context, accepted net.Conn) error {
 	w.mu.Lock()
 	w.conns++
 	w.mu.Unlock()
-	relay(plain, rc, read, write)
+	if err := relay(plain, rc, read, write); err != nil {
+		w.mu.Lock()
+		w.broken++
+		if w.brokeErr == nil {
+			w.brokeErr = fmt.Errorf("TLS with %s: %w", raw.RemoteAddr(), err)
+		}
+		w.mu.Unlock()
+	}
 	return nil
 }
 

@@ -5,11 +5,13 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/tls"
+	"errors"
 	"io"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -84,17 +86,69 @@ func TestTunnelEcho(t *testing.T) {
 		}()
 		got, err := io.ReadAll(c)
 		c.Close()
-		if err != nil {
-			t.Fatalf("read back: %v", err)
-		}
-		if !bytes.Equal(got, want) {
-			t.Fatalf("got %d bytes back, want the %d sent", len(got), len(want))
+		if err != nil || !bytes.Equal(got, want) {
+			time.Sleep(100 * time.Millisecond) // the wrappers' count of a break
+			relayedWhole(t, client, server)
+			t.Fatalf("got %d bytes back, want the %d sent: %v", len(got), len(want), err)
 		}
 	}
-	for _, w := range []*Wrapper{client, server} {
+	relayedWhole(t, client, server)
+}
+
+// relayedWhole checks that no connection through ws failed or broke.
+func relayedWhole(t *testing.T, ws ...*Wrapper) {
+	t.Helper()
+	for _, w := range ws {
 		if n, err := w.Failed(); n > 0 {
 			t.Errorf("%s side: %d failed: %v", w.cfg.Side, n, err)
 		}
+		if n, err := w.Broken(); n > 0 {
+			t.Errorf("%s side: %d broke: %v", w.cfg.Side, n, err)
+		}
+	}
+}
+
+// TestResetPassedOn: an origin that resets its connection in the middle
+// of a stream breaks it on both wrappers, and the client sees a reset,
+// not an end that would pass for the whole stream.
+func TestResetPassedOn(t *testing.T) {
+	dir := pki(t)
+	back := nettest.Serve(t, func(ctx context.Context, ln net.Listener) {
+		accept.Serve(ctx, ln, func(c net.Conn) {
+			io.CopyN(io.Discard, c, 1<<20)
+			c.(*net.TCPConn).SetLinger(0)
+			c.Close()
+		})
+	})
+	entry, client, server := tunnel(t, dir, back, 0)
+	c, err := net.Dial("tcp", entry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(20 * time.Second))
+	wrote := make(chan error, 1)
+	go func() {
+		_, err := c.Write(make([]byte, 8<<20))
+		wrote <- err
+	}()
+	// The kernel tells of a reset once, to the read or the write that
+	// asks first.
+	_, rerr := io.ReadAll(c)
+	if werr := <-wrote; !errors.Is(rerr, syscall.ECONNRESET) && !errors.Is(werr, syscall.ECONNRESET) {
+		t.Fatalf("the client read %v and wrote %v; want a reset", rerr, werr)
+	}
+	for _, w := range []*Wrapper{server, client} {
+		deadline := time.Now().Add(5 * time.Second)
+		for n, _ := w.Broken(); n != 1; n, _ = w.Broken() {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s side: %d connections broke, want 1", w.cfg.Side, n)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	if _, err := server.Broken(); !errors.Is(err, syscall.ECONNRESET) && !errors.Is(err, syscall.EPIPE) {
+		t.Errorf("server side broke with %v; want the origin's reset", err)
 	}
 }
 
