@@ -303,7 +303,7 @@ func TestHostUp(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got, want := maskValue(t, mask), maskValue(t, cpuMask(h.Layout().cpus(e.role))); got != want {
+			if got, want := maskValue(t, mask), maskValue(t, CPUMask(h.Layout().cpus(e.role))); got != want {
 				t.Errorf("rps_cpus of %s in %s = %s; want %x (%s's CPUs)", e.name, e.role, mask, want, e.role)
 			}
 		}

@@ -261,9 +261,9 @@ func CPUList(cpus []int) string {
 	return strings.Join(parts, ",")
 }
 
-// cpuMask returns the hexadecimal mask the kernel's rps_cpus takes,
+// CPUMask returns the hexadecimal mask the kernel's rps_cpus takes,
 // in comma-separated 32-bit words, most significant first.
-func cpuMask(cpus []int) string {
+func CPUMask(cpus []int) string {
 	top := 0
 	for _, c := range cpus {
 		top = max(top, c)

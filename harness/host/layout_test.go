@@ -92,8 +92,8 @@ func TestCPUMask(t *testing.T) {
 		{[]int{33}, "00000002,00000000"},
 	}
 	for _, tt := range tests {
-		if got := cpuMask(tt.cpus); got != tt.want {
-			t.Errorf("cpuMask(%v) = %q; want %q", tt.cpus, got, tt.want)
+		if got := CPUMask(tt.cpus); got != tt.want {
+			t.Errorf("CPUMask(%v) = %q; want %q", tt.cpus, got, tt.want)
 		}
 	}
 }

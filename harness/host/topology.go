@@ -100,7 +100,7 @@ func buildTopology(prefix string, nsName func(Role) string, layout Layout, after
 		for _, e := range []end{p.a, p.b} {
 			// The mask is written while the link is in the host's /sys;
 			// it stays with the link when the link moves.
-			mask := cpuMask(layout.cpus(e.role))
+			mask := CPUMask(layout.cpus(e.role))
 			if err := os.WriteFile(rpsPath("/sys", e.name), []byte(mask), 0); err != nil {
 				return fmt.Errorf("set rps mask of %s to %s: %w", e.name, mask, err)
 			}

@@ -54,6 +54,7 @@ type Lab struct {
 	Config string // ssh's config file for the lab (ssh -F)
 	Hosts  []*Host
 	prefix string
+	chain  bool // made by NewChain
 }
 
 // Option changes a host of the lab as it is made.
@@ -66,19 +67,44 @@ type Option struct {
 	// Down makes the host without its sshd: nothing listens at its
 	// address.
 	Down bool
+	// RPS steers what the host receives to its CPUs (the hosts file's
+	// cpus=), as a real host's NIC interrupts its own: its data NIC's
+	// rps_cpus, a mask as the kernel takes it. Without it what a host
+	// receives is processed on the CPU of whichever host sent it.
+	RPS string
 }
 
 // subnet is the lab's control network, a /30 a host: 10.213.N.0/30, the
 // test's end .1, the host's .2. dataNet is its data network, one /24:
-// the nth host 10.214.0.N.
+// the nth host 10.214.0.N; a chain's links are chainNet's /24s from
+// 10.214.1.0 (see chainAddr).
 const (
-	subnet  = "10.213."
-	dataNet = "10.214.0."
+	subnet   = "10.213."
+	dataNet  = "10.214.0."
+	chainNet = "10.214."
 )
 
-// New makes a lab of len(opts) hosts, the ith as opts[i] says. It fails
-// the test where the machine cannot (not root, no sshd).
+// New makes a lab of len(opts) hosts, the ith as opts[i] says, joined
+// on the data network by a switch. It fails the test where the machine
+// cannot (not root, no sshd).
 func New(t testing.TB, opts ...Option) *Lab {
+	t.Helper()
+	return newLab(t, false, opts)
+}
+
+// NewChain makes a lab whose hosts are joined on the data network in a
+// chain, each to the next by a veth pair of its own, the hosts between
+// forwarding: the network of a session on one machine, client, proxy
+// and origin, where what the client sends the origin passes through the
+// proxy's namespace. A host's Data is its address on its link towards
+// the first host (the first's, on its link to the second); DataNIC is
+// that link's end, data1 a middle host's link to the next.
+func NewChain(t testing.TB, opts ...Option) *Lab {
+	t.Helper()
+	return newLab(t, true, opts)
+}
+
+func newLab(t testing.TB, chain bool, opts []Option) *Lab {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Fatal("the hosts' lab needs root: network namespaces and sshd")
@@ -89,8 +115,10 @@ func New(t testing.TB, opts ...Option) *Lab {
 	if taken(subnet) {
 		t.Fatalf("the machine routes %s0.0/16 already: the lab's control network would shadow it", subnet)
 	}
-	l := &Lab{Dir: t.TempDir(), prefix: "bl" + strconv.Itoa(os.Getpid()%100000)}
-	l.makeSwitch(t)
+	l := &Lab{Dir: t.TempDir(), prefix: "bl" + strconv.Itoa(os.Getpid()%100000), chain: chain}
+	if !chain {
+		l.makeSwitch(t)
+	}
 	// sshd's privilege separation wants its folder, which the package's
 	// service makes at its start
 	if err := os.MkdirAll("/run/sshd", 0o755); err != nil {
@@ -108,6 +136,9 @@ func New(t testing.TB, opts ...Option) *Lab {
 	var known bytes.Buffer
 	for i, o := range opts {
 		h := l.addHost(t, i+1, o)
+		if chain && i > 0 {
+			l.link(t, l.Hosts[i-1], h, opts[i-1].RPS, o.RPS)
+		}
 		hostPub, err := os.ReadFile(filepath.Join(l.Dir, h.Name+".key.pub"))
 		if err != nil {
 			t.Fatal(err)
@@ -116,6 +147,9 @@ func New(t testing.TB, opts ...Option) *Lab {
 			f := strings.Fields(string(hostPub))
 			fmt.Fprintf(&known, "%s %s %s\n", h.Addr, f[0], f[1])
 		}
+	}
+	if chain {
+		l.route(t)
 	}
 	knownHosts := filepath.Join(l.Dir, "known_hosts")
 	if err := os.WriteFile(knownHosts, known.Bytes(), 0o600); err != nil {
@@ -139,6 +173,9 @@ func New(t testing.TB, opts ...Option) *Lab {
 func (l *Lab) addHost(t testing.TB, n int, o Option) *Host {
 	t.Helper()
 	h := &Host{Name: fmt.Sprintf("%s-h%d", l.prefix, n), Addr: fmt.Sprintf("%s%d.2", subnet, n), Data: fmt.Sprintf("%s%d", dataNet, n), dir: l.Dir}
+	if l.chain {
+		h.Data = chainAddr(max(n-1, 1), n)
+	}
 	l.Hosts = append(l.Hosts, h)
 	outer, inner := fmt.Sprintf("%sh%da", l.prefix, n), fmt.Sprintf("%sh%db", l.prefix, n)
 	run(t, "ip", "netns", "add", h.Name)
@@ -151,7 +188,9 @@ func (l *Lab) addHost(t testing.TB, n int, o Option) *Host {
 	run(t, "ip", "-n", h.Name, "addr", "add", h.Addr+"/30", "dev", inner)
 	run(t, "ip", "-n", h.Name, "link", "set", inner, "up")
 	run(t, "ip", "-n", h.Name, "link", "set", "lo", "up")
-	l.plug(t, h, n)
+	if !l.chain {
+		l.plug(t, h, n, o.RPS)
+	}
 	hostKey := filepath.Join(l.Dir, h.Name+".key")
 	run(t, "ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", h.Name, "-f", hostKey)
 	cfg := l.sshdConfig(t, h, hostKey)
@@ -267,9 +306,10 @@ func (l *Lab) makeSwitch(t testing.TB) {
 }
 
 // plug joins host h, the nth, to the data network: a veth pair, its end
-// in the host DataNIC with its address Data, the other on the switch's
-// bridge.
-func (l *Lab) plug(t testing.TB, h *Host, n int) {
+// in the host DataNIC with its address Data and its receive queue
+// steered by the mask rps (when there is one), the other on the
+// switch's bridge.
+func (l *Lab) plug(t testing.TB, h *Host, n int, rps string) {
 	t.Helper()
 	ns, port := l.prefix+"-sw", fmt.Sprintf("p%d", n)
 	run(t, "ip", "-n", h.Name, "link", "add", DataNIC, "type", "veth", "peer", "name", port, "netns", ns)
@@ -277,6 +317,64 @@ func (l *Lab) plug(t testing.TB, h *Host, n int) {
 	run(t, "ip", "-n", ns, "link", "set", port, "up")
 	run(t, "ip", "-n", h.Name, "addr", "add", h.Data+"/24", "dev", DataNIC)
 	run(t, "ip", "-n", h.Name, "link", "set", DataNIC, "up")
+	steer(t, h, DataNIC, rps)
+}
+
+// steer sets the mask rps (none: nothing) on the receive queue of h's
+// interface nic.
+func steer(t testing.TB, h *Host, nic, rps string) {
+	t.Helper()
+	if rps != "" {
+		run(t, "ip", "netns", "exec", h.Name, "sh", "-c",
+			fmt.Sprintf("echo %s > /sys/class/net/%s/queues/rx-0/rps_cpus", rps, nic))
+	}
+}
+
+// chainAddr is the address of the nth host on the kth link of a chain
+// (the link between hosts k and k+1): 10.214.k.n.
+func chainAddr(k, n int) string { return fmt.Sprintf("%s%d.%d", chainNet, k, n) }
+
+// link joins a, the kth host of a chain, to b, the next: a veth pair,
+// DataNIC in b, a's DataNIC when it is the first host and data1
+// otherwise, each end's receive queue steered by its host's mask (when
+// there is one).
+func (l *Lab) link(t testing.TB, a, b *Host, aRPS, bRPS string) {
+	t.Helper()
+	k := len(l.Hosts) - 1
+	aNIC := "data1"
+	if k == 1 {
+		aNIC = DataNIC
+	}
+	run(t, "ip", "-n", a.Name, "link", "add", aNIC, "type", "veth", "peer", "name", DataNIC, "netns", b.Name)
+	for _, e := range []struct {
+		h        *Host
+		nic, rps string
+		n        int
+	}{{a, aNIC, aRPS, k}, {b, DataNIC, bRPS, k + 1}} {
+		run(t, "ip", "-n", e.h.Name, "addr", "add", chainAddr(k, e.n)+"/24", "dev", e.nic)
+		run(t, "ip", "-n", e.h.Name, "link", "set", e.nic, "up")
+		steer(t, e.h, e.nic, e.rps)
+	}
+}
+
+// route makes every host of a chain reach the links it is not on through
+// its neighbours, and the hosts between forward.
+func (l *Lab) route(t testing.TB) {
+	t.Helper()
+	for i, h := range l.Hosts {
+		n := i + 1 // on links n-1 and n
+		for k := 1; k < len(l.Hosts); k++ {
+			switch {
+			case k < n-1:
+				run(t, "ip", "-n", h.Name, "route", "add", chainAddr(k, 0)+"/24", "via", chainAddr(n-1, n-1))
+			case k > n:
+				run(t, "ip", "-n", h.Name, "route", "add", chainAddr(k, 0)+"/24", "via", chainAddr(n, n+1))
+			}
+		}
+		if n > 1 && n < len(l.Hosts) {
+			run(t, "ip", "netns", "exec", h.Name, "sysctl", "-qw", "net.ipv4.ip_forward=1")
+		}
+	}
 }
 
 // cgroupControllers are the v1 hierarchies a session's roles use: the
