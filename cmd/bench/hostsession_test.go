@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,21 +37,26 @@ const (
 // each on a lab host of its own, reached over ssh, their processes
 // placed by each host's agent and their traffic on the lab's data
 // network, a scenario of each mode family: every row ok, with its
-// figures and the roles' CPU; the hosts in the metadata and in Setup;
-// nothing left on any host.
+// figures and the roles' CPU; each cell's median within the spread of
+// the same cell run on this machine alone; the hosts in the metadata and
+// in Setup; nothing left on any host.
 func TestSessionOnLabHosts(t *testing.T) {
 	testenv.NeedRoot(t, "the hosts' lab: network namespaces and sshd")
 	testenv.NeedProgram(t, hostlab.Sshd)
 	for _, p := range []string{scenarios.ToolWrk, scenarios.ToolIperf3, "nginx", "squid", "danted", "stunnel"} {
 		testenv.NeedProgram(t, p)
 	}
-	lab := hostlab.New(t, hostlab.Option{}, hostlab.Option{}, hostlab.Option{})
-	hosts := labHosts(t, lab)
+	lay := oneMachineLayout(t)
+	rps := func(cpus []int) hostlab.Option { return hostlab.Option{RPS: host.CPUMask(cpus)} }
+	lab := hostlab.NewChain(t, rps(lay.Client), rps(lay.Proxy), rps(lay.Origin))
+	hosts := labHostsAs(t, lab, lay)
 	p := lab.Hosts[1]
 	prefix := testenv.Prefix(t)
 	t.Cleanup(func() { forget(prefix) })
-	ts := runTestSession(t, prefix, t.TempDir(), "hosts", labFamilies, "--proxy", labColumns, "--mix-conns", "200",
-		"--reps", "1", "--duration", "1s", "--warmup", "0s", "--hosts", hosts, "--ssh-config", lab.Config)
+	session := []string{"--proxy", labColumns, "--mix-conns", "200", "--reps", strconv.Itoa(spreadReps), "--duration", "1s", "--warmup", "0s"}
+	one := runTestSession(t, prefix, t.TempDir(), "one", labFamilies, session...)
+	ts := runTestSession(t, prefix, t.TempDir(), "hosts", labFamilies, append(session, "--hosts", hosts, "--ssh-config", lab.Config)...)
+	withinSpread(t, one.rows, ts.rows)
 	modes := map[results.Mode]bool{}
 	for _, r := range ts.rows {
 		modes[r.Mode] = true
@@ -100,11 +107,15 @@ func TestSessionOnLabHosts(t *testing.T) {
 // within noise; filed in a history, a trend of its cells.
 func readAsOneMachine(t *testing.T, ts testSession) {
 	t.Helper()
+	cells := map[results.Cell]bool{}
+	for _, r := range ts.rows {
+		cells[r.Cell()] = true
+	}
 	var out, says bytes.Buffer
 	if err := dispatch(&out, &says, []string{"compare", ts.csvPath, ts.csvPath}); err != nil {
 		t.Fatalf("bench compare of the session with itself: %v\n%s", err, says.String())
 	}
-	if want := fmt.Sprintf("No real regression, no real improvement, %d cells within noise", len(ts.rows)); !strings.HasPrefix(out.String(), want) {
+	if want := fmt.Sprintf("No real regression, no real improvement, %d cells within noise", len(cells)); !strings.HasPrefix(out.String(), want) {
 		t.Errorf("bench compare of the session with itself:\n%s\nwant it to begin %q", out.String(), want)
 	}
 	hist := t.TempDir()
@@ -121,8 +132,8 @@ func readAsOneMachine(t *testing.T, ts testSession) {
 	if m != nil {
 		series, _ = strconv.Atoi(m[1])
 	}
-	if series < len(ts.rows) {
-		t.Errorf("bench trend of the history of the session:\n%s\nwant its %d cells among the series", out.String(), len(ts.rows))
+	if series < len(cells) {
+		t.Errorf("bench trend of the history of the session:\n%s\nwant its %d cells among the series", out.String(), len(cells))
 	}
 }
 
@@ -264,14 +275,80 @@ func TestSessionHostLost(t *testing.T) {
 // client on the first, on CPU 0; the proxy on the second, on CPU 1; the
 // origin on the third, on CPU 0.
 func labHosts(t *testing.T, lab *hostlab.Lab) string {
+	return labHostsAs(t, lab, host.Layout{Client: []int{0}, Proxy: []int{1}, Origin: []int{0}})
+}
+
+// labHostsAs writes the hosts file of lab's three hosts, each with the
+// CPUs lay gives its role.
+func labHostsAs(t *testing.T, lab *hostlab.Lab, lay host.Layout) string {
 	t.Helper()
-	c, p, o := lab.Hosts[0], lab.Hosts[1], lab.Hosts[2]
 	hosts := filepath.Join(lab.Dir, "hosts")
-	text := fmt.Sprintf("client %s data=%s cpus=0\nproxy %s data=%s cpus=1\norigin %s data=%s cpus=0\n", c.Addr, c.Data, p.Addr, p.Data, o.Addr, o.Data)
-	if err := os.WriteFile(hosts, []byte(text), 0o600); err != nil {
+	var text strings.Builder
+	for i, r := range []struct {
+		role string
+		cpus []int
+	}{{"client", lay.Client}, {"proxy", lay.Proxy}, {"origin", lay.Origin}} {
+		h := lab.Hosts[i]
+		fmt.Fprintf(&text, "%s %s data=%s cpus=%s\n", r.role, h.Addr, h.Data, host.CPUList(r.cpus))
+	}
+	if err := os.WriteFile(hosts, []byte(text.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return hosts
+}
+
+// oneMachineLayout is the layout a session on this machine alone has.
+func oneMachineLayout(t *testing.T) host.Layout {
+	t.Helper()
+	online, err := host.OnlineCPUs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lay, err := host.DefaultLayout(online)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lay
+}
+
+// spreadReps is the runs of each cell that withinSpread compares.
+const spreadReps = 5
+
+// withinSpread checks that each cell of the session across hosts has
+// its median within the spread of the same cell on one machine, widened
+// by its own: |median(hosts) − median(one)| ≤ range(one) + range(hosts),
+// a range the slowest run to the fastest. Two sessions of the same cells
+// on one machine fail it only by chance: of 5 runs a side drawn alike,
+// at most 3 cells in 10,000 fail it (normal, exponential, or a fifth
+// of the runs 25% slow, as a loaded machine makes them), 3 in 1,000 of
+// this test's 13 cells; of 3 runs, 1.5% of cells would.
+func withinSpread(t *testing.T, one, hosts []results.Row) {
+	t.Helper()
+	runs := func(rows []results.Row) map[results.Cell][]float64 {
+		m := map[results.Cell][]float64{}
+		for i := range rows {
+			if rows[i].Status == results.OK {
+				m[rows[i].Cell()] = append(m[rows[i].Cell()], rows[i].Figure())
+			}
+		}
+		return m
+	}
+	a, b := runs(one), runs(hosts)
+	for cell, x := range b {
+		y := a[cell]
+		if len(x) != spreadReps || len(y) != spreadReps {
+			t.Errorf("%s %s %s: %d runs ok across hosts, %d on one machine; want %d of each", cell.Proxy, cell.Mode, cell.Load, len(x), len(y), spreadReps)
+			continue
+		}
+		spread := func(v []float64) float64 { return slices.Max(v) - slices.Min(v) }
+		mx, my := results.Median(x), results.Median(y)
+		t.Logf("%s %s %s: %.4g across hosts (%.4g to %.4g), %.4g on one machine (%.4g to %.4g)",
+			cell.Proxy, cell.Mode, cell.Load, mx, slices.Min(x), slices.Max(x), my, slices.Min(y), slices.Max(y))
+		if math.Abs(mx-my) > spread(x)+spread(y) {
+			t.Errorf("%s %s %s: median %.4g across hosts, %.4g on one machine: further apart than their spreads, %.4g and %.4g",
+				cell.Proxy, cell.Mode, cell.Load, mx, my, spread(x), spread(y))
+		}
+	}
 }
 
 // behindRe is the note of a run failed for a client host behind its
