@@ -332,14 +332,14 @@ func (s *runner) measure(ctx context.Context, r RunSpec, st *started, dir string
 	return x, err
 }
 
-// clockShare is the most of a window the hosts' clocks may be unknown
+// ClockShare is the most of a window the hosts' clocks may be unknown
 // by: a session over hosts of their own places each host's window by its
 // clock's offset, measured before each run.
-const clockShare = 0.01
+const ClockShare = 0.01
 
 // alignClocks measures the hosts' clocks anew, where the roles are on
 // hosts of their own, and fails the run where two hosts' windows could
-// be apart by more than clockShare of its window.
+// be apart by more than ClockShare of its window.
 func (s *runner) alignClocks(ctx context.Context, window time.Duration) error {
 	if !s.host.Spread() {
 		return nil
@@ -348,8 +348,8 @@ func (s *runner) alignClocks(ctx context.Context, window time.Duration) error {
 	if err != nil {
 		return err
 	}
-	if float64(unknown) > clockShare*float64(window) {
-		return fmt.Errorf("the hosts' clocks are known within %v, more than %g%% of the %v window: their windows could differ by that much", unknown, clockShare*100, window)
+	if float64(unknown) > ClockShare*float64(window) {
+		return fmt.Errorf("the hosts' clocks are known within %v, more than %g%% of the %v window: their windows could differ by that much", unknown, ClockShare*100, window)
 	}
 	return nil
 }

@@ -25,7 +25,7 @@ import (
 // mix's shares begin together, at a start the session gives each once
 // every host's connections are open. Their figures add up and their
 // latency merges whole (scenarios.MergeShares); hosts whose windows lie
-// further apart than clockShare of the window fail the run.
+// further apart than ClockShare of the window fail the run.
 
 // sharePrefix names the folders of the client hosts' shares in a run's
 // load folder: client-1, client-2, ...
@@ -143,7 +143,7 @@ const shareStartAhead = 500 * time.Millisecond
 
 // mergeShares merges the client hosts' measurements, their starts on
 // this machine's clock, and fails the run where one failed or, where
-// measured, their windows lie apart by more than clockShare of window:
+// measured, their windows lie apart by more than ClockShare of window:
 // their starts, or their ends beyond the tool's own slack at its end
 // (scenarios.EndSlack). The hosts whose share lagged are in its Lags.
 func (s *runner) mergeShares(specs []scenarios.Scenario, shares []share, window time.Duration, measured bool, startErr error) (scenarios.Measurement, time.Time, error) {
@@ -175,13 +175,13 @@ func (s *runner) mergeShares(specs []scenarios.Scenario, shares []share, window 
 		}
 	}
 	apart := max(starts, ends-scenarios.EndSlack(specs[0].Load.Tool))
-	if measured && float64(apart) > clockShare*float64(window) {
+	if measured && float64(apart) > ClockShare*float64(window) {
 		var each []string
 		for i, w := range windows {
 			each = append(each, fmt.Sprintf("client host %d's %.3f s from +%v", i+1, w.To.Sub(w.From).Seconds(), w.From.Sub(windows[0].From).Round(time.Millisecond)))
 		}
 		return scenarios.Measurement{}, last, fmt.Errorf("the client hosts' windows started %v and ended %v apart, more than %g%% of the %v window (%s)",
-			starts.Round(time.Millisecond), ends.Round(time.Millisecond), clockShare*100, window, strings.Join(each, ", "))
+			starts.Round(time.Millisecond), ends.Round(time.Millisecond), ClockShare*100, window, strings.Join(each, ", "))
 	}
 	m, err := scenarios.MergeShares(specs, ms)
 	m.Windows, m.Lags = windows, scenarios.Lagging(specs, ms)
