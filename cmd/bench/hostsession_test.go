@@ -19,6 +19,7 @@ import (
 
 	"bench/harness"
 	"bench/harness/host"
+	"bench/report"
 
 	"bench/internal/hostlab"
 	"bench/internal/testenv"
@@ -330,29 +331,32 @@ const spreadReps = 5
 // against 6.7k; alone, 5.8k against 5.2k), which is not explained yet.
 func withinSpread(t *testing.T, one, hosts []results.Row) {
 	t.Helper()
-	runs := func(rows []results.Row) map[results.Cell][]float64 {
-		m := map[results.Cell][]float64{}
+	// each cell's ok runs summed up as the tables do: median and range
+	summaries := func(rows []results.Row) map[results.Cell]report.Summary {
+		runs := map[results.Cell][]*results.Row{}
 		for i := range rows {
 			if rows[i].Status == results.OK {
-				m[rows[i].Cell()] = append(m[rows[i].Cell()], rows[i].Figure())
+				runs[rows[i].Cell()] = append(runs[rows[i].Cell()], &rows[i])
 			}
+		}
+		m := map[results.Cell]report.Summary{}
+		for c, rs := range runs {
+			m[c] = report.Summarize(rs, (*results.Row).Figure)
 		}
 		return m
 	}
-	a, b := runs(one), runs(hosts)
+	a, b := summaries(one), summaries(hosts)
 	for cell, x := range b {
 		y := a[cell]
-		if len(x) != spreadReps || len(y) != spreadReps {
-			t.Errorf("%s %s %s: %d runs ok across hosts, %d on one machine; want %d of each", cell.Proxy, cell.Mode, cell.Load, len(x), len(y), spreadReps)
+		if len(x.Runs) != spreadReps || len(y.Runs) != spreadReps {
+			t.Errorf("%s %s %s: %d runs ok across hosts, %d on one machine; want %d of each", cell.Proxy, cell.Mode, cell.Load, len(x.Runs), len(y.Runs), spreadReps)
 			continue
 		}
-		spread := func(v []float64) float64 { return slices.Max(v) - slices.Min(v) }
-		mx, my := results.Median(x), results.Median(y)
 		t.Logf("%s %s %s: %.4g across hosts (%.4g to %.4g), %.4g on one machine (%.4g to %.4g)",
-			cell.Proxy, cell.Mode, cell.Load, mx, slices.Min(x), slices.Max(x), my, slices.Min(y), slices.Max(y))
-		if math.Abs(mx-my) > spread(x)+spread(y) && !results.IsMix(cell.Load) {
+			cell.Proxy, cell.Mode, cell.Load, x.Median, x.Low, x.High, y.Median, y.Low, y.High)
+		if math.Abs(x.Median-y.Median) > (x.High-x.Low)+(y.High-y.Low) && !results.IsMix(cell.Load) {
 			t.Errorf("%s %s %s: median %.4g across hosts, %.4g on one machine: further apart than their spreads, %.4g and %.4g",
-				cell.Proxy, cell.Mode, cell.Load, mx, my, spread(x), spread(y))
+				cell.Proxy, cell.Mode, cell.Load, x.Median, y.Median, x.High-x.Low, y.High-y.Low)
 		}
 	}
 }

@@ -137,7 +137,7 @@ func newLab(t testing.TB, chain bool, opts []Option) *Lab {
 	for i, o := range opts {
 		h := l.addHost(t, i+1, o)
 		if chain && i > 0 {
-			l.link(t, l.Hosts[i-1], h, opts[i-1].RPS, o.RPS)
+			l.link(t, i, l.Hosts[i-1], h, opts[i-1].RPS, o.RPS)
 		}
 		hostPub, err := os.ReadFile(filepath.Join(l.Dir, h.Name+".key.pub"))
 		if err != nil {
@@ -338,9 +338,8 @@ func chainAddr(k, n int) string { return fmt.Sprintf("%s%d.%d", chainNet, k, n) 
 // DataNIC in b, a's DataNIC when it is the first host and data1
 // otherwise, each end's receive queue steered by its host's mask (when
 // there is one).
-func (l *Lab) link(t testing.TB, a, b *Host, aRPS, bRPS string) {
+func (l *Lab) link(t testing.TB, k int, a, b *Host, aRPS, bRPS string) {
 	t.Helper()
-	k := len(l.Hosts) - 1
 	aNIC := "data1"
 	if k == 1 {
 		aNIC = DataNIC
