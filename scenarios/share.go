@@ -62,10 +62,12 @@ func ShareOf(s Scenario, i, n int) (Scenario, error) {
 	}
 	l := s.Load
 	switch {
-	case l.Tool == ToolIperf3:
-		return s, fmt.Errorf("scenario %s: its streams run from one client host: iperf3's server takes one test at a time", s.Name)
 	case l.Tool == ToolOpenSSL:
-		return s, fmt.Errorf("scenario %s: its handshakes run from one client host: openssl s_time cannot wait for a start the hosts share", s.Name)
+		return s, fmt.Errorf("scenario %s: its handshakes are one connection at a time (openssl s_time, stunnel's page's method), which cannot be split over %d client hosts", s.Name, n)
+	case l.Tool == ToolIperf3 && l.Conns < n:
+		return s, fmt.Errorf("scenario %s: its iperf3 streams (%d) cannot be split over %d client hosts", s.Name, l.Conns, n)
+	case l.Tool == ToolIperf3:
+		return s, fmt.Errorf("scenario %s: its %d streams run from one client host: the origin's iperf3 server takes one test at a time", s.Name, l.Conns)
 	case l.Sweep:
 		return s, fmt.Errorf("scenario %s: the search for a sustainable rate runs from one client host", s.Name)
 	case l.Conns < n:

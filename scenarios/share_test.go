@@ -29,12 +29,15 @@ func TestShareOf(t *testing.T) {
 		t.Errorf("one host's share = %+v, %v; want the whole load as it is", s.Load, err)
 	}
 	stream, _ := byName("relay-stream16")
+	one, _ := byName("relay-stream1")
+	shake, _ := byName("tls-handshake-full")
 	few := mix
 	few.Load.Conns = 2
 	for _, c := range []struct {
 		s    Scenario
 		want string
-	}{{stream, "one test at a time"}, {few, "2 connections over 3 client hosts"}} {
+	}{{stream, "one test at a time"}, {one, "streams (1) cannot be split over 3 client hosts"},
+		{shake, "one connection at a time"}, {few, "2 connections over 3 client hosts"}} {
 		if _, err := ShareOf(c.s, 0, 3); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("ShareOf(%s, 0, 3): %v; want an error saying %q", c.s.Name, err, c.want)
 		}

@@ -124,13 +124,14 @@ func TestRunRefusesUnsharedLoads(t *testing.T) {
 		t.Fatal(err)
 	}
 	var stdout, stderr bytes.Buffer
-	err := dispatch(&stdout, &stderr, []string{"run", "--scenario", "http-ka-1k,relay-stream1,tls-handshake-full", "--proxy", "nginx", "--out", t.TempDir(),
+	err := dispatch(&stdout, &stderr, []string{"run", "--scenario", "http-ka-1k,relay-stream1,relay-stream16,tls-handshake-full", "--proxy", "nginx", "--out", t.TempDir(),
 		"--prefix", testenv.Prefix(t), "--hosts", hosts, "--dry-run"})
 	var says bytes.Buffer
 	if status := exitStatus(err, &says); status != exitUsage {
 		t.Fatalf("bench run of streams over two client hosts: exit %d, %v; want 2", status, err)
 	}
-	for _, want := range []string{"relay-stream1: its streams run from one client host", "tls-handshake-full: its handshakes run from one client host"} {
+	for _, want := range []string{"relay-stream1: its iperf3 streams (1) cannot be split over 2 client hosts",
+		"tls-handshake-full: its handshakes are one connection at a time", "relay-stream16: its 16 streams run from one client host"} {
 		if !strings.Contains(says.String(), want) {
 			t.Errorf("%q not in what bench run said:\n%s", want, says.String())
 		}
