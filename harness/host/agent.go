@@ -80,15 +80,38 @@ type agentProc struct {
 type cappedBuffer struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
+	// grew, where a waiter made it, is closed by the next write that
+	// adds to buf (longer).
+	grew chan struct{}
 }
 
 func (b *cappedBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if room := maxStdout - b.buf.Len(); room > 0 {
+	if room := maxStdout - b.buf.Len(); room > 0 && len(p) > 0 {
 		b.buf.Write(p[:min(len(p), room)])
+		if b.grew != nil {
+			close(b.grew)
+			b.grew = nil
+		}
 	}
 	return len(p), nil
+}
+
+// longer is closed once the buffer holds more than n bytes: at once
+// where it already does.
+func (b *cappedBuffer) longer(n int) <-chan struct{} {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.buf.Len() > n {
+		c := make(chan struct{})
+		close(c)
+		return c
+	}
+	if b.grew == nil {
+		b.grew = make(chan struct{})
+	}
+	return b.grew
 }
 
 func (b *cappedBuffer) bytes() []byte {
@@ -310,10 +333,15 @@ func (a *Agent) Start(s AgentStart, id *int) error {
 }
 
 // AgentWait asks after process ID, waiting up to Wait for it to exit
-// (Stop: the grace before SIGKILL).
+// (Stop: the grace before SIGKILL). Wait answers sooner once the process
+// has printed more than Seen bytes, what the caller has of its standard
+// output: a line it watches for (bench mix's that its connections are
+// open, which starts the sampler's window) comes as it is printed, not
+// up to Wait later.
 type AgentWait struct {
 	ID   int
 	Wait time.Duration
+	Seen int
 }
 
 // AgentExit is what became of a process: whether it exited, how, what it
@@ -326,16 +354,20 @@ type AgentExit struct {
 	LogTail string
 }
 
-// Wait waits up to w.Wait for process w.ID to exit and answers what
-// became of it; an exited process is forgotten.
+// Wait waits up to w.Wait for process w.ID to exit or to print more than
+// w.Seen bytes, and answers what became of it; an exited process is
+// forgotten.
 func (a *Agent) Wait(w AgentWait, x *AgentExit) error {
 	ap, err := a.proc(w.ID)
 	if err != nil {
 		return err
 	}
+	timer := time.NewTimer(w.Wait)
+	defer timer.Stop()
 	select {
 	case <-ap.p.Done():
-	case <-time.After(w.Wait):
+	case <-timer.C:
+	case <-ap.out.longer(w.Seen):
 	}
 	a.exit(w.ID, ap, x, true)
 	return nil

@@ -70,14 +70,16 @@ func (p *Proc) follow(spec ProcSpec) {
 	passed := 0
 	for {
 		var x AgentExit
-		err := rp.p.remote.Call(ctx, "Wait", AgentWait{ID: rp.id, Wait: time.Second}, &x)
+		err := rp.p.remote.Call(ctx, "Wait", AgentWait{ID: rp.id, Wait: time.Second, Seen: passed}, &x)
 		if err != nil {
 			p.err = err
 			break
 		}
-		if spec.Stdout != nil && len(x.Stdout) > passed {
-			spec.Stdout.Write(x.Stdout[passed:])
-			passed = len(x.Stdout)
+		if len(x.Stdout) > passed {
+			if spec.Stdout != nil {
+				spec.Stdout.Write(x.Stdout[passed:])
+			}
+			passed = len(x.Stdout) // the next Wait answers once there is more
 		}
 		p.mu.Lock()
 		rp.tail = x.LogTail
