@@ -27,11 +27,13 @@ import (
 	"bench/scenarios"
 )
 
-// labFamilies is a scenario of each mode family, and the columns that
-// serve them between them, for the sessions across the lab's hosts.
+// labFamilies is a scenario of each mode family, and the fewest columns
+// that serve them between them (10 cells: nginx's 6, squid's HTTP,
+// CONNECT and mix, dante's SOCKS), for the sessions across the lab's
+// hosts: each cell is run 5 times each way (spreadReps).
 const (
 	labFamilies = "http-ka-1k,connect-ka-1k,socks-stream1-down,relay-ka-1k,mix-http,tls-term-ka-1k,tls-tunnel-TLS_AES_128_GCM_SHA256-up,tls-handshake-full"
-	labColumns  = "no proxy,nginx,squid,dante,stunnel"
+	labColumns  = "nginx,squid,dante"
 )
 
 // TestSessionOnLabHosts: a session whose client, proxy and origin are
@@ -44,7 +46,7 @@ const (
 func TestSessionOnLabHosts(t *testing.T) {
 	testenv.NeedRoot(t, "the hosts' lab: network namespaces and sshd")
 	testenv.NeedProgram(t, hostlab.Sshd)
-	for _, p := range []string{scenarios.ToolWrk, scenarios.ToolIperf3, "nginx", "squid", "danted", "stunnel"} {
+	for _, p := range []string{scenarios.ToolWrk, scenarios.ToolIperf3, "nginx", "squid", "danted"} {
 		testenv.NeedProgram(t, p)
 	}
 	lay := oneMachineLayout(t)
@@ -61,9 +63,13 @@ func TestSessionOnLabHosts(t *testing.T) {
 	modes := map[results.Mode]bool{}
 	for _, r := range ts.rows {
 		modes[r.Mode] = true
-		if r.Status != results.OK || r.Requests == 0 && r.Bytes == 0 || r.CPUProxy <= 0 && r.Kind != "direct" || r.CPUClient <= 0 {
-			t.Errorf("%s %s %s: %s, %d requests, %d bytes, proxy %.2f s and client %.2f s of CPU, note %q; want ok with figures",
-				r.Proxy, r.Mode, r.Load, r.Status, r.Requests, r.Bytes, r.CPUProxy, r.CPUClient, r.Note)
+		// bench mix's busiest thread read over its window, which begins
+		// when it says so on its host (0.4 of a CPU here; 0.0003 when its
+		// word came a second late, after the window)
+		if r.Status != results.OK || r.Requests == 0 && r.Bytes == 0 || r.CPUProxy <= 0 && r.Kind != "direct" || r.CPUClient <= 0 ||
+			results.IsMix(r.Load) && r.ThreadClient <= 0.01 {
+			t.Errorf("%s %s %s: %s, %d requests, %d bytes, proxy %.2f s and client %.2f s of CPU, the client's busiest thread %.4f, note %q; want ok with figures",
+				r.Proxy, r.Mode, r.Load, r.Status, r.Requests, r.Bytes, r.CPUProxy, r.CPUClient, r.ThreadClient, r.Note)
 		}
 	}
 	if len(modes) != 8 {
@@ -321,14 +327,16 @@ const spreadReps = 5
 // a range the slowest run to the fastest. Two sessions of the same cells
 // on one machine fail it only by chance: of 5 runs a side drawn alike,
 // at most 3 cells in 10,000 fail it (normal, exponential, or a fifth
-// of the runs 25% slow, as a loaded machine makes them), 5 in 1,000 of
-// this test's 17 cells; of 3 runs, 1.5% of cells would.
+// of the runs 25% slow, as a loaded machine makes them), 3 in 1,000 of
+// this test's 10 cells; of 3 runs, 1.5% of cells would.
 //
 // bench mix's cells are compared and logged, not held to it: across the
-// lab's hosts its exchanges take longer than on one machine at the same
-// CPUs' load, in a session with other scenarios (no proxy after
-// http-ka-1k: a median of 44 ms against 25, 4.9k exchanges a second
-// against 6.7k; alone, 5.8k against 5.2k), which is not explained yet.
+// lab's hosts each exchange costs more CPU than on one machine (no
+// proxy, where the client and the origin share CPU 0, both at 100%:
+// 5.5k exchanges a second against 6.6k, the origin's busiest thread 0.22
+// of the CPU against 0.17, the client's 0.42 against 0.47), which is
+// not explained yet; the lab hosts' cpu cgroups are not it (without
+// them, the same).
 func withinSpread(t *testing.T, one, hosts []results.Row) {
 	t.Helper()
 	// each cell's ok runs summed up as the tables do: median and range
