@@ -72,6 +72,11 @@ type Option struct {
 	// rps_cpus, a mask as the kernel takes it. Without it what a host
 	// receives is processed on the CPU of whichever host sent it.
 	RPS string
+	// PAM opens the host's logins through PAM, as a host's sshd does:
+	// where systemd is init, pam_systemd makes each a login session, a
+	// session-N.scope of its own. Without it a login runs in the unit
+	// of the test that started the host's sshd.
+	PAM bool
 }
 
 // subnet is the lab's control network, a /30 a host: 10.213.N.0/30, the
@@ -193,7 +198,7 @@ func (l *Lab) addHost(t testing.TB, n int, o Option) *Host {
 	}
 	hostKey := filepath.Join(l.Dir, h.Name+".key")
 	run(t, "ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", h.Name, "-f", hostKey)
-	cfg := l.sshdConfig(t, h, hostKey)
+	cfg := l.sshdConfig(t, h, hostKey, o.PAM)
 	if o.Down {
 		return h
 	}
@@ -246,13 +251,18 @@ func (l *Lab) addHost(t testing.TB, n int, o Option) *Host {
 }
 
 // sshdConfig writes the config of h's sshd, whose host key is hostKey,
-// checks it with sshd -t and returns its path.
-func (l *Lab) sshdConfig(t testing.TB, h *Host, hostKey string) string {
+// its logins through PAM where pam says, checks it with sshd -t and
+// returns its path.
+func (l *Lab) sshdConfig(t testing.TB, h *Host, hostKey string, pam bool) string {
 	t.Helper()
 	cfg := filepath.Join(l.Dir, h.Name+".sshd_config")
+	usePAM := "no"
+	if pam {
+		usePAM = "yes"
+	}
 	conf := fmt.Sprintf("Port 22\nListenAddress %s\nHostKey %s\nPidFile none\nAuthorizedKeysFile %s\n"+
-		"PermitRootLogin prohibit-password\nPasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\n"+
-		"PrintMotd no\nLogLevel ERROR\nSetEnv TMPDIR=%s\n", h.Addr, hostKey, filepath.Join(l.Dir, "authorized_keys"), h.Tmp())
+		"PermitRootLogin prohibit-password\nPasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM %s\nStrictModes no\n"+
+		"PrintMotd no\nLogLevel ERROR\nSetEnv TMPDIR=%s\n", h.Addr, hostKey, filepath.Join(l.Dir, "authorized_keys"), usePAM, h.Tmp())
 	if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
