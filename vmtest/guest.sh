@@ -85,7 +85,10 @@ left service
 echo "vmtest: session from a login session"
 # su -l opens a login session (pam_systemd: session-N.scope in
 # user-1000.slice) holding su, the shell, sudo and bench.
-su -l tester -c "cat /proc/self/cgroup; sudo bench run ${flags[*]@Q} --out $out/login --session login" 2>&1 |
+login=(--columns /etc/bench-columns.conf --machine vm --reps 1
+	--duration "$DURATION" --warmup "$WARMUP"
+	--scenario "$LOGIN_SCENARIOS" --proxy "$LOGIN_PROXIES")
+su -l tester -c "cat /proc/self/cgroup; sudo bench run ${login[*]@Q} --out $out/login --session login" 2>&1 |
 	tee "$out/login.log"
 echo "vmtest: login session exited ${PIPESTATUS[0]}"
 bench clean >>"$out/login.log" 2>&1

@@ -50,14 +50,21 @@ import (
 // over HTTPS: a stream over HTTPS instead), and iperf3's 16 streams
 // through the relay outran the session's 5 s of grace on a loaded host
 // (relay-stream1 instead; it splices all the same).
+//
+// The login session runs fewer: what it shows is where a login's sudo
+// places the session (its scope), which two columns' HTTP and relay
+// runs show as well as every family would, at a fifth of the time (26
+// runs took 253 s here).
 var guestEnv = map[string]string{
 	"SCENARIOS": "http-ka-1k,connect-ka-1k,relay-stream1,mix-http,tls-term-stream1-down,tls-init-stream1-down," +
 		"tls-tunnel-TLS_AES_128_GCM_SHA256-up,tls-handshake-full",
-	"PROXIES":   "no proxy,nginx,haproxy splice,squid,stunnel",
-	"DURATION":  "4s",
-	"WARMUP":    "2s",
-	"MIX_CONNS": "100",
-	"PROXY_CPU": "0.5",
+	"PROXIES":         "no proxy,nginx,haproxy splice,squid,stunnel",
+	"LOGIN_SCENARIOS": "http-ka-1k,relay-stream1",
+	"LOGIN_PROXIES":   "nginx,haproxy splice",
+	"DURATION":        "4s",
+	"WARMUP":          "2s",
+	"MIX_CONNS":       "100",
+	"PROXY_CPU":       "0.5",
 }
 
 // columns is the VM's columns file: haproxy splicing every direction, so
@@ -323,9 +330,14 @@ func check(t *testing.T, out string) {
 			}
 		}
 	}
+	sessionModes := map[string][]results.Mode{
+		"service": {results.HTTP, results.Connect, results.Relay, results.MixHTTP,
+			results.TLSTerm, results.TLSInit, results.TLSTunnel, results.TLSHandshake},
+		"login": {results.HTTP, results.Relay},
+	}
 	for _, s := range []string{"service", "login"} {
 		t.Run(s, func(t *testing.T) {
-			checkSession(t, out, s)
+			checkSession(t, out, s, sessionModes[s])
 		})
 	}
 	login, _ := os.ReadFile(filepath.Join(out, "login.log"))
@@ -398,8 +410,8 @@ func tail(b []byte, n int) string {
 }
 
 // checkSession checks one session's files: every run ok, on the reference
-// layout, with cgroup v2's figures.
-func checkSession(t *testing.T, out, name string) {
+// layout, with cgroup v2's figures, an ok run of each of the modes.
+func checkSession(t *testing.T, out, name string, modes []results.Mode) {
 	csv := filepath.Join(out, name, "vm-"+name+".csv")
 	rows, err := results.ReadFiles([]string{csv})
 	if err != nil {
@@ -413,7 +425,7 @@ func checkSession(t *testing.T, out, name string) {
 	if meta.Layout != referenceLayout || meta.Machine.CPUs != 8 {
 		t.Errorf("layout %q on %d CPUs; want %s on 8", meta.Layout, meta.Machine.CPUs, referenceLayout)
 	}
-	modes := map[results.Mode]bool{}
+	ran := map[results.Mode]bool{}
 	var throttled, pipes, peaks, handshakes int
 	for _, r := range rows {
 		where := fmt.Sprintf("%s %s %s", r.Proxy, r.Mode, r.Load)
@@ -421,7 +433,7 @@ func checkSession(t *testing.T, out, name string) {
 			t.Errorf("%s: %s: %s", where, r.Status, r.Note)
 			continue
 		}
-		modes[r.Mode] = true
+		ran[r.Mode] = true
 		if r.Kind != "direct" {
 			if r.PeakMemBytes <= 0 {
 				t.Errorf("%s: peak memory %d; want the proxy's", where, r.PeakMemBytes)
@@ -441,16 +453,17 @@ func checkSession(t *testing.T, out, name string) {
 			}
 		}
 	}
-	for _, m := range []results.Mode{results.HTTP, results.Connect, results.Relay, results.MixHTTP,
-		results.TLSTerm, results.TLSInit, results.TLSTunnel, results.TLSHandshake} {
-		if !modes[m] {
+	for _, m := range modes {
+		if !ran[m] {
 			t.Errorf("no ok run of mode %s", m)
 		}
 	}
 	if name == "service" && throttled == 0 {
 		t.Errorf("no proxy run throttled under --proxy-cpu %s", guestEnv["PROXY_CPU"])
 	}
-	if pipes == 0 {
+	// the service session's mix holds pipes at its window's end; a
+	// single stream (the login session's) may hold none just then
+	if name == "service" && pipes == 0 {
 		t.Errorf("haproxy with option splice held no pipe in any run")
 	}
 	t.Logf("%d runs ok; %d with the proxy's peak memory, %d throttled, %d spliced, %d handshake runs", len(rows), peaks, throttled, pipes, handshakes)
