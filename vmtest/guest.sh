@@ -71,9 +71,10 @@ bench check >"$out/check" 2>&1
 bench run --dry-run >"$out/plan" 2>&1
 cat "$out/check" "$out/plan"
 
-flags=(--columns /etc/bench-columns.conf --machine vm --reps 1
-	--duration "$DURATION" --warmup "$WARMUP" --mix-conns "$MIX_CONNS"
-	--scenario "$SCENARIOS" --proxy "$PROXIES")
+# what both sessions' runs share; each names its scenarios and columns
+common=(--columns /etc/bench-columns.conf --machine vm --reps 1
+	--duration "$DURATION" --warmup "$WARMUP" --mix-conns "$MIX_CONNS")
+flags=("${common[@]}" --scenario "$SCENARIOS" --proxy "$PROXIES")
 
 echo "vmtest: session from the service (bench in $(cut -d: -f3 /proc/self/cgroup))"
 bench run "${flags[@]}" --out "$out/service" --session service --proxy-cpu "$PROXY_CPU" 2>&1 |
@@ -85,9 +86,7 @@ left service
 echo "vmtest: session from a login session"
 # su -l opens a login session (pam_systemd: session-N.scope in
 # user-1000.slice) holding su, the shell, sudo and bench.
-login=(--columns /etc/bench-columns.conf --machine vm --reps 1
-	--duration "$DURATION" --warmup "$WARMUP"
-	--scenario "$LOGIN_SCENARIOS" --proxy "$LOGIN_PROXIES")
+login=("${common[@]}" --scenario "$LOGIN_SCENARIOS" --proxy "$LOGIN_PROXIES")
 su -l tester -c "cat /proc/self/cgroup; sudo bench run ${login[*]@Q} --out $out/login --session login" 2>&1 |
 	tee "$out/login.log"
 echo "vmtest: login session exited ${PIPESTATUS[0]}"

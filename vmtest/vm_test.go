@@ -53,8 +53,8 @@ import (
 //
 // The login session runs fewer: what it shows is where a login's sudo
 // places the session (its scope), which two columns' HTTP and relay
-// runs show as well as every family would, at a fifth of the time (26
-// runs took 253 s here).
+// runs show as well as every family would, at a fifth of the time (its 26
+// runs of every family took 236 s here).
 var guestEnv = map[string]string{
 	"SCENARIOS": "http-ka-1k,connect-ka-1k,relay-stream1,mix-http,tls-term-stream1-down,tls-init-stream1-down," +
 		"tls-tunnel-TLS_AES_128_GCM_SHA256-up,tls-handshake-full",
